@@ -1,0 +1,203 @@
+#include "models/src/gpu_model.hpp"
+
+#include "sim/core/errors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace dvfs {
+
+namespace {
+
+std::vector<double> read_clock_list(const JsonReader& parent, const char* key) {
+  const Json& j = parent.raw(key);
+  std::vector<double> out;
+  if (j.is_object()) {
+    JsonReader r(j, parent.file(), parent.field(key));
+    r.only_keys({"min", "max", "step"});
+    double lo = r.positive("min"), hi = r.positive("max"), step = r.positive("step");
+    if (hi < lo) r.fail("max", "expected max >= min");
+    for (double f = lo; f <= hi + 1e-9; f += step) out.push_back(std::round(f * 1000.0) / 1000.0);
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      if (!j[i].is_number() || !(j[i].get<double>() > 0))
+        parent.fail(key, "expected positive clock values in MHz (element " + std::to_string(i) + ")");
+      out.push_back(j[i].get<double>());
+    }
+  } else {
+    parent.fail(key, "expected a list of MHz values or {min, max, step}");
+  }
+  if (out.empty()) parent.fail(key, "expected at least one clock");
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+double share(const JsonReader& r, const char* key, double fallback) {
+  double v = r.number_or(key, fallback);
+  if (v < 0 || v > 1) r.fail(key, "expected a share in [0, 1], got " + std::to_string(v));
+  return v;
+}
+
+}  // namespace
+
+GpuModel GpuModel::load(const std::string& path) {
+  Json doc = read_json_file(path);
+  JsonReader r(doc, path, "");
+  r.only_keys({"name", "display_name", "status", "sm_count", "clocks", "voltage_curve", "power", "classes",
+               "native_governor", "switch_latency", "specs", "provenance", "notes"});
+  GpuModel m;
+  m.source_file_ = path;
+  m.name_ = r.string("name");
+  m.display_name_ = r.string_or("display_name", m.name_);
+  m.status_ = r.string("status");
+  if (m.status_ != "calibrated" && m.status_ != "datasheet")
+    r.fail("status", "expected \"calibrated\" or \"datasheet\", got \"" + m.status_ + "\"");
+  m.sm_count_ = static_cast<int>(r.integer("sm_count"));
+  if (m.sm_count_ <= 0) r.fail("sm_count", "expected a positive integer");
+
+  JsonReader clocks = r.child("clocks");
+  clocks.only_keys({"sm_mhz", "mem_mhz", "default"});
+  m.sm_clocks_ = read_clock_list(clocks, "sm_mhz");
+  m.mem_clocks_ = read_clock_list(clocks, "mem_mhz");
+  if (clocks.has("default")) {
+    JsonReader d = clocks.child("default");
+    d.only_keys({"sm_mhz", "mem_mhz"});
+    m.default_clocks_ = {d.positive("sm_mhz"), d.positive("mem_mhz")};
+    m.check_supported(m.default_clocks_, path, "clocks.default");
+  } else {
+    m.default_clocks_ = m.max_clocks();
+  }
+
+  JsonReader vc = r.child("voltage_curve");
+  vc.only_keys({"points"});
+  JsonReader pts = vc.child("points");
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const Json& p = pts.node()[i];
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number() || !(p[1].get<double>() > 0))
+      pts.fail(nullptr, "expected [MHz, relative voltage > 0] pairs (element " + std::to_string(i) + ")");
+    m.voltage_points_.emplace_back(p[0].get<double>(), p[1].get<double>());
+  }
+  if (m.voltage_points_.empty()) pts.fail(nullptr, "expected at least one point");
+  for (std::size_t i = 1; i < m.voltage_points_.size(); ++i)
+    if (m.voltage_points_[i].first <= m.voltage_points_[i - 1].first)
+      pts.fail(nullptr, "expected points in increasing MHz order");
+
+  JsonReader pw = r.child("power");
+  pw.only_keys({"idle_w", "idle_sm_fraction", "cap_w", "dynamic_scale"});
+  m.idle_w_ = pw.non_negative("idle_w");
+  m.idle_sm_fraction_ = share(pw, "idle_sm_fraction", 0.0);
+  m.cap_w_ = pw.positive("cap_w");
+  m.dynamic_scale_ = pw.has("dynamic_scale") ? pw.positive("dynamic_scale") : 1.0;
+
+  JsonReader cls = r.child("classes");
+  for (auto it = cls.node().begin(); it != cls.node().end(); ++it) {
+    KernelClass c;
+    if (!kernel_class_from_string(it.key(), c))
+      cls.fail(it.key().c_str(), "unknown kernel class (expected gemm, attention, elementwise, reduction, "
+                                 "normalization, copy, optimizer, communication, other)");
+  }
+  for (int i = 0; i < kKernelClassCount; ++i) {
+    const char* cname = to_string(static_cast<KernelClass>(i));
+    JsonReader c = cls.child(cname);
+    c.only_keys({"time_sm", "time_mem", "dynamic_w", "sm_share"});
+    ClassCoefficients& cc = m.classes_[i];
+    cc.time_sm = share(c, "time_sm", cc.time_sm);
+    cc.time_mem = share(c, "time_mem", cc.time_mem);
+    if (cc.time_sm + cc.time_mem > 1.0 + 1e-12) c.fail("time_mem", "expected time_sm + time_mem <= 1");
+    cc.dynamic_w = c.non_negative("dynamic_w");
+    cc.sm_share = share(c, "sm_share", cc.sm_share);
+  }
+
+  if (r.has("native_governor")) {
+    JsonReader g = r.child("native_governor");
+    g.only_keys({"control_period_s", "window_s", "target_fraction", "down_gain_steps_per_w",
+                 "up_steps_per_period", "up_margin_w"});
+    NativeGovernorParams& gp = m.governor_;
+    gp.control_period_s = g.positive("control_period_s");
+    gp.window_s = g.positive("window_s");
+    if (gp.window_s < gp.control_period_s) g.fail("window_s", "expected window_s >= control_period_s");
+    gp.target_fraction = g.positive("target_fraction");
+    gp.down_gain_steps_per_w = g.non_negative("down_gain_steps_per_w");
+    gp.up_steps_per_period = g.non_negative("up_steps_per_period");
+    gp.up_margin_w = g.non_negative("up_margin_w");
+  }
+  JsonReader sl = r.child("switch_latency");
+  sl.only_keys({"nvml_s", "firmware_s", "mem_nvml_s"});
+  m.latency_.nvml_s = sl.non_negative("nvml_s");
+  m.latency_.firmware_s = sl.non_negative("firmware_s");
+  m.latency_.mem_nvml_s = sl.number_or("mem_nvml_s", m.latency_.nvml_s);
+
+  m.provenance_ = r.raw("provenance");
+  if (!m.provenance_.is_object()) r.fail("provenance", "expected an object mapping JSON pointers to sources");
+  m.build_tables();
+  return m;
+}
+
+double GpuModel::relative_voltage(double f) const {
+  const auto& p = voltage_points_;
+  if (f <= p.front().first) return p.front().second;
+  if (f >= p.back().first) return p.back().second;
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    if (f <= p[i].first) {
+      double t = (f - p[i - 1].first) / (p[i].first - p[i - 1].first);
+      return p[i - 1].second + t * (p[i].second - p[i - 1].second);
+    }
+  }
+  return p.back().second;
+}
+
+void GpuModel::build_tables() {
+  const double fmax = max_sm_mhz(), vmax = relative_voltage(fmax), mmax = max_mem_mhz();
+  const std::size_t ns = sm_clocks_.size(), nm = mem_clocks_.size();
+  g_tab_.resize(ns);
+  idle_w_tab_.resize(ns);
+  for (std::size_t i = 0; i < ns; ++i) {
+    double v = relative_voltage(sm_clocks_[i]) / vmax;
+    g_tab_[i] = v * v * sm_clocks_[i] / fmax;
+    idle_w_tab_[i] = idle_w_ * (1.0 - idle_sm_fraction_ + idle_sm_fraction_ * g_tab_[i]);
+  }
+  dyn_tab_.assign(static_cast<std::size_t>(kKernelClassCount) * ns * nm, 0.0);
+  for (int c = 0; c < kKernelClassCount; ++c)
+    for (std::size_t i = 0; i < ns; ++i)
+      for (std::size_t j = 0; j < nm; ++j) {
+        const ClassCoefficients& cc = classes_[c];
+        dyn_tab_[(static_cast<std::size_t>(c) * ns + i) * nm + j] =
+            dynamic_scale_ * cc.dynamic_w * (cc.sm_share * g_tab_[i] + (1.0 - cc.sm_share) * mem_clocks_[j] / mmax);
+      }
+}
+
+static int find_clock(const std::vector<double>& table, double mhz) {
+  auto it = std::lower_bound(table.begin(), table.end(), mhz - 1e-6);
+  if (it != table.end() && std::fabs(*it - mhz) < 1e-6) return static_cast<int>(it - table.begin());
+  return -1;
+}
+
+int GpuModel::sm_index(double mhz) const { return find_clock(sm_clocks_, mhz); }
+int GpuModel::mem_index(double mhz) const { return find_clock(mem_clocks_, mhz); }
+
+std::string GpuModel::describe_sm_clocks() const {
+  std::ostringstream os;
+  os << sm_clocks_.front() << "-" << sm_clocks_.back() << " MHz";
+  if (sm_clocks_.size() > 2) os << " in " << (sm_clocks_[1] - sm_clocks_[0]) << " MHz steps";
+  return os.str();
+}
+
+void GpuModel::check_supported(const ClockPair& c, const std::string& file, const std::string& field) const {
+  if (sm_index(c.sm_mhz) < 0) {
+    std::ostringstream os;
+    os << "SM clock " << c.sm_mhz << " MHz is not supported by " << name_ << " (expected one of "
+       << describe_sm_clocks() << ")";
+    throw InputError(file, field + ".sm_mhz", os.str());
+  }
+  if (mem_index(c.mem_mhz) < 0) {
+    std::ostringstream os;
+    os << "memory clock " << c.mem_mhz << " MHz is not supported by " << name_ << " (expected one of";
+    for (double m : mem_clocks_) os << " " << m;
+    os << " MHz)";
+    throw InputError(file, field + ".mem_mhz", os.str());
+  }
+}
+
+}  // namespace dvfs

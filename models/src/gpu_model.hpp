@@ -1,0 +1,117 @@
+#pragma once
+// A GPU model: data (clock tables, voltage curve, power and time coefficients, governor and
+// switch-latency parameters, each with provenance) loaded from models/gpus/<name>.json, plus pure
+// functions giving a kernel's time and power at an (SM clock, memory clock) pair.
+//
+//   time(k, f, m)  = d_rec * ( b_sm(c) * f_rec / f + b_mem(c) * m_rec / m + 1 - b_sm(c) - b_mem(c) )
+//   power(k, f, m) = idle(f) + fill(k) * k_dyn * D(c) * ( s(c) * g(f) + (1 - s(c)) * m / m_max )
+//   g(f)           = (V(f) / V(f_max))^2 * f / f_max          (dynamic CMOS power ~ C V^2 f)
+//   idle(f)        = P_idle * ( 1 - a + a * g(f) )
+// with c the kernel class, d_rec and f_rec/m_rec its recorded duration and clocks, k_dyn a per-GPU
+// scale of dynamic power fit on real training (power.dynamic_scale). See models/README.md.
+#include "sim/core/json_util.hpp"
+#include "sim/core/workload.hpp"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace dvfs {
+
+struct ClockPair {
+  double sm_mhz = 0;
+  double mem_mhz = 0;
+  bool operator==(const ClockPair& o) const { return sm_mhz == o.sm_mhz && mem_mhz == o.mem_mhz; }
+  bool operator!=(const ClockPair& o) const { return !(*this == o); }
+};
+
+// Who asks for a clock change decides how long it takes to take effect: a driver call (NVML,
+// what user-level DVFS policies use) or the GPU's own firmware (boost and power-cap governor).
+enum class Actuator { nvml, firmware };
+
+struct NativeGovernorParams {
+  double control_period_s = 0.005;  // how often the firmware re-evaluates the clock
+  double window_s = 0.05;           // boxcar window of the power it compares with the cap
+  double target_fraction = 0.98;    // regulates windowed power to cap * target_fraction
+  double down_gain_steps_per_w = 0.05;  // clock steps lowered per watt above target, per period
+  double up_steps_per_period = 1;       // clock steps raised per period while below target
+  double up_margin_w = 10;              // raise only when this far below the target
+};
+
+struct SwitchLatency {
+  double nvml_s = 0;      // SM clock change requested through the driver
+  double firmware_s = 0;  // SM clock change made by the GPU's own governor
+  double mem_nvml_s = 0;  // memory clock change requested through the driver
+};
+
+struct ClassCoefficients {
+  double time_sm = 0.5;    // share of the recorded duration that scales with 1/f_sm
+  double time_mem = 0.3;   // share that scales with 1/f_mem
+  double dynamic_w = 0;    // power above idle at max clocks with every SM busy
+  double sm_share = 0.5;   // share of dynamic_w that scales with g(f_sm); the rest with f_mem
+};
+
+class GpuModel {
+ public:
+  static GpuModel load(const std::string& path);
+
+  const std::string& name() const { return name_; }
+  const std::string& display_name() const { return display_name_; }
+  const std::string& status() const { return status_; }
+  const std::string& source_file() const { return source_file_; }
+  const Json& provenance() const { return provenance_; }
+  int sm_count() const { return sm_count_; }
+
+  // Clock tables, ascending.
+  const std::vector<double>& sm_clocks_mhz() const { return sm_clocks_; }
+  const std::vector<double>& mem_clocks_mhz() const { return mem_clocks_; }
+  double max_sm_mhz() const { return sm_clocks_.back(); }
+  double max_mem_mhz() const { return mem_clocks_.back(); }
+  ClockPair max_clocks() const { return {max_sm_mhz(), max_mem_mhz()}; }
+  ClockPair default_clocks() const { return default_clocks_; }
+
+  // Index of an exactly supported clock, or -1.
+  int sm_index(double mhz) const;
+  int mem_index(double mhz) const;
+  // Throws InputError(file, field, ...) naming the supported range when the pair is not supported.
+  void check_supported(const ClockPair& c, const std::string& file, const std::string& field) const;
+  std::string describe_sm_clocks() const;
+
+  double power_cap_w() const { return cap_w_; }
+  double idle_power_w(int sm_idx) const { return idle_w_tab_[sm_idx]; }
+  const NativeGovernorParams& governor() const { return governor_; }
+  const SwitchLatency& switch_latency() const { return latency_; }
+  const ClassCoefficients& coefficients(KernelClass c) const { return classes_[static_cast<int>(c)]; }
+  double relative_dynamic(int sm_idx) const { return g_tab_[sm_idx]; }  // g(f)
+  double relative_voltage(double sm_mhz) const;
+
+  // Pure model functions (indices from sm_index/mem_index).
+  double kernel_time_s(const Kernel& k, int sm_idx, int mem_idx) const {
+    const ClassCoefficients& cc = classes_[static_cast<int>(k.cls)];
+    const double f_rec = k.recorded_sm_mhz > 0 ? k.recorded_sm_mhz : default_clocks_.sm_mhz;
+    const double m_rec = k.recorded_mem_mhz > 0 ? k.recorded_mem_mhz : default_clocks_.mem_mhz;
+    return k.duration_s * (cc.time_sm * f_rec / sm_clocks_[sm_idx] +
+                           cc.time_mem * m_rec / mem_clocks_[mem_idx] + (1.0 - cc.time_sm - cc.time_mem));
+  }
+  double kernel_power_w(const Kernel& k, int sm_idx, int mem_idx) const {
+    return idle_w_tab_[sm_idx] +
+           k.sm_fill * dyn_tab_[(static_cast<std::size_t>(k.cls) * sm_clocks_.size() + sm_idx) * mem_clocks_.size() + mem_idx];
+  }
+
+ private:
+  void build_tables();
+
+  std::string name_, display_name_, status_, source_file_;
+  int sm_count_ = 0;
+  std::vector<double> sm_clocks_, mem_clocks_;
+  ClockPair default_clocks_;
+  std::vector<std::pair<double, double>> voltage_points_;  // (MHz, relative V), ascending
+  double idle_w_ = 0, idle_sm_fraction_ = 0, cap_w_ = 0, dynamic_scale_ = 1;
+  std::array<ClassCoefficients, kKernelClassCount> classes_{};
+  NativeGovernorParams governor_;
+  SwitchLatency latency_;
+  Json provenance_;
+  std::vector<double> g_tab_, idle_w_tab_, dyn_tab_;
+};
+
+}  // namespace dvfs

@@ -1,0 +1,18 @@
+#pragma once
+// Finds GPU model files by name: models/gpus/<name>.json under the data directory (the source tree
+// the binary was built from, or $DVFS_SIM_DATA when set).
+#include "models/src/gpu_model.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dvfs {
+
+std::string data_dir();
+std::string models_dir();
+std::vector<std::string> available_models();
+// `name_or_path` is a model name ("h200") or a path to a model JSON file.
+GpuModel load_gpu_model(const std::string& name_or_path, const std::string& referring_file = "",
+                        const std::string& field = "gpu");
+
+}  // namespace dvfs

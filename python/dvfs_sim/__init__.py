@@ -1,0 +1,42 @@
+"""dvfs-sim from Python: run scenarios on the C++ core and get plain dicts back.
+
+    import dvfs_sim
+    summary = dvfs_sim.run()                       # the default scenario
+    summary = dvfs_sim.run("scenarios/default.json")
+    summary = dvfs_sim.run({"trace": "...", "gpu": "h200", "policy": "native"})
+"""
+import json
+import os
+
+from . import _core
+from ._core import InputError, available_models, data_dir, default_scenario_path
+
+__all__ = ["run", "validate", "available_models", "default_scenario_path", "data_dir", "InputError"]
+
+
+def run(scenario=None, output_dir=None):
+    """Run a scenario (dict, path to a JSON file, or None for the default) and return its summary dict.
+
+    Relative paths inside a dict scenario resolve against the current directory; inside a file,
+    against the file's directory. Result files are written only when `output_dir` is given or the
+    scenario names one (`output.dir`).
+    """
+    if scenario is None:
+        scenario = default_scenario_path()
+    if isinstance(scenario, (str, os.PathLike)):
+        path = os.fspath(scenario)
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError as e:
+            raise InputError(f"{path}: cannot open scenario file ({e.strerror})") from None
+        base = os.path.dirname(os.path.abspath(path))
+        return json.loads(_core.run_json(text, path, base, os.fspath(output_dir or "")))
+    if isinstance(scenario, dict):
+        return json.loads(_core.run_json(json.dumps(scenario), "<scenario dict>", os.getcwd(), os.fspath(output_dir or "")))
+    raise TypeError(f"scenario must be a dict, a path or None, not {type(scenario).__name__}")
+
+
+def validate(recording_dir, gpu):
+    """Replay a recording's profiled steps on a GPU model and compare with the measurements."""
+    return json.loads(_core.validate_json(os.fspath(recording_dir), gpu))

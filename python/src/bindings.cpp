@@ -1,0 +1,48 @@
+// pybind11 module dvfs_sim._core: the C++ core behind `import dvfs_sim`. Documents cross the boundary
+// as JSON text, so Python gets plain dicts and the C++ side keeps one validation path.
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/simulation.hpp"
+#include "sim/validate/validate.hpp"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+
+namespace {
+
+std::string run_json(const std::string& scenario_json, const std::string& file, const std::string& base_dir,
+                     const std::string& output_dir) {
+  dvfs::Json doc;
+  try {
+    doc = dvfs::Json::parse(scenario_json);
+  } catch (const dvfs::Json::parse_error& e) {
+    throw dvfs::InputError(file, "", std::string("malformed JSON (") + e.what() + ")");
+  }
+  dvfs::Scenario sc = dvfs::parse_scenario(doc, file, base_dir);
+  dvfs::SimulationResult r;
+  {
+    py::gil_scoped_release release;  // the simulation needs no Python objects
+    r = dvfs::simulate(sc);
+  }
+  const std::string out = output_dir.empty() ? sc.output_dir : output_dir;
+  if (!out.empty()) dvfs::write_results(r, out);
+  return r.summary.dump();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "dvfs-sim C++ core";
+  py::register_exception<dvfs::InputError>(m, "InputError", PyExc_ValueError);
+  m.def("run_json", &run_json, py::arg("scenario_json"), py::arg("file"), py::arg("base_dir"),
+        py::arg("output_dir") = "", "Run a scenario given as JSON text; returns the summary as JSON text.");
+  m.def("validate_json", [](const std::string& dir, const std::string& gpu) {
+    return dvfs::validate_recording(dir, gpu).dump();
+  });
+  m.def("available_models", &dvfs::available_models);
+  m.def("default_scenario_path", &dvfs::default_scenario_path);
+  m.def("data_dir", &dvfs::data_dir);
+}

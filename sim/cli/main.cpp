@@ -1,0 +1,146 @@
+// dvfs-sim command line: run | models | validate | bench. Bad input is one line on stderr and exit 2.
+#include "models/src/model_registry.hpp"
+#include "sim/cli/bench.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/results/summary.hpp"
+#include "sim/simulation.hpp"
+#include "sim/validate/validate.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+const char* kUsage =
+    "usage: dvfs-sim <command> [options]\n"
+    "  run [scenario.json] [-o DIR] [--engine local-loop|event] [--json]\n"
+    "        replay a trace on a GPU model (no scenario = scenarios/default.json); writes DIR/summary.json\n"
+    "        and DIR/timeline.csv (DIR defaults to the scenario's output.dir, else out/<scenario name>)\n"
+    "  models [--json]              list GPU models and their provenance status\n"
+    "  validate RECORDING_DIR --gpu NAME [--json] [-o FILE]\n"
+    "        replay a recording's profiled steps and compare with its measured time and energy\n"
+    "  bench [--events N]           replay throughput (kernel events/s) and peak memory\n";
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string take_value(std::vector<std::string>& args, std::size_t& i) {
+  if (i + 1 >= args.size()) throw UsageError("option " + args[i] + " needs a value");
+  return args[++i];
+}
+
+int cmd_run(std::vector<std::string> args) {
+  std::string scenario_path, out_dir, engine;
+  bool json = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "-o" || args[i] == "--output") out_dir = take_value(args, i);
+    else if (args[i] == "--engine") engine = take_value(args, i);
+    else if (args[i] == "--json") json = true;
+    else if (!args[i].empty() && args[i][0] == '-') throw UsageError("unknown option for run: " + args[i]);
+    else if (scenario_path.empty()) scenario_path = args[i];
+    else throw UsageError("run takes one scenario file");
+  }
+  if (scenario_path.empty()) scenario_path = dvfs::default_scenario_path();
+  dvfs::Scenario sc = dvfs::load_scenario(scenario_path);
+  if (engine == "event") sc.mode = dvfs::EngineMode::event;
+  else if (engine == "local-loop") sc.mode = dvfs::EngineMode::local_loop;
+  else if (!engine.empty()) throw dvfs::InputError("--engine", "", "expected local-loop or event, got \"" + engine + "\"");
+  if (out_dir.empty()) out_dir = sc.output_dir.empty() ? "out/" + sc.name : sc.output_dir;
+  dvfs::SimulationResult r = dvfs::simulate(sc);
+  dvfs::write_results(r, out_dir);
+  if (json) {
+    std::cout << r.summary.dump(2) << "\n";
+  } else {
+    std::cout << dvfs::format_report(r.summary);
+    std::cout << "results: " << out_dir << "/summary.json, " << out_dir << "/timeline.csv\n";
+  }
+  return 0;
+}
+
+int cmd_models(const std::vector<std::string>& args) {
+  bool json = false;
+  for (const auto& a : args) {
+    if (a == "--json") json = true;
+    else throw UsageError("unknown option for models: " + a);
+  }
+  dvfs::Json out = dvfs::Json::array();
+  for (const auto& name : dvfs::available_models()) {
+    dvfs::GpuModel m = dvfs::load_gpu_model(name);
+    out.push_back({{"name", m.name()},
+                   {"display_name", m.display_name()},
+                   {"status", m.status()},
+                   {"sm_mhz", {m.sm_clocks_mhz().front(), m.sm_clocks_mhz().back()}},
+                   {"mem_mhz", m.mem_clocks_mhz()},
+                   {"power_cap_w", m.power_cap_w()},
+                   {"switch_latency_s", {{"nvml", m.switch_latency().nvml_s}, {"firmware", m.switch_latency().firmware_s}}},
+                   {"summary", m.provenance().value("summary", "")},
+                   {"file", m.source_file()}});
+  }
+  if (json) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  for (const auto& m : out) {
+    std::printf("%-16s %-28s %-10s SM %4.0f-%4.0f MHz  mem", m["name"].get<std::string>().c_str(),
+                m["display_name"].get<std::string>().c_str(), m["status"].get<std::string>().c_str(),
+                m["sm_mhz"][0].get<double>(), m["sm_mhz"][1].get<double>());
+    for (const auto& mem : m["mem_mhz"]) std::printf(" %.0f", mem.get<double>());
+    std::printf(" MHz  cap %.0f W\n    %s\n", m["power_cap_w"].get<double>(), m["summary"].get<std::string>().c_str());
+  }
+  return 0;
+}
+
+int cmd_validate(std::vector<std::string> args) {
+  std::string dir, gpu, out_file;
+  bool json = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--gpu") gpu = take_value(args, i);
+    else if (args[i] == "--json") json = true;
+    else if (args[i] == "-o" || args[i] == "--output") out_file = take_value(args, i);
+    else if (!args[i].empty() && args[i][0] == '-') throw UsageError("unknown option for validate: " + args[i]);
+    else if (dir.empty()) dir = args[i];
+    else throw UsageError("validate takes one recording directory");
+  }
+  if (dir.empty()) throw UsageError("validate needs a recording directory");
+  if (gpu.empty()) throw UsageError("validate needs --gpu NAME (see dvfs-sim models)");
+  dvfs::Json rep = dvfs::validate_recording(dir, gpu);
+  if (!out_file.empty()) {
+    std::ofstream f(out_file);
+    f << rep.dump(2) << "\n";
+    if (!f) throw dvfs::InputError(out_file, "", "cannot write the validation report");
+  }
+  std::cout << (json ? rep.dump(2) + "\n" : dvfs::format_validation(rep));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string cmd = args[0];
+  args.erase(args.begin());
+  try {
+    if (cmd == "run") return cmd_run(args);
+    if (cmd == "models") return cmd_models(args);
+    if (cmd == "validate") return cmd_validate(args);
+    if (cmd == "bench") return dvfs::cmd_bench(args);
+    throw UsageError("unknown command \"" + cmd + "\" (expected run, models, validate or bench)");
+  } catch (const UsageError& e) {
+    std::cerr << "dvfs-sim: " << e.what() << "\n" << kUsage;
+    return 2;
+  } catch (const dvfs::InputError& e) {
+    std::cerr << "dvfs-sim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "dvfs-sim: internal error: " << e.what() << "\n";
+    return 3;
+  }
+}

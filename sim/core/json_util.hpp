@@ -1,0 +1,57 @@
+#pragma once
+// Strict readers for JSON documents: every key is checked, every type is checked, and a failure
+// names the file and the JSON path of the field.
+#include <nlohmann/json.hpp>
+
+#include <initializer_list>
+#include <string>
+
+namespace dvfs {
+
+using Json = nlohmann::json;
+
+Json read_json_file(const std::string& path);
+std::string dirname_of(const std::string& path);
+std::string join_path(const std::string& dir, const std::string& rel);
+bool file_exists(const std::string& path);
+bool is_directory(const std::string& path);
+
+class JsonReader {
+ public:
+  JsonReader(const Json& node, std::string file, std::string path);
+
+  // Rejects keys not in `allowed`, so a typo never goes silently unused.
+  void only_keys(std::initializer_list<const char*> allowed) const;
+  bool has(const char* key) const;
+  JsonReader child(const char* key) const;  // required object
+  JsonReader at(std::size_t index) const;   // element of an array node
+
+  double number(const char* key) const;
+  double number_or(const char* key, double fallback) const;
+  double positive(const char* key) const;
+  double non_negative(const char* key) const;
+  long integer(const char* key) const;
+  long integer_or(const char* key, long fallback) const;
+  std::string string(const char* key) const;
+  std::string string_or(const char* key, const std::string& fallback) const;
+  bool boolean_or(const char* key, bool fallback) const;
+  const Json& raw(const char* key) const;  // required, any type
+  std::size_t size() const;                // array or object size
+  bool is_array() const { return node_.is_array(); }
+  bool is_object() const { return node_.is_object(); }
+
+  const Json& node() const { return node_; }
+  const std::string& file() const { return file_; }
+  std::string field(const char* key) const;  // JSON path of a child, for error messages
+  const std::string& path() const { return path_; }
+  [[noreturn]] void fail(const char* key, const std::string& problem) const;
+
+ private:
+  const Json& node_;
+  std::string file_;
+  std::string path_;
+};
+
+std::string json_type_name(const Json& j);
+
+}  // namespace dvfs

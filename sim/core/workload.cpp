@@ -1,0 +1,54 @@
+#include "sim/core/workload.hpp"
+
+namespace dvfs {
+
+static const char* const kClassNames[kKernelClassCount] = {
+    "gemm", "attention", "elementwise", "reduction", "normalization",
+    "copy", "optimizer", "communication", "other"};
+
+const char* to_string(KernelClass c) { return kClassNames[static_cast<int>(c)]; }
+
+bool kernel_class_from_string(const std::string& s, KernelClass& out) {
+  for (int i = 0; i < kKernelClassCount; ++i) {
+    if (s == kClassNames[i]) {
+      out = static_cast<KernelClass>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* to_string(ActivityKind k) {
+  switch (k) {
+    case ActivityKind::kernel: return "kernel";
+    case ActivityKind::memcpy: return "memcpy";
+    case ActivityKind::memset: return "memset";
+  }
+  return "kernel";
+}
+
+const char* to_string(Phase p) {
+  switch (p) {
+    case Phase::forward: return "forward";
+    case Phase::backward: return "backward";
+    case Phase::optimizer: return "optimizer";
+    case Phase::other: return "other";
+  }
+  return "other";
+}
+
+std::size_t Workload::kernel_count() const {
+  std::size_t n = 0;
+  for (const auto& r : ranks) n += r.kernels.size();
+  return n;
+}
+
+std::uint32_t Workload::intern_name(const std::string& name) {
+  // Importers intern through their own hash maps; this linear fallback serves small hand-built workloads.
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<std::uint32_t>(i);
+  names.push_back(name);
+  return static_cast<std::uint32_t>(names.size() - 1);
+}
+
+}  // namespace dvfs

@@ -1,0 +1,96 @@
+#pragma once
+// The Workload: what every importer produces and the engine replays. For each rank (GPU), its
+// device activities (kernels, copies, memsets) in recorded start order, each with the idle gap
+// before it, the clock it was recorded at (when known), its class and the annotations covering it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dvfs {
+
+enum class KernelClass : std::uint8_t {
+  gemm,
+  attention,
+  elementwise,
+  reduction,
+  normalization,
+  copy,
+  optimizer,
+  communication,
+  other,
+};
+constexpr int kKernelClassCount = 9;
+const char* to_string(KernelClass c);
+bool kernel_class_from_string(const std::string& s, KernelClass& out);
+
+enum class ActivityKind : std::uint8_t { kernel, memcpy, memset };
+const char* to_string(ActivityKind k);
+
+// Lifecycle phase a device activity belongs to ("Watts Behind the Weights" phases that a kernel
+// trace can show). Host-bound gaps are accounted separately by the energy meter.
+enum class Phase : std::uint8_t { forward, backward, optimizer, other };
+constexpr int kPhaseCount = 4;
+const char* to_string(Phase p);
+
+// Hot data the replay loop touches: kept small so millions of kernels stay in cache-friendly arrays.
+struct Kernel {
+  double gap_before_s = 0;      // recorded idle time on the device before this activity starts
+  double duration_s = 0;        // recorded duration
+  float recorded_sm_mhz = 0;    // SM clock while it was recorded (0 = unknown)
+  float recorded_mem_mhz = 0;   // memory clock while it was recorded (0 = unknown)
+  float sm_fill = 1;            // share of the SMs its launch can occupy, in (0, 1]
+  std::uint32_t name_id = 0;    // index into Workload::names
+  std::uint32_t annotation_set = 0;  // index into Workload::annotation_sets (0 = none)
+  std::int32_t step = -1;       // index into Rank::steps, -1 outside any step
+  std::uint16_t stream = 0;
+  KernelClass cls = KernelClass::other;
+  ActivityKind kind = ActivityKind::kernel;
+};
+
+// Launch details kept for analysis and export; not read by the replay loop.
+struct LaunchShape {
+  std::uint32_t grid[3] = {0, 0, 0};
+  std::uint32_t block[3] = {0, 0, 0};
+  std::uint32_t registers_per_thread = 0;
+  std::uint32_t shared_memory_bytes = 0;
+  std::uint64_t bytes = 0;  // memcpy / memset size
+};
+
+struct Step {
+  std::string label;       // e.g. "step3" or "ProfilerStep#12"
+  std::int32_t first_kernel = -1;
+  std::int32_t last_kernel = -1;
+  // Host time inside the step before its first device activity (part of that activity's gap) and
+  // after its last one: measured step time = lead + device span + tail.
+  double lead_s = 0;
+  double tail_s = 0;
+};
+
+struct Rank {
+  int id = 0;
+  std::string device_name;   // as the trace names it, e.g. "NVIDIA H200"
+  std::vector<Kernel> kernels;
+  std::vector<LaunchShape> shapes;  // parallel to kernels (may be empty)
+  std::vector<Step> steps;
+  double origin_epoch_ns = 0;  // absolute time of recorded t=0 (first activity start), 0 if unknown
+  std::vector<double> recorded_start_s;  // recorded start of each kernel relative to origin
+};
+
+struct AnnotationSet {
+  std::vector<std::uint32_t> annotations;  // indices into Workload::annotation_names
+  Phase phase = Phase::other;
+};
+
+struct Workload {
+  std::string source;                        // file it came from
+  std::vector<std::string> names;            // distinct activity names
+  std::vector<std::string> annotation_names;
+  std::vector<AnnotationSet> annotation_sets;  // [0] is the empty set
+  std::vector<Rank> ranks;
+
+  Workload() { annotation_sets.emplace_back(); }
+  std::size_t kernel_count() const;
+  std::uint32_t intern_name(const std::string& name);
+};
+
+}  // namespace dvfs

@@ -1,0 +1,34 @@
+#include "sim/energy/energy_meter.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dvfs {
+
+EnergyMeter::EnergyMeter(std::size_t steps, std::size_t annotation_sets, std::size_t sm_clocks, double timeline_interval_s)
+    : steps_(steps),
+      set_j_(std::max<std::size_t>(annotation_sets, 1), 0.0),
+      class_j_(kKernelClassCount, 0.0),
+      class_s_(kKernelClassCount, 0.0),
+      residency_s_(sm_clocks, 0.0),
+      interval_s_(timeline_interval_s) {}
+
+void EnergyMeter::add_to_timeline(double t0, double dt, double p, double f, double m) {
+  // Spread the segment over the fixed intervals it covers.
+  double t = t0;
+  const double t1 = t0 + dt;
+  while (t < t1) {
+    auto bin = static_cast<std::size_t>(std::floor(t / interval_s_ + 1e-12));
+    if (bin >= timeline_.size()) timeline_.resize(bin + 1);
+    const double bin_end = (static_cast<double>(bin) + 1) * interval_s_;
+    const double piece = std::min(t1, bin_end) - t;
+    TimelinePoint& tp = timeline_[bin];
+    tp.energy_j += p * piece;
+    tp.sm_mhz_time += f * piece;
+    tp.mem_mhz_time += m * piece;
+    if (bin_end >= t1) break;
+    t = bin_end;
+  }
+}
+
+}  // namespace dvfs

@@ -1,0 +1,92 @@
+#pragma once
+// Energy accounting beside the engine (in the spirit of SimGrid's energy plugin): the GPU replayer
+// reports constant-power segments; the meter integrates them per step, annotation set, kernel class,
+// SM clock, and into an NVML-like timeline of fixed intervals.
+#include "sim/core/workload.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace dvfs {
+
+struct StepTotals {
+  double start_s = -1, end_s = -1;
+  double energy_j = 0;
+  double busy_s = 0;          // device activity time inside the step
+  double sm_mhz_time = 0;     // integral of the SM clock over the step (MHz*s)
+  std::uint64_t kernels = 0;
+};
+
+struct TimelinePoint {
+  double energy_j = 0;
+  double sm_mhz_time = 0;
+  double mem_mhz_time = 0;
+};
+
+// Attribution of a segment: an activity (class + annotation set) or a host-bound gap.
+struct SegmentContext {
+  int step = -1;
+  std::uint32_t annotation_set = 0;
+  KernelClass cls = KernelClass::other;
+  bool busy = false;
+};
+
+class EnergyMeter {
+ public:
+  EnergyMeter(std::size_t steps, std::size_t annotation_sets, std::size_t sm_clocks, double timeline_interval_s);
+
+  void add(double t0_s, double dt_s, double power_w, double sm_mhz, double mem_mhz, int sm_idx,
+           const SegmentContext& ctx) {
+    const double e = power_w * dt_s;
+    total_j_ += e;
+    if (ctx.busy) {
+      busy_s_ += dt_s;
+      set_j_[ctx.annotation_set] += e;
+      class_j_[static_cast<int>(ctx.cls)] += e;
+      class_s_[static_cast<int>(ctx.cls)] += dt_s;
+    } else {
+      gap_j_ += e;
+      gap_s_ += dt_s;
+    }
+    if (ctx.step >= 0) {
+      StepTotals& st = steps_[ctx.step];
+      st.energy_j += e;
+      st.sm_mhz_time += sm_mhz * dt_s;
+      if (ctx.busy) st.busy_s += dt_s;
+    }
+    residency_s_[sm_idx] += dt_s;
+    peak_segment_w_ = power_w > peak_segment_w_ ? power_w : peak_segment_w_;
+    if (interval_s_ > 0) add_to_timeline(t0_s, dt_s, power_w, sm_mhz, mem_mhz);
+  }
+  void step_begin(int step, double t) { steps_[step].start_s = t; }
+  void step_end(int step, double t) { steps_[step].end_s = t; }
+  void count_kernel(int step) {
+    if (step >= 0) ++steps_[step].kernels;
+  }
+
+  double total_j() const { return total_j_; }
+  double busy_s() const { return busy_s_; }
+  double gap_j() const { return gap_j_; }
+  double gap_s() const { return gap_s_; }
+  double peak_segment_w() const { return peak_segment_w_; }
+  const std::vector<StepTotals>& steps() const { return steps_; }
+  const std::vector<double>& annotation_set_j() const { return set_j_; }
+  const std::vector<double>& class_j() const { return class_j_; }
+  const std::vector<double>& class_s() const { return class_s_; }
+  const std::vector<double>& sm_residency_s() const { return residency_s_; }
+  const std::vector<TimelinePoint>& timeline() const { return timeline_; }
+  double timeline_interval_s() const { return interval_s_; }
+
+ private:
+  void add_to_timeline(double t0, double dt, double p, double f, double m);
+
+  double total_j_ = 0, busy_s_ = 0, gap_j_ = 0, gap_s_ = 0, peak_segment_w_ = 0;
+  std::vector<StepTotals> steps_;
+  std::vector<double> set_j_;
+  std::vector<double> class_j_, class_s_;
+  std::vector<double> residency_s_;
+  double interval_s_;
+  std::vector<TimelinePoint> timeline_;
+};
+
+}  // namespace dvfs

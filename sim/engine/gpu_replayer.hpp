@@ -1,0 +1,159 @@
+#pragma once
+// Replays one rank's device activities on one modelled GPU. The loop advances in local time through
+// kernels and host gaps; it splits a kernel only where something changes its rate: a policy tick or
+// a clock switch taking effect (work continues at the old clock until then). The time keeper decides
+// whether each segment is also a SimGrid event (event-by-event mode) or not (local-loop mode).
+#include "models/src/gpu_model.hpp"
+#include "sim/core/workload.hpp"
+#include "sim/energy/energy_meter.hpp"
+#include "sim/policies/policy.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+namespace dvfs {
+
+struct ReplayOptions {
+  int repeat = 1;                    // replay the rank's activities this many times back to back
+  double timeline_interval_s = 0.01; // 0 disables the timeline
+  std::optional<double> nvml_latency_s, firmware_latency_s, mem_latency_s;  // overrides of the model
+};
+
+struct ReplayStats {
+  double end_s = 0;
+  std::uint64_t kernel_events = 0;
+  std::uint64_t segments = 0;
+  std::uint64_t clock_switches = 0;
+  double switch_latency_s = 0;  // summed latency of the switches made
+  std::uint64_t ticks = 0;
+};
+
+class GpuReplayer {
+ public:
+  GpuReplayer(const Rank& rank, const GpuModel& model, Policy& policy, const ReplayOptions& opts, EnergyMeter& meter);
+
+  // TimeKeeper: double now() const; void advance(double dt).
+  template <class TimeKeeper>
+  ReplayStats run(TimeKeeper& tk);
+
+ private:
+  template <class TimeKeeper>
+  void advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx);
+  template <class TimeKeeper>
+  void on_boundary(TimeKeeper& tk, bool tick);
+  void request(const ClockPair& c, double now);
+  void apply(const ClockPair& c);
+  GpuTelemetry telemetry(double now) const;
+
+  const Rank& rank_;
+  const GpuModel& model_;
+  Policy& policy_;
+  const ReplayOptions& opts_;
+  EnergyMeter& meter_;
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
+
+  int sm_idx_ = 0, mem_idx_ = 0;
+  ClockPair clocks_, requested_, pending_;
+  double pending_t_ = kNever;
+  double latency_nvml_, latency_firmware_, latency_mem_;
+  double period_ = 0, next_tick_ = kNever;
+  double tick_energy_j_ = 0, last_tick_power_w_ = 0;
+  std::vector<double> window_;  // energy per tick, ring buffer
+  std::size_t window_pos_ = 0;
+  double window_sum_j_ = 0;
+  ReplayStats stats_;
+};
+
+struct LocalTime {
+  double t = 0;
+  double now() const { return t; }
+  void advance(double dt) { t += dt; }
+};
+
+// ---- implementation of the hot loop (templates) ----
+
+template <class TimeKeeper>
+ReplayStats GpuReplayer::run(TimeKeeper& tk) {
+  const std::vector<Kernel>& ks = rank_.kernels;
+  const std::vector<Step>& steps = rank_.steps;
+  const int nsteps = static_cast<int>(steps.size());
+  const bool kernel_hook = policy_.wants_kernel_events();
+  for (int rep = 0; rep < opts_.repeat; ++rep) {
+    double tail_spent = 0;
+    for (std::size_t i = 0; i < ks.size(); ++i) {
+      const Kernel& k = ks[i];
+      const int step = k.step >= 0 ? rep * nsteps + k.step : -1;
+      double gap = (rep > 0 && i == 0) ? 0.0 : k.gap_before_s;
+      gap = gap > tail_spent ? gap - tail_spent : 0.0;
+      tail_spent = 0;
+      if (k.step >= 0 && steps[k.step].first_kernel == static_cast<int>(i)) {
+        const double lead = steps[k.step].lead_s;
+        advance(tk, nullptr, gap > lead ? gap - lead : 0.0, SegmentContext{-1, 0, k.cls, false});
+        meter_.step_begin(step, tk.now());
+        advance(tk, nullptr, lead, SegmentContext{step, 0, k.cls, false});
+      } else {
+        advance(tk, nullptr, gap, SegmentContext{step, 0, k.cls, false});
+      }
+      if (kernel_hook) {
+        if (auto c = policy_.before_kernel(k, telemetry(tk.now()))) request(*c, tk.now());
+      }
+      advance(tk, &k, 0.0, SegmentContext{step, k.annotation_set, k.cls, true});
+      meter_.count_kernel(step);
+      ++stats_.kernel_events;
+      if (k.step >= 0 && steps[k.step].last_kernel == static_cast<int>(i)) {
+        const double tail = steps[k.step].tail_s;
+        advance(tk, nullptr, tail, SegmentContext{step, 0, k.cls, false});
+        tail_spent = tail;
+        meter_.step_end(step, tk.now());
+      }
+    }
+  }
+  stats_.end_s = tk.now();
+  return stats_;
+}
+
+template <class TimeKeeper>
+void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx) {
+  // `remaining` is a fraction of the kernel (busy) or seconds (idle).
+  double remaining = k ? 1.0 : idle_s;
+  if (remaining <= 0) return;
+  for (;;) {
+    const double unit_s = k ? model_.kernel_time_s(*k, sm_idx_, mem_idx_) : 1.0;
+    const double power = k ? model_.kernel_power_w(*k, sm_idx_, mem_idx_) : model_.idle_power_w(sm_idx_);
+    const double t = tk.now();
+    const double need = remaining * unit_s;
+    const bool tick_first = next_tick_ <= pending_t_;
+    const double boundary = tick_first ? next_tick_ : pending_t_;
+    const double dt = t + need <= boundary ? need : (boundary > t ? boundary - t : 0.0);
+    if (dt > 0) {
+      meter_.add(t, dt, power, clocks_.sm_mhz, clocks_.mem_mhz, sm_idx_, ctx);
+      tick_energy_j_ += power * dt;
+      ++stats_.segments;
+      tk.advance(dt);
+    }
+    if (dt == need) return;
+    remaining -= dt / unit_s;
+    on_boundary(tk, tick_first);
+  }
+}
+
+template <class TimeKeeper>
+void GpuReplayer::on_boundary(TimeKeeper& tk, bool tick) {
+  if (!tick) {
+    apply(pending_);
+    pending_t_ = kNever;
+    return;
+  }
+  ++stats_.ticks;
+  window_sum_j_ += tick_energy_j_ - window_[window_pos_];
+  window_[window_pos_] = tick_energy_j_;
+  window_pos_ = (window_pos_ + 1) % window_.size();
+  last_tick_power_w_ = tick_energy_j_ / period_;
+  tick_energy_j_ = 0;
+  next_tick_ += period_;
+  if (auto c = policy_.on_tick(telemetry(tk.now()))) request(*c, tk.now());
+}
+
+}  // namespace dvfs

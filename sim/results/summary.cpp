@@ -1,0 +1,203 @@
+#include "sim/results/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace dvfs {
+
+namespace {
+
+// Rounded to nanojoule/nanosecond-scale precision so that results read cleanly and compare exactly.
+double q(double v) { return std::round(v * 1e9) / 1e9; }
+double safe_div(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+}  // namespace
+
+Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& rep, const GpuModel& model,
+                   const std::vector<RankOutcome>& outcomes) {
+  Json s;
+  s["scenario"] = sc.name;
+  s["gpu"] = {{"name", model.name()}, {"display_name", model.display_name()}, {"status", model.status()},
+              {"power_cap_w", model.power_cap_w()}};
+  s["policy"] = outcomes.empty() ? sc.policy.name : outcomes.front().policy;
+  s["engine"] = to_string(sc.mode);
+  std::size_t steps_in_trace = 0;
+  for (const Rank& r : wl.ranks) steps_in_trace += r.steps.size();
+  s["trace"] = {{"source", wl.source}, {"schema", rep.schema}, {"activities", wl.kernel_count()},
+                {"overlapped_activities", rep.overlapped_activities}, {"steps", steps_in_trace},
+                {"step_source", rep.step_source}, {"annotation_source", rep.annotation_source},
+                {"repeat", sc.replay.repeat}};
+
+  double end_s = 0, energy = 0, busy = 0, gap_s = 0, gap_j = 0;
+  std::uint64_t events = 0, switches = 0;
+  double switch_lat = 0;
+  std::vector<double> phase_j(kPhaseCount, 0.0), class_j(kKernelClassCount, 0.0), class_s(kKernelClassCount, 0.0);
+  std::map<std::string, double> annotation_j;
+  std::vector<double> residency(model.sm_clocks_mhz().size(), 0.0);
+  Json per_gpu = Json::array();
+  Json steps = Json::array();
+
+  for (const RankOutcome& o : outcomes) {
+    const EnergyMeter& m = o.meter;
+    end_s = std::max(end_s, o.stats.end_s);
+    energy += m.total_j();
+    busy += m.busy_s();
+    gap_s += m.gap_s();
+    gap_j += m.gap_j();
+    events += o.stats.kernel_events;
+    switches += o.stats.clock_switches;
+    switch_lat += o.stats.switch_latency_s;
+    for (std::size_t set = 0; set < m.annotation_set_j().size(); ++set) {
+      const double e = m.annotation_set_j()[set];
+      phase_j[static_cast<int>(wl.annotation_sets[set].phase)] += e;
+      for (std::uint32_t a : wl.annotation_sets[set].annotations) annotation_j[wl.annotation_names[a]] += e;
+    }
+    for (int c = 0; c < kKernelClassCount; ++c) {
+      class_j[c] += m.class_j()[c];
+      class_s[c] += m.class_s()[c];
+    }
+    double clock_time = 0;
+    for (std::size_t i = 0; i < residency.size(); ++i) {
+      residency[i] += m.sm_residency_s()[i];
+      clock_time += m.sm_residency_s()[i] * model.sm_clocks_mhz()[i];
+    }
+    per_gpu.push_back({{"rank", o.rank},
+                       {"time_s", q(o.stats.end_s)},
+                       {"energy_j", q(m.total_j())},
+                       {"mean_power_w", q(safe_div(m.total_j(), o.stats.end_s))},
+                       {"mean_sm_mhz", q(safe_div(clock_time, o.stats.end_s))},
+                       {"busy_s", q(m.busy_s())},
+                       {"kernel_events", o.stats.kernel_events},
+                       {"clock_switches", o.stats.clock_switches},
+                       {"simgrid_end_s", q(o.simgrid_end_s)}});
+    const Rank& rank = wl.ranks[static_cast<std::size_t>(&o - outcomes.data())];
+    for (std::size_t i = 0; i < m.steps().size(); ++i) {
+      const StepTotals& st = m.steps()[i];
+      const double t = st.end_s - st.start_s;
+      const Step& src = rank.steps[i % rank.steps.size()];
+      steps.push_back({{"rank", o.rank},
+                       {"index", i},
+                       {"label", src.label},
+                       {"start_s", q(st.start_s)},
+                       {"time_s", q(t)},
+                       {"energy_j", q(st.energy_j)},
+                       {"mean_power_w", q(safe_div(st.energy_j, t))},
+                       {"mean_sm_mhz", q(safe_div(st.sm_mhz_time, t))},
+                       {"busy_s", q(st.busy_s)},
+                       {"kernels", st.kernels}});
+    }
+  }
+  double clock_time = 0, total_res = 0;
+  for (std::size_t i = 0; i < residency.size(); ++i) {
+    clock_time += residency[i] * model.sm_clocks_mhz()[i];
+    total_res += residency[i];
+  }
+  s["totals"] = {{"time_s", q(end_s)},
+                 {"energy_j", q(energy)},
+                 {"mean_power_w", q(safe_div(energy, end_s * static_cast<double>(std::max<std::size_t>(1, outcomes.size()))))},
+                 {"mean_sm_mhz", q(safe_div(clock_time, total_res))},
+                 {"busy_s", q(busy)},
+                 {"host_gap_s", q(gap_s)},
+                 {"kernel_events", events},
+                 {"clock_switches", switches},
+                 {"switch_latency_s", q(switch_lat)}};
+  s["steps"] = steps;
+  Json phases;
+  for (int p = 0; p < kPhaseCount; ++p) phases[to_string(static_cast<Phase>(p))] = q(phase_j[p]);
+  phases["host_gaps"] = q(gap_j);
+  s["energy_by_phase_j"] = phases;
+  Json ann = Json::object();
+  for (const auto& [name, e] : annotation_j) ann[name] = q(e);
+  s["energy_by_annotation_j"] = ann;
+  Json cls, cls_t;
+  for (int c = 0; c < kKernelClassCount; ++c) {
+    cls[to_string(static_cast<KernelClass>(c))] = q(class_j[c]);
+    cls_t[to_string(static_cast<KernelClass>(c))] = q(class_s[c]);
+  }
+  s["energy_by_class_j"] = cls;
+  s["time_by_class_s"] = cls_t;
+  Json res = Json::array();
+  for (std::size_t i = residency.size(); i-- > 0;)
+    if (residency[i] > 0) res.push_back({{"sm_mhz", model.sm_clocks_mhz()[i]}, {"time_s", q(residency[i])}});
+  s["sm_clock_residency"] = res;
+  s["per_gpu"] = per_gpu;
+  return s;
+}
+
+std::string timeline_csv(const std::vector<RankOutcome>& outcomes) {
+  std::ostringstream os;
+  os << "gpu,t_s,power_w,sm_mhz,mem_mhz,energy_j\n";
+  char line[160];
+  for (const RankOutcome& o : outcomes) {
+    const auto& tl = o.meter.timeline();
+    const double dt = o.meter.timeline_interval_s();
+    double cumulative = 0;
+    for (std::size_t i = 0; i < tl.size(); ++i) {
+      const double t0 = static_cast<double>(i) * dt;
+      // The last interval may be partial: average over the part that was simulated.
+      const double width = std::min(dt, o.stats.end_s - t0);
+      if (width <= 0) break;
+      cumulative += tl[i].energy_j;
+      std::snprintf(line, sizeof line, "%d,%.6f,%.3f,%.1f,%.1f,%.6f\n", o.rank, t0 + width, tl[i].energy_j / width,
+                    tl[i].sm_mhz_time / width, tl[i].mem_mhz_time / width, cumulative);
+      os << line;
+    }
+  }
+  return os.str();
+}
+
+std::string format_report(const Json& s) {
+  std::ostringstream os;
+  char buf[256];
+  os << "dvfs-sim " << s["scenario"].get<std::string>() << ": " << s["gpu"]["display_name"].get<std::string>() << " ["
+     << s["gpu"]["status"].get<std::string>() << "], policy " << s["policy"].get<std::string>() << ", engine "
+     << s["engine"].get<std::string>() << "\n";
+  os << "trace " << s["trace"]["source"].get<std::string>() << ": " << s["trace"]["activities"].get<std::size_t>()
+     << " device activities, " << s["trace"]["steps"].get<std::size_t>() << " steps\n\n";
+  std::snprintf(buf, sizeof buf, "%-4s %-6s %-12s %10s %11s %9s %12s\n", "gpu", "step", "label", "time (ms)",
+                "energy (J)", "mean (W)", "mean SM MHz");
+  os << buf;
+  const auto& steps = s["steps"];
+  const std::size_t max_rows = 40;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (i == max_rows) {
+      os << "  ... " << steps.size() - max_rows << " more steps in summary.json\n";
+      break;
+    }
+    const auto& st = steps[i];
+    std::snprintf(buf, sizeof buf, "%-4d %-6zu %-12s %10.2f %11.2f %9.1f %12.0f\n", st["rank"].get<int>(),
+                  st["index"].get<std::size_t>(), st["label"].get<std::string>().c_str(), st["time_s"].get<double>() * 1e3,
+                  st["energy_j"].get<double>(), st["mean_power_w"].get<double>(), st["mean_sm_mhz"].get<double>());
+    os << buf;
+  }
+  const auto& t = s["totals"];
+  std::snprintf(buf, sizeof buf, "%-4s %-6s %-12s %10.2f %11.2f %9.1f %12.0f\n", "all", "total", "",
+                t["time_s"].get<double>() * 1e3, t["energy_j"].get<double>(), t["mean_power_w"].get<double>(),
+                t["mean_sm_mhz"].get<double>());
+  os << buf;
+  std::snprintf(buf, sizeof buf, "\nbusy %.1f%% of the time; %llu clock switches (%.3f s of switch latency)\n",
+                100.0 * t["busy_s"].get<double>() / std::max(1e-12, t["time_s"].get<double>() * static_cast<double>(s["per_gpu"].size())),
+                static_cast<unsigned long long>(t["clock_switches"].get<std::uint64_t>()), t["switch_latency_s"].get<double>());
+  os << buf;
+  const double total = std::max(1e-12, t["energy_j"].get<double>());
+  auto shares = [&](const char* title, const Json& m) {
+    os << title;
+    std::vector<std::pair<double, std::string>> v;
+    for (auto it = m.begin(); it != m.end(); ++it) v.emplace_back(it.value().get<double>(), it.key());
+    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [e, name] : v) {
+      if (e <= 0) continue;
+      std::snprintf(buf, sizeof buf, "  %s %.1f J (%.1f%%)", name.c_str(), e, 100.0 * e / total);
+      os << buf;
+    }
+    os << "\n";
+  };
+  shares("energy by phase:", s["energy_by_phase_j"]);
+  shares("energy by class:", s["energy_by_class_j"]);
+  return os.str();
+}
+
+}  // namespace dvfs

@@ -1,0 +1,22 @@
+#pragma once
+// Result files: summary.json (per step and total time/energy, mean power, clock residency, energy per
+// phase, annotation and kernel class) and timeline.csv (power and clocks per fixed interval, like an
+// NVML sampler). Output is deterministic: same inputs, byte-identical files.
+#include "models/src/gpu_model.hpp"
+#include "sim/core/json_util.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "traces/src/kineto_importer.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dvfs {
+
+Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& rep, const GpuModel& model,
+                   const std::vector<RankOutcome>& outcomes);
+std::string timeline_csv(const std::vector<RankOutcome>& outcomes);
+// Human-readable table of a summary (what `dvfs-sim run` prints).
+std::string format_report(const Json& summary);
+
+}  // namespace dvfs

@@ -1,0 +1,81 @@
+#include "sim/scenario/scenario.hpp"
+
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+
+namespace dvfs {
+
+const char* to_string(EngineMode m) { return m == EngineMode::event ? "event" : "local-loop"; }
+
+std::string default_scenario_path() { return data_dir() + "/scenarios/default.json"; }
+
+Scenario load_scenario(const std::string& path) {
+  Json doc = read_json_file(path);
+  return parse_scenario(doc, path, dirname_of(path));
+}
+
+Scenario parse_scenario(const Json& doc, const std::string& file, const std::string& base_dir) {
+  JsonReader r(doc, file, "");
+  r.only_keys({"name", "description", "trace", "gpu", "policy", "switch_latency", "repeat", "engine", "output"});
+  Scenario s;
+  s.file = file;
+  s.name = r.string_or("name", "scenario");
+  s.description = r.string_or("description", "");
+
+  s.trace_path = join_path(base_dir, r.string("trace"));
+  if (!file_exists(s.trace_path))
+    r.fail("trace", "file or directory not found: " + s.trace_path +
+                        " (expected a recording directory or a Kineto .json/.json.gz trace)");
+  s.gpu = r.string("gpu");
+  if (s.gpu.find('/') != std::string::npos) s.gpu = join_path(base_dir, s.gpu);
+
+  const Json& pol = r.raw("policy");
+  if (pol.is_string()) {
+    s.policy.name = pol.get<std::string>();
+  } else if (pol.is_object()) {
+    JsonReader p(pol, file, "policy");
+    p.only_keys({"name", "sm_mhz", "mem_mhz", "power_cap_w"});
+    s.policy.name = p.string("name");
+    if (s.policy.name == "static") {
+      s.policy.clocks = ClockPair{p.positive("sm_mhz"), p.number_or("mem_mhz", 0)};
+    } else if (p.has("sm_mhz") || p.has("mem_mhz")) {
+      p.fail(p.has("sm_mhz") ? "sm_mhz" : "mem_mhz", "only the static policy takes clocks (policy is \"" + s.policy.name + "\")");
+    }
+    if (p.has("power_cap_w")) {
+      if (s.policy.name != "native") p.fail("power_cap_w", "only the native policy takes a power cap");
+      s.policy.power_cap_w = p.positive("power_cap_w");
+    }
+  } else {
+    r.fail("policy", "expected a policy name or an object {name, ...}, got " + json_type_name(pol));
+  }
+  const char* known[] = {"max", "static", "native", "recorded"};
+  bool ok = false;
+  for (const char* k : known) ok = ok || s.policy.name == k;
+  if (!ok) r.fail("policy", "unknown policy \"" + s.policy.name + "\" (expected one of: max, static, native, recorded)");
+  if (s.policy.name == "static" && !s.policy.clocks)
+    r.fail("policy", "the static policy needs {\"name\": \"static\", \"sm_mhz\": ..., \"mem_mhz\": ...}");
+
+  if (r.has("switch_latency")) {
+    JsonReader l = r.child("switch_latency");
+    l.only_keys({"nvml_s", "firmware_s", "mem_nvml_s"});
+    if (l.has("nvml_s")) s.replay.nvml_latency_s = l.non_negative("nvml_s");
+    if (l.has("firmware_s")) s.replay.firmware_latency_s = l.non_negative("firmware_s");
+    if (l.has("mem_nvml_s")) s.replay.mem_latency_s = l.non_negative("mem_nvml_s");
+  }
+  s.replay.repeat = static_cast<int>(r.integer_or("repeat", 1));
+  if (s.replay.repeat < 1) r.fail("repeat", "expected an integer >= 1");
+  std::string mode = r.string_or("engine", "local-loop");
+  if (mode == "local-loop") s.mode = EngineMode::local_loop;
+  else if (mode == "event") s.mode = EngineMode::event;
+  else r.fail("engine", "unknown engine mode \"" + mode + "\" (expected \"local-loop\" or \"event\")");
+
+  if (r.has("output")) {
+    JsonReader o = r.child("output");
+    o.only_keys({"dir", "timeline_interval_s"});
+    if (o.has("dir")) s.output_dir = join_path(base_dir, o.string("dir"));
+    if (o.has("timeline_interval_s")) s.replay.timeline_interval_s = o.positive("timeline_interval_s");
+  }
+  return s;
+}
+
+}  // namespace dvfs

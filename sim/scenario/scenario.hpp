@@ -1,0 +1,37 @@
+#pragma once
+// A scenario file (scenarios/*.json): which trace, which GPU model, which policy, engine options and
+// outputs. Every key is validated; errors name the file, the field and what was expected.
+#include "sim/core/json_util.hpp"
+#include "sim/engine/engine.hpp"
+
+#include <optional>
+#include <string>
+
+namespace dvfs {
+
+struct PolicySpec {
+  std::string name = "native";       // max | static | native | recorded
+  std::optional<ClockPair> clocks;   // static
+  double power_cap_w = 0;            // native: override of the model's cap (0 = model's)
+};
+
+struct Scenario {
+  std::string file;          // where it was read from ("" for an in-memory scenario)
+  std::string name;
+  std::string description;
+  std::string trace_path;    // a recording directory or a Kineto .json/.json.gz file
+  std::string gpu;           // model name or model file path
+  PolicySpec policy;
+  ReplayOptions replay;
+  EngineMode mode = EngineMode::local_loop;
+  std::string output_dir;    // "" = no files written unless the CLI says so
+};
+
+Scenario load_scenario(const std::string& path);
+// `file` names the source in errors; relative paths resolve against `base_dir`.
+Scenario parse_scenario(const Json& doc, const std::string& file, const std::string& base_dir);
+std::string default_scenario_path();
+
+const char* to_string(EngineMode m);
+
+}  // namespace dvfs

@@ -1,0 +1,66 @@
+#include "sim/simulation.hpp"
+
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/policies/policy_factory.hpp"
+#include "sim/results/summary.hpp"
+#include "traces/src/recording.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sys/stat.h>
+
+namespace dvfs {
+
+LoadedTrace load_trace(const std::string& path) {
+  Classifier classifier = Classifier::load_default();
+  LoadedTrace t;
+  if (is_directory(path)) {
+    const std::string trace = find_trace_file(path);
+    t.workload = import_kineto(trace, classifier, &t.report);
+    if (file_exists(path + "/telemetry.csv"))
+      attach_recorded_clocks(t.workload, Telemetry::load_csv(path + "/telemetry.csv"), trace);
+  } else {
+    t.workload = import_kineto(path, classifier, &t.report);
+  }
+  return t;
+}
+
+std::string SimulationResult::timeline_csv() const { return dvfs::timeline_csv(outcomes); }
+
+SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const GpuModel& model) {
+  PolicyFactory factory = make_policy_factory(sc.policy, model, sc.file);
+  SimulationResult r;
+  r.outcomes = run_engine(trace.workload, model, factory, sc.replay, sc.mode);
+  r.summary = build_summary(sc, trace.workload, trace.report, model, r.outcomes);
+  return r;
+}
+
+SimulationResult simulate(const Scenario& sc) {
+  GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
+  LoadedTrace trace = load_trace(sc.trace_path);
+  return simulate(sc, trace, model);
+}
+
+static void make_dirs(const std::string& dir) {
+  std::string partial;
+  for (std::size_t i = 0; i <= dir.size(); ++i) {
+    if (i == dir.size() || dir[i] == '/') {
+      if (!partial.empty() && ::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+        throw InputError(dir, "", std::string("cannot create output directory: ") + std::strerror(errno));
+    }
+    if (i < dir.size()) partial += dir[i];
+  }
+}
+
+void write_results(const SimulationResult& r, const std::string& dir) {
+  make_dirs(dir);
+  std::ofstream s(dir + "/summary.json");
+  s << r.summary.dump(2) << "\n";
+  std::ofstream t(dir + "/timeline.csv");
+  t << r.timeline_csv();
+  if (!s || !t) throw InputError(dir, "", "cannot write result files");
+}
+
+}  // namespace dvfs

@@ -1,0 +1,350 @@
+#include "traces/src/kineto_importer.hpp"
+
+#include "sim/core/errors.hpp"
+#include "sim/core/json_util.hpp"
+#include "traces/src/gzip_file.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+namespace dvfs {
+
+namespace {
+
+struct RawActivity {
+  double ts_us, dur_us;
+  long device;
+  long stream;
+  long correlation;
+  std::string name;
+  ActivityKind kind;
+  LaunchShape shape;
+  double blocks_per_sm;  // < 0 when unknown
+};
+
+struct Range {
+  double t0_us, t1_us;
+  long device;  // -1 for CPU ranges
+  std::string name;
+};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool kind_of(const std::string& cat, ActivityKind& kind, bool& old_schema) {
+  std::string c = lower(cat);
+  old_schema = cat == "Kernel" || cat == "Memcpy" || cat == "Memset";
+  if (c == "kernel") kind = ActivityKind::kernel;
+  else if (c == "gpu_memcpy" || c == "memcpy") kind = ActivityKind::memcpy;
+  else if (c == "gpu_memset" || c == "memset") kind = ActivityKind::memset;
+  else return false;
+  return true;
+}
+
+long as_long(const Json& j, long fallback) {
+  if (j.is_number_integer()) return j.get<long>();
+  if (j.is_number()) return static_cast<long>(j.get<double>());
+  if (j.is_string()) {
+    // "stream 7", "7", "GPU 0"
+    const std::string& s = j.get_ref<const std::string&>();
+    auto pos = s.find_first_of("0123456789");
+    if (pos != std::string::npos) return std::stol(s.substr(pos));
+  }
+  return fallback;
+}
+
+double number_field(const Json& ev, const char* key, const std::string& file, std::size_t i) {
+  auto it = ev.find(key);
+  if (it == ev.end() || !it->is_number())
+    throw InputError(file, "traceEvents[" + std::to_string(i) + "]." + key,
+                     std::string("expected a number (") + (it == ev.end() ? "missing" : json_type_name(*it)) + ")");
+  return it->get<double>();
+}
+
+void read_dim3(const Json& args, const char* key, std::uint32_t out[3]) {
+  auto it = args.find(key);
+  if (it == args.end() || !it->is_array()) return;
+  for (std::size_t d = 0; d < 3 && d < it->size(); ++d)
+    if ((*it)[d].is_number()) out[d] = (*it)[d].get<std::uint32_t>();
+}
+
+}  // namespace
+
+Workload import_kineto(const std::string& path, const Classifier& classifier, ImportReport* report) {
+  return import_kineto_text(read_maybe_gzip(path), path, classifier, report);
+}
+
+Workload import_kineto_text(const std::string& text, const std::string& file, const Classifier& classifier,
+                            ImportReport* report) {
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw InputError(file, "", std::string("malformed JSON, expected a Chrome trace (") + e.what() + ")");
+  }
+  const Json* events = nullptr;
+  if (doc.is_object() && doc.contains("traceEvents")) events = &doc["traceEvents"];
+  else if (doc.is_array()) events = &doc;
+  if (!events || !events->is_array())
+    throw InputError(file, "traceEvents", "missing: expected a Chrome trace object with a \"traceEvents\" array");
+
+  double base_ns = 0;
+  if (doc.is_object() && doc.contains("baseTimeNanoseconds") && doc["baseTimeNanoseconds"].is_number())
+    base_ns = doc["baseTimeNanoseconds"].get<double>();
+  int sm_count = 0;
+  std::map<long, std::string> device_names;
+  if (doc.is_object() && doc.contains("deviceProperties") && doc["deviceProperties"].is_array()) {
+    for (const auto& d : doc["deviceProperties"]) {
+      if (!d.is_object()) continue;
+      long id = d.contains("id") ? as_long(d["id"], 0) : 0;
+      if (d.contains("name") && d["name"].is_string()) device_names[id] = d["name"].get<std::string>();
+      if (d.contains("numSms") && d["numSms"].is_number()) sm_count = d["numSms"].get<int>();
+    }
+  }
+
+  std::vector<RawActivity> acts;
+  std::vector<Range> gpu_ranges, cpu_ranges;
+  std::unordered_map<long, double> launch_ts;  // correlation id -> host launch time (µs)
+  bool old_schema = false;
+
+  for (std::size_t i = 0; i < events->size(); ++i) {
+    const Json& ev = (*events)[i];
+    if (!ev.is_object()) continue;
+    auto cat_it = ev.find("cat");
+    if (cat_it == ev.end() || !cat_it->is_string()) continue;
+    const std::string& cat = cat_it->get_ref<const std::string&>();
+    auto ph = ev.find("ph");
+    if (ph != ev.end() && ph->is_string() && ph->get_ref<const std::string&>() != "X") continue;
+
+    ActivityKind kind;
+    bool old = false;
+    const Json empty = Json::object();
+    auto args_it = ev.find("args");
+    const Json& args = (args_it != ev.end() && args_it->is_object()) ? *args_it : empty;
+    if (kind_of(cat, kind, old)) {
+      old_schema = old_schema || old;
+      RawActivity a;
+      a.ts_us = number_field(ev, "ts", file, i);
+      a.dur_us = number_field(ev, "dur", file, i);
+      if (a.dur_us < 0)
+        throw InputError(file, "traceEvents[" + std::to_string(i) + "].dur", "expected a duration >= 0");
+      auto name_it = ev.find("name");
+      if (name_it == ev.end() || !name_it->is_string())
+        throw InputError(file, "traceEvents[" + std::to_string(i) + "].name", "expected a kernel name string");
+      a.name = name_it->get<std::string>();
+      a.kind = kind;
+      a.device = args.contains("device") ? as_long(args["device"], 0) : (ev.contains("pid") ? as_long(ev["pid"], 0) : 0);
+      a.stream = args.contains("stream") ? as_long(args["stream"], 0) : (ev.contains("tid") ? as_long(ev["tid"], 0) : 0);
+      a.correlation = args.contains("correlation") ? as_long(args["correlation"], -1) : -1;
+      read_dim3(args, "grid", a.shape.grid);
+      read_dim3(args, "block", a.shape.block);
+      if (args.contains("registers per thread")) a.shape.registers_per_thread = static_cast<std::uint32_t>(as_long(args["registers per thread"], 0));
+      if (args.contains("shared memory")) a.shape.shared_memory_bytes = static_cast<std::uint32_t>(as_long(args["shared memory"], 0));
+      if (args.contains("bytes")) a.shape.bytes = static_cast<std::uint64_t>(as_long(args["bytes"], 0));
+      a.blocks_per_sm = -1;
+      if (args.contains("blocks per SM") && args["blocks per SM"].is_number()) a.blocks_per_sm = args["blocks per SM"].get<double>();
+      acts.push_back(std::move(a));
+      continue;
+    }
+    std::string lc = lower(cat);
+    if (lc == "gpu_user_annotation" || lc == "user_annotation") {
+      auto name_it = ev.find("name");
+      auto ts = ev.find("ts");
+      auto dur = ev.find("dur");
+      if (name_it == ev.end() || !name_it->is_string() || ts == ev.end() || !ts->is_number() || dur == ev.end() || !dur->is_number())
+        continue;  // a malformed annotation loses only itself; kernels are what we cannot lose
+      Range r{ts->get<double>(), ts->get<double>() + dur->get<double>(), -1, name_it->get<std::string>()};
+      if (lc == "gpu_user_annotation") {
+        r.device = args.contains("device") ? as_long(args["device"], 0) : (ev.contains("pid") ? as_long(ev["pid"], 0) : 0);
+        gpu_ranges.push_back(std::move(r));
+      } else {
+        cpu_ranges.push_back(std::move(r));
+      }
+    } else if ((lc == "cuda_runtime" || lc == "cuda_driver" || lc == "runtime") && args.contains("correlation")) {
+      auto ts = ev.find("ts");
+      if (ts != ev.end() && ts->is_number()) launch_ts[as_long(args["correlation"], -1)] = ts->get<double>();
+    }
+  }
+  if (acts.empty())
+    throw InputError(file, "traceEvents",
+                     "no device activity: expected events with cat \"kernel\", \"gpu_memcpy\" or \"gpu_memset\" "
+                     "(or \"Kernel\"/\"Memcpy\"/\"Memset\" in the 2021 schema)");
+
+  std::stable_sort(acts.begin(), acts.end(), [](const RawActivity& a, const RawActivity& b) {
+    return a.device != b.device ? a.device < b.device : a.ts_us < b.ts_us;
+  });
+  auto by_start = [](const Range& a, const Range& b) { return a.t0_us != b.t0_us ? a.t0_us < b.t0_us : a.t1_us > b.t1_us; };
+  std::sort(gpu_ranges.begin(), gpu_ranges.end(), by_start);
+  std::sort(cpu_ranges.begin(), cpu_ranges.end(), by_start);
+
+  Workload wl;
+  wl.source = file;
+  ImportReport rep;
+  rep.schema = old_schema ? "kineto-2021" : "kineto";
+  rep.activities = acts.size();
+  std::unordered_map<std::string, std::uint32_t> name_ids, ann_ids;
+  std::map<std::vector<std::uint32_t>, std::uint32_t> set_ids;
+  auto intern = [&](std::unordered_map<std::string, std::uint32_t>& ids, std::vector<std::string>& names,
+                    const std::string& n) {
+    auto it = ids.find(n);
+    if (it != ids.end()) return it->second;
+    auto id = static_cast<std::uint32_t>(names.size());
+    names.push_back(n);
+    ids.emplace(n, id);
+    return id;
+  };
+
+  std::size_t begin = 0;
+  while (begin < acts.size()) {
+    std::size_t end = begin;
+    const long device = acts[begin].device;
+    while (end < acts.size() && acts[end].device == device) ++end;
+
+    // Annotations covering an activity are the union of the GPU ranges containing its start and
+    // the CPU ranges containing its launch (through the correlation id). Both are needed: Kineto's
+    // gpu_user_annotation spans only the kernels launched directly inside a range, so nested or
+    // autograd-thread work (most of "forward" and "backward") is visible only from the CPU side.
+    // Step ranges are kept apart, from the GPU side when the device has any, else the CPU side.
+    std::vector<const Range*> gpu_ann, cpu_ann, gpu_steps, cpu_steps;
+    for (const Range& r : gpu_ranges)
+      if (r.device == device) (classifier.is_step_annotation(r.name) ? gpu_steps : gpu_ann).push_back(&r);
+    for (const Range& r : cpu_ranges) (classifier.is_step_annotation(r.name) ? cpu_steps : cpu_ann).push_back(&r);
+    const bool steps_on_gpu = !gpu_steps.empty();
+    const std::vector<const Range*>& step_ranges = steps_on_gpu ? gpu_steps : cpu_steps;
+    rep.annotation_source = gpu_ann.empty() && cpu_ann.empty() ? "none"
+                            : cpu_ann.empty() ? "gpu_user_annotation"
+                            : gpu_ann.empty() ? "cpu user_annotation via launch correlation"
+                                              : "gpu_user_annotation + cpu user_annotation via launch correlation";
+    std::vector<double> host_ts(end - begin);
+    for (std::size_t i = begin; i < end; ++i) {
+      auto it = launch_ts.find(acts[i].correlation);
+      host_ts[i - begin] = it != launch_ts.end() ? it->second : std::nan("");
+    }
+    // covering[i]: annotation ranges containing time[i]; a sweep in time order keeps it linear.
+    auto cover = [&](const std::vector<const Range*>& rs, auto time_of, std::vector<std::vector<const Range*>>& covering) {
+      std::vector<std::size_t> order;
+      for (std::size_t i = begin; i < end; ++i)
+        if (!std::isnan(time_of(i))) order.push_back(i);
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return time_of(x) < time_of(y); });
+      std::vector<const Range*> active;
+      std::size_t next = 0;
+      for (std::size_t i : order) {
+        const double t = time_of(i);
+        while (next < rs.size() && rs[next]->t0_us <= t) active.push_back(rs[next++]);
+        active.erase(std::remove_if(active.begin(), active.end(), [&](const Range* r) { return r->t1_us < t; }), active.end());
+        auto& dst = covering[i - begin];
+        dst.insert(dst.end(), active.begin(), active.end());
+      }
+    };
+    std::vector<std::vector<const Range*>> covering(end - begin), step_cover(end - begin);
+    cover(gpu_ann, [&](std::size_t i) { return acts[i].ts_us; }, covering);
+    cover(cpu_ann, [&](std::size_t i) { return host_ts[i - begin]; }, covering);
+    if (steps_on_gpu) cover(step_ranges, [&](std::size_t i) { return acts[i].ts_us; }, step_cover);
+    else cover(step_ranges, [&](std::size_t i) { return host_ts[i - begin]; }, step_cover);
+
+    Rank rank;
+    rank.id = static_cast<int>(wl.ranks.size());
+    rank.device_name = device_names.count(device) ? device_names[device] : "";
+    const double origin_us = acts[begin].ts_us;
+    rank.origin_epoch_ns = base_ns > 0 ? base_ns + origin_us * 1000.0 : 0;
+
+    std::vector<double> step_start_us;  // per step index
+    std::vector<double> step_end_us;
+    std::map<const Range*, int> step_index;
+    double busy_until = -1e300;
+    for (std::size_t i = begin; i < end; ++i) {
+      const RawActivity& a = acts[i];
+      Kernel k;
+      if (!step_cover[i - begin].empty()) {
+        const Range* r = step_cover[i - begin].back();  // innermost when ranges nest
+        auto [it, inserted] = step_index.emplace(r, static_cast<int>(rank.steps.size()));
+        if (inserted) {
+          Step s;
+          s.label = r->name;
+          rank.steps.push_back(s);
+          step_start_us.push_back(r->t0_us);
+          step_end_us.push_back(r->t1_us);
+        }
+        k.step = it->second;
+      }
+      // Phase: the outermost range that names one (ranges were added in start order).
+      std::vector<std::uint32_t> set;
+      Phase phase = Phase::other;
+      auto& cov = covering[i - begin];
+      std::stable_sort(cov.begin(), cov.end(), [](const Range* x, const Range* y) { return x->t1_us - x->t0_us > y->t1_us - y->t0_us; });
+      for (const Range* r : cov) {
+        set.push_back(intern(ann_ids, wl.annotation_names, r->name));
+        if (phase == Phase::other) phase = classifier.annotation_phase(r->name);
+      }
+      if (!set.empty()) {
+        std::sort(set.begin(), set.end());
+        set.erase(std::unique(set.begin(), set.end()), set.end());
+        auto it = set_ids.find(set);
+        if (it == set_ids.end()) {
+          it = set_ids.emplace(set, static_cast<std::uint32_t>(wl.annotation_sets.size())).first;
+          AnnotationSet as;
+          as.annotations = set;
+          as.phase = phase;
+          wl.annotation_sets.push_back(std::move(as));
+        }
+        k.annotation_set = it->second;
+      }
+
+      // Concurrent activities on other streams are replayed as the busy union: only the part of an
+      // activity that extends past everything before it adds device time.
+      double start = a.ts_us, stop = a.ts_us + a.dur_us;
+      if (start < busy_until) {
+        ++rep.overlapped_activities;
+        start = busy_until;
+        stop = std::max(stop, busy_until);
+      }
+      k.gap_before_s = i == begin ? 0.0 : (start - busy_until) * 1e-6;
+      k.duration_s = (stop - start) * 1e-6;
+      busy_until = std::max(busy_until, stop);
+      k.name_id = intern(name_ids, wl.names, a.name);
+      k.kind = a.kind;
+      k.cls = classifier.kernel_class(a.name, a.kind);
+      k.stream = static_cast<std::uint16_t>(a.stream);
+      if (a.blocks_per_sm >= 0) {
+        k.sm_fill = static_cast<float>(std::clamp(a.blocks_per_sm, 1e-3, 1.0));
+      } else if (sm_count > 0 && a.shape.grid[0] > 0) {
+        double blocks = double(a.shape.grid[0]) * std::max(1u, a.shape.grid[1]) * std::max(1u, a.shape.grid[2]);
+        k.sm_fill = static_cast<float>(std::clamp(blocks / sm_count, 1e-3, 1.0));
+      }
+      rank.kernels.push_back(k);
+      rank.shapes.push_back(a.shape);
+      rank.recorded_start_s.push_back((start - origin_us) * 1e-6);
+    }
+
+    // Step boundaries: first/last activity, host lead before the first one, tail after the last one.
+    for (std::size_t s = 0; s < rank.steps.size(); ++s) {
+      Step& st = rank.steps[s];
+      for (std::size_t i = 0; i < rank.kernels.size(); ++i) {
+        if (rank.kernels[i].step != static_cast<int>(s)) continue;
+        if (st.first_kernel < 0) st.first_kernel = static_cast<int>(i);
+        st.last_kernel = static_cast<int>(i);
+      }
+      if (st.first_kernel < 0) continue;
+      const Kernel& first = rank.kernels[st.first_kernel];
+      double first_start_us = origin_us + rank.recorded_start_s[st.first_kernel] * 1e6;
+      // The lead is host time inside the gap before the step's first activity; the very first
+      // activity has no recorded gap before it, so its lead is bounded by nothing but zero.
+      const double max_lead = st.first_kernel == 0 ? 1e300 : first.gap_before_s;
+      st.lead_s = std::clamp((first_start_us - step_start_us[s]) * 1e-6, 0.0, max_lead);
+      double last_end_us = origin_us + (rank.recorded_start_s[st.last_kernel] + rank.kernels[st.last_kernel].duration_s) * 1e6;
+      // A CPU step range ends when the host has queued the work, not when the device is done.
+      st.tail_s = steps_on_gpu ? std::max(0.0, (step_end_us[s] - last_end_us) * 1e-6) : 0.0;
+    }
+    rep.step_source = rank.steps.empty() ? "none" : (steps_on_gpu ? "gpu_user_annotation" : "cpu user_annotation via launch correlation");
+    wl.ranks.push_back(std::move(rank));
+    begin = end;
+  }
+  if (report) *report = rep;
+  return wl;
+}
+
+}  // namespace dvfs

@@ -1,0 +1,187 @@
+#include "traces/src/recording.hpp"
+
+#include "sim/core/errors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace dvfs {
+
+namespace {
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream is(line);
+  while (std::getline(is, cell, ',')) out.push_back(cell);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+}  // namespace
+
+Telemetry Telemetry::load_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, "", "cannot open telemetry file (expected telemetry.csv)");
+  Telemetry t;
+  t.file_ = path;
+  std::string line;
+  if (!std::getline(in, line)) throw InputError(path, "header", "empty file (expected a CSV header)");
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  auto header = split_csv(line);
+  auto col = [&](const char* name) {
+    auto it = std::find(header.begin(), header.end(), name);
+    return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+  };
+  const int c_t = col("t_ns"), c_sm = col("sm_mhz"), c_mem = col("mem_mhz"), c_e = col("energy_mj"),
+            c_p = col("power_mw"), c_pi = col("power_instant_mw");
+  for (auto [c, n] : {std::pair{c_t, "t_ns"}, {c_sm, "sm_mhz"}, {c_mem, "mem_mhz"}})
+    if (c < 0) throw InputError(path, "header", std::string("missing column \"") + n + "\" (expected t_ns, sm_mhz, mem_mhz, and optionally energy_mj, power_mw, power_instant_mw)");
+  t.has_energy_ = c_e >= 0;
+  std::size_t row = 1;
+  while (std::getline(in, line)) {
+    ++row;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    auto cells = split_csv(line);
+    auto num = [&](int c, const char* n) {
+      if (c < 0) return -1.0;
+      if (c >= static_cast<int>(cells.size()) || cells[c].empty())
+        throw InputError(path, "row " + std::to_string(row) + ", column " + n, "missing value (expected a number)");
+      try {
+        std::size_t used = 0;
+        double v = std::stod(cells[c], &used);
+        if (used != cells[c].size()) throw std::invalid_argument("trailing");
+        return v;
+      } catch (const std::exception&) {
+        throw InputError(path, "row " + std::to_string(row) + ", column " + n, "expected a number, got \"" + cells[c] + "\"");
+      }
+    };
+    TelemetrySample s;
+    s.t_ns = num(c_t, "t_ns");
+    s.sm_mhz = num(c_sm, "sm_mhz");
+    s.mem_mhz = num(c_mem, "mem_mhz");
+    s.energy_mj = num(c_e, "energy_mj");
+    s.power_w = c_p >= 0 ? num(c_p, "power_mw") / 1000.0 : -1;
+    s.power_instant_w = c_pi >= 0 ? num(c_pi, "power_instant_mw") / 1000.0 : -1;
+    if (!t.samples_.empty() && s.t_ns < t.samples_.back().t_ns)
+      throw InputError(path, "row " + std::to_string(row) + ", column t_ns", "timestamps must not decrease");
+    t.samples_.push_back(s);
+  }
+  if (t.samples_.size() < 2) throw InputError(path, "", "expected at least two telemetry samples");
+  if (t.has_energy_) {
+    // The counter advances in steps; the instant of a step lies between the sample that first shows
+    // it and the one before, so take the midpoint.
+    const auto& sm = t.samples_;
+    t.counter_points_.emplace_back(sm[0].t_ns, sm[0].energy_mj / 1000.0);
+    for (std::size_t i = 1; i < sm.size(); ++i)
+      if (sm[i].energy_mj != sm[i - 1].energy_mj)
+        t.counter_points_.emplace_back(0.5 * (sm[i].t_ns + sm[i - 1].t_ns), sm[i].energy_mj / 1000.0);
+  }
+  return t;
+}
+
+const TelemetrySample& Telemetry::at(double t_ns) const {
+  auto it = std::upper_bound(samples_.begin(), samples_.end(), t_ns,
+                             [](double v, const TelemetrySample& s) { return v < s.t_ns; });
+  return it == samples_.begin() ? *it : *std::prev(it);
+}
+
+double Telemetry::counter_j_at(double t_ns) const {
+  const auto& p = counter_points_;
+  if (t_ns <= p.front().first) return p.front().second;
+  if (t_ns >= p.back().first) return p.back().second;
+  auto it = std::upper_bound(p.begin(), p.end(), t_ns, [](double v, const auto& q) { return v < q.first; });
+  const auto& hi = *it;
+  const auto& lo = *std::prev(it);
+  return lo.second + (hi.second - lo.second) * (t_ns - lo.first) / (hi.first - lo.first);
+}
+
+double Telemetry::energy_j_between(double t0_ns, double t1_ns) const {
+  if (!has_energy_) return -1;
+  return counter_j_at(t1_ns) - counter_j_at(t0_ns);
+}
+
+double Telemetry::mean_sm_mhz(double t0_ns, double t1_ns) const {
+  if (t1_ns <= t0_ns) return at(t0_ns).sm_mhz;
+  double acc = 0, t = t0_ns;
+  auto it = std::upper_bound(samples_.begin(), samples_.end(), t0_ns,
+                             [](double v, const TelemetrySample& s) { return v < s.t_ns; });
+  double f = (it == samples_.begin() ? *it : *std::prev(it)).sm_mhz;
+  for (; it != samples_.end() && it->t_ns < t1_ns; ++it) {
+    acc += f * (it->t_ns - t);
+    t = it->t_ns;
+    f = it->sm_mhz;
+  }
+  acc += f * (t1_ns - t);
+  return acc / (t1_ns - t0_ns);
+}
+
+void attach_recorded_clocks(Workload& wl, const Telemetry& tel, const std::string& trace_file) {
+  for (Rank& r : wl.ranks) {
+    if (r.origin_epoch_ns <= 0)
+      throw InputError(trace_file, "baseTimeNanoseconds",
+                       "missing: needed to align the trace with " + tel.file() + " (expected epoch nanoseconds)");
+    const double first = r.origin_epoch_ns;
+    const double last = r.origin_epoch_ns + (r.recorded_start_s.back() + r.kernels.back().duration_s) * 1e9;
+    if (last < tel.begin_ns() || first > tel.end_ns())
+      throw InputError(tel.file(), "t_ns",
+                       "telemetry does not overlap the trace " + trace_file + " (expected samples covering its kernels)");
+    for (std::size_t i = 0; i < r.kernels.size(); ++i) {
+      const TelemetrySample& s = tel.at(r.origin_epoch_ns + r.recorded_start_s[i] * 1e9);
+      r.kernels[i].recorded_sm_mhz = static_cast<float>(s.sm_mhz);
+      r.kernels[i].recorded_mem_mhz = static_cast<float>(s.mem_mhz);
+    }
+  }
+}
+
+std::string find_trace_file(const std::string& dir) {
+  for (const char* n : {"trace.json.gz", "trace.json"})
+    if (file_exists(dir + "/" + n)) return dir + "/" + n;
+  throw InputError(dir, "trace.json.gz", "missing: expected a Kineto trace (trace.json.gz or trace.json) in the recording directory");
+}
+
+Recording load_recording(const std::string& dir, const Classifier& classifier) {
+  if (!is_directory(dir)) throw InputError(dir, "", "not a directory (expected a recording with trace.json.gz, telemetry.csv, run.json)");
+  Recording rec;
+  rec.dir = dir;
+  const std::string trace = find_trace_file(dir);
+  rec.workload = import_kineto(trace, classifier, &rec.import_report);
+  rec.telemetry = Telemetry::load_csv(dir + "/telemetry.csv");
+  attach_recorded_clocks(rec.workload, rec.telemetry, trace);
+
+  const std::string run_path = dir + "/run.json";
+  rec.run = read_json_file(run_path);
+  Rank& rank = rec.workload.ranks.front();
+  if (!rec.run.contains("run") || !rec.run["run"].contains("profiled_steps")) return rec;
+  const Json& ps = rec.run["run"]["profiled_steps"];
+  if (!ps.is_array()) throw InputError(run_path, "run.profiled_steps", "expected a list of {t0_ns, t1_ns, energy_mj}");
+  if (ps.size() != rank.steps.size())
+    throw InputError(run_path, "run.profiled_steps",
+                     "lists " + std::to_string(ps.size()) + " steps but the trace " + trace + " has " +
+                         std::to_string(rank.steps.size()) + " (expected one entry per traced step)");
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    JsonReader r(ps[i], run_path, "run.profiled_steps[" + std::to_string(i) + "]");
+    MeasuredStep m;
+    m.t0_ns = r.number("t0_ns");
+    m.t1_ns = r.number("t1_ns");
+    if (m.t1_ns <= m.t0_ns) r.fail("t1_ns", "expected t1_ns > t0_ns");
+    m.counter_energy_j = r.has("energy_mj") ? r.number("energy_mj") / 1000.0 : -1;
+    m.energy_j = rec.telemetry.energy_j_between(m.t0_ns, m.t1_ns);
+    m.mean_sm_mhz = rec.telemetry.mean_sm_mhz(m.t0_ns, m.t1_ns);
+    rec.steps.push_back(m);
+    // The measured bounds are the better step boundaries: the host lead and tail come from them.
+    Step& st = rank.steps[i];
+    const double first_ns = rank.origin_epoch_ns + rank.recorded_start_s[st.first_kernel] * 1e9;
+    const double last_ns = rank.origin_epoch_ns +
+                           (rank.recorded_start_s[st.last_kernel] + rank.kernels[st.last_kernel].duration_s) * 1e9;
+    const double max_lead = st.first_kernel == 0 ? 1e300 : rank.kernels[st.first_kernel].gap_before_s;
+    st.lead_s = std::clamp((first_ns - m.t0_ns) * 1e-9, 0.0, max_lead);
+    st.tail_s = std::max(0.0, (m.t1_ns - last_ns) * 1e-9);
+  }
+  return rec;
+}
+
+}  // namespace dvfs

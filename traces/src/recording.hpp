@@ -1,0 +1,67 @@
+#pragma once
+// A recording directory (layout of docs/recording-format.md): trace.json[.gz] (Kineto),
+// telemetry.csv (NVML samples) and run.json (device read-outs, phases, steps with counter energy).
+#include "sim/core/json_util.hpp"
+#include "sim/core/workload.hpp"
+#include "traces/src/kineto_importer.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dvfs {
+
+struct TelemetrySample {
+  double t_ns = 0;
+  double energy_mj = -1;        // cumulative counter, -1 if absent
+  double power_w = -1;          // NVML power usage (1 s average on recent GPUs)
+  double power_instant_w = -1;
+  double sm_mhz = 0;
+  double mem_mhz = 0;
+};
+
+class Telemetry {
+ public:
+  static Telemetry load_csv(const std::string& path);
+  const std::vector<TelemetrySample>& samples() const { return samples_; }
+  bool has_energy() const { return has_energy_; }
+  double begin_ns() const { return samples_.front().t_ns; }
+  double end_ns() const { return samples_.back().t_ns; }
+  // Latest sample at or before t (the first sample before the recording starts).
+  const TelemetrySample& at(double t_ns) const;
+  // Energy counter interpolated between the instants it advanced (it ticks only every ~100 ms).
+  double energy_j_between(double t0_ns, double t1_ns) const;
+  // Time-weighted mean SM clock reported over [t0, t1].
+  double mean_sm_mhz(double t0_ns, double t1_ns) const;
+  const std::string& file() const { return file_; }
+
+ private:
+  double counter_j_at(double t_ns) const;
+  std::string file_;
+  std::vector<TelemetrySample> samples_;
+  std::vector<std::pair<double, double>> counter_points_;  // (t_ns, J) where the counter advanced
+  bool has_energy_ = false;
+};
+
+struct MeasuredStep {
+  double t0_ns = 0, t1_ns = 0;
+  double counter_energy_j = -1;  // run.json's counter difference over the step (coarse)
+  double energy_j = -1;          // interpolated counter over [t0, t1]
+  double mean_sm_mhz = 0;
+};
+
+struct Recording {
+  std::string dir;
+  Workload workload;
+  ImportReport import_report;
+  Telemetry telemetry;
+  std::vector<MeasuredStep> steps;  // aligned with workload.ranks[0].steps
+  Json run;
+};
+
+// Sets each kernel's recorded SM/memory clock to what the telemetry reported at its start.
+void attach_recorded_clocks(Workload& wl, const Telemetry& tel, const std::string& trace_file);
+
+Recording load_recording(const std::string& dir, const Classifier& classifier);
+std::string find_trace_file(const std::string& dir);  // trace.json.gz or trace.json inside dir
+
+}  // namespace dvfs
