@@ -14,11 +14,13 @@ EnergyMeter::EnergyMeter(std::size_t steps, std::size_t annotation_sets, std::si
       interval_s_(timeline_interval_s) {}
 
 void EnergyMeter::add_to_timeline(double t0, double dt, double p, double f, double m) {
-  // Spread the segment over the fixed intervals it covers.
-  double t = t0;
+  // Spread the segment over the fixed intervals it covers. The bin index is corrected after the
+  // division so that rounding can never leave t outside [bin start, bin end).
   const double t1 = t0 + dt;
-  while (t < t1) {
-    auto bin = static_cast<std::size_t>(std::floor(t / interval_s_ + 1e-12));
+  auto bin = static_cast<std::size_t>(std::max(0.0, std::floor(t0 / interval_s_)));
+  while ((static_cast<double>(bin) + 1) * interval_s_ <= t0) ++bin;
+  double t = t0;
+  for (;;) {
     if (bin >= timeline_.size()) timeline_.resize(bin + 1);
     const double bin_end = (static_cast<double>(bin) + 1) * interval_s_;
     const double piece = std::min(t1, bin_end) - t;
@@ -28,6 +30,7 @@ void EnergyMeter::add_to_timeline(double t0, double dt, double p, double f, doub
     tp.mem_mhz_time += m * piece;
     if (bin_end >= t1) break;
     t = bin_end;
+    ++bin;
   }
 }
 

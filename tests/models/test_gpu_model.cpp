@@ -1,0 +1,166 @@
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+
+using namespace dvfs;
+
+namespace {
+
+Kernel kernel(KernelClass c, double dur_s, float rec_sm, float rec_mem) {
+  Kernel k;
+  k.cls = c;
+  k.duration_s = dur_s;
+  k.recorded_sm_mhz = rec_sm;
+  k.recorded_mem_mhz = rec_mem;
+  return k;
+}
+
+bool covered(const Json& prov, const std::string& pointer) {
+  for (auto it = prov.begin(); it != prov.end(); ++it) {
+    const std::string& key = it.key();
+    if (key.empty() || key[0] != '/') continue;
+    if (pointer == key || pointer.rfind(key + "/", 0) == 0) return true;
+  }
+  return false;
+}
+
+void numeric_leaves(const Json& j, const std::string& ptr, std::vector<std::string>& out) {
+  if (j.is_number()) out.push_back(ptr);
+  else if (j.is_object())
+    for (auto it = j.begin(); it != j.end(); ++it) numeric_leaves(it.value(), ptr + "/" + it.key(), out);
+  else if (j.is_array())
+    for (std::size_t i = 0; i < j.size(); ++i) numeric_leaves(j[i], ptr + "/" + std::to_string(i), out);
+}
+
+std::string temp_model(const std::function<void(Json&)>& edit) {
+  Json j = read_json_file(models_dir() + "/h200.json");
+  edit(j);
+  std::string path = "/tmp/dvfs-test-model-" + std::to_string(reinterpret_cast<std::uintptr_t>(&j)) + ".json";
+  std::ofstream(path) << j.dump();
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("every shipped GPU model loads and every number in it has a provenance entry", "[models]") {
+  auto names = available_models();
+  REQUIRE(names.size() >= 4);
+  for (const auto& name : {"h200", "a100-sxm4-80gb", "rtx-3080-ti", "b200-like"})
+    CHECK(std::find(names.begin(), names.end(), name) != names.end());
+  for (const auto& name : names) {
+    GpuModel m = load_gpu_model(name);
+    CHECK(m.name() == name);
+    Json doc = read_json_file(m.source_file());
+    std::vector<std::string> leaves;
+    for (auto it = doc.begin(); it != doc.end(); ++it)
+      if (it.key() != "provenance") numeric_leaves(it.value(), "/" + it.key(), leaves);
+    for (const auto& ptr : leaves) {
+      INFO(name << " " << ptr);
+      CHECK(covered(m.provenance(), ptr));
+    }
+    CHECK(m.provenance().contains("summary"));
+    if (m.status() == "datasheet")
+      CHECK(m.provenance()["summary"].get<std::string>().find("datasheet") != std::string::npos);
+  }
+}
+
+TEST_CASE("H200 model: clock table and cap are the card's read-outs", "[models]") {
+  GpuModel m = load_gpu_model("h200");
+  CHECK(m.status() == "calibrated");
+  CHECK(m.sm_clocks_mhz().size() == 110);
+  CHECK(m.sm_clocks_mhz().front() == 345);
+  CHECK(m.max_sm_mhz() == 1980);
+  CHECK(m.mem_clocks_mhz() == std::vector<double>{2201, 3201});
+  CHECK(m.power_cap_w() == 700);
+  CHECK(m.sm_index(1502) == -1);  // not on the 15 MHz grid from 345 MHz
+  CHECK(m.sm_index(1485) >= 0);
+}
+
+TEST_CASE("kernel time: recorded duration at the recorded clocks, compute-bound work scales with 1/f", "[models]") {
+  GpuModel m = load_gpu_model("h200");
+  const int top = m.sm_index(1980), mem = m.mem_index(3201), half = m.sm_index(990);
+  Kernel g = kernel(KernelClass::gemm, 1e-3, 1980, 3201);
+  CHECK(m.kernel_time_s(g, top, mem) == Catch::Detail::Approx(1e-3));
+  const auto& cc = m.coefficients(KernelClass::gemm);
+  CHECK(m.kernel_time_s(g, half, mem) == Catch::Detail::Approx(1e-3 * (cc.time_sm * 2 + 1 - cc.time_sm)));
+  // Memory-bound work barely moves with the SM clock but does with the memory clock.
+  Kernel e = kernel(KernelClass::elementwise, 1e-3, 1980, 3201);
+  CHECK(m.kernel_time_s(e, half, mem) < m.kernel_time_s(g, half, mem));
+  CHECK(m.kernel_time_s(e, top, m.mem_index(2201)) > 1e-3 * 1.2);
+  // A kernel recorded at a throttled clock runs faster at the top clock.
+  Kernel slow = kernel(KernelClass::gemm, 1e-3, 1485, 3201);
+  CHECK(m.kernel_time_s(slow, top, mem) < 1e-3);
+  // Unknown recorded clocks are taken as the model's default clocks.
+  CHECK(m.kernel_time_s(kernel(KernelClass::gemm, 1e-3, 0, 0), top, mem) == Catch::Detail::Approx(1e-3));
+}
+
+TEST_CASE("kernel power: idle floor, rises with SM clock, scales with SM fill", "[models]") {
+  GpuModel m = load_gpu_model("h200");
+  const int mem = m.mem_index(3201);
+  Kernel g = kernel(KernelClass::gemm, 1e-3, 1980, 3201);
+  double prev = 0;
+  for (std::size_t i = 0; i < m.sm_clocks_mhz().size(); ++i) {
+    const double p = m.kernel_power_w(g, static_cast<int>(i), mem);
+    CHECK(p > m.idle_power_w(static_cast<int>(i)));
+    CHECK(p >= prev);
+    prev = p;
+  }
+  // At the clock the bf16 GEMM micro-benchmark ran at under the cap, the model gives its measured
+  // 691 W scaled by the training fit (dynamic_scale).
+  Json doc = read_json_file(m.source_file());
+  const double scale = doc["power"]["dynamic_scale"].get<double>();
+  const double idle = doc["power"]["idle_w"].get<double>();
+  const double gemm_w = doc["provenance"]["measured_inputs"]["gemm_bf16_8192"]["power_w"].get<double>();
+  const double gemm_f = doc["provenance"]["measured_inputs"]["gemm_bf16_8192"]["mean_sm_mhz"].get<double>();
+  // The measured mean clock lies between two table clocks: the target lies between their powers.
+  const auto& clocks = m.sm_clocks_mhz();
+  const int hi = static_cast<int>(std::lower_bound(clocks.begin(), clocks.end(), gemm_f) - clocks.begin());
+  REQUIRE(hi > 0);
+  const double target = idle + scale * (gemm_w - idle);
+  CHECK(m.kernel_power_w(g, hi - 1, mem) <= target + 1e-6);
+  CHECK(m.kernel_power_w(g, hi, mem) >= target - 1e-6);
+  Kernel half = g;
+  half.sm_fill = 0.5f;
+  const int top = m.sm_index(1980);
+  CHECK(m.kernel_power_w(half, top, mem) - m.idle_power_w(top) ==
+        Catch::Detail::Approx(0.5 * (m.kernel_power_w(g, top, mem) - m.idle_power_w(top))));
+}
+
+TEST_CASE("model files with bad values are rejected naming the file and the field", "[models][errors]") {
+  auto expect = [](const std::function<void(Json&)>& edit, const std::string& part) {
+    std::string path = temp_model(edit);
+    try {
+      GpuModel::load(path);
+      FAIL("expected an InputError");
+    } catch (const InputError& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find(path) != std::string::npos);
+      CHECK(std::string(e.what()).find(part) != std::string::npos);
+    }
+  };
+  expect([](Json& j) { j["colour"] = "red"; }, "colour: unknown key");
+  expect([](Json& j) { j["power"]["cap_w"] = -5; }, "power.cap_w");
+  expect([](Json& j) { j["power"]["idle_w"] = "lots"; }, "power.idle_w: expected a number");
+  expect([](Json& j) { j["classes"]["gemm"]["time_sm"] = 1.5; }, "classes.gemm.time_sm");
+  expect([](Json& j) { j["classes"].erase("copy"); }, "classes.copy: missing");
+  expect([](Json& j) { j["status"] = "guessed"; }, "status");
+  expect([](Json& j) { j["clocks"]["default"]["sm_mhz"] = 1000; }, "clocks.default.sm_mhz");
+  expect([](Json& j) { j["voltage_curve"]["points"] = Json::array({Json::array({1000, 1.0}), Json::array({500, 0.8})}); },
+         "increasing");
+}
+
+TEST_CASE("unknown GPU names list the models that exist", "[models][errors]") {
+  try {
+    load_gpu_model("h900", "scenario.json", "gpu");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("scenario.json: gpu: unknown GPU \"h900\"") == 0);
+    CHECK(msg.find("h200") != std::string::npos);
+  }
+}

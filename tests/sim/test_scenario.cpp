@@ -1,0 +1,123 @@
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/simulation.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace dvfs;
+
+namespace {
+
+Json base() {
+  return Json{{"name", "t"},
+              {"trace", data_dir() + "/tests/fixtures/kineto_current.json"},
+              {"gpu", "h200"},
+              {"policy", "native"}};
+}
+
+void expect_error(const Json& doc, const std::string& field, const std::string& problem) {
+  try {
+    Scenario sc = parse_scenario(doc, "my.json", ".");
+    simulate(sc);
+    FAIL("expected an InputError for field " << field);
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    INFO(msg);
+    CHECK(msg.rfind("my.json: " + field + ": ", 0) == 0);
+    CHECK(msg.find(problem) != std::string::npos);
+    CHECK(msg.find('\n') == std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the default scenario replays the shipped H200 recording under the native governor", "[scenario]") {
+  Scenario sc = load_scenario(default_scenario_path());
+  CHECK(sc.policy.name == "native");
+  CHECK(sc.gpu == "h200");
+  SimulationResult r = simulate(sc);
+  const Json& s = r.summary;
+  CHECK(s["trace"]["activities"] == 11172);
+  REQUIRE(s["steps"].size() == 6);
+  for (const auto& st : s["steps"]) {
+    CHECK(st["time_s"].get<double>() > 0.25);
+    CHECK(st["mean_power_w"].get<double>() > 500);
+    CHECK(st["mean_power_w"].get<double>() <= 700);
+    CHECK(st["kernels"] == 1862);
+  }
+  // Energy is fully attributed: phases + host gaps = total; classes = busy energy.
+  double phases = 0, classes = 0;
+  for (auto& [k, v] : s["energy_by_phase_j"].items()) phases += v.get<double>();
+  for (auto& [k, v] : s["energy_by_class_j"].items()) classes += v.get<double>();
+  const double total = s["totals"]["energy_j"].get<double>();
+  CHECK(phases == Catch::Detail::Approx(total).epsilon(1e-9));
+  CHECK(classes + s["energy_by_phase_j"]["host_gaps"].get<double>() == Catch::Detail::Approx(total).epsilon(1e-9));
+  CHECK(s["energy_by_phase_j"]["backward"].get<double>() > s["energy_by_phase_j"]["forward"].get<double>());
+  CHECK(s["energy_by_phase_j"]["optimizer"].get<double>() > 0);
+  CHECK(s["energy_by_annotation_j"].contains("layer23.mlp"));
+  double residency = 0;
+  for (const auto& r2 : s["sm_clock_residency"]) residency += r2["time_s"].get<double>();
+  CHECK(residency == Catch::Detail::Approx(s["totals"]["time_s"].get<double>()).epsilon(1e-9));
+}
+
+TEST_CASE("scenario mistakes are one-line errors naming file, field and expectation", "[scenario][errors]") {
+  Json j = base();
+  j["polcy"] = "max";
+  expect_error(j, "polcy", "unknown key");
+
+  j = base();
+  j["repeat"] = "twice";
+  expect_error(j, "repeat", "expected an integer");
+
+  j = base();
+  j["gpu"] = "h900";
+  expect_error(j, "gpu", "unknown GPU \"h900\"");
+
+  j = base();
+  j["policy"] = "turbo";
+  expect_error(j, "policy", "unknown policy \"turbo\"");
+
+  j = base();
+  j["policy"] = {{"name", "static"}, {"sm_mhz", 5000}, {"mem_mhz", 3201}};
+  expect_error(j, "policy.sm_mhz", "not supported by h200");
+
+  j = base();
+  j["policy"] = {{"name", "static"}, {"sm_mhz", 1410}, {"mem_mhz", 1234}};
+  expect_error(j, "policy.mem_mhz", "expected one of 2201 3201");
+
+  j = base();
+  j["policy"] = {{"name", "max"}, {"sm_mhz", 1410}};
+  expect_error(j, "policy.sm_mhz", "only the static policy");
+
+  j = base();
+  j["trace"] = "/nonexistent/trace.json";
+  expect_error(j, "trace", "not found");
+
+  j = base();
+  j["engine"] = "warp";
+  expect_error(j, "engine", "expected \"local-loop\" or \"event\"");
+
+  j = base();
+  j["switch_latency"] = {{"nvml_s", -1}};
+  expect_error(j, "switch_latency.nvml_s", ">= 0");
+
+  j = base();
+  j["output"] = {{"timeline_interval_s", 0}};
+  expect_error(j, "output.timeline_interval_s", "positive");
+
+  j = base();
+  j.erase("gpu");
+  expect_error(j, "gpu", "missing");
+}
+
+TEST_CASE("a malformed trace named by a scenario reports the trace file", "[scenario][errors]") {
+  Json j = base();
+  j["trace"] = data_dir() + "/tests/fixtures/truncated.json.gz";
+  try {
+    simulate(parse_scenario(j, "my.json", "."));
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("truncated.json.gz: truncated gzip") != std::string::npos);
+  }
+}

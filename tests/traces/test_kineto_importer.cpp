@@ -1,0 +1,145 @@
+#include "sim/core/errors.hpp"
+#include "traces/src/kineto_importer.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+using namespace dvfs;
+
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(DVFS_TEST_FIXTURES) + "/" + name; }
+
+const Classifier& classifier() {
+  static Classifier c = Classifier::load_default();
+  return c;
+}
+
+std::vector<std::string> annotations_of(const Workload& wl, const Kernel& k) {
+  std::vector<std::string> out;
+  for (auto a : wl.annotation_sets[k.annotation_set].annotations) out.push_back(wl.annotation_names[a]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The error message must name the file and the field.
+void require_input_error(const std::string& file, const std::string& field_part, const std::string& problem_part) {
+  try {
+    import_kineto(file, classifier());
+    FAIL("expected an InputError for " << file);
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find(file) != std::string::npos);
+    CHECK(msg.find(field_part) != std::string::npos);
+    CHECK(msg.find(problem_part) != std::string::npos);
+    CHECK(msg.find('\n') == std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("current Kineto schema: activities, gaps, shapes, classes and fill are imported", "[traces]") {
+  ImportReport rep;
+  Workload wl = import_kineto(fixture("kineto_current.json"), classifier(), &rep);
+  CHECK(rep.schema == "kineto");
+  REQUIRE(wl.ranks.size() == 1);
+  const Rank& r = wl.ranks[0];
+  CHECK(r.device_name == "NVIDIA H200");
+  REQUIRE(r.kernels.size() == 4);
+  CHECK(r.kernels[0].duration_s == Catch::Detail::Approx(100e-6));
+  CHECK(r.kernels[0].gap_before_s == 0.0);
+  CHECK(r.kernels[1].gap_before_s == Catch::Detail::Approx(10e-6));   // 1110 -> 1120: host-bound gap kept
+  CHECK(r.kernels[2].gap_before_s == Catch::Detail::Approx(10e-6));
+  CHECK(r.kernels[3].gap_before_s == Catch::Detail::Approx(858e-6));  // between steps
+  CHECK(r.kernels[0].cls == KernelClass::gemm);
+  CHECK(r.kernels[1].cls == KernelClass::elementwise);
+  CHECK(r.kernels[2].cls == KernelClass::copy);
+  CHECK(r.kernels[2].kind == ActivityKind::memset);
+  CHECK(r.kernels[3].cls == KernelClass::optimizer);
+  CHECK(r.kernels[0].stream == 7);
+  CHECK(r.kernels[0].sm_fill == Catch::Detail::Approx(1.0));
+  CHECK(r.kernels[1].sm_fill == Catch::Detail::Approx(0.5));  // 66 blocks on 132 SMs
+  CHECK(r.shapes[0].registers_per_thread == 168);
+  CHECK(r.shapes[0].grid[0] == 132);
+  CHECK(r.shapes[2].bytes == 4096);
+  CHECK(r.origin_epoch_ns == Catch::Detail::Approx(1700000000000000000.0 + 1010.0 * 1000));
+}
+
+TEST_CASE("steps come from CPU step ranges through launch correlation, with the host lead", "[traces]") {
+  ImportReport rep;
+  Workload wl = import_kineto(fixture("kineto_current.json"), classifier(), &rep);
+  const Rank& r = wl.ranks[0];
+  CHECK(rep.step_source == "cpu user_annotation via launch correlation");
+  REQUIRE(r.steps.size() == 2);
+  CHECK(r.steps[0].label == "step0");
+  CHECK(r.steps[0].first_kernel == 0);
+  CHECK(r.steps[0].last_kernel == 2);
+  CHECK(r.steps[0].lead_s == Catch::Detail::Approx(10e-6));  // step0 starts at 1000, its first kernel at 1010
+  CHECK(r.steps[1].first_kernel == 3);
+  CHECK(r.steps[1].lead_s == Catch::Detail::Approx(10e-6));
+  CHECK(r.kernels[1].step == 0);
+  CHECK(r.kernels[3].step == 1);
+}
+
+TEST_CASE("annotations are the union of GPU ranges and CPU ranges matched by correlation", "[traces]") {
+  Workload wl = import_kineto(fixture("kineto_current.json"), classifier());
+  const Rank& r = wl.ranks[0];
+  CHECK(annotations_of(wl, r.kernels[0]) == std::vector<std::string>{"forward"});
+  CHECK(annotations_of(wl, r.kernels[1]) == std::vector<std::string>{"forward", "layer0.mlp"});
+  CHECK(annotations_of(wl, r.kernels[2]).empty());
+  CHECK(wl.annotation_sets[r.kernels[1].annotation_set].phase == Phase::forward);
+  CHECK(wl.annotation_sets[r.kernels[3].annotation_set].phase == Phase::other);
+}
+
+TEST_CASE("gzip-compressed traces import identically to plain ones", "[traces]") {
+  Workload a = import_kineto(fixture("kineto_current.json"), classifier());
+  Workload b = import_kineto(fixture("kineto_current.json.gz"), classifier());
+  REQUIRE(a.kernel_count() == b.kernel_count());
+  for (std::size_t i = 0; i < a.ranks[0].kernels.size(); ++i) {
+    CHECK(a.ranks[0].kernels[i].duration_s == b.ranks[0].kernels[i].duration_s);
+    CHECK(a.ranks[0].kernels[i].gap_before_s == b.ranks[0].kernels[i].gap_before_s);
+  }
+}
+
+TEST_CASE("2021 Kineto schema: capitalised categories and 'stream N' thread ids", "[traces]") {
+  ImportReport rep;
+  Workload wl = import_kineto(fixture("kineto_2021.json"), classifier(), &rep);
+  CHECK(rep.schema == "kineto-2021");
+  const Rank& r = wl.ranks[0];
+  REQUIRE(r.kernels.size() == 2);
+  CHECK(r.kernels[0].cls == KernelClass::gemm);
+  CHECK(r.kernels[0].stream == 7);
+  CHECK(r.kernels[1].kind == ActivityKind::memcpy);
+  CHECK(r.kernels[1].cls == KernelClass::copy);
+  CHECK(r.kernels[1].gap_before_s == Catch::Detail::Approx(30e-6));
+  REQUIRE(r.steps.size() == 1);
+  CHECK(r.steps[0].label == "ProfilerStep#4");
+  CHECK(annotations_of(wl, r.kernels[0]) == std::vector<std::string>{"backward"});
+  CHECK(wl.annotation_sets[r.kernels[0].annotation_set].phase == Phase::backward);
+}
+
+TEST_CASE("activities overlapping on other streams are replayed as the busy union and counted", "[traces]") {
+  ImportReport rep;
+  Workload wl = import_kineto(fixture("overlapping_streams.json"), classifier(), &rep);
+  const Rank& r = wl.ranks[0];
+  CHECK(rep.overlapped_activities == 1);
+  REQUIRE(r.kernels.size() == 3);
+  CHECK(r.kernels[1].cls == KernelClass::communication);
+  CHECK(r.kernels[1].gap_before_s == 0.0);
+  CHECK(r.kernels[1].duration_s == Catch::Detail::Approx(50e-6));  // only the part past the GEMM adds device time
+  CHECK(r.kernels[2].gap_before_s == Catch::Detail::Approx(10e-6));
+  double busy = 0;
+  for (const auto& k : r.kernels) busy += k.duration_s + k.gap_before_s;
+  CHECK(busy == Catch::Detail::Approx(200e-6));  // the recorded span is preserved
+}
+
+TEST_CASE("bad traces give one-line errors naming the file and the field", "[traces][errors]") {
+  require_input_error(fixture("truncated.json.gz"), "truncated.json.gz", "truncated gzip");
+  require_input_error(fixture("no_trace_events.json"), "traceEvents", "missing");
+  require_input_error(fixture("no_kernels.json"), "traceEvents", "no device activity");
+  require_input_error(fixture("bad_duration.json"), "traceEvents[0].dur", "expected a number");
+  require_input_error(fixture("malformed.json"), "malformed.json", "malformed JSON");
+  require_input_error(fixture("does_not_exist.json"), "does_not_exist.json", "cannot open");
+}

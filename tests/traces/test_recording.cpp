@@ -1,0 +1,105 @@
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+#include "traces/src/recording.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+
+using namespace dvfs;
+
+namespace {
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/dvfs-test-XXXXXX";
+  return ::mkdtemp(tmpl);
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::string fixture_text(const std::string& name) {
+  std::ifstream in(std::string(DVFS_TEST_FIXTURES) + "/" + name);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A recording of the small fixture trace (epoch 1.7e18 ns + 1010 us onwards).
+std::string make_recording(const std::string& telemetry, const std::string& run_json) {
+  std::string dir = temp_dir();
+  write(dir + "/trace.json", fixture_text("kineto_current.json"));
+  write(dir + "/telemetry.csv", telemetry);
+  write(dir + "/run.json", run_json);
+  return dir;
+}
+
+const char* kTelemetry =
+    "t_ns,energy_mj,power_mw,power_instant_mw,sm_mhz,mem_mhz\n"
+    "1700000000000900000,1000,300000,300000,1980,3201\n"
+    "1700000000001100000,1000,300000,300000,1500,3201\n"
+    "1700000000003000000,1600,300000,300000,1500,3201\n";
+
+}  // namespace
+
+TEST_CASE("the shipped GPT-3 XL recording loads with clocks, steps and measured energy", "[traces][recording]") {
+  Recording rec = load_recording(data_dir() + "/traces/recordings/h200-gpt3xl", Classifier::load_default());
+  const Rank& r = rec.workload.ranks[0];
+  CHECK(r.kernels.size() == 11172);
+  REQUIRE(r.steps.size() == 6);
+  REQUIRE(rec.steps.size() == 6);
+  double counter = 0, interpolated = 0;
+  for (std::size_t s = 0; s < 6; ++s) {
+    CHECK(r.steps[s].last_kernel - r.steps[s].first_kernel + 1 == 1862);
+    CHECK(r.steps[s].lead_s > 0);
+    CHECK(r.steps[s].lead_s < 0.01);
+    counter += rec.steps[s].counter_energy_j;
+    interpolated += rec.steps[s].energy_j;
+    CHECK(rec.steps[s].mean_sm_mhz > 1400);
+    CHECK(rec.steps[s].mean_sm_mhz < 1990);
+  }
+  // run.json's per-step counter differences sum to 1,241.4 J; interpolation moves energy between
+  // neighbouring steps but cannot create or lose much of it.
+  CHECK(counter == Catch::Detail::Approx(1241.397).epsilon(1e-6));
+  CHECK(interpolated == Catch::Detail::Approx(counter).epsilon(0.05));
+  for (const Kernel& k : r.kernels) {
+    CHECK(k.recorded_sm_mhz >= 1470);
+    CHECK(k.recorded_sm_mhz <= 1980);
+    CHECK(k.recorded_mem_mhz == 3201);
+  }
+}
+
+TEST_CASE("recorded clocks are the telemetry's at each kernel start", "[traces][recording]") {
+  std::string dir = make_recording(kTelemetry, R"({"run": {"profiled_steps": [
+      {"t0_ns": 1700000000001000000, "t1_ns": 1700000000001160000, "energy_mj": 300},
+      {"t0_ns": 1700000000002000000, "t1_ns": 1700000000002050000, "energy_mj": 300}]}})");
+  Recording rec = load_recording(dir, Classifier::load_default());
+  const Rank& r = rec.workload.ranks[0];
+  CHECK(r.kernels[0].recorded_sm_mhz == 1980);  // starts at 1010 us, before the 1100 us sample
+  CHECK(r.kernels[1].recorded_sm_mhz == 1500);
+  // Measured bounds set the host lead (1010 - 1000 us) and tail (1160 - 1152 us); epoch nanoseconds
+  // near 1.7e18 carry only ~256 ns of double precision.
+  CHECK(r.steps[0].lead_s == Catch::Detail::Approx(10e-6).margin(0.5e-6));
+  CHECK(r.steps[0].tail_s == Catch::Detail::Approx(8e-6).margin(0.5e-6));
+  // The counter read 1 J from the first sample (0.9 ms) and 1.6 J from its update between the samples
+  // at 1.1 and 3.0 ms (midpoint 2.05 ms): step 1 [2.0, 2.05] ms gets 0.6 J * 0.05 / 1.15.
+  CHECK(rec.steps[1].energy_j == Catch::Detail::Approx(0.6 * 0.05 / 1.15).epsilon(0.01));
+}
+
+TEST_CASE("telemetry and run.json problems are one-line errors naming file and field", "[traces][recording][errors]") {
+  auto expect = [](const std::string& dir, const std::string& part) {
+    try {
+      load_recording(dir, Classifier::load_default());
+      FAIL("expected an InputError");
+    } catch (const InputError& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find(part) != std::string::npos);
+      CHECK(std::string(e.what()).find('\n') == std::string::npos);
+    }
+  };
+  expect(make_recording("t_ns,energy_mj\n1,2\n3,4\n", "{}"), "missing column \"sm_mhz\"");
+  expect(make_recording("t_ns,sm_mhz,mem_mhz\n1700000000000900000,fast,3201\n1700000000003000000,1500,3201\n", "{}"),
+         "row 2, column sm_mhz");
+  expect(make_recording("t_ns,sm_mhz,mem_mhz\n5,1500,3201\n6,1500,3201\n", "{}"), "does not overlap");
+  expect(make_recording(kTelemetry, R"({"run": {"profiled_steps": [{"t0_ns": 1, "t1_ns": 2}]}})"),
+         "run.profiled_steps");
+  expect(temp_dir(), "trace.json.gz");
+}
