@@ -16,7 +16,12 @@ namespace dvfs {
 LoadedTrace load_trace(const std::string& path) {
   Classifier classifier = Classifier::load_default();
   LoadedTrace t;
-  if (is_directory(path)) {
+  if (is_directory(path) && file_exists(path + "/telemetry.csv") && file_exists(path + "/run.json")) {
+    // A full recording: kernels get their recorded clocks, steps their measured bounds.
+    Recording rec = load_recording(path, classifier);
+    t.workload = std::move(rec.workload);
+    t.report = rec.import_report;
+  } else if (is_directory(path)) {
     const std::string trace = find_trace_file(path);
     t.workload = import_kineto(trace, classifier, &t.report);
     if (file_exists(path + "/telemetry.csv"))

@@ -127,7 +127,7 @@ GpuModel GpuModel::load(const std::string& path) {
   sl.only_keys({"nvml_s", "firmware_s", "mem_nvml_s"});
   m.latency_.nvml_s = sl.non_negative("nvml_s");
   m.latency_.firmware_s = sl.non_negative("firmware_s");
-  m.latency_.mem_nvml_s = sl.number_or("mem_nvml_s", m.latency_.nvml_s);
+  m.latency_.mem_nvml_s = sl.has("mem_nvml_s") ? sl.non_negative("mem_nvml_s") : m.latency_.nvml_s;
 
   m.provenance_ = r.raw("provenance");
   if (!m.provenance_.is_object()) r.fail("provenance", "expected an object mapping JSON pointers to sources");

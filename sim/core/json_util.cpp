@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
+#include <vector>
 
 namespace dvfs {
 
@@ -30,6 +31,20 @@ std::string dirname_of(const std::string& path) {
 std::string join_path(const std::string& dir, const std::string& rel) {
   if (rel.empty() || rel[0] == '/' || dir.empty() || dir == ".") return rel;
   return dir + "/" + rel;
+}
+
+std::string normalize_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream is(path);
+  while (std::getline(is, part, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part == ".." && !parts.empty() && parts.back() != "..") parts.pop_back();
+    else parts.push_back(part);
+  }
+  std::string out = !path.empty() && path[0] == '/' ? "/" : "";
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "/" : "") + parts[i];
+  return out.empty() ? "." : out;
 }
 
 bool file_exists(const std::string& path) {

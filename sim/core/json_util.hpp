@@ -13,6 +13,8 @@ using Json = nlohmann::json;
 Json read_json_file(const std::string& path);
 std::string dirname_of(const std::string& path);
 std::string join_path(const std::string& dir, const std::string& rel);
+// Lexically removes "." and "dir/.." components (no file-system access).
+std::string normalize_path(const std::string& path);
 bool file_exists(const std::string& path);
 bool is_directory(const std::string& path);
 

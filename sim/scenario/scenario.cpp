@@ -22,7 +22,7 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
   s.name = r.string_or("name", "scenario");
   s.description = r.string_or("description", "");
 
-  s.trace_path = join_path(base_dir, r.string("trace"));
+  s.trace_path = normalize_path(join_path(base_dir, r.string("trace")));
   if (!file_exists(s.trace_path))
     r.fail("trace", "file or directory not found: " + s.trace_path +
                         " (expected a recording directory or a Kineto .json/.json.gz trace)");
@@ -72,7 +72,7 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
   if (r.has("output")) {
     JsonReader o = r.child("output");
     o.only_keys({"dir", "timeline_interval_s"});
-    if (o.has("dir")) s.output_dir = join_path(base_dir, o.string("dir"));
+    if (o.has("dir")) s.output_dir = normalize_path(join_path(base_dir, o.string("dir")));
     if (o.has("timeline_interval_s")) s.replay.timeline_interval_s = o.positive("timeline_interval_s");
   }
   return s;

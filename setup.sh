@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# README command 1: install what is missing (Debian packages only), build, and run the default
+# scenario. `setup.sh --build-only` stops after the build (the test command uses that).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(cmake g++ make pkg-config zlib1g-dev libsimgrid-dev libboost-dev libboost-graph-dev
+          nlohmann-json3-dev pybind11-dev catch2 python3 python3-dev python3-numpy python3-pandas python3-pytest)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+WERROR=OFF
+[ "${CI:-}" = "true" ] && WERROR=ON
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDVFS_WERROR="$WERROR" -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+cmake --build build -j"$(nproc)"
+
+[ "${1:-}" = "--build-only" ] && exit 0
+./build/dvfs-sim run

@@ -1,0 +1,120 @@
+"""The command-line contract: what a user sees from `dvfs-sim`."""
+import json
+import os
+
+
+def test_run_without_arguments_replays_the_default_scenario(cli, tmp_path):
+    r = cli("run", "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "gpt3xl-h200-native" in r.stdout
+    assert "energy by phase" in r.stdout and "backward" in r.stdout
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert len(summary["steps"]) == 6
+    assert summary["policy"] == "native"
+    lines = (tmp_path / "timeline.csv").read_text().splitlines()
+    assert lines[0] == "gpu,t_s,power_w,sm_mhz,mem_mhz,energy_j"
+    # 10 ms samples over ~1.8 s of replay
+    assert 150 < len(lines) < 250
+    last = lines[-1].split(",")
+    assert abs(float(last[5]) - summary["totals"]["energy_j"]) < 1e-3
+
+
+def test_two_runs_write_byte_identical_summaries(cli, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert cli("run", "-o", a).returncode == 0
+    assert cli("run", "-o", b).returncode == 0
+    assert (a / "summary.json").read_bytes() == (b / "summary.json").read_bytes()
+    assert (a / "timeline.csv").read_bytes() == (b / "timeline.csv").read_bytes()
+
+
+def test_event_engine_gives_the_same_totals(cli, tmp_path):
+    r = cli("run", "--engine", "event", "--json", "-o", tmp_path / "e")
+    assert r.returncode == 0, r.stderr
+    event = json.loads(r.stdout)
+    local = json.loads(cli("run", "--json", "-o", tmp_path / "l").stdout)
+    assert abs(event["totals"]["energy_j"] - local["totals"]["energy_j"]) < 1e-6 * local["totals"]["energy_j"]
+    assert event["engine"] == "event"
+
+
+def test_models_lists_every_gpu_with_its_status(cli):
+    r = cli("models", "--json")
+    assert r.returncode == 0, r.stderr
+    models = {m["name"]: m for m in json.loads(r.stdout)}
+    assert models["h200"]["status"] == "calibrated"
+    for name in ("a100-sxm4-80gb", "rtx-3080-ti", "b200-like"):
+        assert models[name]["status"] == "datasheet"
+    text = cli("models").stdout
+    assert "datasheet, not yet calibrated" in text
+
+
+def test_validate_prints_both_clock_sources_and_json(cli, root, tmp_path):
+    rec = os.path.join(root, "traces", "recordings", "h200-gpt3xl")
+    r = cli("validate", rec, "--gpu", "h200")
+    assert r.returncode == 0, r.stderr
+    assert "clock source: native" in r.stdout and "clock source: recorded" in r.stdout
+    assert "MAPE" in r.stdout
+    out = tmp_path / "v.json"
+    r = cli("validate", rec, "--gpu", "h200", "--json", "-o", out)
+    rep = json.loads(r.stdout)
+    assert json.loads(out.read_text()) == rep
+    native = rep["clock_sources"][0]
+    assert native["clock_source"] == "native"
+    assert abs(native["total"]["energy_error_pct"]) < 10
+    assert abs(native["total"]["time_error_pct"]) < 5
+
+
+def test_bench_prints_throughput_against_its_targets(cli):
+    r = cli("bench", "--events", "200000")
+    assert r.returncode == 0, r.stderr
+    assert "M events/s" in r.stdout and "target >= 5 M/s" in r.stdout
+    assert "peak memory" in r.stdout
+
+
+def _scenario(tmp_path, root, **changes):
+    doc = {"name": "t", "trace": os.path.join(root, "tests", "fixtures", "kineto_current.json"),
+           "gpu": "h200", "policy": "native"}
+    doc.update(changes)
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _one_line_error(r, *parts):
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    err = r.stderr.strip()
+    assert "\n" not in err, err
+    for p in parts:
+        assert p in err, err
+    assert "internal error" not in err
+
+
+def test_bad_input_is_one_line_and_exit_code_2(cli, root, tmp_path):
+    fx = os.path.join(root, "tests", "fixtures")
+    _one_line_error(cli("run", _scenario(tmp_path, root, polcy="max")), "s.json", "polcy", "unknown key")
+    _one_line_error(cli("run", _scenario(tmp_path, root, gpu="h900")), "gpu", "unknown GPU", "h200")
+    _one_line_error(cli("run", _scenario(tmp_path, root, policy="turbo")), "policy", "unknown policy")
+    _one_line_error(cli("run", _scenario(tmp_path, root, policy={"name": "static", "sm_mhz": 3000, "mem_mhz": 3201})),
+                    "policy.sm_mhz", "not supported", "345-1980 MHz")
+    _one_line_error(cli("run", _scenario(tmp_path, root, repeat="x")), "repeat", "expected an integer")
+    _one_line_error(cli("run", _scenario(tmp_path, root, trace=os.path.join(fx, "truncated.json.gz"))),
+                    "truncated.json.gz", "truncated gzip")
+    _one_line_error(cli("run", _scenario(tmp_path, root, trace=os.path.join(fx, "no_trace_events.json"))),
+                    "no_trace_events.json", "traceEvents")
+    _one_line_error(cli("run", _scenario(tmp_path, root, trace=os.path.join(fx, "no_kernels.json"))),
+                    "no_kernels.json", "no device activity")
+    _one_line_error(cli("run", _scenario(tmp_path, root, trace="missing.json")), "trace", "not found")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{ not json")
+    _one_line_error(cli("run", bad), "bad.json", "malformed JSON")
+    _one_line_error(cli("run", tmp_path / "nope.json"), "nope.json", "cannot open")
+    _one_line_error(cli("validate", tmp_path, "--gpu", "h200"), "trace.json.gz", "missing")
+    _one_line_error(cli("validate", os.path.join(root, "traces", "recordings", "h200-gpt3xl"), "--gpu", "h900"),
+                    "--gpu", "unknown GPU")
+
+
+def test_usage_errors_exit_2(cli):
+    assert cli().returncode == 2
+    assert cli("frobnicate").returncode == 2
+    assert cli("run", "--bogus").returncode == 2
+    assert cli("validate").returncode == 2
+    assert cli("--help").returncode == 0

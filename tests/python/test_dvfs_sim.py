@@ -1,0 +1,61 @@
+"""`import dvfs_sim`: the pybind11 module built by CMake."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import dvfs_sim
+
+ROOT = os.environ.get("DVFS_SIM_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def test_run_default_scenario_returns_the_summary_dict():
+    s = dvfs_sim.run()
+    assert s["scenario"] == "gpt3xl-h200-native"
+    assert len(s["steps"]) == 6
+    assert s["totals"]["energy_j"] > 0
+    assert set(s["energy_by_phase_j"]) >= {"forward", "backward", "optimizer", "host_gaps"}
+
+
+def test_run_matches_the_cli_byte_for_byte(tmp_path):
+    out = tmp_path / "py"
+    s = dvfs_sim.run(dvfs_sim.default_scenario_path(), output_dir=out)
+    cli_out = tmp_path / "cli"
+    binary = os.environ.get("DVFS_SIM_BIN", os.path.join(ROOT, "build", "dvfs-sim"))
+    subprocess.run([binary, "run", "-o", str(cli_out)], check=True, capture_output=True)
+    assert (out / "summary.json").read_bytes() == (cli_out / "summary.json").read_bytes()
+    assert json.loads((out / "summary.json").read_text()) == s
+
+
+def test_run_a_dict_scenario_with_a_static_policy():
+    trace = os.path.join(ROOT, "tests", "fixtures", "kineto_current.json")
+    fast = dvfs_sim.run({"trace": trace, "gpu": "h200", "policy": "max"})
+    slow = dvfs_sim.run({"trace": trace, "gpu": "h200", "policy": {"name": "static", "sm_mhz": 990, "mem_mhz": 3201}})
+    assert slow["totals"]["time_s"] > fast["totals"]["time_s"]
+    assert slow["totals"]["mean_sm_mhz"] == pytest.approx(990)
+
+
+def test_bad_scenarios_raise_input_error_naming_the_field():
+    with pytest.raises(dvfs_sim.InputError, match=r"<scenario dict>: polcy: unknown key"):
+        dvfs_sim.run({"trace": "x", "gpu": "h200", "policy": "max", "polcy": 1})
+    with pytest.raises(dvfs_sim.InputError, match=r"gpu: unknown GPU \"h900\""):
+        dvfs_sim.run({"trace": os.path.join(ROOT, "tests", "fixtures", "kineto_current.json"), "gpu": "h900", "policy": "max"})
+    with pytest.raises(dvfs_sim.InputError, match="cannot open scenario file"):
+        dvfs_sim.run("/nonexistent/scenario.json")
+    with pytest.raises(TypeError):
+        dvfs_sim.run(42)
+
+
+def test_models_and_validate_are_available():
+    assert {"h200", "a100-sxm4-80gb", "rtx-3080-ti", "b200-like"} <= set(dvfs_sim.available_models())
+    rep = dvfs_sim.validate(os.path.join(ROOT, "traces", "recordings", "h200-gpt3xl"), "h200")
+    assert [s["clock_source"] for s in rep["clock_sources"]] == ["native", "recorded"]
+
+
+def test_h200_model_file_is_what_its_calibration_script_derives():
+    script = os.path.join(ROOT, "models", "calibration", "h200.py")
+    env = dict(os.environ, DVFS_SIM_PYTHONPATH=os.path.dirname(os.path.dirname(dvfs_sim.__file__)))
+    r = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
