@@ -37,6 +37,13 @@ const char* to_string(Phase p) {
   return "other";
 }
 
+double bounded_step_lead(const Rank& rank, const Step& step, double lead_s) {
+  if (lead_s < 0) return 0;
+  if (step.first_kernel <= 0) return lead_s;
+  const double gap = rank.kernels[static_cast<std::size_t>(step.first_kernel)].gap_before_s;
+  return lead_s < gap ? lead_s : gap;
+}
+
 std::size_t Workload::kernel_count() const {
   std::size_t n = 0;
   for (const auto& r : ranks) n += r.kernels.size();

@@ -76,6 +76,10 @@ struct Rank {
   std::vector<double> recorded_start_s;  // recorded start of each kernel relative to origin
 };
 
+// The host lead of a step lies inside the gap before its first activity; the rank's very first
+// activity has no recorded gap before it, so there the lead is bounded only by zero.
+double bounded_step_lead(const Rank& rank, const Step& step, double lead_s);
+
 struct AnnotationSet {
   std::vector<std::uint32_t> annotations;  // indices into Workload::annotation_names
   Phase phase = Phase::other;

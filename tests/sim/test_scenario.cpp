@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <functional>
+#include <vector>
+
 using namespace dvfs;
 
 namespace {
@@ -62,53 +65,31 @@ TEST_CASE("the default scenario replays the shipped H200 recording under the nat
 }
 
 TEST_CASE("scenario mistakes are one-line errors naming file, field and expectation", "[scenario][errors]") {
-  Json j = base();
-  j["polcy"] = "max";
-  expect_error(j, "polcy", "unknown key");
-
-  j = base();
-  j["repeat"] = "twice";
-  expect_error(j, "repeat", "expected an integer");
-
-  j = base();
-  j["gpu"] = "h900";
-  expect_error(j, "gpu", "unknown GPU \"h900\"");
-
-  j = base();
-  j["policy"] = "turbo";
-  expect_error(j, "policy", "unknown policy \"turbo\"");
-
-  j = base();
-  j["policy"] = {{"name", "static"}, {"sm_mhz", 5000}, {"mem_mhz", 3201}};
-  expect_error(j, "policy.sm_mhz", "not supported by h200");
-
-  j = base();
-  j["policy"] = {{"name", "static"}, {"sm_mhz", 1410}, {"mem_mhz", 1234}};
-  expect_error(j, "policy.mem_mhz", "expected one of 2201 3201");
-
-  j = base();
-  j["policy"] = {{"name", "max"}, {"sm_mhz", 1410}};
-  expect_error(j, "policy.sm_mhz", "only the static policy");
-
-  j = base();
-  j["trace"] = "/nonexistent/trace.json";
-  expect_error(j, "trace", "not found");
-
-  j = base();
-  j["engine"] = "warp";
-  expect_error(j, "engine", "expected \"local-loop\" or \"event\"");
-
-  j = base();
-  j["switch_latency"] = {{"nvml_s", -1}};
-  expect_error(j, "switch_latency.nvml_s", ">= 0");
-
-  j = base();
-  j["output"] = {{"timeline_interval_s", 0}};
-  expect_error(j, "output.timeline_interval_s", "positive");
-
-  j = base();
-  j.erase("gpu");
-  expect_error(j, "gpu", "missing");
+  struct Case {
+    std::function<void(Json&)> edit;
+    std::string field, problem;
+  };
+  const std::vector<Case> cases = {
+      {[](Json& j) { j["polcy"] = "max"; }, "polcy", "unknown key"},
+      {[](Json& j) { j["repeat"] = "twice"; }, "repeat", "expected an integer"},
+      {[](Json& j) { j["gpu"] = "h900"; }, "gpu", "unknown GPU \"h900\""},
+      {[](Json& j) { j["policy"] = "turbo"; }, "policy", "unknown policy \"turbo\""},
+      {[](Json& j) { j["policy"] = {{"name", "static"}, {"sm_mhz", 5000}, {"mem_mhz", 3201}}; }, "policy.sm_mhz",
+       "not supported by h200"},
+      {[](Json& j) { j["policy"] = {{"name", "static"}, {"sm_mhz", 1410}, {"mem_mhz", 1234}}; }, "policy.mem_mhz",
+       "expected one of 2201 3201"},
+      {[](Json& j) { j["policy"] = {{"name", "max"}, {"sm_mhz", 1410}}; }, "policy.sm_mhz", "only the static policy"},
+      {[](Json& j) { j["trace"] = "/nonexistent/trace.json"; }, "trace", "not found"},
+      {[](Json& j) { j["engine"] = "warp"; }, "engine", "expected \"local-loop\" or \"event\""},
+      {[](Json& j) { j["switch_latency"] = {{"nvml_s", -1}}; }, "switch_latency.nvml_s", ">= 0"},
+      {[](Json& j) { j["output"] = {{"timeline_interval_s", 0}}; }, "output.timeline_interval_s", "positive"},
+      {[](Json& j) { j.erase("gpu"); }, "gpu", "missing"},
+  };
+  for (const Case& c : cases) {
+    Json j = base();
+    c.edit(j);
+    expect_error(j, c.field, c.problem);
+  }
 }
 
 TEST_CASE("a malformed trace named by a scenario reports the trace file", "[scenario][errors]") {

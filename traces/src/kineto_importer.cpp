@@ -329,12 +329,8 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
         st.last_kernel = static_cast<int>(i);
       }
       if (st.first_kernel < 0) continue;
-      const Kernel& first = rank.kernels[st.first_kernel];
       double first_start_us = origin_us + rank.recorded_start_s[st.first_kernel] * 1e6;
-      // The lead is host time inside the gap before the step's first activity; the very first
-      // activity has no recorded gap before it, so its lead is bounded by nothing but zero.
-      const double max_lead = st.first_kernel == 0 ? 1e300 : first.gap_before_s;
-      st.lead_s = std::clamp((first_start_us - step_start_us[s]) * 1e-6, 0.0, max_lead);
+      st.lead_s = bounded_step_lead(rank, st, (first_start_us - step_start_us[s]) * 1e-6);
       double last_end_us = origin_us + (rank.recorded_start_s[st.last_kernel] + rank.kernels[st.last_kernel].duration_s) * 1e6;
       // A CPU step range ends when the host has queued the work, not when the device is done.
       st.tail_s = steps_on_gpu ? std::max(0.0, (step_end_us[s] - last_end_us) * 1e-6) : 0.0;

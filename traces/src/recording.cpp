@@ -177,8 +177,7 @@ Recording load_recording(const std::string& dir, const Classifier& classifier) {
     const double first_ns = rank.origin_epoch_ns + rank.recorded_start_s[st.first_kernel] * 1e9;
     const double last_ns = rank.origin_epoch_ns +
                            (rank.recorded_start_s[st.last_kernel] + rank.kernels[st.last_kernel].duration_s) * 1e9;
-    const double max_lead = st.first_kernel == 0 ? 1e300 : rank.kernels[st.first_kernel].gap_before_s;
-    st.lead_s = std::clamp((first_ns - m.t0_ns) * 1e-9, 0.0, max_lead);
+    st.lead_s = bounded_step_lead(rank, st, (first_ns - m.t0_ns) * 1e-9);
     st.tail_s = std::max(0.0, (m.t1_ns - last_ns) * 1e-9);
   }
   return rec;
