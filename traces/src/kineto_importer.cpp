@@ -321,14 +321,15 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
     }
 
     // Step boundaries: first/last activity, host lead before the first one, tail after the last one.
+    for (std::size_t i = 0; i < rank.kernels.size(); ++i) {
+      const int step = rank.kernels[i].step;
+      if (step < 0) continue;
+      Step& st = rank.steps[static_cast<std::size_t>(step)];
+      if (st.first_kernel < 0) st.first_kernel = static_cast<int>(i);
+      st.last_kernel = static_cast<int>(i);
+    }
     for (std::size_t s = 0; s < rank.steps.size(); ++s) {
       Step& st = rank.steps[s];
-      for (std::size_t i = 0; i < rank.kernels.size(); ++i) {
-        if (rank.kernels[i].step != static_cast<int>(s)) continue;
-        if (st.first_kernel < 0) st.first_kernel = static_cast<int>(i);
-        st.last_kernel = static_cast<int>(i);
-      }
-      if (st.first_kernel < 0) continue;
       double first_start_us = origin_us + rank.recorded_start_s[st.first_kernel] * 1e6;
       st.lead_s = bounded_step_lead(rank, st, (first_start_us - step_start_us[s]) * 1e-6);
       double last_end_us = origin_us + (rank.recorded_start_s[st.last_kernel] + rank.kernels[st.last_kernel].duration_s) * 1e6;
