@@ -82,7 +82,6 @@ class GpuModel {
   const NativeGovernorParams& governor() const { return governor_; }
   const SwitchLatency& switch_latency() const { return latency_; }
   const ClassCoefficients& coefficients(KernelClass c) const { return classes_[static_cast<int>(c)]; }
-  double relative_dynamic(int sm_idx) const { return g_tab_[sm_idx]; }  // g(f)
   double relative_voltage(double sm_mhz) const;
 
   // Pure model functions (indices from sm_index/mem_index).

@@ -149,11 +149,4 @@ std::string JsonReader::string_or(const char* key, const std::string& fallback) 
   return has(key) ? string(key) : fallback;
 }
 
-bool JsonReader::boolean_or(const char* key, bool fallback) const {
-  if (!has(key)) return fallback;
-  const Json& j = node_.at(key);
-  if (!j.is_boolean()) fail(key, "expected true or false, got " + json_type_name(j));
-  return j.get<bool>();
-}
-
 }  // namespace dvfs

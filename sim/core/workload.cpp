@@ -50,12 +50,4 @@ std::size_t Workload::kernel_count() const {
   return n;
 }
 
-std::uint32_t Workload::intern_name(const std::string& name) {
-  // Importers intern through their own hash maps; this linear fallback serves small hand-built workloads.
-  for (std::size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return static_cast<std::uint32_t>(i);
-  names.push_back(name);
-  return static_cast<std::uint32_t>(names.size() - 1);
-}
-
 }  // namespace dvfs

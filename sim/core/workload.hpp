@@ -94,7 +94,6 @@ struct Workload {
 
   Workload() { annotation_sets.emplace_back(); }
   std::size_t kernel_count() const;
-  std::uint32_t intern_name(const std::string& name);
 };
 
 }  // namespace dvfs

@@ -55,7 +55,6 @@ class EnergyMeter {
       if (ctx.busy) st.busy_s += dt_s;
     }
     residency_s_[sm_idx] += dt_s;
-    peak_segment_w_ = power_w > peak_segment_w_ ? power_w : peak_segment_w_;
     if (interval_s_ > 0) add_to_timeline(t0_s, dt_s, power_w, sm_mhz, mem_mhz);
   }
   void step_begin(int step, double t) { steps_[step].start_s = t; }
@@ -68,7 +67,6 @@ class EnergyMeter {
   double busy_s() const { return busy_s_; }
   double gap_j() const { return gap_j_; }
   double gap_s() const { return gap_s_; }
-  double peak_segment_w() const { return peak_segment_w_; }
   const std::vector<StepTotals>& steps() const { return steps_; }
   const std::vector<double>& annotation_set_j() const { return set_j_; }
   const std::vector<double>& class_j() const { return class_j_; }
@@ -80,7 +78,7 @@ class EnergyMeter {
  private:
   void add_to_timeline(double t0, double dt, double p, double f, double m);
 
-  double total_j_ = 0, busy_s_ = 0, gap_j_ = 0, gap_s_ = 0, peak_segment_w_ = 0;
+  double total_j_ = 0, busy_s_ = 0, gap_j_ = 0, gap_s_ = 0;
   std::vector<StepTotals> steps_;
   std::vector<double> set_j_;
   std::vector<double> class_j_, class_s_;

@@ -72,6 +72,8 @@ Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& r
                        {"busy_s", q(m.busy_s())},
                        {"kernel_events", o.stats.kernel_events},
                        {"clock_switches", o.stats.clock_switches},
+                       {"policy_ticks", o.stats.ticks},
+                       {"segments", o.stats.segments},
                        {"simgrid_end_s", q(o.simgrid_end_s)}});
     const Rank& rank = wl.ranks[static_cast<std::size_t>(&o - outcomes.data())];
     for (std::size_t i = 0; i < m.steps().size(); ++i) {
