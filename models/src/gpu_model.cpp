@@ -40,18 +40,31 @@ double share(const JsonReader& r, const char* key, double fallback) {
   return v;
 }
 
+ClassCoefficients read_coefficients(const JsonReader& c) {
+  c.only_keys({"time_sm", "time_mem", "dynamic_w", "sm_share"});
+  ClassCoefficients cc;
+  cc.time_sm = share(c, "time_sm", cc.time_sm);
+  cc.time_mem = share(c, "time_mem", cc.time_mem);
+  if (cc.time_sm + cc.time_mem > 1.0 + 1e-12) c.fail("time_mem", "expected time_sm + time_mem <= 1");
+  cc.dynamic_w = c.non_negative("dynamic_w");
+  cc.sm_share = share(c, "sm_share", cc.sm_share);
+  return cc;
+}
+
 }  // namespace
 
-GpuModel GpuModel::load(const std::string& path) {
-  Json doc = read_json_file(path);
+GpuModel GpuModel::load(const std::string& path) { return from_json(read_json_file(path), path); }
+
+GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
   JsonReader r(doc, path, "");
   r.only_keys({"name", "display_name", "status", "sm_count", "clocks", "voltage_curve", "power", "classes",
-               "native_governor", "switch_latency", "specs", "provenance", "notes"});
+               "native_governor", "switch_latency", "specs", "provenance", "notes", "computations", "derived_from"});
   GpuModel m;
   m.source_file_ = path;
   m.name_ = r.string("name");
   m.display_name_ = r.string_or("display_name", m.name_);
   m.status_ = r.string("status");
+  m.derived_from_ = r.string_or("derived_from", "");
   if (m.status_ != "calibrated" && m.status_ != "datasheet")
     r.fail("status", "expected \"calibrated\" or \"datasheet\", got \"" + m.status_ + "\"");
   m.sm_count_ = static_cast<int>(r.integer("sm_count"));
@@ -100,14 +113,17 @@ GpuModel GpuModel::load(const std::string& path) {
   }
   for (int i = 0; i < kKernelClassCount; ++i) {
     const char* cname = to_string(static_cast<KernelClass>(i));
-    JsonReader c = cls.child(cname);
-    c.only_keys({"time_sm", "time_mem", "dynamic_w", "sm_share"});
-    ClassCoefficients& cc = m.classes_[i];
-    cc.time_sm = share(c, "time_sm", cc.time_sm);
-    cc.time_mem = share(c, "time_mem", cc.time_mem);
-    if (cc.time_sm + cc.time_mem > 1.0 + 1e-12) c.fail("time_mem", "expected time_sm + time_mem <= 1");
-    cc.dynamic_w = c.non_negative("dynamic_w");
-    cc.sm_share = share(c, "sm_share", cc.sm_share);
+    m.classes_[i] = read_coefficients(cls.child(cname));
+  }
+  if (r.has("computations")) {
+    JsonReader comp = r.child("computations");
+    for (auto it = comp.node().begin(); it != comp.node().end(); ++it)
+      m.computations_.emplace_back(it.key(), read_coefficients(comp.child(it.key().c_str())));
+  }
+  if (r.has("specs")) {
+    JsonReader sp = r.child("specs");
+    if (sp.has("bf16_dense_tflops")) m.specs_.bf16_dense_tflops = sp.positive("bf16_dense_tflops");
+    if (sp.has("mem_bandwidth_gbs")) m.specs_.mem_bandwidth_gbs = sp.positive("mem_bandwidth_gbs");
   }
 
   if (r.has("native_governor")) {
@@ -166,6 +182,30 @@ void GpuModel::build_tables() {
         dyn_tab_[(static_cast<std::size_t>(c) * ns + i) * nm + j] =
             dynamic_scale_ * cc.dynamic_w * (cc.sm_share * g_tab_[i] + (1.0 - cc.sm_share) * mem_clocks_[j] / mmax);
       }
+}
+
+double GpuModel::g_at(double f) const {
+  const double fmax = max_sm_mhz(), v = relative_voltage(f) / relative_voltage(fmax);
+  return v * v * f / fmax;
+}
+
+double GpuModel::idle_power_at(double f) const {
+  return idle_w_ * (1.0 - idle_sm_fraction_ + idle_sm_fraction_ * g_at(f));
+}
+
+double GpuModel::sm_independent_power_w(const ClassCoefficients& cc, double m) const {
+  return idle_w_ * (1.0 - idle_sm_fraction_) + dynamic_scale_ * cc.dynamic_w * (1.0 - cc.sm_share) * m / max_mem_mhz();
+}
+
+double GpuModel::coefficient_power_at(const ClassCoefficients& cc, double f, double m) const {
+  return idle_power_at(f) +
+         dynamic_scale_ * cc.dynamic_w * (cc.sm_share * g_at(f) + (1.0 - cc.sm_share) * m / max_mem_mhz());
+}
+
+const ClassCoefficients* GpuModel::computation(const std::string& name) const {
+  for (const auto& c : computations_)
+    if (c.first == name) return &c.second;
+  return nullptr;
 }
 
 static int find_clock(const std::vector<double>& table, double mhz) {

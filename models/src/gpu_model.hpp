@@ -51,15 +51,26 @@ struct ClassCoefficients {
   double sm_share = 0.5;   // share of dynamic_w that scales with g(f_sm); the rest with f_mem
 };
 
+// Datasheet figures used to retarget work between GPUs (0 = not given).
+struct GpuSpecs {
+  double bf16_dense_tflops = 0;
+  double mem_bandwidth_gbs = 0;
+};
+
 class GpuModel {
  public:
   static GpuModel load(const std::string& path);
+  // `path` names the document in error messages.
+  static GpuModel from_json(const Json& doc, const std::string& path);
 
   const std::string& name() const { return name_; }
   const std::string& display_name() const { return display_name_; }
   const std::string& status() const { return status_; }
   const std::string& source_file() const { return source_file_; }
   const Json& provenance() const { return provenance_; }
+  // Calibrated model this one was scaled from ("" when none); shown by `dvfs-sim models`.
+  const std::string& derived_from() const { return derived_from_; }
+  const GpuSpecs& specs() const { return specs_; }
   int sm_count() const { return sm_count_; }
 
   // Clock tables, ascending.
@@ -83,6 +94,23 @@ class GpuModel {
   const SwitchLatency& switch_latency() const { return latency_; }
   const ClassCoefficients& coefficients(KernelClass c) const { return classes_[static_cast<int>(c)]; }
   double relative_voltage(double sm_mhz) const;
+  double idle_w() const { return idle_w_; }
+  double idle_sm_fraction() const { return idle_sm_fraction_; }
+  double dynamic_scale() const { return dynamic_scale_; }
+
+  // The same equations at any clock (not only table clocks), for whole computations and fitting.
+  double g_at(double sm_mhz) const;          // (V(f)/V(f_max))^2 f/f_max
+  double idle_power_at(double sm_mhz) const;
+  // Power of a coefficient set that does not move with the SM clock: the clock-independent part of
+  // idle power plus the memory-clock share of the dynamic power.
+  double sm_independent_power_w(const ClassCoefficients& cc, double mem_mhz) const;
+  // Power with every SM busy (fill 1) for a coefficient set.
+  double coefficient_power_at(const ClassCoefficients& cc, double sm_mhz, double mem_mhz) const;
+
+  // Aggregate coefficients of whole computations (e.g. a pipeline stage's "forward" and "backward"),
+  // fit from per-frequency stage profiles; nullptr when the model has none of that name.
+  const ClassCoefficients* computation(const std::string& name) const;
+  const std::vector<std::pair<std::string, ClassCoefficients>>& computations() const { return computations_; }
 
   // Pure model functions (indices from sm_index/mem_index).
   double kernel_time_s(const Kernel& k, int sm_idx, int mem_idx) const {
@@ -100,7 +128,9 @@ class GpuModel {
  private:
   void build_tables();
 
-  std::string name_, display_name_, status_, source_file_;
+  std::string name_, display_name_, status_, source_file_, derived_from_;
+  GpuSpecs specs_;
+  std::vector<std::pair<std::string, ClassCoefficients>> computations_;
   int sm_count_ = 0;
   std::vector<double> sm_clocks_, mem_clocks_;
   ClockPair default_clocks_;

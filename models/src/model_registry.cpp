@@ -29,12 +29,12 @@ std::vector<std::string> available_models() {
   return out;
 }
 
-GpuModel load_gpu_model(const std::string& name_or_path, const std::string& referring_file,
-                        const std::string& field) {
+std::string resolve_model_path(const std::string& name_or_path, const std::string& referring_file,
+                               const std::string& field) {
   if (name_or_path.find('/') != std::string::npos || name_or_path.find(".json") != std::string::npos) {
     std::string path = join_path(dirname_of(referring_file.empty() ? "." : referring_file), name_or_path);
     if (!file_exists(path)) throw InputError(referring_file, field, "GPU model file not found: " + path);
-    return GpuModel::load(path);
+    return path;
   }
   std::string path = models_dir() + "/" + name_or_path + ".json";
   if (!file_exists(path)) {
@@ -42,7 +42,12 @@ GpuModel load_gpu_model(const std::string& name_or_path, const std::string& refe
     for (const auto& n : available_models()) list += (list.empty() ? "" : ", ") + n;
     throw InputError(referring_file, field, "unknown GPU \"" + name_or_path + "\" (expected one of: " + list + ")");
   }
-  return GpuModel::load(path);
+  return path;
+}
+
+GpuModel load_gpu_model(const std::string& name_or_path, const std::string& referring_file,
+                        const std::string& field) {
+  return GpuModel::load(resolve_model_path(name_or_path, referring_file, field));
 }
 
 }  // namespace dvfs

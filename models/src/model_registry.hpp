@@ -11,6 +11,8 @@ namespace dvfs {
 std::string data_dir();
 std::string models_dir();
 std::vector<std::string> available_models();
+std::string resolve_model_path(const std::string& name_or_path, const std::string& referring_file = "",
+                               const std::string& field = "gpu");
 // `name_or_path` is a model name ("h200") or a path to a model JSON file.
 GpuModel load_gpu_model(const std::string& name_or_path, const std::string& referring_file = "",
                         const std::string& field = "gpu");

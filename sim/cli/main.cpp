@@ -1,12 +1,16 @@
 // dvfs-sim command line: run | models | validate | bench. Bad input is one line on stderr and exit 2.
 #include "models/src/model_registry.hpp"
+#include "sim/calibrate/profile_fit.hpp"
+#include "sim/calibrate/recording_fit.hpp"
 #include "sim/cli/bench.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/results/summary.hpp"
 #include "sim/simulation.hpp"
+#include "sim/validate/model_checks.hpp"
 #include "sim/validate/validate.hpp"
 
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -22,6 +26,12 @@ const char* kUsage =
     "  models [--json]              list GPU models and their provenance status\n"
     "  validate RECORDING_DIR --gpu NAME [--json] [-o FILE]\n"
     "        replay a recording's profiled steps and compare with its measured time and energy\n"
+    "  validate --models [--json] [-o FILE]\n"
+    "        check the calibrated models on data their fits did not see (stage profiles, retargeting, H200)\n"
+    "  calibrate (--profile CSV | --recording DIR) --base MODEL [-o OUT.json] [--date YYYY-MM-DD] [--json]\n"
+    "        fit a GPU model: from a per-frequency stage profile (stage,instruction,frequency,time,energy) or\n"
+    "        from a recording's natural clock changes; MODEL (name or file) supplies what the data cannot\n"
+    "        measure; prints the fit table and writes the model file to OUT.json\n"
     "  bench [--events N]           replay throughput (kernel events/s) and peak memory\n";
 
 struct UsageError : std::runtime_error {
@@ -96,24 +106,74 @@ int cmd_models(const std::vector<std::string>& args) {
 
 int cmd_validate(std::vector<std::string> args) {
   std::string dir, gpu, out_file;
-  bool json = false;
+  bool json = false, models = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--gpu") gpu = take_value(args, i);
+    if (args[i] == "--models") models = true;
+    else if (args[i] == "--gpu") gpu = take_value(args, i);
     else if (args[i] == "--json") json = true;
     else if (args[i] == "-o" || args[i] == "--output") out_file = take_value(args, i);
     else if (!args[i].empty() && args[i][0] == '-') throw UsageError("unknown option for validate: " + args[i]);
     else if (dir.empty()) dir = args[i];
     else throw UsageError("validate takes one recording directory");
   }
-  if (dir.empty()) throw UsageError("validate needs a recording directory");
-  if (gpu.empty()) throw UsageError("validate needs --gpu NAME (see dvfs-sim models)");
-  dvfs::Json rep = dvfs::validate_recording(dir, gpu);
+  if (models && (!dir.empty() || !gpu.empty())) throw UsageError("validate --models takes no recording or --gpu");
+  if (!models && dir.empty()) throw UsageError("validate needs a recording directory (or --models)");
+  if (!models && gpu.empty()) throw UsageError("validate needs --gpu NAME (see dvfs-sim models)");
+  dvfs::Json rep = models ? dvfs::validate_models() : dvfs::validate_recording(dir, gpu);
   if (!out_file.empty()) {
     std::ofstream f(out_file);
     f << rep.dump(2) << "\n";
     if (!f) throw dvfs::InputError(out_file, "", "cannot write the validation report");
   }
-  std::cout << (json ? rep.dump(2) + "\n" : dvfs::format_validation(rep));
+  std::cout << (json ? rep.dump(2) + "\n" : models ? dvfs::format_model_checks(rep) : dvfs::format_validation(rep));
+  return 0;
+}
+
+std::string today() {
+  std::time_t t = std::time(nullptr);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+int cmd_calibrate(std::vector<std::string> args) {
+  std::string profile, recording, base, out_file, date;
+  bool json = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--profile") profile = take_value(args, i);
+    else if (args[i] == "--recording") recording = take_value(args, i);
+    else if (args[i] == "--base") base = take_value(args, i);
+    else if (args[i] == "-o" || args[i] == "--output") out_file = take_value(args, i);
+    else if (args[i] == "--date") date = take_value(args, i);
+    else if (args[i] == "--json") json = true;
+    else throw UsageError("unknown argument for calibrate: " + args[i]);
+  }
+  if (profile.empty() == recording.empty()) throw UsageError("calibrate needs exactly one of --profile CSV or --recording DIR");
+  if (base.empty()) throw UsageError("calibrate needs --base MODEL (a model name or file supplying clock tables, idle power, cap and specs)");
+  if (date.empty()) date = today();
+  std::string command = "dvfs-sim calibrate " + (profile.empty() ? "--recording " + recording : "--profile " + profile) +
+                        " --base " + base;
+  const std::string base_path = dvfs::resolve_model_path(base, "", "--base");
+  dvfs::Json model, report;
+  std::string text;
+  if (!profile.empty()) {
+    dvfs::ProfileCalibration c = dvfs::calibrate_from_profile(profile, base_path, command, date);
+    model = c.model;
+    report = {{"fit_error_in_sample", c.fit_error.to_json()}, {"table", c.table}};
+    text = dvfs::format_profile_calibration(c);
+  } else {
+    dvfs::RecordingCalibration c = dvfs::calibrate_from_recording(recording, base_path, command, date);
+    model = c.model;
+    report = c.report;
+    text = dvfs::format_recording_calibration(c);
+  }
+  if (!out_file.empty()) {
+    std::ofstream f(out_file);
+    f << model.dump(2) << "\n";
+    if (!f) throw dvfs::InputError(out_file, "", "cannot write the model file");
+  }
+  if (json) std::cout << dvfs::Json{{"model", model}, {"report", report}}.dump(2) << "\n";
+  else std::cout << text << (out_file.empty() ? "model not written (no -o)\n" : "wrote " + out_file + "\n");
   return 0;
 }
 
@@ -132,7 +192,8 @@ int main(int argc, char** argv) {
     if (cmd == "models") return cmd_models(args);
     if (cmd == "validate") return cmd_validate(args);
     if (cmd == "bench") return dvfs::cmd_bench(args);
-    throw UsageError("unknown command \"" + cmd + "\" (expected run, models, validate or bench)");
+    if (cmd == "calibrate") return cmd_calibrate(args);
+    throw UsageError("unknown command \"" + cmd + "\" (expected run, models, validate, calibrate or bench)");
   } catch (const UsageError& e) {
     std::cerr << "dvfs-sim: " << e.what() << "\n" << kUsage;
     return 2;

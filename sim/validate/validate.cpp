@@ -17,14 +17,23 @@ double pct(double sim, double meas) { return meas != 0 ? 100.0 * (sim - meas) / 
 
 }  // namespace
 
-Json validate_recording(const std::string& dir, const std::string& gpu) {
+Recording load_validation_recording(const std::string& dir) {
   Recording rec = load_recording(dir, Classifier::load_default());
   if (rec.steps.empty())
     throw InputError(dir + "/run.json", "run.profiled_steps", "missing: validation needs the measured step bounds and energy");
   if (!rec.telemetry.has_energy())
     throw InputError(rec.telemetry.file(), "energy_mj", "missing column: validation needs the NVML energy counter");
-  GpuModel model = load_gpu_model(gpu, "", "--gpu");
-  LoadedTrace trace{std::move(rec.workload), rec.import_report};
+  return rec;
+}
+
+Json validate_recording(const std::string& dir, const std::string& gpu) {
+  return validate_recording(load_validation_recording(dir), load_gpu_model(gpu, "", "--gpu"));
+}
+
+Json validate_recording(const Recording& rec, const GpuModel& model) {
+  const std::string& dir = rec.dir;
+  const std::string gpu = model.source_file();
+  LoadedTrace trace{rec.workload, rec.import_report};
 
   Json report;
   report["recording"] = dir;

@@ -1,0 +1,46 @@
+#pragma once
+// Time and energy of a whole computation (a pipeline stage's forward or backward pass) at any clock,
+// from one measurement of it at a reference clock: the stage-level counterpart of kernel replay. It
+// is what a per-frequency stage profile (Perseus) is predicted with, and what lets a computation
+// measured on one GPU be replayed on another. Pure functions of a GpuModel; see models/README.md.
+//
+//   f_e(f)   = f if P_c(f) <= cap * target_fraction, else the clock where P_c(f_e) = cap * target
+//   time(f)  = t_a * ( b_sm * f_e(f_a) / f_e(f) + b_mem * m_a / m + 1 - b_sm - b_mem )
+//   power(f) = S(m) + ( P_a - S(m_a) ) * g(f_e(f)) / g(f_e(f_a))       P_a = e_a / t_a
+// with P_c the model power of the coefficient set at fill 1 and S its SM-clock-independent part.
+#include "models/src/gpu_model.hpp"
+
+namespace dvfs {
+
+struct StageMeasurement {
+  double time_s = 0;
+  double energy_j = 0;
+  ClockPair clocks;  // the clocks that were set (requested) when it was measured
+};
+
+struct StagePrediction {
+  double time_s = 0;
+  double energy_j = 0;
+  double power_w = 0;
+  double effective_sm_mhz = 0;  // after the power cap
+};
+
+// Highest SM clock <= f_set at which the coefficient set draws at most cap * target_fraction.
+double capped_sm_mhz(const GpuModel& m, const ClassCoefficients& cc, double f_set, double mem_mhz);
+
+StagePrediction predict_computation(const GpuModel& m, const ClassCoefficients& cc, const StageMeasurement& anchor,
+                                    const ClockPair& target);
+
+// Moves a measurement at `from`'s clocks to the same computation on another GPU at `to`'s highest
+// clocks: the SM-bound share of the time scales with the dense tensor throughput per clock (specs
+// bf16_dense_tflops at the highest SM clock), the rest with memory bandwidth (specs
+// mem_bandwidth_gbs); the SM-dependent power scales with the boards' dynamic headroom
+// (cap - idle). Returns the target-GPU measurement and the coefficients to predict it with.
+struct Retargeted {
+  StageMeasurement anchor;
+  ClassCoefficients coefficients;
+};
+Retargeted retarget_computation(const GpuModel& from, const ClassCoefficients& cc, const StageMeasurement& anchor,
+                                const GpuModel& to);
+
+}  // namespace dvfs

@@ -1,0 +1,266 @@
+#include "sim/calibrate/profile_fit.hpp"
+
+#include "models/src/stage_model.hpp"
+#include "sim/core/errors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+namespace dvfs {
+
+namespace {
+
+double round_to(double v, double step) { return std::round(v / step) * step; }
+
+struct Shape {
+  double v_floor = 1, knee_mhz = 0, fmax = 1;
+  double g(double f) const {
+    const double v = f <= knee_mhz ? v_floor : v_floor + (1.0 - v_floor) * (f - knee_mhz) / (fmax - knee_mhz);
+    return v * v * f / fmax;
+  }
+};
+
+struct PowerFit {
+  Shape shape;
+  double a = 0;
+  std::vector<double> b;  // per instruction
+  double score = std::numeric_limits<double>::infinity();  // mean squared relative error
+};
+
+// Solves the small dense system M x = y (Gaussian elimination with partial pivoting).
+bool solve(std::vector<std::vector<double>> m, std::vector<double> y, std::vector<double>& x) {
+  const std::size_t n = y.size();
+  for (std::size_t c = 0; c < n; ++c) {
+    std::size_t piv = c;
+    for (std::size_t r = c + 1; r < n; ++r)
+      if (std::fabs(m[r][c]) > std::fabs(m[piv][c])) piv = r;
+    if (std::fabs(m[piv][c]) < 1e-300) return false;
+    std::swap(m[c], m[piv]);
+    std::swap(y[c], y[piv]);
+    for (std::size_t r = c + 1; r < n; ++r) {
+      const double k = m[r][c] / m[c][c];
+      for (std::size_t j = c; j < n; ++j) m[r][j] -= k * m[c][j];
+      y[r] -= k * y[c];
+    }
+  }
+  x.assign(n, 0);
+  for (std::size_t c = n; c-- > 0;) {
+    double s = y[c];
+    for (std::size_t j = c + 1; j < n; ++j) s -= m[c][j] * x[j];
+    x[c] = s / m[c][c];
+  }
+  return true;
+}
+
+struct Row {
+  std::size_t instr;
+  double f, p;
+};
+
+PowerFit fit_power(const std::vector<Row>& rows, std::size_t n_instr, double fmin, double fmax) {
+  PowerFit best;
+  for (int vi = 50; vi <= 100; ++vi) {
+    for (double knee = std::floor(fmin / 15) * 15; knee <= fmax - 45; knee += 15) {
+      Shape sh{vi / 100.0, knee, fmax};
+      const std::size_t n = n_instr + 1;
+      std::vector<std::vector<double>> m(n, std::vector<double>(n, 0));
+      std::vector<double> y(n, 0);
+      for (const Row& r : rows) {  // weights 1/P^2: least squares on the relative error
+        std::vector<double> x(n, 0);
+        x[0] = 1;
+        x[1 + r.instr] = sh.g(r.f);
+        const double w = 1.0 / (r.p * r.p);
+        for (std::size_t i = 0; i < n; ++i) {
+          y[i] += w * x[i] * r.p;
+          for (std::size_t j = 0; j < n; ++j) m[i][j] += w * x[i] * x[j];
+        }
+      }
+      std::vector<double> c;
+      if (!solve(m, y, c)) continue;
+      double err = 0;
+      for (const Row& r : rows) {
+        const double e = (c[0] + c[1 + r.instr] * sh.g(r.f)) / r.p - 1.0;
+        err += e * e;
+      }
+      err /= static_cast<double>(rows.size());
+      if (err < best.score) {
+        best.score = err;
+        best.shape = sh;
+        best.a = c[0];
+        best.b.assign(c.begin() + 1, c.end());
+      }
+    }
+  }
+  return best;
+}
+
+// Writes the power fit, the cap target and the time share into a copy of the base model file.
+Json build_model(const Json& base, const StageProfile& prof, const PowerFit& pf, double target_fraction, double time_sm) {
+  Json m = base;
+  const double idle = m["power"]["idle_w"].get<double>();
+  const double fmax = pf.shape.fmax;
+  double a_frac = 0;
+  const double a = pf.a;
+  if (a <= idle) a_frac = round_to(1.0 - a / idle, 0.001);
+  const double a_used = idle * (1.0 - a_frac);  // the static part after rounding
+  m["status"] = "calibrated";
+  m["voltage_curve"]["points"] = Json::array({Json::array({pf.shape.knee_mhz, pf.shape.v_floor}), Json::array({fmax, 1.0})});
+  m["power"]["idle_sm_fraction"] = a_frac;
+  m["power"]["dynamic_scale"] = 1.0;
+  if (!m.contains("native_governor"))
+    m["native_governor"] = {{"control_period_s", 0.005}, {"window_s", 0.05}, {"target_fraction", 0.98},
+                            {"down_gain_steps_per_w", 0.05}, {"up_steps_per_period", 1}, {"up_margin_w", 10.0}};
+  m["native_governor"]["target_fraction"] = target_fraction;
+  Json comps = Json::object();
+  const std::vector<std::string> instr = prof.instructions();
+  double d_forward = 0;
+  for (std::size_t k = 0; k < instr.size(); ++k) {
+    // A + B_k g = idle (1 - a) + idle a g + D (s g + 1 - s)   at the highest memory clock
+    const double extra = a - a_used;  // > 0 only when A exceeds idle: a memory-clock share
+    const double d_sm = pf.b[k] - idle * a_frac;
+    const double d = round_to(d_sm + std::max(0.0, extra), 0.1);
+    const double s = d > 0 ? round_to(std::min(1.0, d_sm / d), 0.001) : 1.0;
+    comps[instr[k]] = {{"time_sm", round_to(time_sm, 0.001)}, {"time_mem", 0.0}, {"dynamic_w", d}, {"sm_share", s}};
+    if (instr[k] == "forward" || k == 0) d_forward = d;
+  }
+  m["computations"] = comps;
+  if (m.contains("classes") && m["classes"].contains("gemm")) {
+    const double base_gemm = m["classes"]["gemm"]["dynamic_w"].get<double>();
+    if (base_gemm > 0) {
+      const double r = d_forward / base_gemm;
+      for (auto& c : m["classes"]) c["dynamic_w"] = round_to(c["dynamic_w"].get<double>() * r, 0.1);
+    }
+  }
+  return m;
+}
+
+double pooled_time_share(const GpuModel& model, const StageProfile& prof) {
+  // time/t_a - 1 = b (f_a/f_e - 1): least squares through the origin over every series.
+  double sxy = 0, sxx = 0;
+  const double mem = model.max_mem_mhz();
+  for (const auto& s : prof.series) {
+    const ClassCoefficients* cc = model.computation(s.instruction);
+    const ProfilePoint* ref = s.at(prof.max_sm_mhz);
+    const double fa = capped_sm_mhz(model, *cc, ref->sm_mhz, mem);
+    for (const auto& p : s.points) {
+      const double x = fa / capped_sm_mhz(model, *cc, p.sm_mhz, mem) - 1.0, y = p.time_s / ref->time_s - 1.0;
+      sxy += x * y;
+      sxx += x * x;
+    }
+  }
+  return sxx > 0 ? std::clamp(sxy / sxx, 0.0, 1.0) : 1.0;
+}
+
+}  // namespace
+
+ProfileCalibration calibrate_from_profile(const std::string& profile_path, const std::string& base_path,
+                                          const std::string& command, const std::string& date) {
+  const StageProfile prof = load_stage_profile(profile_path);
+  const Json base = read_json_file(base_path);
+  const GpuModel base_model = GpuModel::from_json(base, base_path);
+  const double fmax = base_model.max_sm_mhz();
+  if (prof.max_sm_mhz > fmax + 1e-6 || prof.min_sm_mhz < base_model.sm_clocks_mhz().front() - 1e-6) {
+    std::ostringstream os;
+    os << "profile clocks " << prof.min_sm_mhz << "-" << prof.max_sm_mhz << " MHz lie outside the base model's "
+       << base_model.describe_sm_clocks();
+    throw InputError(profile_path, "frequency", os.str());
+  }
+  const std::vector<std::string> instr = prof.instructions();
+  double p_max = 0;
+  std::vector<Row> all;
+  for (const auto& s : prof.series) {
+    const std::size_t k = std::find(instr.begin(), instr.end(), s.instruction) - instr.begin();
+    for (const auto& p : s.points) {
+      all.push_back({k, p.sm_mhz, p.energy_j / p.time_s});
+      p_max = std::max(p_max, p.energy_j / p.time_s);
+    }
+  }
+  const double cap = base_model.power_cap_w();
+  std::vector<double> targets = {base_model.governor().target_fraction};
+  for (int i = 0; i <= 8; ++i) targets.push_back(round_to(p_max * (0.97 + 0.01 * i) / cap, 0.001));
+
+  ProfileCalibration best;
+  double best_score = std::numeric_limits<double>::infinity();
+  Json candidates = Json::array();
+  for (double tf : targets) {
+    std::vector<Row> below;  // rows the cap cannot have touched
+    for (const Row& r : all)
+      if (r.p < 0.97 * tf * cap) below.push_back(r);
+    if (below.size() < 3 * (instr.size() + 1)) continue;
+    PowerFit pf = fit_power(below, instr.size(), prof.min_sm_mhz, fmax);
+    if (!std::isfinite(pf.score)) continue;
+    pf.shape.v_floor = round_to(pf.shape.v_floor, 0.01);
+    // Time share: fit through the model with a provisional share, then write the final one.
+    Json provisional = build_model(base, prof, pf, tf, 1.0);
+    const double b = pooled_time_share(GpuModel::from_json(provisional, base_path), prof);
+    Json model_json = build_model(base, prof, pf, tf, b);
+    const GpuModel model = GpuModel::from_json(model_json, base_path);
+    ProfileError err = check_profile(model, prof);
+    const double score = err.time_mape + err.energy_mape;
+    candidates.push_back({{"target_fraction", tf}, {"cap_target_w", tf * cap}, {"v_floor", pf.shape.v_floor},
+                          {"knee_mhz", pf.shape.knee_mhz}, {"static_w", pf.a}, {"time_sm", round_to(b, 0.001)},
+                          {"power_fit_rms_pct", 100 * std::sqrt(pf.score)},
+                          {"time_mape_pct", 100 * err.time_mape}, {"energy_mape_pct", 100 * err.energy_mape}});
+    if (score < best_score) {
+      best_score = score;
+      best.model = model_json;
+      best.fit_error = err;
+      best.table = candidates.back();
+    }
+  }
+  if (!std::isfinite(best_score))
+    throw InputError(profile_path, "", "too few rows below the power cap to fit a power curve");
+
+  // Provenance of what this fit wrote.
+  Json& prov = best.model["provenance"];
+  const std::string name = profile_path.substr(profile_path.find_last_of('/') + 1);
+  const std::string ref = "fit on the stage profile " + name + " by `dvfs-sim calibrate --profile`";
+  prov["/status"] = {{"source", "fit"}, {"ref", ref}};
+  prov["/voltage_curve"] = {{"source", "fit"}, {"ref", "voltage floor and knee: grid search minimising the relative power error, " + ref}};
+  prov["/power/idle_sm_fraction"] = {{"source", "fit"}, {"ref", "1 - (fitted power at g = 0) / idle_w, " + ref}};
+  prov["/power/dynamic_scale"] = {{"source", "fit"}, {"ref", "1: the fit's dynamic power is absolute"}};
+  prov["/native_governor/target_fraction"] = {{"source", "fit"}, {"ref", "cap regulation target chosen by the smallest in-sample prediction error, " + ref}};
+  prov["/computations"] = {{"source", "fit"}, {"ref", "time_sm pooled over every series; dynamic_w and sm_share per instruction; time_mem 0 because the profile holds the memory clock fixed, " + ref}};
+  prov["/classes"] = {{"source", "estimate"}, {"ref", "kernel-class time shares from the base model; dynamic_w scaled so gemm equals the fitted forward computation (a stage profile cannot separate kernel classes)"}};
+  prov["calibration"] = {{"command", command}, {"date", date}, {"data", name}, {"rows", prof.rows},
+                         {"series", prof.series.size()},
+                         {"fit_error_in_sample", {{"time_mape_pct", 100 * best.fit_error.time_mape},
+                                                  {"energy_mape_pct", 100 * best.fit_error.energy_mape},
+                                                  {"time_max_ape_pct", 100 * best.fit_error.time_max_ape},
+                                                  {"energy_max_ape_pct", 100 * best.fit_error.energy_max_ape}}},
+                         {"chosen", best.table}};
+  best.table = {{"chosen", best.table}, {"candidates", candidates}, {"profile", profile_path}};
+  return best;
+}
+
+std::string format_profile_calibration(const ProfileCalibration& c) {
+  std::ostringstream os;
+  os << std::fixed;
+  os << "calibrated " << c.model.value("name", "") << " on " << c.table["profile"].get<std::string>() << "\n";
+  os << "cap target candidates (W)   V floor  knee MHz  static W  time_sm  power rms %  time MAPE %  energy MAPE %\n";
+  for (const auto& k : c.table["candidates"]) {
+    const bool chosen = k == c.table["chosen"];
+    os << (chosen ? "* " : "  ") << std::setw(24) << std::setprecision(1) << k["cap_target_w"].get<double>()
+       << std::setw(11) << std::setprecision(2) << k["v_floor"].get<double>() << std::setw(10) << std::setprecision(0)
+       << k["knee_mhz"].get<double>() << std::setw(10) << std::setprecision(1) << k["static_w"].get<double>()
+       << std::setw(9) << std::setprecision(3) << k["time_sm"].get<double>() << std::setw(13) << std::setprecision(2)
+       << k["power_fit_rms_pct"].get<double>() << std::setw(13) << k["time_mape_pct"].get<double>() << std::setw(15)
+       << k["energy_mape_pct"].get<double>() << "\n";
+  }
+  os << "computations:\n";
+  for (auto it = c.model["computations"].begin(); it != c.model["computations"].end(); ++it)
+    os << "  " << std::setw(9) << std::left << it.key() << std::right << " time_sm " << std::setprecision(3)
+       << (*it)["time_sm"].get<double>() << "  dynamic_w " << std::setprecision(1) << (*it)["dynamic_w"].get<double>()
+       << "  sm_share " << std::setprecision(3) << (*it)["sm_share"].get<double>() << "\n";
+  os << "per series (in-sample, anchor row excluded):\n";
+  for (const auto& s : c.fit_error.series)
+    os << "  stage " << s.stage << " " << std::setw(9) << std::left << s.instruction << std::right << " time MAPE "
+       << std::setprecision(2) << std::setw(5) << 100 * s.time_mape << " %  energy MAPE " << std::setw(5)
+       << 100 * s.energy_mape << " %\n";
+  return os.str();
+}
+
+}  // namespace dvfs

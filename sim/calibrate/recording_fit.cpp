@@ -1,0 +1,237 @@
+#include "sim/calibrate/recording_fit.hpp"
+
+#include "models/src/gpu_model.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/validate/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+namespace dvfs {
+
+namespace {
+
+constexpr std::size_t kMinGroupSize = 8;
+constexpr double kMinClockSpread = 1.05;
+constexpr std::size_t kMinClassKernels = 30;
+constexpr double kMaxShareError = 0.15;
+
+double round_to(double v, double step) { return std::round(v / step) * step; }
+
+struct Sample {
+  double x, y;  // f_max / f, d / mean(d)
+};
+
+struct Group {
+  KernelClass cls;
+  std::string name;
+  std::vector<double> d, f;
+  double mean_d = 0, fmin = 0, fmax = 0;
+};
+
+struct ClassFit {
+  std::size_t kernels = 0, groups = 0;
+  double beta = 0, share = 0, se = 1, mean_x = 1, fmin = 0, fmax = 0;
+  bool used = false;
+};
+
+// Fixed-effects slope of y on x over groups, weighted by each group's mean duration; returns the
+// share b and its standard error (delta method on beta).
+ClassFit fit_class(const std::vector<const Group*>& groups, double f_top) {
+  ClassFit c;
+  double sxy = 0, sxx = 0, wsum = 0, wx = 0;
+  c.fmin = 1e30;
+  for (const Group* g : groups) {
+    double xm = 0;
+    for (double f : g->f) xm += f_top / f;
+    xm /= static_cast<double>(g->f.size());
+    for (std::size_t i = 0; i < g->d.size(); ++i) {
+      const double x = f_top / g->f[i] - xm, y = g->d[i] / g->mean_d - 1.0;
+      sxy += g->mean_d * x * y;
+      sxx += g->mean_d * x * x;
+    }
+    wsum += g->mean_d * static_cast<double>(g->d.size());
+    wx += g->mean_d * static_cast<double>(g->d.size()) * xm;
+    c.kernels += g->d.size();
+    c.fmin = std::min(c.fmin, g->fmin);
+    c.fmax = std::max(c.fmax, g->fmax);
+  }
+  c.groups = groups.size();
+  if (sxx <= 0 || c.kernels <= c.groups + 1) return c;
+  c.beta = sxy / sxx;
+  double rss = 0;
+  for (const Group* g : groups) {
+    double xm = 0;
+    for (double f : g->f) xm += f_top / f;
+    xm /= static_cast<double>(g->f.size());
+    for (std::size_t i = 0; i < g->d.size(); ++i) {
+      const double r = (g->d[i] / g->mean_d - 1.0) - c.beta * (f_top / g->f[i] - xm);
+      rss += g->mean_d * r * r;
+    }
+  }
+  const double se_beta = std::sqrt(rss / static_cast<double>(c.kernels - c.groups - 1) / sxx);
+  c.mean_x = wx / wsum;
+  const double denom = 1.0 - c.beta * (c.mean_x - 1.0);
+  c.share = c.beta / denom;
+  c.se = se_beta / (denom * denom);  // d b / d beta = 1 / denom^2
+  return c;
+}
+
+}  // namespace
+
+RecordingCalibration calibrate_from_recording(const std::string& dir, const std::string& base_path,
+                                              const std::string& command, const std::string& date) {
+  const Recording rec = load_validation_recording(dir);
+  Json model = read_json_file(base_path);
+  const GpuModel base = GpuModel::from_json(model, base_path);
+  const double f_top = base.max_sm_mhz();
+
+  // Kernel groups: same name, same launch shape, same class.
+  std::map<std::tuple<std::uint32_t, std::string>, Group> groups;
+  for (const Rank& r : rec.workload.ranks) {
+    for (std::size_t i = 0; i < r.kernels.size(); ++i) {
+      const Kernel& k = r.kernels[i];
+      if (k.kind != ActivityKind::kernel || !(k.recorded_sm_mhz > 0) || !(k.duration_s > 0)) continue;
+      std::string shape;
+      if (i < r.shapes.size()) {
+        const LaunchShape& s = r.shapes[i];
+        std::ostringstream os;
+        os << s.grid[0] << "," << s.grid[1] << "," << s.grid[2] << "/" << s.block[0] << "," << s.block[1] << "," << s.block[2];
+        shape = os.str();
+      }
+      Group& g = groups[{k.name_id, shape}];
+      g.cls = k.cls;
+      g.name = rec.workload.names[k.name_id];
+      g.d.push_back(k.duration_s);
+      g.f.push_back(k.recorded_sm_mhz);
+    }
+  }
+  std::map<int, std::vector<const Group*>> by_class;
+  std::size_t usable = 0;
+  for (auto& kv : groups) {
+    Group& g = kv.second;
+    if (g.d.size() < kMinGroupSize) continue;
+    g.fmin = *std::min_element(g.f.begin(), g.f.end());
+    g.fmax = *std::max_element(g.f.begin(), g.f.end());
+    if (g.fmax / g.fmin < kMinClockSpread) continue;
+    double s = 0;
+    for (double d : g.d) s += d;
+    g.mean_d = s / static_cast<double>(g.d.size());
+    by_class[static_cast<int>(g.cls)].push_back(&g);
+    usable += g.d.size();
+  }
+  if (usable == 0)
+    throw InputError(dir, "telemetry.csv", "no kernel recurs at clocks 5 % apart: the recording holds no natural clock change to fit time scaling");
+
+  Json classes_report = Json::object();
+  std::vector<std::string> fitted, kept;
+  for (int ci = 0; ci < kKernelClassCount; ++ci) {
+    const char* cname = to_string(static_cast<KernelClass>(ci));
+    ClassFit c;
+    auto it = by_class.find(ci);
+    if (it != by_class.end()) c = fit_class(it->second, f_top);
+    Json& mc = model["classes"][cname];
+    const double base_sm = mc.value("time_sm", 0.5), base_mem = mc.value("time_mem", 0.3);
+    c.used = c.kernels >= kMinClassKernels && c.se <= kMaxShareError && std::isfinite(c.share);
+    if (c.used) {
+      const double b = round_to(std::clamp(c.share, 0.0, 1.0), 0.001);
+      const double mem = base_sm < 1.0 ? round_to((1.0 - b) * base_mem / (1.0 - base_sm), 0.001) : 0.0;
+      mc["time_sm"] = b;
+      mc["time_mem"] = std::min(mem, 1.0 - b);
+      fitted.push_back(cname);
+    } else {
+      kept.push_back(cname);
+    }
+    classes_report[cname] = {{"kernels", c.kernels}, {"groups", c.groups}, {"sm_mhz_span", {c.kernels ? c.fmin : 0, c.fmax}},
+                             {"beta", c.beta}, {"time_sm_fit", c.share}, {"standard_error", c.se}, {"used", c.used},
+                             {"time_sm", mc["time_sm"]}, {"time_mem", mc["time_mem"]}};
+  }
+  // Per kernel: the largest groups' own shares, for the report.
+  std::vector<const Group*> all;
+  for (const auto& kv : by_class) all.insert(all.end(), kv.second.begin(), kv.second.end());
+  std::sort(all.begin(), all.end(), [](const Group* a, const Group* b) { return a->mean_d * static_cast<double>(a->d.size()) > b->mean_d * static_cast<double>(b->d.size()); });
+  Json kernels = Json::array();
+  for (std::size_t i = 0; i < std::min<std::size_t>(12, all.size()); ++i) {
+    ClassFit c = fit_class({all[i]}, f_top);
+    kernels.push_back({{"name", all[i]->name.substr(0, 80)}, {"class", to_string(all[i]->cls)}, {"kernels", c.kernels},
+                       {"mean_us", all[i]->mean_d * 1e6}, {"sm_mhz_span", {c.fmin, c.fmax}},
+                       {"time_sm_fit", c.share}, {"standard_error", c.se}});
+  }
+
+  // Dynamic power scale: replay at the recorded clocks; E = idle energy + scale * dynamic energy.
+  model["power"]["dynamic_scale"] = 1.0;
+  const Json first = validate_recording(rec, GpuModel::from_json(model, base_path));
+  const Json& rec_total = first["clock_sources"][1]["total"];
+  const double t_sim = rec_total["simulated_time_s"].get<double>();
+  const double e_sim = rec_total["simulated_energy_j"].get<double>(), e_meas = rec_total["measured_energy_j"].get<double>();
+  // Idle share of the simulated energy: replay with zero dynamic power.
+  Json idle_only = model;
+  idle_only["power"]["dynamic_scale"] = 1e-9;
+  const double e_idle = validate_recording(rec, GpuModel::from_json(idle_only, base_path))["clock_sources"][1]["total"]["simulated_energy_j"].get<double>();
+  const double scale = round_to((e_meas - e_idle) / (e_sim - e_idle), 0.001);
+  if (!(scale > 0))
+    throw InputError(dir, "run.profiled_steps", "measured energy is below the model's idle energy: cannot fit power.dynamic_scale");
+  model["power"]["dynamic_scale"] = scale;
+
+  const GpuModel final_model = GpuModel::from_json(model, base_path);
+  const Json check = validate_recording(rec, final_model);
+  model["status"] = "calibrated";
+  Json& prov = model["provenance"];
+  const std::string rec_name = dir.substr(dir.find_last_of('/', dir.size() - 2) + 1);
+  std::string fitted_list, kept_list;
+  for (const auto& n : fitted) fitted_list += (fitted_list.empty() ? "" : ", ") + n;
+  for (const auto& n : kept) kept_list += (kept_list.empty() ? "" : ", ") + n;
+  for (const auto& n : fitted) {
+    prov["/classes/" + n + "/time_sm"] = {{"source", "fit"}, {"ref", "natural clock changes in " + rec_name + " (fixed-effects regression of kernel duration on f_max/f; see calibration.classes)"}};
+    prov["/classes/" + n + "/time_mem"] = {{"source", "estimate"}, {"ref", "base model's split of the part that does not scale with the SM clock (the memory clock did not move)"}};
+  }
+  prov["/power/dynamic_scale"] = {{"source", "fit"}, {"ref", "replay of " + rec_name + " at its recorded clocks meets the NVML counter energy of its profiled steps (in-sample for that replay; the native-governor replay is not fit)"}};
+  prov["calibration"] = {{"command", command}, {"date", date}, {"data", rec_name},
+                         {"time_sm_fitted", fitted_list}, {"time_sm_kept_from_base", kept_list},
+                         {"classes", classes_report},
+                         {"fit_error", {{"recorded_clocks_energy_error_pct", check["clock_sources"][1]["total"]["energy_error_pct"]},
+                                        {"native_energy_mape_pct", check["clock_sources"][0]["mape"]["energy_pct"]},
+                                        {"native_time_mape_pct", check["clock_sources"][0]["mape"]["time_pct"]}}}};
+  RecordingCalibration out;
+  out.report = {{"recording", dir}, {"classes", classes_report}, {"kernels", kernels}, {"dynamic_scale", scale},
+                {"energy_before_scale_j", e_sim}, {"measured_energy_j", e_meas}, {"idle_energy_j", e_idle},
+                {"replayed_time_s", t_sim}, {"validation", check}};
+  out.model = model;
+  return out;
+}
+
+std::string format_recording_calibration(const RecordingCalibration& c) {
+  std::ostringstream os;
+  os << std::fixed;
+  os << "calibrated " << c.model.value("name", "") << " on " << c.report["recording"].get<std::string>() << "\n";
+  os << "class          kernels groups  SM MHz span   time_sm fit   std err  used  time_sm time_mem\n";
+  for (auto it = c.report["classes"].begin(); it != c.report["classes"].end(); ++it) {
+    const Json& k = *it;
+    os << std::left << std::setw(14) << it.key() << std::right << std::setw(8) << k["kernels"].get<std::size_t>()
+       << std::setw(7) << k["groups"].get<std::size_t>() << std::setprecision(0) << std::setw(7)
+       << k["sm_mhz_span"][0].get<double>() << "-" << std::setw(5) << k["sm_mhz_span"][1].get<double>()
+       << std::setprecision(3) << std::setw(13) << k["time_sm_fit"].get<double>() << std::setw(10)
+       << k["standard_error"].get<double>() << std::setw(6) << (k["used"].get<bool>() ? "yes" : "no") << std::setw(9)
+       << k["time_sm"].get<double>() << std::setw(9) << k["time_mem"].get<double>() << "\n";
+  }
+  os << "largest recurring kernels (own fit, report only):\n";
+  for (const auto& k : c.report["kernels"])
+    os << "  " << std::left << std::setw(13) << k["class"].get<std::string>() << std::right << std::setw(5)
+       << k["kernels"].get<std::size_t>() << " x " << std::setprecision(1) << std::setw(8) << k["mean_us"].get<double>()
+       << " us  time_sm " << std::setprecision(3) << std::setw(6) << k["time_sm_fit"].get<double>() << " +- "
+       << k["standard_error"].get<double>() << "  " << k["name"].get<std::string>().substr(0, 60) << "\n";
+  os << std::setprecision(3) << "power.dynamic_scale " << c.report["dynamic_scale"].get<double>()
+     << " (recorded-clock replay " << std::setprecision(1) << c.report["energy_before_scale_j"].get<double>()
+     << " J before scaling, measured " << c.report["measured_energy_j"].get<double>() << " J)\n";
+  const Json& v = c.report["validation"]["clock_sources"];
+  os << std::setprecision(2) << "after calibration: native governor per-step energy MAPE " << v[0]["mape"]["energy_pct"].get<double>()
+     << " %, time MAPE " << v[0]["mape"]["time_pct"].get<double>() << " %; recorded clocks total energy "
+     << v[1]["total"]["energy_error_pct"].get<double>() << " %\n";
+  return os.str();
+}
+
+}  // namespace dvfs

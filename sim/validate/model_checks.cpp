@@ -1,0 +1,127 @@
+#include "sim/validate/model_checks.hpp"
+
+#include "models/src/model_registry.hpp"
+#include "sim/validate/profile_check.hpp"
+#include "sim/validate/validate.hpp"
+
+#include <iomanip>
+#include <sstream>
+
+namespace dvfs {
+
+namespace {
+
+struct Target {
+  const char* figure;
+  double limit_pct;
+};
+
+Json profile_row(const ProfileError& e, const std::string& kind, double time_limit, double energy_limit) {
+  Json j = e.to_json();
+  j.erase("series");
+  j["kind"] = kind;
+  if (time_limit > 0) j["time_target_pct"] = time_limit;
+  if (energy_limit > 0) j["energy_target_pct"] = energy_limit;
+  j["meets_target"] = (time_limit <= 0 || 100 * e.time_mape <= time_limit) && (energy_limit <= 0 || 100 * e.energy_mape <= energy_limit);
+  return j;
+}
+
+}  // namespace
+
+Json validate_models() {
+  const std::string prof_dir = data_dir() + "/traces/profiles/perseus/";
+  Json rows = Json::array();
+  struct Gpu {
+    const char* model;
+    const char* tag;
+  };
+  for (const Gpu& g : {Gpu{"a100-sxm4", "a100_sxm"}, Gpu{"a40", "a40"}}) {
+    const GpuModel m = load_gpu_model(g.model);
+    const std::string fit_on = m.provenance().contains("calibration") ? m.provenance()["calibration"].value("data", "") : "";
+    for (const char* workload : {"bloom", "gpt3-175b"}) {
+      const std::string file = std::string(workload) + "+" + g.tag + "_bf16.csv";
+      const ProfileError e = check_profile(m, load_stage_profile(prof_dir + file));
+      const bool held_out = file != fit_on;
+      Json r = profile_row(e, held_out ? "held-out" : "in-sample", held_out ? 3.0 : 0, held_out ? 5.0 : 0);
+      r["fit_on"] = fit_on;
+      r["profile"] = "traces/profiles/perseus/" + file;
+      rows.push_back(r);
+    }
+  }
+  Json retarget = Json::array();
+  {
+    const GpuModel from = load_gpu_model("a100-sxm4");
+    const GpuModel to = GpuModel::load(data_dir() + "/models/calibration/a40.base.json");
+    for (const char* workload : {"bloom", "gpt3-175b"}) {
+      const std::string src = std::string(workload) + "+a100_sxm_bf16.csv", dst = std::string(workload) + "+a40_bf16.csv";
+      const ProfileError e = check_retarget(from, load_stage_profile(prof_dir + src), to, load_stage_profile(prof_dir + dst));
+      Json r = profile_row(e, "retarget", 10.0, 0);
+      r["profile"] = "traces/profiles/perseus/" + dst;
+      r["source_profile"] = "traces/profiles/perseus/" + src;
+      r["target_model"] = "models/calibration/a40.base.json (datasheet: specs, cap, idle, clock table)";
+      retarget.push_back(r);
+    }
+  }
+  const std::string rec_dir = data_dir() + "/traces/recordings/h200-gpt3xl";
+  const Json v = validate_recording(rec_dir, "h200");
+  const Json& native = v["clock_sources"][0];
+  Json h200 = {{"recording", "traces/recordings/h200-gpt3xl"},
+               {"model", "h200"},
+               {"policy", "native"},
+               {"steps", native["steps"].size()},
+               {"energy_per_step_mape_pct", native["mape"]["energy_pct"]},
+               {"energy_per_step_max_abs_error_pct", 0.0},
+               {"time_per_step_mape_pct", native["mape"]["time_pct"]},
+               {"total_energy_error_pct", native["total"]["energy_error_pct"]},
+               {"measured_mean_power_w", native["total"]["measured_mean_power_w"]},
+               {"simulated_mean_power_w", native["total"]["simulated_mean_power_w"]},
+               {"mean_power_error_pct", native["total"]["power_error_pct"]},
+               {"energy_target_pct", 5.0}};
+  double worst = 0;
+  for (const auto& s : native["steps"]) worst = std::max(worst, std::fabs(s["energy_error_pct"].get<double>()));
+  h200["energy_per_step_max_abs_error_pct"] = worst;
+  h200["meets_target"] = worst <= 5.0;
+  return {{"stage_profiles", rows}, {"retarget", retarget}, {"recording", h200},
+          {"data", "Perseus stage profiles (Chung et al., SOSP 2024, Apache-2.0; traces/profiles/perseus/PROVENANCE.md); "
+                   "H200 recording traces/recordings/h200-gpt3xl (traces/recordings/PROVENANCE.md)"}};
+}
+
+std::string format_model_checks(const Json& r) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(2);
+  os << "Stage profiles: each (stage, instruction) anchored at its highest-clock row, every other clock predicted\n";
+  os << "model       profile                       kind        points  time MAPE  energy MAPE  (max time/energy)  target\n";
+  for (const auto& x : r["stage_profiles"]) {
+    const std::string p = x["profile"].get<std::string>();
+    os << std::left << std::setw(12) << x["model"].get<std::string>() << std::setw(30) << p.substr(p.find_last_of('/') + 1)
+       << std::setw(10) << x["kind"].get<std::string>() << std::right << std::setw(8) << x["points"].get<std::size_t>()
+       << std::setw(9) << x["time_mape_pct"].get<double>() << " %" << std::setw(11) << x["energy_mape_pct"].get<double>()
+       << " %    (" << std::setw(5) << x["time_max_ape_pct"].get<double>() << " / " << std::setw(5)
+       << x["energy_max_ape_pct"].get<double>() << ")";
+    if (x.contains("time_target_pct"))
+      os << "   <= " << std::setprecision(0) << x["time_target_pct"].get<double>() << " / " << x["energy_target_pct"].get<double>()
+         << " % " << (x["meets_target"].get<bool>() ? "met" : "MISSED") << std::setprecision(2);
+    os << "\n";
+  }
+  os << "\nRetargeting A100 -> A40 (A100 model + A100 measurements + A40 datasheet model; no A40 measurement used)\n";
+  for (const auto& x : r["retarget"]) {
+    const std::string p = x["profile"].get<std::string>();
+    os << "  " << std::left << std::setw(28) << p.substr(p.find_last_of('/') + 1) << std::right << " points "
+       << x["points"].get<std::size_t>() << "  time MAPE " << x["time_mape_pct"].get<double>() << " % (target <= 10 %: "
+       << (x["meets_target"].get<bool>() ? "met" : "MISSED") << ")  energy MAPE " << x["energy_mape_pct"].get<double>()
+       << " % (reported)\n";
+  }
+  const Json& h = r["recording"];
+  os << "\nH200 GPT-3 XL recording, calibrated h200 model, native governor (" << h["steps"].get<std::size_t>() << " steps)\n";
+  os << "  energy per step: MAPE " << h["energy_per_step_mape_pct"].get<double>() << " %, worst "
+     << h["energy_per_step_max_abs_error_pct"].get<double>() << " % (target every step within 5 %: "
+     << (h["meets_target"].get<bool>() ? "met" : "MISSED") << ")\n";
+  os << "  total energy " << h["total_energy_error_pct"].get<double>() << " %, time per step MAPE "
+     << h["time_per_step_mape_pct"].get<double>() << " %, mean power " << std::setprecision(1)
+     << h["simulated_mean_power_w"].get<double>() << " W simulated vs " << h["measured_mean_power_w"].get<double>()
+     << " W measured\n";
+  os << "data: " << r["data"].get<std::string>() << "\n";
+  return os.str();
+}
+
+}  // namespace dvfs
