@@ -1,26 +1,27 @@
 #!/usr/bin/env python3
-"""Derives models/gpus/h200.json from the shipped H200 recordings (traces/recordings/h200-*).
+"""Derives models/calibration/h200.base.json from the shipped H200 micro-benchmark recording.
 
 Measured inputs (NVML energy counter over each micro-benchmark phase, clocks from telemetry):
 idle power, bf16 tensor-core GEMM power at its power-capped clock, device-copy and elementwise
 (addcmul) power at the maximum clock, the clock table and the power limit. What the recordings cannot
-pin down yet (voltage curve shape, per-class time scaling, SM/memory split of dynamic power, governor
-gains, switch latency) is a stated estimate, marked "estimate" in the provenance block; issue 3
-(`dvfs-sim calibrate`) replaces them with fits.
+pin down (voltage curve shape, SM/memory split of dynamic power, governor gains, switch latency) is a
+stated estimate, marked "estimate" in the provenance block. The base is then refined on the GPT-3 XL
+training recording by `dvfs-sim calibrate --recording` (per-class time scaling from the GPU's own clock
+changes, dynamic power scale), which writes models/gpus/h200.json; models/calibration/regenerate.sh
+runs both steps.
 
   python3 models/calibration/h200.py            # print the derived numbers
-  python3 models/calibration/h200.py --write    # regenerate models/gpus/h200.json
-  python3 models/calibration/h200.py --check    # exit 1 if the shipped file differs (used by the tests)
+  python3 models/calibration/h200.py --write    # regenerate models/calibration/h200.base.json
+  python3 models/calibration/h200.py --check    # exit 1 if the shipped base differs
 """
 import csv
 import json
 import os
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REC = os.path.join(ROOT, "traces", "recordings")
-OUT = os.path.join(ROOT, "models", "gpus", "h200.json")
+OUT = os.path.join(ROOT, "models", "calibration", "h200.base.json")
 
 # Relative voltage vs SM clock [estimate]: flat floor below the knee, linear to the top clock. NVML
 # exposes no voltage on H200; this shape follows published V-f curves of recent NVIDIA GPUs.
@@ -135,14 +136,14 @@ def derive():
         "specs": {"hbm_gb": 141, "mem_bandwidth_gbs": 4800, "bf16_dense_tflops": 989},
         "provenance": {
             "summary": "calibrated on one H200 (traces/recordings/h200-*): idle, GEMM, copy and elementwise power, "
-                       "clock table and cap measured; V-f shape, time scaling and governor gains estimated",
-            "generated_by": "models/calibration/h200.py",
+                       "clock table and cap measured; V-f shape and governor gains estimated",
+            "generated_by": "models/calibration/h200.py, then dvfs-sim calibrate --recording (models/calibration/regenerate.sh)",
             "measured_inputs": measured,
             "/clocks": {"source": "measured", "ref": "run.json device.supported_sm_mhz / supported_mem_mhz (NVML read-out)"},
             "/sm_count": {"source": "measured", "ref": "run.json device.sm_count"},
             "/power/cap_w": {"source": "measured", "ref": "run.json device.power_limit_mw (700 W, default, untouched)"},
             "/power/idle_w": {"source": "measured", "ref": "mean counter power of settled idle phases: " + src_micro},
-            "/power/dynamic_scale": {"source": "fit", "ref": "scale of every class's dynamic power so that replaying the gpt3xl profiled steps at their recorded clocks matches the counter energy (in-sample for that figure; the native-governor replay is not fit)"},
+            "/power/dynamic_scale": {"source": "fit", "ref": "set by dvfs-sim calibrate --recording"},
             "/power/idle_sm_fraction": {"source": "estimate", "ref": "idle power taken as clock-independent in P0 until measured"},
             "/voltage_curve": {"source": "estimate", "ref": "no voltage read-out on H200; shape of published NVIDIA V-f curves"},
             "/classes/gemm/dynamic_w": {"source": "fit", "ref": "bf16 GEMM 8192^3 power at its capped clock, " + src_micro},
@@ -154,7 +155,7 @@ def derive():
             "/classes/other/dynamic_w": {"source": "estimate", "ref": "taken equal to elementwise"},
             "/classes/copy/dynamic_w": {"source": "fit", "ref": "2 GiB device copy at 1980 MHz, " + src_micro},
             "/classes/communication/dynamic_w": {"source": "estimate", "ref": "0.3 x copy; no collective measured yet"},
-            "/classes": {"source": "estimate", "ref": "time_sm, time_mem, sm_share: priors by kernel class (compute- vs memory-bound); issue 3 fits them"},
+            "/classes": {"source": "estimate", "ref": "time_sm, time_mem, sm_share: priors by kernel class (compute- vs memory-bound); dvfs-sim calibrate --recording replaces time_sm/time_mem where the recording has evidence"},
             "/native_governor/target_fraction": {"source": "measured", "ref": "counter mean power 686 W / 700 W cap in the timed gpt3xl phase"},
             "/native_governor": {"source": "estimate", "ref": "control period, window and gains of NVIDIA's power-limit loop are undisclosed"},
             "/switch_latency/nvml_s": {"source": "literature", "ref": "order 10-100 ms for NVML clock changes on Ampere/Hopper, Velicka et al., IPDPSW 2025, arXiv 2502.20075"},
@@ -166,32 +167,8 @@ def derive():
     return model
 
 
-def fit_dynamic_scale(model):
-    """Micro-benchmarks draw more than training kernels at equal clocks: scale dynamic power so that the
-    gpt3xl replay at its recorded clocks meets the measured counter energy. E_sim = idle*T + E_dyn."""
-    build = os.environ.get("DVFS_SIM_PYTHONPATH", os.path.join(ROOT, "build", "python"))
-    sys.path.insert(0, build)
-    import dvfs_sim  # noqa: E402  (the module built by CMake)
-
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(model, f)
-        path = f.name
-    try:
-        rep = dvfs_sim.validate(os.path.join(REC, "h200-gpt3xl"), path)
-    finally:
-        os.unlink(path)
-    rec = next(s for s in rep["clock_sources"] if s["clock_source"] == "recorded")["total"]
-    idle = model["power"]["idle_w"]
-    e_dyn = rec["simulated_energy_j"] - idle * rec["simulated_time_s"]
-    scale = (rec["measured_energy_j"] - idle * rec["simulated_time_s"]) / e_dyn
-    model["power"]["dynamic_scale"] = round(scale, 3)
-    model["provenance"]["measured_inputs"]["gpt3xl_profiled_steps"] = {
-        "counter_energy_j": round(rec["measured_energy_j"], 1), "time_s": round(rec["measured_time_s"], 4)}
-    return model
-
-
 def main():
-    model = fit_dynamic_scale(derive())
+    model = derive()
     text = json.dumps(model, indent=2) + "\n"
     if "--write" in sys.argv:
         with open(OUT, "w") as f:
@@ -201,9 +178,9 @@ def main():
         with open(OUT) as f:
             shipped = f.read()
         if shipped != text:
-            print("models/gpus/h200.json differs from what models/calibration/h200.py derives", file=sys.stderr)
+            print(OUT + " differs from what models/calibration/h200.py derives", file=sys.stderr)
             sys.exit(1)
-        print("models/gpus/h200.json matches its derivation")
+        print(OUT + " matches its derivation")
     else:
         print(json.dumps(model["provenance"]["measured_inputs"], indent=2))
         print(json.dumps(model["classes"], indent=2))

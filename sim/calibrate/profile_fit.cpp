@@ -218,13 +218,27 @@ ProfileCalibration calibrate_from_profile(const std::string& profile_path, const
   Json& prov = best.model["provenance"];
   const std::string name = profile_path.substr(profile_path.find_last_of('/') + 1);
   const std::string ref = "fit on the stage profile " + name + " by `dvfs-sim calibrate --profile`";
-  prov["/status"] = {{"source", "fit"}, {"ref", ref}};
-  prov["/voltage_curve"] = {{"source", "fit"}, {"ref", "voltage floor and knee: grid search minimising the relative power error, " + ref}};
-  prov["/power/idle_sm_fraction"] = {{"source", "fit"}, {"ref", "1 - (fitted power at g = 0) / idle_w, " + ref}};
-  prov["/power/dynamic_scale"] = {{"source", "fit"}, {"ref", "1: the fit's dynamic power is absolute"}};
-  prov["/native_governor/target_fraction"] = {{"source", "fit"}, {"ref", "cap regulation target chosen by the smallest in-sample prediction error, " + ref}};
-  prov["/computations"] = {{"source", "fit"}, {"ref", "time_sm pooled over every series; dynamic_w and sm_share per instruction; time_mem 0 because the profile holds the memory clock fixed, " + ref}};
-  prov["/classes"] = {{"source", "estimate"}, {"ref", "kernel-class time shares from the base model; dynamic_w scaled so gemm equals the fitted forward computation (a stage profile cannot separate kernel classes)"}};
+  set_provenance(prov, "/voltage_curve", "fit", "voltage floor and knee: grid search minimising the relative power error, " + ref);
+  set_provenance(prov, "/power/idle_sm_fraction", "fit", "1 - (fitted power at g = 0) / idle_w, " + ref);
+  set_provenance(prov, "/power/dynamic_scale", "fit", "1: the fitted dynamic power is absolute, " + ref);
+  set_provenance(prov, "/native_governor/target_fraction", "fit",
+                 "cap regulation target chosen by the smallest in-sample prediction error, " + ref);
+  set_provenance(prov, "/computations", "fit",
+                 "time_sm pooled over every series; dynamic_w and sm_share per instruction; time_mem 0 because the "
+                 "profile holds the memory clock fixed, " + ref);
+  for (auto it = best.model["classes"].begin(); it != best.model["classes"].end(); ++it)
+    set_provenance(prov, "/classes/" + it.key() + "/dynamic_w", "estimate",
+                   "base model value rescaled so gemm equals the fitted forward computation (a stage profile cannot "
+                   "separate kernel classes), " + ref);
+  {
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(2) << "calibrated on the stage profile " << name
+       << " (V-f floor and knee, power per computation, cap target, time share; in-sample time MAPE "
+       << 100 * best.fit_error.time_mape << " %, energy " << 100 * best.fit_error.energy_mape
+       << " %); kernel classes estimated; `dvfs-sim validate --models` gives held-out errors";
+    prov["summary"] = os.str();
+  }
+  prov["generated_by"] = "models/calibration/regenerate.sh";
   prov["calibration"] = {{"command", command}, {"date", date}, {"data", name}, {"rows", prof.rows},
                          {"series", prof.series.size()},
                          {"fit_error_in_sample", {{"time_mape_pct", 100 * best.fit_error.time_mape},

@@ -19,6 +19,7 @@ constexpr std::size_t kMinGroupSize = 8;
 constexpr double kMinClockSpread = 1.05;
 constexpr std::size_t kMinClassKernels = 30;
 constexpr double kMaxShareError = 0.15;
+constexpr double kMaxGroupError = 0.2;
 
 double round_to(double v, double step) { return std::round(v / step) * step; }
 
@@ -39,45 +40,61 @@ struct ClassFit {
   bool used = false;
 };
 
-// Fixed-effects slope of y on x over groups, weighted by each group's mean duration; returns the
-// share b and its standard error (delta method on beta).
-ClassFit fit_class(const std::vector<const Group*>& groups, double f_top) {
+// One group: least squares of y = d / mean(d) on x = f_max / f; share b and its standard error.
+ClassFit fit_group(const Group& g, double f_top) {
   ClassFit c;
-  double sxy = 0, sxx = 0, wsum = 0, wx = 0;
-  c.fmin = 1e30;
-  for (const Group* g : groups) {
-    double xm = 0;
-    for (double f : g->f) xm += f_top / f;
-    xm /= static_cast<double>(g->f.size());
-    for (std::size_t i = 0; i < g->d.size(); ++i) {
-      const double x = f_top / g->f[i] - xm, y = g->d[i] / g->mean_d - 1.0;
-      sxy += g->mean_d * x * y;
-      sxx += g->mean_d * x * x;
-    }
-    wsum += g->mean_d * static_cast<double>(g->d.size());
-    wx += g->mean_d * static_cast<double>(g->d.size()) * xm;
-    c.kernels += g->d.size();
-    c.fmin = std::min(c.fmin, g->fmin);
-    c.fmax = std::max(c.fmax, g->fmax);
+  c.kernels = g.d.size();
+  c.groups = 1;
+  c.fmin = g.fmin;
+  c.fmax = g.fmax;
+  const double n = static_cast<double>(g.d.size());
+  double xm = 0;
+  for (double f : g.f) xm += f_top / f;
+  xm /= n;
+  double sxy = 0, sxx = 0;
+  for (std::size_t i = 0; i < g.d.size(); ++i) {
+    const double x = f_top / g.f[i] - xm, y = g.d[i] / g.mean_d - 1.0;
+    sxy += x * y;
+    sxx += x * x;
   }
-  c.groups = groups.size();
-  if (sxx <= 0 || c.kernels <= c.groups + 1) return c;
+  if (sxx <= 0 || g.d.size() < 3) return c;
   c.beta = sxy / sxx;
   double rss = 0;
-  for (const Group* g : groups) {
-    double xm = 0;
-    for (double f : g->f) xm += f_top / f;
-    xm /= static_cast<double>(g->f.size());
-    for (std::size_t i = 0; i < g->d.size(); ++i) {
-      const double r = (g->d[i] / g->mean_d - 1.0) - c.beta * (f_top / g->f[i] - xm);
-      rss += g->mean_d * r * r;
-    }
+  for (std::size_t i = 0; i < g.d.size(); ++i) {
+    const double r = (g.d[i] / g.mean_d - 1.0) - c.beta * (f_top / g.f[i] - xm);
+    rss += r * r;
   }
-  const double se_beta = std::sqrt(rss / static_cast<double>(c.kernels - c.groups - 1) / sxx);
-  c.mean_x = wx / wsum;
-  const double denom = 1.0 - c.beta * (c.mean_x - 1.0);
+  const double se_beta = std::sqrt(rss / (n - 2) / sxx);
+  c.mean_x = xm;
+  // y = (b x + 1 - b) / (b xm + 1 - b): slope beta = b / (1 + b (xm - 1)), so b = beta / (1 - beta (xm - 1)).
+  const double denom = 1.0 - c.beta * (xm - 1.0);
   c.share = c.beta / denom;
-  c.se = se_beta / (denom * denom);  // d b / d beta = 1 / denom^2
+  c.se = std::max(se_beta / (denom * denom), 1e-6);
+  return c;
+}
+
+// Class share: the mean of its groups' shares weighted by their total recorded time (the share
+// that matters for predicting the class's time), over groups fit to a standard error <= 0.2.
+ClassFit fit_class(const std::vector<const Group*>& groups, double f_top) {
+  ClassFit c;
+  c.fmin = 1e30;
+  double w_sum = 0, wb = 0, w2se2 = 0;
+  for (const Group* g : groups) {
+    const ClassFit gf = fit_group(*g, f_top);
+    c.kernels += gf.kernels;
+    c.fmin = std::min(c.fmin, g->fmin);
+    c.fmax = std::max(c.fmax, g->fmax);
+    if (!(gf.se <= kMaxGroupError) || !std::isfinite(gf.share)) continue;
+    const double w = g->mean_d * static_cast<double>(g->d.size());
+    w_sum += w;
+    wb += w * gf.share;
+    w2se2 += w * w * gf.se * gf.se;
+    ++c.groups;
+  }
+  if (w_sum <= 0) return c;
+  c.share = wb / w_sum;
+  c.beta = c.share;
+  c.se = std::sqrt(w2se2) / w_sum;
   return c;
 }
 
@@ -156,7 +173,7 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
   std::sort(all.begin(), all.end(), [](const Group* a, const Group* b) { return a->mean_d * static_cast<double>(a->d.size()) > b->mean_d * static_cast<double>(b->d.size()); });
   Json kernels = Json::array();
   for (std::size_t i = 0; i < std::min<std::size_t>(12, all.size()); ++i) {
-    ClassFit c = fit_class({all[i]}, f_top);
+    ClassFit c = fit_group(*all[i], f_top);
     kernels.push_back({{"name", all[i]->name.substr(0, 80)}, {"class", to_string(all[i]->cls)}, {"kernels", c.kernels},
                        {"mean_us", all[i]->mean_d * 1e6}, {"sm_mhz_span", {c.fmin, c.fmax}},
                        {"time_sm_fit", c.share}, {"standard_error", c.se}});
@@ -186,10 +203,17 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
   for (const auto& n : fitted) fitted_list += (fitted_list.empty() ? "" : ", ") + n;
   for (const auto& n : kept) kept_list += (kept_list.empty() ? "" : ", ") + n;
   for (const auto& n : fitted) {
-    prov["/classes/" + n + "/time_sm"] = {{"source", "fit"}, {"ref", "natural clock changes in " + rec_name + " (fixed-effects regression of kernel duration on f_max/f; see calibration.classes)"}};
-    prov["/classes/" + n + "/time_mem"] = {{"source", "estimate"}, {"ref", "base model's split of the part that does not scale with the SM clock (the memory clock did not move)"}};
+    set_provenance(prov, "/classes/" + n + "/time_sm", "fit",
+                   "natural clock changes in " + rec_name + " (per kernel group, duration regressed on f_max/f; class = "
+                   "time-weighted mean of groups; see calibration.classes)");
+    set_provenance(prov, "/classes/" + n + "/time_mem", "estimate",
+                   "base model's split of the part that does not scale with the SM clock (the memory clock did not move)");
   }
-  prov["/power/dynamic_scale"] = {{"source", "fit"}, {"ref", "replay of " + rec_name + " at its recorded clocks meets the NVML counter energy of its profiled steps (in-sample for that replay; the native-governor replay is not fit)"}};
+  set_provenance(prov, "/power/dynamic_scale", "fit",
+                 "replay of " + rec_name + " at its recorded clocks meets the NVML counter energy of its profiled steps "
+                 "(in-sample for that replay; the native-governor replay is not fit)");
+  prov["summary"] = prov.value("summary", std::string()) + "; kernel-class time scaling (" + fitted_list +
+                    ") and dynamic power scale fit on " + rec_name;
   prov["calibration"] = {{"command", command}, {"date", date}, {"data", rec_name},
                          {"time_sm_fitted", fitted_list}, {"time_sm_kept_from_base", kept_list},
                          {"classes", classes_report},

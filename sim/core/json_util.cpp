@@ -149,4 +149,12 @@ std::string JsonReader::string_or(const char* key, const std::string& fallback) 
   return has(key) ? string(key) : fallback;
 }
 
+void set_provenance(Json& provenance, const std::string& ptr, const std::string& source, const std::string& ref) {
+  std::vector<std::string> stale;
+  for (auto it = provenance.begin(); it != provenance.end(); ++it)
+    if (it.key().size() > ptr.size() && it.key().compare(0, ptr.size() + 1, ptr + "/") == 0) stale.push_back(it.key());
+  for (const auto& k : stale) provenance.erase(k);
+  provenance[ptr] = {{"source", source}, {"ref", ref}};
+}
+
 }  // namespace dvfs

@@ -55,4 +55,8 @@ class JsonReader {
 
 std::string json_type_name(const Json& j);
 
+// Sets a model file's provenance entry for the JSON pointer `ptr` and drops the more specific
+// entries below it, which would otherwise override the new one.
+void set_provenance(Json& provenance, const std::string& ptr, const std::string& source, const std::string& ref);
+
 }  // namespace dvfs
