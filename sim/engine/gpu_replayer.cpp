@@ -41,6 +41,7 @@ void GpuReplayer::apply(const ClockPair& c) {
 void GpuReplayer::take_effect(const ClockPair& c, double now) {
   // Transition energy (driver requests only): once for each clock domain whose clock in effect
   // actually changes now.
+  if (c == clocks_) return;  // e.g. a request back to the clocks in effect superseded a pending one
   double energy_j = 0;
   if (policy_.actuator() == Actuator::nvml) {
     if (c.sm_mhz != clocks_.sm_mhz) energy_j += latency_.sm.energy_j;

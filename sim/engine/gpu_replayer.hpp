@@ -32,7 +32,7 @@ struct ReplayStats {
   std::uint64_t segments = 0;
   std::uint64_t clock_switches = 0;
   double switch_latency_s = 0;  // summed latency of the switches requested (superseded ones included)
-  std::uint64_t switches_applied = 0;  // requests that took effect (not superseded, not still pending)
+  std::uint64_t switches_applied = 0;  // switches that took effect and changed the clocks in effect
   double switch_energy_j = 0;   // summed transition energy charged by the switches that took effect
   std::uint64_t ticks = 0;
 };
