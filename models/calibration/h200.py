@@ -132,7 +132,11 @@ def derive():
             "control_period_s": 0.01, "window_s": 0.05, "target_fraction": 0.98,
             "down_gain_steps_per_w": 0.05, "up_steps_per_period": 1, "up_margin_w": 10.0,
         },
-        "switch_latency": {"nvml_s": 0.05, "firmware_s": 0.001, "mem_nvml_s": 0.05},
+        "switch_latency": {
+            "sm": {"mean_s": 0.05, "spread_s": 0.0, "target_scaling": [[345, 1.0], [1980, 1.0]], "energy_j": 0.0},
+            "mem": {"mean_s": 0.05, "spread_s": 0.0},
+            "firmware_s": 0.001,
+        },
         "specs": {"hbm_gb": 141, "mem_bandwidth_gbs": 4800, "bf16_dense_tflops": 989},
         "provenance": {
             "summary": "calibrated on one H200 (traces/recordings/h200-*): idle, GEMM, copy and elementwise power, "
@@ -158,8 +162,12 @@ def derive():
             "/classes": {"source": "estimate", "ref": "time_sm, time_mem, sm_share: priors by kernel class (compute- vs memory-bound); dvfs-sim calibrate --recording replaces time_sm/time_mem where the recording has evidence"},
             "/native_governor/target_fraction": {"source": "measured", "ref": "counter mean power 686 W / 700 W cap in the timed gpt3xl phase"},
             "/native_governor": {"source": "estimate", "ref": "control period, window and gains of NVIDIA's power-limit loop are undisclosed"},
-            "/switch_latency/nvml_s": {"source": "literature", "ref": "order 10-100 ms for NVML clock changes on Ampere/Hopper, Velicka et al., IPDPSW 2025, arXiv 2502.20075"},
-            "/switch_latency/mem_nvml_s": {"source": "estimate", "ref": "taken equal to the SM clock latency"},
+            "/switch_latency/sm/mean_s": {"source": "literature", "ref": "order 10-100 ms for NVML clock changes on Ampere/Hopper, Velicka, Vysocky, Riha, \"LATEST\", IPDPSW 2025, arXiv 2502.20075 (GH200 among the GPUs measured); Zeus notes NVML calls take ~10-20 ms"},
+            "/switch_latency/sm/spread_s": {"source": "estimate", "ref": "estimate: no published spread used"},
+            "/switch_latency/sm/target_scaling": {"source": "estimate", "ref": "no dependence on the target clock (multiplier 1 over the SM clock range) until measured on this GPU; Velicka, Vysocky, Riha, \"LATEST\", IPDPSW 2025, arXiv 2502.20075 find the latency depends mostly on the target clock"},
+            "/switch_latency/sm/energy_j": {"source": "estimate", "ref": "no published transition energy; not charged"},
+            "/switch_latency/mem/mean_s": {"source": "estimate", "ref": "taken equal to the SM clock latency"},
+            "/switch_latency/mem/spread_s": {"source": "estimate", "ref": "estimate: no published spread used"},
             "/switch_latency/firmware_s": {"source": "estimate", "ref": "firmware power-limit response well under the NVML path"},
             "/specs": {"source": "datasheet", "ref": "NVIDIA H200 SXM datasheet (141 GB HBM3e, 4.8 TB/s, 989 TFLOP/s dense bf16)"},
         },

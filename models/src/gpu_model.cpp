@@ -140,10 +140,16 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
     gp.up_margin_w = g.non_negative("up_margin_w");
   }
   JsonReader sl = r.child("switch_latency");
-  sl.only_keys({"nvml_s", "firmware_s", "mem_nvml_s"});
-  m.latency_.nvml_s = sl.non_negative("nvml_s");
+  sl.only_keys({"sm", "mem", "firmware_s"});
+  m.latency_.sm = read_domain_latency(sl.child("sm"));
+  if (sl.has("mem")) {
+    m.latency_.mem = read_domain_latency(sl.child("mem"));
+  } else {
+    // A copy of the SM domain, except its target scaling, whose points are SM clocks.
+    m.latency_.mem = m.latency_.sm;
+    m.latency_.mem.target_scaling.clear();
+  }
   m.latency_.firmware_s = sl.non_negative("firmware_s");
-  m.latency_.mem_nvml_s = sl.has("mem_nvml_s") ? sl.non_negative("mem_nvml_s") : m.latency_.nvml_s;
 
   m.provenance_ = r.raw("provenance");
   if (!m.provenance_.is_object()) r.fail("provenance", "expected an object mapping JSON pointers to sources");

@@ -9,6 +9,7 @@
 //   idle(f)        = P_idle * ( 1 - a + a * g(f) )
 // with c the kernel class, d_rec and f_rec/m_rec its recorded duration and clocks, k_dyn a per-GPU
 // scale of dynamic power fit on real training (power.dynamic_scale). See models/README.md.
+#include "models/src/switch_latency.hpp"
 #include "sim/core/json_util.hpp"
 #include "sim/core/workload.hpp"
 
@@ -36,12 +37,6 @@ struct NativeGovernorParams {
   double down_gain_steps_per_w = 0.05;  // clock steps lowered per watt above target, per period
   double up_steps_per_period = 1;       // clock steps raised per period while below target
   double up_margin_w = 10;              // raise only when this far below the target
-};
-
-struct SwitchLatency {
-  double nvml_s = 0;      // SM clock change requested through the driver
-  double firmware_s = 0;  // SM clock change made by the GPU's own governor
-  double mem_nvml_s = 0;  // memory clock change requested through the driver
 };
 
 struct ClassCoefficients {

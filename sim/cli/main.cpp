@@ -86,7 +86,7 @@ int cmd_models(const std::vector<std::string>& args) {
                    {"sm_mhz", {m.sm_clocks_mhz().front(), m.sm_clocks_mhz().back()}},
                    {"mem_mhz", m.mem_clocks_mhz()},
                    {"power_cap_w", m.power_cap_w()},
-                   {"switch_latency_s", {{"nvml", m.switch_latency().nvml_s}, {"firmware", m.switch_latency().firmware_s}}},
+                   {"switch_latency", dvfs::to_json(m.switch_latency())},
                    {"summary", m.provenance().value("summary", "")},
                    {"file", m.source_file()}});
   }

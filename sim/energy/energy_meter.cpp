@@ -13,12 +13,30 @@ EnergyMeter::EnergyMeter(std::size_t steps, std::size_t annotation_sets, std::si
       residency_s_(sm_clocks, 0.0),
       interval_s_(timeline_interval_s) {}
 
+std::size_t EnergyMeter::timeline_bin(double t) const {
+  // The bin index is corrected after the division so that rounding can never leave t outside
+  // [bin start, bin end).
+  auto bin = static_cast<std::size_t>(std::max(0.0, std::floor(t / interval_s_)));
+  while ((static_cast<double>(bin) + 1) * interval_s_ <= t) ++bin;
+  return bin;
+}
+
+void EnergyMeter::add_energy(double t_s, double joules, int step) {
+  if (joules == 0) return;
+  total_j_ += joules;
+  switch_j_ += joules;
+  if (step >= 0) steps_[step].energy_j += joules;
+  if (interval_s_ > 0) {
+    const std::size_t bin = timeline_bin(t_s);
+    if (bin >= timeline_.size()) timeline_.resize(bin + 1);
+    timeline_[bin].energy_j += joules;
+  }
+}
+
 void EnergyMeter::add_to_timeline(double t0, double dt, double p, double f, double m) {
-  // Spread the segment over the fixed intervals it covers. The bin index is corrected after the
-  // division so that rounding can never leave t outside [bin start, bin end).
+  // Spread the segment over the fixed intervals it covers.
   const double t1 = t0 + dt;
-  auto bin = static_cast<std::size_t>(std::max(0.0, std::floor(t0 / interval_s_)));
-  while ((static_cast<double>(bin) + 1) * interval_s_ <= t0) ++bin;
+  auto bin = timeline_bin(t0);
   double t = t0;
   for (;;) {
     if (bin >= timeline_.size()) timeline_.resize(bin + 1);

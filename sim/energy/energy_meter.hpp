@@ -57,6 +57,10 @@ class EnergyMeter {
     residency_s_[sm_idx] += dt_s;
     if (interval_s_ > 0) add_to_timeline(t0_s, dt_s, power_w, sm_mhz, mem_mhz);
   }
+  // Energy spent at one instant `t` (a clock transition): counted in the total, the step (when
+  // `step` >= 0) and the timeline interval holding `t`, but in no class, annotation set or host gap
+  // and with no duration; switch_j() sums it.
+  void add_energy(double t_s, double joules, int step);
   void step_begin(int step, double t) { steps_[step].start_s = t; }
   void step_end(int step, double t) { steps_[step].end_s = t; }
   void count_kernel(int step) {
@@ -67,6 +71,7 @@ class EnergyMeter {
   double busy_s() const { return busy_s_; }
   double gap_j() const { return gap_j_; }
   double gap_s() const { return gap_s_; }
+  double switch_j() const { return switch_j_; }
   const std::vector<StepTotals>& steps() const { return steps_; }
   const std::vector<double>& annotation_set_j() const { return set_j_; }
   const std::vector<double>& class_j() const { return class_j_; }
@@ -77,8 +82,9 @@ class EnergyMeter {
 
  private:
   void add_to_timeline(double t0, double dt, double p, double f, double m);
+  std::size_t timeline_bin(double t) const;
 
-  double total_j_ = 0, busy_s_ = 0, gap_j_ = 0, gap_s_ = 0;
+  double total_j_ = 0, busy_s_ = 0, gap_j_ = 0, gap_s_ = 0, switch_j_ = 0;
   std::vector<StepTotals> steps_;
   std::vector<double> set_j_;
   std::vector<double> class_j_, class_s_;

@@ -8,10 +8,13 @@ namespace dvfs {
 GpuReplayer::GpuReplayer(const Rank& rank, const GpuModel& model, Policy& policy, const ReplayOptions& opts,
                          EnergyMeter& meter)
     : rank_(rank), model_(model), policy_(policy), opts_(opts), meter_(meter) {
-  const SwitchLatency& lat = model.switch_latency();
-  latency_nvml_ = opts.nvml_latency_s.value_or(lat.nvml_s);
-  latency_firmware_ = opts.firmware_latency_s.value_or(lat.firmware_s);
-  latency_mem_ = opts.mem_latency_s.value_or(lat.mem_nvml_s);
+  latency_ = model.switch_latency();
+  opts.sm_latency.apply_to(latency_.sm);
+  opts.mem_latency.apply_to(latency_.mem);
+  if (opts.firmware_latency_s) latency_.firmware_s = *opts.firmware_latency_s;
+  sm_draw_ = LognormalLatency(latency_.sm.mean_s, latency_.sm.spread_s);
+  mem_draw_ = LognormalLatency(latency_.mem.mean_s, latency_.mem.spread_s);
+  rng_.seed(latency_seed(opts.seed, rank.id));
   apply(policy.initial_clocks());
   requested_ = clocks_;
   period_ = policy.tick_period_s();
@@ -35,24 +38,47 @@ void GpuReplayer::apply(const ClockPair& c) {
   clocks_ = c;
 }
 
+void GpuReplayer::take_effect(const ClockPair& c, double now) {
+  // Transition energy (driver requests only): once for each clock domain whose clock in effect
+  // actually changes now.
+  if (c == clocks_) return;  // e.g. a request back to the clocks in effect superseded a pending one
+  double energy_j = 0;
+  if (policy_.actuator() == Actuator::nvml) {
+    if (c.sm_mhz != clocks_.sm_mhz) energy_j += latency_.sm.energy_j;
+    if (c.mem_mhz != clocks_.mem_mhz) energy_j += latency_.mem.energy_j;
+  }
+  apply(c);
+  ++stats_.switches_applied;
+  if (energy_j > 0) {
+    stats_.switch_energy_j += energy_j;
+    meter_.add_energy(now, energy_j, step_);
+  }
+}
+
 void GpuReplayer::request(const ClockPair& c, double now) {
   if (c == requested_) return;
-  double latency;
+  double latency = 0;
   if (policy_.actuator() == Actuator::firmware) {
-    latency = latency_firmware_;
+    latency = latency_.firmware_s;
   } else {
-    latency = 0;
-    if (c.sm_mhz != requested_.sm_mhz) latency = latency_nvml_;
-    if (c.mem_mhz != requested_.mem_mhz) latency = std::max(latency, latency_mem_);
+    // Each clock domain that changes draws its own latency (SM first, then memory, so the sequence
+    // of draws is fixed); the switch takes effect when the slower one is done.
+    if (c.sm_mhz != requested_.sm_mhz) {
+      latency = sm_draw_.draw(rng_) * latency_.sm.multiplier(c.sm_mhz);
+    }
+    if (c.mem_mhz != requested_.mem_mhz) {
+      latency = std::max(latency, mem_draw_.draw(rng_) * latency_.mem.multiplier(c.mem_mhz));
+    }
   }
   requested_ = c;
   ++stats_.clock_switches;
   stats_.switch_latency_s += latency;
   if (latency <= 0) {
-    apply(c);
     pending_t_ = kNever;
+    take_effect(c, now);
   } else {
-    // A newer request supersedes one still in transition.
+    // A newer request supersedes one still in transition: the earlier target never takes effect
+    // and costs no transition energy.
     pending_ = c;
     pending_t_ = now + latency;
   }

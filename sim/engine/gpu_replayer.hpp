@@ -18,7 +18,12 @@ namespace dvfs {
 struct ReplayOptions {
   int repeat = 1;                    // replay the rank's activities this many times back to back
   double timeline_interval_s = 0.01; // 0 disables the timeline
-  std::optional<double> nvml_latency_s, firmware_latency_s, mem_latency_s;  // overrides of the model
+  // Overrides of the model's switch latency, key by key (see models/README.md, "Switch latency").
+  DomainLatencyOverride sm_latency, mem_latency;
+  std::optional<double> firmware_latency_s;
+  // Seeds the latency draws: each GPU draws from its own mt19937_64 seeded with
+  // latency_seed(seed, rank id), so a replay is deterministic for a given seed.
+  std::uint64_t seed = 0;
 };
 
 struct ReplayStats {
@@ -26,7 +31,9 @@ struct ReplayStats {
   std::uint64_t kernel_events = 0;
   std::uint64_t segments = 0;
   std::uint64_t clock_switches = 0;
-  double switch_latency_s = 0;  // summed latency of the switches made
+  double switch_latency_s = 0;  // summed latency of the switches requested (superseded ones included)
+  std::uint64_t switches_applied = 0;  // switches that took effect and changed the clocks in effect
+  double switch_energy_j = 0;   // summed transition energy charged by the switches that took effect
   std::uint64_t ticks = 0;
 };
 
@@ -45,6 +52,7 @@ class GpuReplayer {
   void on_boundary(TimeKeeper& tk, bool tick);
   void request(const ClockPair& c, double now);
   void apply(const ClockPair& c);
+  void take_effect(const ClockPair& c, double now);
   GpuTelemetry telemetry(double now) const;
 
   const Rank& rank_;
@@ -57,7 +65,10 @@ class GpuReplayer {
   int sm_idx_ = 0, mem_idx_ = 0;
   ClockPair clocks_, requested_, pending_;
   double pending_t_ = kNever;
-  double latency_nvml_, latency_firmware_, latency_mem_;
+  int step_ = -1;                // step of the segment being replayed (attributes transition energy)
+  SwitchLatency latency_;        // the model's, with the scenario's overrides
+  LognormalLatency sm_draw_, mem_draw_;
+  std::mt19937_64 rng_;
   double period_ = 0, next_tick_ = kNever;
   double tick_energy_j_ = 0, last_tick_power_w_ = 0;
   std::vector<double> window_;  // energy per tick, ring buffer
@@ -117,6 +128,7 @@ ReplayStats GpuReplayer::run(TimeKeeper& tk) {
 template <class TimeKeeper>
 void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx) {
   // `remaining` is a fraction of the kernel (busy) or seconds (idle).
+  step_ = ctx.step;
   double remaining = k ? 1.0 : idle_s;
   if (remaining <= 0) return;
   for (;;) {
@@ -142,8 +154,8 @@ void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const 
 template <class TimeKeeper>
 void GpuReplayer::on_boundary(TimeKeeper& tk, bool tick) {
   if (!tick) {
-    apply(pending_);
     pending_t_ = kNever;
+    take_effect(pending_, tk.now());
     return;
   }
   ++stats_.ticks;

@@ -24,6 +24,7 @@ Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& r
               {"power_cap_w", model.power_cap_w()}};
   s["policy"] = outcomes.empty() ? sc.policy.name : outcomes.front().policy;
   s["engine"] = to_string(sc.mode);
+  s["seed"] = sc.replay.seed;
   std::size_t steps_in_trace = 0;
   for (const Rank& r : wl.ranks) steps_in_trace += r.steps.size();
   s["trace"] = {{"source", wl.source}, {"schema", rep.schema}, {"activities", wl.kernel_count()},
@@ -31,7 +32,7 @@ Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& r
                 {"step_source", rep.step_source}, {"annotation_source", rep.annotation_source},
                 {"repeat", sc.replay.repeat}};
 
-  double end_s = 0, energy = 0, busy = 0, gap_s = 0, gap_j = 0;
+  double end_s = 0, energy = 0, busy = 0, gap_s = 0, gap_j = 0, switch_j = 0;
   std::uint64_t events = 0, switches = 0;
   double switch_lat = 0;
   std::vector<double> phase_j(kPhaseCount, 0.0), class_j(kKernelClassCount, 0.0), class_s(kKernelClassCount, 0.0);
@@ -50,6 +51,7 @@ Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& r
     events += o.stats.kernel_events;
     switches += o.stats.clock_switches;
     switch_lat += o.stats.switch_latency_s;
+    switch_j += m.switch_j();
     for (std::size_t set = 0; set < m.annotation_set_j().size(); ++set) {
       const double e = m.annotation_set_j()[set];
       phase_j[static_cast<int>(wl.annotation_sets[set].phase)] += e;
@@ -72,6 +74,8 @@ Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& r
                        {"busy_s", q(m.busy_s())},
                        {"kernel_events", o.stats.kernel_events},
                        {"clock_switches", o.stats.clock_switches},
+                       {"switch_latency_s", q(o.stats.switch_latency_s)},
+                       {"switch_energy_j", q(m.switch_j())},
                        {"policy_ticks", o.stats.ticks},
                        {"segments", o.stats.segments},
                        {"simgrid_end_s", q(o.simgrid_end_s)}});
@@ -105,11 +109,13 @@ Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& r
                  {"host_gap_s", q(gap_s)},
                  {"kernel_events", events},
                  {"clock_switches", switches},
-                 {"switch_latency_s", q(switch_lat)}};
+                 {"switch_latency_s", q(switch_lat)},
+                 {"switch_energy_j", q(switch_j)}};
   s["steps"] = steps;
   Json phases;
   for (int p = 0; p < kPhaseCount; ++p) phases[to_string(static_cast<Phase>(p))] = q(phase_j[p]);
   phases["host_gaps"] = q(gap_j);
+  phases["clock_switches"] = q(switch_j);  // transition energy: in no phase, class or annotation
   s["energy_by_phase_j"] = phases;
   Json ann = Json::object();
   for (const auto& [name, e] : annotation_j) ann[name] = q(e);
@@ -180,9 +186,10 @@ std::string format_report(const Json& s) {
                 t["time_s"].get<double>() * 1e3, t["energy_j"].get<double>(), t["mean_power_w"].get<double>(),
                 t["mean_sm_mhz"].get<double>());
   os << buf;
-  std::snprintf(buf, sizeof buf, "\nbusy %.1f%% of the time; %llu clock switches (%.3f s of switch latency)\n",
+  std::snprintf(buf, sizeof buf, "\nbusy %.1f%% of the time; %llu clock switches (%.3f s of switch latency, %.3f J of transition energy)\n",
                 100.0 * t["busy_s"].get<double>() / std::max(1e-12, t["time_s"].get<double>() * static_cast<double>(s["per_gpu"].size())),
-                static_cast<unsigned long long>(t["clock_switches"].get<std::uint64_t>()), t["switch_latency_s"].get<double>());
+                static_cast<unsigned long long>(t["clock_switches"].get<std::uint64_t>()), t["switch_latency_s"].get<double>(),
+                t["switch_energy_j"].get<double>());
   os << buf;
   const double total = std::max(1e-12, t["energy_j"].get<double>());
   auto shares = [&](const char* title, const Json& m) {

@@ -16,7 +16,7 @@ Scenario load_scenario(const std::string& path) {
 
 Scenario parse_scenario(const Json& doc, const std::string& file, const std::string& base_dir) {
   JsonReader r(doc, file, "");
-  r.only_keys({"name", "description", "trace", "gpu", "policy", "switch_latency", "repeat", "engine", "output"});
+  r.only_keys({"name", "description", "trace", "gpu", "policy", "switch_latency", "seed", "repeat", "engine", "output"});
   Scenario s;
   s.file = file;
   s.name = r.string_or("name", "scenario");
@@ -57,10 +57,29 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
 
   if (r.has("switch_latency")) {
     JsonReader l = r.child("switch_latency");
-    l.only_keys({"nvml_s", "firmware_s", "mem_nvml_s"});
-    if (l.has("nvml_s")) s.replay.nvml_latency_s = l.non_negative("nvml_s");
+    if (!l.is_object()) r.fail("switch_latency", "expected an object {sm, mem, firmware_s}");
+    // `nvml_s` and `mem_nvml_s` are the older shorthands for a deterministic mean latency.
+    l.only_keys({"sm", "mem", "firmware_s", "nvml_s", "mem_nvml_s"});
+    auto domain = [&](const char* key, const char* shorthand, DomainLatencyOverride& out) {
+      if (l.has(key) && l.has(shorthand))
+        l.fail(shorthand, std::string("give either ") + key + " or " + shorthand + ", not both");
+      if (l.has(key)) {
+        out = read_domain_latency_override(l.child(key));
+      } else if (l.has(shorthand)) {
+        out.mean_s = l.non_negative(shorthand);
+        out.spread_s = 0.0;
+      }
+    };
+    domain("sm", "nvml_s", s.replay.sm_latency);
+    domain("mem", "mem_nvml_s", s.replay.mem_latency);
     if (l.has("firmware_s")) s.replay.firmware_latency_s = l.non_negative("firmware_s");
-    if (l.has("mem_nvml_s")) s.replay.mem_latency_s = l.non_negative("mem_nvml_s");
+  }
+  if (r.has("seed")) {
+    const Json& seed = r.raw("seed");
+    if (!seed.is_number_integer()) r.fail("seed", "expected a non-negative integer, got " + json_type_name(seed));
+    if (!seed.is_number_unsigned() && seed.get<long long>() < 0)
+      r.fail("seed", "expected a non-negative integer, got " + std::to_string(seed.get<long long>()));
+    s.replay.seed = seed.get<std::uint64_t>();
   }
   s.replay.repeat = static_cast<int>(r.integer_or("repeat", 1));
   if (s.replay.repeat < 1) r.fail("repeat", "expected an integer >= 1");

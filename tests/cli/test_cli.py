@@ -43,6 +43,9 @@ def test_models_lists_every_gpu_with_its_status(cli):
     assert models["h200"]["status"] == "calibrated"
     for name in ("a100-sxm4-80gb", "rtx-3080-ti", "b200-like"):
         assert models[name]["status"] == "datasheet"
+    sl = models["h200"]["switch_latency"]
+    assert sl["sm"]["mean_s"] == 0.05 and sl["mem"]["mean_s"] == 0.05 and sl["firmware_s"] == 0.001
+    assert models["b200-like"]["switch_latency"]["sm"]["mean_s"] == 0.0001
     text = cli("models").stdout
     assert "datasheet, not yet calibrated" in text
 
@@ -96,6 +99,9 @@ def test_bad_input_is_one_line_and_exit_code_2(cli, root, tmp_path):
     _one_line_error(cli("run", _scenario(tmp_path, root, policy={"name": "static", "sm_mhz": 3000, "mem_mhz": 3201})),
                     "policy.sm_mhz", "not supported", "345-1980 MHz")
     _one_line_error(cli("run", _scenario(tmp_path, root, repeat="x")), "repeat", "expected an integer")
+    _one_line_error(cli("run", _scenario(tmp_path, root, switch_latency={"sm": {"target_scaling": [[1500, 1], [900, 2]]}})),
+                    "s.json", "switch_latency.sm.target_scaling", "strictly increasing")
+    _one_line_error(cli("run", _scenario(tmp_path, root, seed="x")), "seed", "non-negative integer")
     _one_line_error(cli("run", _scenario(tmp_path, root, trace=os.path.join(fx, "truncated.json.gz"))),
                     "truncated.json.gz", "truncated gzip")
     _one_line_error(cli("run", _scenario(tmp_path, root, trace=os.path.join(fx, "no_trace_events.json"))),

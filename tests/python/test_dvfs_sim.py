@@ -59,3 +59,21 @@ def test_h200_model_file_is_what_its_calibration_script_derives():
     env = dict(os.environ, DVFS_SIM_PYTHONPATH=os.path.dirname(os.path.dirname(dvfs_sim.__file__)))
     r = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
+
+
+def test_switch_latency_overrides_and_seed_reach_the_summary():
+    trace = os.path.join(ROOT, "tests", "fixtures", "kineto_current.json")
+    doc = {"trace": trace, "gpu": "h200", "policy": "native", "seed": 5,
+           "switch_latency": {"sm": {"spread_s": 0.01, "energy_j": 0.1}, "mem": {"mean_s": 0.02}, "firmware_s": 0.002}}
+    s = dvfs_sim.run(doc)
+    assert s["seed"] == 5
+    assert {"clock_switches", "switch_latency_s", "switch_energy_j"} <= set(s["totals"])
+    assert {"clock_switches", "switch_latency_s", "switch_energy_j"} <= set(s["per_gpu"][0])
+    assert "clock_switches" in s["energy_by_phase_j"]
+    assert dvfs_sim.run(doc) == s
+    old = dict(doc, switch_latency={"nvml_s": 0.03, "mem_nvml_s": 0.03, "firmware_s": 0.001})
+    assert dvfs_sim.run(old)["totals"]["energy_j"] > 0
+    with pytest.raises(dvfs_sim.InputError, match=r"<scenario dict>: switch_latency.sm.spread_s: expected a number >= 0"):
+        dvfs_sim.run(dict(doc, switch_latency={"sm": {"spread_s": -1}}))
+    with pytest.raises(dvfs_sim.InputError, match=r"<scenario dict>: seed: expected a non-negative integer"):
+        dvfs_sim.run(dict(doc, seed=-3))

@@ -82,6 +82,27 @@ TEST_CASE("scenario mistakes are one-line errors naming file, field and expectat
       {[](Json& j) { j["trace"] = "/nonexistent/trace.json"; }, "trace", "not found"},
       {[](Json& j) { j["engine"] = "warp"; }, "engine", "expected \"local-loop\" or \"event\""},
       {[](Json& j) { j["switch_latency"] = {{"nvml_s", -1}}; }, "switch_latency.nvml_s", ">= 0"},
+      {[](Json& j) { j["switch_latency"] = {{"mem_nvml_s", "slow"}}; }, "switch_latency.mem_nvml_s", "expected a number"},
+      {[](Json& j) { j["switch_latency"] = {{"firmware_s", -0.1}}; }, "switch_latency.firmware_s", ">= 0"},
+      {[](Json& j) { j["switch_latency"] = {{"gpu_s", 0.1}}; }, "switch_latency.gpu_s", "unknown key"},
+      {[](Json& j) { j["switch_latency"] = 0.05; }, "switch_latency", "expected an object"},
+      {[](Json& j) { j["switch_latency"] = {{"sm", {{"mean_s", -1}}}}; }, "switch_latency.sm.mean_s", ">= 0"},
+      {[](Json& j) { j["switch_latency"] = {{"sm", {{"spread_s", "wide"}}}}; }, "switch_latency.sm.spread_s",
+       "expected a number"},
+      {[](Json& j) { j["switch_latency"] = {{"mem", {{"energy_j", -2}}}}; }, "switch_latency.mem.energy_j", ">= 0"},
+      {[](Json& j) { j["switch_latency"] = {{"sm", {{"sigma", 1}}}}; }, "switch_latency.sm.sigma", "unknown key"},
+      {[](Json& j) { j["switch_latency"] = {{"sm", 0.05}}; }, "switch_latency.sm", "expected an object"},
+      {[](Json& j) { j["switch_latency"] = {{"sm", {{"target_scaling", {{1500, 1.0}, {1000, 2.0}}}}}}; },
+       "switch_latency.sm.target_scaling", "strictly increasing"},
+      {[](Json& j) { j["switch_latency"] = {{"mem", {{"target_scaling", {{1500, -1.0}}}}}}; },
+       "switch_latency.mem.target_scaling", "multiplier > 0"},
+      {[](Json& j) { j["switch_latency"] = {{"sm", {{"mean_s", 0}, {"spread_s", 0.01}}}}; }, "switch_latency.sm.spread_s",
+       "positive mean_s"},
+      {[](Json& j) { j["switch_latency"] = {{"sm", {{"mean_s", 0.01}}}, {"nvml_s", 0.02}}; }, "switch_latency.nvml_s",
+       "either sm or nvml_s"},
+      {[](Json& j) { j["seed"] = -1; }, "seed", "expected a non-negative integer, got -1"},
+      {[](Json& j) { j["seed"] = 1.5; }, "seed", "expected a non-negative integer, got number"},
+      {[](Json& j) { j["seed"] = "42"; }, "seed", "expected a non-negative integer, got string"},
       {[](Json& j) { j["output"] = {{"timeline_interval_s", 0}}; }, "output.timeline_interval_s", "positive"},
       {[](Json& j) { j.erase("gpu"); }, "gpu", "missing"},
   };
@@ -101,4 +122,46 @@ TEST_CASE("a malformed trace named by a scenario reports the trace file", "[scen
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("truncated.json.gz: truncated gzip") != std::string::npos);
   }
+}
+
+TEST_CASE("scenario switch latency overrides the model key by key; old shorthands still work", "[scenario][latency]") {
+  Json j = base();
+  j["seed"] = 12;
+  j["switch_latency"] = {{"sm", {{"spread_s", 0.01}, {"target_scaling", {{990, 2.0}, {1980, 1.0}}}}},
+                         {"mem", {{"mean_s", 0.02}, {"energy_j", 0.1}}},
+                         {"firmware_s", 0.002}};
+  Scenario sc = parse_scenario(j, "my.json", ".");
+  CHECK(sc.replay.seed == 12);
+  GpuModel m = load_gpu_model("h200");
+  SwitchLatency l = m.switch_latency();
+  sc.replay.sm_latency.apply_to(l.sm);
+  sc.replay.mem_latency.apply_to(l.mem);
+  CHECK(l.sm.mean_s == m.switch_latency().sm.mean_s);  // not overridden: the model's
+  CHECK(l.sm.spread_s == 0.01);
+  CHECK(l.sm.multiplier(990) == 2.0);
+  CHECK(l.sm.energy_j == m.switch_latency().sm.energy_j);
+  CHECK(l.mem.mean_s == 0.02);
+  CHECK(l.mem.spread_s == m.switch_latency().mem.spread_s);
+  CHECK(l.mem.energy_j == 0.1);
+  CHECK(sc.replay.firmware_latency_s == 0.002);
+
+  // The older shorthands set a deterministic mean.
+  Json old = base();
+  old["switch_latency"] = {{"nvml_s", 0.03}, {"mem_nvml_s", 0.04}, {"firmware_s", 0.0}};
+  Scenario so = parse_scenario(old, "my.json", ".");
+  CHECK(so.replay.sm_latency.mean_s == 0.03);
+  CHECK(so.replay.sm_latency.spread_s == 0.0);
+  CHECK(so.replay.mem_latency.mean_s == 0.04);
+  CHECK(so.replay.mem_latency.spread_s == 0.0);
+  CHECK(so.replay.firmware_latency_s == 0.0);
+  CHECK(so.replay.seed == 0);  // default
+  CHECK(parse_scenario(base(), "my.json", ".").replay.sm_latency.empty());
+
+  // The seed is reported, and a scenario with a spread replays the same way twice.
+  SimulationResult a = simulate(sc), b = simulate(sc);
+  CHECK(a.summary["seed"] == 12);
+  CHECK(a.summary.dump() == b.summary.dump());
+  CHECK(a.summary["totals"].contains("switch_energy_j"));
+  CHECK(a.summary["per_gpu"][0].contains("switch_energy_j"));
+  CHECK(a.summary["per_gpu"][0].contains("switch_latency_s"));
 }
