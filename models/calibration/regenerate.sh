@@ -21,6 +21,7 @@ if [ "$MODE" = "--check" ]; then OUT="$(mktemp -d)"; trap 'rm -rf "$OUT"' EXIT; 
 
 if [ "$MODE" = "--check" ]; then
   status=0
+  /usr/bin/python3 models/calibration/siblings.py --check --out "$OUT" || status=1
   for m in h200 a100-sxm4 a40; do
     if ! cmp -s "$OUT/$m.json" "models/gpus/$m.json"; then
       echo "models/gpus/$m.json differs from its derivation (run models/calibration/regenerate.sh)" >&2
@@ -30,4 +31,5 @@ if [ "$MODE" = "--check" ]; then
   [ $status = 0 ] && echo "calibrated models match their derivation"
   exit $status
 fi
-echo "regenerated models/gpus/{h200,a100-sxm4,a40}.json"
+/usr/bin/python3 models/calibration/siblings.py
+echo "regenerated models/gpus/{h200,a100-sxm4,a40,rtx-3080-ti,b200-like}.json"

@@ -83,6 +83,12 @@ int cmd_models(const std::vector<std::string>& args) {
     out.push_back({{"name", m.name()},
                    {"display_name", m.display_name()},
                    {"status", m.status()},
+                   {"derived_from", m.derived_from()},
+                   {"computations", [&] {
+                      dvfs::Json c = dvfs::Json::array();
+                      for (const auto& kv : m.computations()) c.push_back(kv.first);
+                      return c;
+                    }()},
                    {"sm_mhz", {m.sm_clocks_mhz().front(), m.sm_clocks_mhz().back()}},
                    {"mem_mhz", m.mem_clocks_mhz()},
                    {"power_cap_w", m.power_cap_w()},
@@ -95,8 +101,10 @@ int cmd_models(const std::vector<std::string>& args) {
     return 0;
   }
   for (const auto& m : out) {
-    std::printf("%-16s %-28s %-10s SM %4.0f-%4.0f MHz  mem", m["name"].get<std::string>().c_str(),
-                m["display_name"].get<std::string>().c_str(), m["status"].get<std::string>().c_str(),
+    std::string status = m["status"].get<std::string>();
+    if (!m["derived_from"].get<std::string>().empty()) status += " (scaled from " + m["derived_from"].get<std::string>() + ")";
+    std::printf("%-12s %-28s %-34s SM %4.0f-%4.0f MHz  mem", m["name"].get<std::string>().c_str(),
+                m["display_name"].get<std::string>().c_str(), status.c_str(),
                 m["sm_mhz"][0].get<double>(), m["sm_mhz"][1].get<double>());
     for (const auto& mem : m["mem_mhz"]) std::printf(" %.0f", mem.get<double>());
     std::printf(" MHz  cap %.0f W\n    %s\n", m["power_cap_w"].get<double>(), m["summary"].get<std::string>().c_str());

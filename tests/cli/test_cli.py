@@ -1,6 +1,7 @@
 """The command-line contract: what a user sees from `dvfs-sim`."""
 import json
 import os
+import subprocess
 
 
 def test_run_without_arguments_replays_the_default_scenario(cli, tmp_path):
@@ -40,9 +41,11 @@ def test_models_lists_every_gpu_with_its_status(cli):
     r = cli("models", "--json")
     assert r.returncode == 0, r.stderr
     models = {m["name"]: m for m in json.loads(r.stdout)}
-    assert models["h200"]["status"] == "calibrated"
-    for name in ("a100-sxm4-80gb", "rtx-3080-ti", "b200-like"):
+    for name in ("h200", "a100-sxm4", "a40"):
+        assert models[name]["status"] == "calibrated"
+    for name, sibling in (("rtx-3080-ti", "a100-sxm4"), ("b200-like", "h200")):
         assert models[name]["status"] == "datasheet"
+        assert models[name]["derived_from"] == sibling
     sl = models["h200"]["switch_latency"]
     assert sl["sm"]["mean_s"] == 0.05 and sl["mem"]["mean_s"] == 0.05 and sl["firmware_s"] == 0.001
     assert models["b200-like"]["switch_latency"]["sm"]["mean_s"] == 0.0001
@@ -124,3 +127,62 @@ def test_usage_errors_exit_2(cli):
     assert cli("run", "--bogus").returncode == 2
     assert cli("validate").returncode == 2
     assert cli("--help").returncode == 0
+
+
+def test_calibrate_profile_writes_a_model_that_run_and_validate_accept(cli, root, tmp_path):
+    prof = os.path.join(root, "traces", "profiles", "perseus", "bloom+a100_sxm_bf16.csv")
+    base = os.path.join(root, "models", "calibration", "a100-sxm4.base.json")
+    out = tmp_path / "a100-bloom.json"
+    r = cli("calibrate", "--profile", prof, "--base", base, "-o", out, "--date", "2026-01-02")
+    assert r.returncode == 0, r.stderr
+    assert "time MAPE" in r.stdout and "wrote " + str(out) in r.stdout
+    model = json.loads(out.read_text())
+    assert model["status"] == "calibrated"
+    assert set(model["computations"]) == {"forward", "backward"}
+    cal = model["provenance"]["calibration"]
+    assert cal["date"] == "2026-01-02" and cal["data"] == "bloom+a100_sxm_bf16.csv"
+    assert cal["fit_error_in_sample"]["time_mape_pct"] < 3
+    scenario = tmp_path / "s.json"
+    scenario.write_text(json.dumps({"trace": os.path.join(root, "tests", "fixtures", "kineto_current.json"),
+                                    "gpu": str(out), "policy": "native"}))
+    r = cli("run", scenario, "-o", tmp_path / "run", "--json")
+    assert r.returncode == 0, r.stderr
+
+
+def test_calibrate_bad_input_names_file_row_and_problem(cli, root, tmp_path):
+    base = os.path.join(root, "models", "calibration", "a100-sxm4.base.json")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("stage,instruction,frequency,time\n0,forward,1410,0.05\n")
+    r = cli("calibrate", "--profile", bad, "--base", base)
+    assert r.returncode == 2
+    assert r.stderr.strip() == "dvfs-sim: error: %s: row 1: missing column \"energy\" (expected stage,instruction,frequency,time,energy)" % bad
+    bad.write_text("stage,instruction,frequency,time,energy\n0,forward,1410,0.05,20\n0,forward,1395,0.05,20\n0,forward,1400,0.05,20\n")
+    r = cli("calibrate", "--profile", bad, "--base", base)
+    assert r.returncode == 2 and "row 4 (frequency): frequency 1400 MHz is out of order" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = cli("calibrate", "--recording", tmp_path, "--base", "h200")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    r = cli("calibrate", "--profile", bad)
+    assert r.returncode == 2 and "needs --base" in r.stderr
+
+
+def test_validate_models_reports_held_out_retarget_and_recording_figures(cli):
+    r = cli("validate", "--models", "--json")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    held_out = [x for x in rep["stage_profiles"] if x["kind"] == "held-out"]
+    assert {x["model"] for x in held_out} == {"a100-sxm4", "a40"}
+    for x in held_out:
+        assert x["meets_target"], x
+        assert x["time_mape_pct"] <= 3 and x["energy_mape_pct"] <= 5
+    assert len(rep["retarget"]) == 2 and all(x["points"] == 960 for x in rep["retarget"])
+    assert rep["recording"]["energy_per_step_mape_pct"] <= 5
+    text = cli("validate", "--models").stdout
+    assert "held-out" in text and "Retargeting A100 -> A40" in text and "H200 GPT-3 XL" in text
+
+
+def test_shipped_models_are_what_their_calibration_derives(root):
+    env = dict(os.environ)
+    r = subprocess.run([os.path.join(root, "models", "calibration", "regenerate.sh"), "--check"],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr

@@ -50,7 +50,7 @@ std::string temp_model(const std::function<void(Json&)>& edit) {
 TEST_CASE("every shipped GPU model loads and every number in it has a provenance entry", "[models]") {
   auto names = available_models();
   REQUIRE(names.size() >= 4);
-  for (const auto& name : {"h200", "a100-sxm4-80gb", "rtx-3080-ti", "b200-like"})
+  for (const auto& name : {"h200", "a100-sxm4", "a40", "rtx-3080-ti", "b200-like"})
     CHECK(std::find(names.begin(), names.end(), name) != names.end());
   for (const auto& name : names) {
     GpuModel m = load_gpu_model(name);

@@ -117,7 +117,7 @@ TEST_CASE("target scaling interpolates linearly between its points and holds out
 }
 
 TEST_CASE("shipped models carry the per-domain switch latency with their published means", "[models][latency]") {
-  for (const char* name : {"h200", "a100-sxm4-80gb", "rtx-3080-ti"}) {
+  for (const char* name : {"h200", "a100-sxm4", "a40", "rtx-3080-ti"}) {
     INFO(name);
     const GpuModel m = load_gpu_model(name);
     const SwitchLatency& l = m.switch_latency();

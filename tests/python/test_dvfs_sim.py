@@ -49,16 +49,9 @@ def test_bad_scenarios_raise_input_error_naming_the_field():
 
 
 def test_models_and_validate_are_available():
-    assert {"h200", "a100-sxm4-80gb", "rtx-3080-ti", "b200-like"} <= set(dvfs_sim.available_models())
+    assert {"h200", "a100-sxm4", "a40", "rtx-3080-ti", "b200-like"} <= set(dvfs_sim.available_models())
     rep = dvfs_sim.validate(os.path.join(ROOT, "traces", "recordings", "h200-gpt3xl"), "h200")
     assert [s["clock_source"] for s in rep["clock_sources"]] == ["native", "recorded"]
-
-
-def test_h200_model_file_is_what_its_calibration_script_derives():
-    script = os.path.join(ROOT, "models", "calibration", "h200.py")
-    env = dict(os.environ, DVFS_SIM_PYTHONPATH=os.path.dirname(os.path.dirname(dvfs_sim.__file__)))
-    r = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr
 
 
 def test_switch_latency_overrides_and_seed_reach_the_summary():

@@ -98,7 +98,7 @@ StageProfile load_stage_profile(const std::string& path) {
     auto it = index.find(key);
     if (it == index.end()) {
       it = index.emplace(key, p.series.size()).first;
-      p.series.push_back({static_cast<int>(stage), instr, {}});
+      p.series.push_back({static_cast<int>(stage), instr, {}, lineno});
       direction.push_back(0);
     }
     ProfileSeries& s = p.series[it->second];
@@ -128,12 +128,12 @@ StageProfile load_stage_profile(const std::string& path) {
   for (const auto& s : p.series) {
     const std::string name = "stage " + std::to_string(s.stage) + " " + s.instruction;
     if (s.points.size() < 3)
-      throw InputError(path, row_field(s.points.front().line, ""), name + " has " + std::to_string(s.points.size()) +
+      throw InputError(path, row_field(s.first_line, ""), name + " has " + std::to_string(s.points.size()) +
                                                                        " clocks; expected at least 3 to fit a frequency response");
     if (!s.at(p.max_sm_mhz)) {
       std::ostringstream os;
       os << name << " has no row at the profile's highest clock " << p.max_sm_mhz << " MHz (the reference measurement)";
-      throw InputError(path, row_field(s.points.front().line, "frequency"), os.str());
+      throw InputError(path, row_field(s.first_line, "frequency"), os.str());
     }
   }
   return p;

@@ -19,6 +19,7 @@ struct ProfileSeries {
   int stage = 0;
   std::string instruction;
   std::vector<ProfilePoint> points;  // ascending clock
+  int first_line = 0;                // where the series starts in the file
   const ProfilePoint* at(double sm_mhz) const;
 };
 

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Derives the datasheet models from their nearest calibrated sibling.
+
+A GPU we hold no measurement of keeps what its datasheet says (clock tables, SM count, cap, specs) and
+its stated estimates (idle power, switch latency) from models/calibration/<name>.base.json; the
+shape of its behaviour comes from the calibrated sibling of the closest architecture:
+
+  rtx-3080-ti  <- a100-sxm4  (Ampere, fit on the Perseus A100 stage profile)
+  b200-like    <- h200       (Hopper -> Blackwell, fit on the H200 recordings)
+
+Copied from the sibling: the voltage curve (knee and points at the same fraction of the top clock),
+power.idle_sm_fraction, power.dynamic_scale, each kernel class's time_sm/time_mem/sm_share and each
+computation. Scaled: every dynamic_w by the boards' dynamic headroom (cap - idle) ratio.
+
+  python3 models/calibration/siblings.py [--check] [--out DIR]
+"""
+import copy
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PAIRS = [("rtx-3080-ti", "a100-sxm4"), ("b200-like", "h200")]
+
+
+def fmax(model):
+    c = model["clocks"]["sm_mhz"]
+    return float(c["max"]) if isinstance(c, dict) else float(max(c))
+
+
+def derive(name, sibling_name, models_dir):
+    with open(os.path.join(ROOT, "models", "calibration", name + ".base.json")) as f:
+        m = json.load(f)
+    with open(os.path.join(models_dir, sibling_name + ".json")) as f:
+        s = json.load(f)
+    ratio = fmax(m) / fmax(s)
+    head = (m["power"]["cap_w"] - m["power"]["idle_w"]) / (s["power"]["cap_w"] - s["power"]["idle_w"])
+    label = "scaled from " + sibling_name
+    m["derived_from"] = sibling_name
+    m["status"] = "datasheet"
+    m["voltage_curve"] = {"points": [[round(f * ratio, 1), v] for f, v in s["voltage_curve"]["points"]]}
+    m["power"]["idle_sm_fraction"] = s["power"].get("idle_sm_fraction", 0.0)
+    m["power"]["dynamic_scale"] = s["power"].get("dynamic_scale", 1.0)
+    m["classes"] = copy.deepcopy(s["classes"])
+    for c in m["classes"].values():
+        c["dynamic_w"] = round(c["dynamic_w"] * head, 1)
+    if "computations" in s:
+        m["computations"] = copy.deepcopy(s["computations"])
+        for c in m["computations"].values():
+            c["dynamic_w"] = round(c["dynamic_w"] * head, 1)
+    p = m["provenance"]
+    for k in list(p):
+        if k.startswith(("/voltage_curve", "/classes", "/computations", "/power/idle_sm_fraction", "/power/dynamic_scale")):
+            del p[k]
+    ref = "models/gpus/%s.json (calibrated sibling), by models/calibration/siblings.py" % sibling_name
+    p["/voltage_curve"] = {"source": label, "ref": "sibling's fitted/estimated curve with every clock x %.4f (same fraction of the top clock), %s" % (ratio, ref)}
+    p["/power/idle_sm_fraction"] = {"source": label, "ref": "copied, " + ref}
+    p["/power/dynamic_scale"] = {"source": label, "ref": "copied, " + ref}
+    p["/classes"] = {"source": label, "ref": "time_sm, time_mem, sm_share copied; dynamic_w x %.4f = (%g W cap - %g W idle) / (sibling %g - %g), %s" % (
+        head, m["power"]["cap_w"], m["power"]["idle_w"], s["power"]["cap_w"], s["power"]["idle_w"], ref)}
+    if "computations" in m:
+        p["/computations"] = dict(p["/classes"])
+    p["summary"] = ("datasheet, not yet calibrated: scaled from the calibrated %s (V-f shape, time scaling, "
+                    "power per class x %.3f); clock tables, cap and specs from datasheets; idle power and switch "
+                    "latency estimated" % (sibling_name, head))
+    p["generated_by"] = "models/calibration/siblings.py"
+    return m
+
+
+def main():
+    check = "--check" in sys.argv
+    models_dir = os.path.join(ROOT, "models", "gpus")
+    out_dir = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else models_dir
+    status = 0
+    for name, sibling in PAIRS:
+        text = json.dumps(derive(name, sibling, out_dir), indent=2) + "\n"
+        path = os.path.join(models_dir, name + ".json")
+        if check:
+            with open(path) as f:
+                if f.read() != text:
+                    print(path + " differs from what models/calibration/siblings.py derives", file=sys.stderr)
+                    status = 1
+        else:
+            with open(os.path.join(out_dir, name + ".json"), "w") as f:
+                f.write(text)
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()

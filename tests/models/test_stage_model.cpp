@@ -1,0 +1,66 @@
+#include "models/src/model_registry.hpp"
+#include "models/src/stage_model.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace dvfs;
+using Catch::Detail::Approx;
+
+TEST_CASE("a computation predicted at its own measured clock is the measurement", "[models][stage]") {
+  const GpuModel m = load_gpu_model("a100-sxm4");
+  const ClassCoefficients& cc = *m.computation("forward");
+  const StageMeasurement a{0.05, 24.0, {1410, 1593}};
+  const StagePrediction p = predict_computation(m, cc, a, {1410, 1593});
+  CHECK(p.time_s == Approx(0.05));
+  CHECK(p.energy_j == Approx(24.0));
+}
+
+TEST_CASE("time scales with the SM-bound share and power with the SM-dependent part only", "[models][stage]") {
+  const GpuModel m = load_gpu_model("a100-sxm4");
+  ClassCoefficients cc = *m.computation("forward");
+  cc.dynamic_w = 100;  // far below the cap: no capping anywhere
+  const double f_top = m.max_sm_mhz(), f = 900;
+  const StageMeasurement a{1.0, 300.0, {f_top, m.max_mem_mhz()}};
+  const StagePrediction p = predict_computation(m, cc, a, {f, m.max_mem_mhz()});
+  CHECK(p.effective_sm_mhz == f);
+  CHECK(p.time_s == Approx(cc.time_sm * f_top / f + 1 - cc.time_sm));
+  const double s = m.sm_independent_power_w(cc, m.max_mem_mhz());
+  CHECK(p.power_w == Approx(s + (300.0 - s) * m.g_at(f) / m.g_at(f_top)));
+  CHECK(p.energy_j == Approx(p.power_w * p.time_s));
+}
+
+TEST_CASE("above the cap the computation runs at the clock where its power meets the cap target", "[models][stage]") {
+  const GpuModel m = load_gpu_model("a40");
+  const ClassCoefficients& cc = *m.computation("forward");
+  const double target = m.power_cap_w() * m.governor().target_fraction;
+  const double fc = capped_sm_mhz(m, cc, m.max_sm_mhz(), m.max_mem_mhz());
+  REQUIRE(fc < m.max_sm_mhz());  // the A40 profile is power-capped at its top clocks
+  CHECK(m.coefficient_power_at(cc, fc, m.max_mem_mhz()) == Approx(target).epsilon(1e-9));
+  CHECK(capped_sm_mhz(m, cc, 1000, m.max_mem_mhz()) == 1000);
+  // Setting any clock above the capped one changes nothing.
+  const StageMeasurement a{0.1, 29.0, {m.max_sm_mhz(), m.max_mem_mhz()}};
+  CHECK(predict_computation(m, cc, a, {fc + 100, m.max_mem_mhz()}).time_s == Approx(0.1));
+}
+
+TEST_CASE("retargeting a computation to the same GPU changes nothing", "[models][stage]") {
+  const GpuModel m = load_gpu_model("a100-sxm4");
+  const ClassCoefficients& cc = *m.computation("backward");
+  const StageMeasurement a{0.1, 45.0, {m.max_sm_mhz(), m.max_mem_mhz()}};
+  const Retargeted r = retarget_computation(m, cc, a, m);
+  CHECK(r.anchor.time_s == Approx(0.1));
+  CHECK(r.anchor.energy_j == Approx(45.0));
+  CHECK(r.coefficients.dynamic_w == Approx(cc.dynamic_w));
+}
+
+TEST_CASE("retargeting to a slower GPU stretches time by its compute and bandwidth ratios", "[models][stage]") {
+  const GpuModel from = load_gpu_model("a100-sxm4");
+  const GpuModel to = GpuModel::load(data_dir() + "/models/calibration/a40.base.json");
+  ClassCoefficients cc = *from.computation("forward");
+  cc.dynamic_w = 50;  // keep both GPUs below their caps
+  const StageMeasurement a{1.0, 150.0, {from.max_sm_mhz(), from.max_mem_mhz()}};
+  const Retargeted r = retarget_computation(from, cc, a, to);
+  const double compute = from.specs().bf16_dense_tflops / to.specs().bf16_dense_tflops;
+  const double memory = from.specs().mem_bandwidth_gbs / to.specs().mem_bandwidth_gbs;
+  CHECK(r.anchor.time_s == Approx(cc.time_sm * compute + (1 - cc.time_sm) * memory));
+  CHECK(r.anchor.clocks == to.max_clocks());
+}

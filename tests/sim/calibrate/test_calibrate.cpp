@@ -1,0 +1,110 @@
+#include "models/src/model_registry.hpp"
+#include "sim/calibrate/profile_fit.hpp"
+#include "sim/calibrate/recording_fit.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/validate/profile_check.hpp"
+#include "sim/validate/validate.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+using namespace dvfs;
+using Catch::Detail::Approx;
+
+namespace {
+
+// A stage profile drawn from known parameters: voltage floor 0.80 up to a 1095 MHz knee, static
+// 50 W, SM-dependent 420 W (forward) / 440 W (backward) at the top clock, 80 % of the time SM-bound.
+std::string synthetic_profile() {
+  const double fmax = 1410, v0 = 0.80, knee = 1095, a = 50, b_share = 0.8;
+  auto g = [&](double f) {
+    const double v = f <= knee ? v0 : v0 + (1 - v0) * (f - knee) / (fmax - knee);
+    return v * v * f / fmax;
+  };
+  std::ostringstream os;
+  os << "stage,instruction,frequency,time,energy\n";
+  for (int stage = 0; stage < 2; ++stage)
+    for (double f = fmax; f >= 855; f -= 15)
+      for (const auto& [instr, b, t0] : {std::make_tuple("forward", 420.0, 0.05), std::make_tuple("backward", 440.0, 0.1)}) {
+        const double t = t0 * (1 + 0.1 * stage) * (b_share * fmax / f + 1 - b_share);
+        os << stage << "," << instr << "," << f << "," << t << "," << t * (a + b * g(f)) << "\n";
+      }
+  const std::string path = std::string(P_tmpdir) + "/dvfs_synthetic_profile.csv";
+  std::ofstream(path) << os.str();
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate --profile recovers the parameters a synthetic profile was drawn from", "[calibrate]") {
+  const ProfileCalibration c = calibrate_from_profile(
+      synthetic_profile(), data_dir() + "/models/calibration/a100-sxm4.base.json", "test", "2026-01-01");
+  const Json& m = c.model;
+  CHECK(m["status"] == "calibrated");
+  CHECK(m["voltage_curve"]["points"][0][0].get<double>() == 1095);
+  CHECK(m["voltage_curve"]["points"][0][1].get<double>() == Approx(0.80));
+  CHECK(m["computations"]["forward"]["time_sm"].get<double>() == Approx(0.8).margin(0.002));
+  CHECK(m["computations"]["backward"]["time_sm"].get<double>() == Approx(0.8).margin(0.002));
+  // static power 50 W = idle 83.6 W * (1 - a)
+  CHECK(83.6 * (1 - m["power"]["idle_sm_fraction"].get<double>()) == Approx(50).margin(0.1));
+  CHECK(c.fit_error.time_mape < 0.001);
+  CHECK(c.fit_error.energy_mape < 0.001);
+  CHECK(m["provenance"]["calibration"]["date"] == "2026-01-01");
+  CHECK(m["provenance"]["/computations"]["source"] == "fit");
+  // The written model reproduces the fit through the same code validate --models uses.
+  const GpuModel gm = GpuModel::from_json(m, "synthetic");
+  CHECK(check_profile(gm, load_stage_profile(synthetic_profile())).time_mape == Approx(c.fit_error.time_mape));
+}
+
+TEST_CASE("the shipped A100 and A40 models meet the held-out targets on the BLOOM profiles", "[calibrate][validation]") {
+  for (const auto& [gpu, tag] : {std::make_pair("a100-sxm4", "a100_sxm"), std::make_pair("a40", "a40")}) {
+    INFO(gpu);
+    const GpuModel m = load_gpu_model(gpu);
+    CHECK(m.provenance()["calibration"]["data"] == std::string("gpt3-175b+") + tag + "_bf16.csv");
+    const ProfileError e =
+        check_profile(m, load_stage_profile(data_dir() + "/traces/profiles/perseus/bloom+" + tag + "_bf16.csv"));
+    CHECK(e.points > 500);
+    CHECK(e.time_mape <= 0.03);
+    CHECK(e.energy_mape <= 0.05);
+  }
+}
+
+TEST_CASE("a model without the profile's computation is an error naming the field", "[calibrate]") {
+  const GpuModel h = load_gpu_model("h200");
+  try {
+    check_profile(h, load_stage_profile(data_dir() + "/traces/profiles/perseus/bloom+a40_bf16.csv"));
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("computations.forward: model h200 has no computation \"forward\"") != std::string::npos);
+  }
+}
+
+TEST_CASE("calibrate --profile rejects clocks the base model does not support", "[calibrate]") {
+  try {
+    calibrate_from_profile(data_dir() + "/traces/profiles/perseus/gpt3-175b+a40_bf16.csv",
+                           data_dir() + "/models/calibration/a100-sxm4.base.json", "test", "2026-01-01");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("frequency: profile clocks 855-1740 MHz lie outside") != std::string::npos);
+  }
+}
+
+TEST_CASE("calibrate --recording fits class time shares from natural clock changes and meets the counter energy",
+          "[calibrate]") {
+  const std::string rec = data_dir() + "/traces/recordings/h200-gpt3xl";
+  const RecordingCalibration c = calibrate_from_recording(rec, data_dir() + "/models/calibration/h200.base.json", "test", "2026-01-01");
+  const Json& gemm = c.report["classes"]["gemm"];
+  CHECK(gemm["used"] == true);
+  CHECK(gemm["kernels"].get<std::size_t>() >= 1000);
+  CHECK(gemm["standard_error"].get<double>() < 0.15);
+  CHECK(c.model["classes"]["gemm"]["time_sm"].get<double>() == Approx(gemm["time_sm_fit"].get<double>()).margin(0.0005));
+  CHECK(c.report["classes"]["communication"]["used"] == false);  // no collective in a one-GPU trace
+  CHECK(c.model["provenance"]["/classes/gemm/time_sm"]["source"] == "fit");
+  // The recorded-clock replay of the written model meets the measured energy (that is the fit).
+  const Json v = validate_recording(load_validation_recording(rec), GpuModel::from_json(c.model, "fit"));
+  CHECK(std::fabs(v["clock_sources"][1]["total"]["energy_error_pct"].get<double>()) < 0.2);
+}
