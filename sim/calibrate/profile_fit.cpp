@@ -13,7 +13,11 @@ namespace dvfs {
 
 namespace {
 
-double round_to(double v, double step) { return std::round(v / step) * step; }
+// Rounds to a power-of-ten step (0.1, 0.001, ...) so the value prints as its shortest decimal.
+double round_to(double v, double step) {
+  const double inv = std::round(1.0 / step);
+  return std::round(v * inv) / inv;
+}
 
 struct Shape {
   double v_floor = 1, knee_mhz = 0, fmax = 1;

@@ -21,7 +21,11 @@ constexpr std::size_t kMinClassKernels = 30;
 constexpr double kMaxShareError = 0.15;
 constexpr double kMaxGroupError = 0.2;
 
-double round_to(double v, double step) { return std::round(v / step) * step; }
+// Rounds to a power-of-ten step (0.1, 0.001, ...) so the value prints as its shortest decimal.
+double round_to(double v, double step) {
+  const double inv = std::round(1.0 / step);
+  return std::round(v * inv) / inv;
+}
 
 struct Sample {
   double x, y;  // f_max / f, d / mean(d)
