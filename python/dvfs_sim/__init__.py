@@ -11,7 +11,8 @@ import os
 from . import _core
 from ._core import InputError, available_models, data_dir, default_scenario_path
 
-__all__ = ["run", "validate", "available_models", "default_scenario_path", "data_dir", "InputError"]
+__all__ = ["run", "validate", "validate_models", "calibrate", "available_models", "default_scenario_path", "data_dir",
+           "InputError"]
 
 
 def run(scenario=None, output_dir=None):
@@ -40,3 +41,23 @@ def run(scenario=None, output_dir=None):
 def validate(recording_dir, gpu):
     """Replay a recording's profiled steps on a GPU model and compare with the measurements."""
     return json.loads(_core.validate_json(os.fspath(recording_dir), gpu))
+
+
+def validate_models():
+    """The calibrated models against data their fits did not see (as `dvfs-sim validate --models --json`)."""
+    return json.loads(_core.validate_models_json())
+
+
+def calibrate(base, profile=None, recording=None, date=None, output=None):
+    """Fit a GPU model from a stage-profile CSV or a recording directory (exactly one), starting from
+    `base` (a model name or file). Returns {"model": model dict, "report": fit report}; writes the model
+    to `output` when given. Same code as `dvfs-sim calibrate`."""
+    if (profile is None) == (recording is None):
+        raise TypeError("calibrate needs exactly one of profile= or recording=")
+    import datetime
+    date = date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    res = json.loads(_core.calibrate_json(os.fspath(profile or ""), os.fspath(recording or ""), os.fspath(base), date))
+    if output is not None:
+        with open(output, "w") as f:
+            f.write(json.dumps(res["model"], indent=2) + "\n")
+    return res

@@ -4,6 +4,9 @@
 #include "sim/core/errors.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
+#include "sim/calibrate/profile_fit.hpp"
+#include "sim/calibrate/recording_fit.hpp"
+#include "sim/validate/model_checks.hpp"
 #include "sim/validate/validate.hpp"
 
 #include <pybind11/pybind11.h>
@@ -41,6 +44,19 @@ PYBIND11_MODULE(_core, m) {
         py::arg("output_dir") = "", "Run a scenario given as JSON text; returns the summary as JSON text.");
   m.def("validate_json", [](const std::string& dir, const std::string& gpu) {
     return dvfs::validate_recording(dir, gpu).dump();
+  });
+  m.def("validate_models_json", [] { return dvfs::validate_models().dump(); });
+  m.def("calibrate_json", [](const std::string& profile, const std::string& recording, const std::string& base,
+                             const std::string& date) {
+    const std::string base_path = dvfs::resolve_model_path(base, "", "base");
+    const std::string command = "dvfs_sim.calibrate(" + (profile.empty() ? "recording=" + recording : "profile=" + profile) +
+                                ", base=" + base + ")";
+    if (!profile.empty()) {
+      dvfs::ProfileCalibration c = dvfs::calibrate_from_profile(profile, base_path, command, date);
+      return dvfs::Json{{"model", c.model}, {"report", {{"fit_error_in_sample", c.fit_error.to_json()}, {"table", c.table}}}}.dump();
+    }
+    dvfs::RecordingCalibration c = dvfs::calibrate_from_recording(recording, base_path, command, date);
+    return dvfs::Json{{"model", c.model}, {"report", c.report}}.dump();
   });
   m.def("available_models", &dvfs::available_models);
   m.def("default_scenario_path", &dvfs::default_scenario_path);

@@ -70,3 +70,21 @@ def test_switch_latency_overrides_and_seed_reach_the_summary():
         dvfs_sim.run(dict(doc, switch_latency={"sm": {"spread_s": -1}}))
     with pytest.raises(dvfs_sim.InputError, match=r"<scenario dict>: seed: expected a non-negative integer"):
         dvfs_sim.run(dict(doc, seed=-3))
+
+
+def test_calibrate_and_validate_models_from_python(tmp_path):
+    prof = os.path.join(ROOT, "traces", "profiles", "perseus", "gpt3-175b+a40_bf16.csv")
+    out = tmp_path / "a40.json"
+    res = dvfs_sim.calibrate("a40", profile=prof, date="2026-11-29", output=out)
+    assert res["model"]["status"] == "calibrated"
+    assert res["report"]["fit_error_in_sample"]["time_mape_pct"] < 5
+    # Calibrating on the same data the shipped a40 was fit on reproduces its fitted values.
+    with open(os.path.join(ROOT, "models", "gpus", "a40.json")) as f:
+        shipped = json.load(f)
+    assert json.loads(out.read_text())["computations"] == shipped["computations"]
+    rep = dvfs_sim.validate_models()
+    assert {x["kind"] for x in rep["stage_profiles"]} == {"held-out", "in-sample"}
+    with pytest.raises(TypeError):
+        dvfs_sim.calibrate("a40")
+    with pytest.raises(dvfs_sim.InputError, match="cannot open the stage profile"):
+        dvfs_sim.calibrate("a40", profile=tmp_path / "missing.csv")
