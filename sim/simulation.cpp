@@ -34,7 +34,9 @@ LoadedTrace load_trace(const std::string& path) {
 
 std::string SimulationResult::timeline_csv() const { return dvfs::timeline_csv(outcomes); }
 
-SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const GpuModel& model) {
+SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const GpuModel& unbound) {
+  // Per-kernel coefficients resolve against this trace's kernel names.
+  const GpuModel model = unbound.bound_to(trace.workload.names);
   PolicyFactory factory = make_policy_factory(sc.policy, model, sc.file);
   SimulationResult r;
   r.outcomes = run_engine(trace.workload, model, factory, sc.replay, sc.mode);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <unordered_map>
 
 namespace dvfs {
 
@@ -58,7 +59,7 @@ GpuModel GpuModel::load(const std::string& path) { return from_json(read_json_fi
 GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
   JsonReader r(doc, path, "");
   r.only_keys({"name", "display_name", "status", "sm_count", "clocks", "voltage_curve", "power", "classes",
-               "native_governor", "switch_latency", "specs", "provenance", "notes", "computations", "derived_from"});
+               "native_governor", "switch_latency", "specs", "provenance", "notes", "computations", "derived_from", "kernels"});
   GpuModel m;
   m.source_file_ = path;
   m.name_ = r.string("name");
@@ -119,6 +120,19 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
     JsonReader comp = r.child("computations");
     for (auto it = comp.node().begin(); it != comp.node().end(); ++it)
       m.computations_.emplace_back(it.key(), read_coefficients(comp.child(it.key().c_str())));
+  }
+  if (r.has("kernels")) {
+    JsonReader kr = r.child("kernels");
+    for (auto it = kr.node().begin(); it != kr.node().end(); ++it) {
+      JsonReader k = kr.child(it.key().c_str());
+      k.only_keys({"time_sm", "time_mem"});
+      ClassCoefficients cc;
+      cc.time_sm = share(k, "time_sm", 0.0);
+      cc.time_mem = share(k, "time_mem", 0.0);
+      if (!k.has("time_sm")) k.fail("time_sm", "missing: expected the kernel's share of time that scales with 1/f_sm");
+      if (cc.time_sm + cc.time_mem > 1.0 + 1e-12) k.fail("time_mem", "expected time_sm + time_mem <= 1");
+      m.kernel_overrides_.emplace_back(it.key(), cc);
+    }
   }
   if (r.has("specs")) {
     JsonReader sp = r.child("specs");
@@ -188,6 +202,23 @@ void GpuModel::build_tables() {
         dyn_tab_[(static_cast<std::size_t>(c) * ns + i) * nm + j] =
             dynamic_scale_ * cc.dynamic_w * (cc.sm_share * g_tab_[i] + (1.0 - cc.sm_share) * mem_clocks_[j] / mmax);
       }
+}
+
+GpuModel GpuModel::bound_to(const std::vector<std::string>& names) const {
+  GpuModel b = *this;
+  b.name_override_.assign(names.size(), -1);
+  if (kernel_overrides_.empty()) return b;
+  std::unordered_map<std::string, int> index;
+  for (std::size_t i = 0; i < kernel_overrides_.size(); ++i) index.emplace(kernel_overrides_[i].first, static_cast<int>(i));
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    auto it = index.find(names[i]);
+    if (it != index.end()) b.name_override_[i] = it->second;
+  }
+  return b;
+}
+
+std::size_t GpuModel::bound_kernel_names() const {
+  return static_cast<std::size_t>(std::count_if(name_override_.begin(), name_override_.end(), [](int o) { return o >= 0; }));
 }
 
 double GpuModel::g_at(double f) const {

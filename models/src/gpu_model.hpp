@@ -107,9 +107,17 @@ class GpuModel {
   const ClassCoefficients* computation(const std::string& name) const;
   const std::vector<std::pair<std::string, ClassCoefficients>>& computations() const { return computations_; }
 
+  // Per-kernel time shares (`kernels.<name>`) fit where a recording held enough evidence. They apply
+  // to a workload's kernels of that exact name once the model is bound to the workload's name table;
+  // an unbound model uses class coefficients only. Power stays per class.
+  const std::vector<std::pair<std::string, ClassCoefficients>>& kernel_overrides() const { return kernel_overrides_; }
+  GpuModel bound_to(const std::vector<std::string>& workload_names) const;
+  std::size_t bound_kernel_names() const;  // how many of the bound workload's names have an override
+
   // Pure model functions (indices from sm_index/mem_index).
   double kernel_time_s(const Kernel& k, int sm_idx, int mem_idx) const {
-    const ClassCoefficients& cc = classes_[static_cast<int>(k.cls)];
+    const int o = k.name_id < name_override_.size() ? name_override_[k.name_id] : -1;
+    const ClassCoefficients& cc = o < 0 ? classes_[static_cast<int>(k.cls)] : kernel_overrides_[o].second;
     const double f_rec = k.recorded_sm_mhz > 0 ? k.recorded_sm_mhz : default_clocks_.sm_mhz;
     const double m_rec = k.recorded_mem_mhz > 0 ? k.recorded_mem_mhz : default_clocks_.mem_mhz;
     return k.duration_s * (cc.time_sm * f_rec / sm_clocks_[sm_idx] +
@@ -125,7 +133,8 @@ class GpuModel {
 
   std::string name_, display_name_, status_, source_file_, derived_from_;
   GpuSpecs specs_;
-  std::vector<std::pair<std::string, ClassCoefficients>> computations_;
+  std::vector<std::pair<std::string, ClassCoefficients>> computations_, kernel_overrides_;
+  std::vector<int> name_override_;  // per workload name id: index into kernel_overrides_, or -1
   int sm_count_ = 0;
   std::vector<double> sm_clocks_, mem_clocks_;
   ClockPair default_clocks_;

@@ -20,6 +20,8 @@ constexpr double kMinClockSpread = 1.05;
 constexpr std::size_t kMinClassKernels = 30;
 constexpr double kMaxShareError = 0.15;
 constexpr double kMaxGroupError = 0.2;
+constexpr std::size_t kMinKernelSamples = 24;  // per-kernel shares: at least this many launches
+constexpr double kMaxKernelError = 0.05;        // and a standard error this small
 
 // Rounds to a power-of-ten step (0.1, 0.001, ...) so the value prints as its shortest decimal.
 double round_to(double v, double step) {
@@ -182,6 +184,21 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
                        {"mean_us", all[i]->mean_d * 1e6}, {"sm_mhz_span", {c.fmin, c.fmax}},
                        {"time_sm_fit", c.share}, {"standard_error", c.se}});
   }
+  // Per kernel name (over its launch shapes): a share of its own where the evidence is strong.
+  std::map<std::string, std::vector<const Group*>> by_name;
+  for (const Group* g : all) by_name[g->name].push_back(g);
+  Json per_kernel = Json::object();
+  for (const auto& kv : by_name) {
+    const ClassFit c = fit_class(kv.second, f_top);
+    if (c.groups == 0 || c.kernels < kMinKernelSamples || c.se > kMaxKernelError || !std::isfinite(c.share)) continue;
+    const Json& cls = model["classes"][to_string(kv.second.front()->cls)];
+    const double b = round_to(std::clamp(c.share, 0.0, 1.0), 0.001);
+    const double cls_sm = cls["time_sm"].get<double>(), cls_mem = cls["time_mem"].get<double>();
+    const double mem = cls_sm < 1.0 ? round_to((1.0 - b) * cls_mem / (1.0 - cls_sm), 0.001) : 0.0;
+    per_kernel[kv.first] = {{"time_sm", b}, {"time_mem", std::min(mem, round_to(1.0 - b, 0.001))}};
+  }
+  if (!per_kernel.empty()) model["kernels"] = per_kernel;
+  else model.erase("kernels");
 
   // Dynamic power scale: replay at the recorded clocks; E = idle energy + scale * dynamic energy.
   model["power"]["dynamic_scale"] = 1.0;
@@ -213,6 +230,11 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
     set_provenance(prov, "/classes/" + n + "/time_mem", "estimate",
                    "base model's split of the part that does not scale with the SM clock (the memory clock did not move)");
   }
+  if (model.contains("kernels"))
+    set_provenance(prov, "/kernels", "fit",
+                   "per kernel name, where >= 24 launches recur at clocks >= 5 % apart and the share's standard error "
+                   "is <= 0.05: time-weighted share over its launch shapes, natural clock changes in " + rec_name +
+                   "; time_mem keeps the class's split of the rest");
   set_provenance(prov, "/power/dynamic_scale", "fit",
                  "replay of " + rec_name + " at its recorded clocks meets the NVML counter energy of its profiled steps "
                  "(in-sample for that replay; the native-governor replay is not fit)");
@@ -225,7 +247,8 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
                                         {"native_energy_mape_pct", check["clock_sources"][0]["mape"]["energy_pct"]},
                                         {"native_time_mape_pct", check["clock_sources"][0]["mape"]["time_pct"]}}}};
   RecordingCalibration out;
-  out.report = {{"recording", dir}, {"classes", classes_report}, {"kernels", kernels}, {"dynamic_scale", scale},
+  out.report = {{"recording", dir}, {"classes", classes_report}, {"kernels", kernels},
+                {"kernels_with_own_share", per_kernel.size()}, {"dynamic_scale", scale},
                 {"energy_before_scale_j", e_sim}, {"measured_energy_j", e_meas}, {"idle_energy_j", e_idle},
                 {"replayed_time_s", t_sim}, {"validation", check}};
   out.model = model;
@@ -246,7 +269,8 @@ std::string format_recording_calibration(const RecordingCalibration& c) {
        << k["standard_error"].get<double>() << std::setw(6) << (k["used"].get<bool>() ? "yes" : "no") << std::setw(9)
        << k["time_sm"].get<double>() << std::setw(9) << k["time_mem"].get<double>() << "\n";
   }
-  os << "largest recurring kernels (own fit, report only):\n";
+  os << "largest recurring kernels (own fit; " << c.report["kernels_with_own_share"].get<std::size_t>()
+     << " kernel names with >= 24 launches and standard error <= 0.05 keep their own share in `kernels`):\n";
   for (const auto& k : c.report["kernels"])
     os << "  " << std::left << std::setw(13) << k["class"].get<std::string>() << std::right << std::setw(5)
        << k["kernels"].get<std::size_t>() << " x " << std::setprecision(1) << std::setw(8) << k["mean_us"].get<double>()

@@ -164,3 +164,39 @@ TEST_CASE("unknown GPU names list the models that exist", "[models][errors]") {
     CHECK(msg.find("h200") != std::string::npos);
   }
 }
+
+TEST_CASE("per-kernel time shares apply to kernels of that name once the model is bound to the trace", "[models]") {
+  Json doc = read_json_file(load_gpu_model("h200").source_file());
+  doc["kernels"] = {{"my_gemm", {{"time_sm", 1.0}, {"time_mem", 0.0}}}};
+  const GpuModel m = GpuModel::from_json(doc, "k.json");
+  REQUIRE(m.kernel_overrides().size() == 1);
+  Kernel k;
+  k.cls = KernelClass::gemm;
+  k.duration_s = 1e-3;
+  k.recorded_sm_mhz = 1980;
+  k.recorded_mem_mhz = 3201;
+  k.name_id = 1;
+  const int half = m.sm_index(990), mem = m.mem_index(3201);
+  const ClassCoefficients& cc = m.coefficients(KernelClass::gemm);
+  const double class_time = 1e-3 * (cc.time_sm * 2 + 1 - cc.time_sm);
+  CHECK(m.kernel_time_s(k, half, mem) == Catch::Detail::Approx(class_time));  // unbound: the class
+  const GpuModel bound = m.bound_to({"other", "my_gemm"});
+  CHECK(bound.bound_kernel_names() == 1);
+  CHECK(bound.kernel_time_s(k, half, mem) == Catch::Detail::Approx(2e-3));  // fully SM-bound: 2x at half clock
+  k.name_id = 0;
+  CHECK(bound.kernel_time_s(k, half, mem) == Catch::Detail::Approx(class_time));
+  CHECK(bound.kernel_power_w(k, half, mem) == m.kernel_power_w(k, half, mem));  // power stays per class
+}
+
+TEST_CASE("a bad per-kernel entry names the kernel and the field", "[models]") {
+  Json doc = read_json_file(load_gpu_model("h200").source_file());
+  doc["kernels"] = {{"k1", {{"time_sm", 0.8}, {"time_mem", 0.5}}}};
+  try {
+    GpuModel::from_json(doc, "k.json");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == "k.json: kernels.k1.time_mem: expected time_sm + time_mem <= 1");
+  }
+  doc["kernels"] = {{"k1", {{"time_sm", 0.8}, {"sm_share", 0.5}}}};
+  CHECK_THROWS_WITH(GpuModel::from_json(doc, "k.json"), Catch::Contains("kernels.k1.sm_share: unknown key"));
+}
