@@ -62,33 +62,41 @@ Json validate_models() {
       retarget.push_back(r);
     }
   }
-  const std::string rec_dir = data_dir() + "/traces/recordings/h200-gpt3xl";
-  const Json v = validate_recording(rec_dir, "h200");
-  const Json& native = v["clock_sources"][0];
-  Json h200 = {{"recording", "traces/recordings/h200-gpt3xl"},
-               {"model", "h200"},
-               {"policy", "native"},
-               {"steps", native["steps"].size()},
-               {"energy_per_step_mape_pct", native["mape"]["energy_pct"]},
-               {"energy_per_step_max_abs_error_pct", 0.0},
-               {"time_per_step_mape_pct", native["mape"]["time_pct"]},
-               {"total_energy_error_pct", native["total"]["energy_error_pct"]},
-               {"measured_mean_power_w", native["total"]["measured_mean_power_w"]},
-               {"simulated_mean_power_w", native["total"]["simulated_mean_power_w"]},
-               {"mean_power_error_pct", native["total"]["power_error_pct"]},
-               {"energy_target_pct", 5.0}};
-  double worst = 0, worst_recorded = 0;
-  for (const auto& s : native["steps"]) worst = std::max(worst, std::fabs(s["energy_error_pct"].get<double>()));
-  for (const auto& s : v["clock_sources"][1]["steps"])
-    worst_recorded = std::max(worst_recorded, std::fabs(s["energy_error_pct"].get<double>()));
-  h200["energy_per_step_max_abs_error_pct"] = worst;
-  // The same worst step when the replay runs at the clocks the GPU reported: what the per-step energy
-  // measurement itself resolves (the counter advances every ~100 ms; a step lasts ~300 ms).
-  h200["recorded_clocks_energy_per_step_max_abs_error_pct"] = worst_recorded;
-  h200["meets_target"] = native["mape"]["energy_pct"].get<double>() <= 5.0;
-  return {{"stage_profiles", rows}, {"retarget", retarget}, {"recording", h200},
+  Json recordings = Json::array();
+  const GpuModel h200 = load_gpu_model("h200");
+  const std::string h200_fit_on = h200.provenance().contains("calibration") ? h200.provenance()["calibration"].value("data", "") : "";
+  for (const char* name : {"h200-gpt3xl", "h200-llama1b", "h200-gpt3-2.7b"}) {
+    const Json v = validate_recording(load_validation_recording(data_dir() + "/traces/recordings/" + name), h200);
+    const Json& native = v["clock_sources"][0];
+    double worst = 0, worst_recorded = 0;
+    for (const auto& s : native["steps"]) worst = std::max(worst, std::fabs(s["energy_error_pct"].get<double>()));
+    for (const auto& s : v["clock_sources"][1]["steps"])
+      worst_recorded = std::max(worst_recorded, std::fabs(s["energy_error_pct"].get<double>()));
+    recordings.push_back(
+        {{"recording", std::string("traces/recordings/") + name},
+         {"model", "h200"},
+         {"policy", "native"},
+         // in-sample: the model's time shares and dynamic power scale were fit on this recording
+         {"kind", h200_fit_on == name ? "in-sample" : "held-out"},
+         {"steps", native["steps"].size()},
+         {"energy_per_step_mape_pct", native["mape"]["energy_pct"]},
+         {"energy_per_step_max_abs_error_pct", worst},
+         // the same worst step replayed at the clocks the GPU reported: what the per-step energy
+         // measurement itself resolves (the counter advances every ~100 ms; a step lasts 0.2-0.3 s)
+         {"recorded_clocks_energy_per_step_max_abs_error_pct", worst_recorded},
+         {"recorded_clocks_total_energy_error_pct", v["clock_sources"][1]["total"]["energy_error_pct"]},
+         {"time_per_step_mape_pct", native["mape"]["time_pct"]},
+         {"total_energy_error_pct", native["total"]["energy_error_pct"]},
+         {"total_time_error_pct", native["total"]["time_error_pct"]},
+         {"measured_mean_power_w", native["total"]["measured_mean_power_w"]},
+         {"simulated_mean_power_w", native["total"]["simulated_mean_power_w"]},
+         {"mean_power_error_pct", native["total"]["power_error_pct"]},
+         {"energy_target_pct", 5.0},
+         {"meets_target", native["mape"]["energy_pct"].get<double>() <= 5.0}});
+  }
+  return {{"stage_profiles", rows}, {"retarget", retarget}, {"recordings", recordings},
           {"data", "Perseus stage profiles (Chung et al., SOSP 2024, Apache-2.0; traces/profiles/perseus/PROVENANCE.md); "
-                   "H200 recording traces/recordings/h200-gpt3xl (traces/recordings/PROVENANCE.md)"}};
+                   "H200 recordings traces/recordings/h200-* (traces/recordings/PROVENANCE.md)"}};
 }
 
 std::string format_model_checks(const Json& r) {
@@ -116,17 +124,22 @@ std::string format_model_checks(const Json& r) {
        << (x["meets_target"].get<bool>() ? "met" : "MISSED") << ")  energy MAPE " << x["energy_mape_pct"].get<double>()
        << " % (reported)\n";
   }
-  const Json& h = r["recording"];
-  os << "\nH200 GPT-3 XL recording, calibrated h200 model, native governor (" << h["steps"].get<std::size_t>() << " steps)\n";
-  os << "  energy per step: MAPE " << h["energy_per_step_mape_pct"].get<double>() << " % (target <= 5 %: "
-     << (h["meets_target"].get<bool>() ? "met" : "MISSED") << "), worst step "
-     << h["energy_per_step_max_abs_error_pct"].get<double>() << " % (at the recorded clocks the worst step is "
-     << h["recorded_clocks_energy_per_step_max_abs_error_pct"].get<double>()
-     << " %: the ~100 ms energy counter resolves a ~300 ms step no better)\n";
-  os << "  total energy " << h["total_energy_error_pct"].get<double>() << " %, time per step MAPE "
-     << h["time_per_step_mape_pct"].get<double>() << " %, mean power " << std::setprecision(1)
-     << h["simulated_mean_power_w"].get<double>() << " W simulated vs " << h["measured_mean_power_w"].get<double>()
-     << " W measured\n";
+  os << "\nH200 recordings, calibrated h200 model, native governor (energy per step target <= 5 %)\n";
+  os << "recording              kind        steps  energy/step MAPE  worst (at recorded clocks)  total energy  time/step MAPE  mean power sim/meas\n";
+  for (const auto& h : r["recordings"]) {
+    const std::string p = h["recording"].get<std::string>();
+    os << std::left << std::setw(23) << p.substr(p.find_last_of('/') + 1) << std::setw(10) << h["kind"].get<std::string>()
+       << std::right << std::setw(7) << h["steps"].get<std::size_t>() << std::setw(14)
+       << h["energy_per_step_mape_pct"].get<double>() << " % " << (h["meets_target"].get<bool>() ? "met" : "MISSED")
+       << std::setw(9) << h["energy_per_step_max_abs_error_pct"].get<double>() << " % (" << std::setw(5)
+       << h["recorded_clocks_energy_per_step_max_abs_error_pct"].get<double>() << " %)" << std::setw(12) << std::showpos
+       << h["total_energy_error_pct"].get<double>() << " %" << std::noshowpos << std::setw(13)
+       << h["time_per_step_mape_pct"].get<double>() << " %" << std::setprecision(1) << std::setw(11)
+       << h["simulated_mean_power_w"].get<double>() << " / " << h["measured_mean_power_w"].get<double>() << " W\n"
+       << std::setprecision(2);
+  }
+  os << "  (a 0.2-0.3 s step sees 2-3 updates of the ~100 ms NVML energy counter: even the replay at the\n"
+        "   recorded clocks is off by the worst-step figure in parentheses, while totals agree to a few %)\n";
   os << "data: " << r["data"].get<std::string>() << "\n";
   return os.str();
 }

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""Records a GPT- or Llama-shaped training run on one NVIDIA GPU in the layout `dvfs-sim` reads
+(docs/recording-format.md): trace.json.gz (Kineto), telemetry.csv (NVML samples), run.json.
+
+It only *reads* the card (NVML get calls): it never changes clocks, power limits or any setting, so
+what it records is the GPU as found, its own DVFS under the power cap included.
+
+    python3 traces/recorder/record_training.py --out DIR/llama1b --llama --layers 16 --d 2048 \
+        --heads 16 --kv-heads 8 --ffn 5632 --seq 2048 --batch 8
+
+Needs PyTorch with CUDA and nvidia-ml-py (pynvml). Sequence of phases, each with its counter energy:
+idle (2 s), warm-up, timed steps (GPU-synchronised bounds, no profiler), idle (1.5 s), profiled steps
+(PyTorch profiler, a host range `step<i>` per step, `forward`/`layer<k>.attn`/`layer<k>.mlp`/`lm_head`/
+`backward`/`optimizer` inside), idle (2 s). An NVML sampler runs in its own process (no GIL contention
+with the training loop) from the first idle phase to the last.
+"""
+import argparse
+import csv
+import gzip
+import json
+import math
+import multiprocessing as mp
+import os
+import shutil
+import sys
+import time
+
+TELEMETRY_COLUMNS = ["t_ns", "energy_mj", "power_mw", "power_instant_mw", "sm_mhz", "mem_mhz", "util_gpu",
+                     "util_mem", "temp_c", "throttle_reasons"]
+
+
+def sampler(path, index, period_s, stop, ready):
+    """Samples NVML every period_s into a CSV until `stop` is set (runs in a child process)."""
+    import pynvml as nv
+    nv.nvmlInit()
+    h = nv.nvmlDeviceGetHandleByIndex(index)
+    instant_id = getattr(nv, "NVML_FI_DEV_POWER_INSTANT", None)
+    throttle = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or nv.nvmlDeviceGetCurrentClocksThrottleReasons
+    rows = []
+    ready.set()
+    while not stop.is_set():
+        t = time.time_ns()
+        inst = 0
+        if instant_id is not None:
+            try:
+                fv = nv.nvmlDeviceGetFieldValues(h, [instant_id])[0]
+                inst = fv.value.uiVal if fv.nvmlReturn == 0 else 0
+            except nv.NVMLError:
+                inst = 0
+        util = nv.nvmlDeviceGetUtilizationRates(h)
+        rows.append((t, nv.nvmlDeviceGetTotalEnergyConsumption(h), nv.nvmlDeviceGetPowerUsage(h), inst,
+                     nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM), nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
+                     util.gpu, util.memory, nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU), throttle(h)))
+        time.sleep(max(0.0, period_s - (time.time_ns() - t) * 1e-9))
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(TELEMETRY_COLUMNS)
+        w.writerows(rows)
+    nv.nvmlShutdown()
+
+
+def device_info(nv, h, torch, index):
+    def safe(fn, *a):
+        try:
+            return fn(*a)
+        except nv.NVMLError:
+            return None
+    name = nv.nvmlDeviceGetName(h)
+    mems = safe(nv.nvmlDeviceGetSupportedMemoryClocks, h) or []
+    props = torch.cuda.get_device_properties(index)
+    return {
+        "name": name.decode() if isinstance(name, bytes) else name,
+        "driver": (lambda d: d.decode() if isinstance(d, bytes) else d)(nv.nvmlSystemGetDriverVersion()),
+        "power_limit_mw": safe(nv.nvmlDeviceGetPowerManagementLimit, h),
+        "power_limit_default_mw": safe(nv.nvmlDeviceGetPowerManagementDefaultLimit, h),
+        "power_limit_constraints_mw": list(safe(nv.nvmlDeviceGetPowerManagementLimitConstraints, h) or []),
+        "max_sm_mhz": safe(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_SM),
+        "max_mem_mhz": safe(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_MEM),
+        "app_sm_mhz": safe(nv.nvmlDeviceGetApplicationsClock, h, nv.NVML_CLOCK_SM),
+        "default_app_sm_mhz": safe(nv.nvmlDeviceGetDefaultApplicationsClock, h, nv.NVML_CLOCK_SM),
+        "supported_mem_mhz": list(mems),
+        "supported_sm_mhz": {str(m): list(safe(nv.nvmlDeviceGetSupportedGraphicsClocks, h, m) or []) for m in mems},
+        "sm_count": props.multi_processor_count,
+        "total_mem": props.total_memory,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+    }
+
+
+def build_model(torch, a):
+    nn, F = torch.nn, torch.nn.functional
+
+    class RMSNorm(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(d))
+
+        def forward(self, x):
+            return F.rms_norm(x, (x.shape[-1],), self.w, 1e-5)
+
+    class Block(nn.Module):
+        def __init__(self, i):
+            super().__init__()
+            self.i = i
+            norm = RMSNorm if a.llama else nn.LayerNorm
+            self.n1, self.n2 = norm(a.d), norm(a.d)
+            self.hd = a.d // a.heads
+            self.qkv = nn.Linear(a.d, (a.heads + 2 * a.kv_heads) * self.hd, bias=not a.llama)
+            self.proj = nn.Linear(a.d, a.d, bias=not a.llama)
+            if a.llama:
+                self.up = nn.Linear(a.d, 2 * a.ffn, bias=False)
+            else:
+                self.up = nn.Linear(a.d, a.ffn)
+            self.down = nn.Linear(a.ffn, a.d, bias=not a.llama)
+
+        def forward(self, x):
+            B, T, _ = x.shape
+            with torch.profiler.record_function(f"layer{self.i}.attn"):
+                q, k, v = self.qkv(self.n1(x)).split([a.heads * self.hd, a.kv_heads * self.hd, a.kv_heads * self.hd], -1)
+                q = q.view(B, T, a.heads, self.hd).transpose(1, 2)
+                k = k.view(B, T, a.kv_heads, self.hd).transpose(1, 2)
+                v = v.view(B, T, a.kv_heads, self.hd).transpose(1, 2)
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=a.kv_heads != a.heads)
+                x = x + self.proj(y.transpose(1, 2).reshape(B, T, a.d))
+            with torch.profiler.record_function(f"layer{self.i}.mlp"):
+                h = self.up(self.n2(x))
+                if a.llama:
+                    g, u = h.chunk(2, -1)
+                    h = F.silu(g) * u
+                else:
+                    h = F.gelu(h, approximate="tanh")
+                x = x + self.down(h)
+            return x
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(a.vocab, a.d)
+            self.blocks = nn.ModuleList(Block(i) for i in range(a.layers))
+            self.norm = (RMSNorm if a.llama else nn.LayerNorm)(a.d)
+            self.head = nn.Linear(a.d, a.vocab, bias=False)
+
+        def forward(self, idx, tgt):
+            x = self.emb(idx)
+            for b in self.blocks:
+                x = b(x)
+            with torch.profiler.record_function("lm_head"):
+                logits = self.head(self.norm(x))
+                return F.cross_entropy(logits.float().reshape(-1, a.vocab), tgt.reshape(-1))
+
+    return Model()
+
+
+def log(msg):
+    print(f"[record {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True)
+    p.add_argument("--device", type=int, default=0)
+    p.add_argument("--layers", type=int, default=24)
+    p.add_argument("--d", type=int, default=2048)
+    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--kv-heads", type=int, default=None)
+    p.add_argument("--ffn", type=int, default=None)
+    p.add_argument("--vocab", type=int, default=50304)
+    p.add_argument("--seq", type=int, default=2048)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--llama", action="store_true", help="RMSNorm, SwiGLU, no biases, grouped-query attention")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--timed", type=int, default=12)
+    p.add_argument("--profiled", type=int, default=6)
+    p.add_argument("--sample-ms", type=float, default=3.0)
+    a = p.parse_args()
+    a.kv_heads = a.kv_heads or a.heads
+    a.ffn = a.ffn or 4 * a.d
+
+    import torch
+    import pynvml as nv
+    os.makedirs(a.out, exist_ok=True)
+    torch.cuda.set_device(a.device)
+    nv.nvmlInit()
+    h = nv.nvmlDeviceGetHandleByIndex(a.device)
+    energy = lambda: nv.nvmlDeviceGetTotalEnergyConsumption(h)  # noqa: E731  (mJ since driver load)
+    dev = device_info(nv, h, torch, a.device)
+
+    ctx = mp.get_context("spawn")
+    stop, ready = ctx.Event(), ctx.Event()
+    tel_path = os.path.join(a.out, "telemetry.csv")
+    # daemon: a failure in the training loop must not leave the sampler holding the process open
+    proc = ctx.Process(target=sampler, args=(tel_path, a.device, a.sample_ms / 1e3, stop, ready), daemon=True)
+    proc.start()
+    if not ready.wait(60):
+        raise SystemExit("NVML sampler process did not start within 60 s")
+    log("sampler running")
+    phases = []
+
+    def phase(name, fn):
+        torch.cuda.synchronize()
+        t0, e0 = time.time_ns(), energy()
+        out = fn()
+        torch.cuda.synchronize()
+        t1, e1 = time.time_ns(), energy()
+        phases.append({"name": name, "t0_ns": t0, "t1_ns": t1, "energy_mj": e1 - e0})
+        log(f"{name}: {(t1 - t0) / 1e9:.2f} s, {(e1 - e0) / 1e3:.1f} J")
+        return out
+
+    torch.manual_seed(0)
+    model = build_model(torch, a).cuda()
+    params = sum(q.numel() for q in model.parameters())
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    data = torch.randint(0, a.vocab, (a.batch, a.seq + 1), device="cuda")
+    idx, tgt = data[:, :-1].contiguous(), data[:, 1:].contiguous()
+
+    def step():
+        with torch.profiler.record_function("forward"):
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = model(idx, tgt)
+        with torch.profiler.record_function("backward"):
+            loss.backward()
+        with torch.profiler.record_function("optimizer"):
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+    def timed_steps(n, label_fn=None):
+        bounds = []
+        for i in range(n):
+            torch.cuda.synchronize()
+            t0, e0 = time.time_ns(), energy()
+            if label_fn:
+                with torch.profiler.record_function(label_fn(i)):
+                    step()
+            else:
+                step()
+            torch.cuda.synchronize()
+            bounds.append({"t0_ns": t0, "t1_ns": time.time_ns(), "energy_mj": energy() - e0})
+        return bounds
+
+    phase("idle:start", lambda: time.sleep(2.0))
+    phase("train:warmup", lambda: timed_steps(a.warmup))
+    per_step = phase("train:timed", lambda: timed_steps(a.timed))
+    phase("idle:after_timed", lambda: time.sleep(1.5))
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        profiled = phase("train:profiled", lambda: timed_steps(a.profiled, lambda i: f"step{i}"))
+    phase("idle:end", lambda: time.sleep(2.0))
+    stop.set()
+    proc.join(120)
+    log("sampler stopped; exporting the trace")
+
+    raw = os.path.join(a.out, "trace.json")
+    prof.export_chrome_trace(raw)
+    with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
+        shutil.copyfileobj(f, g)
+    os.unlink(raw)
+
+    timed_s = (per_step[-1]["t1_ns"] - per_step[0]["t0_ns"]) / 1e9
+    timed_j = sum(s["energy_mj"] for s in per_step) / 1e3
+    run = {
+        "cfg": {"layers": a.layers, "d": a.d, "nh": a.heads, "nkv": a.kv_heads, "ffn": a.ffn, "vocab": a.vocab,
+                "seq": a.seq, "batch": a.batch, "llama": a.llama},
+        "params": params, "steps_timed": a.timed, "timed_s": timed_s, "s_per_step": timed_s / a.timed,
+        "energy_j": timed_j, "j_per_step": timed_j / a.timed, "per_step": per_step,
+        "tokens_per_step": a.batch * a.seq, "peak_mem": torch.cuda.max_memory_allocated(),
+        "profiled_steps": profiled,
+        "profiled_energy_j": sum(s["energy_mj"] for s in profiled) / 1e3,
+        "profiled_s": (profiled[-1]["t1_ns"] - profiled[0]["t0_ns"]) / 1e9,
+        "recorder": "traces/recorder/record_training.py " + " ".join(sys.argv[1:]),
+    }
+    with open(os.path.join(a.out, "run.json"), "w") as f:
+        json.dump({"device": dev, "phases": phases, "run": run}, f, indent=1)
+    nv.nvmlShutdown()
+    print(json.dumps({"out": a.out, "params": params, "s_per_step": run["s_per_step"], "j_per_step": run["j_per_step"],
+                      "mean_w": timed_j / timed_s if timed_s else math.nan}))
+
+
+if __name__ == "__main__":
+    main()
