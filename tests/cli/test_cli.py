@@ -190,3 +190,26 @@ def test_shipped_models_are_what_their_calibration_derives(root):
     r = subprocess.run([os.path.join(root, "models", "calibration", "regenerate.sh"), "--check"],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr
+
+
+def test_calibrate_recording_with_telemetry_outside_the_trace_is_a_one_line_error(cli, root, tmp_path):
+    src = os.path.join(root, "traces", "recordings", "h200-gpt3xl")
+    rec = tmp_path / "shifted"
+    rec.mkdir()
+    for name in ("run.json", "trace.json.gz"):
+        with open(os.path.join(src, name), "rb") as f:
+            (rec / name).write_bytes(f.read())
+    with open(os.path.join(src, "telemetry.csv")) as f:
+        lines = f.read().splitlines()
+    header, rows = lines[0], lines[1:]
+    t = header.split(",").index("t_ns")
+    shifted = []
+    for row in rows:  # one hour later: no sample covers the trace
+        cells = row.split(",")
+        cells[t] = str(int(cells[t]) + 3600 * 10**9)
+        shifted.append(",".join(cells))
+    (rec / "telemetry.csv").write_text("\n".join([header] + shifted) + "\n")
+    r = cli("calibrate", "--recording", rec, "--base", "h200")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "telemetry.csv: t_ns: telemetry does not overlap the trace" in lines[0]
