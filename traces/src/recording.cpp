@@ -1,5 +1,6 @@
 #include "traces/src/recording.hpp"
 
+#include "sim/core/csv.hpp"
 #include "sim/core/errors.hpp"
 
 #include <algorithm>
@@ -9,19 +10,6 @@
 
 namespace dvfs {
 
-namespace {
-
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream is(line);
-  while (std::getline(is, cell, ',')) out.push_back(cell);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
-}  // namespace
-
 Telemetry Telemetry::load_csv(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "", "cannot open telemetry file (expected telemetry.csv)");
@@ -30,7 +18,7 @@ Telemetry Telemetry::load_csv(const std::string& path) {
   std::string line;
   if (!std::getline(in, line)) throw InputError(path, "header", "empty file (expected a CSV header)");
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  auto header = split_csv(line);
+  auto header = split_csv_line(line);
   auto col = [&](const char* name) {
     auto it = std::find(header.begin(), header.end(), name);
     return it == header.end() ? -1 : static_cast<int>(it - header.begin());
@@ -45,7 +33,7 @@ Telemetry Telemetry::load_csv(const std::string& path) {
     ++row;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    auto cells = split_csv(line);
+    auto cells = split_csv_line(line);
     auto num = [&](int c, const char* n) {
       if (c < 0) return -1.0;
       if (c >= static_cast<int>(cells.size()) || cells[c].empty())

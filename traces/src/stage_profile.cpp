@@ -1,5 +1,6 @@
 #include "traces/src/stage_profile.hpp"
 
+#include "sim/core/csv.hpp"
 #include "sim/core/errors.hpp"
 
 #include <algorithm>
@@ -13,18 +14,6 @@ namespace dvfs {
 
 namespace {
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream is(line);
-  while (std::getline(is, cell, ',')) {
-    while (!cell.empty() && (cell.back() == '\r' || cell.back() == ' ')) cell.pop_back();
-    while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
-    out.push_back(cell);
-  }
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
 
 std::string row_field(int line, const std::string& column) {
   return "row " + std::to_string(line) + (column.empty() ? "" : " (" + column + ")");
