@@ -9,8 +9,9 @@ shape of its behaviour comes from the calibrated sibling of the closest architec
   b200-like    <- h200       (Hopper -> Blackwell, fit on the H200 recordings)
 
 Copied from the sibling: the voltage curve (knee and points at the same fraction of the top clock),
-power.idle_sm_fraction, power.dynamic_scale, each kernel class's time_sm/time_mem/sm_share, the
-per-kernel time shares and each computation. Scaled: every dynamic_w by the boards' dynamic headroom (cap - idle) ratio.
+power.idle_sm_fraction, power.dynamic_scale, each kernel class's time_sm/time_mem/sm_share and the
+native governor. Scaled: every class's dynamic_w by the boards' dynamic headroom (cap - idle) ratio.
+Not copied: per-kernel shares (the sibling's kernel names) and stage computations (its workload's).
 
   python3 models/calibration/siblings.py [--check] [--out DIR]
 """
@@ -44,15 +45,15 @@ def derive(name, sibling_name, models_dir):
     m["classes"] = copy.deepcopy(s["classes"])
     for c in m["classes"].values():
         c["dynamic_w"] = round(c["dynamic_w"] * head, 1)
-    if "kernels" in s:
-        m["kernels"] = copy.deepcopy(s["kernels"])
-    if "computations" in s:
-        m["computations"] = copy.deepcopy(s["computations"])
-        for c in m["computations"].values():
-            c["dynamic_w"] = round(c["dynamic_w"] * head, 1)
+    # Not copied: per-kernel shares (keyed on the sibling's kernel names, which another architecture's
+    # libraries do not launch) and stage computations (a pipeline stage of the sibling's workload).
+    m.pop("kernels", None)
+    m.pop("computations", None)
+    m["native_governor"] = copy.deepcopy(s["native_governor"])
     p = m["provenance"]
     for k in list(p):
-        if k.startswith(("/voltage_curve", "/classes", "/computations", "/kernels", "/power/idle_sm_fraction", "/power/dynamic_scale")):
+        if k.startswith(("/voltage_curve", "/classes", "/computations", "/kernels", "/native_governor",
+                         "/power/idle_sm_fraction", "/power/dynamic_scale")):
             del p[k]
     ref = "models/gpus/%s.json (calibrated sibling), by models/calibration/siblings.py" % sibling_name
     p["/voltage_curve"] = {"source": label, "ref": "sibling's fitted/estimated curve with every clock x %.4f (same fraction of the top clock), %s" % (ratio, ref)}
@@ -60,13 +61,10 @@ def derive(name, sibling_name, models_dir):
     p["/power/dynamic_scale"] = {"source": label, "ref": "copied, " + ref}
     p["/classes"] = {"source": label, "ref": "time_sm, time_mem, sm_share copied; dynamic_w x %.4f = (%g W cap - %g W idle) / (sibling %g - %g), %s" % (
         head, m["power"]["cap_w"], m["power"]["idle_w"], s["power"]["cap_w"], s["power"]["idle_w"], ref)}
-    if "computations" in m:
-        p["/computations"] = dict(p["/classes"])
-    if "kernels" in m:
-        p["/kernels"] = {"source": label, "ref": "per-kernel time shares copied, " + ref}
+    p["/native_governor"] = {"source": label, "ref": "copied (the sibling's own provenance says what each value rests on), " + ref}
     p["summary"] = ("datasheet, not yet calibrated: scaled from the calibrated %s (V-f shape, time scaling, "
-                    "power per class x %.3f); clock tables, cap and specs from datasheets; idle power and switch "
-                    "latency estimated" % (sibling_name, head))
+                    "governor, power per class x %.3f); clock tables, cap and specs from datasheets; idle power and "
+                    "switch latency estimated" % (sibling_name, head))
     p["generated_by"] = "models/calibration/siblings.py"
     return m
 

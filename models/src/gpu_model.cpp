@@ -103,6 +103,7 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
   m.idle_w_ = pw.non_negative("idle_w");
   m.idle_sm_fraction_ = share(pw, "idle_sm_fraction", 0.0);
   m.cap_w_ = pw.positive("cap_w");
+  if (m.cap_w_ <= m.idle_w_) pw.fail("cap_w", "expected a power cap above idle_w");
   m.dynamic_scale_ = pw.has("dynamic_scale") ? pw.positive("dynamic_scale") : 1.0;
 
   JsonReader cls = r.child("classes");
@@ -189,9 +190,13 @@ void GpuModel::build_tables() {
   const std::size_t ns = sm_clocks_.size(), nm = mem_clocks_.size();
   g_tab_.resize(ns);
   idle_w_tab_.resize(ns);
+  sm_ratio_.resize(ns);
+  mem_ratio_.resize(nm);
+  for (std::size_t j = 0; j < nm; ++j) mem_ratio_[j] = mmax / mem_clocks_[j];
   for (std::size_t i = 0; i < ns; ++i) {
     double v = relative_voltage(sm_clocks_[i]) / vmax;
     g_tab_[i] = v * v * sm_clocks_[i] / fmax;
+    sm_ratio_[i] = fmax / sm_clocks_[i];
     idle_w_tab_[i] = idle_w_ * (1.0 - idle_sm_fraction_ + idle_sm_fraction_ * g_tab_[i]);
   }
   dyn_tab_.assign(static_cast<std::size_t>(kKernelClassCount) * ns * nm, 0.0);

@@ -3,7 +3,8 @@
 // switch-latency parameters, each with provenance) loaded from models/gpus/<name>.json, plus pure
 // functions giving a kernel's time and power at an (SM clock, memory clock) pair.
 //
-//   time(k, f, m)  = d_rec * ( b_sm(c) * f_rec / f + b_mem(c) * m_rec / m + 1 - b_sm(c) - b_mem(c) )
+//   time(k, f, m)  = d_rec * shape(f, m) / shape(f_rec, m_rec)
+//   shape(f, m)    = b_sm(c) * f_max / f + b_mem(c) * m_max / m + 1 - b_sm(c) - b_mem(c)
 //   power(k, f, m) = idle(f) + fill(k) * k_dyn * D(c) * ( s(c) * g(f) + (1 - s(c)) * m / m_max )
 //   g(f)           = (V(f) / V(f_max))^2 * f / f_max          (dynamic CMOS power ~ C V^2 f)
 //   idle(f)        = P_idle * ( 1 - a + a * g(f) )
@@ -93,6 +94,12 @@ class GpuModel {
   double idle_sm_fraction() const { return idle_sm_fraction_; }
   double dynamic_scale() const { return dynamic_scale_; }
 
+  // Relative duration at (f, m): b_sm f_max/f + b_mem m_max/m + 1 - b_sm - b_mem. The shares are those
+  // at the highest clocks; a duration measured at (f_rec, m_rec) scales by shape(f, m) / shape(f_rec, m_rec).
+  double time_shape(const ClassCoefficients& cc, double sm_mhz, double mem_mhz) const {
+    return cc.time_sm * max_sm_mhz() / sm_mhz + cc.time_mem * max_mem_mhz() / mem_mhz + (1.0 - cc.time_sm - cc.time_mem);
+  }
+
   // The same equations at any clock (not only table clocks), for whole computations and fitting.
   double g_at(double sm_mhz) const;          // (V(f)/V(f_max))^2 f/f_max
   double idle_power_at(double sm_mhz) const;
@@ -120,8 +127,9 @@ class GpuModel {
     const ClassCoefficients& cc = o < 0 ? classes_[static_cast<int>(k.cls)] : kernel_overrides_[o].second;
     const double f_rec = k.recorded_sm_mhz > 0 ? k.recorded_sm_mhz : default_clocks_.sm_mhz;
     const double m_rec = k.recorded_mem_mhz > 0 ? k.recorded_mem_mhz : default_clocks_.mem_mhz;
-    return k.duration_s * (cc.time_sm * f_rec / sm_clocks_[sm_idx] +
-                           cc.time_mem * m_rec / mem_clocks_[mem_idx] + (1.0 - cc.time_sm - cc.time_mem));
+    const double rest = 1.0 - cc.time_sm - cc.time_mem;
+    const double at_new = cc.time_sm * sm_ratio_[sm_idx] + cc.time_mem * mem_ratio_[mem_idx] + rest;
+    return k.duration_s * at_new / time_shape(cc, f_rec, m_rec);
   }
   double kernel_power_w(const Kernel& k, int sm_idx, int mem_idx) const {
     return idle_w_tab_[sm_idx] +
@@ -145,6 +153,7 @@ class GpuModel {
   SwitchLatency latency_;
   Json provenance_;
   std::vector<double> g_tab_, idle_w_tab_, dyn_tab_;
+  std::vector<double> sm_ratio_, mem_ratio_;  // f_max / f and m_max / m per table clock
 };
 
 }  // namespace dvfs

@@ -5,7 +5,7 @@
 // measured on one GPU be replayed on another. Pure functions of a GpuModel; see models/README.md.
 //
 //   f_e(f)   = f if P_c(f) <= cap * target_fraction, else the clock where P_c(f_e) = cap * target
-//   time(f)  = t_a * ( b_sm * f_e(f_a) / f_e(f) + b_mem * m_a / m + 1 - b_sm - b_mem )
+//   time(f)  = t_a * shape(f_e(f), m) / shape(f_e(f_a), m_a)     (GpuModel::time_shape)
 //   power(f) = S(m) + ( P_a - S(m_a) ) * g(f_e(f)) / g(f_e(f_a))       P_a = e_a / t_a
 // with P_c the model power of the coefficient set at fill 1 and S its SM-clock-independent part.
 #include "models/src/gpu_model.hpp"
@@ -32,10 +32,11 @@ StagePrediction predict_computation(const GpuModel& m, const ClassCoefficients& 
                                     const ClockPair& target);
 
 // Moves a measurement at `from`'s clocks to the same computation on another GPU at `to`'s highest
-// clocks: the SM-bound share of the time scales with the dense tensor throughput per clock (specs
-// bf16_dense_tflops at the highest SM clock), the rest with memory bandwidth (specs
-// mem_bandwidth_gbs); the SM-dependent power scales with the boards' dynamic headroom
-// (cap - idle). Returns the target-GPU measurement and the coefficients to predict it with.
+// clocks: the SM-bound part of the time scales with the dense tensor throughput (specs
+// bf16_dense_tflops, at the measured clock vs the target's top clock), the rest with memory bandwidth
+// (specs mem_bandwidth_gbs), so the SM share itself moves with the target's balance; the
+// SM-dependent power scales with the boards' dynamic headroom (cap - idle). Returns the target-GPU
+// measurement and the coefficients to predict it with.
 struct Retargeted {
   StageMeasurement anchor;
   ClassCoefficients coefficients;

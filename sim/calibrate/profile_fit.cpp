@@ -142,20 +142,40 @@ Json build_model(const Json& base, const StageProfile& prof, const PowerFit& pf,
 }
 
 double pooled_time_share(const GpuModel& model, const StageProfile& prof) {
-  // time/t_a - 1 = b (f_a/f_e - 1): least squares through the origin over every series.
-  double sxy = 0, sxx = 0;
-  const double mem = model.max_mem_mhz();
+  // t / t_a = shape(f_e) / shape(f_a) with shape(f) = b f_max / f + 1 - b: least squares over b in
+  // [0, 1] across every distinct series (a grid, then a finer grid around the best point).
+  struct Obs {
+    double ra, re, y;  // f_max / f_a, f_max / f_e, t / t_a
+  };
+  std::vector<Obs> obs;
+  const double mem = model.max_mem_mhz(), fmax = model.max_sm_mhz();
   for (const auto& s : prof.series) {
+    if (s.duplicate_of >= 0) continue;
     const ClassCoefficients* cc = model.computation(s.instruction);
     const ProfilePoint* ref = s.at(prof.max_sm_mhz);
     const double fa = capped_sm_mhz(model, *cc, ref->sm_mhz, mem);
-    for (const auto& p : s.points) {
-      const double x = fa / capped_sm_mhz(model, *cc, p.sm_mhz, mem) - 1.0, y = p.time_s / ref->time_s - 1.0;
-      sxy += x * y;
-      sxx += x * x;
-    }
+    for (const auto& p : s.points)
+      obs.push_back({fmax / fa, fmax / capped_sm_mhz(model, *cc, p.sm_mhz, mem), p.time_s / ref->time_s});
   }
-  return sxx > 0 ? std::clamp(sxy / sxx, 0.0, 1.0) : 1.0;
+  auto sse = [&](double b) {
+    double e = 0;
+    for (const Obs& o : obs) {
+      const double d = (b * o.re + 1 - b) / (b * o.ra + 1 - b) - o.y;
+      e += d * d;
+    }
+    return e;
+  };
+  double best = 1.0, best_e = sse(1.0);
+  for (int i = 0; i <= 1000; ++i) {
+    const double b = i / 1000.0, e = sse(b);
+    if (e < best_e) best = b, best_e = e;
+  }
+  const double lo = std::max(0.0, best - 0.001);
+  for (int i = 0; i <= 200; ++i) {
+    const double b = lo + i * 1e-5, e = b <= 1.0 ? sse(b) : best_e;
+    if (e < best_e) best = b, best_e = e;
+  }
+  return best;
 }
 
 }  // namespace
@@ -178,8 +198,22 @@ ProfileCalibration calibrate_from_profile(const std::string& profile_path, const
   for (const auto& s : prof.series) {
     const std::size_t k = std::find(instr.begin(), instr.end(), s.instruction) - instr.begin();
     for (const auto& p : s.points) {
-      all.push_back({k, p.sm_mhz, p.energy_j / p.time_s});
-      p_max = std::max(p_max, p.energy_j / p.time_s);
+      if (base_model.sm_index(p.sm_mhz) < 0) {
+        std::ostringstream os;
+        os << "frequency " << p.sm_mhz << " MHz is not a clock of the base model " << base_model.name() << " ("
+           << base_model.describe_sm_clocks() << ")";
+        throw InputError(profile_path, "row " + std::to_string(p.line) + " (frequency)", os.str());
+      }
+      const double w = p.energy_j / p.time_s;
+      if (w > 2 * base_model.power_cap_w() || w < 0.2 * base_model.idle_w()) {
+        std::ostringstream os;
+        os << "energy / time = " << w << " W is implausible for " << base_model.name() << " (cap "
+           << base_model.power_cap_w() << " W, idle " << base_model.idle_w() << " W): expected s and J";
+        throw InputError(profile_path, "row " + std::to_string(p.line), os.str());
+      }
+      if (s.duplicate_of >= 0) continue;  // copies add no evidence
+      all.push_back({k, p.sm_mhz, w});
+      p_max = std::max(p_max, w);
     }
   }
   const double cap = base_model.power_cap_w();
@@ -196,11 +230,16 @@ ProfileCalibration calibrate_from_profile(const std::string& profile_path, const
     if (below.size() < 3 * (instr.size() + 1)) continue;
     PowerFit pf = fit_power(below, instr.size(), prof.min_sm_mhz, fmax);
     if (!std::isfinite(pf.score)) continue;
+    // Physically meaningful only with non-negative static power and power rising with the clock.
+    if (!(pf.a >= 0) || std::any_of(pf.b.begin(), pf.b.end(), [](double b) { return !(b > 0); })) continue;
     pf.shape.v_floor = round_to(pf.shape.v_floor, 0.01);
     // Time share: fit through the model with a provisional share, then write the final one.
     Json provisional = build_model(base, prof, pf, tf, 1.0);
     const double b = pooled_time_share(GpuModel::from_json(provisional, base_path), prof);
     Json model_json = build_model(base, prof, pf, tf, b);
+    bool negative = false;
+    for (const auto& c : model_json["computations"]) negative = negative || c["dynamic_w"].get<double>() < 0;
+    if (negative) continue;
     const GpuModel model = GpuModel::from_json(model_json, base_path);
     ProfileError err = check_profile(model, prof);
     const double score = err.time_mape + err.energy_mape;
@@ -216,14 +255,22 @@ ProfileCalibration calibrate_from_profile(const std::string& profile_path, const
     }
   }
   if (!std::isfinite(best_score))
-    throw InputError(profile_path, "", "too few rows below the power cap to fit a power curve");
+    throw InputError(profile_path, "energy",
+                     "no physically meaningful power fit: too few distinct rows below the power cap, a clock range "
+                     "under 60 MHz, or power that does not rise with the SM clock");
 
   // Provenance of what this fit wrote.
   Json& prov = best.model["provenance"];
   const std::string name = profile_path.substr(profile_path.find_last_of('/') + 1);
   const std::string ref = "fit on the stage profile " + name + " by `dvfs-sim calibrate --profile`";
   set_provenance(prov, "/voltage_curve", "fit", "voltage floor and knee: grid search minimising the relative power error, " + ref);
-  set_provenance(prov, "/power/idle_sm_fraction", "fit", "1 - (fitted power at g = 0) / idle_w, " + ref);
+  const double static_w = best.table["static_w"].get<double>(), idle_w = base_model.idle_w();
+  if (static_w <= idle_w)
+    set_provenance(prov, "/power/idle_sm_fraction", "fit", "1 - (fitted static power A) / idle_w, " + ref);
+  else
+    set_provenance(prov, "/power/idle_sm_fraction", "fit",
+                   "0: the fitted static power A exceeds idle_w; the excess A - idle_w is each computation's "
+                   "power that does not scale with the SM clock (sm_share < 1), " + ref);
   set_provenance(prov, "/power/dynamic_scale", "fit", "1: the fitted dynamic power is absolute, " + ref);
   set_provenance(prov, "/native_governor/target_fraction", "fit",
                  "cap regulation target chosen by the smallest in-sample prediction error, " + ref);

@@ -99,7 +99,6 @@ ClassFit fit_class(const std::vector<const Group*>& groups, double f_top) {
   }
   if (w_sum <= 0) return c;
   c.share = wb / w_sum;
-  c.beta = c.share;
   c.se = std::sqrt(w2se2) / w_sum;
   return c;
 }
@@ -112,6 +111,16 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
   Json model = read_json_file(base_path);
   const GpuModel base = GpuModel::from_json(model, base_path);
   const double f_top = base.max_sm_mhz();
+
+  // The base's clock table must cover the clocks the recording ran at.
+  for (const Rank& r : rec.workload.ranks)
+    for (const Kernel& k : r.kernels)
+      if (k.recorded_sm_mhz > 0 && (k.recorded_sm_mhz > f_top + 1e-6 || k.recorded_sm_mhz < base.sm_clocks_mhz().front() - 1e-6)) {
+        std::ostringstream os;
+        os << "the recording ran at " << k.recorded_sm_mhz << " MHz, outside the base model " << base.name() << "'s "
+           << base.describe_sm_clocks() << ": calibrate with a base model of the recorded GPU";
+        throw InputError(rec.telemetry.file(), "sm_mhz", os.str());
+      }
 
   // Kernel groups: same name, same launch shape, same class.
   std::map<std::tuple<std::uint32_t, std::string>, Group> groups;
@@ -162,15 +171,15 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
     c.used = c.kernels >= kMinClassKernels && c.se <= kMaxShareError && std::isfinite(c.share);
     if (c.used) {
       const double b = round_to(std::clamp(c.share, 0.0, 1.0), 0.001);
-      const double mem = base_sm < 1.0 ? round_to((1.0 - b) * base_mem / (1.0 - base_sm), 0.001) : 0.0;
+      (void)base_sm;
       mc["time_sm"] = b;
-      mc["time_mem"] = std::min(mem, 1.0 - b);
+      mc["time_mem"] = std::min(base_mem, round_to(1.0 - b, 0.001));  // unidentified: the memory clock did not move
       fitted.push_back(cname);
     } else {
       kept.push_back(cname);
     }
     classes_report[cname] = {{"kernels", c.kernels}, {"groups", c.groups}, {"sm_mhz_span", {c.kernels ? c.fmin : 0, c.fmax}},
-                             {"beta", c.beta}, {"time_sm_fit", c.share}, {"standard_error", c.se}, {"used", c.used},
+                             {"time_sm_fit", c.share}, {"standard_error", c.se}, {"used", c.used},
                              {"time_sm", mc["time_sm"]}, {"time_mem", mc["time_mem"]}};
   }
   // Per kernel: the largest groups' own shares, for the report.
@@ -193,9 +202,7 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
     if (c.groups == 0 || c.kernels < kMinKernelSamples || c.se > kMaxKernelError || !std::isfinite(c.share)) continue;
     const Json& cls = model["classes"][to_string(kv.second.front()->cls)];
     const double b = round_to(std::clamp(c.share, 0.0, 1.0), 0.001);
-    const double cls_sm = cls["time_sm"].get<double>(), cls_mem = cls["time_mem"].get<double>();
-    const double mem = cls_sm < 1.0 ? round_to((1.0 - b) * cls_mem / (1.0 - cls_sm), 0.001) : 0.0;
-    per_kernel[kv.first] = {{"time_sm", b}, {"time_mem", std::min(mem, round_to(1.0 - b, 0.001))}};
+    per_kernel[kv.first] = {{"time_sm", b}, {"time_mem", std::min(cls["time_mem"].get<double>(), round_to(1.0 - b, 0.001))}};
   }
   if (!per_kernel.empty()) model["kernels"] = per_kernel;
   else model.erase("kernels");
@@ -211,15 +218,19 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
   idle_only["power"]["dynamic_scale"] = 1e-9;
   const double e_idle = validate_recording(rec, GpuModel::from_json(idle_only, base_path))["clock_sources"][1]["total"]["simulated_energy_j"].get<double>();
   const double scale = round_to((e_meas - e_idle) / (e_sim - e_idle), 0.001);
-  if (!(scale > 0))
-    throw InputError(dir, "run.profiled_steps", "measured energy is below the model's idle energy: cannot fit power.dynamic_scale");
+  if (!std::isfinite(scale) || !(scale > 0))
+    throw InputError(dir, "run.profiled_steps",
+                     "cannot fit power.dynamic_scale: the measured energy is below the base model's idle energy, or the "
+                     "base model has no dynamic power (classes.*.dynamic_w all 0)");
   model["power"]["dynamic_scale"] = scale;
 
   const GpuModel final_model = GpuModel::from_json(model, base_path);
   const Json check = validate_recording(rec, final_model);
   model["status"] = "calibrated";
   Json& prov = model["provenance"];
-  const std::string rec_name = dir.substr(dir.find_last_of('/', dir.size() - 2) + 1);
+  std::string trimmed = dir;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  const std::string rec_name = trimmed.substr(trimmed.find_last_of('/') + 1);
   std::string fitted_list, kept_list;
   for (const auto& n : fitted) fitted_list += (fitted_list.empty() ? "" : ", ") + n;
   for (const auto& n : kept) kept_list += (kept_list.empty() ? "" : ", ") + n;
@@ -238,8 +249,11 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
   set_provenance(prov, "/power/dynamic_scale", "fit",
                  "replay of " + rec_name + " at its recorded clocks meets the NVML counter energy of its profiled steps "
                  "(in-sample for that replay; the native-governor replay is not fit)");
-  prov["summary"] = prov.value("summary", std::string()) + "; kernel-class time scaling (" + fitted_list +
-                    ") and dynamic power scale fit on " + rec_name;
+  // The base's own summary, without what an earlier recording calibration appended to it.
+  std::string summary = prov.value("summary", std::string());
+  const std::size_t earlier = summary.find("; kernel-class time scaling (");
+  if (earlier != std::string::npos) summary.erase(earlier);
+  prov["summary"] = summary + "; kernel-class time scaling (" + fitted_list + ") and dynamic power scale fit on " + rec_name;
   prov["calibration"] = {{"command", command}, {"date", date}, {"data", rec_name},
                          {"time_sm_fitted", fitted_list}, {"time_sm_kept_from_base", kept_list},
                          {"classes", classes_report},

@@ -9,6 +9,7 @@
 #include "sim/validate/model_checks.hpp"
 #include "sim/validate/validate.hpp"
 
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -159,6 +160,13 @@ int cmd_calibrate(std::vector<std::string> args) {
   if (profile.empty() == recording.empty()) throw UsageError("calibrate needs exactly one of --profile CSV or --recording DIR");
   if (base.empty()) throw UsageError("calibrate needs --base MODEL (a model name or file supplying clock tables, idle power, cap and specs)");
   if (date.empty()) date = today();
+  {
+    int y = 0, mo = 0, d = 0;
+    char tail = 0;
+    if (date.size() != 10 || std::sscanf(date.c_str(), "%4d-%2d-%2d%c", &y, &mo, &d, &tail) != 3 || mo < 1 || mo > 12 ||
+        d < 1 || d > 31)
+      throw dvfs::InputError("--date", "", "expected a date YYYY-MM-DD, got \"" + date + "\"");
+  }
   std::string command = "dvfs-sim calibrate " + (profile.empty() ? "--recording " + recording : "--profile " + profile) +
                         " --base " + base;
   const std::string base_path = dvfs::resolve_model_path(base, "", "--base");

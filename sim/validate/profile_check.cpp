@@ -66,6 +66,7 @@ ProfileError check_profile(const GpuModel& model, const StageProfile& profile) {
   e.model = model.name();
   const double mem = model.max_mem_mhz();
   for (const auto& s : profile.series) {
+    if (s.duplicate_of >= 0) continue;  // an exact copy of an earlier series: counted once
     const ClassCoefficients& cc = computation_of(model, s.instruction, profile.file);
     const ProfilePoint* ref = s.at(profile.max_sm_mhz);
     StageMeasurement anchor{ref->time_s, ref->energy_j, {ref->sm_mhz, mem}};
@@ -89,6 +90,7 @@ ProfileError check_retarget(const GpuModel& from, const StageProfile& source, co
   e.profile = target.file;
   e.model = from.name() + " -> " + to.name();
   for (const auto& s : target.series) {
+    if (s.duplicate_of >= 0) continue;
     const ProfileSeries* src = nullptr;
     for (const auto& c : source.series)
       if (c.stage == s.stage && c.instruction == s.instruction) src = &c;

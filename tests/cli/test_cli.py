@@ -175,7 +175,7 @@ def test_validate_models_reports_held_out_retarget_and_recording_figures(cli):
     for x in held_out:
         assert x["meets_target"], x
         assert x["time_mape_pct"] <= 3 and x["energy_mape_pct"] <= 5
-    assert len(rep["retarget"]) == 2 and all(x["points"] == 960 for x in rep["retarget"])
+    assert len(rep["retarget"]) == 2 and all(x["points"] == 4 * 60 for x in rep["retarget"])
     kinds = {x["recording"].rsplit("/", 1)[1]: x["kind"] for x in rep["recordings"]}
     assert kinds == {"h200-gpt3xl": "in-sample", "h200-llama1b": "held-out", "h200-gpt3-2.7b": "held-out"}
     for x in rep["recordings"]:

@@ -1,5 +1,6 @@
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/simulation.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -199,4 +200,21 @@ TEST_CASE("a bad per-kernel entry names the kernel and the field", "[models]") {
   }
   doc["kernels"] = {{"k1", {{"time_sm", 0.8}, {"sm_share", 0.5}}}};
   CHECK_THROWS_WITH(GpuModel::from_json(doc, "k.json"), Catch::Contains("kernels.k1.sm_share: unknown key"));
+}
+
+TEST_CASE("a simulation binds the model's per-kernel shares to the trace's kernel names", "[models][sim]") {
+  const LoadedTrace trace = load_trace(data_dir() + "/tests/fixtures/kineto_current.json");
+  Json doc = read_json_file(load_gpu_model("h200").source_file());
+  Scenario sc;
+  sc.name = "bind";
+  sc.gpu = "h200";
+  sc.policy.name = "static";
+  sc.policy.clocks = ClockPair{990, 3201};
+  sc.replay.timeline_interval_s = 0;
+  doc.erase("kernels");
+  const double without = simulate(sc, trace, GpuModel::from_json(doc, "a.json")).summary["totals"]["time_s"].get<double>();
+  // The GEMM of the fixture becomes fully SM-bound: at half the clock it takes twice as long.
+  doc["kernels"] = {{"nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN", {{"time_sm", 1.0}, {"time_mem", 0.0}}}};
+  const double with = simulate(sc, trace, GpuModel::from_json(doc, "b.json")).summary["totals"]["time_s"].get<double>();
+  CHECK(with > without);
 }

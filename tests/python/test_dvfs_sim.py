@@ -75,7 +75,8 @@ def test_switch_latency_overrides_and_seed_reach_the_summary():
 def test_calibrate_and_validate_models_from_python(tmp_path):
     prof = os.path.join(ROOT, "traces", "profiles", "perseus", "gpt3-175b+a40_bf16.csv")
     out = tmp_path / "a40.json"
-    res = dvfs_sim.calibrate("a40", profile=prof, date="2026-11-29", output=out)
+    base = os.path.join(ROOT, "models", "calibration", "a40.base.json")
+    res = dvfs_sim.calibrate(base, profile=prof, date="2026-11-29", output=out)
     assert res["model"]["status"] == "calibrated"
     assert res["report"]["fit_error_in_sample"]["time_mape_pct"] < 5
     # Calibrating on the same data the shipped a40 was fit on reproduces its fitted values.
@@ -85,6 +86,6 @@ def test_calibrate_and_validate_models_from_python(tmp_path):
     rep = dvfs_sim.validate_models()
     assert {x["kind"] for x in rep["stage_profiles"]} == {"held-out", "in-sample"}
     with pytest.raises(TypeError):
-        dvfs_sim.calibrate("a40")
+        dvfs_sim.calibrate(base)
     with pytest.raises(dvfs_sim.InputError, match="cannot open the stage profile"):
-        dvfs_sim.calibrate("a40", profile=tmp_path / "missing.csv")
+        dvfs_sim.calibrate(base, profile=tmp_path / "missing.csv")

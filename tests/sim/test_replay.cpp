@@ -48,7 +48,7 @@ TEST_CASE("switch latency: work continues at the old clock until the new one tak
   slow.firmware_latency_s = 0.5e-3;
   auto b = replay(wl, m, PolicySpec{"recorded", {}, 0}, slow);
   const double beta = m.coefficients(KernelClass::gemm).time_sm;
-  const double t_at_1980 = 1e-3 * (beta * 0.5 + 1 - beta);  // B's duration if it ran at 1980 MHz
+  const double t_at_1980 = 1e-3 / (beta * 2 + 1 - beta);  // B's duration (1 ms at 990 MHz) if it ran at 1980 MHz
   const double b_time = 0.5e-3 + (1 - 0.5e-3 / t_at_1980) * 1e-3;
   CHECK(b[0].stats.end_s == Catch::Detail::Approx(1e-3 + b_time));
   CHECK(b[0].stats.switch_latency_s == Catch::Detail::Approx(0.5e-3));

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <unistd.h>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -14,7 +15,8 @@ using namespace dvfs;
 namespace {
 
 std::string write_csv(const std::string& name, const std::string& text) {
-  const std::string path = std::string(P_tmpdir) + "/dvfs_profile_" + name + ".csv";
+  const std::string path =
+      std::string(P_tmpdir) + "/dvfs_profile_" + std::to_string(::getpid()) + "_" + name + ".csv";
   std::ofstream(path) << text;
   return path;
 }
@@ -44,6 +46,22 @@ TEST_CASE("the Perseus A100 profile reads as 16 series of 38 clocks from 855 to 
   CHECK(top->line == 2);
 }
 
+TEST_CASE("a byte-order mark, tabs, CRLF and blank lines are tolerated", "[traces][profile]") {
+  const StageProfile p = load_stage_profile(write_csv("tolerant",
+      "\xEF\xBB\xBFstage,instruction,frequency,time,energy\r\n0,\tforward ,1410,0.05,24\r\n  \r\n"
+      "0,forward,1395,0.051,23.9\r\n0,forward,1380,0.052,23.8\r\n\t\r\n"));
+  REQUIRE(p.series.size() == 1);
+  CHECK(p.series[0].instruction == "forward");
+  CHECK(p.rows == 3);
+}
+
+TEST_CASE("exact copies of a series are marked and counted once", "[traces][profile]") {
+  const StageProfile p = load_stage_profile(data_dir() + "/traces/profiles/perseus/bloom+a40_bf16.csv");
+  CHECK(p.series.size() == 16);
+  CHECK(p.distinct_series == 4);  // the artifact repeats stage 0's measurements for stages 1-6
+  for (const auto& s : p.series) CHECK((s.duplicate_of >= 0) == (s.stage >= 1 && s.stage <= 6));
+}
+
 TEST_CASE("columns may come in any order", "[traces][profile]") {
   const StageProfile p = load_stage_profile(write_csv("reordered",
       "frequency,energy,time,instruction,stage\n1410,24,0.05,forward,0\n1395,23.9,0.051,forward,0\n1380,23.8,0.052,forward,0\n"));
@@ -62,7 +80,9 @@ TEST_CASE("stage profile mistakes are one-line errors naming file, row and probl
       {"cells", h + "0,forward,1410,0.05\n", "row 2", "expected 5 cells, got 4"},
       {"time_text", h + "0,forward,1410,fast,24\n", "row 2 (time)", "expected a positive number, got \"fast\""},
       {"negative_energy", h + "0,forward,1410,0.05,-1\n", "row 2 (energy)", "expected a positive number"},
-      {"stage", h + "x,forward,1410,0.05,24\n", "row 2 (stage)", "expected a non-negative integer"},
+      {"stage", h + "x,forward,1410,0.05,24\n", "row 2 (stage)", "expected a stage index 0-1000000"},
+      {"stage_overflow", h + "99999999999,forward,1410,0.05,24\n", "row 2 (stage)", "expected a stage index"},
+      {"quoted", h + "0,\"forward\",1410,0.05,24\n", "row 2", "quoted cells are not supported"},
       {"out_of_order", h + "0,forward,1410,0.05,24\n0,forward,1395,0.051,24\n0,forward,1400,0.05,24\n",
        "row 4 (frequency)", "out of order in stage 0 forward (row 3 has 1395 MHz)"},
       {"repeated", h + "0,forward,1410,0.05,24\n0,forward,1410,0.05,24\n", "row 3 (frequency)", "repeated"},

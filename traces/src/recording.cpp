@@ -17,7 +17,7 @@ Telemetry Telemetry::load_csv(const std::string& path) {
   t.file_ = path;
   std::string line;
   if (!std::getline(in, line)) throw InputError(path, "header", "empty file (expected a CSV header)");
-  if (!line.empty() && line.back() == '\r') line.pop_back();
+  strip_bom(line);
   auto header = split_csv_line(line);
   auto col = [&](const char* name) {
     auto it = std::find(header.begin(), header.end(), name);
@@ -31,8 +31,7 @@ Telemetry Telemetry::load_csv(const std::string& path) {
   std::size_t row = 1;
   while (std::getline(in, line)) {
     ++row;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
+    if (blank_line(line)) continue;
     auto cells = split_csv_line(line);
     auto num = [&](int c, const char* n) {
       if (c < 0) return -1.0;

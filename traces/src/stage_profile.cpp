@@ -2,6 +2,7 @@
 
 #include "sim/core/csv.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/json_util.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -43,12 +44,16 @@ std::vector<std::string> StageProfile::instructions() const {
 }
 
 StageProfile load_stage_profile(const std::string& path) {
+  if (is_directory(path)) throw InputError(path, "", "is a directory (expected a stage profile CSV file)");
   std::ifstream in(path);
   if (!in) throw InputError(path, "", "cannot open the stage profile");
   StageProfile p;
   p.file = path;
   std::string line;
   if (!std::getline(in, line)) throw InputError(path, "row 1", "empty file; expected the header stage,instruction,frequency,time,energy");
+  strip_bom(line);
+  if (line.find('"') != std::string::npos)
+    throw InputError(path, "row 1", "quoted cells are not supported (expected plain stage,instruction,frequency,time,energy)");
   const std::vector<std::string> header = split_csv_line(line);
   const char* required[] = {"stage", "instruction", "frequency", "time", "energy"};
   std::map<std::string, std::size_t> col;
@@ -65,7 +70,9 @@ StageProfile load_stage_profile(const std::string& path) {
   int lineno = 1;
   while (std::getline(in, line)) {
     ++lineno;
-    if (line.empty() || line == "\r") continue;
+    if (blank_line(line)) continue;
+    if (line.find('"') != std::string::npos)
+      throw InputError(path, row_field(lineno, ""), "quoted cells are not supported");
     const std::vector<std::string> cells = split_csv_line(line);
     if (cells.size() != header.size())
       throw InputError(path, row_field(lineno, ""), "expected " + std::to_string(header.size()) + " cells, got " +
@@ -73,8 +80,8 @@ StageProfile load_stage_profile(const std::string& path) {
     const std::string& stage_text = cells[col["stage"]];
     char* end = nullptr;
     const long stage = std::strtol(stage_text.c_str(), &end, 10);
-    if (stage_text.empty() || *end != '\0' || stage < 0)
-      throw InputError(path, row_field(lineno, "stage"), "expected a non-negative integer, got \"" + stage_text + "\"");
+    if (stage_text.empty() || *end != '\0' || stage < 0 || stage > 1000000)
+      throw InputError(path, row_field(lineno, "stage"), "expected a stage index 0-1000000, got \"" + stage_text + "\"");
     const std::string& instr = cells[col["instruction"]];
     if (instr.empty()) throw InputError(path, row_field(lineno, "instruction"), "expected a name such as forward or backward");
     ProfilePoint pt;
@@ -113,6 +120,19 @@ StageProfile load_stage_profile(const std::string& path) {
     std::sort(s.points.begin(), s.points.end(), [](const ProfilePoint& a, const ProfilePoint& b) { return a.sm_mhz < b.sm_mhz; });
     p.min_sm_mhz = std::min(p.min_sm_mhz, s.points.front().sm_mhz);
     p.max_sm_mhz = std::max(p.max_sm_mhz, s.points.back().sm_mhz);
+  }
+  // The Perseus artifact repeats some stages' measurements verbatim (GPT-3 and BLOOM: stages 0-6 are
+  // one profile); copies carry no new evidence, so fits and error figures count each once.
+  for (std::size_t i = 0; i < p.series.size(); ++i) {
+    for (std::size_t j = 0; j < i && p.series[i].duplicate_of < 0; ++j) {
+      const auto &a = p.series[i].points, &b = p.series[j].points;
+      if (p.series[j].duplicate_of >= 0 || p.series[i].instruction != p.series[j].instruction || a.size() != b.size()) continue;
+      bool same = true;
+      for (std::size_t k = 0; k < a.size() && same; ++k)
+        same = a[k].sm_mhz == b[k].sm_mhz && a[k].time_s == b[k].time_s && a[k].energy_j == b[k].energy_j;
+      if (same) p.series[i].duplicate_of = static_cast<int>(j);
+    }
+    if (p.series[i].duplicate_of < 0) ++p.distinct_series;
   }
   for (const auto& s : p.series) {
     const std::string name = "stage " + std::to_string(s.stage) + " " + s.instruction;

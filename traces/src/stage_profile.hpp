@@ -20,12 +20,14 @@ struct ProfileSeries {
   std::string instruction;
   std::vector<ProfilePoint> points;  // ascending clock
   int first_line = 0;                // where the series starts in the file
+  int duplicate_of = -1;             // index of an earlier series with identical clocks, times and energies
   const ProfilePoint* at(double sm_mhz) const;
 };
 
 struct StageProfile {
   std::string file;
   std::vector<ProfileSeries> series;  // in order of first appearance
+  std::size_t distinct_series = 0;    // series that are not exact copies of an earlier one
   std::size_t rows = 0;
   double min_sm_mhz = 0, max_sm_mhz = 0;
   std::vector<std::string> instructions() const;  // distinct, in order of first appearance
