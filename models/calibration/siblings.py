@@ -9,8 +9,8 @@ shape of its behaviour comes from the calibrated sibling of the closest architec
   b200-like    <- h200       (Hopper -> Blackwell, fit on the H200 recordings)
 
 Copied from the sibling: the voltage curve (knee and points at the same fraction of the top clock),
-power.idle_sm_fraction, power.dynamic_scale, each kernel class's time_sm/time_mem/sm_share and the
-native governor. Scaled: every class's dynamic_w by the boards' dynamic headroom (cap - idle) ratio.
+power.idle_sm_fraction, power.dynamic_scale, each kernel class's time_sm/time_mem and the native
+governor. Kept from the base: each class's sm_share (how power splits between the SM and memory clocks). Scaled: every class's dynamic_w by the boards' dynamic headroom (cap - idle) ratio.
 Not copied: per-kernel shares (the sibling's kernel names) and stage computations (its workload's).
 
   python3 models/calibration/siblings.py [--check] [--out DIR]
@@ -29,6 +29,10 @@ def fmax(model):
     return float(c["max"]) if isinstance(c, dict) else float(max(c))
 
 
+def name_of(model):
+    return model["name"]
+
+
 def derive(name, sibling_name, models_dir):
     with open(os.path.join(ROOT, "models", "calibration", name + ".base.json")) as f:
         m = json.load(f)
@@ -42,9 +46,13 @@ def derive(name, sibling_name, models_dir):
     m["voltage_curve"] = {"points": [[round(f * ratio, 1), v] for f, v in s["voltage_curve"]["points"]]}
     m["power"]["idle_sm_fraction"] = s["power"].get("idle_sm_fraction", 0.0)
     m["power"]["dynamic_scale"] = s["power"].get("dynamic_scale", 1.0)
+    own = m["classes"]
     m["classes"] = copy.deepcopy(s["classes"])
-    for c in m["classes"].values():
+    for name, c in m["classes"].items():
         c["dynamic_w"] = round(c["dynamic_w"] * head, 1)
+        # sm_share stays the target's own: a sibling fit at one memory clock (the A100 profiles) says
+        # nothing about how power moves with the memory clock, which this GPU may change.
+        c["sm_share"] = own[name]["sm_share"]
     # Not copied: per-kernel shares (keyed on the sibling's kernel names, which another architecture's
     # libraries do not launch) and stage computations (a pipeline stage of the sibling's workload).
     m.pop("kernels", None)
@@ -59,8 +67,12 @@ def derive(name, sibling_name, models_dir):
     p["/voltage_curve"] = {"source": label, "ref": "sibling's fitted/estimated curve with every clock x %.4f (same fraction of the top clock), %s" % (ratio, ref)}
     p["/power/idle_sm_fraction"] = {"source": label, "ref": "copied, " + ref}
     p["/power/dynamic_scale"] = {"source": label, "ref": "copied, " + ref}
-    p["/classes"] = {"source": label, "ref": "time_sm, time_mem, sm_share copied; dynamic_w x %.4f = (%g W cap - %g W idle) / (sibling %g - %g), %s" % (
+    p["/classes"] = {"source": label, "ref": "time_sm, time_mem copied; dynamic_w x %.4f = (%g W cap - %g W idle) / (sibling %g - %g), %s" % (
         head, m["power"]["cap_w"], m["power"]["idle_w"], s["power"]["cap_w"], s["power"]["idle_w"], ref)}
+    for name in m["classes"]:
+        p["/classes/%s/sm_share" % name] = {"source": "estimate", "ref": "prior by kernel class (compute- vs memory-bound), "
+                                            "kept from models/calibration/%s.base.json: the sibling's value cannot say how "
+                                            "power moves with this GPU's memory clock" % name_of(m)}
     p["/native_governor"] = {"source": label, "ref": "copied (the sibling's own provenance says what each value rests on), " + ref}
     p["summary"] = ("datasheet, not yet calibrated: scaled from the calibrated %s (V-f shape, time scaling, "
                     "governor, power per class x %.3f); clock tables, cap and specs from datasheets; idle power and "

@@ -40,6 +40,10 @@ std::string resolve_model_path(const std::string& name_or_path, const std::strin
   if (!file_exists(path)) {
     std::string list;
     for (const auto& n : available_models()) list += (list.empty() ? "" : ", ") + n;
+    if (list.empty())
+      throw InputError(referring_file, field,
+                       "unknown GPU \"" + name_or_path + "\": no model files in " + models_dir() +
+                           (std::getenv("DVFS_SIM_DATA") ? " (from $DVFS_SIM_DATA)" : ""));
     throw InputError(referring_file, field, "unknown GPU \"" + name_or_path + "\" (expected one of: " + list + ")");
   }
   return path;

@@ -56,7 +56,9 @@ def calibrate(base, profile=None, recording=None, date=None, output=None):
         raise TypeError("calibrate needs exactly one of profile= or recording=")
     import datetime
     date = date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    res = json.loads(_core.calibrate_json(os.fspath(profile or ""), os.fspath(recording or ""), os.fspath(base), date))
+    from_profile = profile is not None
+    path = os.fspath(profile if from_profile else recording)
+    res = json.loads(_core.calibrate_json(from_profile, path, os.fspath(base), date))
     if output is not None:
         with open(output, "w") as f:
             f.write(json.dumps(res["model"], indent=2) + "\n")

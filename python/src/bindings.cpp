@@ -46,12 +46,12 @@ PYBIND11_MODULE(_core, m) {
     return dvfs::validate_recording(dir, gpu).dump();
   });
   m.def("validate_models_json", [] { return dvfs::validate_models().dump(); });
-  m.def("calibrate_json", [](const std::string& profile, const std::string& recording, const std::string& base,
-                             const std::string& date) {
+  m.def("calibrate_json", [](bool from_profile, const std::string& path, const std::string& base, const std::string& date) {
+    const std::string profile = from_profile ? path : "", recording = from_profile ? "" : path;
     const std::string base_path = dvfs::resolve_model_path(base, "", "base");
     const std::string command = "dvfs_sim.calibrate(" + (profile.empty() ? "recording=" + recording : "profile=" + profile) +
                                 ", base=" + base + ")";
-    if (!profile.empty()) {
+    if (from_profile) {
       dvfs::ProfileCalibration c = dvfs::calibrate_from_profile(profile, base_path, command, date);
       return dvfs::Json{{"model", c.model}, {"report", {{"fit_error_in_sample", c.fit_error.to_json()}, {"table", c.table}}}}.dump();
     }

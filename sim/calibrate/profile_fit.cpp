@@ -120,7 +120,7 @@ Json build_model(const Json& base, const StageProfile& prof, const PowerFit& pf,
   m["native_governor"]["target_fraction"] = target_fraction;
   Json comps = Json::object();
   const std::vector<std::string> instr = prof.instructions();
-  double d_forward = 0;
+  double d_forward = 0, s_forward = 1;
   for (std::size_t k = 0; k < instr.size(); ++k) {
     // A + B_k g = idle (1 - a) + idle a g + D (s g + 1 - s)   at the highest memory clock
     const double extra = a - a_used;  // > 0 only when A exceeds idle: a memory-clock share
@@ -128,15 +128,16 @@ Json build_model(const Json& base, const StageProfile& prof, const PowerFit& pf,
     const double d = round_to(d_sm + std::max(0.0, extra), 0.1);
     const double s = d > 0 ? round_to(std::min(1.0, d_sm / d), 0.001) : 1.0;
     comps[instr[k]] = {{"time_sm", round_to(time_sm, 0.001)}, {"time_mem", 0.0}, {"dynamic_w", d}, {"sm_share", s}};
-    if (instr[k] == "forward" || k == 0) d_forward = d;
+    if (instr[k] == "forward" || k == 0) d_forward = d, s_forward = s;
   }
   m["computations"] = comps;
-  if (m.contains("classes") && m["classes"].contains("gemm")) {
-    const double base_gemm = m["classes"]["gemm"]["dynamic_w"].get<double>();
-    if (base_gemm > 0) {
-      const double r = d_forward / base_gemm;
-      for (auto& c : m["classes"]) c["dynamic_w"] = round_to(c["dynamic_w"].get<double>() * r, 0.1);
-    }
+  // Kernel classes: power rescaled so gemm equals the fitted forward pass, and the fitted SM share
+  // (the profile cannot tell classes apart, but it does fix how power moves with the SM clock).
+  const double base_gemm = m["classes"]["gemm"]["dynamic_w"].get<double>();
+  const double r = base_gemm > 0 ? d_forward / base_gemm : 1.0;
+  for (auto& c : m["classes"]) {
+    c["dynamic_w"] = base_gemm > 0 ? round_to(c["dynamic_w"].get<double>() * r, 0.1) : d_forward;
+    c["sm_share"] = s_forward;
   }
   return m;
 }
@@ -277,10 +278,12 @@ ProfileCalibration calibrate_from_profile(const std::string& profile_path, const
   set_provenance(prov, "/computations", "fit",
                  "time_sm pooled over every series; dynamic_w and sm_share per instruction; time_mem 0 because the "
                  "profile holds the memory clock fixed, " + ref);
-  for (auto it = best.model["classes"].begin(); it != best.model["classes"].end(); ++it)
+  for (auto it = best.model["classes"].begin(); it != best.model["classes"].end(); ++it) {
     set_provenance(prov, "/classes/" + it.key() + "/dynamic_w", "estimate",
                    "base model value rescaled so gemm equals the fitted forward computation (a stage profile cannot "
                    "separate kernel classes), " + ref);
+    set_provenance(prov, "/classes/" + it.key() + "/sm_share", "fit", "the fitted forward computation's sm_share, " + ref);
+  }
   {
     std::ostringstream os;
     os << std::fixed << std::setprecision(2) << "calibrated on the stage profile " << name
