@@ -1,5 +1,8 @@
 #include "sim/simulation.hpp"
 
+#include "models/src/retarget.hpp"
+#include "sim/planning/planned_policies.hpp"
+
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/policies/policy_factory.hpp"
@@ -37,20 +40,50 @@ std::string SimulationResult::timeline_csv() const { return dvfs::timeline_csv(o
 SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const GpuModel& unbound) {
   // Per-kernel coefficients resolve against this trace's kernel names.
   const GpuModel model = unbound.bound_to(trace.workload.names);
-  PolicyFactory factory = make_policy_factory(sc.policy, model, sc.file);
   SimulationResult r;
+  if (is_planned_policy(sc.policy.name)) {
+    // Planned policies plan against what the GPU does alone (the budget is relative to it).
+    Scenario native = sc;
+    native.policy = PolicySpec{};
+    const std::vector<RankOutcome> reference =
+        run_engine(trace.workload, model, make_policy_factory(native.policy, model, sc.file), sc.replay, sc.mode);
+    PlannedRun planned = run_planned(sc, trace.workload, model, reference);
+    r.outcomes = std::move(planned.outcomes);
+    r.summary = build_summary(sc, trace.workload, trace.report, model, r.outcomes);
+    r.summary["plan"] = planned.plan;
+    if (!trace.retargeted.is_null()) r.summary["trace_retargeted"] = trace.retargeted;
+    return r;
+  }
+  PolicyFactory factory = make_policy_factory(sc.policy, model, sc.file);
   r.outcomes = run_engine(trace.workload, model, factory, sc.replay, sc.mode);
   r.summary = build_summary(sc, trace.workload, trace.report, model, r.outcomes);
+  if (!trace.retargeted.is_null()) r.summary["trace_retargeted"] = trace.retargeted;
   return r;
+}
+
+LoadedTrace load_scenario_trace(const Scenario& sc, const GpuModel& model) {
+  LoadedTrace trace = load_trace(sc.trace_path);
+  if (!sc.trace_gpu.empty()) {
+    const GpuModel from = load_gpu_model(sc.trace_gpu, sc.file, "trace_gpu");
+    if (from.name() != model.name()) {
+      const RetargetReport rep = retarget_workload(trace.workload, from, model);
+      trace.retargeted = {{"from", rep.from}, {"to", rep.to}, {"compute_ratio", rep.compute_ratio},
+                          {"memory_ratio", rep.memory_ratio}, {"recorded_busy_s", rep.recorded_busy_s},
+                          {"retargeted_busy_s", rep.retargeted_busy_s},
+                          {"method", "per kernel: SM-bound share x tensor-throughput ratio, memory share x bandwidth "
+                                     "ratio, rest kept (models/src/retarget.hpp)"}};
+    }
+  }
+  return trace;
 }
 
 SimulationResult simulate(const Scenario& sc) {
   GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
-  LoadedTrace trace = load_trace(sc.trace_path);
+  LoadedTrace trace = load_scenario_trace(sc, model);
   return simulate(sc, trace, model);
 }
 
-static void make_dirs(const std::string& dir) {
+void make_directories(const std::string& dir) {
   std::string partial;
   for (std::size_t i = 0; i <= dir.size(); ++i) {
     if (i == dir.size() || dir[i] == '/') {
@@ -62,7 +95,7 @@ static void make_dirs(const std::string& dir) {
 }
 
 void write_results(const SimulationResult& r, const std::string& dir) {
-  make_dirs(dir);
+  make_directories(dir);
   std::ofstream s(dir + "/summary.json");
   s << r.summary.dump(2) << "\n";
   std::ofstream t(dir + "/timeline.csv");

@@ -14,10 +14,13 @@ namespace dvfs {
 struct LoadedTrace {
   Workload workload;
   ImportReport report;
+  Json retargeted;  // null, or how the kernel times were moved from the recording GPU (see retarget.hpp)
 };
 
 // A recording directory (trace + telemetry: kernels get their recorded clocks) or a Kineto file.
 LoadedTrace load_trace(const std::string& path);
+// load_trace, then retarget to `model` when the scenario names another recording GPU (trace_gpu).
+LoadedTrace load_scenario_trace(const Scenario& sc, const GpuModel& model);
 
 struct SimulationResult {
   Json summary;
@@ -27,6 +30,8 @@ struct SimulationResult {
 
 SimulationResult simulate(const Scenario& sc);
 SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const GpuModel& model);
+// Creates dir and its parents (InputError naming it when that fails).
+void make_directories(const std::string& dir);
 // Writes summary.json and timeline.csv into dir (created if missing).
 void write_results(const SimulationResult& r, const std::string& dir);
 

@@ -3,13 +3,16 @@
 #include "sim/calibrate/profile_fit.hpp"
 #include "sim/calibrate/recording_fit.hpp"
 #include "sim/cli/bench.hpp"
+#include "sim/compare.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/results/summary.hpp"
 #include "sim/simulation.hpp"
 #include "sim/validate/model_checks.hpp"
 #include "sim/validate/validate.hpp"
 
+#include <cmath>
 #include <cstdio>
+#include <optional>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -33,6 +36,11 @@ const char* kUsage =
     "        fit a GPU model: from a per-frequency stage profile (stage,instruction,frequency,time,energy) or\n"
     "        from a recording's natural clock changes; MODEL (name or file) supplies what the data cannot\n"
     "        measure; prints the fit table and writes the model file to OUT.json\n"
+    "  compare [scenario.json] --policies P1,P2,... [--budget PCT] [--latency S] [-o DIR] [--json]\n"
+    "        replay the scenario under each policy (native always, as the reference) and print energy, time,\n"
+    "        saving and slowdown vs native, clock switches and switching time; writes DIR/compare.csv and .json.\n"
+    "        Policies: max native per-kernel per-kernel-online pass-level static-best latency-aware.\n"
+    "        --budget: allowed slowdown in % for the planned ones; --latency: SM and memory switch latency in s\n"
     "  bench [--events N]           replay throughput (kernel events/s) and peak memory\n";
 
 struct UsageError : std::runtime_error {
@@ -193,6 +201,66 @@ int cmd_calibrate(std::vector<std::string> args) {
   return 0;
 }
 
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+double parse_number(const std::string& opt, const std::string& text, const char* expected) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v)) throw dvfs::InputError(opt, "", std::string("expected ") + expected + ", got \"" + text + "\"");
+  return v;
+}
+
+int cmd_compare(std::vector<std::string> args) {
+  std::string scenario_path, out_dir, policies = "max,static-best,pass-level,per-kernel,per-kernel-online,latency-aware";
+  double budget = 0;
+  std::optional<double> latency;
+  bool json = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--policies") policies = take_value(args, i);
+    else if (args[i] == "--budget") {
+      budget = parse_number("--budget", take_value(args, i), "a slowdown budget in % (>= 0)");
+      if (budget < 0) throw dvfs::InputError("--budget", "", "expected a slowdown budget >= 0 %, got " + args[i]);
+    } else if (args[i] == "--latency") {
+      latency = parse_number("--latency", take_value(args, i), "a switch latency in seconds (>= 0)");
+      if (*latency < 0) throw dvfs::InputError("--latency", "", "expected a switch latency >= 0 s, got " + args[i]);
+    } else if (args[i] == "-o" || args[i] == "--output") out_dir = take_value(args, i);
+    else if (args[i] == "--json") json = true;
+    else if (!args[i].empty() && args[i][0] == '-') throw UsageError("unknown option for compare: " + args[i]);
+    else if (scenario_path.empty()) scenario_path = args[i];
+    else throw UsageError("compare takes one scenario file");
+  }
+  if (scenario_path.empty()) scenario_path = dvfs::default_scenario_path();
+  dvfs::Scenario sc = dvfs::load_scenario(scenario_path);
+  if (latency) {
+    sc.replay.sm_latency.mean_s = *latency;
+    sc.replay.sm_latency.spread_s = 0.0;
+    sc.replay.mem_latency.mean_s = *latency;
+    sc.replay.mem_latency.spread_s = 0.0;
+  }
+  const dvfs::Json table = dvfs::compare_policies(sc, split_commas(policies), budget);
+  if (out_dir.empty()) out_dir = (sc.output_dir.empty() ? "out/" + sc.name : sc.output_dir) + "/compare";
+  dvfs::make_directories(out_dir);
+  std::ofstream(out_dir + "/compare.json") << table.dump(2) << "\n";
+  std::ofstream csv(out_dir + "/compare.csv");
+  csv << dvfs::comparison_csv(table);
+  if (!csv) throw dvfs::InputError(out_dir, "", "cannot write compare.csv");
+  std::cout << (json ? table.dump(2) + "\n" : dvfs::format_comparison(table) + "results: " + out_dir + "/compare.csv, " + out_dir + "/compare.json\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -209,7 +277,8 @@ int main(int argc, char** argv) {
     if (cmd == "validate") return cmd_validate(args);
     if (cmd == "bench") return dvfs::cmd_bench(args);
     if (cmd == "calibrate") return cmd_calibrate(args);
-    throw UsageError("unknown command \"" + cmd + "\" (expected run, models, validate, calibrate or bench)");
+    if (cmd == "compare") return cmd_compare(args);
+    throw UsageError("unknown command \"" + cmd + "\" (expected run, models, validate, calibrate, compare or bench)");
   } catch (const UsageError& e) {
     std::cerr << "dvfs-sim: " << e.what() << "\n" << kUsage;
     return 2;

@@ -18,7 +18,7 @@ PolicyFactory make_policy_factory(const PolicySpec& spec, const GpuModel& model,
     model.check_supported(c, scenario_file, "policy");
     return [c](int) { return std::make_unique<StaticPolicy>(c); };
   }
-  throw InputError(scenario_file, "policy", "unknown policy \"" + spec.name + "\" (expected one of: max, static, native, recorded)");
+  throw InputError(scenario_file, "policy", "policy \"" + spec.name + "\" is not a replay-time policy (expected one of: max, static, native, recorded)");
 }
 
 }  // namespace dvfs

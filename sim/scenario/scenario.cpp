@@ -1,5 +1,7 @@
 #include "sim/scenario/scenario.hpp"
 
+#include "sim/planning/planned_policies.hpp"
+
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 
@@ -16,7 +18,8 @@ Scenario load_scenario(const std::string& path) {
 
 Scenario parse_scenario(const Json& doc, const std::string& file, const std::string& base_dir) {
   JsonReader r(doc, file, "");
-  r.only_keys({"name", "description", "trace", "gpu", "policy", "switch_latency", "seed", "repeat", "engine", "output"});
+  r.only_keys({"name", "description", "trace", "trace_gpu", "gpu", "policy", "switch_latency", "seed", "repeat", "engine",
+               "output"});
   Scenario s;
   s.file = file;
   s.name = r.string_or("name", "scenario");
@@ -28,18 +31,28 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
                         " (expected a recording directory or a Kineto .json/.json.gz trace)");
   s.gpu = r.string("gpu");
   if (s.gpu.find('/') != std::string::npos) s.gpu = join_path(base_dir, s.gpu);
+  if (r.has("trace_gpu")) {
+    s.trace_gpu = r.string("trace_gpu");
+    if (s.trace_gpu.find('/') != std::string::npos) s.trace_gpu = join_path(base_dir, s.trace_gpu);
+  }
 
   const Json& pol = r.raw("policy");
   if (pol.is_string()) {
     s.policy.name = pol.get<std::string>();
   } else if (pol.is_object()) {
     JsonReader p(pol, file, "policy");
-    p.only_keys({"name", "sm_mhz", "mem_mhz", "power_cap_w"});
+    p.only_keys({"name", "sm_mhz", "mem_mhz", "power_cap_w", "budget_pct"});
     s.policy.name = p.string("name");
     if (s.policy.name == "static") {
       s.policy.clocks = ClockPair{p.positive("sm_mhz"), p.number_or("mem_mhz", 0)};
     } else if (p.has("sm_mhz") || p.has("mem_mhz")) {
       p.fail(p.has("sm_mhz") ? "sm_mhz" : "mem_mhz", "only the static policy takes clocks (policy is \"" + s.policy.name + "\")");
+    }
+    if (p.has("budget_pct")) {
+      if (!is_planned_policy(s.policy.name))
+        p.fail("budget_pct", "only the planned policies (per-kernel, per-kernel-online, pass-level, static-best, "
+                             "latency-aware) take a slowdown budget");
+      s.policy.budget_pct = p.non_negative("budget_pct");
     }
     if (p.has("power_cap_w")) {
       if (s.policy.name != "native") p.fail("power_cap_w", "only the native policy takes a power cap");
@@ -49,9 +62,10 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
     r.fail("policy", "expected a policy name or an object {name, ...}, got " + json_type_name(pol));
   }
   const char* known[] = {"max", "static", "native", "recorded"};
-  bool ok = false;
+  bool ok = is_planned_policy(s.policy.name);
   for (const char* k : known) ok = ok || s.policy.name == k;
-  if (!ok) r.fail("policy", "unknown policy \"" + s.policy.name + "\" (expected one of: max, static, native, recorded)");
+  if (!ok)
+    r.fail("policy", "unknown policy \"" + s.policy.name + "\" (expected one of: " + policy_names() + ")");
   if (s.policy.name == "static" && !s.policy.clocks)
     r.fail("policy", "the static policy needs {\"name\": \"static\", \"sm_mhz\": ..., \"mem_mhz\": ...}");
 

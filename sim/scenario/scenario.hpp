@@ -13,6 +13,7 @@ struct PolicySpec {
   std::string name = "native";       // max | static | native | recorded
   std::optional<ClockPair> clocks;   // static
   double power_cap_w = 0;            // native: override of the model's cap (0 = model's)
+  double budget_pct = 0;             // planned policies: allowed slowdown of kernel time vs native, %
 };
 
 struct Scenario {
@@ -20,7 +21,8 @@ struct Scenario {
   std::string name;
   std::string description;
   std::string trace_path;    // a recording directory or a Kineto .json/.json.gz file
-  std::string gpu;           // model name or model file path
+  std::string gpu;
+  std::string trace_gpu;     // the GPU the trace was recorded on, when it is not `gpu` (retargeting)           // model name or model file path
   PolicySpec policy;
   ReplayOptions replay;
   EngineMode mode = EngineMode::local_loop;

@@ -33,7 +33,7 @@ Json validate_recording(const std::string& dir, const std::string& gpu) {
 Json validate_recording(const Recording& rec, const GpuModel& model) {
   const std::string& dir = rec.dir;
   const std::string gpu = model.source_file();
-  LoadedTrace trace{rec.workload, rec.import_report};
+  LoadedTrace trace{rec.workload, rec.import_report, Json()};
 
   Json report;
   report["recording"] = dir;

@@ -1,0 +1,111 @@
+#include "sim/compare.hpp"
+
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/planning/planned_policies.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace dvfs {
+
+Json compare_policies(const Scenario& sc, const std::vector<std::string>& policies, double budget_pct) {
+  const GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
+  const LoadedTrace trace = load_scenario_trace(sc, model);
+  return compare_policies(sc, trace, model, policies, budget_pct);
+}
+
+Json compare_policies(const Scenario& base, const LoadedTrace& trace, const GpuModel& model,
+                      const std::vector<std::string>& policies, double budget_pct) {
+  if (budget_pct < 0) throw InputError("--budget", "", "expected a slowdown budget >= 0 %");
+  std::vector<std::string> names = {"native"};
+  for (const auto& p : policies) {
+    if (p == "static") throw InputError("--policies", "", "static needs clocks: use static-best, or run a scenario with {\"name\": \"static\", ...}");
+    if (p != "native" && p != "max" && p != "recorded" && !is_planned_policy(p))
+      throw InputError("--policies", "", "unknown policy \"" + p + "\" (expected any of: max, native, recorded, per-kernel, "
+                                         "per-kernel-online, pass-level, static-best, latency-aware)");
+    if (p != "native") names.push_back(p);
+  }
+  Json rows = Json::array();
+  double ref_e = 0, ref_t = 0;
+  for (const auto& name : names) {
+    Scenario sc = base;
+    sc.policy = PolicySpec{};
+    sc.policy.name = name;
+    if (is_planned_policy(name)) sc.policy.budget_pct = budget_pct;
+    sc.replay.timeline_interval_s = 0;
+    const SimulationResult r = simulate(sc, trace, model);
+    const Json& t = r.summary["totals"];
+    const double e = t["energy_j"].get<double>(), time = t["time_s"].get<double>();
+    if (name == "native") ref_e = e, ref_t = time;
+    Json row = {{"policy", name},
+                {"budget_pct", is_planned_policy(name) ? budget_pct : 0.0},
+                {"energy_j", e},
+                {"time_s", time},
+                {"energy_saved_pct", 100.0 * (ref_e - e) / ref_e},
+                {"slowdown_pct", 100.0 * (time - ref_t) / ref_t},
+                {"clock_switches", t.value("clock_switches", Json(0))},
+                {"switch_latency_s", t.value("switch_latency_s", Json(0.0))},
+                {"switch_energy_j", t.value("switch_energy_j", Json(0.0))}};
+    if (r.summary.contains("plan")) {
+      const Json& p = r.summary["plan"][0];
+      row["plan_solve_s"] = p["solve_s"];
+      row["plan_feasible"] = p["feasible"];
+      if (p.contains("prediction")) row["prediction_accuracy"] = p["prediction"]["accuracy"];
+      if (p.contains("chosen")) row["latency_aware_choice"] = p["chosen"];
+    }
+    rows.push_back(row);
+  }
+  SwitchLatency lat = model.switch_latency();
+  base.replay.sm_latency.apply_to(lat.sm);
+  base.replay.mem_latency.apply_to(lat.mem);
+  Json out = {{"scenario", base.name}, {"gpu", model.name()}, {"trace", base.trace_path},
+              {"budget_pct", budget_pct}, {"sm_switch_latency_s", lat.sm.mean_s}, {"mem_switch_latency_s", lat.mem.mean_s},
+              {"rows", rows}};
+  if (!trace.retargeted.is_null()) out["trace_retargeted"] = trace.retargeted;
+  return out;
+}
+
+std::string format_comparison(const Json& t) {
+  std::ostringstream os;
+  char buf[256];
+  os << "compare " << t["scenario"].get<std::string>() << " on " << t["gpu"].get<std::string>() << " (budget "
+     << t["budget_pct"].get<double>() << " %, SM switch latency " << t["sm_switch_latency_s"].get<double>() * 1e3
+     << " ms)\n";
+  if (t.contains("trace_retargeted"))
+    os << "trace retargeted from " << t["trace_retargeted"]["from"].get<std::string>() << ": "
+       << t["trace_retargeted"]["method"].get<std::string>() << "\n";
+  os << "policy              energy J    time s   saved %  slowdown %  switches  switching s  note\n";
+  for (const auto& r : t["rows"]) {
+    std::string note;
+    if (r.contains("prediction_accuracy")) {
+      std::snprintf(buf, sizeof buf, "prediction accuracy %.1f %%", 100 * r["prediction_accuracy"].get<double>());
+      note = buf;
+    }
+    if (r.contains("latency_aware_choice")) note = "chose " + r["latency_aware_choice"].get<std::string>();
+    if (r.contains("plan_feasible") && !r["plan_feasible"].get<bool>()) note += " (budget infeasible: fastest pairs)";
+    std::snprintf(buf, sizeof buf, "%-18s %10.1f %9.4f %9.2f %11.2f %9llu %12.4f  %s\n", r["policy"].get<std::string>().c_str(),
+                  r["energy_j"].get<double>(), r["time_s"].get<double>(), r["energy_saved_pct"].get<double>(),
+                  r["slowdown_pct"].get<double>(), static_cast<unsigned long long>(r["clock_switches"].get<std::uint64_t>()),
+                  r["switch_latency_s"].get<double>(), note.c_str());
+    os << buf;
+  }
+  return os.str();
+}
+
+std::string comparison_csv(const Json& t) {
+  std::ostringstream os;
+  os << "gpu,policy,budget_pct,sm_switch_latency_s,energy_j,time_s,energy_saved_pct,slowdown_pct,clock_switches,"
+        "switch_latency_s,switch_energy_j,prediction_accuracy,latency_aware_choice\n";
+  for (const auto& r : t["rows"]) {
+    os << t["gpu"].get<std::string>() << "," << r["policy"].get<std::string>() << "," << r["budget_pct"].get<double>() << ","
+       << t["sm_switch_latency_s"].get<double>() << "," << r["energy_j"].get<double>() << "," << r["time_s"].get<double>()
+       << "," << r["energy_saved_pct"].get<double>() << "," << r["slowdown_pct"].get<double>() << ","
+       << r["clock_switches"].get<std::uint64_t>() << "," << r["switch_latency_s"].get<double>() << ","
+       << r["switch_energy_j"].get<double>() << "," << (r.contains("prediction_accuracy") ? r["prediction_accuracy"].dump() : "")
+       << "," << (r.contains("latency_aware_choice") ? r["latency_aware_choice"].get<std::string>() : "") << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace dvfs

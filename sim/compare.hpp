@@ -1,0 +1,21 @@
+#pragma once
+// `dvfs-sim compare`: one scenario's trace and GPU under several policies, side by side: energy,
+// time, energy saved and slowdown against `native`, clock switches and the time spent switching.
+#include "sim/scenario/scenario.hpp"
+#include "sim/simulation.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dvfs {
+
+// `policies` by name (planned ones take `budget_pct`); native is always run first as the reference.
+// Each row: policy, energy_j, time_s, energy_saved_pct, slowdown_pct, clock_switches,
+// switch_latency_s, switch_energy_j, plan details (prediction accuracy, latency-aware choice).
+Json compare_policies(const Scenario& sc, const std::vector<std::string>& policies, double budget_pct);
+Json compare_policies(const Scenario& sc, const LoadedTrace& trace, const GpuModel& model,
+                      const std::vector<std::string>& policies, double budget_pct);
+std::string format_comparison(const Json& table);
+std::string comparison_csv(const Json& table);
+
+}  // namespace dvfs

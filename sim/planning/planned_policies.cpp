@@ -1,0 +1,197 @@
+#include "sim/planning/planned_policies.hpp"
+
+#include "models/src/switch_latency.hpp"
+#include "sim/planning/clock_plan.hpp"
+#include "sim/policies/plan_policy.hpp"
+
+#include <memory>
+
+namespace dvfs {
+
+namespace {
+
+const char* const kPlanned[] = {"per-kernel", "per-kernel-online", "pass-level", "static-best", "latency-aware"};
+
+std::vector<std::uint32_t> per_kernel_pairs(const ClockPlan& p) {
+  std::vector<std::uint32_t> out(p.group_of.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = p.pair_of_group[p.group_of[i]];
+  return out;
+}
+
+std::vector<RankOutcome> replay_pairs(const Scenario& sc, const Workload& wl, const GpuModel& model,
+                                      const std::vector<ClockPair>& pairs,
+                                      const std::vector<std::vector<std::uint32_t>>& per_rank, const std::string& name) {
+  PolicyFactory f = [&](int rank) {
+    return std::make_unique<PlanPolicy>(name, wl.ranks[static_cast<std::size_t>(rank)], pairs, per_rank[static_cast<std::size_t>(rank)]);
+  };
+  return run_engine(wl, model, f, sc.replay, sc.mode);
+}
+
+// Merges a per-kernel plan into regions: walking the kernels in order from `start`, a run of kernels
+// that wants another pair is switched to only if what it gains once the switch has taken effect
+// (kernels that start within the latency still run at the old pair) exceeds the transition energy.
+// The gain is counted in the plan's own currency, energy + lambda x time, so that at zero latency
+// every switch the plan wanted is made (and the time budget it met is kept).
+std::vector<std::uint32_t> merge_regions(const Rank& rank, const GpuModel& model, const std::vector<ClockPair>& pairs,
+                                         const std::vector<std::uint32_t>& wanted, std::uint32_t start,
+                                         double latency_s, double switch_energy_j, double lambda) {
+  const std::size_t nsm = model.sm_clocks_mhz().size();
+  auto cost = [&](const Kernel& k, std::uint32_t c, double& t) {
+    const int si = static_cast<int>(c % nsm), mi = static_cast<int>(c / nsm);
+    t = model.kernel_time_s(k, si, mi);
+    return t * model.kernel_power_w(k, si, mi);
+  };
+  (void)pairs;
+  std::vector<std::uint32_t> out(wanted.size(), start);
+  std::uint32_t cur = start;
+  std::size_t i = 0;
+  while (i < wanted.size()) {
+    std::size_t j = i;
+    while (j < wanted.size() && wanted[j] == wanted[i]) ++j;
+    const std::uint32_t p = wanted[i];
+    if (p != cur) {
+      double elapsed = 0, gain = 0;
+      for (std::size_t k = i; k < j; ++k) {
+        const Kernel& kk = rank.kernels[k];
+        elapsed += kk.gap_before_s;
+        double t_cur = 0, t_new = 0;
+        const double e_cur = cost(kk, cur, t_cur), e_new = cost(kk, p, t_new);
+        if (elapsed >= latency_s) gain += (e_cur + lambda * t_cur) - (e_new + lambda * t_new);
+        elapsed += t_cur;
+      }
+      if (gain > switch_energy_j || (gain >= 0 && latency_s <= 0 && switch_energy_j <= 0)) cur = p;
+    }
+    for (std::size_t k = i; k < j; ++k) out[k] = cur;
+    i = j;
+  }
+  return out;
+}
+
+struct Totals {
+  double time = 0, energy = 0;
+};
+Totals totals(const std::vector<RankOutcome>& o) {
+  Totals t;
+  for (const auto& r : o) {
+    t.time = std::max(t.time, r.stats.end_s);
+    t.energy += r.meter.total_j();
+  }
+  return t;
+}
+
+}  // namespace
+
+bool is_planned_policy(const std::string& name) {
+  for (const char* p : kPlanned)
+    if (name == p) return true;
+  return false;
+}
+
+std::string policy_names() {
+  std::string s = "max, static, native, recorded";
+  for (const char* p : kPlanned) s += std::string(", ") + p;
+  return s;
+}
+
+PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& model,
+                       const std::vector<RankOutcome>& reference) {
+  const std::string& name = sc.policy.name;
+  const double budget = sc.policy.budget_pct / 100.0;
+  const PlanGrouping grouping = name == "pass-level"    ? PlanGrouping::pass_level
+                                : name == "static-best" ? PlanGrouping::single
+                                                        : PlanGrouping::per_kernel;
+  PlannedRun run;
+  run.plan = Json::array();
+  std::vector<ClockPlan> plans, statics;
+  std::vector<std::vector<std::uint32_t>> per_rank;
+  for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
+    const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
+    plans.push_back(plan_clocks(wl, wl.ranks[r], model, grouping, (1.0 + budget) * busy));
+    per_rank.push_back(per_kernel_pairs(plans.back()));
+  }
+  const std::vector<ClockPair>& pairs = plans.front().pairs;
+  std::vector<std::shared_ptr<PredictionStats>> prediction;
+  std::string chosen = name;
+  if (name == "per-kernel-online") {
+    PolicyFactory f = [&](int rank) {
+      const std::size_t r = static_cast<std::size_t>(rank);
+      std::vector<ClockPair> by_identity;
+      for (std::uint32_t pi : plans[r].pair_of_group) by_identity.push_back(pairs[pi]);
+      prediction.push_back(std::make_shared<PredictionStats>());
+      return std::make_unique<OnlinePlanPolicy>(wl.ranks[r], plans[r].group_of, by_identity, prediction.back());
+    };
+    run.outcomes = run_engine(wl, model, f, sc.replay, sc.mode);
+  } else if (name == "latency-aware") {
+    SwitchLatency lat = model.switch_latency();
+    sc.replay.sm_latency.apply_to(lat.sm);
+    std::vector<std::vector<std::uint32_t>> merged, flat;
+    for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
+      const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
+      statics.push_back(plan_clocks(wl, wl.ranks[r], model, PlanGrouping::single, (1.0 + budget) * busy));
+      const std::uint32_t start = statics.back().pair_of_group.front();
+      merged.push_back(merge_regions(wl.ranks[r], model, pairs, per_rank[r], start, lat.sm.mean_s, lat.sm.energy_j,
+                                     plans[r].lambda));
+      flat.push_back(std::vector<std::uint32_t>(wl.ranks[r].kernels.size(), start));
+    }
+    // Checked by replay: the regions, else the best static pair, else what the GPU does alone.
+    const Totals ref = totals(reference);
+    const double time_limit = (1.0 + budget) * ref.time * (1.0 + 1e-9);
+    auto regions = replay_pairs(sc, wl, model, pairs, merged, name);
+    auto still = replay_pairs(sc, wl, model, pairs, flat, name);
+    const Totals tr = totals(regions), ts = totals(still);
+    const bool regions_ok = tr.time <= time_limit && tr.energy < ref.energy;
+    const bool still_ok = ts.time <= time_limit && ts.energy < ref.energy;
+    if (regions_ok && (!still_ok || tr.energy <= ts.energy)) {
+      run.outcomes = std::move(regions);
+      chosen = "regions";
+    } else if (still_ok) {
+      run.outcomes = std::move(still);
+      chosen = "static-best";
+    } else {
+      run.outcomes.clear();
+      for (const auto& o : reference) {
+        RankOutcome c = o;
+        run.outcomes.push_back(std::move(c));
+      }
+      chosen = "native";
+    }
+  } else {
+    run.outcomes = replay_pairs(sc, wl, model, pairs, per_rank, name);
+  }
+  for (std::size_t r = 0; r < plans.size(); ++r) {
+    const ClockPlan& p = plans[r];
+    Json j = {{"rank", r},
+              {"grouping", to_string(p.grouping)},
+              {"budget_pct", sc.policy.budget_pct},
+              {"groups", p.group_names.size()},
+              {"kernel_time_budget_s", p.kernel_time_budget_s},
+              {"planned_kernel_time_s", p.planned_kernel_time_s},
+              {"planned_kernel_energy_j", p.planned_kernel_energy_j},
+              {"fastest_kernel_time_s", p.fastest_kernel_time_s},
+              {"feasible", p.feasible},
+              {"clock_pairs_considered", p.pairs.size()},
+              {"solve_s", p.solve_s}};
+    std::size_t distinct = 0;
+    std::vector<char> used(p.pairs.size(), 0);
+    for (auto pi : p.pair_of_group) distinct += used[pi]++ == 0;
+    j["distinct_pairs_used"] = distinct;
+    if (p.grouping != PlanGrouping::per_kernel) {
+      Json g = Json::array();
+      for (std::size_t i = 0; i < p.group_names.size(); ++i)
+        g.push_back({{"group", p.group_names[i]}, {"sm_mhz", p.pairs[p.pair_of_group[i]].sm_mhz},
+                     {"mem_mhz", p.pairs[p.pair_of_group[i]].mem_mhz}});
+      j["pairs"] = g;
+    }
+    if (r < prediction.size()) {
+      const PredictionStats& s = *prediction[r];
+      j["prediction"] = {{"predictions", s.predictions}, {"hits", s.hits},
+                         {"accuracy", s.predictions ? static_cast<double>(s.hits) / static_cast<double>(s.predictions) : 0.0},
+                         {"period_kernels", s.period}};
+    }
+    if (name == "latency-aware") j["chosen"] = chosen;
+    run.plan.push_back(j);
+  }
+  return run;
+}
+
+}  // namespace dvfs
