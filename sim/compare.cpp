@@ -4,6 +4,8 @@
 #include "sim/core/errors.hpp"
 #include "sim/planning/planned_policies.hpp"
 
+#include <chrono>
+#include <optional>
 #include <cstdio>
 #include <sstream>
 
@@ -64,6 +66,41 @@ Json compare_policies(const Scenario& base, const LoadedTrace& trace, const GpuM
               {"rows", rows}};
   if (!trace.retargeted.is_null()) out["trace_retargeted"] = trace.retargeted;
   return out;
+}
+
+Json compare_grid(const Scenario& base, const std::vector<std::string>& policies, const std::vector<double>& budgets_pct,
+                  const std::vector<double>& latencies_s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const GpuModel model = load_gpu_model(base.gpu, base.file, "gpu");
+  const LoadedTrace trace = load_scenario_trace(base, model);
+  Json rows = Json::array();
+  std::vector<std::optional<double>> lats(latencies_s.begin(), latencies_s.end());
+  if (lats.empty()) lats.push_back(std::nullopt);  // the scenario's own (or the model's) latency
+  for (const auto& requested : lats) {
+    Scenario sc = base;
+    if (requested) {
+      if (!(*requested >= 0)) throw InputError("latencies", "", "expected switch latencies >= 0 s");
+      sc.replay.sm_latency.mean_s = *requested;
+      sc.replay.sm_latency.spread_s = 0.0;
+      sc.replay.mem_latency.mean_s = *requested;
+      sc.replay.mem_latency.spread_s = 0.0;
+    }
+    SwitchLatency eff = model.switch_latency();
+    sc.replay.sm_latency.apply_to(eff.sm);
+    const double lat = eff.sm.mean_s;
+    for (double b : budgets_pct) {
+      const Json t = compare_policies(sc, trace, model, policies, b);
+      for (Json r : t["rows"]) {
+        r["gpu"] = model.name();
+        r["switching_time_s"] = r.value("switch_latency_s", 0.0);  // summed over the replay's switches
+        r["switch_latency_s"] = lat;                                // the latency of one switch
+        r["grid_budget_pct"] = b;
+        rows.push_back(r);
+      }
+    }
+  }
+  return {{"scenario", base.name}, {"gpu", model.name()}, {"rows", rows},
+          {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
 }
 
 std::string format_comparison(const Json& t) {

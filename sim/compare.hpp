@@ -15,6 +15,10 @@ namespace dvfs {
 Json compare_policies(const Scenario& sc, const std::vector<std::string>& policies, double budget_pct);
 Json compare_policies(const Scenario& sc, const LoadedTrace& trace, const GpuModel& model,
                       const std::vector<std::string>& policies, double budget_pct);
+// A sweep for studies: the scenario's trace loaded once, compare_policies for every budget x SM and
+// memory switch latency (spread 0); rows carry their budget and latency. `wall_s` is the sweep's time.
+Json compare_grid(const Scenario& sc, const std::vector<std::string>& policies, const std::vector<double>& budgets_pct,
+                  const std::vector<double>& latencies_s);
 std::string format_comparison(const Json& table);
 std::string comparison_csv(const Json& table);
 

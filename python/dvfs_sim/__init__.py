@@ -11,7 +11,7 @@ import os
 from . import _core
 from ._core import InputError, available_models, data_dir, default_scenario_path
 
-__all__ = ["run", "validate", "validate_models", "calibrate", "available_models", "default_scenario_path", "data_dir",
+__all__ = ["run", "validate", "validate_models", "calibrate", "compare", "available_models", "default_scenario_path", "data_dir",
            "InputError"]
 
 
@@ -63,3 +63,21 @@ def calibrate(base, profile=None, recording=None, date=None, output=None):
         with open(output, "w") as f:
             f.write(json.dumps(res["model"], indent=2) + "\n")
     return res
+
+
+def compare(scenario, policies=("max", "static-best", "pass-level", "per-kernel", "per-kernel-online", "latency-aware"),
+            budgets_pct=(0.0,), latencies_s=(None,)):
+    """Replays a scenario file under each policy for every slowdown budget (%) and switch latency (s;
+    None keeps the scenario's / model's), native always included as the reference. Returns
+    {"rows": [...], "wall_s": ...}; each row: gpu, policy, budget, latency, energy, time, energy saved
+    and slowdown vs native, clock switches, switching time. Same code as `dvfs-sim compare`."""
+    lat = [-1.0 if x is None else float(x) for x in latencies_s]
+    if any(x < 0 and x != -1.0 for x in lat):
+        raise InputError("latencies_s: expected switch latencies >= 0 s")
+    if any(float(b) < 0 for b in budgets_pct):
+        raise InputError("budgets_pct: expected slowdown budgets >= 0 %")
+    if -1.0 in lat:
+        if len(lat) != 1:
+            raise InputError("latencies_s: None (the model's latency) cannot be mixed with explicit latencies")
+        return json.loads(_core.compare_grid_json(os.fspath(scenario), list(policies), [float(b) for b in budgets_pct], []))
+    return json.loads(_core.compare_grid_json(os.fspath(scenario), list(policies), [float(b) for b in budgets_pct], lat))

@@ -5,6 +5,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 #include "sim/calibrate/profile_fit.hpp"
+#include "sim/compare.hpp"
 #include "sim/calibrate/recording_fit.hpp"
 #include "sim/validate/model_checks.hpp"
 #include "sim/validate/validate.hpp"
@@ -57,6 +58,16 @@ PYBIND11_MODULE(_core, m) {
     }
     dvfs::RecordingCalibration c = dvfs::calibrate_from_recording(recording, base_path, command, date);
     return dvfs::Json{{"model", c.model}, {"report", c.report}}.dump();
+  });
+  m.def("compare_grid_json", [](const std::string& scenario_path, const std::vector<std::string>& policies,
+                                const std::vector<double>& budgets, const std::vector<double>& latencies) {
+    const dvfs::Scenario sc = dvfs::load_scenario(scenario_path);
+    dvfs::Json out;
+    {
+      py::gil_scoped_release release;
+      out = dvfs::compare_grid(sc, policies, budgets, latencies);
+    }
+    return out.dump();
   });
   m.def("available_models", &dvfs::available_models);
   m.def("default_scenario_path", &dvfs::default_scenario_path);
