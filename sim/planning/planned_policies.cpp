@@ -4,6 +4,7 @@
 #include "sim/planning/clock_plan.hpp"
 #include "sim/policies/plan_policy.hpp"
 
+#include <algorithm>
 #include <memory>
 
 namespace dvfs {
@@ -56,7 +57,9 @@ std::vector<std::uint32_t> merge_regions(const Rank& rank, const GpuModel& model
         elapsed += kk.gap_before_s;
         double t_cur = 0, t_new = 0;
         const double e_cur = cost(kk, cur, t_cur), e_new = cost(kk, p, t_new);
-        if (elapsed >= latency_s) gain += (e_cur + lambda * t_cur) - (e_new + lambda * t_new);
+        // The share of the kernel that runs after the switch has taken effect gains; the rest runs at cur.
+        const double after = t_cur > 0 ? std::clamp((elapsed + t_cur - latency_s) / t_cur, 0.0, 1.0) : 1.0;
+        gain += after * ((e_cur + lambda * t_cur) - (e_new + lambda * t_new));
         elapsed += t_cur;
       }
       if (gain > switch_energy_j || (gain >= 0 && latency_s <= 0 && switch_energy_j <= 0)) cur = p;
@@ -124,19 +127,32 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
   } else if (name == "latency-aware") {
     SwitchLatency lat = model.switch_latency();
     sc.replay.sm_latency.apply_to(lat.sm);
-    std::vector<std::vector<std::uint32_t>> merged, flat;
+    std::vector<std::vector<std::uint32_t>> flat;
     for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
       const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
       statics.push_back(plan_clocks(wl, wl.ranks[r], model, PlanGrouping::single, (1.0 + budget) * busy));
-      const std::uint32_t start = statics.back().pair_of_group.front();
-      merged.push_back(merge_regions(wl.ranks[r], model, pairs, per_rank[r], start, lat.sm.mean_s, lat.sm.energy_j,
-                                     plans[r].lambda));
-      flat.push_back(std::vector<std::uint32_t>(wl.ranks[r].kernels.size(), start));
+      flat.push_back(std::vector<std::uint32_t>(wl.ranks[r].kernels.size(), statics.back().pair_of_group.front()));
     }
-    // Checked by replay: the regions, else the best static pair, else what the GPU does alone.
+    // Regions from a per-kernel plan; where the switches' delays push the replay over the budget, the
+    // per-kernel plan is remade with that overshoot taken off its budget (a few rounds).
     const Totals ref = totals(reference);
     const double time_limit = (1.0 + budget) * ref.time * (1.0 + 1e-9);
-    auto regions = replay_pairs(sc, wl, model, pairs, merged, name);
+    auto make_regions = [&](double b) {
+      std::vector<std::vector<std::uint32_t>> merged;
+      for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
+        const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
+        const ClockPlan p = plan_clocks(wl, wl.ranks[r], model, PlanGrouping::per_kernel, std::max(0.0, 1.0 + b) * busy);
+        merged.push_back(merge_regions(wl.ranks[r], model, pairs, per_kernel_pairs(p),
+                                       statics[r].pair_of_group.front(), lat.sm.mean_s, lat.sm.energy_j, p.lambda));
+      }
+      return replay_pairs(sc, wl, model, pairs, merged, name);
+    };
+    double b_eff = budget;
+    auto regions = make_regions(b_eff);
+    for (int round = 0; round < 4 && totals(regions).time > time_limit; ++round) {
+      b_eff -= (totals(regions).time - time_limit) / ref.time + 0.001;
+      regions = make_regions(b_eff);
+    }
     auto still = replay_pairs(sc, wl, model, pairs, flat, name);
     const Totals tr = totals(regions), ts = totals(still);
     const bool regions_ok = tr.time <= time_limit && tr.energy < ref.energy;
