@@ -213,3 +213,34 @@ def test_calibrate_recording_with_telemetry_outside_the_trace_is_a_one_line_erro
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "telemetry.csv: t_ns: telemetry does not overlap the trace" in lines[0]
+
+
+def test_compare_prints_one_table_and_writes_csv_and_json(cli, root, tmp_path):
+    scen = os.path.join(root, "scenarios", "kernel-dvfs", "rtx-3080-ti.json")
+    r = cli("compare", scen, "--policies", "max,pass-level,per-kernel,latency-aware", "--budget", "1", "--latency", "0",
+            "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "trace retargeted from h200" in r.stdout
+    table = json.loads((tmp_path / "compare.json").read_text())
+    rows = {x["policy"]: x for x in table["rows"]}
+    assert list(rows) == ["native", "max", "pass-level", "per-kernel", "latency-aware"]
+    assert rows["native"]["energy_saved_pct"] == 0 and rows["native"]["slowdown_pct"] == 0
+    for p in ("pass-level", "per-kernel", "latency-aware"):
+        assert rows[p]["slowdown_pct"] <= 1.0 + 1e-6, rows[p]
+        assert rows[p]["energy_saved_pct"] > 0, rows[p]
+    assert rows["per-kernel"]["energy_saved_pct"] >= rows["pass-level"]["energy_saved_pct"]
+    assert rows["per-kernel"]["clock_switches"] > rows["pass-level"]["clock_switches"] > 0
+    csv_lines = (tmp_path / "compare.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("gpu,policy,budget_pct") and len(csv_lines) == 6
+
+
+def test_compare_bad_input_is_one_line_and_exit_2(cli, root):
+    scen = os.path.join(root, "scenarios", "kernel-dvfs", "h200.json")
+    for args, needle in ((("--budget", "-1"), "--budget: expected a slowdown budget >= 0 %"),
+                         (("--latency", "-0.1"), "--latency: expected a switch latency >= 0 s"),
+                         (("--budget", "lots"), "--budget: expected a slowdown budget in %"),
+                         (("--policies", "per-kernal"), "unknown policy \"per-kernal\"")):
+        r = cli("compare", scen, *args)
+        assert r.returncode == 2, (args, r.stdout)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and needle in lines[0], (args, r.stderr)
