@@ -153,22 +153,30 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
       b_eff -= (totals(regions).time - time_limit) / ref.time + 0.001;
       regions = make_regions(b_eff);
     }
-    auto still = replay_pairs(sc, wl, model, pairs, flat, name);
-    const Totals tr = totals(regions), ts = totals(still);
-    const bool regions_ok = tr.time <= time_limit && tr.energy < ref.energy;
-    const bool still_ok = ts.time <= time_limit && ts.energy < ref.energy;
-    if (regions_ok && (!still_ok || tr.energy <= ts.energy)) {
-      run.outcomes = std::move(regions);
-      chosen = "regions";
-    } else if (still_ok) {
-      run.outcomes = std::move(still);
-      chosen = "static-best";
-    } else {
-      run.outcomes.clear();
-      for (const auto& o : reference) {
-        RankOutcome c = o;
-        run.outcomes.push_back(std::move(c));
-      }
+    std::vector<std::vector<std::uint32_t>> passes;
+    for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
+      const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
+      passes.push_back(per_kernel_pairs(plan_clocks(wl, wl.ranks[r], model, PlanGrouping::pass_level, (1.0 + budget) * busy)));
+    }
+    // Candidates, each checked by replay with the latency: regions, one pair per pass, one pair.
+    struct Candidate {
+      const char* name;
+      std::vector<RankOutcome> outcomes;
+    };
+    std::vector<Candidate> candidates;
+    candidates.push_back({"regions", std::move(regions)});
+    candidates.push_back({"pass-level", replay_pairs(sc, wl, model, pairs, passes, name)});
+    candidates.push_back({"static-best", replay_pairs(sc, wl, model, pairs, flat, name)});
+    Candidate* best = nullptr;
+    for (auto& c : candidates) {
+      const Totals t = totals(c.outcomes);
+      if (t.time <= time_limit && t.energy < ref.energy && (!best || t.energy < totals(best->outcomes).energy)) best = &c;
+    }
+    if (best) {
+      run.outcomes = std::move(best->outcomes);
+      chosen = best->name;
+    } else {  // nothing beats what the GPU does alone
+      run.outcomes = reference;
       chosen = "native";
     }
   } else {

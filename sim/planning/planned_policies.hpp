@@ -4,9 +4,11 @@
 //   per-kernel-online  the same pairs, but each requested before the kernel is known (period predictor)
 //   pass-level         a pair per pass (forward / backward / optimizer / other)
 //   static-best        the best single pair
-//   latency-aware      per-kernel pairs merged into regions so that a switch is made only where the energy
-//                      it saves after the switch latency exceeds what it costs; the result is checked by
-//                      replay and replaced by static-best, else native, if it would not beat native
+//   latency-aware      per-kernel pairs merged into regions so that a switch is made only where what it
+//                      saves after the switch latency exceeds what it costs (re-planned with less budget
+//                      while the latency pushes it over); then the regions, the pass-level plan and the
+//                      best static pair are each replayed with the latency, and the least energy within
+//                      the budget wins; native if none beats native
 // The budget is a slowdown of the kernels' busy time relative to the native governor's replay
 // (host gaps do not move with the clocks, so the iteration slows down by at most as much).
 #include "sim/engine/engine.hpp"
