@@ -28,7 +28,9 @@ RetargetReport retarget_workload(Workload& wl, const GpuModel& from, const GpuMo
       const double rest = 1.0 - sm_part - mem_part;
       rep.recorded_busy_s += k.duration_s;
       // SM part: throughput at the recorded clock on the source vs the target's top clock.
-      k.duration_s *= sm_part * rep.compute_ratio * f / from.max_sm_mhz() + mem_part * rep.memory_ratio + rest;
+      // Each part first moved to the source's top clocks (where the datasheet figures hold), then scaled.
+      k.duration_s *= sm_part * rep.compute_ratio * f / from.max_sm_mhz() +
+                      mem_part * rep.memory_ratio * m / from.max_mem_mhz() + rest;
       k.recorded_sm_mhz = static_cast<float>(to.max_sm_mhz());
       k.recorded_mem_mhz = static_cast<float>(to.max_mem_mhz());
       rep.retargeted_busy_s += k.duration_s;

@@ -1,5 +1,6 @@
 #include "sim/engine/gpu_replayer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -15,8 +16,17 @@ GpuReplayer::GpuReplayer(const Rank& rank, const GpuModel& model, Policy& policy
   sm_draw_ = LognormalLatency(latency_.sm.mean_s, latency_.sm.spread_s);
   mem_draw_ = LognormalLatency(latency_.mem.mean_s, latency_.mem.spread_s);
   rng_.seed(latency_seed(opts.seed, rank.id));
+  ceiling_idx_ = static_cast<int>(model.sm_clocks_mhz().size()) - 1;
   apply(policy.initial_clocks());
-  requested_ = clocks_;
+  requested_ = policy_clocks_;
+  if (opts.firmware_power_cap) {
+    const NativeGovernorParams& g = model.governor();
+    fw_period_ = g.control_period_s;
+    next_fw_tick_ = fw_period_;
+    const auto n = static_cast<std::size_t>(std::max(1.0, std::round(g.window_s / fw_period_)));
+    fw_window_.assign(n, model.idle_power_w(sm_idx_) * fw_period_);
+    fw_sum_j_ = fw_window_.front() * static_cast<double>(n);
+  }
   period_ = policy.tick_period_s();
   if (period_ > 0) {
     next_tick_ = period_;
@@ -33,19 +43,49 @@ void GpuReplayer::apply(const ClockPair& c) {
   if (si < 0 || mi < 0)
     throw std::logic_error("policy " + policy_.name() + " asked for clocks the model does not support (" +
                            std::to_string(c.sm_mhz) + ", " + std::to_string(c.mem_mhz) + " MHz)");
-  sm_idx_ = si;
+  policy_sm_idx_ = si;
   mem_idx_ = mi;
-  clocks_ = c;
+  policy_clocks_ = c;
+  set_effective();
+}
+
+void GpuReplayer::set_effective() {
+  sm_idx_ = std::min(policy_sm_idx_, ceiling_idx_);
+  clocks_ = {model_.sm_clocks_mhz()[static_cast<std::size_t>(sm_idx_)], policy_clocks_.mem_mhz};
+}
+
+void GpuReplayer::firmware_tick() {
+  // The same proportional loop as the native governor (sim/policies/native_governor.cpp), acting on a
+  // ceiling over whatever the policy asked for; its changes take effect at once (firmware latency is
+  // below the tick period).
+  const NativeGovernorParams& g = model_.governor();
+  fw_sum_j_ += fw_tick_energy_j_ - fw_window_[fw_pos_];
+  fw_window_[fw_pos_] = fw_tick_energy_j_;
+  fw_pos_ = (fw_pos_ + 1) % fw_window_.size();
+  fw_tick_energy_j_ = 0;
+  next_fw_tick_ += fw_period_;
+  const double power = fw_sum_j_ / (fw_period_ * static_cast<double>(fw_window_.size()));
+  const double target = model_.power_cap_w() * g.target_fraction;
+  const int top = static_cast<int>(model_.sm_clocks_mhz().size()) - 1;
+  if (power > target) {
+    const int steps = std::max(1, static_cast<int>(std::lround((power - target) * g.down_gain_steps_per_w)));
+    ceiling_idx_ = std::max(0, std::min(ceiling_idx_, policy_sm_idx_) - steps);
+  } else if (power < target - g.up_margin_w) {
+    ceiling_idx_ = std::min(top, ceiling_idx_ + static_cast<int>(g.up_steps_per_period));
+  }
+  const int before = sm_idx_;
+  set_effective();
+  if (sm_idx_ != before) ++stats_.firmware_throttle_changes;
 }
 
 void GpuReplayer::take_effect(const ClockPair& c, double now) {
   // Transition energy (driver requests only): once for each clock domain whose clock in effect
   // actually changes now.
-  if (c == clocks_) return;  // e.g. a request back to the clocks in effect superseded a pending one
+  if (c == policy_clocks_) return;  // e.g. a request back to the clocks in effect superseded a pending one
   double energy_j = 0;
   if (policy_.actuator() == Actuator::nvml) {
-    if (c.sm_mhz != clocks_.sm_mhz) energy_j += latency_.sm.energy_j;
-    if (c.mem_mhz != clocks_.mem_mhz) energy_j += latency_.mem.energy_j;
+    if (c.sm_mhz != policy_clocks_.sm_mhz) energy_j += latency_.sm.energy_j;
+    if (c.mem_mhz != policy_clocks_.mem_mhz) energy_j += latency_.mem.energy_j;
   }
   apply(c);
   ++stats_.switches_applied;

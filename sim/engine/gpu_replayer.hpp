@@ -24,6 +24,11 @@ struct ReplayOptions {
   // Seeds the latency draws: each GPU draws from its own mt19937_64 seeded with
   // latency_seed(seed, rank id), so a replay is deterministic for a given seed.
   std::uint64_t seed = 0;
+  // The GPU's own power-limit loop under the policy's clocks: the SM clock that runs is the lower of
+  // the policy's and a firmware ceiling that follows the model's native-governor parameters (the
+  // windowed power is held at cap * target_fraction). Real GPUs do this to driver-locked clocks too;
+  // planned policies turn it on. Off for `native` (it is that loop) and, by default, for the others.
+  bool firmware_power_cap = false;
 };
 
 struct ReplayStats {
@@ -35,6 +40,7 @@ struct ReplayStats {
   std::uint64_t switches_applied = 0;  // switches that took effect and changed the clocks in effect
   double switch_energy_j = 0;   // summed transition energy charged by the switches that took effect
   std::uint64_t ticks = 0;
+  std::uint64_t firmware_throttle_changes = 0;  // times the firmware power limit moved the running clock
 };
 
 class GpuReplayer {
@@ -49,7 +55,9 @@ class GpuReplayer {
   template <class TimeKeeper>
   void advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx);
   template <class TimeKeeper>
-  void on_boundary(TimeKeeper& tk, bool tick);
+  void on_boundary(TimeKeeper& tk, int which);  // 0: switch takes effect, 1: policy tick, 2: firmware tick
+  void firmware_tick();
+  void set_effective();
   void request(const ClockPair& c, double now);
   void apply(const ClockPair& c);
   void take_effect(const ClockPair& c, double now);
@@ -62,8 +70,14 @@ class GpuReplayer {
   EnergyMeter& meter_;
   static constexpr double kNever = std::numeric_limits<double>::infinity();
 
-  int sm_idx_ = 0, mem_idx_ = 0;
-  ClockPair clocks_, requested_, pending_;
+  int sm_idx_ = 0, mem_idx_ = 0;       // the clocks that run (policy's, capped by the firmware ceiling)
+  int policy_sm_idx_ = 0;              // the SM clock the policy's last switch put in effect
+  int ceiling_idx_ = 0;                // firmware power-limit ceiling (index into the SM table)
+  ClockPair clocks_, policy_clocks_, requested_, pending_;
+  double fw_period_ = 0, next_fw_tick_ = std::numeric_limits<double>::infinity(), fw_tick_energy_j_ = 0;
+  std::vector<double> fw_window_;
+  std::size_t fw_pos_ = 0;
+  double fw_sum_j_ = 0;
   double pending_t_ = kNever;
   int step_ = -1;                // step of the segment being replayed (attributes transition energy)
   SwitchLatency latency_;        // the model's, with the scenario's overrides
@@ -136,24 +150,30 @@ void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const 
     const double power = k ? model_.kernel_power_w(*k, sm_idx_, mem_idx_) : model_.idle_power_w(sm_idx_);
     const double t = tk.now();
     const double need = remaining * unit_s;
-    const bool tick_first = next_tick_ <= pending_t_;
-    const double boundary = tick_first ? next_tick_ : pending_t_;
+    int which = next_tick_ <= pending_t_ ? 1 : 0;
+    double boundary = which ? next_tick_ : pending_t_;
+    if (next_fw_tick_ < boundary) boundary = next_fw_tick_, which = 2;
     const double dt = t + need <= boundary ? need : (boundary > t ? boundary - t : 0.0);
     if (dt > 0) {
       meter_.add(t, dt, power, clocks_.sm_mhz, clocks_.mem_mhz, sm_idx_, ctx);
       tick_energy_j_ += power * dt;
+      fw_tick_energy_j_ += power * dt;
       ++stats_.segments;
       tk.advance(dt);
     }
     if (dt == need) return;
     remaining -= dt / unit_s;
-    on_boundary(tk, tick_first);
+    on_boundary(tk, which);
   }
 }
 
 template <class TimeKeeper>
-void GpuReplayer::on_boundary(TimeKeeper& tk, bool tick) {
-  if (!tick) {
+void GpuReplayer::on_boundary(TimeKeeper& tk, int which) {
+  if (which == 2) {
+    firmware_tick();
+    return;
+  }
+  if (which == 0) {
     pending_t_ = kNever;
     take_effect(pending_, tk.now());
     return;

@@ -11,8 +11,10 @@
 // knapsack; it is solved by Lagrangian relaxation (each group takes argmin E + lambda T; lambda by
 // bisection to the smallest that meets the budget) followed by a greedy repair that moves groups back
 // toward their lower-energy choice, best energy-per-second first, while the budget holds. So a kernel
-// may run slower where others make room. Pairs at which a group's mean power exceeds the GPU's power
-// cap are not offered (the firmware would throttle them), except the lowest pair.
+// may run slower where others make room, then improving moves over every pair and the best single pair
+// as a floor. Pairs at which a group's mean power exceeds the cap are not offered, except the lowest SM
+// clock; replays of plans run with the firmware power limit on (ReplayOptions::firmware_power_cap), so
+// what the limit throttles shows up as time.
 #include "models/src/gpu_model.hpp"
 #include "sim/core/workload.hpp"
 

@@ -19,13 +19,20 @@ std::vector<std::uint32_t> per_kernel_pairs(const ClockPlan& p) {
   return out;
 }
 
+// Planned clocks are locked through the driver; the GPU's power limit still throttles under them.
+ReplayOptions capped(const ReplayOptions& o) {
+  ReplayOptions c = o;
+  c.firmware_power_cap = true;
+  return c;
+}
+
 std::vector<RankOutcome> replay_pairs(const Scenario& sc, const Workload& wl, const GpuModel& model,
                                       const std::vector<ClockPair>& pairs,
                                       const std::vector<std::vector<std::uint32_t>>& per_rank, const std::string& name) {
   PolicyFactory f = [&](int rank) {
     return std::make_unique<PlanPolicy>(name, wl.ranks[static_cast<std::size_t>(rank)], pairs, per_rank[static_cast<std::size_t>(rank)]);
   };
-  return run_engine(wl, model, f, sc.replay, sc.mode);
+  return run_engine(wl, model, f, capped(sc.replay), sc.mode);
 }
 
 // Merges a per-kernel plan into regions: walking the kernels in order from `start`, a run of kernels
@@ -43,6 +50,7 @@ std::vector<std::uint32_t> merge_regions(const Rank& rank, const GpuModel& model
     return t * model.kernel_power_w(k, si, mi);
   };
   (void)pairs;
+  if (latency_s <= 0 && switch_energy_j <= 0) return wanted;  // switching is free: the plan as it is
   std::vector<std::uint32_t> out(wanted.size(), start);
   std::uint32_t cur = start;
   std::size_t i = 0;
@@ -62,7 +70,7 @@ std::vector<std::uint32_t> merge_regions(const Rank& rank, const GpuModel& model
         gain += after * ((e_cur + lambda * t_cur) - (e_new + lambda * t_new));
         elapsed += t_cur;
       }
-      if (gain > switch_energy_j || (gain >= 0 && latency_s <= 0 && switch_energy_j <= 0)) cur = p;
+      if (gain > switch_energy_j) cur = p;
     }
     for (std::size_t k = i; k < j; ++k) out[k] = cur;
     i = j;
@@ -123,7 +131,7 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
       prediction.push_back(std::make_shared<PredictionStats>());
       return std::make_unique<OnlinePlanPolicy>(wl.ranks[r], plans[r].group_of, by_identity, prediction.back());
     };
-    run.outcomes = run_engine(wl, model, f, sc.replay, sc.mode);
+    run.outcomes = run_engine(wl, model, f, capped(sc.replay), sc.mode);
   } else if (name == "latency-aware") {
     SwitchLatency lat = model.switch_latency();
     sc.replay.sm_latency.apply_to(lat.sm);
