@@ -4,7 +4,9 @@
 #include "sim/core/errors.hpp"
 #include "sim/planning/planned_policies.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <cstdio>
 #include <sstream>
@@ -19,9 +21,13 @@ Json compare_policies(const Scenario& sc, const std::vector<std::string>& polici
 
 Json compare_policies(const Scenario& base, const LoadedTrace& trace, const GpuModel& model,
                       const std::vector<std::string>& policies, double budget_pct) {
-  if (budget_pct < 0) throw InputError("--budget", "", "expected a slowdown budget >= 0 %");
+  if (!(budget_pct >= 0) || !std::isfinite(budget_pct))
+    throw InputError("--budget", "", "expected a slowdown budget >= 0 %, got " + std::to_string(budget_pct));
+  if (policies.empty()) throw InputError("--policies", "", "expected at least one policy to compare with native");
   std::vector<std::string> names = {"native"};
   for (const auto& p : policies) {
+    if (p != "native" && std::find(names.begin(), names.end(), p) != names.end())
+      throw InputError("--policies", "", "policy \"" + p + "\" is listed twice");
     if (p == "static") throw InputError("--policies", "", "static needs clocks: use static-best, or run a scenario with {\"name\": \"static\", ...}");
     if (p != "native" && p != "max" && p != "recorded" && !is_planned_policy(p))
       throw InputError("--policies", "", "unknown policy \"" + p + "\" (expected any of: max, native, recorded, per-kernel, "
@@ -79,7 +85,8 @@ Json compare_grid(const Scenario& base, const std::vector<std::string>& policies
   for (const auto& requested : lats) {
     Scenario sc = base;
     if (requested) {
-      if (!(*requested >= 0)) throw InputError("latencies", "", "expected switch latencies >= 0 s");
+      if (!(*requested >= 0) || !(*requested <= 3600))
+        throw InputError("latencies", "", "expected switch latencies in [0, 3600] s, got " + std::to_string(*requested));
       sc.replay.sm_latency.mean_s = *requested;
       sc.replay.sm_latency.spread_s = 0.0;
       sc.replay.mem_latency.mean_s = *requested;

@@ -71,13 +71,19 @@ def compare(scenario, policies=("max", "static-best", "pass-level", "per-kernel"
     None keeps the scenario's / model's), native always included as the reference. Returns
     {"rows": [...], "wall_s": ...}; each row: gpu, policy, budget, latency, energy, time, energy saved
     and slowdown vs native, clock switches, switching time. Same code as `dvfs-sim compare`."""
-    lat = [-1.0 if x is None else float(x) for x in latencies_s]
-    if any(x < 0 and x != -1.0 for x in lat):
-        raise InputError("latencies_s: expected switch latencies >= 0 s")
-    if any(float(b) < 0 for b in budgets_pct):
-        raise InputError("budgets_pct: expected slowdown budgets >= 0 %")
-    if -1.0 in lat:
-        if len(lat) != 1:
-            raise InputError("latencies_s: None (the model's latency) cannot be mixed with explicit latencies")
-        return json.loads(_core.compare_grid_json(os.fspath(scenario), list(policies), [float(b) for b in budgets_pct], []))
-    return json.loads(_core.compare_grid_json(os.fspath(scenario), list(policies), [float(b) for b in budgets_pct], lat))
+    import math
+    if isinstance(policies, str):
+        policies = [p.strip() for p in policies.split(",") if p.strip()]
+    budgets = [float(b) for b in budgets_pct]
+    if not budgets or any(not math.isfinite(b) or b < 0 for b in budgets):
+        raise InputError("budgets_pct: expected at least one slowdown budget, each a finite number >= 0 (%)")
+    lats = list(latencies_s)
+    if any(x is None for x in lats):
+        if len(lats) != 1:
+            raise InputError("latencies_s: None (the scenario's or model's latency) cannot be mixed with explicit latencies")
+        lats = []
+    else:
+        lats = [float(x) for x in lats]
+        if not lats or any(not math.isfinite(x) or x < 0 for x in lats):
+            raise InputError("latencies_s: expected switch latencies, each a finite number >= 0 (s)")
+    return json.loads(_core.compare_grid_json(os.fspath(scenario), list(policies), budgets, lats))

@@ -37,7 +37,8 @@ const char* kUsage =
     "        from a recording's natural clock changes; MODEL (name or file) supplies what the data cannot\n"
     "        measure; prints the fit table and writes the model file to OUT.json\n"
     "  compare [scenario.json] --policies P1,P2,... [--budget PCT] [--latency S] [-o DIR] [--json]\n"
-    "        replay the scenario under each policy (native always, as the reference) and print energy, time,\n"
+    "        replay the scenario's trace and GPU under each policy (the scenario's own policy is not used;\n"
+    "        native always runs, as the reference) and print energy, time,\n"
     "        saving and slowdown vs native, clock switches and switching time; writes DIR/compare.csv and .json.\n"
     "        Policies: max native per-kernel per-kernel-online pass-level static-best latency-aware.\n"
     "        --budget: allowed slowdown in % for the planned ones; --latency: SM and memory switch latency in s\n"
@@ -219,7 +220,7 @@ std::vector<std::string> split_commas(const std::string& s) {
 double parse_number(const std::string& opt, const std::string& text, const char* expected) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(v)) throw dvfs::InputError(opt, "", std::string("expected ") + expected + ", got \"" + text + "\"");
+  if (text.empty() || *end != '\0' || !std::isfinite(v) || text.find_first_of("xX") != std::string::npos) throw dvfs::InputError(opt, "", std::string("expected ") + expected + ", got \"" + text + "\"");
   return v;
 }
 
@@ -235,7 +236,8 @@ int cmd_compare(std::vector<std::string> args) {
       if (budget < 0) throw dvfs::InputError("--budget", "", "expected a slowdown budget >= 0 %, got " + args[i]);
     } else if (args[i] == "--latency") {
       latency = parse_number("--latency", take_value(args, i), "a switch latency in seconds (>= 0)");
-      if (*latency < 0) throw dvfs::InputError("--latency", "", "expected a switch latency >= 0 s, got " + args[i]);
+      if (*latency < 0 || *latency > 3600)
+        throw dvfs::InputError("--latency", "", "expected a switch latency >= 0 s (at most 3600), got " + args[i]);
     } else if (args[i] == "-o" || args[i] == "--output") out_dir = take_value(args, i);
     else if (args[i] == "--json") json = true;
     else if (!args[i].empty() && args[i][0] == '-') throw UsageError("unknown option for compare: " + args[i]);

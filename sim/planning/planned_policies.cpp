@@ -62,7 +62,7 @@ std::vector<std::uint32_t> merge_regions(const Rank& rank, const GpuModel& model
       double elapsed = 0, gain = 0;
       for (std::size_t k = i; k < j; ++k) {
         const Kernel& kk = rank.kernels[k];
-        elapsed += kk.gap_before_s;
+        if (k > i) elapsed += kk.gap_before_s;  // the request is made after the first kernel's own gap
         double t_cur = 0, t_new = 0;
         const double e_cur = cost(kk, cur, t_cur), e_new = cost(kk, p, t_new);
         // The share of the kernel that runs after the switch has taken effect gains; the rest runs at cur.

@@ -21,8 +21,8 @@ struct Scenario {
   std::string name;
   std::string description;
   std::string trace_path;    // a recording directory or a Kineto .json/.json.gz file
-  std::string gpu;
-  std::string trace_gpu;     // the GPU the trace was recorded on, when it is not `gpu` (retargeting)           // model name or model file path
+  std::string gpu;           // model name or model file path
+  std::string trace_gpu;     // the GPU the trace was recorded on, when it is not `gpu` (retargeting)
   PolicySpec policy;
   ReplayOptions replay;
   EngineMode mode = EngineMode::local_loop;

@@ -1,4 +1,5 @@
 #include "models/src/model_registry.hpp"
+#include "models/src/retarget.hpp"
 #include "models/src/stage_model.hpp"
 
 #include <catch2/catch.hpp>
@@ -63,4 +64,29 @@ TEST_CASE("retargeting to a slower GPU stretches time by its compute and bandwid
   const double memory = from.specs().mem_bandwidth_gbs / to.specs().mem_bandwidth_gbs;
   CHECK(r.anchor.time_s == Approx(cc.time_sm * compute + (1 - cc.time_sm) * memory));
   CHECK(r.anchor.clocks == to.max_clocks());
+}
+
+TEST_CASE("retargeting a trace to the GPU it was recorded on leaves every kernel time unchanged", "[models][retarget]") {
+  const GpuModel h = load_gpu_model("h200");
+  Workload wl;
+  Rank r;
+  for (float mem : {3201.0f, 2201.0f})
+    for (float sm : {1980.0f, 1500.0f})
+      for (KernelClass c : {KernelClass::gemm, KernelClass::copy, KernelClass::elementwise}) {
+        Kernel k;
+        k.cls = c;
+        k.duration_s = 1e-3;
+        k.recorded_sm_mhz = sm;
+        k.recorded_mem_mhz = mem;
+        r.kernels.push_back(k);
+      }
+  wl.ranks.push_back(r);
+  Workload moved = wl;
+  const RetargetReport rep = retarget_workload(moved, h, h);
+  CHECK(rep.compute_ratio == 1.0);
+  for (std::size_t i = 0; i < wl.ranks[0].kernels.size(); ++i)
+    for (int si : {0, 50, static_cast<int>(h.sm_clocks_mhz().size()) - 1})
+      for (int mi = 0; mi < static_cast<int>(h.mem_clocks_mhz().size()); ++mi)
+        CHECK(h.kernel_time_s(moved.ranks[0].kernels[i], si, mi) ==
+              Approx(h.kernel_time_s(wl.ranks[0].kernels[i], si, mi)).epsilon(1e-12));
 }

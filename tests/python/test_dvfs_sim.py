@@ -89,3 +89,18 @@ def test_calibrate_and_validate_models_from_python(tmp_path):
         dvfs_sim.calibrate(base)
     with pytest.raises(dvfs_sim.InputError, match="cannot open the stage profile"):
         dvfs_sim.calibrate(base, profile=tmp_path / "missing.csv")
+
+
+def test_compare_grid_from_python():
+    scen = os.path.join(ROOT, "scenarios", "kernel-dvfs", "h200.json")
+    res = dvfs_sim.compare(scen, "static-best,per-kernel", budgets_pct=[1], latencies_s=[0, 1e-2])
+    rows = res["rows"]
+    assert len(rows) == 2 * 3  # 2 latencies x (native + 2 policies)
+    by = {(r["policy"], r["switch_latency_s"]): r for r in rows}
+    assert by[("per-kernel", 0.0)]["energy_saved_pct"] > by[("static-best", 0.0)]["energy_saved_pct"] > 0
+    for r in rows:
+        assert r["slowdown_pct"] <= 1.5, r  # the firmware limit and latency may add a little over the plan
+    for bad in ({"budgets_pct": [float("nan")]}, {"budgets_pct": [-1]}, {"budgets_pct": []},
+                {"latencies_s": [-1]}, {"latencies_s": [float("inf")]}, {"latencies_s": [None, 0]}):
+        with pytest.raises(dvfs_sim.InputError):
+            dvfs_sim.compare(scen, ["per-kernel"], **bad)
