@@ -4,6 +4,7 @@
 #include "sim/calibrate/recording_fit.hpp"
 #include "sim/cli/bench.hpp"
 #include "sim/compare.hpp"
+#include "sim/pipeline/perseus_runs.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/results/summary.hpp"
 #include "sim/simulation.hpp"
@@ -31,6 +32,9 @@ const char* kUsage =
     "  validate RECORDING_DIR --gpu NAME [--json] [-o FILE]\n"
     "        replay a recording's profiled steps and compare with its measured time and energy\n"
     "  validate --models [--json] [-o FILE]\n"
+    "  validate --perseus-runs DIR [--p2p-latency S] [--json]\n"
+    "        predict the iteration time of measured pipeline runs (Perseus artifact layout) from their\n"
+    "        measured per-micro-batch forward/backward times\n"
     "        check the calibrated models on data their fits did not see (stage profiles, retargeting, H200)\n"
     "  calibrate (--profile CSV | --recording DIR) --base MODEL [-o OUT.json] [--date YYYY-MM-DD] [--json]\n"
     "        fit a GPU model: from a per-frequency stage profile (stage,instruction,frequency,time,energy) or\n"
@@ -122,17 +126,30 @@ int cmd_models(const std::vector<std::string>& args) {
   return 0;
 }
 
+double parse_number(const std::string& opt, const std::string& text, const char* expected);
+
 int cmd_validate(std::vector<std::string> args) {
-  std::string dir, gpu, out_file;
+  std::string dir, gpu, out_file, perseus;
   bool json = false, models = false;
+  double p2p = 0;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--models") models = true;
+    else if (args[i] == "--perseus-runs") perseus = take_value(args, i);
+    else if (args[i] == "--p2p-latency") {
+      p2p = parse_number("--p2p-latency", take_value(args, i), "a latency in seconds (>= 0)");
+      if (p2p < 0) throw dvfs::InputError("--p2p-latency", "", "expected a latency >= 0 s");
+    }
     else if (args[i] == "--gpu") gpu = take_value(args, i);
     else if (args[i] == "--json") json = true;
     else if (args[i] == "-o" || args[i] == "--output") out_file = take_value(args, i);
     else if (!args[i].empty() && args[i][0] == '-') throw UsageError("unknown option for validate: " + args[i]);
     else if (dir.empty()) dir = args[i];
     else throw UsageError("validate takes one recording directory");
+  }
+  if (!perseus.empty()) {
+    const dvfs::Json rep = dvfs::validate_perseus_runs(perseus, {0, 1}, p2p);
+    std::cout << (json ? rep.dump(2) + "\n" : dvfs::format_perseus_validation(rep));
+    return 0;
   }
   if (models && (!dir.empty() || !gpu.empty())) throw UsageError("validate --models takes no recording or --gpu");
   if (!models && dir.empty()) throw UsageError("validate needs a recording directory (or --models)");
