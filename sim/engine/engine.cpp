@@ -1,5 +1,7 @@
 #include "sim/engine/engine.hpp"
 
+#include "sim/engine/simgrid_engine.hpp"
+
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
@@ -34,13 +36,7 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
                               0});
   }
 
-  // SimGrid keeps global state: one engine per simulation, deleted afterwards. Its clock carries on
-  // across engines in one process, so actors measure time from the engine's clock at their start.
-  int argc = 2;
-  char arg0[] = "dvfs-sim";
-  char arg1[] = "--log=root.thresh:critical";
-  char* argv[] = {arg0, arg1, nullptr};
-  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
+  auto engine = make_simgrid_engine();
   auto* zone = sg4::create_full_zone("node");
   std::vector<sg4::Host*> hosts;
   for (const Rank& r : wl.ranks) hosts.push_back(zone->create_host("gpu" + std::to_string(r.id), 1e9));

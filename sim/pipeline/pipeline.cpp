@@ -2,6 +2,8 @@
 
 #include "sim/core/errors.hpp"
 
+#include "sim/engine/simgrid_engine.hpp"
+
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
@@ -60,11 +62,7 @@ PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& 
   res.stage_busy_s.assign(static_cast<std::size_t>(S), 0);
   res.stage_blocked_s.assign(static_cast<std::size_t>(S), 0);
 
-  int argc = 2;
-  char arg0[] = "dvfs-sim";
-  char arg1[] = "--log=root.thresh:critical";
-  char* argv[] = {arg0, arg1, nullptr};
-  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
+  auto engine = make_simgrid_engine();
   // A star: each stage's GPU has its own link (half the transfer latency, its bandwidth) to a switch.
   auto* zone = sg4::create_star_zone("pipeline");
   const double bw = wl.p2p_bandwidth_bps > 0 ? wl.p2p_bandwidth_bps : 1e15;
