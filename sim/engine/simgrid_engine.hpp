@@ -8,11 +8,16 @@
 
 namespace dvfs {
 
+// The network model is CM02 without cross-traffic: max-min bandwidth sharing, without the TCP
+// correction factors of SimGrid's default (LV08, fitted to wide-area TCP) and without the reverse
+// acknowledgement traffic it adds (5 % of each flow): neither describes NVLink or InfiniBand RDMA.
 inline std::unique_ptr<simgrid::s4u::Engine> make_simgrid_engine() {
-  int argc = 2;
+  int argc = 4;
   char arg0[] = "dvfs-sim";
   char arg1[] = "--log=root.thresh:critical";
-  char* argv[] = {arg0, arg1, nullptr};
+  char arg2[] = "--cfg=network/model:CM02";
+  char arg3[] = "--cfg=network/crosstraffic:0";
+  char* argv[] = {arg0, arg1, arg2, arg3, nullptr};
   return std::make_unique<simgrid::s4u::Engine>(&argc, argv);
 }
 

@@ -1,5 +1,6 @@
 #include "sim/pipeline/pipeline.hpp"
 
+#include "models/src/switch_latency.hpp"
 #include "sim/core/errors.hpp"
 
 #include "sim/engine/simgrid_engine.hpp"
@@ -8,7 +9,10 @@
 
 #include <algorithm>
 #include <exception>
+#include <cmath>
 #include <memory>
+#include <random>
+#include <set>
 
 namespace sg4 = simgrid::s4u;
 
@@ -56,45 +60,129 @@ void check(const PipelineWorkload& wl, const std::string& source) {
 
 PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& source) {
   check(wl, source);
-  const int S = wl.stages;
+  const int S = wl.stages, DP = wl.data_parallel;
+  if (DP < 1) throw InputError(source, "data_parallel", "expected at least one replica");
+  const int N = S * DP;
+  if (!wl.gradient_bytes.empty() && static_cast<int>(wl.gradient_bytes.size()) != S)
+    throw InputError(source, "gradient_bytes", "expected one size per stage");
+  if (!wl.slowdown.empty() && static_cast<int>(wl.slowdown.size()) != N)
+    throw InputError(source, "slowdown", "expected one factor per GPU (" + std::to_string(N) + ")");
+  for (double f : wl.slowdown)
+    if (!(f > 0)) throw InputError(source, "slowdown", "expected factors > 0");
+  if (!(wl.jitter_cv >= 0)) throw InputError(source, "jitter_cv", "expected >= 0");
+  const ClusterSpec& cs = wl.cluster;
+  if (wl.use_cluster && (cs.gpus_per_node < 1 || cs.intra_bw_bps < 0 || cs.inter_bw_bps < 0 || !(cs.oversubscription >= 1)))
+    throw InputError(source, "cluster", "expected gpus_per_node >= 1, bandwidths >= 0 and oversubscription >= 1");
   PipelineResult res;
-  res.stage_end_s.assign(static_cast<std::size_t>(S), 0);
-  res.stage_busy_s.assign(static_cast<std::size_t>(S), 0);
-  res.stage_blocked_s.assign(static_cast<std::size_t>(S), 0);
+  res.stage_end_s.assign(static_cast<std::size_t>(N), 0);
+  res.stage_busy_s.assign(static_cast<std::size_t>(N), 0);
+  res.stage_blocked_s.assign(static_cast<std::size_t>(N), 0);
+  res.allreduce_s.assign(static_cast<std::size_t>(N), 0);
+
+  // Durations, with per-GPU slowdown and seeded jitter, fixed before the replay.
+  std::vector<std::vector<double>> fwd(static_cast<std::size_t>(N)), bwd(static_cast<std::size_t>(N));
+  std::mt19937_64 rng(wl.seed);
+  const double sigma = std::sqrt(std::log1p(wl.jitter_cv * wl.jitter_cv));
+  // Mean-one lognormal factors, drawn with the project's Box-Muller (same on every standard library).
+  auto jitter = [&] { return wl.jitter_cv > 0 ? std::exp(sigma * standard_normal(rng) - 0.5 * sigma * sigma) : 1.0; };
+  for (int g = 0; g < N; ++g) {
+    const int s = g % S;
+    const double k = wl.slowdown.empty() ? 1.0 : wl.slowdown[static_cast<std::size_t>(g)];
+    for (int m = 0; m < wl.microbatches; ++m) {
+      fwd[static_cast<std::size_t>(g)].push_back(wl.forward_s[static_cast<std::size_t>(s)][static_cast<std::size_t>(m)] * k * jitter());
+      bwd[static_cast<std::size_t>(g)].push_back(wl.backward_s[static_cast<std::size_t>(s)][static_cast<std::size_t>(m)] * k * jitter());
+    }
+  }
 
   auto engine = make_simgrid_engine();
-  // A star: each stage's GPU has its own link (half the transfer latency, its bandwidth) to a switch.
-  auto* zone = sg4::create_star_zone("pipeline");
-  const double bw = wl.p2p_bandwidth_bps > 0 ? wl.p2p_bandwidth_bps : 1e15;
   std::vector<sg4::Host*> hosts;
-  for (int s = 0; s < S; ++s) {
-    sg4::Host* h = zone->create_host("stage" + std::to_string(s), 1e9)->seal();
-    const sg4::Link* l = zone->create_link("link" + std::to_string(s), bw)->set_latency(wl.p2p_latency_s / 2)->seal();
-    zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {sg4::LinkInRoute(l)}, true);
-    hosts.push_back(h);
+  if (!wl.use_cluster) {
+    // A star: each GPU has its own link (half the transfer latency, its bandwidth) to a switch.
+    auto* zone = sg4::create_star_zone("pipeline");
+    const double bw = wl.p2p_bandwidth_bps > 0 ? wl.p2p_bandwidth_bps : 1e15;
+    for (int g = 0; g < N; ++g) {
+      sg4::Host* h = zone->create_host("gpu" + std::to_string(g), 1e9)->seal();
+      const sg4::Link* l = zone->create_link("link" + std::to_string(g), bw)->set_latency(wl.p2p_latency_s / 2)->seal();
+      zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {sg4::LinkInRoute(l)}, true);
+      hosts.push_back(h);
+    }
+    zone->seal();
+  } else {
+    // Nodes: intra-node links per GPU, network links per GPU and one backbone; routes only between the
+    // GPUs that talk (pipeline neighbours, data-parallel ring neighbours).
+    auto* zone = sg4::create_full_zone("cluster");
+    auto bw = [](double b) { return b > 0 ? b : 1e15; };
+    // Full duplex: separate send and receive links per GPU, for NVLink and for the network.
+    std::vector<const sg4::Link*> nv_tx, nv_rx, nic_tx, nic_rx;
+    for (int g = 0; g < N; ++g) {
+      const std::string id = std::to_string(g);
+      hosts.push_back(zone->create_host("gpu" + id, 1e9)->seal());
+      nv_tx.push_back(zone->create_link("nvlink-tx" + id, bw(cs.intra_bw_bps))->set_latency(cs.intra_latency_s / 2)->seal());
+      nv_rx.push_back(zone->create_link("nvlink-rx" + id, bw(cs.intra_bw_bps))->set_latency(cs.intra_latency_s / 2)->seal());
+      nic_tx.push_back(zone->create_link("nic-tx" + id, bw(cs.inter_bw_bps))->set_latency(cs.inter_latency_s / 2)->seal());
+      nic_rx.push_back(zone->create_link("nic-rx" + id, bw(cs.inter_bw_bps))->set_latency(cs.inter_latency_s / 2)->seal());
+    }
+    const double backbone_bw = cs.inter_bw_bps > 0 ? cs.inter_bw_bps * N / cs.oversubscription : 1e15;
+    const sg4::Link* backbone = zone->create_link("backbone", backbone_bw)->seal();
+    std::set<std::pair<int, int>> routed;
+    auto one_way = [&](int a, int b) {
+      if (a == b || !routed.insert({a, b}).second) return;
+      const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+      std::vector<sg4::LinkInRoute> links;
+      if (a / cs.gpus_per_node == b / cs.gpus_per_node)
+        links = {sg4::LinkInRoute(nv_tx[ua]), sg4::LinkInRoute(nv_rx[ub])};
+      else
+        links = {sg4::LinkInRoute(nic_tx[ua]), sg4::LinkInRoute(backbone), sg4::LinkInRoute(nic_rx[ub])};
+      zone->add_route(hosts[ua]->get_netpoint(), hosts[ub]->get_netpoint(), nullptr, nullptr, links, false);
+    };
+    auto route = [&](int a, int b) {
+      one_way(a, b);
+      one_way(b, a);
+    };
+    for (int r = 0; r < DP; ++r)
+      for (int s = 0; s < S; ++s) {
+        if (s + 1 < S) route(r * S + s, r * S + s + 1);
+        if (DP > 1) route(r * S + s, ((r + 1) % DP) * S + s);
+      }
+    zone->seal();
   }
-  zone->seal();
 
   static int token = 0;  // payload: only the message matters
   std::exception_ptr failure;
-  for (int s = 0; s < S; ++s) {
-    sg4::Actor::create("stage" + std::to_string(s), hosts[static_cast<std::size_t>(s)], [&, s]() {
+  for (int g = 0; g < N; ++g) {
+    sg4::Actor::create("gpu" + std::to_string(g), hosts[static_cast<std::size_t>(g)], [&, g]() {
       try {
+        const int r = g / S, s = g % S;
+        const std::size_t gi = static_cast<std::size_t>(g);
+        const std::string rep = std::to_string(r) + "-";
         const double origin = sg4::Engine::get_clock();
         for (const PipelineOp& op : one_f_one_b(s, S, wl.microbatches)) {
           const double t0 = sg4::Engine::get_clock();
-          if (!op.backward && s > 0) sg4::Mailbox::by_name(box("act", s, op.microbatch))->get<int>();
-          if (op.backward && s < S - 1) sg4::Mailbox::by_name(box("grad", s, op.microbatch))->get<int>();
-          res.stage_blocked_s[static_cast<std::size_t>(s)] += sg4::Engine::get_clock() - t0;
-          const double d = (op.backward ? wl.backward_s : wl.forward_s)[static_cast<std::size_t>(s)][static_cast<std::size_t>(op.microbatch)];
+          if (!op.backward && s > 0) sg4::Mailbox::by_name(box(("act" + rep).c_str(), s, op.microbatch))->get<int>();
+          if (op.backward && s < S - 1) sg4::Mailbox::by_name(box(("grad" + rep).c_str(), s, op.microbatch))->get<int>();
+          res.stage_blocked_s[gi] += sg4::Engine::get_clock() - t0;
+          const double d = (op.backward ? bwd : fwd)[gi][static_cast<std::size_t>(op.microbatch)];
           sg4::this_actor::sleep_for(d);
-          res.stage_busy_s[static_cast<std::size_t>(s)] += d;
+          res.stage_busy_s[gi] += d;
           if (!op.backward && s < S - 1)
-            sg4::Mailbox::by_name(box("act", s + 1, op.microbatch))->put_init(&token, static_cast<uint64_t>(wl.activation_bytes))->detach();
+            sg4::Mailbox::by_name(box(("act" + rep).c_str(), s + 1, op.microbatch))
+                ->put_init(&token, static_cast<uint64_t>(wl.activation_bytes))->detach();
           if (op.backward && s > 0)
-            sg4::Mailbox::by_name(box("grad", s - 1, op.microbatch))->put_init(&token, static_cast<uint64_t>(wl.activation_bytes))->detach();
+            sg4::Mailbox::by_name(box(("grad" + rep).c_str(), s - 1, op.microbatch))
+                ->put_init(&token, static_cast<uint64_t>(wl.activation_bytes))->detach();
         }
-        res.stage_end_s[static_cast<std::size_t>(s)] = sg4::Engine::get_clock() - origin;
+        if (DP > 1 && !wl.gradient_bytes.empty()) {
+          const double t0 = sg4::Engine::get_clock();
+          const auto chunk = static_cast<uint64_t>(wl.gradient_bytes[static_cast<std::size_t>(s)] / DP);
+          const int next = (r + 1) % DP;
+          for (int step = 0; step < 2 * (DP - 1); ++step) {
+            const std::string tag = "ar" + std::to_string(s) + "-" + std::to_string(step) + "-";
+            sg4::Mailbox::by_name(tag + std::to_string(next))->put_init(&token, chunk)->detach();
+            sg4::Mailbox::by_name(tag + std::to_string(r))->get<int>();
+          }
+          res.allreduce_s[gi] = sg4::Engine::get_clock() - t0;
+        }
+        res.stage_end_s[gi] = sg4::Engine::get_clock() - origin;
       } catch (...) {
         failure = std::current_exception();
       }

@@ -9,6 +9,16 @@
 
 namespace dvfs {
 
+// Where the GPUs sit: nodes of `gpus_per_node`, GPU g on node g / gpus_per_node. Inside a node a
+// transfer crosses both GPUs' intra-node links (NVLink class); between nodes both GPUs' network links
+// and one shared backbone whose bandwidth is the GPUs' total over `oversubscription`. 0 = unlimited.
+struct ClusterSpec {
+  int gpus_per_node = 8;
+  double intra_bw_bps = 0, intra_latency_s = 0;  // per GPU, bytes/s and one-way s (split over both ends)
+  double inter_bw_bps = 0, inter_latency_s = 0;
+  double oversubscription = 1;
+};
+
 struct PipelineWorkload {
   int stages = 0;
   int microbatches = 0;
@@ -16,6 +26,18 @@ struct PipelineWorkload {
   double p2p_latency_s = 0;       // one activation or gradient transfer between neighbours
   double p2p_bandwidth_bps = 0;   // bytes/s of a stage's link (0: latency only)
   double activation_bytes = 0;    // per micro-batch, each direction
+  // Data parallelism: `data_parallel` replicas of the pipeline; after its last backward, each stage
+  // all-reduces `gradient_bytes[stage]` with the same stage of the other replicas (ring: reduce-scatter
+  // then all-gather, 2 (DP - 1) steps of bytes / DP to the next replica).
+  int data_parallel = 1;
+  std::vector<double> gradient_bytes;  // per stage; empty = no all-reduce
+  ClusterSpec cluster;                 // used when data_parallel > 1 or gpus span nodes
+  bool use_cluster = false;            // false: the star of p2p_latency_s / p2p_bandwidth_bps links
+  // Variation: per GPU (replica * stages + stage) slowdown factor of every computation (empty = 1), and
+  // multiplicative per-computation jitter: lognormal with this coefficient of variation, seeded.
+  std::vector<double> slowdown;
+  double jitter_cv = 0;
+  unsigned long long seed = 0;
 };
 
 struct PipelineOp {
@@ -29,7 +51,9 @@ std::vector<PipelineOp> one_f_one_b(int stage, int stages, int microbatches);
 
 struct PipelineResult {
   double iteration_s = 0;
-  std::vector<double> stage_end_s, stage_busy_s, stage_blocked_s;  // per stage
+  // Per GPU (replica * stages + stage); with one replica, per stage.
+  std::vector<double> stage_end_s, stage_busy_s, stage_blocked_s;
+  std::vector<double> allreduce_s;  // time in the gradient all-reduce (waiting included)
 };
 
 // Throws InputError on an inconsistent workload (sizes, negative durations).

@@ -64,3 +64,63 @@ TEST_CASE("the measured Perseus all-max-clock pipelines are predicted within 3 %
     for (const auto& r : rep["rows"]) CHECK(std::fabs(r["error_pct"].get<double>()) <= 3.0);
   }
 }
+
+namespace {
+PipelineWorkload uniform(int stages, int mbs, int dp) {
+  PipelineWorkload wl;
+  wl.stages = stages;
+  wl.microbatches = mbs;
+  wl.forward_s.assign(static_cast<std::size_t>(stages), std::vector<double>(static_cast<std::size_t>(mbs), 1.0));
+  wl.backward_s.assign(static_cast<std::size_t>(stages), std::vector<double>(static_cast<std::size_t>(mbs), 2.0));
+  wl.data_parallel = dp;
+  return wl;
+}
+}  // namespace
+
+TEST_CASE("a ring all-reduce over data-parallel replicas takes 2 (DP - 1) latency-bound steps", "[pipeline]") {
+  PipelineWorkload wl = uniform(2, 4, 4);
+  wl.use_cluster = true;
+  wl.cluster.gpus_per_node = 2;          // each replica's two stages on its own node
+  wl.cluster.inter_latency_s = 0.01;     // latency-bound: tiny gradients
+  wl.gradient_bytes = {1.0, 1.0};
+  const PipelineResult r = simulate_pipeline(wl);
+  const double pipeline = (4 + 2 - 1) * 3.0;
+  // Stage 0 finishes its backwards last; its ring needs 2 (4 - 1) hops of 10 ms.
+  CHECK(r.iteration_s == Approx(pipeline + 6 * 0.01).epsilon(1e-6));
+  CHECK(r.allreduce_s.size() == 8);
+}
+
+TEST_CASE("the all-reduce of large gradients is bandwidth-bound and shares the backbone", "[pipeline]") {
+  PipelineWorkload wl = uniform(1, 1, 4);
+  wl.use_cluster = true;
+  wl.cluster.gpus_per_node = 1;
+  wl.cluster.inter_bw_bps = 1e9;
+  wl.gradient_bytes = {4e9};
+  const double free_backbone = simulate_pipeline(wl).iteration_s - 3.0;
+  // Ring: 2 (DP - 1) steps of bytes / DP at 1 GB/s on each GPU's (full-duplex) link; the backbone,
+  // 4 GB/s, carries the 4 concurrent transfers of a step without slowing them.
+  CHECK(free_backbone == Approx(6 * 1.0).epsilon(1e-3));
+  wl.cluster.oversubscription = 4;  // backbone = 4 GPUs x 1 GB/s / 4 = 1 GB/s shared by 4 transfers
+  CHECK(simulate_pipeline(wl).iteration_s - 3.0 == Approx(4 * 6 * 1.0).epsilon(1e-3));
+}
+
+TEST_CASE("a straggler replica makes the others wait at the gradient all-reduce", "[pipeline]") {
+  PipelineWorkload wl = uniform(2, 4, 2);
+  wl.use_cluster = true;
+  wl.gradient_bytes = {1.0, 1.0};
+  wl.slowdown = {1.2, 1.2, 1.0, 1.0};  // replica 0 (GPUs 0 and 1) is 20 % slower
+  const PipelineResult r = simulate_pipeline(wl);
+  CHECK(r.iteration_s == Approx(1.2 * (4 + 2 - 1) * 3.0).epsilon(1e-6));
+  CHECK(r.allreduce_s[2] > 0.15 * 15);  // the fast replica waits about the straggler's extra time
+  CHECK(r.allreduce_s[0] < 1e-6);
+}
+
+TEST_CASE("jitter is seeded: the same seed repeats, another differs", "[pipeline]") {
+  PipelineWorkload wl = uniform(3, 6, 1);
+  wl.jitter_cv = 0.1;
+  wl.seed = 1;
+  const double a = simulate_pipeline(wl).iteration_s, b = simulate_pipeline(wl).iteration_s;
+  wl.seed = 2;
+  CHECK(a == Approx(b).epsilon(1e-12));  // SimGrid's clock carries on across runs: equal up to rounding
+  CHECK(std::fabs(simulate_pipeline(wl).iteration_s - a) > 1e-6 * a);
+}
