@@ -51,6 +51,16 @@ class GpuReplayer {
   template <class TimeKeeper>
   ReplayStats run(TimeKeeper& tk);
 
+  // Piecewise replay, for engines that interleave a GPU's kernels with communication: the GPU idles
+  // (idle power at the clocks in effect, policy ticks and pending switches carry on) until local time
+  // `until`, or replays kernels [first, last) of its rank with their recorded host gaps. Both count
+  // outside any step. stats() reads the totals so far.
+  template <class TimeKeeper>
+  void idle_until(TimeKeeper& tk, double until);
+  template <class TimeKeeper>
+  void run_kernels(TimeKeeper& tk, std::size_t first, std::size_t last);
+  const ReplayStats& stats() const { return stats_; }
+
  private:
   template <class TimeKeeper>
   void advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx);
@@ -137,6 +147,28 @@ ReplayStats GpuReplayer::run(TimeKeeper& tk) {
   }
   stats_.end_s = tk.now();
   return stats_;
+}
+
+template <class TimeKeeper>
+void GpuReplayer::idle_until(TimeKeeper& tk, double until) {
+  if (until > tk.now()) advance(tk, nullptr, until - tk.now(), SegmentContext{-1, 0, KernelClass::other, false});
+  stats_.end_s = tk.now();
+}
+
+template <class TimeKeeper>
+void GpuReplayer::run_kernels(TimeKeeper& tk, std::size_t first, std::size_t last) {
+  const std::vector<Kernel>& ks = rank_.kernels;
+  const bool kernel_hook = policy_.wants_kernel_events();
+  for (std::size_t i = first; i < last && i < ks.size(); ++i) {
+    const Kernel& k = ks[i];
+    advance(tk, nullptr, k.gap_before_s, SegmentContext{-1, 0, k.cls, false});
+    if (kernel_hook) {
+      if (auto c = policy_.before_kernel(k, telemetry(tk.now()))) request(*c, tk.now());
+    }
+    advance(tk, &k, 0.0, SegmentContext{-1, k.annotation_set, k.cls, true});
+    ++stats_.kernel_events;
+  }
+  stats_.end_s = tk.now();
 }
 
 template <class TimeKeeper>

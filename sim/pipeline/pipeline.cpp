@@ -2,6 +2,7 @@
 
 #include "models/src/switch_latency.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/engine/gpu_replayer.hpp"
 
 #include "sim/engine/simgrid_engine.hpp"
 
@@ -192,6 +193,78 @@ PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& 
   engine.reset();
   if (failure) std::rethrow_exception(failure);
   res.iteration_s = *std::max_element(res.stage_end_s.begin(), res.stage_end_s.end());
+  return res;
+}
+
+KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const GpuModel& model,
+                                              const PolicyFactory& make_policy, const ReplayOptions& opts,
+                                              const std::string& source) {
+  const int S = static_cast<int>(kp.stages.size());
+  if (S < 1) throw InputError(source, "stages", "expected at least one pipeline stage");
+  if (kp.microbatches < 1) throw InputError(source, "microbatches", "expected at least one micro-batch");
+  if (static_cast<int>(kp.forward.size()) != S || static_cast<int>(kp.backward.size()) != S)
+    throw InputError(source, "forward", "expected one forward and one backward kernel range per stage");
+  for (int s = 0; s < S; ++s)
+    for (const auto& r : {kp.forward[static_cast<std::size_t>(s)], kp.backward[static_cast<std::size_t>(s)]})
+      if (r.first > r.second || r.second > kp.stages[static_cast<std::size_t>(s)].kernels.size())
+        throw InputError(source, "stage " + std::to_string(s), "kernel range outside the stage's kernels");
+  if (!(kp.p2p_latency_s >= 0)) throw InputError(source, "p2p_latency_s", "expected >= 0");
+  for (const Rank& r : kp.stages)
+    for (const Kernel& k : r.kernels)
+      if (k.annotation_set >= kp.annotation_sets)
+        throw InputError(source, "annotation_sets", "a kernel refers to an annotation set the pipeline does not hold");
+
+  KernelPipelineResult res;
+  std::vector<std::unique_ptr<Policy>> policies;
+  for (int s = 0; s < S; ++s) {
+    policies.push_back(make_policy(s));
+    res.outcomes.push_back(RankOutcome{s, policies.back()->name(), {}, EnergyMeter(0, kp.annotation_sets, model.sm_clocks_mhz().size(), 0), 0});
+  }
+  res.blocked_s.assign(static_cast<std::size_t>(S), 0);
+
+  auto engine = make_simgrid_engine();
+  auto* zone = sg4::create_star_zone("pipeline");
+  std::vector<sg4::Host*> hosts;
+  for (int s = 0; s < S; ++s) {
+    sg4::Host* h = zone->create_host("gpu" + std::to_string(s), 1e9)->seal();
+    const sg4::Link* l = zone->create_link("link" + std::to_string(s), 1e15)->set_latency(kp.p2p_latency_s / 2)->seal();
+    zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {sg4::LinkInRoute(l)}, true);
+    hosts.push_back(h);
+  }
+  zone->seal();
+  static int token = 0;
+  std::exception_ptr failure;
+  for (int s = 0; s < S; ++s) {
+    sg4::Actor::create("gpu" + std::to_string(s), hosts[static_cast<std::size_t>(s)], [&, s]() {
+      try {
+        const std::size_t si = static_cast<std::size_t>(s);
+        GpuReplayer replayer(kp.stages[si], model, *policies[si], opts, res.outcomes[si].meter);
+        LocalTime tk;
+        const double origin = sg4::Engine::get_clock();
+        for (const PipelineOp& op : one_f_one_b(s, S, kp.microbatches)) {
+          const double t0 = sg4::Engine::get_clock();
+          if (!op.backward && s > 0) sg4::Mailbox::by_name(box("act", s, op.microbatch))->get<int>();
+          if (op.backward && s < S - 1) sg4::Mailbox::by_name(box("grad", s, op.microbatch))->get<int>();
+          res.blocked_s[si] += sg4::Engine::get_clock() - t0;
+          replayer.idle_until(tk, sg4::Engine::get_clock() - origin);  // the GPU idled while it waited
+          const auto& range = op.backward ? kp.backward[si] : kp.forward[si];
+          replayer.run_kernels(tk, range.first, range.second);
+          // Nothing outside this GPU could change its course meanwhile: one SimGrid event for the range.
+          sg4::this_actor::sleep_until(origin + tk.now());
+          if (!op.backward && s < S - 1) sg4::Mailbox::by_name(box("act", s + 1, op.microbatch))->put_init(&token, 0)->detach();
+          if (op.backward && s > 0) sg4::Mailbox::by_name(box("grad", s - 1, op.microbatch))->put_init(&token, 0)->detach();
+        }
+        res.outcomes[si].stats = replayer.stats();
+        res.outcomes[si].simgrid_end_s = sg4::Engine::get_clock() - origin;
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    });
+  }
+  engine->run();
+  engine.reset();
+  if (failure) std::rethrow_exception(failure);
+  for (const auto& o : res.outcomes) res.iteration_s = std::max(res.iteration_s, o.stats.end_s);
   return res;
 }
 

@@ -4,6 +4,8 @@
 // between neighbouring stages as SimGrid communications (so a stage waits for its input exactly as
 // long as the upstream stage and the link make it). The first piece of issue 5's multi-GPU engine;
 // computations here are given durations (e.g. measured ones), not kernel streams.
+#include "sim/engine/engine.hpp"
+
 #include <string>
 #include <vector>
 
@@ -58,5 +60,28 @@ struct PipelineResult {
 
 // Throws InputError on an inconsistent workload (sizes, negative durations).
 PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& source = "pipeline");
+
+// The same 1F1B pipeline at kernel level: each stage's forward and backward of a micro-batch are
+// kernel ranges of that stage's rank (the same kernels for every micro-batch), replayed on the GPU
+// model under a policy (per-kernel clock decisions, switch latency, energy) in the GPU's local time;
+// the actor meets SimGrid only to receive its input and send its output, and idles (at idle power)
+// while it waits.
+struct KernelPipeline {
+  std::vector<Rank> stages;                                  // one rank program per stage
+  std::vector<std::pair<std::size_t, std::size_t>> forward, backward;  // kernel ranges [first, last)
+  int microbatches = 0;
+  double p2p_latency_s = 0;
+  std::size_t annotation_sets = 1;  // size of the workload's annotation-set table the kernels refer to
+};
+
+struct KernelPipelineResult {
+  double iteration_s = 0;
+  std::vector<RankOutcome> outcomes;  // per stage: replay statistics and energy meter
+  std::vector<double> blocked_s;      // per stage: time waiting for an input
+};
+
+KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const GpuModel& model,
+                                              const PolicyFactory& make_policy, const ReplayOptions& opts,
+                                              const std::string& source = "pipeline");
 
 }  // namespace dvfs

@@ -1,4 +1,5 @@
 #include "models/src/model_registry.hpp"
+#include "sim/policies/policy_factory.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
 #include "sim/pipeline/pipeline.hpp"
@@ -123,4 +124,45 @@ TEST_CASE("jitter is seeded: the same seed repeats, another differs", "[pipeline
   wl.seed = 2;
   CHECK(a == Approx(b).epsilon(1e-12));  // SimGrid's clock carries on across runs: equal up to rounding
   CHECK(std::fabs(simulate_pipeline(wl).iteration_s - a) > 1e-6 * a);
+}
+
+TEST_CASE("the kernel-level pipeline replays each stage's kernels between its communications", "[pipeline]") {
+  const GpuModel m = load_gpu_model("a100-sxm4");
+  // Each stage: a forward of two GEMMs and a backward of four, recorded at the A100's top clocks.
+  KernelPipeline kp;
+  kp.microbatches = 6;
+  for (int s = 0; s < 3; ++s) {
+    Rank r;
+    r.id = s;
+    for (int i = 0; i < 6; ++i) {
+      Kernel k;
+      k.cls = KernelClass::gemm;
+      k.duration_s = 1e-3;
+      k.recorded_sm_mhz = 1410;
+      k.recorded_mem_mhz = 1593;
+      r.kernels.push_back(k);
+    }
+    kp.stages.push_back(r);
+    kp.forward.push_back({0, 2});
+    kp.backward.push_back({2, 6});
+  }
+  PolicySpec max;
+  max.name = "max";
+  ReplayOptions opts;
+  opts.timeline_interval_s = 0;
+  const KernelPipelineResult r = simulate_kernel_pipeline(kp, m, make_policy_factory(max, m, ""), opts);
+  // Same as the duration-level pipeline: (M + S - 1) x (forward + backward).
+  CHECK(r.iteration_s == Approx((6 + 3 - 1) * 6e-3).epsilon(1e-9));
+  for (const auto& o : r.outcomes) CHECK(o.stats.kernel_events == 6u * 6u);
+  // A stage that waits draws idle power meanwhile: the first stage ends before the last one's backwards.
+  CHECK(r.blocked_s[2] > 0);
+  const double busy_j = 36 * 1e-3 * m.kernel_power_w(kp.stages[0].kernels[0], static_cast<int>(m.sm_clocks_mhz().size()) - 1, 0);
+  CHECK(r.outcomes[0].meter.total_j() > busy_j);  // plus idle while blocked
+  // At half the SM clock every computation slows as the model says, and so does the pipeline.
+  PolicySpec half;
+  half.name = "static";
+  half.clocks = ClockPair{705, 1593};
+  const KernelPipelineResult slow = simulate_kernel_pipeline(kp, m, make_policy_factory(half, m, ""), opts);
+  const double per_kernel = m.kernel_time_s(kp.stages[0].kernels[0], m.sm_index(705), 0);
+  CHECK(slow.iteration_s == Approx((6 + 3 - 1) * 6 * per_kernel).epsilon(1e-9));
 }
