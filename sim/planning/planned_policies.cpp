@@ -1,6 +1,7 @@
 #include "sim/planning/planned_policies.hpp"
 
 #include "models/src/switch_latency.hpp"
+#include "sim/core/errors.hpp"
 #include "sim/planning/clock_plan.hpp"
 #include "sim/policies/plan_policy.hpp"
 
@@ -19,6 +20,13 @@ std::vector<std::uint32_t> per_kernel_pairs(const ClockPlan& p) {
   return out;
 }
 
+// The engine names GPUs by rank id; plans are indexed by the rank's position in the workload.
+std::size_t rank_position(const Workload& wl, int rank_id) {
+  for (std::size_t i = 0; i < wl.ranks.size(); ++i)
+    if (wl.ranks[i].id == rank_id) return i;
+  throw InputError("workload", "ranks", "no rank with id " + std::to_string(rank_id));
+}
+
 // Planned clocks are locked through the driver; the GPU's power limit still throttles under them.
 ReplayOptions capped(const ReplayOptions& o) {
   ReplayOptions c = o;
@@ -30,7 +38,8 @@ std::vector<RankOutcome> replay_pairs(const Scenario& sc, const Workload& wl, co
                                       const std::vector<ClockPair>& pairs,
                                       const std::vector<std::vector<std::uint32_t>>& per_rank, const std::string& name) {
   PolicyFactory f = [&](int rank) {
-    return std::make_unique<PlanPolicy>(name, wl.ranks[static_cast<std::size_t>(rank)], pairs, per_rank[static_cast<std::size_t>(rank)]);
+    const std::size_t r = rank_position(wl, rank);
+    return std::make_unique<PlanPolicy>(name, wl.ranks[r], pairs, per_rank[r]);
   };
   return run_engine(wl, model, f, capped(sc.replay), sc.mode);
 }
@@ -125,7 +134,7 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
   std::string chosen = name;
   if (name == "per-kernel-online") {
     PolicyFactory f = [&](int rank) {
-      const std::size_t r = static_cast<std::size_t>(rank);
+      const std::size_t r = rank_position(wl, rank);
       std::vector<ClockPair> by_identity;
       for (std::uint32_t pi : plans[r].pair_of_group) by_identity.push_back(pairs[pi]);
       prediction.push_back(std::make_shared<PredictionStats>());

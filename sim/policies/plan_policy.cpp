@@ -28,8 +28,8 @@ OnlinePlanPolicy::OnlinePlanPolicy(const Rank& rank, std::vector<std::uint32_t> 
     : rank_(rank), identity_(std::move(identity)), pair_of_identity_(std::move(pair_of_identity)), stats_(std::move(stats)) {}
 
 ClockPair OnlinePlanPolicy::initial_clocks() const {
-  // Before anything ran it knows nothing: start at the pair planned for the first identity it will see
-  // only by luck; take the first identity's pair as a neutral, deterministic start.
+  // It starts at the pair planned for identity 0 (the first kernel of the trace): a deterministic start,
+  // and one that favours it by one kernel (the first prediction is counted as a miss regardless).
   return pair_of_identity_.empty() ? ClockPair{} : pair_of_identity_.front();
 }
 
