@@ -4,13 +4,19 @@
 #include "sim/calibrate/recording_fit.hpp"
 #include "sim/cli/bench.hpp"
 #include "sim/compare.hpp"
+#include "models/src/retarget.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
+#include "sim/policies/policy_factory.hpp"
+#include "traces/src/kernel_classifier.hpp"
+#include "traces/src/recording.hpp"
+#include "traces/src/synthesis.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/results/summary.hpp"
 #include "sim/simulation.hpp"
 #include "sim/validate/model_checks.hpp"
 #include "sim/validate/validate.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -46,6 +52,9 @@ const char* kUsage =
     "        saving and slowdown vs native, clock switches and switching time; writes DIR/compare.csv and .json.\n"
     "        Policies: max native per-kernel per-kernel-online pass-level static-best latency-aware.\n"
     "        --budget: allowed slowdown in % for the planned ones; --latency: SM and memory switch latency in s\n"
+    "  synth --model NAME [--tp N] [--pp N] [--dp N] [--gpu MODEL] [--policy P] [--microbatches N]\n"
+    "        (in progress) a transformer's pipeline synthesised from the recorded layer and replayed at kernel\n"
+    "        level: gpt3-xl, gpt3-175b, qwen3-1.7b, llama-3.2-3b, llama-3.3-70b\n"
     "  bench [--events N]           replay throughput (kernel events/s) and peak memory\n";
 
 struct UsageError : std::runtime_error {
@@ -280,6 +289,71 @@ int cmd_compare(std::vector<std::string> args) {
   return 0;
 }
 
+int cmd_synth(std::vector<std::string> args) {
+  std::string model_name = "gpt3-xl", gpu = "h200", policy = "native", recording;
+  dvfs::ParallelLayout lay;
+  int microbatches = 0;
+  auto int_opt = [&](std::size_t& i, const char* what) {
+    const double v = parse_number(args[i], take_value(args, i), what);
+    if (v < 1 || v != std::floor(v) || v > 1e6) throw dvfs::InputError(args[i - 1], "", std::string("expected ") + what);
+    return static_cast<int>(v);
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--model") model_name = take_value(args, i);
+    else if (args[i] == "--gpu") gpu = take_value(args, i);
+    else if (args[i] == "--policy") policy = take_value(args, i);
+    else if (args[i] == "--recording") recording = take_value(args, i);
+    else if (args[i] == "--tp") lay.tp = int_opt(i, "a positive integer");
+    else if (args[i] == "--pp") lay.pp = int_opt(i, "a positive integer");
+    else if (args[i] == "--dp") lay.dp = int_opt(i, "a positive integer");
+    else if (args[i] == "--microbatches") microbatches = int_opt(i, "a positive integer");
+    else throw UsageError("unknown argument for synth: " + args[i]);
+  }
+  if (recording.empty()) recording = dvfs::data_dir() + "/traces/recordings/h200-gpt3xl";
+  const auto t0 = std::chrono::steady_clock::now();
+  dvfs::TransformerSpec spec = dvfs::transformer_preset(model_name);
+  const dvfs::Recording rec = dvfs::load_recording(recording, dvfs::Classifier::load_default());
+  if (!rec.run.contains("run") || !rec.run["run"].contains("cfg"))
+    throw dvfs::InputError(recording + "/run.json", "run.cfg", "missing: the recorded model's shape is needed to scale its layers");
+  const dvfs::LayerTemplate tpl = dvfs::extract_layer_template(rec.workload, rec.run["run"]["cfg"], recording);
+  if (microbatches > 0) spec.global_batch = microbatches * lay.dp * spec.micro_batch;
+  const dvfs::SynthesizedPipeline sp = dvfs::synthesize_pipeline(tpl, spec, lay, {}, "--" + model_name);
+  const dvfs::GpuModel target = dvfs::load_gpu_model(gpu, "", "--gpu");
+  dvfs::Workload wl;
+  wl.names = sp.names;
+  wl.ranks = sp.stages;
+  if (target.name() != "h200") dvfs::retarget_workload(wl, dvfs::load_gpu_model("h200"), target);
+  dvfs::KernelPipeline kp;
+  kp.stages = wl.ranks;
+  kp.forward = sp.forward;
+  kp.backward = sp.backward;
+  kp.microbatches = sp.microbatches;
+  kp.p2p_latency_s = 5e-6;
+  dvfs::PolicySpec ps;
+  ps.name = policy;
+  dvfs::ReplayOptions opts;
+  opts.timeline_interval_s = 0;
+  const dvfs::GpuModel bound = target.bound_to(wl.names);
+  const auto t1 = std::chrono::steady_clock::now();
+  const dvfs::KernelPipelineResult r = dvfs::simulate_kernel_pipeline(kp, bound, dvfs::make_policy_factory(ps, bound, "--policy"), opts);
+  const double sim_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  const double all_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double energy = 0, events = 0;
+  for (const auto& o : r.outcomes) {
+    energy += o.meter.total_j();
+    events += static_cast<double>(o.stats.kernel_events);
+  }
+  std::printf("synth %s: TP %d x PP %d x DP %d = %d GPUs, %d micro-batches of %d x %d tokens per pipeline, on %s, policy %s\n",
+              spec.name.c_str(), lay.tp, lay.pp, lay.dp, lay.tp * lay.pp * lay.dp, sp.microbatches, spec.micro_batch,
+              spec.seq, target.name().c_str(), policy.c_str());
+  std::printf("  simulated: one pipeline replica, each stage's actor standing for its TP group (%d GPUs); DP replicas\n"
+              "  and their gradient all-reduce are not simulated yet (issue 5 in progress)\n", lay.tp * lay.pp);
+  std::printf("  iteration %.3f s; energy of the replica %.1f kJ (%.1f kJ per GPU, x TP); %.2e kernel events, %.0f per stage and micro-batch\n",
+              r.iteration_s, energy * lay.tp / 1e3, energy / lay.pp / 1e3, events, sp.kernels_per_microbatch);
+  std::printf("  wall %.2f s (replay %.2f s)\n", all_s, sim_s);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -297,7 +371,8 @@ int main(int argc, char** argv) {
     if (cmd == "bench") return dvfs::cmd_bench(args);
     if (cmd == "calibrate") return cmd_calibrate(args);
     if (cmd == "compare") return cmd_compare(args);
-    throw UsageError("unknown command \"" + cmd + "\" (expected run, models, validate, calibrate, compare or bench)");
+    if (cmd == "synth") return cmd_synth(args);
+    throw UsageError("unknown command \"" + cmd + "\" (expected run, models, validate, calibrate, compare, synth or bench)");
   } catch (const UsageError& e) {
     std::cerr << "dvfs-sim: " << e.what() << "\n" << kUsage;
     return 2;

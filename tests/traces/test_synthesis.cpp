@@ -1,0 +1,80 @@
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+#include "traces/src/kernel_classifier.hpp"
+#include "traces/src/recording.hpp"
+#include "traces/src/synthesis.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace dvfs;
+using Catch::Detail::Approx;
+
+namespace {
+
+const Recording& recording() {
+  static const Recording rec = load_recording(data_dir() + "/traces/recordings/h200-gpt3xl", Classifier::load_default());
+  return rec;
+}
+
+LayerTemplate layer() { return extract_layer_template(recording().workload, recording().run["run"]["cfg"], "rec"); }
+
+double total(const std::vector<Kernel>& ks) {
+  double t = 0;
+  for (const Kernel& k : ks) t += k.duration_s;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("one recorded GPT-3 XL layer: its forward by annotation, its backward by the repeat period", "[synthesis]") {
+  const LayerTemplate t = layer();
+  CHECK(t.reference.layers == 24);
+  CHECK(t.reference.hidden == 2048);
+  CHECK(t.forward.size() > 10);
+  CHECK(t.backward.size() > t.forward.size());
+  // 24 layers' forwards and backwards make up most of a recorded step (the rest: embedding, LM head,
+  // loss, optimizer, host gaps).
+  const double step = (recording().steps[1].t1_ns - recording().steps[1].t0_ns) * 1e-9;
+  const double layers = 24 * (total(t.forward) + total(t.backward));
+  CHECK(layers < step);
+  CHECK(layers > 0.6 * step);
+}
+
+TEST_CASE("synthesising the recorded shape itself keeps every kernel's time", "[synthesis]") {
+  const LayerTemplate t = layer();
+  TransformerSpec same = t.reference;
+  same.global_batch = same.micro_batch;
+  const SynthesizedPipeline p = synthesize_pipeline(t, same, ParallelLayout{}, {}, "s");
+  REQUIRE(p.stages.size() == 1);
+  CHECK(p.microbatches == 1);
+  const auto& ks = p.stages[0].kernels;
+  CHECK(ks.size() == 24 * (t.forward.size() + t.backward.size()));
+  CHECK(total(ks) == Approx(24 * (total(t.forward) + total(t.backward))).epsilon(1e-3));  // 1 us floor aside
+}
+
+TEST_CASE("tensor parallelism splits the work and adds two all-reduces per layer and pass", "[synthesis]") {
+  const LayerTemplate t = layer();
+  TransformerSpec s = t.reference;
+  s.global_batch = s.micro_batch;
+  const SynthesizedPipeline one = synthesize_pipeline(t, s, ParallelLayout{1, 1, 1}, {}, "s");
+  const SynthesizedPipeline two = synthesize_pipeline(t, s, ParallelLayout{2, 1, 1}, {}, "s");
+  std::size_t comms = 0;
+  double gemm1 = 0, gemm2 = 0;
+  for (const Kernel& k : two.stages[0].kernels) {
+    comms += k.cls == KernelClass::communication;
+    if (k.cls == KernelClass::gemm) gemm2 += k.duration_s;
+  }
+  for (const Kernel& k : one.stages[0].kernels)
+    if (k.cls == KernelClass::gemm) gemm1 += k.duration_s;
+  CHECK(comms == 24u * 4u);
+  CHECK(gemm2 == Approx(gemm1 / 2).epsilon(1e-3));
+}
+
+TEST_CASE("layouts that do not fit the model are errors naming the field", "[synthesis]") {
+  const LayerTemplate t = layer();
+  TransformerSpec m = transformer_preset("llama-3.3-70b");
+  CHECK_THROWS_WITH(synthesize_pipeline(t, m, ParallelLayout{8, 7, 16}, {}, "m"), Catch::Contains("m: pp: 80 layers do not split into 7"));
+  CHECK_THROWS_WITH(synthesize_pipeline(t, m, ParallelLayout{3, 8, 16}, {}, "m"), Catch::Contains("m: tp: TP 3 does not divide"));
+  CHECK_THROWS_WITH(synthesize_pipeline(t, m, ParallelLayout{8, 8, 3}, {}, "m"), Catch::Contains("m: global_batch"));
+  CHECK_THROWS_WITH(transformer_preset("llama-9"), Catch::Contains("unknown model \"llama-9\""));
+}

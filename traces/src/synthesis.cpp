@@ -1,0 +1,160 @@
+#include "traces/src/synthesis.hpp"
+
+#include "sim/core/errors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace dvfs {
+
+namespace {
+
+struct Preset {
+  const char* name;
+  TransformerSpec spec;
+};
+
+// Published configurations: GPT-3 (Brown et al. 2020, table 2.1), Llama 3.2 3B and Llama 3.3 70B
+// (Meta model cards / config.json), Qwen3-1.7B (Qwen config.json). Batch sizes are study defaults.
+const Preset kPresets[] = {
+    {"gpt3-xl", {"gpt3-xl", 24, 2048, 16, 16, 8192, 50257, 2048, false, 8, 512}},
+    {"gpt3-175b", {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, 2048, false, 1, 1536}},
+    {"qwen3-1.7b", {"qwen3-1.7b", 28, 2048, 16, 8, 6144, 151936, 4096, true, 4, 256}},
+    {"llama-3.2-3b", {"llama-3.2-3b", 28, 3072, 24, 8, 8192, 128256, 4096, true, 2, 256}},
+    {"llama-3.3-70b", {"llama-3.3-70b", 80, 8192, 64, 8, 28672, 128256, 4096, true, 1, 1024}},
+};
+
+double gemm_flops_per_token(const TransformerSpec& s) {
+  const double d = s.hidden, kv = static_cast<double>(s.kv_heads) / s.heads;
+  return 2.0 * (d * (d + 2.0 * d * kv) + d * d + (s.gated_mlp ? 3.0 : 2.0) * d * s.ffn);
+}
+
+}  // namespace
+
+TransformerSpec transformer_preset(const std::string& name) {
+  for (const auto& p : kPresets)
+    if (name == p.name) return p.spec;
+  std::string list;
+  for (const auto& p : kPresets) list += (list.empty() ? "" : ", ") + std::string(p.name);
+  throw InputError("--model", "", "unknown model \"" + name + "\" (expected one of: " + list + ")");
+}
+
+std::vector<std::string> transformer_presets() {
+  std::vector<std::string> out;
+  for (const auto& p : kPresets) out.push_back(p.name);
+  return out;
+}
+
+LayerTemplate extract_layer_template(const Workload& wl, const Json& cfg, const std::string& source) {
+  JsonReader c(cfg, source, "run.cfg");
+  LayerTemplate t;
+  t.reference.name = "recorded";
+  t.reference.layers = static_cast<int>(c.integer("layers"));
+  t.reference.hidden = static_cast<int>(c.integer("d"));
+  t.reference.heads = static_cast<int>(c.integer("nh"));
+  t.reference.kv_heads = static_cast<int>(c.integer_or("nkv", t.reference.heads));
+  t.reference.ffn = static_cast<int>(c.integer("ffn"));
+  t.reference.seq = static_cast<int>(c.integer("seq"));
+  t.reference.micro_batch = static_cast<int>(c.integer("batch"));
+  t.reference.gated_mlp = c.has("llama") && c.raw("llama").is_boolean() && c.raw("llama").get<bool>();
+  t.names = wl.names;
+  if (wl.ranks.empty() || wl.ranks[0].steps.size() < 2)
+    throw InputError(source, "steps", "expected a recording with at least two steps (one is used as the template)");
+  const Rank& r = wl.ranks[0];
+  const Step& st = r.steps[1];
+  const int mid = t.reference.layers / 2;
+  const std::string attn = "layer" + std::to_string(mid) + ".attn", mlp = "layer" + std::to_string(mid) + ".mlp";
+  std::vector<Kernel> bwd;
+  for (int i = st.first_kernel; i <= st.last_kernel; ++i) {
+    const Kernel& k = r.kernels[static_cast<std::size_t>(i)];
+    if (k.kind != ActivityKind::kernel) continue;
+    const AnnotationSet& as = wl.annotation_sets[k.annotation_set];
+    bool in_layer = false;
+    for (auto a : as.annotations) in_layer = in_layer || wl.annotation_names[a] == attn || wl.annotation_names[a] == mlp;
+    if (in_layer) t.forward.push_back(k);
+    else if (as.phase == Phase::backward) bwd.push_back(k);
+  }
+  if (t.forward.empty()) throw InputError(source, "annotations", "no kernels annotated " + attn + " / " + mlp);
+  // The backward pass repeats once per layer: find the period of its kernel-name sequence.
+  const std::size_t n = bwd.size();
+  std::size_t best_p = 0;
+  double best = 0;
+  for (std::size_t p = 4; p <= n / 4; ++p) {
+    std::size_t match = 0, total = 0;
+    for (std::size_t i = n / 4; i + p < 3 * n / 4; ++i, ++total) match += bwd[i].name_id == bwd[i + p].name_id;
+    const double ratio = total ? static_cast<double>(match) / static_cast<double>(total) : 0;
+    if (ratio > best + 1e-9) best = ratio, best_p = p;
+    if (ratio > 0.999) break;  // the smallest exact period
+  }
+  if (best < 0.9 || best_p == 0)
+    throw InputError(source, "backward", "the backward pass does not repeat per layer (best period match " +
+                                             std::to_string(best) + ")");
+  t.backward.assign(bwd.begin() + static_cast<long>(n / 2), bwd.begin() + static_cast<long>(n / 2 + best_p));
+  return t;
+}
+
+SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const TransformerSpec& tg, const ParallelLayout& lay,
+                                        const SynthesisOptions& opts, const std::string& source) {
+  if (lay.tp < 1 || lay.pp < 1 || lay.dp < 1) throw InputError(source, "layout", "expected TP, PP and DP >= 1");
+  if (tg.layers % lay.pp != 0)
+    throw InputError(source, "pp", std::to_string(tg.layers) + " layers do not split into " + std::to_string(lay.pp) + " stages");
+  if (tg.heads % lay.tp != 0 || tg.kv_heads % lay.tp != 0)
+    throw InputError(source, "tp", "TP " + std::to_string(lay.tp) + " does not divide " + std::to_string(tg.heads) +
+                                       " heads and " + std::to_string(tg.kv_heads) + " KV heads");
+  if (tg.global_batch % (lay.dp * tg.micro_batch) != 0)
+    throw InputError(source, "global_batch", "global batch " + std::to_string(tg.global_batch) + " is not a multiple of DP x micro-batch");
+  const TransformerSpec& rf = tpl.reference;
+  const double tok_t = static_cast<double>(tg.micro_batch) * tg.seq, tok_r = static_cast<double>(rf.micro_batch) * rf.seq;
+  const double r_gemm = tok_t * gemm_flops_per_token(tg) / lay.tp / (tok_r * gemm_flops_per_token(rf));
+  const double r_attn = tok_t * tg.seq * tg.hidden / lay.tp / (tok_r * rf.seq * rf.hidden);
+  const double r_other = tok_t * (tg.hidden + tg.ffn) / lay.tp / (tok_r * (rf.hidden + rf.ffn));
+  auto scaled = [&](Kernel k) {
+    const double r = k.cls == KernelClass::gemm ? r_gemm : k.cls == KernelClass::attention ? r_attn : r_other;
+    k.duration_s = std::max(1e-6, k.duration_s * r);
+    k.annotation_set = 0;
+    k.step = -1;
+    return k;
+  };
+  Kernel allreduce;
+  allreduce.cls = KernelClass::communication;
+  allreduce.kind = ActivityKind::kernel;
+  allreduce.sm_fill = 0.1f;
+  const double bytes = tok_t * tg.hidden * 2.0;
+  allreduce.duration_s = lay.tp > 1 ? 2.0 * (lay.tp - 1) / lay.tp * bytes / opts.nvlink_bw_bps + 2.0 * (lay.tp - 1) * opts.nvlink_latency_s : 0;
+  allreduce.recorded_sm_mhz = tpl.forward.front().recorded_sm_mhz;
+  allreduce.recorded_mem_mhz = tpl.forward.front().recorded_mem_mhz;
+  SynthesizedPipeline out;
+  out.names = tpl.names;
+  const std::uint32_t ar_name = static_cast<std::uint32_t>(out.names.size());
+  out.names.push_back("synthetic TP all-reduce (ring over NVLink)");
+  allreduce.name_id = ar_name;
+  out.microbatches = tg.global_batch / (lay.dp * tg.micro_batch);
+  const int per_stage = tg.layers / lay.pp;
+  const std::size_t half = tpl.forward.size() / 2;
+  for (int s = 0; s < lay.pp; ++s) {
+    Rank r;
+    r.id = s;
+    for (int l = 0; l < per_stage; ++l) {
+      for (std::size_t i = 0; i < tpl.forward.size(); ++i) {
+        r.kernels.push_back(scaled(tpl.forward[i]));
+        if (lay.tp > 1 && (i + 1 == half || i + 1 == tpl.forward.size())) r.kernels.push_back(allreduce);
+      }
+    }
+    const std::size_t fwd_end = r.kernels.size();
+    for (int l = 0; l < per_stage; ++l) {
+      const std::size_t bhalf = tpl.backward.size() / 2;
+      for (std::size_t i = 0; i < tpl.backward.size(); ++i) {
+        r.kernels.push_back(scaled(tpl.backward[i]));
+        if (lay.tp > 1 && (i + 1 == bhalf || i + 1 == tpl.backward.size())) r.kernels.push_back(allreduce);
+      }
+    }
+    out.forward.push_back({0, fwd_end});
+    out.backward.push_back({fwd_end, r.kernels.size()});
+    out.kernels_per_microbatch = static_cast<double>(r.kernels.size());
+    out.stages.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace dvfs
