@@ -25,6 +25,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <sys/resource.h>
 #include <vector>
 
 namespace {
@@ -328,7 +329,18 @@ int cmd_synth(std::vector<std::string> args) {
   kp.forward = sp.forward;
   kp.backward = sp.backward;
   kp.microbatches = sp.microbatches;
-  kp.p2p_latency_s = 5e-6;
+  // One actor per TP group, each group on its own node(s); every TP rank has its own network link
+  // (rail-optimised), so a group moves its per-rank shard at one GPU's network bandwidth.
+  kp.data_parallel = lay.dp;
+  kp.use_cluster = true;
+  kp.cluster.gpus_per_node = std::max(1, 8 / lay.tp);
+  kp.cluster.intra_bw_bps = 450e9;   // NVLink 4, per GPU and direction (H100/H200 datasheet: 900 GB/s total)
+  kp.cluster.intra_latency_s = 5e-6;
+  kp.cluster.inter_bw_bps = 50e9;    // InfiniBand NDR 400 Gb/s per GPU (one NIC per GPU)
+  kp.cluster.inter_latency_s = 5e-6;
+  kp.cluster.oversubscription = 1;
+  kp.activation_bytes = sp.activation_bytes;
+  kp.gradient_bytes = sp.gradient_bytes;
   dvfs::PolicySpec ps;
   ps.name = policy;
   dvfs::ReplayOptions opts;
@@ -346,11 +358,22 @@ int cmd_synth(std::vector<std::string> args) {
   std::printf("synth %s: TP %d x PP %d x DP %d = %d GPUs, %d micro-batches of %d x %d tokens per pipeline, on %s, policy %s\n",
               spec.name.c_str(), lay.tp, lay.pp, lay.dp, lay.tp * lay.pp * lay.dp, sp.microbatches, spec.micro_batch,
               spec.seq, target.name().c_str(), policy.c_str());
-  std::printf("  simulated: one pipeline replica, each stage's actor standing for its TP group (%d GPUs); DP replicas\n"
-              "  and their gradient all-reduce are not simulated yet (issue 5 in progress)\n", lay.tp * lay.pp);
-  std::printf("  iteration %.3f s; energy of the replica %.1f kJ (%.1f kJ per GPU, x TP); %.2e kernel events, %.0f per stage and micro-batch\n",
-              r.iteration_s, energy * lay.tp / 1e3, energy / lay.pp / 1e3, events, sp.kernels_per_microbatch);
-  std::printf("  wall %.2f s (replay %.2f s)\n", all_s, sim_s);
+  double allreduce = 0, blocked = 0;
+  for (std::size_t g = 0; g < r.outcomes.size(); ++g) {
+    allreduce = std::max(allreduce, r.allreduce_s[g]);
+    blocked += r.blocked_s[g];
+  }
+  std::printf("  simulated: %d GPU actors (PP x DP), each standing for its TP group of %d GPUs (same stream, same clocks);\n"
+              "  PP transfers and the DP gradient ring all-reduce are SimGrid communications on nodes of NVLink +\n"
+              "  400 Gb/s InfiniBand; embedding, LM head, loss and optimizer are not synthesised yet (issue 5 in progress)\n",
+              lay.pp * lay.dp, lay.tp);
+  std::printf("  iteration %.3f s; energy %.1f MJ (%.2f kJ per GPU); pipeline wait %.3f s per GPU, longest all-reduce %.3f s;\n"
+              "  %.2e kernel events, %.0f per stage and micro-batch\n",
+              r.iteration_s, energy * lay.tp / 1e6, energy / (lay.pp * lay.dp) / 1e3, blocked / static_cast<double>(r.outcomes.size()),
+              allreduce, events, sp.kernels_per_microbatch);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf("  wall %.2f s (replay %.2f s), peak memory %.0f MiB\n", all_s, sim_s, static_cast<double>(ru.ru_maxrss) / 1024.0);
   return 0;
 }
 

@@ -59,6 +59,100 @@ void check(const PipelineWorkload& wl, const std::string& source) {
 
 }  // namespace
 
+namespace {
+
+// Hosts for S x DP GPUs (GPU g = replica * S + stage): a star of p2p links, or the cluster of
+// ClusterSpec with routes between the GPUs that talk (pipeline neighbours, data-parallel ring
+// neighbours).
+std::vector<sg4::Host*> build_hosts(int S, int DP, bool use_cluster, const ClusterSpec& cs, double p2p_latency_s,
+                                    double p2p_bandwidth_bps) {
+  const int N = S * DP;
+  std::vector<sg4::Host*> hosts;
+  if (!use_cluster) {
+    // A star: each GPU has its own link (half the transfer latency, its bandwidth) to a switch.
+    auto* zone = sg4::create_star_zone("pipeline");
+    const double bw = p2p_bandwidth_bps > 0 ? p2p_bandwidth_bps : 1e15;
+    for (int g = 0; g < N; ++g) {
+      sg4::Host* h = zone->create_host("gpu" + std::to_string(g), 1e9)->seal();
+      const sg4::Link* l = zone->create_link("link" + std::to_string(g), bw)->set_latency(p2p_latency_s / 2)->seal();
+      zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {sg4::LinkInRoute(l)}, true);
+      hosts.push_back(h);
+    }
+    zone->seal();
+    return hosts;
+  }
+  auto* zone = sg4::create_full_zone("cluster");
+  auto bw = [](double b) { return b > 0 ? b : 1e15; };
+  // Full duplex: separate send and receive links per GPU, for NVLink and for the network.
+  std::vector<const sg4::Link*> nv_tx, nv_rx, nic_tx, nic_rx;
+  for (int g = 0; g < N; ++g) {
+    const std::string id = std::to_string(g);
+    hosts.push_back(zone->create_host("gpu" + id, 1e9)->seal());
+    nv_tx.push_back(zone->create_link("nvlink-tx" + id, bw(cs.intra_bw_bps))->set_latency(cs.intra_latency_s / 2)->seal());
+    nv_rx.push_back(zone->create_link("nvlink-rx" + id, bw(cs.intra_bw_bps))->set_latency(cs.intra_latency_s / 2)->seal());
+    nic_tx.push_back(zone->create_link("nic-tx" + id, bw(cs.inter_bw_bps))->set_latency(cs.inter_latency_s / 2)->seal());
+    nic_rx.push_back(zone->create_link("nic-rx" + id, bw(cs.inter_bw_bps))->set_latency(cs.inter_latency_s / 2)->seal());
+  }
+  const double backbone_bw = cs.inter_bw_bps > 0 ? cs.inter_bw_bps * N / cs.oversubscription : 1e15;
+  const sg4::Link* backbone = zone->create_link("backbone", backbone_bw)->seal();
+  std::set<std::pair<int, int>> routed;
+  auto one_way = [&](int a, int b) {
+    if (a == b || !routed.insert({a, b}).second) return;
+    const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+    std::vector<sg4::LinkInRoute> links;
+    if (a / cs.gpus_per_node == b / cs.gpus_per_node)
+      links = {sg4::LinkInRoute(nv_tx[ua]), sg4::LinkInRoute(nv_rx[ub])};
+    else
+      links = {sg4::LinkInRoute(nic_tx[ua]), sg4::LinkInRoute(backbone), sg4::LinkInRoute(nic_rx[ub])};
+    zone->add_route(hosts[ua]->get_netpoint(), hosts[ub]->get_netpoint(), nullptr, nullptr, links, false);
+  };
+  for (int r = 0; r < DP; ++r)
+    for (int s = 0; s < S; ++s) {
+      const int g = r * S + s;
+      if (s + 1 < S) one_way(g, g + 1), one_way(g + 1, g);
+      if (DP > 1) one_way(g, ((r + 1) % DP) * S + s), one_way(((r + 1) % DP) * S + s, g);
+    }
+  zone->seal();
+  return hosts;
+}
+
+int token = 0;  // message payload: only the message matters
+
+// One GPU's iteration: 1F1B over the micro-batches (wait for the input, `compute(op)` advances the
+// GPU, send the output), then the ring all-reduce of its stage's gradients with the other replicas.
+template <class Compute>
+void run_gpu(int g, int S, int DP, int M, double activation_bytes, double gradient_bytes, Compute&& compute,
+             double& blocked_s, double& allreduce_s) {
+  const int r = g / S, s = g % S;
+  const std::string rep = std::to_string(r) + "-";
+  for (const PipelineOp& op : one_f_one_b(s, S, M)) {
+    const double t0 = sg4::Engine::get_clock();
+    if (!op.backward && s > 0) sg4::Mailbox::by_name(box(("act" + rep).c_str(), s, op.microbatch))->get<int>();
+    if (op.backward && s < S - 1) sg4::Mailbox::by_name(box(("grad" + rep).c_str(), s, op.microbatch))->get<int>();
+    blocked_s += sg4::Engine::get_clock() - t0;
+    compute(op);
+    if (!op.backward && s < S - 1)
+      sg4::Mailbox::by_name(box(("act" + rep).c_str(), s + 1, op.microbatch))
+          ->put_init(&token, static_cast<uint64_t>(activation_bytes))->detach();
+    if (op.backward && s > 0)
+      sg4::Mailbox::by_name(box(("grad" + rep).c_str(), s - 1, op.microbatch))
+          ->put_init(&token, static_cast<uint64_t>(activation_bytes))->detach();
+  }
+  if (DP > 1 && gradient_bytes > 0) {
+    const double t0 = sg4::Engine::get_clock();
+    const auto chunk = static_cast<uint64_t>(gradient_bytes / DP);
+    const int next = (r + 1) % DP;
+    for (int step = 0; step < 2 * (DP - 1); ++step) {
+      const std::string tag = "ar" + std::to_string(s) + "-" + std::to_string(step) + "-";
+      sg4::Mailbox::by_name(tag + std::to_string(next))->put_init(&token, chunk)->detach();
+      sg4::Mailbox::by_name(tag + std::to_string(r))->get<int>();
+    }
+    allreduce_s = sg4::Engine::get_clock() - t0;
+  }
+}
+
+}  // namespace
+
 PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& source) {
   check(wl, source);
   const int S = wl.stages, DP = wl.data_parallel;
@@ -96,93 +190,22 @@ PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& 
   }
 
   auto engine = make_simgrid_engine();
-  std::vector<sg4::Host*> hosts;
-  if (!wl.use_cluster) {
-    // A star: each GPU has its own link (half the transfer latency, its bandwidth) to a switch.
-    auto* zone = sg4::create_star_zone("pipeline");
-    const double bw = wl.p2p_bandwidth_bps > 0 ? wl.p2p_bandwidth_bps : 1e15;
-    for (int g = 0; g < N; ++g) {
-      sg4::Host* h = zone->create_host("gpu" + std::to_string(g), 1e9)->seal();
-      const sg4::Link* l = zone->create_link("link" + std::to_string(g), bw)->set_latency(wl.p2p_latency_s / 2)->seal();
-      zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {sg4::LinkInRoute(l)}, true);
-      hosts.push_back(h);
-    }
-    zone->seal();
-  } else {
-    // Nodes: intra-node links per GPU, network links per GPU and one backbone; routes only between the
-    // GPUs that talk (pipeline neighbours, data-parallel ring neighbours).
-    auto* zone = sg4::create_full_zone("cluster");
-    auto bw = [](double b) { return b > 0 ? b : 1e15; };
-    // Full duplex: separate send and receive links per GPU, for NVLink and for the network.
-    std::vector<const sg4::Link*> nv_tx, nv_rx, nic_tx, nic_rx;
-    for (int g = 0; g < N; ++g) {
-      const std::string id = std::to_string(g);
-      hosts.push_back(zone->create_host("gpu" + id, 1e9)->seal());
-      nv_tx.push_back(zone->create_link("nvlink-tx" + id, bw(cs.intra_bw_bps))->set_latency(cs.intra_latency_s / 2)->seal());
-      nv_rx.push_back(zone->create_link("nvlink-rx" + id, bw(cs.intra_bw_bps))->set_latency(cs.intra_latency_s / 2)->seal());
-      nic_tx.push_back(zone->create_link("nic-tx" + id, bw(cs.inter_bw_bps))->set_latency(cs.inter_latency_s / 2)->seal());
-      nic_rx.push_back(zone->create_link("nic-rx" + id, bw(cs.inter_bw_bps))->set_latency(cs.inter_latency_s / 2)->seal());
-    }
-    const double backbone_bw = cs.inter_bw_bps > 0 ? cs.inter_bw_bps * N / cs.oversubscription : 1e15;
-    const sg4::Link* backbone = zone->create_link("backbone", backbone_bw)->seal();
-    std::set<std::pair<int, int>> routed;
-    auto one_way = [&](int a, int b) {
-      if (a == b || !routed.insert({a, b}).second) return;
-      const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
-      std::vector<sg4::LinkInRoute> links;
-      if (a / cs.gpus_per_node == b / cs.gpus_per_node)
-        links = {sg4::LinkInRoute(nv_tx[ua]), sg4::LinkInRoute(nv_rx[ub])};
-      else
-        links = {sg4::LinkInRoute(nic_tx[ua]), sg4::LinkInRoute(backbone), sg4::LinkInRoute(nic_rx[ub])};
-      zone->add_route(hosts[ua]->get_netpoint(), hosts[ub]->get_netpoint(), nullptr, nullptr, links, false);
-    };
-    auto route = [&](int a, int b) {
-      one_way(a, b);
-      one_way(b, a);
-    };
-    for (int r = 0; r < DP; ++r)
-      for (int s = 0; s < S; ++s) {
-        if (s + 1 < S) route(r * S + s, r * S + s + 1);
-        if (DP > 1) route(r * S + s, ((r + 1) % DP) * S + s);
-      }
-    zone->seal();
-  }
+  const std::vector<sg4::Host*> hosts = build_hosts(S, DP, wl.use_cluster, cs, wl.p2p_latency_s, wl.p2p_bandwidth_bps);
 
-  static int token = 0;  // payload: only the message matters
   std::exception_ptr failure;
   for (int g = 0; g < N; ++g) {
     sg4::Actor::create("gpu" + std::to_string(g), hosts[static_cast<std::size_t>(g)], [&, g]() {
       try {
-        const int r = g / S, s = g % S;
         const std::size_t gi = static_cast<std::size_t>(g);
-        const std::string rep = std::to_string(r) + "-";
         const double origin = sg4::Engine::get_clock();
-        for (const PipelineOp& op : one_f_one_b(s, S, wl.microbatches)) {
-          const double t0 = sg4::Engine::get_clock();
-          if (!op.backward && s > 0) sg4::Mailbox::by_name(box(("act" + rep).c_str(), s, op.microbatch))->get<int>();
-          if (op.backward && s < S - 1) sg4::Mailbox::by_name(box(("grad" + rep).c_str(), s, op.microbatch))->get<int>();
-          res.stage_blocked_s[gi] += sg4::Engine::get_clock() - t0;
-          const double d = (op.backward ? bwd : fwd)[gi][static_cast<std::size_t>(op.microbatch)];
-          sg4::this_actor::sleep_for(d);
-          res.stage_busy_s[gi] += d;
-          if (!op.backward && s < S - 1)
-            sg4::Mailbox::by_name(box(("act" + rep).c_str(), s + 1, op.microbatch))
-                ->put_init(&token, static_cast<uint64_t>(wl.activation_bytes))->detach();
-          if (op.backward && s > 0)
-            sg4::Mailbox::by_name(box(("grad" + rep).c_str(), s - 1, op.microbatch))
-                ->put_init(&token, static_cast<uint64_t>(wl.activation_bytes))->detach();
-        }
-        if (DP > 1 && !wl.gradient_bytes.empty()) {
-          const double t0 = sg4::Engine::get_clock();
-          const auto chunk = static_cast<uint64_t>(wl.gradient_bytes[static_cast<std::size_t>(s)] / DP);
-          const int next = (r + 1) % DP;
-          for (int step = 0; step < 2 * (DP - 1); ++step) {
-            const std::string tag = "ar" + std::to_string(s) + "-" + std::to_string(step) + "-";
-            sg4::Mailbox::by_name(tag + std::to_string(next))->put_init(&token, chunk)->detach();
-            sg4::Mailbox::by_name(tag + std::to_string(r))->get<int>();
-          }
-          res.allreduce_s[gi] = sg4::Engine::get_clock() - t0;
-        }
+        run_gpu(g, S, DP, wl.microbatches, wl.activation_bytes,
+                wl.gradient_bytes.empty() ? 0.0 : wl.gradient_bytes[static_cast<std::size_t>(g % S)],
+                [&](const PipelineOp& op) {
+                  const double d = (op.backward ? bwd : fwd)[gi][static_cast<std::size_t>(op.microbatch)];
+                  sg4::this_actor::sleep_for(d);
+                  res.stage_busy_s[gi] += d;
+                },
+                res.stage_blocked_s[gi], res.allreduce_s[gi]);
         res.stage_end_s[gi] = sg4::Engine::get_clock() - origin;
       } catch (...) {
         failure = std::current_exception();
@@ -214,48 +237,42 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
       if (k.annotation_set >= kp.annotation_sets)
         throw InputError(source, "annotation_sets", "a kernel refers to an annotation set the pipeline does not hold");
 
+  const int DP = kp.data_parallel;
+  if (DP < 1) throw InputError(source, "data_parallel", "expected at least one replica");
+  if (!kp.gradient_bytes.empty() && static_cast<int>(kp.gradient_bytes.size()) != S)
+    throw InputError(source, "gradient_bytes", "expected one size per stage");
+  const int N = S * DP;
   KernelPipelineResult res;
   std::vector<std::unique_ptr<Policy>> policies;
-  for (int s = 0; s < S; ++s) {
-    policies.push_back(make_policy(s));
-    res.outcomes.push_back(RankOutcome{s, policies.back()->name(), {}, EnergyMeter(0, kp.annotation_sets, model.sm_clocks_mhz().size(), 0), 0});
+  for (int g = 0; g < N; ++g) {
+    policies.push_back(make_policy(g));
+    res.outcomes.push_back(RankOutcome{g, policies.back()->name(), {}, EnergyMeter(0, kp.annotation_sets, model.sm_clocks_mhz().size(), 0), 0});
   }
-  res.blocked_s.assign(static_cast<std::size_t>(S), 0);
+  res.blocked_s.assign(static_cast<std::size_t>(N), 0);
+  res.allreduce_s.assign(static_cast<std::size_t>(N), 0);
 
   auto engine = make_simgrid_engine();
-  auto* zone = sg4::create_star_zone("pipeline");
-  std::vector<sg4::Host*> hosts;
-  for (int s = 0; s < S; ++s) {
-    sg4::Host* h = zone->create_host("gpu" + std::to_string(s), 1e9)->seal();
-    const sg4::Link* l = zone->create_link("link" + std::to_string(s), 1e15)->set_latency(kp.p2p_latency_s / 2)->seal();
-    zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {sg4::LinkInRoute(l)}, true);
-    hosts.push_back(h);
-  }
-  zone->seal();
-  static int token = 0;
+  const std::vector<sg4::Host*> hosts = build_hosts(S, DP, kp.use_cluster, kp.cluster, kp.p2p_latency_s, kp.p2p_bandwidth_bps);
   std::exception_ptr failure;
-  for (int s = 0; s < S; ++s) {
-    sg4::Actor::create("gpu" + std::to_string(s), hosts[static_cast<std::size_t>(s)], [&, s]() {
+  for (int g = 0; g < N; ++g) {
+    sg4::Actor::create("gpu" + std::to_string(g), hosts[static_cast<std::size_t>(g)], [&, g]() {
       try {
-        const std::size_t si = static_cast<std::size_t>(s);
-        GpuReplayer replayer(kp.stages[si], model, *policies[si], opts, res.outcomes[si].meter);
+        const std::size_t gi = static_cast<std::size_t>(g), si = static_cast<std::size_t>(g % S);
+        GpuReplayer replayer(kp.stages[si], model, *policies[gi], opts, res.outcomes[gi].meter);
         LocalTime tk;
         const double origin = sg4::Engine::get_clock();
-        for (const PipelineOp& op : one_f_one_b(s, S, kp.microbatches)) {
-          const double t0 = sg4::Engine::get_clock();
-          if (!op.backward && s > 0) sg4::Mailbox::by_name(box("act", s, op.microbatch))->get<int>();
-          if (op.backward && s < S - 1) sg4::Mailbox::by_name(box("grad", s, op.microbatch))->get<int>();
-          res.blocked_s[si] += sg4::Engine::get_clock() - t0;
-          replayer.idle_until(tk, sg4::Engine::get_clock() - origin);  // the GPU idled while it waited
-          const auto& range = op.backward ? kp.backward[si] : kp.forward[si];
-          replayer.run_kernels(tk, range.first, range.second);
-          // Nothing outside this GPU could change its course meanwhile: one SimGrid event for the range.
-          sg4::this_actor::sleep_until(origin + tk.now());
-          if (!op.backward && s < S - 1) sg4::Mailbox::by_name(box("act", s + 1, op.microbatch))->put_init(&token, 0)->detach();
-          if (op.backward && s > 0) sg4::Mailbox::by_name(box("grad", s - 1, op.microbatch))->put_init(&token, 0)->detach();
-        }
-        res.outcomes[si].stats = replayer.stats();
-        res.outcomes[si].simgrid_end_s = sg4::Engine::get_clock() - origin;
+        run_gpu(g, S, DP, kp.microbatches, kp.activation_bytes, kp.gradient_bytes.empty() ? 0.0 : kp.gradient_bytes[si],
+                [&](const PipelineOp& op) {
+                  replayer.idle_until(tk, sg4::Engine::get_clock() - origin);  // the GPU idled while it waited
+                  const auto& range = op.backward ? kp.backward[si] : kp.forward[si];
+                  replayer.run_kernels(tk, range.first, range.second);
+                  // Nothing outside this GPU could change its course meanwhile: one SimGrid event.
+                  sg4::this_actor::sleep_until(origin + tk.now());
+                },
+                res.blocked_s[gi], res.allreduce_s[gi]);
+        replayer.idle_until(tk, sg4::Engine::get_clock() - origin);  // waiting in the all-reduce
+        res.outcomes[gi].stats = replayer.stats();
+        res.outcomes[gi].simgrid_end_s = sg4::Engine::get_clock() - origin;
       } catch (...) {
         failure = std::current_exception();
       }

@@ -70,14 +70,21 @@ struct KernelPipeline {
   std::vector<Rank> stages;                                  // one rank program per stage
   std::vector<std::pair<std::size_t, std::size_t>> forward, backward;  // kernel ranges [first, last)
   int microbatches = 0;
-  double p2p_latency_s = 0;
+  double p2p_latency_s = 0, p2p_bandwidth_bps = 0, activation_bytes = 0;
   std::size_t annotation_sets = 1;  // size of the workload's annotation-set table the kernels refer to
+  // Data parallelism as in PipelineWorkload: replicas run the same stage programs; each stage's GPUs
+  // ring-all-reduce gradient_bytes[stage] after their last backward.
+  int data_parallel = 1;
+  std::vector<double> gradient_bytes;
+  ClusterSpec cluster;
+  bool use_cluster = false;
 };
 
 struct KernelPipelineResult {
   double iteration_s = 0;
-  std::vector<RankOutcome> outcomes;  // per stage: replay statistics and energy meter
-  std::vector<double> blocked_s;      // per stage: time waiting for an input
+  std::vector<RankOutcome> outcomes;  // per GPU (replica * stages + stage): replay statistics, energy
+  std::vector<double> blocked_s;      // per GPU: time waiting for a pipeline input
+  std::vector<double> allreduce_s;    // per GPU: time in the gradient all-reduce, waiting included
 };
 
 KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const GpuModel& model,

@@ -249,7 +249,7 @@ def test_compare_bad_input_is_one_line_and_exit_2(cli, root):
 def test_synth_runs_a_70b_pipeline_and_rejects_bad_layouts(cli):
     r = cli("synth", "--model", "llama-3.3-70b", "--tp", "8", "--pp", "8", "--dp", "16")
     assert r.returncode == 0, r.stderr
-    assert "1024 GPUs" in r.stdout and "64 micro-batches" in r.stdout and "not simulated yet" in r.stdout
+    assert "1024 GPUs" in r.stdout and "64 micro-batches" in r.stdout and "128 GPU actors" in r.stdout
     for args, needle in ((("--tp", "3", "--pp", "8"), "tp: TP 3 does not divide"),
                          (("--pp", "7"), "pp: 80 layers do not split into 7 stages"),
                          (("--tp", "0"), "--tp: expected a positive integer")):

@@ -166,3 +166,53 @@ TEST_CASE("the kernel-level pipeline replays each stage's kernels between its co
   const double per_kernel = m.kernel_time_s(kp.stages[0].kernels[0], m.sm_index(705), 0);
   CHECK(slow.iteration_s == Approx((6 + 3 - 1) * 6 * per_kernel).epsilon(1e-9));
 }
+
+TEST_CASE("kernel-level and duration-level pipelines agree with data parallelism on a cluster", "[pipeline]") {
+  const GpuModel m = load_gpu_model("a100-sxm4");
+  KernelPipeline kp;
+  kp.microbatches = 5;
+  kp.data_parallel = 3;
+  kp.use_cluster = true;
+  kp.cluster.gpus_per_node = 2;
+  kp.cluster.inter_bw_bps = 1e9;
+  kp.cluster.inter_latency_s = 1e-4;
+  kp.gradient_bytes = {3e6, 3e6};
+  PipelineWorkload wl;
+  wl.stages = 2;
+  wl.microbatches = 5;
+  wl.data_parallel = 3;
+  wl.use_cluster = true;
+  wl.cluster = kp.cluster;
+  wl.gradient_bytes = kp.gradient_bytes;
+  const int top = static_cast<int>(m.sm_clocks_mhz().size()) - 1;
+  for (int s = 0; s < 2; ++s) {
+    Rank r;
+    r.id = s;
+    for (int i = 0; i < 3; ++i) {
+      Kernel k;
+      k.cls = i == 0 ? KernelClass::gemm : KernelClass::elementwise;
+      k.duration_s = 1e-3 * (1 + s);
+      k.recorded_sm_mhz = 1410;
+      k.recorded_mem_mhz = 1593;
+      r.kernels.push_back(k);
+    }
+    const double f = m.kernel_time_s(r.kernels[0], top, 0);
+    const double b = m.kernel_time_s(r.kernels[1], top, 0) + m.kernel_time_s(r.kernels[2], top, 0);
+    kp.stages.push_back(r);
+    kp.forward.push_back({0, 1});
+    kp.backward.push_back({1, 3});
+    wl.forward_s.push_back(std::vector<double>(5, f));
+    wl.backward_s.push_back(std::vector<double>(5, b));
+  }
+  PolicySpec max;
+  max.name = "max";
+  ReplayOptions opts;
+  opts.timeline_interval_s = 0;
+  const KernelPipelineResult k = simulate_kernel_pipeline(kp, m, make_policy_factory(max, m, ""), opts);
+  const PipelineResult d = simulate_pipeline(wl);
+  CHECK(k.iteration_s == Approx(d.iteration_s).epsilon(1e-9));
+  REQUIRE(k.outcomes.size() == 6);
+  for (std::size_t g = 0; g < 6; ++g) CHECK(k.allreduce_s[g] == Approx(d.allreduce_s[g]).epsilon(1e-6).margin(1e-12));
+  // Each GPU's meter covers its whole iteration, waits included.
+  for (const auto& o : k.outcomes) CHECK(o.stats.end_s == Approx(o.simgrid_end_s).epsilon(1e-9));
+}

@@ -131,6 +131,9 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
   allreduce.name_id = ar_name;
   out.microbatches = tg.global_batch / (lay.dp * tg.micro_batch);
   const int per_stage = tg.layers / lay.pp;
+  out.activation_bytes = tok_t * tg.hidden * 2.0 / lay.tp;
+  // Weights of the linear layers = their FLOPs per token / 2; bf16 gradients, sharded over TP.
+  out.gradient_bytes.assign(static_cast<std::size_t>(lay.pp), per_stage * gemm_flops_per_token(tg) / 2.0 * 2.0 / lay.tp);
   const std::size_t half = tpl.forward.size() / 2;
   for (int s = 0; s < lay.pp; ++s) {
     Rank r;

@@ -59,6 +59,10 @@ struct SynthesizedPipeline {
   int microbatches = 0;
   std::vector<std::string> names;
   double kernels_per_microbatch = 0;  // per stage, forward + backward
+  // Per TP rank: bf16 activations sent between stages per micro-batch, and bf16 gradients of the
+  // stage's layer weights (linear layers only) all-reduced across data-parallel replicas.
+  double activation_bytes = 0;
+  std::vector<double> gradient_bytes;
 };
 
 // Throws InputError naming the field: a layout that does not divide the layers, heads or batch.
