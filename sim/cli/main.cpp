@@ -6,6 +6,7 @@
 #include "sim/compare.hpp"
 #include "models/src/retarget.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
+#include "sim/pipeline/synthetic_run.hpp"
 #include "sim/policies/policy_factory.hpp"
 #include "traces/src/kernel_classifier.hpp"
 #include "traces/src/recording.hpp"
@@ -54,6 +55,7 @@ const char* kUsage =
     "        Policies: max native per-kernel per-kernel-online pass-level static-best latency-aware.\n"
     "        --budget: allowed slowdown in % for the planned ones; --latency: SM and memory switch latency in s\n"
     "  synth --model NAME [--tp N] [--pp N] [--dp N] [--gpu MODEL] [--policy P] [--microbatches N]\n"
+    "        [--straggler REPLICA:FACTOR] [--inter-bw B/s] [--oversubscription X] [--json] [-o FILE]\n"
     "        (in progress) a transformer's pipeline synthesised from the recorded layer and replayed at kernel\n"
     "        level: gpt3-xl, gpt3-175b, qwen3-1.7b, llama-3.2-3b, llama-3.3-70b\n"
     "  bench [--events N]           replay throughput (kernel events/s) and peak memory\n";
@@ -291,89 +293,50 @@ int cmd_compare(std::vector<std::string> args) {
 }
 
 int cmd_synth(std::vector<std::string> args) {
-  std::string model_name = "gpt3-xl", gpu = "h200", policy = "native", recording;
-  dvfs::ParallelLayout lay;
-  int microbatches = 0;
+  dvfs::SyntheticRun req;
+  bool json = false;
+  std::string out_file;
+  bool cluster_set = false;
   auto int_opt = [&](std::size_t& i, const char* what) {
     const double v = parse_number(args[i], take_value(args, i), what);
     if (v < 1 || v != std::floor(v) || v > 1e6) throw dvfs::InputError(args[i - 1], "", std::string("expected ") + what);
     return static_cast<int>(v);
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--model") model_name = take_value(args, i);
-    else if (args[i] == "--gpu") gpu = take_value(args, i);
-    else if (args[i] == "--policy") policy = take_value(args, i);
-    else if (args[i] == "--recording") recording = take_value(args, i);
-    else if (args[i] == "--tp") lay.tp = int_opt(i, "a positive integer");
-    else if (args[i] == "--pp") lay.pp = int_opt(i, "a positive integer");
-    else if (args[i] == "--dp") lay.dp = int_opt(i, "a positive integer");
-    else if (args[i] == "--microbatches") microbatches = int_opt(i, "a positive integer");
+    if (args[i] == "--model") req.model = take_value(args, i);
+    else if (args[i] == "--gpu") req.gpu = take_value(args, i);
+    else if (args[i] == "--policy") req.policy = take_value(args, i);
+    else if (args[i] == "--recording") req.recording = take_value(args, i);
+    else if (args[i] == "--tp") req.layout.tp = int_opt(i, "a positive integer");
+    else if (args[i] == "--pp") req.layout.pp = int_opt(i, "a positive integer");
+    else if (args[i] == "--dp") req.layout.dp = int_opt(i, "a positive integer");
+    else if (args[i] == "--microbatches") req.microbatches = int_opt(i, "a positive integer");
+    else if (args[i] == "--straggler") {
+      // REPLICA:FACTOR
+      const std::string v = take_value(args, i);
+      const auto colon = v.find(':');
+      if (colon == std::string::npos) throw dvfs::InputError("--straggler", "", "expected REPLICA:FACTOR, e.g. 0:1.2");
+      req.straggler_replica = static_cast<int>(parse_number("--straggler", v.substr(0, colon), "a replica index"));
+      req.straggler_factor = parse_number("--straggler", v.substr(colon + 1), "a slowdown factor");
+    } else if (args[i] == "--inter-bw") {
+      if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout), cluster_set = true;
+      req.cluster.inter_bw_bps = parse_number("--inter-bw", take_value(args, i), "a bandwidth in bytes/s (> 0)");
+    } else if (args[i] == "--oversubscription") {
+      if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout), cluster_set = true;
+      req.cluster.oversubscription = parse_number("--oversubscription", take_value(args, i), "a factor >= 1");
+    } else if (args[i] == "--json") json = true;
+    else if (args[i] == "-o" || args[i] == "--output") out_file = take_value(args, i);
     else throw UsageError("unknown argument for synth: " + args[i]);
   }
-  if (recording.empty()) recording = dvfs::data_dir() + "/traces/recordings/h200-gpt3xl";
-  const auto t0 = std::chrono::steady_clock::now();
-  dvfs::TransformerSpec spec = dvfs::transformer_preset(model_name);
-  const dvfs::Recording rec = dvfs::load_recording(recording, dvfs::Classifier::load_default());
-  if (!rec.run.contains("run") || !rec.run["run"].contains("cfg"))
-    throw dvfs::InputError(recording + "/run.json", "run.cfg", "missing: the recorded model's shape is needed to scale its layers");
-  const dvfs::LayerTemplate tpl = dvfs::extract_layer_template(rec.workload, rec.run["run"]["cfg"], recording);
-  if (microbatches > 0) spec.global_batch = microbatches * lay.dp * spec.micro_batch;
-  const dvfs::SynthesizedPipeline sp = dvfs::synthesize_pipeline(tpl, spec, lay, {}, "--" + model_name);
-  const dvfs::GpuModel target = dvfs::load_gpu_model(gpu, "", "--gpu");
-  dvfs::Workload wl;
-  wl.names = sp.names;
-  wl.ranks = sp.stages;
-  if (target.name() != "h200") dvfs::retarget_workload(wl, dvfs::load_gpu_model("h200"), target);
-  dvfs::KernelPipeline kp;
-  kp.stages = wl.ranks;
-  kp.forward = sp.forward;
-  kp.backward = sp.backward;
-  kp.microbatches = sp.microbatches;
-  // One actor per TP group, each group on its own node(s); every TP rank has its own network link
-  // (rail-optimised), so a group moves its per-rank shard at one GPU's network bandwidth.
-  kp.data_parallel = lay.dp;
-  kp.use_cluster = true;
-  kp.cluster.gpus_per_node = std::max(1, 8 / lay.tp);
-  kp.cluster.intra_bw_bps = 450e9;   // NVLink 4, per GPU and direction (H100/H200 datasheet: 900 GB/s total)
-  kp.cluster.intra_latency_s = 5e-6;
-  kp.cluster.inter_bw_bps = 50e9;    // InfiniBand NDR 400 Gb/s per GPU (one NIC per GPU)
-  kp.cluster.inter_latency_s = 5e-6;
-  kp.cluster.oversubscription = 1;
-  kp.activation_bytes = sp.activation_bytes;
-  kp.gradient_bytes = sp.gradient_bytes;
-  dvfs::PolicySpec ps;
-  ps.name = policy;
-  dvfs::ReplayOptions opts;
-  opts.timeline_interval_s = 0;
-  const dvfs::GpuModel bound = target.bound_to(wl.names);
-  const auto t1 = std::chrono::steady_clock::now();
-  const dvfs::KernelPipelineResult r = dvfs::simulate_kernel_pipeline(kp, bound, dvfs::make_policy_factory(ps, bound, "--policy"), opts);
-  const double sim_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  const double all_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  double energy = 0, events = 0;
-  for (const auto& o : r.outcomes) {
-    energy += o.meter.total_j();
-    events += static_cast<double>(o.stats.kernel_events);
+  if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout);
+  else req.cluster.gpus_per_node = dvfs::default_cluster(req.layout).gpus_per_node;
+  const dvfs::Json r = dvfs::run_synthetic(req);
+  if (!out_file.empty()) {
+    std::ofstream f(out_file);
+    f << r.dump(2) << "\n";
+    if (!f) throw dvfs::InputError(out_file, "", "cannot write the result");
   }
-  std::printf("synth %s: TP %d x PP %d x DP %d = %d GPUs, %d micro-batches of %d x %d tokens per pipeline, on %s, policy %s\n",
-              spec.name.c_str(), lay.tp, lay.pp, lay.dp, lay.tp * lay.pp * lay.dp, sp.microbatches, spec.micro_batch,
-              spec.seq, target.name().c_str(), policy.c_str());
-  double allreduce = 0, blocked = 0;
-  for (std::size_t g = 0; g < r.outcomes.size(); ++g) {
-    allreduce = std::max(allreduce, r.allreduce_s[g]);
-    blocked += r.blocked_s[g];
-  }
-  std::printf("  simulated: %d GPU actors (PP x DP), each standing for its TP group of %d GPUs (same stream, same clocks);\n"
-              "  PP transfers and the DP gradient ring all-reduce are SimGrid communications on nodes of NVLink +\n"
-              "  400 Gb/s InfiniBand; embedding, LM head, loss and optimizer are not synthesised yet (issue 5 in progress)\n",
-              lay.pp * lay.dp, lay.tp);
-  std::printf("  iteration %.3f s; energy %.1f MJ (%.2f kJ per GPU); pipeline wait %.3f s per GPU, longest all-reduce %.3f s;\n"
-              "  %.2e kernel events, %.0f per stage and micro-batch\n",
-              r.iteration_s, energy * lay.tp / 1e6, energy / (lay.pp * lay.dp) / 1e3, blocked / static_cast<double>(r.outcomes.size()),
-              allreduce, events, sp.kernels_per_microbatch);
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  std::printf("  wall %.2f s (replay %.2f s), peak memory %.0f MiB\n", all_s, sim_s, static_cast<double>(ru.ru_maxrss) / 1024.0);
+  std::cout << (json ? r.dump(2) + "\n" : dvfs::format_synthetic(r));
   return 0;
 }
 

@@ -251,6 +251,15 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
   res.blocked_s.assign(static_cast<std::size_t>(N), 0);
   res.allreduce_s.assign(static_cast<std::size_t>(N), 0);
 
+  // The straggler replica replays its own copy of the stage programs with stretched kernels.
+  std::vector<Rank> slow;
+  if (kp.straggler_replica >= 0) {
+    if (kp.straggler_replica >= DP || !(kp.straggler_factor > 0))
+      throw InputError(source, "straggler_replica", "expected a replica index below data_parallel and a factor > 0");
+    slow = kp.stages;
+    for (Rank& r : slow)
+      for (Kernel& k : r.kernels) k.duration_s *= kp.straggler_factor;
+  }
   auto engine = make_simgrid_engine();
   const std::vector<sg4::Host*> hosts = build_hosts(S, DP, kp.use_cluster, kp.cluster, kp.p2p_latency_s, kp.p2p_bandwidth_bps);
   std::exception_ptr failure;
@@ -258,7 +267,8 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
     sg4::Actor::create("gpu" + std::to_string(g), hosts[static_cast<std::size_t>(g)], [&, g]() {
       try {
         const std::size_t gi = static_cast<std::size_t>(g), si = static_cast<std::size_t>(g % S);
-        GpuReplayer replayer(kp.stages[si], model, *policies[gi], opts, res.outcomes[gi].meter);
+        const bool straggler = g / S == kp.straggler_replica;
+        GpuReplayer replayer(straggler ? slow[si] : kp.stages[si], model, *policies[gi], opts, res.outcomes[gi].meter);
         LocalTime tk;
         const double origin = sg4::Engine::get_clock();
         run_gpu(g, S, DP, kp.microbatches, kp.activation_bytes, kp.gradient_bytes.empty() ? 0.0 : kp.gradient_bytes[si],

@@ -78,6 +78,9 @@ struct KernelPipeline {
   std::vector<double> gradient_bytes;
   ClusterSpec cluster;
   bool use_cluster = false;
+  // One replica's GPUs run every kernel this much slower (a straggler pipeline); -1 = none.
+  int straggler_replica = -1;
+  double straggler_factor = 1.0;
 };
 
 struct KernelPipelineResult {

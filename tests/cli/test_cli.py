@@ -249,10 +249,26 @@ def test_compare_bad_input_is_one_line_and_exit_2(cli, root):
 def test_synth_runs_a_70b_pipeline_and_rejects_bad_layouts(cli):
     r = cli("synth", "--model", "llama-3.3-70b", "--tp", "8", "--pp", "8", "--dp", "16")
     assert r.returncode == 0, r.stderr
-    assert "1024 GPUs" in r.stdout and "64 micro-batches" in r.stdout and "128 GPU actors" in r.stdout
+    assert "1024 GPUs (128 actors)" in r.stdout and "64 micro-batches" in r.stdout
     for args, needle in ((("--tp", "3", "--pp", "8"), "tp: TP 3 does not divide"),
                          (("--pp", "7"), "pp: 80 layers do not split into 7 stages"),
                          (("--tp", "0"), "--tp: expected a positive integer")):
         r = cli("synth", "--model", "llama-3.3-70b", *args)
         assert r.returncode == 2, args
         assert len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr, (args, r.stderr)
+
+
+def test_synth_straggler_shows_as_waiting_at_the_all_reduce(cli, tmp_path):
+    base = cli("synth", "--model", "llama-3.2-3b", "--tp", "1", "--pp", "2", "--dp", "4", "--microbatches", "4", "--json")
+    slow = cli("synth", "--model", "llama-3.2-3b", "--tp", "1", "--pp", "2", "--dp", "4", "--microbatches", "4",
+               "--straggler", "1:1.2", "--json", "-o", tmp_path / "s.json")
+    assert base.returncode == 0 and slow.returncode == 0, slow.stderr
+    b, s = json.loads(base.stdout), json.loads(slow.stdout)
+    assert json.loads((tmp_path / "s.json").read_text()) == s
+    assert s["iteration_s"] > 1.15 * b["iteration_s"]
+    assert s["extrinsic_wait_gpu_s"] > 10 * max(b["extrinsic_wait_gpu_s"], 1e-3)
+    assert s["gpus"] == 8 and len(s["stages"]) == 2
+    r = cli("synth", "--model", "llama-3.2-3b", "--dp", "2", "--straggler", "5:1.2")
+    assert r.returncode == 2 and "straggler" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = cli("synth", "--model", "llama-3.2-3b", "--inter-bw", "0")
+    assert r.returncode == 2 and "bandwidths > 0" in r.stderr

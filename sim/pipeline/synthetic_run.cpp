@@ -1,0 +1,153 @@
+#include "sim/pipeline/synthetic_run.hpp"
+
+#include "models/src/model_registry.hpp"
+#include "models/src/retarget.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/policies/policy_factory.hpp"
+#include "traces/src/kernel_classifier.hpp"
+#include "traces/src/recording.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+#include <sys/resource.h>
+
+namespace dvfs {
+
+ClusterSpec default_cluster(const ParallelLayout& layout) {
+  ClusterSpec c;
+  // One actor per TP group; a node holds 8 GPUs, so 8 / TP groups per node.
+  c.gpus_per_node = std::max(1, 8 / layout.tp);
+  c.intra_bw_bps = 450e9;   // NVLink 4 per GPU and direction (H100/H200 SXM datasheet: 900 GB/s total)
+  c.intra_latency_s = 5e-6;
+  c.inter_bw_bps = 50e9;    // InfiniBand NDR, 400 Gb/s, one NIC per GPU (rail-optimised)
+  c.inter_latency_s = 5e-6;
+  c.oversubscription = 1;
+  return c;
+}
+
+Json run_synthetic(const SyntheticRun& req) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string recording = req.recording.empty() ? data_dir() + "/traces/recordings/h200-gpt3xl" : req.recording;
+  TransformerSpec spec = transformer_preset(req.model);
+  const Recording rec = load_recording(recording, Classifier::load_default());
+  if (!rec.run.contains("run") || !rec.run["run"].contains("cfg"))
+    throw InputError(recording + "/run.json", "run.cfg", "missing: the recorded model's shape is needed to scale its layers");
+  const LayerTemplate tpl = extract_layer_template(rec.workload, rec.run["run"]["cfg"], recording);
+  if (req.microbatches > 0) spec.global_batch = req.microbatches * req.layout.dp * spec.micro_batch;
+  const SynthesizedPipeline sp = synthesize_pipeline(tpl, spec, req.layout, {}, req.model);
+  const GpuModel target = load_gpu_model(req.gpu, "", "gpu");
+  const ClusterSpec& cs = req.cluster;
+  if (cs.gpus_per_node < 1 || !(cs.intra_bw_bps > 0) || !(cs.inter_bw_bps > 0) || !(cs.oversubscription >= 1) ||
+      cs.intra_latency_s < 0 || cs.inter_latency_s < 0)
+    throw InputError("cluster", "", "expected gpus_per_node >= 1, bandwidths > 0, latencies >= 0 and oversubscription >= 1");
+  if (req.straggler_replica >= req.layout.dp || !(req.straggler_factor > 0))
+    throw InputError("straggler", "", "expected a replica index below DP and a slowdown factor > 0");
+  Workload wl;
+  wl.names = sp.names;
+  wl.ranks = sp.stages;
+  if (target.name() != "h200") retarget_workload(wl, load_gpu_model("h200"), target);
+  KernelPipeline kp;
+  kp.stages = wl.ranks;
+  kp.forward = sp.forward;
+  kp.backward = sp.backward;
+  kp.microbatches = sp.microbatches;
+  kp.data_parallel = req.layout.dp;
+  kp.use_cluster = true;
+  kp.cluster = cs;
+  kp.activation_bytes = sp.activation_bytes;
+  kp.gradient_bytes = sp.gradient_bytes;
+  if (req.straggler_replica >= 0 && req.straggler_factor != 1.0) {
+    kp.straggler_replica = req.straggler_replica;
+    kp.straggler_factor = req.straggler_factor;
+  }
+  PolicySpec ps;
+  ps.name = req.policy;
+  ReplayOptions opts;
+  opts.timeline_interval_s = 0;
+  const GpuModel bound = target.bound_to(wl.names);
+  const auto t1 = std::chrono::steady_clock::now();
+  const KernelPipelineResult r = simulate_kernel_pipeline(kp, bound, make_policy_factory(ps, bound, "policy"), opts, req.model);
+  const double replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+
+  const int S = req.layout.pp, DP = req.layout.dp, TP = req.layout.tp;
+  double energy = 0, events = 0, intrinsic = 0, extrinsic = 0;
+  Json stages = Json::array();
+  for (int s = 0; s < S; ++s) {
+    double e = 0, wait_sum = 0, wait_max = 0, ar_min = 1e300, ar_max = 0, ext = 0;
+    for (int d = 0; d < DP; ++d) ar_min = std::min(ar_min, r.allreduce_s[static_cast<std::size_t>(d * S + s)]);
+    for (int d = 0; d < DP; ++d) {
+      const std::size_t g = static_cast<std::size_t>(d * S + s);
+      e += r.outcomes[g].meter.total_j();
+      events += static_cast<double>(r.outcomes[g].stats.kernel_events);
+      wait_sum += r.blocked_s[g];
+      wait_max = std::max(wait_max, r.blocked_s[g]);
+      ar_max = std::max(ar_max, r.allreduce_s[g]);
+      ext += r.allreduce_s[g] - ar_min;
+    }
+    energy += e;
+    intrinsic += wait_sum;
+    extrinsic += ext;
+    stages.push_back({{"stage", s}, {"energy_per_gpu_j", e / DP}, {"pipeline_wait_mean_s", wait_sum / DP},
+                      {"pipeline_wait_max_s", wait_max}, {"allreduce_min_s", ar_min}, {"allreduce_max_s", ar_max},
+                      {"straggler_wait_s", ext / DP}});
+  }
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return {{"model", spec.name},
+          {"layout", {{"tp", TP}, {"pp", S}, {"dp", DP}}},
+          {"gpus", TP * S * DP},
+          {"actors", S * DP},
+          {"microbatches_per_pipeline", sp.microbatches},
+          {"tokens_per_microbatch", spec.micro_batch * spec.seq},
+          {"gpu_model", target.name()},
+          {"policy", req.policy},
+          {"iteration_s", r.iteration_s},
+          {"energy_j", energy * TP},
+          {"energy_per_gpu_j", energy / (S * DP)},
+          {"intrinsic_wait_gpu_s", intrinsic * TP},
+          {"extrinsic_wait_gpu_s", extrinsic * TP},
+          {"kernel_events", events},
+          {"kernels_per_stage_microbatch", sp.kernels_per_microbatch},
+          {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
+          {"replay_s", replay_s},
+          {"peak_rss_mib", static_cast<double>(ru.ru_maxrss) / 1024.0},
+          {"stages", stages},
+          {"simulated", "one actor per TP group (its GPUs run the same stream at the same clocks; energy x TP); PP "
+                        "transfers and the DP ring all-reduce (after the last backward, not overlapped) are SimGrid "
+                        "communications; embedding, LM head, loss and optimizer not synthesised yet"}};
+}
+
+std::string format_synthetic(const Json& j) {
+  std::ostringstream os;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "synth %s: TP %d x PP %d x DP %d = %d GPUs (%d actors), %d micro-batches of %d tokens per pipeline, %s, policy %s\n",
+                j["model"].get<std::string>().c_str(), j["layout"]["tp"].get<int>(), j["layout"]["pp"].get<int>(),
+                j["layout"]["dp"].get<int>(), j["gpus"].get<int>(), j["actors"].get<int>(),
+                j["microbatches_per_pipeline"].get<int>(), j["tokens_per_microbatch"].get<int>(),
+                j["gpu_model"].get<std::string>().c_str(), j["policy"].get<std::string>().c_str());
+  os << buf;
+  std::snprintf(buf, sizeof buf,
+                "  iteration %.3f s, energy %.2f MJ (%.2f kJ per GPU); GPU-seconds waiting: %.1f in the pipeline, %.1f for "
+                "stragglers at the all-reduce\n",
+                j["iteration_s"].get<double>(), j["energy_j"].get<double>() / 1e6, j["energy_per_gpu_j"].get<double>() / 1e3,
+                j["intrinsic_wait_gpu_s"].get<double>(), j["extrinsic_wait_gpu_s"].get<double>());
+  os << buf;
+  os << "  stage  kJ/GPU  pipeline wait mean/max s  all-reduce min/max s  straggler wait s\n";
+  for (const auto& s : j["stages"]) {
+    std::snprintf(buf, sizeof buf, "  %5d %7.2f %12.3f / %-8.3f %11.3f / %-8.3f %10.3f\n", s["stage"].get<int>(),
+                  s["energy_per_gpu_j"].get<double>() / 1e3, s["pipeline_wait_mean_s"].get<double>(),
+                  s["pipeline_wait_max_s"].get<double>(), s["allreduce_min_s"].get<double>(), s["allreduce_max_s"].get<double>(),
+                  s["straggler_wait_s"].get<double>());
+    os << buf;
+  }
+  std::snprintf(buf, sizeof buf, "  %.2e kernel events (%.0f per stage and micro-batch); wall %.2f s (replay %.2f s), peak memory %.0f MiB\n",
+                j["kernel_events"].get<double>(), j["kernels_per_stage_microbatch"].get<double>(), j["wall_s"].get<double>(),
+                j["replay_s"].get<double>(), j["peak_rss_mib"].get<double>());
+  os << buf << "  simulated: " << j["simulated"].get<std::string>() << "\n";
+  return os.str();
+}
+
+}  // namespace dvfs

@@ -1,0 +1,34 @@
+#pragma once
+// A synthesised transformer training iteration end to end (issue 5, in progress): synthesise the
+// stage programs (traces/src/synthesis.hpp), retarget them to the GPU model, replay every pipeline
+// replica at kernel level with its transfers and gradient all-reduce on a cluster, and summarise
+// compactly (aggregates per stage, not thousands of per-GPU records).
+#include "sim/core/json_util.hpp"
+#include "sim/pipeline/pipeline.hpp"
+#include "traces/src/synthesis.hpp"
+
+#include <string>
+
+namespace dvfs {
+
+struct SyntheticRun {
+  std::string model = "gpt3-xl";
+  ParallelLayout layout;
+  int microbatches = 0;            // per pipeline; 0 = the preset's global batch / (DP x micro-batch)
+  std::string gpu = "h200";
+  std::string policy = "native";
+  std::string recording;           // template recording; "" = traces/recordings/h200-gpt3xl
+  ClusterSpec cluster;             // defaults: H100/H200-class node (see .cpp)
+  int straggler_replica = -1;      // a whole pipeline replica runs slower by straggler_factor
+  double straggler_factor = 1.0;
+};
+
+ClusterSpec default_cluster(const ParallelLayout& layout);
+
+// Result: iteration time, energy (all GPUs, TP groups counted x TP), kernel events, wall time, and
+// per stage the mean and max pipeline wait (intrinsic bloat: bubbles and imbalance) and all-reduce
+// wait beyond the fastest replica's (extrinsic bloat: waiting for stragglers).
+Json run_synthetic(const SyntheticRun& req);
+std::string format_synthetic(const Json& result);
+
+}  // namespace dvfs
