@@ -227,6 +227,8 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
   if (kp.microbatches < 1) throw InputError(source, "microbatches", "expected at least one micro-batch");
   if (static_cast<int>(kp.forward.size()) != S || static_cast<int>(kp.backward.size()) != S)
     throw InputError(source, "forward", "expected one forward and one backward kernel range per stage");
+  if (!kp.optimizer.empty() && static_cast<int>(kp.optimizer.size()) != S)
+    throw InputError(source, "optimizer", "expected one optimizer kernel range per stage, or none");
   for (int s = 0; s < S; ++s)
     for (const auto& r : {kp.forward[static_cast<std::size_t>(s)], kp.backward[static_cast<std::size_t>(s)]})
       if (r.first > r.second || r.second > kp.stages[static_cast<std::size_t>(s)].kernels.size())
@@ -281,6 +283,10 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
                 },
                 res.blocked_s[gi], res.allreduce_s[gi]);
         replayer.idle_until(tk, sg4::Engine::get_clock() - origin);  // waiting in the all-reduce
+        if (si < kp.optimizer.size()) {
+          replayer.run_kernels(tk, kp.optimizer[si].first, kp.optimizer[si].second);
+          sg4::this_actor::sleep_until(origin + tk.now());
+        }
         res.outcomes[gi].stats = replayer.stats();
         res.outcomes[gi].simgrid_end_s = sg4::Engine::get_clock() - origin;
       } catch (...) {

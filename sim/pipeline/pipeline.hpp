@@ -69,6 +69,7 @@ PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& 
 struct KernelPipeline {
   std::vector<Rank> stages;                                  // one rank program per stage
   std::vector<std::pair<std::size_t, std::size_t>> forward, backward;  // kernel ranges [first, last)
+  std::vector<std::pair<std::size_t, std::size_t>> optimizer;  // optional, per stage: after the all-reduce
   int microbatches = 0;
   double p2p_latency_s = 0, p2p_bandwidth_bps = 0, activation_bytes = 0;
   std::size_t annotation_sets = 1;  // size of the workload's annotation-set table the kernels refer to

@@ -32,9 +32,7 @@ Json run_synthetic(const SyntheticRun& req) {
   const std::string recording = req.recording.empty() ? data_dir() + "/traces/recordings/h200-gpt3xl" : req.recording;
   TransformerSpec spec = transformer_preset(req.model);
   const Recording rec = load_recording(recording, Classifier::load_default());
-  if (!rec.run.contains("run") || !rec.run["run"].contains("cfg"))
-    throw InputError(recording + "/run.json", "run.cfg", "missing: the recorded model's shape is needed to scale its layers");
-  const LayerTemplate tpl = extract_layer_template(rec.workload, rec.run["run"]["cfg"], recording);
+  const LayerTemplate tpl = extract_layer_template(rec.workload, rec.run.value("run", Json::object()), recording);
   if (req.microbatches > 0) spec.global_batch = req.microbatches * req.layout.dp * spec.micro_batch;
   const SynthesizedPipeline sp = synthesize_pipeline(tpl, spec, req.layout, {}, req.model);
   const GpuModel target = load_gpu_model(req.gpu, "", "gpu");
@@ -52,6 +50,7 @@ Json run_synthetic(const SyntheticRun& req) {
   kp.stages = wl.ranks;
   kp.forward = sp.forward;
   kp.backward = sp.backward;
+  kp.optimizer = sp.optimizer;
   kp.microbatches = sp.microbatches;
   kp.data_parallel = req.layout.dp;
   kp.use_cluster = true;
@@ -116,7 +115,7 @@ Json run_synthetic(const SyntheticRun& req) {
           {"stages", stages},
           {"simulated", "one actor per TP group (its GPUs run the same stream at the same clocks; energy x TP); PP "
                         "transfers and the DP ring all-reduce (after the last backward, not overlapped) are SimGrid "
-                        "communications; embedding, LM head, loss and optimizer not synthesised yet"}};
+                        "communications; embedding and head on the first and last stage, optimizer after the all-reduce"}};
 }
 
 std::string format_synthetic(const Json& j) {

@@ -46,7 +46,10 @@ std::vector<std::string> transformer_presets() {
   return out;
 }
 
-LayerTemplate extract_layer_template(const Workload& wl, const Json& cfg, const std::string& source) {
+LayerTemplate extract_layer_template(const Workload& wl, const Json& run, const std::string& source) {
+  if (!run.is_object() || !run.contains("cfg"))
+    throw InputError(source + "/run.json", "run.cfg", "missing: the recorded model's shape is needed to scale its layers");
+  const Json& cfg = run["cfg"];
   JsonReader c(cfg, source, "run.cfg");
   LayerTemplate t;
   t.reference.name = "recorded";
@@ -58,6 +61,8 @@ LayerTemplate extract_layer_template(const Workload& wl, const Json& cfg, const 
   t.reference.seq = static_cast<int>(c.integer("seq"));
   t.reference.micro_batch = static_cast<int>(c.integer("batch"));
   t.reference.gated_mlp = c.has("llama") && c.raw("llama").is_boolean() && c.raw("llama").get<bool>();
+  t.reference.vocab = static_cast<int>(c.integer_or("vocab", 50257));
+  t.reference_params = run.contains("params") && run["params"].is_number() ? run["params"].get<double>() : 0.0;
   t.names = wl.names;
   if (wl.ranks.empty() || wl.ranks[0].steps.size() < 2)
     throw InputError(source, "steps", "expected a recording with at least two steps (one is used as the template)");
@@ -66,14 +71,22 @@ LayerTemplate extract_layer_template(const Workload& wl, const Json& cfg, const 
   const int mid = t.reference.layers / 2;
   const std::string attn = "layer" + std::to_string(mid) + ".attn", mlp = "layer" + std::to_string(mid) + ".mlp";
   std::vector<Kernel> bwd;
+  bool seen_layer = false;
   for (int i = st.first_kernel; i <= st.last_kernel; ++i) {
     const Kernel& k = r.kernels[static_cast<std::size_t>(i)];
     if (k.kind != ActivityKind::kernel) continue;
     const AnnotationSet& as = wl.annotation_sets[k.annotation_set];
-    bool in_layer = false;
-    for (auto a : as.annotations) in_layer = in_layer || wl.annotation_names[a] == attn || wl.annotation_names[a] == mlp;
+    bool in_layer = false, in_any_layer = false;
+    for (auto a : as.annotations) {
+      const std::string& n = wl.annotation_names[a];
+      in_layer = in_layer || n == attn || n == mlp;
+      in_any_layer = in_any_layer || n.rfind("layer", 0) == 0;
+    }
     if (in_layer) t.forward.push_back(k);
+    if (as.phase == Phase::forward && in_any_layer) seen_layer = true;
+    if (as.phase == Phase::forward && !in_any_layer) (seen_layer ? t.head_forward : t.embed_forward).push_back(k);
     else if (as.phase == Phase::backward) bwd.push_back(k);
+    else if (as.phase == Phase::optimizer) t.optimizer.push_back(k);
   }
   if (t.forward.empty()) throw InputError(source, "annotations", "no kernels annotated " + attn + " / " + mlp);
   // The backward pass repeats once per layer: find the period of its kernel-name sequence.
@@ -91,6 +104,17 @@ LayerTemplate extract_layer_template(const Workload& wl, const Json& cfg, const 
     throw InputError(source, "backward", "the backward pass does not repeat per layer (best period match " +
                                              std::to_string(best) + ")");
   t.backward.assign(bwd.begin() + static_cast<long>(n / 2), bwd.begin() + static_cast<long>(n / 2 + best_p));
+  // Where the per-layer period starts and ends: before it, the head's backward; after, the embedding's.
+  std::size_t start = 0;
+  while (start + 2 * best_p <= n) {
+    bool period = true;
+    for (std::size_t i = 0; i < best_p && period; ++i) period = bwd[start + i].name_id == bwd[start + i + best_p].name_id;
+    if (period) break;
+    ++start;
+  }
+  const std::size_t end = std::min(n, start + best_p * static_cast<std::size_t>(t.reference.layers));
+  t.head_backward.assign(bwd.begin(), bwd.begin() + static_cast<long>(start));
+  t.embed_backward.assign(bwd.begin() + static_cast<long>(end), bwd.end());
   return t;
 }
 
@@ -116,6 +140,21 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
     k.step = -1;
     return k;
   };
+  const double vocab_r = rf.vocab > 0 ? rf.vocab : 50257.0;
+  const double r_head = tok_t * tg.hidden * tg.vocab / lay.tp / (tok_r * rf.hidden * vocab_r);
+  const double r_bytes = tok_t * tg.hidden / lay.tp / (tok_r * rf.hidden);
+  auto scaled_head = [&](Kernel k) {  // LM head GEMMs by hidden x vocabulary, the rest (norm, loss) by bytes
+    k.duration_s = std::max(1e-6, k.duration_s * (k.cls == KernelClass::gemm ? r_head : r_bytes * (k.cls == KernelClass::reduction ? tg.vocab / vocab_r : 1.0)));
+    k.annotation_set = 0;
+    k.step = -1;
+    return k;
+  };
+  auto scaled_bytes = [&](Kernel k) {
+    k.duration_s = std::max(1e-6, k.duration_s * r_bytes);
+    k.annotation_set = 0;
+    k.step = -1;
+    return k;
+  };
   Kernel allreduce;
   allreduce.cls = KernelClass::communication;
   allreduce.kind = ActivityKind::kernel;
@@ -135,16 +174,23 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
   // Weights of the linear layers = their FLOPs per token / 2; bf16 gradients, sharded over TP.
   out.gradient_bytes.assign(static_cast<std::size_t>(lay.pp), per_stage * gemm_flops_per_token(tg) / 2.0 * 2.0 / lay.tp);
   const std::size_t half = tpl.forward.size() / 2;
+  const double stage_params = per_stage * gemm_flops_per_token(tg) / 2.0;
   for (int s = 0; s < lay.pp; ++s) {
     Rank r;
     r.id = s;
+    if (s == 0)
+      for (const Kernel& k : tpl.embed_forward) r.kernels.push_back(scaled_bytes(k));
     for (int l = 0; l < per_stage; ++l) {
       for (std::size_t i = 0; i < tpl.forward.size(); ++i) {
         r.kernels.push_back(scaled(tpl.forward[i]));
         if (lay.tp > 1 && (i + 1 == half || i + 1 == tpl.forward.size())) r.kernels.push_back(allreduce);
       }
     }
+    if (s == lay.pp - 1)
+      for (const Kernel& k : tpl.head_forward) r.kernels.push_back(scaled_head(k));
     const std::size_t fwd_end = r.kernels.size();
+    if (s == lay.pp - 1)
+      for (const Kernel& k : tpl.head_backward) r.kernels.push_back(scaled_head(k));
     for (int l = 0; l < per_stage; ++l) {
       const std::size_t bhalf = tpl.backward.size() / 2;
       for (std::size_t i = 0; i < tpl.backward.size(); ++i) {
@@ -152,9 +198,22 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
         if (lay.tp > 1 && (i + 1 == bhalf || i + 1 == tpl.backward.size())) r.kernels.push_back(allreduce);
       }
     }
+    if (s == 0)
+      for (const Kernel& k : tpl.embed_backward) r.kernels.push_back(scaled_bytes(k));
     out.forward.push_back({0, fwd_end});
     out.backward.push_back({fwd_end, r.kernels.size()});
     out.kernels_per_microbatch = static_cast<double>(r.kernels.size());
+    // Optimizer step: streaming over the stage's parameters held by one TP rank.
+    const std::size_t opt_begin = r.kernels.size();
+    const double params = stage_params + (s == 0 || s == lay.pp - 1 ? static_cast<double>(tg.vocab) * tg.hidden : 0.0);
+    const double r_opt = tpl.reference_params > 0 ? params / lay.tp / tpl.reference_params : 0.0;
+    for (Kernel k : tpl.optimizer) {
+      k.duration_s = std::max(1e-6, k.duration_s * r_opt);
+      k.annotation_set = 0;
+      k.step = -1;
+      r.kernels.push_back(k);
+    }
+    out.optimizer.push_back({opt_begin, r.kernels.size()});
     out.stages.push_back(std::move(r));
   }
   return out;

@@ -14,8 +14,10 @@
 //    two all-reduces of tokens x hidden bf16 per layer and pass are inserted as communication kernels
 //    lasting a ring all-reduce over NVLink, 2 (TP - 1) / TP x bytes / bandwidth + 2 (TP - 1) x latency.
 //  - Pipeline: stage s holds layers [s L / PP, (s + 1) L / PP); its forward and backward of a
-//    micro-batch are its layers' templates back to back. Embedding, LM head, loss and optimizer are not
-//    synthesised yet.
+//    micro-batch are its layers' templates back to back, the first stage adding the embedding and the
+//    last the head (LM head GEMMs scale with tokens x hidden x vocabulary, the rest by bytes); after
+//    the gradient all-reduce each stage runs the optimizer step, scaled by its parameters per TP rank
+//    over the recorded model's.
 #include "sim/core/json_util.hpp"
 #include "sim/core/workload.hpp"
 
@@ -42,11 +44,17 @@ struct ParallelLayout {
 struct LayerTemplate {
   TransformerSpec reference;         // the recorded model's shape (tokens = micro_batch x seq)
   std::vector<Kernel> forward, backward;
+  // Outside the layers, from the same step: the embedding (forward kernels before the first layer and
+  // backward kernels after the last layer period), the head (final norm, LM head, loss: forward kernels
+  // after the last layer, backward kernels before the first layer period) and the optimizer step.
+  std::vector<Kernel> embed_forward, embed_backward, head_forward, head_backward, optimizer;
+  double reference_params = 0;       // the recorded model's parameters (run.json "run.params"), for the optimizer
   std::vector<std::string> names;    // name table the kernels' name_id index
 };
 
-// `cfg` is the recording's run.json "run.cfg" (layers, d, nh, nkv, ffn, vocab, seq, batch, llama).
-LayerTemplate extract_layer_template(const Workload& recorded, const Json& cfg, const std::string& source);
+// `run` is the recording's run.json "run" object: its `cfg` (layers, d, nh, nkv, ffn, vocab, seq, batch,
+// llama) and `params`.
+LayerTemplate extract_layer_template(const Workload& recorded, const Json& run, const std::string& source);
 
 struct SynthesisOptions {
   double nvlink_bw_bps = 450e9;     // per GPU and direction
@@ -55,7 +63,7 @@ struct SynthesisOptions {
 
 struct SynthesizedPipeline {
   std::vector<Rank> stages;  // one rank program per pipeline stage (standing for its TP group)
-  std::vector<std::pair<std::size_t, std::size_t>> forward, backward;
+  std::vector<std::pair<std::size_t, std::size_t>> forward, backward, optimizer;
   int microbatches = 0;
   std::vector<std::string> names;
   double kernels_per_microbatch = 0;  // per stage, forward + backward
