@@ -55,7 +55,8 @@ const char* kUsage =
     "        Policies: max native per-kernel per-kernel-online pass-level static-best latency-aware.\n"
     "        --budget: allowed slowdown in % for the planned ones; --latency: SM and memory switch latency in s\n"
     "  synth --model NAME [--tp N] [--pp N] [--dp N] [--gpu MODEL] [--policy P] [--microbatches N]\n"
-    "        [--straggler REPLICA:FACTOR] [--inter-bw B/s] [--oversubscription X] [--json] [-o FILE]\n"
+    "        [--schedule 1f1b|gpipe] [--straggler REPLICA:FACTOR] [--inter-bw B/s] [--oversubscription X]\n"
+    "        [--json] [-o FILE]\n"
     "        (in progress) a transformer's pipeline synthesised from the recorded layer and replayed at kernel\n"
     "        level: gpt3-xl, gpt3-175b, qwen3-1.7b, llama-3.2-3b, llama-3.3-70b\n"
     "  bench [--events N]           replay throughput (kernel events/s) and peak memory\n";
@@ -311,7 +312,12 @@ int cmd_synth(std::vector<std::string> args) {
     else if (args[i] == "--pp") req.layout.pp = int_opt(i, "a positive integer");
     else if (args[i] == "--dp") req.layout.dp = int_opt(i, "a positive integer");
     else if (args[i] == "--microbatches") req.microbatches = int_opt(i, "a positive integer");
-    else if (args[i] == "--straggler") {
+    else if (args[i] == "--schedule") {
+      const std::string v = take_value(args, i);
+      if (v == "1f1b") req.schedule = dvfs::PipelineSchedule::one_f_one_b;
+      else if (v == "gpipe") req.schedule = dvfs::PipelineSchedule::gpipe;
+      else throw dvfs::InputError("--schedule", "", "expected 1f1b or gpipe, got \"" + v + "\"");
+    } else if (args[i] == "--straggler") {
       // REPLICA:FACTOR
       const std::string v = take_value(args, i);
       const auto colon = v.find(':');

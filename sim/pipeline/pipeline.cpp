@@ -32,6 +32,19 @@ std::vector<PipelineOp> one_f_one_b(int stage, int stages, int microbatches) {
   return ops;
 }
 
+std::vector<PipelineOp> gpipe(int stage, int stages, int microbatches) {
+  (void)stage;
+  (void)stages;
+  std::vector<PipelineOp> ops;
+  for (int m = 0; m < microbatches; ++m) ops.push_back({false, m});
+  for (int m = microbatches - 1; m >= 0; --m) ops.push_back({true, m});
+  return ops;
+}
+
+std::vector<PipelineOp> schedule_ops(PipelineSchedule s, int stage, int stages, int microbatches) {
+  return s == PipelineSchedule::gpipe ? gpipe(stage, stages, microbatches) : one_f_one_b(stage, stages, microbatches);
+}
+
 namespace {
 
 std::string box(const char* kind, int stage, int mb) {
@@ -121,11 +134,11 @@ int token = 0;  // message payload: only the message matters
 // One GPU's iteration: 1F1B over the micro-batches (wait for the input, `compute(op)` advances the
 // GPU, send the output), then the ring all-reduce of its stage's gradients with the other replicas.
 template <class Compute>
-void run_gpu(int g, int S, int DP, int M, double activation_bytes, double gradient_bytes, Compute&& compute,
-             double& blocked_s, double& allreduce_s) {
+void run_gpu(PipelineSchedule schedule, int g, int S, int DP, int M, double activation_bytes, double gradient_bytes,
+             Compute&& compute, double& blocked_s, double& allreduce_s) {
   const int r = g / S, s = g % S;
   const std::string rep = std::to_string(r) + "-";
-  for (const PipelineOp& op : one_f_one_b(s, S, M)) {
+  for (const PipelineOp& op : schedule_ops(schedule, s, S, M)) {
     const double t0 = sg4::Engine::get_clock();
     if (!op.backward && s > 0) sg4::Mailbox::by_name(box(("act" + rep).c_str(), s, op.microbatch))->get<int>();
     if (op.backward && s < S - 1) sg4::Mailbox::by_name(box(("grad" + rep).c_str(), s, op.microbatch))->get<int>();
@@ -198,7 +211,7 @@ PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& 
       try {
         const std::size_t gi = static_cast<std::size_t>(g);
         const double origin = sg4::Engine::get_clock();
-        run_gpu(g, S, DP, wl.microbatches, wl.activation_bytes,
+        run_gpu(wl.schedule, g, S, DP, wl.microbatches, wl.activation_bytes,
                 wl.gradient_bytes.empty() ? 0.0 : wl.gradient_bytes[static_cast<std::size_t>(g % S)],
                 [&](const PipelineOp& op) {
                   const double d = (op.backward ? bwd : fwd)[gi][static_cast<std::size_t>(op.microbatch)];
@@ -273,7 +286,7 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
         GpuReplayer replayer(straggler ? slow[si] : kp.stages[si], model, *policies[gi], opts, res.outcomes[gi].meter);
         LocalTime tk;
         const double origin = sg4::Engine::get_clock();
-        run_gpu(g, S, DP, kp.microbatches, kp.activation_bytes, kp.gradient_bytes.empty() ? 0.0 : kp.gradient_bytes[si],
+        run_gpu(kp.schedule, g, S, DP, kp.microbatches, kp.activation_bytes, kp.gradient_bytes.empty() ? 0.0 : kp.gradient_bytes[si],
                 [&](const PipelineOp& op) {
                   replayer.idle_until(tk, sg4::Engine::get_clock() - origin);  // the GPU idled while it waited
                   const auto& range = op.backward ? kp.backward[si] : kp.forward[si];

@@ -11,6 +11,9 @@
 
 namespace dvfs {
 
+// The order of one stage's forwards and backwards (see one_f_one_b and gpipe below).
+enum class PipelineSchedule { one_f_one_b, gpipe };
+
 // Where the GPUs sit: nodes of `gpus_per_node`, GPU g on node g / gpus_per_node. Inside a node a
 // transfer crosses both GPUs' intra-node links (NVLink class); between nodes both GPUs' network links
 // and one shared backbone whose bandwidth is the GPUs' total over `oversubscription`. 0 = unlimited.
@@ -24,6 +27,7 @@ struct ClusterSpec {
 struct PipelineWorkload {
   int stages = 0;
   int microbatches = 0;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   std::vector<std::vector<double>> forward_s, backward_s;  // [stage][micro-batch]
   double p2p_latency_s = 0;       // one activation or gradient transfer between neighbours
   double p2p_bandwidth_bps = 0;   // bytes/s of a stage's link (0: latency only)
@@ -50,6 +54,10 @@ struct PipelineOp {
 // The 1F1B order of one stage: warm-up forwards, then one forward / one backward, then the
 // remaining backwards (PipeDream-flush / Megatron-LM).
 std::vector<PipelineOp> one_f_one_b(int stage, int stages, int microbatches);
+// GPipe: every forward, then every backward (in reverse micro-batch order).
+std::vector<PipelineOp> gpipe(int stage, int stages, int microbatches);
+
+std::vector<PipelineOp> schedule_ops(PipelineSchedule s, int stage, int stages, int microbatches);
 
 struct PipelineResult {
   double iteration_s = 0;
@@ -71,6 +79,7 @@ struct KernelPipeline {
   std::vector<std::pair<std::size_t, std::size_t>> forward, backward;  // kernel ranges [first, last)
   std::vector<std::pair<std::size_t, std::size_t>> optimizer;  // optional, per stage: after the all-reduce
   int microbatches = 0;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   double p2p_latency_s = 0, p2p_bandwidth_bps = 0, activation_bytes = 0;
   std::size_t annotation_sets = 1;  // size of the workload's annotation-set table the kernels refer to
   // Data parallelism as in PipelineWorkload: replicas run the same stage programs; each stage's GPUs

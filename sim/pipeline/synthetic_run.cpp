@@ -51,6 +51,7 @@ Json run_synthetic(const SyntheticRun& req) {
   kp.forward = sp.forward;
   kp.backward = sp.backward;
   kp.optimizer = sp.optimizer;
+  kp.schedule = req.schedule;
   kp.microbatches = sp.microbatches;
   kp.data_parallel = req.layout.dp;
   kp.use_cluster = true;
@@ -96,6 +97,7 @@ Json run_synthetic(const SyntheticRun& req) {
   getrusage(RUSAGE_SELF, &ru);
   return {{"model", spec.name},
           {"layout", {{"tp", TP}, {"pp", S}, {"dp", DP}}},
+          {"schedule", req.schedule == PipelineSchedule::gpipe ? "gpipe" : "1f1b"},
           {"gpus", TP * S * DP},
           {"actors", S * DP},
           {"microbatches_per_pipeline", sp.microbatches},

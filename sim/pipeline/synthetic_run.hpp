@@ -19,6 +19,7 @@ struct SyntheticRun {
   std::string policy = "native";
   std::string recording;           // template recording; "" = traces/recordings/h200-gpt3xl
   ClusterSpec cluster;             // defaults: H100/H200-class node (see .cpp)
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int straggler_replica = -1;      // a whole pipeline replica runs slower by straggler_factor
   double straggler_factor = 1.0;
 };

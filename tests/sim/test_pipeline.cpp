@@ -229,3 +229,16 @@ TEST_CASE("a synthesised GPT-3 XL step on one H200 takes what the recorded step 
   CHECK(r["iteration_s"].get<double>() == Approx(0.308).epsilon(0.08));
   CHECK(r["energy_j"].get<double>() == Approx(211).epsilon(0.10));
 }
+
+TEST_CASE("GPipe runs all forwards then all backwards, in the same time as 1F1B when stages are uniform", "[pipeline]") {
+  std::string order;
+  for (const auto& op : gpipe(0, 2, 3)) order += (op.backward ? "B" : "F") + std::to_string(op.microbatch) + " ";
+  CHECK(order == "F0 F1 F2 B2 B1 B0 ");
+  PipelineWorkload wl;
+  wl.stages = 4;
+  wl.microbatches = 8;
+  wl.forward_s.assign(4, std::vector<double>(8, 1.0));
+  wl.backward_s.assign(4, std::vector<double>(8, 2.0));
+  wl.schedule = PipelineSchedule::gpipe;
+  CHECK(simulate_pipeline(wl).iteration_s == Approx((8 + 4 - 1) * 3.0));
+}
