@@ -54,7 +54,7 @@ const char* kUsage =
     "        saving and slowdown vs native, clock switches and switching time; writes DIR/compare.csv and .json.\n"
     "        Policies: max native per-kernel per-kernel-online pass-level static-best latency-aware.\n"
     "        --budget: allowed slowdown in % for the planned ones; --latency: SM and memory switch latency in s\n"
-    "  synth --model NAME [--tp N] [--pp N] [--dp N] [--gpu MODEL] [--policy P] [--microbatches N]\n"
+    "  synth --model NAME [--tp N] [--pp N] [--dp N] [--gpu MODEL] [--policy P] [--budget PCT] [--microbatches N]\n"
     "        [--schedule 1f1b|gpipe] [--straggler REPLICA:FACTOR] [--inter-bw B/s] [--oversubscription X]\n"
     "        [--json] [-o FILE]\n"
     "        (in progress) a transformer's pipeline synthesised from the recorded layer and replayed at kernel\n"
@@ -312,7 +312,10 @@ int cmd_synth(std::vector<std::string> args) {
     else if (args[i] == "--pp") req.layout.pp = int_opt(i, "a positive integer");
     else if (args[i] == "--dp") req.layout.dp = int_opt(i, "a positive integer");
     else if (args[i] == "--microbatches") req.microbatches = int_opt(i, "a positive integer");
-    else if (args[i] == "--schedule") {
+    else if (args[i] == "--budget") {
+      req.budget_pct = parse_number("--budget", take_value(args, i), "a slowdown budget in % (>= 0)");
+      if (req.budget_pct < 0) throw dvfs::InputError("--budget", "", "expected a slowdown budget >= 0 %");
+    } else if (args[i] == "--schedule") {
       const std::string v = take_value(args, i);
       if (v == "1f1b") req.schedule = dvfs::PipelineSchedule::one_f_one_b;
       else if (v == "gpipe") req.schedule = dvfs::PipelineSchedule::gpipe;

@@ -3,6 +3,8 @@
 #include "models/src/model_registry.hpp"
 #include "models/src/retarget.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/planning/clock_plan.hpp"
+#include "sim/policies/plan_policy.hpp"
 #include "sim/policies/policy_factory.hpp"
 #include "traces/src/kernel_classifier.hpp"
 #include "traces/src/recording.hpp"
@@ -62,13 +64,41 @@ Json run_synthetic(const SyntheticRun& req) {
     kp.straggler_replica = req.straggler_replica;
     kp.straggler_factor = req.straggler_factor;
   }
-  PolicySpec ps;
-  ps.name = req.policy;
   ReplayOptions opts;
   opts.timeline_interval_s = 0;
   const GpuModel bound = target.bound_to(wl.names);
   const auto t1 = std::chrono::steady_clock::now();
-  const KernelPipelineResult r = simulate_kernel_pipeline(kp, bound, make_policy_factory(ps, bound, "policy"), opts, req.model);
+  PolicyFactory factory;
+  double plan_s = 0;
+  const bool planned = req.policy == "per-kernel" || req.policy == "pass-level" || req.policy == "static-best";
+  std::vector<ClockPlan> plans;
+  if (planned) {
+    if (kp.straggler_replica >= 0)
+      throw InputError("policy", "", "planned policies with a straggler replica are not supported yet");
+    if (!(req.budget_pct >= 0)) throw InputError("budget_pct", "", "expected a slowdown budget >= 0 %");
+    const PlanGrouping grouping = req.policy == "per-kernel"   ? PlanGrouping::per_kernel
+                                  : req.policy == "pass-level" ? PlanGrouping::pass_level
+                                                               : PlanGrouping::single;
+    const auto tp0 = std::chrono::steady_clock::now();
+    for (const Rank& stage : kp.stages) {
+      // Budget: the stage's kernel time at its fastest offered pairs, plus the allowed slowdown.
+      const double fastest = plan_clocks(wl, stage, bound, grouping, 1e30).fastest_kernel_time_s;
+      plans.push_back(plan_clocks(wl, stage, bound, grouping, (1.0 + req.budget_pct / 100.0) * fastest));
+    }
+    plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
+    opts.firmware_power_cap = true;
+    factory = [&](int g) {
+      const std::size_t s = static_cast<std::size_t>(g % req.layout.pp);
+      std::vector<std::uint32_t> per_kernel(plans[s].group_of.size());
+      for (std::size_t i = 0; i < per_kernel.size(); ++i) per_kernel[i] = plans[s].pair_of_group[plans[s].group_of[i]];
+      return std::make_unique<PlanPolicy>(req.policy, kp.stages[s], plans[s].pairs, per_kernel);
+    };
+  } else {
+    PolicySpec ps;
+    ps.name = req.policy;
+    factory = make_policy_factory(ps, bound, "policy");
+  }
+  const KernelPipelineResult r = simulate_kernel_pipeline(kp, bound, factory, opts, req.model);
   const double replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
 
   const int S = req.layout.pp, DP = req.layout.dp, TP = req.layout.tp;
@@ -113,6 +143,8 @@ Json run_synthetic(const SyntheticRun& req) {
           {"kernels_per_stage_microbatch", sp.kernels_per_microbatch},
           {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
           {"replay_s", replay_s},
+          {"plan_s", plan_s},
+          {"budget_pct", req.budget_pct},
           {"peak_rss_mib", static_cast<double>(ru.ru_maxrss) / 1024.0},
           {"stages", stages},
           {"simulated", "one actor per TP group (its GPUs run the same stream at the same clocks; energy x TP); PP "

@@ -16,7 +16,8 @@ struct SyntheticRun {
   ParallelLayout layout;
   int microbatches = 0;            // per pipeline; 0 = the preset's global batch / (DP x micro-batch)
   std::string gpu = "h200";
-  std::string policy = "native";
+  std::string policy = "native";   // max, native, static-best, pass-level, per-kernel
+  double budget_pct = 0;           // planned policies: kernel-time slowdown allowed vs each stage's fastest pairs
   std::string recording;           // template recording; "" = traces/recordings/h200-gpt3xl
   ClusterSpec cluster;             // defaults: H100/H200-class node (see .cpp)
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;

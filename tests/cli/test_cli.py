@@ -272,3 +272,13 @@ def test_synth_straggler_shows_as_waiting_at_the_all_reduce(cli, tmp_path):
     assert r.returncode == 2 and "straggler" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     r = cli("synth", "--model", "llama-3.2-3b", "--inter-bw", "0")
     assert r.returncode == 2 and "bandwidths > 0" in r.stderr
+
+
+def test_synth_plans_per_kernel_clocks_for_every_stage(cli):
+    r = cli("synth", "--model", "llama-3.2-3b", "--pp", "2", "--dp", "2", "--microbatches", "4",
+            "--policy", "per-kernel", "--budget", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["policy"] == "per-kernel" and res["budget_pct"] == 1 and res["plan_s"] > 0
+    r = cli("synth", "--model", "llama-3.2-3b", "--policy", "per-kernel", "--budget", "-2")
+    assert r.returncode == 2 and "--budget" in r.stderr
