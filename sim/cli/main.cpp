@@ -55,7 +55,8 @@ const char* kUsage =
     "        Policies: max native per-kernel per-kernel-online pass-level static-best latency-aware.\n"
     "        --budget: allowed slowdown in % for the planned ones; --latency: SM and memory switch latency in s\n"
     "  synth --model NAME [--tp N] [--pp N] [--dp N] [--gpu MODEL] [--policy P] [--budget PCT] [--microbatches N]\n"
-    "        [--schedule 1f1b|gpipe] [--straggler REPLICA:FACTOR] [--inter-bw B/s] [--oversubscription X]\n"
+    "        [--schedule 1f1b|gpipe] [--allreduce auto|ring|tree] [--straggler REPLICA:FACTOR] [--inter-bw B/s]\n"
+    "        [--oversubscription X]\n"
     "        [--json] [-o FILE]\n"
     "        (in progress) a transformer's pipeline synthesised from the recorded layer and replayed at kernel\n"
     "        level: gpt3-xl, gpt3-175b, qwen3-1.7b, llama-3.2-3b, llama-3.3-70b\n"
@@ -327,6 +328,14 @@ int cmd_synth(std::vector<std::string> args) {
       if (colon == std::string::npos) throw dvfs::InputError("--straggler", "", "expected REPLICA:FACTOR, e.g. 0:1.2");
       req.straggler_replica = static_cast<int>(parse_number("--straggler", v.substr(0, colon), "a replica index"));
       req.straggler_factor = parse_number("--straggler", v.substr(colon + 1), "a slowdown factor");
+    } else if (args[i] == "--allreduce") {
+      if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout), cluster_set = true;
+      const std::string v = take_value(args, i);
+      req.auto_allreduce = false;
+      if (v == "ring") req.cluster.allreduce = dvfs::AllReduceAlgorithm::ring;
+      else if (v == "tree") req.cluster.allreduce = dvfs::AllReduceAlgorithm::tree;
+      else if (v == "auto") req.auto_allreduce = true;
+      else throw dvfs::InputError("--allreduce", "", "expected ring, tree or auto, got \"" + v + "\"");
     } else if (args[i] == "--inter-bw") {
       if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout), cluster_set = true;
       req.cluster.inter_bw_bps = parse_number("--inter-bw", take_value(args, i), "a bandwidth in bytes/s (> 0)");

@@ -123,7 +123,10 @@ std::vector<sg4::Host*> build_hosts(int S, int DP, bool use_cluster, const Clust
     for (int s = 0; s < S; ++s) {
       const int g = r * S + s;
       if (s + 1 < S) one_way(g, g + 1), one_way(g + 1, g);
-      if (DP > 1) one_way(g, ((r + 1) % DP) * S + s), one_way(((r + 1) % DP) * S + s, g);
+      if (DP > 1 && cs.allreduce == AllReduceAlgorithm::ring)
+        one_way(g, ((r + 1) % DP) * S + s), one_way(((r + 1) % DP) * S + s, g);
+      if (DP > 1 && cs.allreduce == AllReduceAlgorithm::tree && r > 0)
+        one_way(g, ((r - 1) / 2) * S + s), one_way(((r - 1) / 2) * S + s, g);
     }
   zone->seal();
   return hosts;
@@ -131,13 +134,35 @@ std::vector<sg4::Host*> build_hosts(int S, int DP, bool use_cluster, const Clust
 
 int token = 0;  // message payload: only the message matters
 
+// At least one byte: SimGrid completes an empty message to a permanent receiver at once, without the
+// links' latency.
+uint64_t message_bytes(double bytes) { return std::max<uint64_t>(1, static_cast<uint64_t>(bytes)); }
+
 // One GPU's iteration: 1F1B over the micro-batches (wait for the input, `compute(op)` advances the
 // GPU, send the output), then the ring all-reduce of its stage's gradients with the other replicas.
 template <class Compute>
-void run_gpu(PipelineSchedule schedule, int g, int S, int DP, int M, double activation_bytes, double gradient_bytes,
-             Compute&& compute, double& blocked_s, double& allreduce_s) {
+void run_gpu(PipelineSchedule schedule, const ClusterSpec& cs, int g, int S, int DP, int M, double activation_bytes,
+             double gradient_bytes, Compute&& compute, double& blocked_s, double& allreduce_s) {
   const int r = g / S, s = g % S;
   const std::string rep = std::to_string(r) + "-";
+  // This GPU is the permanent receiver of its mailboxes: a message then travels as soon as it is sent
+  // (eager, like NCCL/RDMA into a posted buffer), not only once the receiver asks for it.
+  const sg4::ActorPtr self = sg4::Actor::self();
+  for (int m = 0; m < M; ++m) {
+    if (s > 0) sg4::Mailbox::by_name(box(("act" + rep).c_str(), s, m))->set_receiver(self);
+    if (s < S - 1) sg4::Mailbox::by_name(box(("grad" + rep).c_str(), s, m))->set_receiver(self);
+  }
+  if (DP > 1 && gradient_bytes > 0) {
+    if (cs.allreduce == AllReduceAlgorithm::ring) {
+      for (int step = 0; step < 2 * (DP - 1); ++step)
+        sg4::Mailbox::by_name("ar" + std::to_string(s) + "-" + std::to_string(step) + "-" + std::to_string(r))->set_receiver(self);
+    } else {
+      for (int k = 0; k < std::max(1, cs.tree_chunks); ++k) {
+        sg4::Mailbox::by_name("tr" + std::to_string(s) + "-up" + std::to_string(k) + "-" + std::to_string(r))->set_receiver(self);
+        sg4::Mailbox::by_name("tr" + std::to_string(s) + "-down" + std::to_string(k) + "-" + std::to_string(r))->set_receiver(self);
+      }
+    }
+  }
   for (const PipelineOp& op : schedule_ops(schedule, s, S, M)) {
     const double t0 = sg4::Engine::get_clock();
     if (!op.backward && s > 0) sg4::Mailbox::by_name(box(("act" + rep).c_str(), s, op.microbatch))->get<int>();
@@ -146,19 +171,39 @@ void run_gpu(PipelineSchedule schedule, int g, int S, int DP, int M, double acti
     compute(op);
     if (!op.backward && s < S - 1)
       sg4::Mailbox::by_name(box(("act" + rep).c_str(), s + 1, op.microbatch))
-          ->put_init(&token, static_cast<uint64_t>(activation_bytes))->detach();
+          ->put_init(&token, message_bytes(activation_bytes))->detach();
     if (op.backward && s > 0)
       sg4::Mailbox::by_name(box(("grad" + rep).c_str(), s - 1, op.microbatch))
-          ->put_init(&token, static_cast<uint64_t>(activation_bytes))->detach();
+          ->put_init(&token, message_bytes(activation_bytes))->detach();
   }
   if (DP > 1 && gradient_bytes > 0) {
     const double t0 = sg4::Engine::get_clock();
-    const auto chunk = static_cast<uint64_t>(gradient_bytes / DP);
-    const int next = (r + 1) % DP;
-    for (int step = 0; step < 2 * (DP - 1); ++step) {
-      const std::string tag = "ar" + std::to_string(s) + "-" + std::to_string(step) + "-";
-      sg4::Mailbox::by_name(tag + std::to_string(next))->put_init(&token, chunk)->detach();
-      sg4::Mailbox::by_name(tag + std::to_string(r))->get<int>();
+    if (cs.allreduce == AllReduceAlgorithm::ring) {
+      const auto chunk = message_bytes(gradient_bytes / DP);
+      const int next = (r + 1) % DP;
+      for (int step = 0; step < 2 * (DP - 1); ++step) {
+        const std::string tag = "ar" + std::to_string(s) + "-" + std::to_string(step) + "-";
+        sg4::Mailbox::by_name(tag + std::to_string(next))->put_init(&token, chunk)->detach();
+        sg4::Mailbox::by_name(tag + std::to_string(r))->get<int>();
+      }
+    } else {
+      const int K = std::max(1, cs.tree_chunks);
+      const auto chunk = message_bytes(gradient_bytes / K);
+      const int parent = (r - 1) / 2;
+      std::vector<int> children;
+      for (int c : {2 * r + 1, 2 * r + 2})
+        if (c < DP) children.push_back(c);
+      const std::string base = "tr" + std::to_string(s) + "-";
+      for (int k = 0; k < K; ++k) {  // reduce: children's chunk k in, the sum up to the parent
+        for (std::size_t c = 0; c < children.size(); ++c)
+          sg4::Mailbox::by_name(base + "up" + std::to_string(k) + "-" + std::to_string(r))->get<int>();
+        if (r > 0) sg4::Mailbox::by_name(base + "up" + std::to_string(k) + "-" + std::to_string(parent))->put_init(&token, chunk)->detach();
+      }
+      for (int k = 0; k < K; ++k) {  // broadcast: chunk k from the parent, on to the children
+        if (r > 0) sg4::Mailbox::by_name(base + "down" + std::to_string(k) + "-" + std::to_string(r))->get<int>();
+        for (int c : children)
+          sg4::Mailbox::by_name(base + "down" + std::to_string(k) + "-" + std::to_string(c))->put_init(&token, chunk)->detach();
+      }
     }
     allreduce_s = sg4::Engine::get_clock() - t0;
   }
@@ -211,7 +256,7 @@ PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& 
       try {
         const std::size_t gi = static_cast<std::size_t>(g);
         const double origin = sg4::Engine::get_clock();
-        run_gpu(wl.schedule, g, S, DP, wl.microbatches, wl.activation_bytes,
+        run_gpu(wl.schedule, cs, g, S, DP, wl.microbatches, wl.activation_bytes,
                 wl.gradient_bytes.empty() ? 0.0 : wl.gradient_bytes[static_cast<std::size_t>(g % S)],
                 [&](const PipelineOp& op) {
                   const double d = (op.backward ? bwd : fwd)[gi][static_cast<std::size_t>(op.microbatch)];
@@ -286,7 +331,7 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
         GpuReplayer replayer(straggler ? slow[si] : kp.stages[si], model, *policies[gi], opts, res.outcomes[gi].meter);
         LocalTime tk;
         const double origin = sg4::Engine::get_clock();
-        run_gpu(kp.schedule, g, S, DP, kp.microbatches, kp.activation_bytes, kp.gradient_bytes.empty() ? 0.0 : kp.gradient_bytes[si],
+        run_gpu(kp.schedule, kp.cluster, g, S, DP, kp.microbatches, kp.activation_bytes, kp.gradient_bytes.empty() ? 0.0 : kp.gradient_bytes[si],
                 [&](const PipelineOp& op) {
                   replayer.idle_until(tk, sg4::Engine::get_clock() - origin);  // the GPU idled while it waited
                   const auto& range = op.backward ? kp.backward[si] : kp.forward[si];

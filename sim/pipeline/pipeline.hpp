@@ -17,7 +17,15 @@ enum class PipelineSchedule { one_f_one_b, gpipe };
 // Where the GPUs sit: nodes of `gpus_per_node`, GPU g on node g / gpus_per_node. Inside a node a
 // transfer crosses both GPUs' intra-node links (NVLink class); between nodes both GPUs' network links
 // and one shared backbone whose bandwidth is the GPUs' total over `oversubscription`. 0 = unlimited.
+// How data-parallel replicas all-reduce a stage's gradients: a ring (reduce-scatter + all-gather,
+// 2 (DP - 1) steps of bytes / DP to the next replica: bandwidth-optimal, latency linear in DP) or a
+// binary tree (reduce to replica 0 and broadcast back, in `tree_chunks` pipelined chunks: latency
+// logarithmic in DP), as NCCL picks between them.
+enum class AllReduceAlgorithm { ring, tree };
+
 struct ClusterSpec {
+  AllReduceAlgorithm allreduce = AllReduceAlgorithm::ring;
+  int tree_chunks = 4;
   int gpus_per_node = 8;
   double intra_bw_bps = 0, intra_latency_s = 0;  // per GPU, bytes/s and one-way s (split over both ends)
   double inter_bw_bps = 0, inter_latency_s = 0;

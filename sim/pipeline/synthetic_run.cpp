@@ -10,6 +10,7 @@
 #include "traces/src/recording.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -38,7 +39,17 @@ Json run_synthetic(const SyntheticRun& req) {
   if (req.microbatches > 0) spec.global_batch = req.microbatches * req.layout.dp * spec.micro_batch;
   const SynthesizedPipeline sp = synthesize_pipeline(tpl, spec, req.layout, {}, req.model);
   const GpuModel target = load_gpu_model(req.gpu, "", "gpu");
-  const ClusterSpec& cs = req.cluster;
+  ClusterSpec cs = req.cluster;
+  if (req.auto_allreduce && req.layout.dp > 1) {
+    // As NCCL does: the algorithm with the smaller estimated time for this gradient size. Ring:
+    // 2 (DP - 1) latencies + 2 (DP - 1) / DP x bytes / bandwidth; tree: 2 x depth latencies + about
+    // 4 x bytes / bandwidth (inner replicas receive two children's chunks on one link).
+    const double bytes = *std::max_element(sp.gradient_bytes.begin(), sp.gradient_bytes.end());
+    const double dp = req.layout.dp, depth = std::ceil(std::log2(dp + 1));
+    const double ring = 2 * (dp - 1) * cs.inter_latency_s + 2 * (dp - 1) / dp * bytes / cs.inter_bw_bps;
+    const double tree = 2 * depth * cs.inter_latency_s + 4 * bytes / cs.inter_bw_bps;
+    cs.allreduce = tree < ring ? AllReduceAlgorithm::tree : AllReduceAlgorithm::ring;
+  }
   if (cs.gpus_per_node < 1 || !(cs.intra_bw_bps > 0) || !(cs.inter_bw_bps > 0) || !(cs.oversubscription >= 1) ||
       cs.intra_latency_s < 0 || cs.inter_latency_s < 0)
     throw InputError("cluster", "", "expected gpus_per_node >= 1, bandwidths > 0, latencies >= 0 and oversubscription >= 1");
@@ -128,6 +139,7 @@ Json run_synthetic(const SyntheticRun& req) {
   return {{"model", spec.name},
           {"layout", {{"tp", TP}, {"pp", S}, {"dp", DP}}},
           {"schedule", req.schedule == PipelineSchedule::gpipe ? "gpipe" : "1f1b"},
+          {"allreduce", cs.allreduce == AllReduceAlgorithm::tree ? "tree" : "ring"},
           {"gpus", TP * S * DP},
           {"actors", S * DP},
           {"microbatches_per_pipeline", sp.microbatches},

@@ -20,6 +20,7 @@ struct SyntheticRun {
   double budget_pct = 0;           // planned policies: kernel-time slowdown allowed vs each stage's fastest pairs
   std::string recording;           // template recording; "" = traces/recordings/h200-gpt3xl
   ClusterSpec cluster;             // defaults: H100/H200-class node (see .cpp)
+  bool auto_allreduce = true;      // pick ring or tree by estimated time (cluster.allreduce otherwise)
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int straggler_replica = -1;      // a whole pipeline replica runs slower by straggler_factor
   double straggler_factor = 1.0;

@@ -242,3 +242,16 @@ TEST_CASE("GPipe runs all forwards then all backwards, in the same time as 1F1B 
   wl.schedule = PipelineSchedule::gpipe;
   CHECK(simulate_pipeline(wl).iteration_s == Approx((8 + 4 - 1) * 3.0));
 }
+
+TEST_CASE("a tree all-reduce takes 2 x depth latency hops where a ring takes 2 (DP - 1)", "[pipeline]") {
+  PipelineWorkload wl = uniform(2, 4, 8);
+  wl.use_cluster = true;
+  wl.cluster.gpus_per_node = 2;       // each replica's two stages on its own node
+  wl.cluster.inter_latency_s = 0.01;  // latency-bound: tiny gradients
+  wl.gradient_bytes = {1.0, 1.0};
+  const double pipeline = (4 + 2 - 1) * 3.0;
+  CHECK(simulate_pipeline(wl).iteration_s == Approx(pipeline + 14 * 0.01).epsilon(1e-6));  // ring: 2 x 7 hops
+  wl.cluster.allreduce = AllReduceAlgorithm::tree;
+  // 8 replicas: depth 3 (7 -> 3 -> 1 -> 0), up and down.
+  CHECK(simulate_pipeline(wl).iteration_s == Approx(pipeline + 6 * 0.01).epsilon(1e-6));
+}
