@@ -12,6 +12,19 @@
 using namespace dvfs;
 using Catch::Detail::Approx;
 
+namespace {
+PipelineWorkload uniform(int stages, int mbs, int dp) {
+  PipelineWorkload wl;
+  wl.stages = stages;
+  wl.microbatches = mbs;
+  wl.forward_s.assign(static_cast<std::size_t>(stages), std::vector<double>(static_cast<std::size_t>(mbs), 1.0));
+  wl.backward_s.assign(static_cast<std::size_t>(stages), std::vector<double>(static_cast<std::size_t>(mbs), 2.0));
+  wl.data_parallel = dp;
+  return wl;
+}
+}  // namespace
+
+// Forward 1 s, backward 2 s on every stage for every micro-batch.
 TEST_CASE("1F1B runs warm-up forwards, then one forward one backward, then the remaining backwards", "[pipeline]") {
   const auto ops = one_f_one_b(1, 4, 6);  // stage 1 of 4: two warm-up forwards
   std::string order;
@@ -22,11 +35,7 @@ TEST_CASE("1F1B runs warm-up forwards, then one forward one backward, then the r
 }
 
 TEST_CASE("a uniform pipeline takes (micro-batches + stages - 1) x (forward + backward)", "[pipeline]") {
-  PipelineWorkload wl;
-  wl.stages = 4;
-  wl.microbatches = 8;
-  wl.forward_s.assign(4, std::vector<double>(8, 1.0));
-  wl.backward_s.assign(4, std::vector<double>(8, 2.0));
+  PipelineWorkload wl = uniform(4, 8, 1);
   const PipelineResult r = simulate_pipeline(wl);
   CHECK(r.iteration_s == Approx((8 + 4 - 1) * 3.0));
   for (int s = 0; s < 4; ++s) CHECK(r.stage_busy_s[static_cast<std::size_t>(s)] == Approx(24.0));
@@ -36,11 +45,7 @@ TEST_CASE("a uniform pipeline takes (micro-batches + stages - 1) x (forward + ba
 }
 
 TEST_CASE("a slow stage sets the pipeline's pace and the others wait on it", "[pipeline]") {
-  PipelineWorkload wl;
-  wl.stages = 3;
-  wl.microbatches = 10;
-  wl.forward_s.assign(3, std::vector<double>(10, 1.0));
-  wl.backward_s.assign(3, std::vector<double>(10, 2.0));
+  PipelineWorkload wl = uniform(3, 10, 1);
   for (auto& f : wl.forward_s[1]) f = 2.0;  // stage 1 is a straggler on the forward pass
   const PipelineResult r = simulate_pipeline(wl);
   CHECK(r.iteration_s >= 10 * 4.0);  // at least the slow stage's own work
@@ -67,17 +72,6 @@ TEST_CASE("the measured Perseus all-max-clock pipelines are predicted within 3 %
   }
 }
 
-namespace {
-PipelineWorkload uniform(int stages, int mbs, int dp) {
-  PipelineWorkload wl;
-  wl.stages = stages;
-  wl.microbatches = mbs;
-  wl.forward_s.assign(static_cast<std::size_t>(stages), std::vector<double>(static_cast<std::size_t>(mbs), 1.0));
-  wl.backward_s.assign(static_cast<std::size_t>(stages), std::vector<double>(static_cast<std::size_t>(mbs), 2.0));
-  wl.data_parallel = dp;
-  return wl;
-}
-}  // namespace
 
 TEST_CASE("a ring all-reduce over data-parallel replicas takes 2 (DP - 1) latency-bound steps", "[pipeline]") {
   PipelineWorkload wl = uniform(2, 4, 4);
@@ -234,11 +228,7 @@ TEST_CASE("GPipe runs all forwards then all backwards, in the same time as 1F1B 
   std::string order;
   for (const auto& op : gpipe(0, 2, 3)) order += (op.backward ? "B" : "F") + std::to_string(op.microbatch) + " ";
   CHECK(order == "F0 F1 F2 B2 B1 B0 ");
-  PipelineWorkload wl;
-  wl.stages = 4;
-  wl.microbatches = 8;
-  wl.forward_s.assign(4, std::vector<double>(8, 1.0));
-  wl.backward_s.assign(4, std::vector<double>(8, 2.0));
+  PipelineWorkload wl = uniform(4, 8, 1);
   wl.schedule = PipelineSchedule::gpipe;
   CHECK(simulate_pipeline(wl).iteration_s == Approx((8 + 4 - 1) * 3.0));
 }
