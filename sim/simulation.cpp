@@ -78,6 +78,8 @@ LoadedTrace load_scenario_trace(const Scenario& sc, const GpuModel& model) {
 }
 
 SimulationResult simulate(const Scenario& sc) {
+  if (!sc.synthetic.is_null())
+    throw InputError(sc.file, "synthetic", "a synthesised workload is run by `dvfs-sim run` / dvfs_sim.run (run_synthetic), not replayed as a trace");
   GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
   LoadedTrace trace = load_scenario_trace(sc, model);
   return simulate(sc, trace, model);

@@ -6,6 +6,7 @@
 #include "sim/simulation.hpp"
 #include "sim/calibrate/profile_fit.hpp"
 #include "sim/compare.hpp"
+#include "sim/pipeline/synthetic_run.hpp"
 #include "sim/calibrate/recording_fit.hpp"
 #include "sim/validate/model_checks.hpp"
 #include "sim/validate/validate.hpp"
@@ -26,6 +27,14 @@ std::string run_json(const std::string& scenario_json, const std::string& file, 
     throw dvfs::InputError(file, "", std::string("malformed JSON (") + e.what() + ")");
   }
   dvfs::Scenario sc = dvfs::parse_scenario(doc, file, base_dir);
+  if (!sc.synthetic.is_null()) {
+    dvfs::Json res;
+    {
+      py::gil_scoped_release release;
+      res = dvfs::run_synthetic(dvfs::synthetic_request(sc));
+    }
+    return res.dump();
+  }
   dvfs::SimulationResult r;
   {
     py::gil_scoped_release release;  // the simulation needs no Python objects

@@ -88,6 +88,13 @@ int cmd_run(std::vector<std::string> args) {
   else if (engine == "local-loop") sc.mode = dvfs::EngineMode::local_loop;
   else if (!engine.empty()) throw dvfs::InputError("--engine", "", "expected local-loop or event, got \"" + engine + "\"");
   if (out_dir.empty()) out_dir = sc.output_dir.empty() ? "out/" + sc.name : sc.output_dir;
+  if (!sc.synthetic.is_null()) {  // a synthesised multi-GPU iteration
+    const dvfs::Json res = dvfs::run_synthetic(dvfs::synthetic_request(sc));
+    dvfs::make_directories(out_dir);
+    std::ofstream(out_dir + "/summary.json") << res.dump(2) << "\n";
+    std::cout << (json ? res.dump(2) + "\n" : dvfs::format_synthetic(res) + "results: " + out_dir + "/summary.json\n");
+    return 0;
+  }
   dvfs::SimulationResult r = dvfs::simulate(sc);
   dvfs::write_results(r, out_dir);
   if (json) {

@@ -30,6 +30,61 @@ ClusterSpec default_cluster(const ParallelLayout& layout) {
   return c;
 }
 
+SyntheticRun synthetic_request(const Scenario& sc) {
+  JsonReader r(sc.synthetic, sc.file, "synthetic");
+  r.only_keys({"model", "tp", "pp", "dp", "microbatches", "schedule", "allreduce", "straggler", "cluster"});
+  SyntheticRun req;
+  req.model = r.string("model");
+  transformer_preset(req.model);  // unknown names fail here
+  auto positive_int = [&](const char* key, int fallback) {
+    if (!r.has(key)) return fallback;
+    const long v = r.integer(key);
+    if (v < 1 || v > 1000000) r.fail(key, "expected a positive integer");
+    return static_cast<int>(v);
+  };
+  req.layout = {positive_int("tp", 1), positive_int("pp", 1), positive_int("dp", 1)};
+  req.microbatches = positive_int("microbatches", 0);
+  const std::string schedule = r.string_or("schedule", "1f1b");
+  if (schedule == "gpipe") req.schedule = PipelineSchedule::gpipe;
+  else if (schedule != "1f1b") r.fail("schedule", "expected 1f1b or gpipe, got \"" + schedule + "\"");
+  req.cluster = default_cluster(req.layout);
+  const std::string ar = r.string_or("allreduce", "auto");
+  req.auto_allreduce = ar == "auto";
+  if (ar == "ring") req.cluster.allreduce = AllReduceAlgorithm::ring;
+  else if (ar == "tree") req.cluster.allreduce = AllReduceAlgorithm::tree;
+  else if (ar != "auto") r.fail("allreduce", "expected auto, ring or tree, got \"" + ar + "\"");
+  if (r.has("straggler")) {
+    JsonReader st = r.child("straggler");
+    st.only_keys({"replica", "factor"});
+    req.straggler_replica = static_cast<int>(st.integer("replica"));
+    req.straggler_factor = st.positive("factor");
+    if (req.straggler_replica < 0 || req.straggler_replica >= req.layout.dp)
+      st.fail("replica", "expected a replica index in [0, dp)");
+  }
+  if (r.has("cluster")) {
+    JsonReader c = r.child("cluster");
+    c.only_keys({"gpus_per_node", "intra_bw_bps", "intra_latency_s", "inter_bw_bps", "inter_latency_s", "oversubscription"});
+    if (c.has("gpus_per_node")) {
+      const long g = c.integer("gpus_per_node");
+      if (g < 1) c.fail("gpus_per_node", "expected a positive integer");
+      req.cluster.gpus_per_node = static_cast<int>(g);
+    }
+    if (c.has("intra_bw_bps")) req.cluster.intra_bw_bps = c.positive("intra_bw_bps");
+    if (c.has("inter_bw_bps")) req.cluster.inter_bw_bps = c.positive("inter_bw_bps");
+    if (c.has("intra_latency_s")) req.cluster.intra_latency_s = c.non_negative("intra_latency_s");
+    if (c.has("inter_latency_s")) req.cluster.inter_latency_s = c.non_negative("inter_latency_s");
+    if (c.has("oversubscription")) {
+      req.cluster.oversubscription = c.positive("oversubscription");
+      if (req.cluster.oversubscription < 1) c.fail("oversubscription", "expected >= 1");
+    }
+  }
+  req.gpu = sc.gpu;
+  req.policy = sc.policy.name;
+  req.budget_pct = sc.policy.budget_pct;
+  req.recording = sc.trace_path;
+  return req;
+}
+
 Json run_synthetic(const SyntheticRun& req) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string recording = req.recording.empty() ? data_dir() + "/traces/recordings/h200-gpt3xl" : req.recording;

@@ -5,6 +5,7 @@
 // compactly (aggregates per stage, not thousands of per-GPU records).
 #include "sim/core/json_util.hpp"
 #include "sim/pipeline/pipeline.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "traces/src/synthesis.hpp"
 
 #include <string>
@@ -27,6 +28,12 @@ struct SyntheticRun {
 };
 
 ClusterSpec default_cluster(const ParallelLayout& layout);
+
+// A scenario's "synthetic" object: {model, tp, pp, dp, microbatches, schedule (1f1b | gpipe),
+// allreduce (auto | ring | tree), straggler {replica, factor}, cluster {gpus_per_node, intra_bw_bps,
+// intra_latency_s, inter_bw_bps, inter_latency_s, oversubscription}}, with the scenario's gpu, policy
+// (name and budget_pct) and trace (the template recording). Errors name the scenario file and field.
+SyntheticRun synthetic_request(const Scenario& sc);
 
 // Result: iteration time, energy (all GPUs, TP groups counted x TP), kernel events, wall time, and
 // per stage the mean and max pipeline wait (intrinsic bloat: bubbles and imbalance) and all-reduce

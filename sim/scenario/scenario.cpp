@@ -19,13 +19,18 @@ Scenario load_scenario(const std::string& path) {
 Scenario parse_scenario(const Json& doc, const std::string& file, const std::string& base_dir) {
   JsonReader r(doc, file, "");
   r.only_keys({"name", "description", "trace", "trace_gpu", "gpu", "policy", "switch_latency", "seed", "repeat", "engine",
-               "output"});
+               "output", "synthetic"});
   Scenario s;
   s.file = file;
   s.name = r.string_or("name", "scenario");
   s.description = r.string_or("description", "");
 
-  s.trace_path = normalize_path(join_path(base_dir, r.string("trace")));
+  if (r.has("synthetic")) {
+    s.synthetic = r.raw("synthetic");
+    if (!s.synthetic.is_object()) r.fail("synthetic", "expected an object {model, tp, pp, dp, ...}");
+  }
+  s.trace_path = normalize_path(join_path(
+      base_dir, s.synthetic.is_null() || r.has("trace") ? r.string("trace") : data_dir() + "/traces/recordings/h200-gpt3xl"));
   if (!file_exists(s.trace_path))
     r.fail("trace", "file or directory not found: " + s.trace_path +
                         " (expected a recording directory or a Kineto .json/.json.gz trace)");

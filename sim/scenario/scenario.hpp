@@ -23,6 +23,9 @@ struct Scenario {
   std::string trace_path;    // a recording directory or a Kineto .json/.json.gz file
   std::string gpu;           // model name or model file path
   std::string trace_gpu;     // the GPU the trace was recorded on, when it is not `gpu` (retargeting)
+  // A synthesised multi-GPU workload instead of a replayed trace (sim/pipeline/synthetic_run.hpp reads
+  // it); `trace_path` is then the recording its layers are taken from.
+  Json synthetic;
   PolicySpec policy;
   ReplayOptions replay;
   EngineMode mode = EngineMode::local_loop;

@@ -282,3 +282,24 @@ def test_synth_plans_per_kernel_clocks_for_every_stage(cli):
     assert res["policy"] == "per-kernel" and res["budget_pct"] == 1 and res["plan_s"] > 0
     r = cli("synth", "--model", "llama-3.2-3b", "--policy", "per-kernel", "--budget", "-2")
     assert r.returncode == 2 and "--budget" in r.stderr
+
+
+def test_run_accepts_a_synthetic_multi_gpu_scenario(cli, root, tmp_path):
+    scen = tmp_path / "s.json"
+    scen.write_text(json.dumps({"synthetic": {"model": "llama-3.2-3b", "tp": 1, "pp": 2, "dp": 2, "microbatches": 4},
+                                "gpu": "h200", "policy": "native"}))
+    r = cli("run", scen, "-o", tmp_path / "out", "--json")
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["gpus"] == 4 and res["iteration_s"] > 0
+    assert json.loads((tmp_path / "out" / "summary.json").read_text()) == res
+    for bad, needle in (({"model": "llama-3.2-3b", "tpp": 2}, "synthetic.tpp: unknown key"),
+                        ({"model": "llama-3.2-3b", "tp": 0}, "synthetic.tp: expected a positive integer"),
+                        ({"model": "llama-3.2-3b", "schedule": "zigzag"}, "synthetic.schedule: expected 1f1b or gpipe"),
+                        ({"model": "llama-3.2-3b", "dp": 2, "straggler": {"replica": 2, "factor": 1.1}},
+                         "synthetic.straggler.replica: expected a replica index"),
+                        ({"model": "gpt-9"}, "unknown model")):
+        scen.write_text(json.dumps({"synthetic": bad, "gpu": "h200", "policy": "native"}))
+        r = cli("run", scen)
+        assert r.returncode == 2, (bad, r.stdout)
+        assert len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr, (bad, r.stderr)

@@ -104,3 +104,9 @@ def test_compare_grid_from_python():
                 {"latencies_s": [-1]}, {"latencies_s": [float("inf")]}, {"latencies_s": [None, 0]}):
         with pytest.raises(dvfs_sim.InputError):
             dvfs_sim.compare(scen, ["per-kernel"], **bad)
+
+
+def test_run_a_synthetic_scenario_from_python():
+    res = dvfs_sim.run({"synthetic": {"model": "gpt3-xl", "pp": 2, "microbatches": 2}, "gpu": "a100-sxm4",
+                        "policy": "native"})
+    assert res["model"] == "gpt3-xl" and res["gpu_model"] == "a100-sxm4" and len(res["stages"]) == 2
