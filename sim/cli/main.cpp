@@ -307,8 +307,9 @@ int cmd_synth(std::vector<std::string> args) {
   std::string out_file;
   bool cluster_set = false;
   auto int_opt = [&](std::size_t& i, const char* what) {
-    const double v = parse_number(args[i], take_value(args, i), what);
-    if (v < 1 || v != std::floor(v) || v > 1e6) throw dvfs::InputError(args[i - 1], "", std::string("expected ") + what);
+    const std::string opt = args[i];
+    const double v = parse_number(opt, take_value(args, i), what);
+    if (v < 1 || v != std::floor(v) || v > 1e6) throw dvfs::InputError(opt, "", std::string("expected ") + what);
     return static_cast<int>(v);
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -333,7 +334,9 @@ int cmd_synth(std::vector<std::string> args) {
       const std::string v = take_value(args, i);
       const auto colon = v.find(':');
       if (colon == std::string::npos) throw dvfs::InputError("--straggler", "", "expected REPLICA:FACTOR, e.g. 0:1.2");
-      req.straggler_replica = static_cast<int>(parse_number("--straggler", v.substr(0, colon), "a replica index"));
+      const double rep = parse_number("--straggler", v.substr(0, colon), "a replica index");
+      if (rep < 0 || rep != std::floor(rep) || rep > 1e6) throw dvfs::InputError("--straggler", "", "expected an integer replica index >= 0");
+      req.straggler_replica = static_cast<int>(rep);
       req.straggler_factor = parse_number("--straggler", v.substr(colon + 1), "a slowdown factor");
     } else if (args[i] == "--allreduce") {
       if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout), cluster_set = true;

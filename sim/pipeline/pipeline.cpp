@@ -13,6 +13,7 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <map>
 #include <set>
 
 namespace sg4 = simgrid::s4u;
@@ -178,12 +179,28 @@ void run_gpu(PipelineSchedule schedule, const ClusterSpec& cs, int g, int S, int
   }
   if (DP > 1 && gradient_bytes > 0) {
     const double t0 = sg4::Engine::get_clock();
+    // Ring: a step's send is posted once the previous one to the same peer has arrived, as NCCL's
+    // do (otherwise a replica whose inputs are all there would post every step at once, they would
+    // share the link and the first would arrive as late as the last). Tree: chunks are posted without
+    // waiting, so their latencies overlap; their bandwidth is then shared, which delays the first
+    // chunks of a bandwidth-bound tree (a known limit: NCCL's trees pipeline on both).
+    std::map<int, sg4::CommPtr> last_send;
+    std::vector<sg4::CommPtr> in_flight;
+    auto send = [&](const std::string& mailbox, int peer, uint64_t bytes) {
+      if (cs.allreduce == AllReduceAlgorithm::ring) {
+        auto it = last_send.find(peer);
+        if (it != last_send.end()) it->second->wait();
+        last_send[peer] = sg4::Mailbox::by_name(mailbox)->put_async(&token, bytes);
+      } else {
+        in_flight.push_back(sg4::Mailbox::by_name(mailbox)->put_async(&token, bytes));
+      }
+    };
     if (cs.allreduce == AllReduceAlgorithm::ring) {
       const auto chunk = message_bytes(gradient_bytes / DP);
       const int next = (r + 1) % DP;
       for (int step = 0; step < 2 * (DP - 1); ++step) {
         const std::string tag = "ar" + std::to_string(s) + "-" + std::to_string(step) + "-";
-        sg4::Mailbox::by_name(tag + std::to_string(next))->put_init(&token, chunk)->detach();
+        send(tag + std::to_string(next), next, chunk);
         sg4::Mailbox::by_name(tag + std::to_string(r))->get<int>();
       }
     } else {
@@ -197,14 +214,15 @@ void run_gpu(PipelineSchedule schedule, const ClusterSpec& cs, int g, int S, int
       for (int k = 0; k < K; ++k) {  // reduce: children's chunk k in, the sum up to the parent
         for (std::size_t c = 0; c < children.size(); ++c)
           sg4::Mailbox::by_name(base + "up" + std::to_string(k) + "-" + std::to_string(r))->get<int>();
-        if (r > 0) sg4::Mailbox::by_name(base + "up" + std::to_string(k) + "-" + std::to_string(parent))->put_init(&token, chunk)->detach();
+        if (r > 0) send(base + "up" + std::to_string(k) + "-" + std::to_string(parent), parent, chunk);
       }
       for (int k = 0; k < K; ++k) {  // broadcast: chunk k from the parent, on to the children
         if (r > 0) sg4::Mailbox::by_name(base + "down" + std::to_string(k) + "-" + std::to_string(r))->get<int>();
-        for (int c : children)
-          sg4::Mailbox::by_name(base + "down" + std::to_string(k) + "-" + std::to_string(c))->put_init(&token, chunk)->detach();
+        for (int c : children) send(base + "down" + std::to_string(k) + "-" + std::to_string(c), c, chunk);
       }
     }
+    for (auto& kv : last_send) kv.second->wait();  // a comm must not outlive its scope while in flight
+    for (auto& c : in_flight) c->wait();
     allreduce_s = sg4::Engine::get_clock() - t0;
   }
 }
@@ -266,7 +284,9 @@ PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& 
                 res.stage_blocked_s[gi], res.allreduce_s[gi]);
         res.stage_end_s[gi] = sg4::Engine::get_clock() - origin;
       } catch (...) {
-        failure = std::current_exception();
+        // The other GPUs would wait for this one forever: stop them all and rethrow after the run.
+        if (!failure) failure = std::current_exception();
+        sg4::Actor::kill_all();
       }
     });
   }
@@ -348,7 +368,9 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
         res.outcomes[gi].stats = replayer.stats();
         res.outcomes[gi].simgrid_end_s = sg4::Engine::get_clock() - origin;
       } catch (...) {
-        failure = std::current_exception();
+        // The other GPUs would wait for this one forever: stop them all and rethrow after the run.
+        if (!failure) failure = std::current_exception();
+        sg4::Actor::kill_all();
       }
     });
   }

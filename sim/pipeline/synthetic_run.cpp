@@ -91,7 +91,11 @@ Json run_synthetic(const SyntheticRun& req) {
   TransformerSpec spec = transformer_preset(req.model);
   const Recording rec = load_recording(recording, Classifier::load_default());
   const LayerTemplate tpl = extract_layer_template(rec.workload, rec.run.value("run", Json::object()), recording);
-  if (req.microbatches > 0) spec.global_batch = req.microbatches * req.layout.dp * spec.micro_batch;
+  if (req.microbatches > 0) {
+    const double batch = static_cast<double>(req.microbatches) * req.layout.dp * spec.micro_batch;
+    if (batch > 1e8) throw InputError("microbatches", "", "expected micro-batches x DP x micro-batch size <= 1e8 sequences");
+    spec.global_batch = static_cast<int>(batch);
+  }
   const SynthesizedPipeline sp = synthesize_pipeline(tpl, spec, req.layout, {}, req.model);
   const GpuModel target = load_gpu_model(req.gpu, "", "gpu");
   ClusterSpec cs = req.cluster;
@@ -108,8 +112,11 @@ Json run_synthetic(const SyntheticRun& req) {
   if (cs.gpus_per_node < 1 || !(cs.intra_bw_bps > 0) || !(cs.inter_bw_bps > 0) || !(cs.oversubscription >= 1) ||
       cs.intra_latency_s < 0 || cs.inter_latency_s < 0)
     throw InputError("cluster", "", "expected gpus_per_node >= 1, bandwidths > 0, latencies >= 0 and oversubscription >= 1");
-  if (req.straggler_replica >= req.layout.dp || !(req.straggler_factor > 0))
-    throw InputError("straggler", "", "expected a replica index below DP and a slowdown factor > 0");
+  if (req.straggler_replica >= req.layout.dp || !(req.straggler_factor > 0) || !(req.straggler_factor <= 100))
+    throw InputError("straggler", "", "expected a replica index below DP and a slowdown factor in (0, 100]");
+  if (req.cluster.inter_bw_bps < 1e6 || req.cluster.intra_bw_bps < 1e6 || req.cluster.oversubscription > 1e3 ||
+      req.cluster.inter_latency_s > 1 || req.cluster.intra_latency_s > 1)
+    throw InputError("cluster", "", "expected bandwidths >= 1e6 B/s, latencies <= 1 s and oversubscription <= 1000");
   Workload wl;
   wl.names = sp.names;
   wl.ranks = sp.stages;

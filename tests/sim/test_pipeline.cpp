@@ -245,3 +245,15 @@ TEST_CASE("a tree all-reduce takes 2 x depth latency hops where a ring takes 2 (
   // 8 replicas: depth 3 (7 -> 3 -> 1 -> 0), up and down.
   CHECK(simulate_pipeline(wl).iteration_s == Approx(pipeline + 6 * 0.01).epsilon(1e-6));
 }
+
+TEST_CASE("a ring all-reduce behind a straggler still moves one chunk per step", "[pipeline]") {
+  PipelineWorkload wl = uniform(1, 1, 4);  // one stage: 3 s of compute per replica
+  wl.use_cluster = true;
+  wl.cluster.gpus_per_node = 1;
+  wl.cluster.inter_bw_bps = 1e9;
+  wl.gradient_bytes = {4e9};               // 1 GB chunks: 1 s per ring step
+  wl.slowdown = {2.0, 1.0, 1.0, 1.0};      // replica 0 computes for 6 s
+  // The others post their first step early; sent one after another, the ring still takes 2 (4 - 1)
+  // steps of 1 s once replica 0 joins.
+  CHECK(simulate_pipeline(wl).iteration_s == Approx(6.0 + 6.0).epsilon(1e-3));
+}

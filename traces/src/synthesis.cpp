@@ -82,7 +82,7 @@ LayerTemplate extract_layer_template(const Workload& wl, const Json& run, const 
       in_layer = in_layer || n == attn || n == mlp;
       in_any_layer = in_any_layer || n.rfind("layer", 0) == 0;
     }
-    if (in_layer) t.forward.push_back(k);
+    if (in_layer && as.phase == Phase::forward) t.forward.push_back(k);
     if (as.phase == Phase::forward && in_any_layer) seen_layer = true;
     if (as.phase == Phase::forward && !in_any_layer) (seen_layer ? t.head_forward : t.embed_forward).push_back(k);
     else if (as.phase == Phase::backward) bwd.push_back(k);
@@ -143,8 +143,13 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
   const double vocab_r = rf.vocab > 0 ? rf.vocab : 50257.0;
   const double r_head = tok_t * tg.hidden * tg.vocab / lay.tp / (tok_r * rf.hidden * vocab_r);
   const double r_bytes = tok_t * tg.hidden / lay.tp / (tok_r * rf.hidden);
-  auto scaled_head = [&](Kernel k) {  // LM head GEMMs by hidden x vocabulary, the rest (norm, loss) by bytes
-    k.duration_s = std::max(1e-6, k.duration_s * (k.cls == KernelClass::gemm ? r_head : r_bytes * (k.cls == KernelClass::reduction ? tg.vocab / vocab_r : 1.0)));
+  // LM head: its GEMMs by tokens x hidden x vocabulary; the final norm by tokens x hidden; everything
+  // else works on the logits (casts, softmax, loss and their gradients): tokens x vocabulary.
+  const double r_logits = tok_t * tg.vocab / lay.tp / (tok_r * vocab_r);
+  auto scaled_head = [&](Kernel k) {
+    k.duration_s = std::max(1e-6, k.duration_s * (k.cls == KernelClass::gemm            ? r_head
+                                                  : k.cls == KernelClass::normalization ? r_bytes
+                                                                                        : r_logits));
     k.annotation_set = 0;
     k.step = -1;
     return k;
@@ -178,8 +183,12 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
   for (int s = 0; s < lay.pp; ++s) {
     Rank r;
     r.id = s;
-    if (s == 0)
+    if (s == 0) {
       for (const Kernel& k : tpl.embed_forward) r.kernels.push_back(scaled_bytes(k));
+      // The recording's first gap is the host time between steps (data loading, step start): not part
+      // of every micro-batch.
+      if (!tpl.embed_forward.empty()) r.kernels.front().gap_before_s = 0;
+    }
     for (int l = 0; l < per_stage; ++l) {
       for (std::size_t i = 0; i < tpl.forward.size(); ++i) {
         r.kernels.push_back(scaled(tpl.forward[i]));
