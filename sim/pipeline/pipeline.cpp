@@ -133,6 +133,24 @@ std::vector<sg4::Host*> build_hosts(int S, int DP, bool use_cluster, const Clust
   return hosts;
 }
 
+// Runs an actor's body; a failure stops every actor (the others would wait for it forever) and is
+// rethrown by run_and_rethrow once the engine is done.
+template <class Body>
+void guarded(std::exception_ptr& failure, Body&& body) {
+  try {
+    body();
+  } catch (...) {
+    if (!failure) failure = std::current_exception();
+    sg4::Actor::kill_all();
+  }
+}
+
+void run_and_rethrow(std::unique_ptr<sg4::Engine>& engine, const std::exception_ptr& failure) {
+  engine->run();
+  engine.reset();
+  if (failure) std::rethrow_exception(failure);
+}
+
 int token = 0;  // message payload: only the message matters
 
 // At least one byte: SimGrid completes an empty message to a permanent receiver at once, without the
@@ -271,7 +289,7 @@ PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& 
   std::exception_ptr failure;
   for (int g = 0; g < N; ++g) {
     sg4::Actor::create("gpu" + std::to_string(g), hosts[static_cast<std::size_t>(g)], [&, g]() {
-      try {
+      guarded(failure, [&] {
         const std::size_t gi = static_cast<std::size_t>(g);
         const double origin = sg4::Engine::get_clock();
         run_gpu(wl.schedule, cs, g, S, DP, wl.microbatches, wl.activation_bytes,
@@ -283,16 +301,10 @@ PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& 
                 },
                 res.stage_blocked_s[gi], res.allreduce_s[gi]);
         res.stage_end_s[gi] = sg4::Engine::get_clock() - origin;
-      } catch (...) {
-        // The other GPUs would wait for this one forever: stop them all and rethrow after the run.
-        if (!failure) failure = std::current_exception();
-        sg4::Actor::kill_all();
-      }
+      });
     });
   }
-  engine->run();
-  engine.reset();
-  if (failure) std::rethrow_exception(failure);
+  run_and_rethrow(engine, failure);
   res.iteration_s = *std::max_element(res.stage_end_s.begin(), res.stage_end_s.end());
   return res;
 }
@@ -345,7 +357,7 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
   std::exception_ptr failure;
   for (int g = 0; g < N; ++g) {
     sg4::Actor::create("gpu" + std::to_string(g), hosts[static_cast<std::size_t>(g)], [&, g]() {
-      try {
+      guarded(failure, [&] {
         const std::size_t gi = static_cast<std::size_t>(g), si = static_cast<std::size_t>(g % S);
         const bool straggler = g / S == kp.straggler_replica;
         GpuReplayer replayer(straggler ? slow[si] : kp.stages[si], model, *policies[gi], opts, res.outcomes[gi].meter);
@@ -367,16 +379,10 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
         }
         res.outcomes[gi].stats = replayer.stats();
         res.outcomes[gi].simgrid_end_s = sg4::Engine::get_clock() - origin;
-      } catch (...) {
-        // The other GPUs would wait for this one forever: stop them all and rethrow after the run.
-        if (!failure) failure = std::current_exception();
-        sg4::Actor::kill_all();
-      }
+      });
     });
   }
-  engine->run();
-  engine.reset();
-  if (failure) std::rethrow_exception(failure);
+  run_and_rethrow(engine, failure);
   for (const auto& o : res.outcomes) res.iteration_s = std::max(res.iteration_s, o.stats.end_s);
   return res;
 }

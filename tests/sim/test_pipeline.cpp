@@ -257,3 +257,43 @@ TEST_CASE("a ring all-reduce behind a straggler still moves one chunk per step",
   // steps of 1 s once replica 0 joins.
   CHECK(simulate_pipeline(wl).iteration_s == Approx(6.0 + 6.0).epsilon(1e-3));
 }
+
+namespace {
+// Asks for a clock the model does not have before its first kernel.
+struct BrokenPolicy : Policy {
+  ClockPair start;
+  explicit BrokenPolicy(ClockPair c) : start(c) {}
+  std::string name() const override { return "broken"; }
+  ClockPair initial_clocks() const override { return start; }
+  bool wants_kernel_events() const override { return true; }
+  std::optional<ClockPair> before_kernel(const Kernel&, const GpuTelemetry&) override { return ClockPair{1234.5, start.mem_mhz}; }
+};
+}  // namespace
+
+TEST_CASE("a GPU that fails stops the whole pipeline with its error instead of deadlocking the others", "[pipeline]") {
+  const GpuModel m = load_gpu_model("a100-sxm4");
+  KernelPipeline kp;
+  kp.microbatches = 3;
+  for (int s = 0; s < 2; ++s) {
+    Rank r;
+    r.id = s;
+    Kernel k;
+    k.cls = KernelClass::gemm;
+    k.duration_s = 1e-3;
+    r.kernels = {k, k};
+    kp.stages.push_back(r);
+    kp.forward.push_back({0, 1});
+    kp.backward.push_back({1, 2});
+  }
+  PolicySpec max;
+  max.name = "max";
+  const PolicyFactory ok = make_policy_factory(max, m, "");
+  const PolicyFactory factory = [&](int g) -> std::unique_ptr<Policy> {
+    if (g == 1) return std::make_unique<BrokenPolicy>(m.max_clocks());
+    return ok(g);
+  };
+  ReplayOptions opts;
+  opts.timeline_interval_s = 0;
+  opts.sm_latency.mean_s = 0.0;  // the request takes effect at once, and fails
+  CHECK_THROWS_WITH(simulate_kernel_pipeline(kp, m, factory, opts), Catch::Contains("does not support"));
+}
