@@ -13,6 +13,13 @@
 
 namespace dvfs {
 
+void set_fixed_switch_latency(ReplayOptions& opts, double latency_s) {
+  opts.sm_latency.mean_s = latency_s;
+  opts.sm_latency.spread_s = 0.0;
+  opts.mem_latency.mean_s = latency_s;
+  opts.mem_latency.spread_s = 0.0;
+}
+
 Json compare_policies(const Scenario& sc, const std::vector<std::string>& policies, double budget_pct) {
   const GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
   const LoadedTrace trace = load_scenario_trace(sc, model);
@@ -87,10 +94,7 @@ Json compare_grid(const Scenario& base, const std::vector<std::string>& policies
     if (requested) {
       if (!(*requested >= 0) || !(*requested <= 3600))
         throw InputError("latencies", "", "expected switch latencies in [0, 3600] s, got " + std::to_string(*requested));
-      sc.replay.sm_latency.mean_s = *requested;
-      sc.replay.sm_latency.spread_s = 0.0;
-      sc.replay.mem_latency.mean_s = *requested;
-      sc.replay.mem_latency.spread_s = 0.0;
+      set_fixed_switch_latency(sc.replay, *requested);
     }
     SwitchLatency eff = model.switch_latency();
     sc.replay.sm_latency.apply_to(eff.sm);

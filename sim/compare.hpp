@@ -12,6 +12,9 @@ namespace dvfs {
 // `policies` by name (planned ones take `budget_pct`); native is always run first as the reference.
 // Each row: policy, energy_j, time_s, energy_saved_pct, slowdown_pct, clock_switches,
 // switch_latency_s, switch_energy_j, plan details (prediction accuracy, latency-aware choice).
+// Sets the SM and memory switch latency of every driver request to `latency_s`, without spread.
+void set_fixed_switch_latency(ReplayOptions& opts, double latency_s);
+
 Json compare_policies(const Scenario& sc, const std::vector<std::string>& policies, double budget_pct);
 Json compare_policies(const Scenario& sc, const LoadedTrace& trace, const GpuModel& model,
                       const std::vector<std::string>& policies, double budget_pct);

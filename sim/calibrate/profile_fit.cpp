@@ -1,6 +1,7 @@
 #include "sim/calibrate/profile_fit.hpp"
 
 #include "models/src/stage_model.hpp"
+#include "sim/calibrate/rounding.hpp"
 #include "sim/core/errors.hpp"
 
 #include <algorithm>
@@ -13,11 +14,6 @@ namespace dvfs {
 
 namespace {
 
-// Rounds to a power-of-ten step (0.1, 0.001, ...) so the value prints as its shortest decimal.
-double round_to(double v, double step) {
-  const double inv = std::round(1.0 / step);
-  return std::round(v * inv) / inv;
-}
 
 struct Shape {
   double v_floor = 1, knee_mhz = 0, fmax = 1;

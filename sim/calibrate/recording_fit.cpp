@@ -1,6 +1,7 @@
 #include "sim/calibrate/recording_fit.hpp"
 
 #include "models/src/gpu_model.hpp"
+#include "sim/calibrate/rounding.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/validate/validate.hpp"
 
@@ -23,11 +24,6 @@ constexpr double kMaxGroupError = 0.2;
 constexpr std::size_t kMinKernelSamples = 24;  // per-kernel shares: at least this many launches
 constexpr double kMaxKernelError = 0.05;        // and a standard error this small
 
-// Rounds to a power-of-ten step (0.1, 0.001, ...) so the value prints as its shortest decimal.
-double round_to(double v, double step) {
-  const double inv = std::round(1.0 / step);
-  return std::round(v * inv) / inv;
-}
 
 struct Sample {
   double x, y;  // f_max / f, d / mean(d)

@@ -284,12 +284,7 @@ int cmd_compare(std::vector<std::string> args) {
   }
   if (scenario_path.empty()) scenario_path = dvfs::default_scenario_path();
   dvfs::Scenario sc = dvfs::load_scenario(scenario_path);
-  if (latency) {
-    sc.replay.sm_latency.mean_s = *latency;
-    sc.replay.sm_latency.spread_s = 0.0;
-    sc.replay.mem_latency.mean_s = *latency;
-    sc.replay.mem_latency.spread_s = 0.0;
-  }
+  if (latency) dvfs::set_fixed_switch_latency(sc.replay, *latency);
   const dvfs::Json table = dvfs::compare_policies(sc, split_commas(policies), budget);
   if (out_dir.empty()) out_dir = (sc.output_dir.empty() ? "out/" + sc.name : sc.output_dir) + "/compare";
   dvfs::make_directories(out_dir);

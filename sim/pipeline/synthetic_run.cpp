@@ -162,9 +162,7 @@ Json run_synthetic(const SyntheticRun& req) {
     opts.firmware_power_cap = true;
     factory = [&](int g) {
       const std::size_t s = static_cast<std::size_t>(g % req.layout.pp);
-      std::vector<std::uint32_t> per_kernel(plans[s].group_of.size());
-      for (std::size_t i = 0; i < per_kernel.size(); ++i) per_kernel[i] = plans[s].pair_of_group[plans[s].group_of[i]];
-      return std::make_unique<PlanPolicy>(req.policy, kp.stages[s], plans[s].pairs, per_kernel);
+      return std::make_unique<PlanPolicy>(req.policy, kp.stages[s], plans[s].pairs, plans[s].pair_index_per_kernel());
     };
   } else {
     PolicySpec ps;

@@ -40,6 +40,12 @@ struct ClockPlan {
   double lambda = 0;
   double solve_s = 0;                      // wall time of the optimisation
   ClockPair pair_for_kernel(std::size_t k) const { return pairs[pair_of_group[group_of[k]]]; }
+  // Per kernel of the rank: the index into `pairs` of its planned pair (what PlanPolicy replays).
+  std::vector<std::uint32_t> pair_index_per_kernel() const {
+    std::vector<std::uint32_t> out(group_of.size());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = pair_of_group[group_of[i]];
+    return out;
+  }
 };
 
 // Identity of each kernel of the rank (name + launch shape), numbered densely from 0.

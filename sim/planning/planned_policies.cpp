@@ -14,12 +14,6 @@ namespace {
 
 const char* const kPlanned[] = {"per-kernel", "per-kernel-online", "pass-level", "static-best", "latency-aware"};
 
-std::vector<std::uint32_t> per_kernel_pairs(const ClockPlan& p) {
-  std::vector<std::uint32_t> out(p.group_of.size());
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = p.pair_of_group[p.group_of[i]];
-  return out;
-}
-
 // The engine names GPUs by rank id; plans are indexed by the rank's position in the workload.
 std::size_t rank_position(const Workload& wl, int rank_id) {
   for (std::size_t i = 0; i < wl.ranks.size(); ++i)
@@ -127,7 +121,7 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
   for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
     const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
     plans.push_back(plan_clocks(wl, wl.ranks[r], model, grouping, (1.0 + budget) * busy));
-    per_rank.push_back(per_kernel_pairs(plans.back()));
+    per_rank.push_back(plans.back().pair_index_per_kernel());
   }
   const std::vector<ClockPair>& pairs = plans.front().pairs;
   std::vector<std::shared_ptr<PredictionStats>> prediction;
@@ -159,7 +153,7 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
       for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
         const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
         const ClockPlan p = plan_clocks(wl, wl.ranks[r], model, PlanGrouping::per_kernel, std::max(0.0, 1.0 + b) * busy);
-        merged.push_back(merge_regions(wl.ranks[r], model, pairs, per_kernel_pairs(p),
+        merged.push_back(merge_regions(wl.ranks[r], model, pairs, p.pair_index_per_kernel(),
                                        statics[r].pair_of_group.front(), lat.sm.mean_s, lat.sm.energy_j, p.lambda));
       }
       return replay_pairs(sc, wl, model, pairs, merged, name);
@@ -173,7 +167,7 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
     std::vector<std::vector<std::uint32_t>> passes;
     for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
       const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
-      passes.push_back(per_kernel_pairs(plan_clocks(wl, wl.ranks[r], model, PlanGrouping::pass_level, (1.0 + budget) * busy)));
+      passes.push_back(plan_clocks(wl, wl.ranks[r], model, PlanGrouping::pass_level, (1.0 + budget) * busy).pair_index_per_kernel());
     }
     // Candidates, each checked by replay with the latency: regions, one pair per pass, one pair.
     struct Candidate {
