@@ -37,6 +37,20 @@ const char* to_string(Phase p) {
   return "other";
 }
 
+static const char* const kCollectiveNames[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast",
+                                               "all_to_all", "send", "recv"};
+
+const char* to_string(CollectiveKind k) { return kCollectiveNames[static_cast<int>(k)]; }
+
+bool collective_kind_from_string(const std::string& s, CollectiveKind& out) {
+  for (int i = 0; i < 7; ++i)
+    if (s == kCollectiveNames[i]) {
+      out = static_cast<CollectiveKind>(i);
+      return true;
+    }
+  return false;
+}
+
 double bounded_step_lead(const Rank& rank, const Step& step, double lead_s) {
   if (lead_s < 0) return 0;
   if (step.first_kernel <= 0) return lead_s;

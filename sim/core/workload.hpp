@@ -32,6 +32,22 @@ enum class Phase : std::uint8_t { forward, backward, optimizer, other };
 constexpr int kPhaseCount = 4;
 const char* to_string(Phase p);
 
+// What a communication kernel does (NCCL's collective names), for kernels that stand for a collective
+// or point-to-point transfer among ranks.
+enum class CollectiveKind : std::uint8_t { all_reduce, reduce_scatter, all_gather, broadcast, all_to_all, send, recv };
+const char* to_string(CollectiveKind k);
+bool collective_kind_from_string(const std::string& s, CollectiveKind& out);
+
+// One collective call: a communication kernel whose duration is decided by the other ranks and the
+// network, not by the GPU's clocks. `bytes` is the buffer every member holds (all-reduce: the whole
+// buffer; reduce-scatter: its input; all-gather: its output; send/recv: the message).
+struct CollectiveCall {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  double bytes = 0;
+  std::int32_t group = -1;  // index into Workload::groups; -1 = the rank's own tensor-parallel group
+  std::int32_t peer = -1;   // send / recv: the other rank (global id)
+};
+
 // Hot data the replay loop touches: kept small so millions of kernels stay in cache-friendly arrays.
 struct Kernel {
   double gap_before_s = 0;      // recorded idle time on the device before this activity starts
@@ -42,6 +58,7 @@ struct Kernel {
   std::uint32_t name_id = 0;    // index into Workload::names
   std::uint32_t annotation_set = 0;  // index into Workload::annotation_sets (0 = none)
   std::int32_t step = -1;       // index into Rank::steps, -1 outside any step
+  std::uint32_t collective = 0;  // 1 + index into the workload's collective calls (0 = not a collective)
   std::uint16_t stream = 0;
   KernelClass cls = KernelClass::other;
   ActivityKind kind = ActivityKind::kernel;
@@ -91,6 +108,10 @@ struct Workload {
   std::vector<std::string> annotation_names;
   std::vector<AnnotationSet> annotation_sets;  // [0] is the empty set
   std::vector<Rank> ranks;
+  // Multi-rank workloads: process groups (global rank ids, in ring order) and the collective calls
+  // that communication kernels refer to.
+  std::vector<std::vector<int>> groups;
+  std::vector<CollectiveCall> collectives;
 
   Workload() { annotation_sets.emplace_back(); }
   std::size_t kernel_count() const;

@@ -59,11 +59,17 @@ class GpuReplayer {
   void idle_until(TimeKeeper& tk, double until);
   template <class TimeKeeper>
   void run_kernels(TimeKeeper& tk, std::size_t first, std::size_t last);
+  // The same, where a kernel that stands for a collective call (Kernel::collective) lasts what
+  // `collective_s(kernel, local time)` says (the other ranks and the network decide, not the clocks);
+  // it runs at the kernel's power meanwhile.
+  template <class TimeKeeper, class CollectiveTime>
+  void run_kernels(TimeKeeper& tk, std::size_t first, std::size_t last, CollectiveTime&& collective_s);
   const ReplayStats& stats() const { return stats_; }
 
  private:
+  // `fixed_s` >= 0: the kernel's segment lasts that long whatever the clocks (a collective).
   template <class TimeKeeper>
-  void advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx);
+  void advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx, double fixed_s = -1);
   template <class TimeKeeper>
   void on_boundary(TimeKeeper& tk, int which);  // 0: switch takes effect, 1: policy tick, 2: firmware tick
   void firmware_tick();
@@ -134,7 +140,8 @@ ReplayStats GpuReplayer::run(TimeKeeper& tk) {
       if (kernel_hook) {
         if (auto c = policy_.before_kernel(k, telemetry(tk.now()))) request(*c, tk.now());
       }
-      advance(tk, &k, 0.0, SegmentContext{step, k.annotation_set, k.cls, true});
+      // A collective's recorded duration is the network's and its peers', not the clocks'.
+      advance(tk, &k, 0.0, SegmentContext{step, k.annotation_set, k.cls, true}, k.collective ? k.duration_s : -1.0);
       meter_.count_kernel(step);
       ++stats_.kernel_events;
       if (k.step >= 0 && steps[k.step].last_kernel == static_cast<int>(i)) {
@@ -157,6 +164,11 @@ void GpuReplayer::idle_until(TimeKeeper& tk, double until) {
 
 template <class TimeKeeper>
 void GpuReplayer::run_kernels(TimeKeeper& tk, std::size_t first, std::size_t last) {
+  run_kernels(tk, first, last, [](const Kernel& k, double) { return k.duration_s; });
+}
+
+template <class TimeKeeper, class CollectiveTime>
+void GpuReplayer::run_kernels(TimeKeeper& tk, std::size_t first, std::size_t last, CollectiveTime&& collective_s) {
   const std::vector<Kernel>& ks = rank_.kernels;
   const bool kernel_hook = policy_.wants_kernel_events();
   for (std::size_t i = first; i < last && i < ks.size(); ++i) {
@@ -165,20 +177,22 @@ void GpuReplayer::run_kernels(TimeKeeper& tk, std::size_t first, std::size_t las
     if (kernel_hook) {
       if (auto c = policy_.before_kernel(k, telemetry(tk.now()))) request(*c, tk.now());
     }
-    advance(tk, &k, 0.0, SegmentContext{-1, k.annotation_set, k.cls, true});
+    const SegmentContext ctx{-1, k.annotation_set, k.cls, true};
+    if (k.collective) advance(tk, &k, 0.0, ctx, collective_s(k, tk.now()));
+    else advance(tk, &k, 0.0, ctx);
     ++stats_.kernel_events;
   }
   stats_.end_s = tk.now();
 }
 
 template <class TimeKeeper>
-void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx) {
+void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx, double fixed_s) {
   // `remaining` is a fraction of the kernel (busy) or seconds (idle).
   step_ = ctx.step;
   double remaining = k ? 1.0 : idle_s;
-  if (remaining <= 0) return;
+  if (remaining <= 0 || (k && fixed_s == 0)) return;
   for (;;) {
-    const double unit_s = k ? model_.kernel_time_s(*k, sm_idx_, mem_idx_) : 1.0;
+    const double unit_s = k ? (fixed_s >= 0 ? fixed_s : model_.kernel_time_s(*k, sm_idx_, mem_idx_)) : 1.0;
     const double power = k ? model_.kernel_power_w(*k, sm_idx_, mem_idx_) : model_.idle_power_w(sm_idx_);
     const double t = tk.now();
     const double need = remaining * unit_s;

@@ -1,0 +1,68 @@
+#pragma once
+// The machine room as SimGrid sees it: one host per simulated GPU (or per folded TP group), grouped
+// into nodes joined by NVLink-class links, and nodes joined by a fabric. Links are full duplex (one
+// SimGrid link per direction), so a GPU can send and receive at full bandwidth at once; transfers
+// that share a link share its bandwidth (max-min), which is how contention is simulated rather than
+// assumed. Only the routes the workload uses are declared (SimGrid's full zone is quadratic otherwise).
+#include <simgrid/s4u.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dvfs {
+
+// How data-parallel collectives are run: a ring (bandwidth-optimal, latency linear in the group) or a
+// binary tree (latency logarithmic), as NCCL picks between them.
+enum class AllReduceAlgorithm { ring, tree };
+
+// Between nodes:
+//  - node_backbone: every node's NICs on one non-blocking switch; with oversubscription > 1 all
+//    inter-node traffic also shares one backbone of hosts x NIC / oversubscription.
+//  - fat_tree: two levels. `nodes_per_leaf` nodes under each leaf switch (non-blocking inside a leaf);
+//    each leaf has one uplink to each of `spines` spine switches, together hosts-under-the-leaf x NIC /
+//    oversubscription; a flow between leaves takes one spine, chosen by a hash of its ends (ECMP).
+//  - rail: rail-optimised (NVIDIA SuperPOD style): NIC i of every node in a pod of `nodes_per_leaf` nodes
+//    sits on rail switch i, so same-rail traffic crosses one switch; traffic to another rail first moves
+//    over NVLink to the GPU on the destination's rail (PXN); traffic between pods climbs to the spines as
+//    in the fat tree.
+enum class Topology { node_backbone, fat_tree, rail };
+
+// Which GPUs are neighbours in the machine: Megatron-LM's order puts the data-parallel replicas of a
+// pipeline stage next to each other (TP innermost, then DP, then PP), `pp_inner` the stages of a replica.
+enum class Placement { dp_inner, pp_inner };
+
+struct ClusterSpec {
+  AllReduceAlgorithm allreduce = AllReduceAlgorithm::ring;
+  int tree_chunks = 4;  // message-level trees only (see collectives.hpp)
+  Topology topology = Topology::node_backbone;
+  Placement placement = Placement::pp_inner;
+  int gpus_per_node = 8;  // simulated hosts per node (GPUs, or TP groups when TP is folded)
+  double intra_bw_bps = 0, intra_latency_s = 0;  // per host and direction, bytes/s; one-way s (0 bw = unlimited)
+  double inter_bw_bps = 0, inter_latency_s = 0;  // per host NIC; one-way s through one switch
+  double oversubscription = 1;                   // >= 1
+  int nodes_per_leaf = 4;                        // fat_tree / rail
+  int spines = 4;                                // fat_tree / rail
+  double hop_latency_s = 0;                      // each extra switch level crossed (leaf -> spine -> leaf: 2)
+};
+
+const char* to_string(Topology t);
+const char* to_string(AllReduceAlgorithm a);
+
+// Throws InputError(source, "cluster...", ...) on a spec that cannot describe a machine.
+void check_cluster(const ClusterSpec& spec, const std::string& source);
+
+// Hosts gpu0..gpu{n-1} on the cluster. `slot[g]` is host g's position in the machine (node = slot /
+// gpus_per_node); routes are declared for the ordered pairs in `pairs` (both directions are added when
+// both are listed). Must be called with a live engine and before it runs.
+std::vector<simgrid::s4u::Host*> build_cluster(const ClusterSpec& spec, const std::vector<int>& slot,
+                                               const std::vector<std::pair<int, int>>& pairs);
+
+// A star of per-host links (latency split over both ends, one bandwidth): the simple platform of
+// duration-level pipelines that do not ask for a cluster.
+std::vector<simgrid::s4u::Host*> build_star(int hosts, double latency_s, double bandwidth_bps);
+
+// One-way latency of the declared route a -> b (the sum over its links).
+double route_latency_s(const simgrid::s4u::Host* a, const simgrid::s4u::Host* b);
+
+}  // namespace dvfs

@@ -1,0 +1,136 @@
+#include "sim/network/collectives.hpp"
+
+#include "sim/core/errors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace sg4 = simgrid::s4u;
+
+namespace dvfs {
+
+namespace {
+
+int token = 0;  // message payload: only the size matters
+
+// At least one byte: SimGrid completes an empty message at once, without the links' latency.
+std::uint64_t flow_bytes(double bytes) { return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(bytes)); }
+
+int ring_steps(CollectiveKind kind, int n) { return kind == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1; }
+
+// Bytes one member streams to its ring successor.
+double ring_flow_bytes(CollectiveKind kind, int n, double bytes) {
+  if (kind == CollectiveKind::broadcast) return bytes;
+  return ring_steps(kind, n) * bytes / n;
+}
+
+std::string box(char role, int group, int member) {
+  return "c" + std::to_string(group) + role + std::to_string(member);
+}
+
+}  // namespace
+
+int tree_depth(int n) {
+  int depth = 0;
+  for (int i = n - 1; i > 0; i = (i - 1) / 2) ++depth;
+  return depth;
+}
+
+double collective_time_s(CollectiveKind kind, AllReduceAlgorithm algorithm, int n, double bytes, double bw, double latency) {
+  if (n <= 1) return 0;
+  const double per_s = bw > 0 ? 1.0 / bw : 0.0;
+  if (kind == CollectiveKind::all_reduce && algorithm == AllReduceAlgorithm::tree) {
+    // The busiest link: an inner member with two children receives from them and its parent at once.
+    const double load = n >= 5 ? 3.0 : n >= 3 ? 2.0 : 1.0;
+    return 2.0 * tree_depth(n) * latency + load * bytes * per_s;
+  }
+  if (kind == CollectiveKind::all_to_all) return latency + (n - 1) * bytes / n * per_s;
+  return ring_steps(kind, n) * latency + ring_flow_bytes(kind, n, bytes) * per_s;
+}
+
+int Collectives::add_group(std::vector<int> members) {
+  if (members.empty()) throw InputError("collectives", "group", "expected at least one member");
+  groups_.push_back(Group{std::move(members), nullptr, 0, 0});
+  return static_cast<int>(groups_.size()) - 1;
+}
+
+std::vector<std::pair<int, int>> Collectives::route_pairs(AllReduceAlgorithm algorithm) const {
+  std::vector<std::pair<int, int>> out;
+  for (const Group& g : groups_) {
+    const int n = static_cast<int>(g.members.size());
+    if (n < 2) continue;
+    const auto m = [&](int i) { return g.members[static_cast<std::size_t>(i)]; };
+    for (int i = 0; i < n; ++i) {
+      out.emplace_back(m(i), m((i + 1) % n));
+      out.emplace_back(m((i + 1) % n), m(i));
+      if (algorithm == AllReduceAlgorithm::tree && i > 0) {
+        out.emplace_back(m(i), m((i - 1) / 2));
+        out.emplace_back(m((i - 1) / 2), m(i));
+      }
+    }
+    if (n <= 16)  // all-to-all only in small groups (context / expert parallelism)
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+          if (i != j) out.emplace_back(m(i), m(j));
+  }
+  return out;
+}
+
+void Collectives::prepare(const std::vector<sg4::Host*>& hosts, AllReduceAlgorithm algorithm) {
+  algorithm_ = algorithm;
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+    Group& g = groups_[gi];
+    const int n = static_cast<int>(g.members.size());
+    g.barrier = sg4::Barrier::create(static_cast<unsigned>(n));
+    auto host = [&](int i) { return hosts.at(static_cast<std::size_t>(g.members[static_cast<std::size_t>(i)])); };
+    for (int i = 0; n > 1 && i < n; ++i) {
+      g.ring_latency_s = std::max(g.ring_latency_s, route_latency_s(host(i), host((i + 1) % n)));
+      if (i > 0) g.tree_latency_s = std::max(g.tree_latency_s, route_latency_s(host(i), host((i - 1) / 2)));
+    }
+  }
+}
+
+void Collectives::run(int gid, int rank, CollectiveKind kind, double bytes) {
+  Group& g = groups_.at(static_cast<std::size_t>(gid));
+  const int n = static_cast<int>(g.members.size());
+  if (n <= 1) return;
+  if (kind == CollectiveKind::send || kind == CollectiveKind::recv)
+    throw InputError("collectives", "kind", "send / recv are point-to-point transfers, not collectives");
+  g.barrier->wait();  // nobody can finish before the last member has contributed
+  // Receives are posted before the sends, so every flow starts at once (a receive posted late would
+  // delay its flow: SimGrid mailboxes rendezvous).
+  std::vector<sg4::CommPtr> comms;
+  std::vector<int*> payloads(static_cast<std::size_t>(n));
+  std::size_t next_payload = 0;
+  auto receive = [&](char role, int count) {
+    for (int i = 0; i < count; ++i) comms.push_back(sg4::Mailbox::by_name(box(role, gid, rank))->get_async<int>(&payloads[next_payload++]));
+  };
+  auto send = [&](char role, int to, double b) {
+    comms.push_back(sg4::Mailbox::by_name(box(role, gid, to))->put_async(&token, flow_bytes(b)));
+  };
+  double extra_latency = 0;
+  if (kind == CollectiveKind::all_reduce && algorithm_ == AllReduceAlgorithm::tree) {
+    const int children = (2 * rank + 1 < n) + (2 * rank + 2 < n);
+    receive('u', children);
+    if (rank > 0) receive('d', 1);
+    if (rank > 0) send('u', (rank - 1) / 2, bytes);
+    for (int c : {2 * rank + 1, 2 * rank + 2})
+      if (c < n) send('d', c, bytes);
+    extra_latency = (2 * tree_depth(n) - 1) * g.tree_latency_s;
+  } else if (kind == CollectiveKind::all_to_all) {
+    receive('a', n - 1);
+    for (int j = 0; j < n; ++j)
+      if (j != rank) send('a', j, bytes / n);
+  } else {
+    const bool chain = kind == CollectiveKind::broadcast;  // a pipelined chain from member 0
+    if (!chain || rank > 0) receive('r', 1);
+    if (!chain || rank < n - 1) send('r', (rank + 1) % n, ring_flow_bytes(kind, n, bytes));
+    extra_latency = (ring_steps(kind, n) - 1) * g.ring_latency_s;
+  }
+  for (auto& c : comms) c->wait();
+  g.barrier->wait();  // the collective moves at its slowest flow
+  if (extra_latency > 0) sg4::this_actor::sleep_for(extra_latency);
+}
+
+}  // namespace dvfs
