@@ -64,6 +64,12 @@ class GpuReplayer {
   // it runs at the kernel's power meanwhile.
   template <class TimeKeeper, class CollectiveTime>
   void run_kernels(TimeKeeper& tk, std::size_t first, std::size_t last, CollectiveTime&& collective_s);
+  // A pipeline engine announces the computation the GPU starts now (local time tk.now()); the
+  // policy may answer with a clock request.
+  template <class TimeKeeper>
+  void begin_computation(TimeKeeper& tk, const ComputationInfo& c) {
+    if (auto r = policy_.before_computation(c, telemetry(tk.now()))) request(*r, tk.now());
+  }
   const ReplayStats& stats() const { return stats_; }
 
  private:

@@ -402,6 +402,7 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
           replayer.idle_until(tk, sg4::Engine::get_clock() - origin);  // the GPU idled while it waited
           const auto v = static_cast<std::size_t>(op.chunk * S + s);
           const auto& range = op.backward ? kp.backward[v] : kp.forward[v];
+          replayer.begin_computation(tk, ComputationInfo{s, op.chunk, op.microbatch, static_cast<int>(op_index), op.backward});
           std::size_t pos = range.first;
           if (dp_sync && kp.overlap_gradient_sync && op.backward &&
               last_backward[static_cast<std::size_t>(op.chunk)] == static_cast<int>(op_index)) {

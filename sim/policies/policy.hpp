@@ -20,6 +20,13 @@ struct GpuTelemetry {
   double last_tick_power_w = 0; // mean power since the previous tick
 };
 
+// A computation of a pipeline-parallel iteration: the forward or backward pass of one micro-batch
+// on one model chunk of one stage; `index` is its position in the GPU's schedule.
+struct ComputationInfo {
+  int stage = 0, chunk = 0, microbatch = 0, index = 0;
+  bool backward = false;
+};
+
 class Policy {
  public:
   virtual ~Policy() = default;
@@ -30,6 +37,10 @@ class Policy {
   // Kernel-granularity hook, called before each device activity starts.
   virtual bool wants_kernel_events() const { return false; }
   virtual std::optional<ClockPair> before_kernel(const Kernel&, const GpuTelemetry&) { return std::nullopt; }
+
+  // Computation-granularity hook: pipeline engines call it before each computation starts (plans per
+  // pipeline instruction, as Perseus sets clocks).
+  virtual std::optional<ClockPair> before_computation(const ComputationInfo&, const GpuTelemetry&) { return std::nullopt; }
 
   // Tick-granularity hook: period 0 means no ticks.
   virtual double tick_period_s() const { return 0; }
