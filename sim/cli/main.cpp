@@ -54,12 +54,14 @@ const char* kUsage =
     "        saving and slowdown vs native, clock switches and switching time; writes DIR/compare.csv and .json.\n"
     "        Policies: max native per-kernel per-kernel-online pass-level static-best latency-aware.\n"
     "        --budget: allowed slowdown in % for the planned ones; --latency: SM and memory switch latency in s\n"
-    "  synth --model NAME [--tp N] [--pp N] [--dp N] [--gpu MODEL] [--policy P] [--budget PCT] [--microbatches N]\n"
-    "        [--schedule 1f1b|gpipe] [--allreduce auto|ring|tree] [--straggler REPLICA:FACTOR] [--inter-bw B/s]\n"
-    "        [--oversubscription X]\n"
-    "        [--json] [-o FILE]\n"
-    "        (in progress) a transformer's pipeline synthesised from the recorded layer and replayed at kernel\n"
-    "        level: gpt3-xl, gpt3-175b, qwen3-1.7b, llama-3.2-3b, llama-3.3-70b\n"
+    "  synth --model NAME [--gpus N] [--tp N] [--pp N] [--dp N] [--cp N] [--vpp N] [--microbatches N]\n"
+    "        [--gpu MODEL] [--policy P] [--budget PCT] [--schedule 1f1b|gpipe|interleaved-1f1b]\n"
+    "        [--gradient-sync all-reduce|reduce-scatter] [--no-overlap] [--bucket-params N] [--grad-dtype fp32|bf16]\n"
+    "        [--allreduce auto|ring|tree] [--topology node-backbone|fat-tree|rail] [--placement dp-inner|pp-inner]\n"
+    "        [--nodes-per-leaf N] [--spines N] [--inter-bw B/s] [--oversubscription X] [--straggler REPLICA:FACTOR]\n"
+    "        [--unfold-tp] [--json] [-o FILE]\n"
+    "        a transformer's training iteration synthesised from the recorded layer and replayed at kernel level\n"
+    "        on a simulated cluster: gpt3-xl, gpt3-175b, qwen3-1.7b, llama-3.2-3b, llama-3.3-70b\n"
     "  bench [--events N]           replay throughput (kernel events/s) and peak memory\n";
 
 struct UsageError : std::runtime_error {
@@ -300,7 +302,7 @@ int cmd_synth(std::vector<std::string> args) {
   dvfs::SyntheticRun req;
   bool json = false;
   std::string out_file;
-  bool cluster_set = false;
+  bool cluster_set = false, schedule_set = false;
   auto int_opt = [&](std::size_t& i, const char* what) {
     const std::string opt = args[i];
     const double v = parse_number(opt, take_value(args, i), what);
@@ -315,15 +317,44 @@ int cmd_synth(std::vector<std::string> args) {
     else if (args[i] == "--tp") req.layout.tp = int_opt(i, "a positive integer");
     else if (args[i] == "--pp") req.layout.pp = int_opt(i, "a positive integer");
     else if (args[i] == "--dp") req.layout.dp = int_opt(i, "a positive integer");
+    else if (args[i] == "--cp") req.layout.cp = int_opt(i, "a positive integer");
+    else if (args[i] == "--vpp") req.layout.vpp = int_opt(i, "a positive integer");
+    else if (args[i] == "--gpus") req.gpus = int_opt(i, "a positive integer");
+    else if (args[i] == "--unfold-tp") req.unfold_tp = true;
+    else if (args[i] == "--no-overlap") req.overlap_gradient_sync = false;
+    else if (args[i] == "--gradient-sync") {
+      const std::string v = take_value(args, i);
+      if (v == "all-reduce") req.gradient_sync = dvfs::GradientSync::all_reduce;
+      else if (v == "reduce-scatter") req.gradient_sync = dvfs::GradientSync::reduce_scatter;
+      else throw dvfs::InputError("--gradient-sync", "", "expected all-reduce or reduce-scatter, got \"" + v + "\"");
+    } else if (args[i] == "--bucket-params") {
+      req.bucket_params = parse_number("--bucket-params", take_value(args, i), "a parameter count per bucket (> 0)");
+      if (!(req.bucket_params > 0)) throw dvfs::InputError("--bucket-params", "", "expected a parameter count per bucket > 0");
+    } else if (args[i] == "--grad-dtype") {
+      const std::string v = take_value(args, i);
+      if (v == "fp32") req.grad_bytes_per_param = 4;
+      else if (v == "bf16") req.grad_bytes_per_param = 2;
+      else throw dvfs::InputError("--grad-dtype", "", "expected fp32 or bf16, got \"" + v + "\"");
+    } else if (args[i] == "--topology" || args[i] == "--placement" || args[i] == "--nodes-per-leaf" || args[i] == "--spines") {
+      // Cluster keys go through the scenario reader, so the CLI and scenarios check them alike.
+      if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout), cluster_set = true;
+      const std::string key = args[i].substr(2);
+      const std::string v = take_value(args, i);
+      dvfs::Json c = dvfs::Json::object();
+      std::string json_key = key == "nodes-per-leaf" ? "nodes_per_leaf" : key;
+      if (key == "nodes-per-leaf" || key == "spines") c[json_key] = static_cast<long>(parse_number("--" + key, v, "a positive integer"));
+      else c[json_key] = v;
+      dvfs::apply_cluster_json(dvfs::JsonReader(c, "--" + key, ""), req.cluster);
+    }
     else if (args[i] == "--microbatches") req.microbatches = int_opt(i, "a positive integer");
     else if (args[i] == "--budget") {
       req.budget_pct = parse_number("--budget", take_value(args, i), "a slowdown budget in % (>= 0)");
       if (req.budget_pct < 0) throw dvfs::InputError("--budget", "", "expected a slowdown budget >= 0 %");
     } else if (args[i] == "--schedule") {
       const std::string v = take_value(args, i);
-      if (v == "1f1b") req.schedule = dvfs::PipelineSchedule::one_f_one_b;
-      else if (v == "gpipe") req.schedule = dvfs::PipelineSchedule::gpipe;
-      else throw dvfs::InputError("--schedule", "", "expected 1f1b or gpipe, got \"" + v + "\"");
+      if (!dvfs::pipeline_schedule_from_string(v, req.schedule))
+        throw dvfs::InputError("--schedule", "", "expected 1f1b, gpipe or interleaved-1f1b, got \"" + v + "\"");
+      schedule_set = true;
     } else if (args[i] == "--straggler") {
       // REPLICA:FACTOR
       const std::string v = take_value(args, i);
@@ -352,7 +383,7 @@ int cmd_synth(std::vector<std::string> args) {
     else throw UsageError("unknown argument for synth: " + args[i]);
   }
   if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout);
-  else req.cluster.gpus_per_node = dvfs::default_cluster(req.layout).gpus_per_node;
+  if (req.layout.vpp > 1 && !schedule_set) req.schedule = dvfs::PipelineSchedule::interleaved_1f1b;
   const dvfs::Json r = dvfs::run_synthetic(req);
   if (!out_file.empty()) {
     std::ofstream f(out_file);

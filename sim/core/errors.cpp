@@ -9,6 +9,6 @@ static std::string compose(const std::string& file, const std::string& field, co
 }
 
 InputError::InputError(const std::string& file, const std::string& field, const std::string& problem)
-    : std::runtime_error(compose(file, field, problem)), file_(file), field_(field) {}
+    : std::runtime_error(compose(file, field, problem)), file_(file), field_(field), problem_(problem) {}
 
 }  // namespace dvfs

@@ -11,10 +11,12 @@ class InputError : public std::runtime_error {
   InputError(const std::string& file, const std::string& field, const std::string& problem);
   const std::string& file() const { return file_; }
   const std::string& field() const { return field_; }
+  const std::string& problem() const { return problem_; }
 
  private:
   std::string file_;
   std::string field_;
+  std::string problem_;
 };
 
 }  // namespace dvfs

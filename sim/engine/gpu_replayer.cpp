@@ -38,6 +38,12 @@ GpuReplayer::GpuReplayer(const Rank& rank, const GpuModel& model, Policy& policy
   }
 }
 
+void GpuReplayer::set_variation(double factor, double jitter_cv, std::uint64_t seed) {
+  time_scale_ = factor;
+  jitter_sigma_ = jitter_cv > 0 ? std::sqrt(std::log1p(jitter_cv * jitter_cv)) : 0.0;
+  jitter_rng_.seed(seed);
+}
+
 void GpuReplayer::apply(const ClockPair& c) {
   const int si = model_.sm_index(c.sm_mhz), mi = model_.mem_index(c.mem_mhz);
   if (si < 0 || mi < 0)

@@ -8,6 +8,7 @@
 #include "sim/energy/energy_meter.hpp"
 #include "sim/policies/policy.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -72,6 +73,10 @@ class GpuReplayer {
   }
   const ReplayStats& stats() const { return stats_; }
 
+  // Variation: every kernel (not collectives) takes `factor` times the model's time (a slow GPU), and,
+  // with cv > 0, a further mean-one lognormal factor drawn per kernel from its own seeded stream.
+  void set_variation(double factor, double jitter_cv, std::uint64_t seed);
+
  private:
   // `fixed_s` >= 0: the kernel's segment lasts that long whatever the clocks (a collective).
   template <class TimeKeeper>
@@ -111,6 +116,8 @@ class GpuReplayer {
   std::size_t window_pos_ = 0;
   double window_sum_j_ = 0;
   ReplayStats stats_;
+  double time_scale_ = 1, jitter_sigma_ = 0;
+  std::mt19937_64 jitter_rng_;
 };
 
 struct LocalTime {
@@ -197,8 +204,11 @@ void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const 
   step_ = ctx.step;
   double remaining = k ? 1.0 : idle_s;
   if (remaining <= 0 || (k && fixed_s == 0)) return;
+  double scale = time_scale_;
+  if (k && fixed_s < 0 && jitter_sigma_ > 0)
+    scale *= std::exp(jitter_sigma_ * standard_normal(jitter_rng_) - 0.5 * jitter_sigma_ * jitter_sigma_);
   for (;;) {
-    const double unit_s = k ? (fixed_s >= 0 ? fixed_s : model_.kernel_time_s(*k, sm_idx_, mem_idx_)) : 1.0;
+    const double unit_s = k ? (fixed_s >= 0 ? fixed_s : scale * model_.kernel_time_s(*k, sm_idx_, mem_idx_)) : 1.0;
     const double power = k ? model_.kernel_power_w(*k, sm_idx_, mem_idx_) : model_.idle_power_w(sm_idx_);
     const double t = tk.now();
     const double need = remaining * unit_s;

@@ -15,6 +15,7 @@
 //  - All-to-all: every member sends bytes / n to every other member at once.
 #include "sim/core/workload.hpp"
 #include "sim/network/cluster.hpp"
+#include "sim/network/collective_cost.hpp"
 
 #include <simgrid/s4u.hpp>
 
@@ -23,14 +24,6 @@
 #include <vector>
 
 namespace dvfs {
-
-// Uncontended time of a collective of n members whose links all have this bandwidth and latency (the
-// flow-level engine gives exactly this on an idle network).
-double collective_time_s(CollectiveKind kind, AllReduceAlgorithm algorithm, int members, double bytes, double bandwidth_bps,
-                         double latency_s);
-
-// Depth (edges on the longest root-to-leaf path) of the binary tree over n members.
-int tree_depth(int members);
 
 class Collectives {
  public:

@@ -251,8 +251,9 @@ void check(const KernelPipeline& kp, const std::string& source) {
         throw InputError(source, "collectives", "a kernel refers to a collective call the pipeline does not hold");
     }
   for (const CollectiveCall& c : kp.collectives)
-    if (c.group != -1 || c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv || !(c.bytes >= 0))
-      throw InputError(source, "collectives", "expected collectives of the tensor-parallel group (group -1) with bytes >= 0");
+    if ((kp.tp_ranks > 1 && c.group != -1) || c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv || !(c.bytes >= 0))
+      throw InputError(source, "collectives", "expected collectives with bytes >= 0 and, with TP ranks simulated, of the "
+                                              "tensor-parallel group (group -1)");
   if (kp.data_parallel < 1) throw InputError(source, "data_parallel", "expected at least one replica");
   if (kp.tp_ranks < 1) throw InputError(source, "tp_ranks", "expected at least one tensor-parallel rank");
   if (!kp.gradient_bytes.empty() && static_cast<int>(kp.gradient_bytes.size()) != S)
@@ -270,6 +271,12 @@ void check(const KernelPipeline& kp, const std::string& source) {
   }
   if (kp.straggler_replica >= kp.data_parallel || !(kp.straggler_factor > 0))
     throw InputError(source, "straggler_replica", "expected a replica index below data_parallel and a factor > 0");
+  const std::size_t gpus = kp.stages.size() * static_cast<std::size_t>(kp.data_parallel * kp.tp_ranks);
+  if (!kp.slowdown.empty() && kp.slowdown.size() != gpus)
+    throw InputError(source, "slowdown", "expected one factor per GPU (" + std::to_string(gpus) + ")");
+  for (double f : kp.slowdown)
+    if (!(f > 0) || !std::isfinite(f)) throw InputError(source, "slowdown", "expected factors > 0");
+  if (!(kp.jitter_cv >= 0) || !std::isfinite(kp.jitter_cv)) throw InputError(source, "jitter_cv", "expected >= 0");
   if (kp.use_cluster) check_cluster(kp.cluster, source);
 }
 
@@ -318,14 +325,6 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
   res.allreduce_s.assign(static_cast<std::size_t>(N), 0);
   res.collective_s.assign(static_cast<std::size_t>(N), 0);
 
-  // The straggler replica replays its own copy of the stage programs with stretched kernels.
-  std::vector<Rank> slow;
-  if (kp.straggler_replica >= 0) {
-    slow = kp.stages;
-    for (Rank& r : slow)
-      for (Kernel& k : r.kernels)
-        if (!k.collective) k.duration_s *= kp.straggler_factor;
-  }
   std::vector<std::vector<PipelineOp>> ops;
   std::vector<std::vector<StageBucket>> buckets;
   for (int s = 0; s < S; ++s) {
@@ -372,9 +371,9 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
       });
     sg4::Actor::create("gpu" + std::to_string(g), hosts[gi], [&, g, t, s, r, gi, si, dp_sync, ready, done, queue]() {
       guarded(failure, [&] {
-        const bool straggler = r == kp.straggler_replica;
-        const Rank& program = straggler ? slow[si] : kp.stages[si];
-        GpuReplayer replayer(program, model, *policies[gi], opts, res.outcomes[gi].meter);
+        GpuReplayer replayer(kp.stages[si], model, *policies[gi], opts, res.outcomes[gi].meter);
+        const double slow = (r == kp.straggler_replica ? kp.straggler_factor : 1.0) * (kp.slowdown.empty() ? 1.0 : kp.slowdown[gi]);
+        replayer.set_variation(slow, kp.jitter_cv, latency_seed(kp.seed ^ 0x6a09e667f3bcc909ULL, g));
         LocalTime tk;
         const double origin = sg4::Engine::get_clock();
         auto sync_clock = [&] { sg4::this_actor::sleep_until(origin + tk.now()); };
@@ -433,7 +432,9 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
         if (dp_sync && kp.gradient_sync == GradientSync::reduce_scatter) {
           // Distributed optimizer: every replica gathers the parameters the others updated.
           const double t0 = sg4::Engine::get_clock();
-          for (const StageBucket& b : buckets[si]) groups.run(dp_group[static_cast<std::size_t>(s * T + t)], r, CollectiveKind::all_gather, b.bucket.bytes);
+          for (const StageBucket& b : buckets[si])
+            groups.run(dp_group[static_cast<std::size_t>(s * T + t)], r, CollectiveKind::all_gather,
+                       b.bucket.param_bytes > 0 ? b.bucket.param_bytes : b.bucket.bytes);
           res.allreduce_s[gi] += sg4::Engine::get_clock() - t0;
           replayer.idle_until(tk, sg4::Engine::get_clock() - origin);
         }

@@ -62,8 +62,9 @@ enum class GradientSync { all_reduce, reduce_scatter };
 // A gradient bucket: complete once the kernels before `end` of its chunk's last backward have run
 // (the last micro-batch's backward computes the final gradients, layer by layer).
 struct GradientBucket {
-  std::size_t end = 0;  // kernel index in the stage program, inside the chunk's backward range
-  double bytes = 0;     // per TP rank
+  std::size_t end = 0;     // kernel index in the stage program, inside the chunk's backward range
+  double bytes = 0;        // gradients, per TP rank
+  double param_bytes = 0;  // parameters all-gathered after a distributed optimizer (0 = bytes)
 };
 
 // The pipeline at kernel level: each stage's forward and backward of a micro-batch are kernel ranges
@@ -97,9 +98,14 @@ struct KernelPipeline {
   // group are consecutive slots: one node when it fits). `collectives` is the table they refer to.
   int tp_ranks = 1;
   std::vector<CollectiveCall> collectives;
-  // One replica's GPUs run every kernel this much slower (a straggler pipeline); -1 = none.
+  // Variation: one replica's GPUs run every kernel this much slower (a straggler pipeline; -1 = none);
+  // per GPU slowdown factors (empty = 1; multiply with the straggler's); per-kernel lognormal jitter with
+  // this coefficient of variation, each GPU drawing from its own stream seeded from `seed`.
   int straggler_replica = -1;
   double straggler_factor = 1.0;
+  std::vector<double> slowdown;
+  double jitter_cv = 0;
+  unsigned long long seed = 0;
 };
 
 struct KernelPipelineResult {

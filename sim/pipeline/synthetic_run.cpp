@@ -3,6 +3,7 @@
 #include "models/src/model_registry.hpp"
 #include "models/src/retarget.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/network/collective_cost.hpp"
 #include "sim/planning/clock_plan.hpp"
 #include "sim/policies/plan_policy.hpp"
 #include "sim/policies/policy_factory.hpp"
@@ -19,20 +20,69 @@
 namespace dvfs {
 
 ClusterSpec default_cluster(const ParallelLayout& layout) {
+  (void)layout;
   ClusterSpec c;
-  // One actor per TP group; a node holds 8 GPUs, so 8 / TP groups per node.
-  c.gpus_per_node = std::max(1, 8 / layout.tp);
+  c.gpus_per_node = 8;      // GPUs (HGX H100/H200 node); run_synthetic turns it into simulated hosts per node
   c.intra_bw_bps = 450e9;   // NVLink 4 per GPU and direction (H100/H200 SXM datasheet: 900 GB/s total)
   c.intra_latency_s = 5e-6;
   c.inter_bw_bps = 50e9;    // InfiniBand NDR, 400 Gb/s, one NIC per GPU (rail-optimised)
   c.inter_latency_s = 5e-6;
   c.oversubscription = 1;
+  c.placement = Placement::dp_inner;  // Megatron-LM's rank order: TP, CP, DP, then PP
+  c.hop_latency_s = 1e-6;
   return c;
+}
+
+namespace {
+
+bool read_topology(const std::string& s, Topology& out) {
+  for (Topology t : {Topology::node_backbone, Topology::fat_tree, Topology::rail})
+    if (s == to_string(t)) {
+      out = t;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+void apply_cluster_json(const JsonReader& c, ClusterSpec& cs) {
+  c.only_keys({"topology", "placement", "gpus_per_node", "nodes_per_leaf", "spines", "intra_bw_bps", "intra_latency_s",
+               "inter_bw_bps", "inter_latency_s", "hop_latency_s", "oversubscription"});
+  if (c.has("topology")) {
+    const std::string t = c.string("topology");
+    if (!read_topology(t, cs.topology)) c.fail("topology", "expected node-backbone, fat-tree or rail, got \"" + t + "\"");
+  }
+  if (c.has("placement")) {
+    const std::string p = c.string("placement");
+    if (p == "dp-inner") cs.placement = Placement::dp_inner;
+    else if (p == "pp-inner") cs.placement = Placement::pp_inner;
+    else c.fail("placement", "expected dp-inner or pp-inner, got \"" + p + "\"");
+  }
+  auto count = [&](const char* key, int& dst) {
+    if (!c.has(key)) return;
+    const long v = c.integer(key);
+    if (v < 1 || v > 1000000) c.fail(key, "expected a positive integer");
+    dst = static_cast<int>(v);
+  };
+  count("gpus_per_node", cs.gpus_per_node);
+  count("nodes_per_leaf", cs.nodes_per_leaf);
+  count("spines", cs.spines);
+  if (c.has("intra_bw_bps")) cs.intra_bw_bps = c.positive("intra_bw_bps");
+  if (c.has("inter_bw_bps")) cs.inter_bw_bps = c.positive("inter_bw_bps");
+  if (c.has("intra_latency_s")) cs.intra_latency_s = c.non_negative("intra_latency_s");
+  if (c.has("inter_latency_s")) cs.inter_latency_s = c.non_negative("inter_latency_s");
+  if (c.has("hop_latency_s")) cs.hop_latency_s = c.non_negative("hop_latency_s");
+  if (c.has("oversubscription")) {
+    cs.oversubscription = c.positive("oversubscription");
+    if (cs.oversubscription < 1) c.fail("oversubscription", "expected >= 1");
+  }
 }
 
 SyntheticRun synthetic_request(const Scenario& sc) {
   JsonReader r(sc.synthetic, sc.file, "synthetic");
-  r.only_keys({"model", "tp", "pp", "dp", "microbatches", "schedule", "allreduce", "straggler", "cluster"});
+  r.only_keys({"model", "gpus", "tp", "pp", "dp", "cp", "vpp", "microbatches", "schedule", "allreduce", "gradient_sync",
+               "unfold_tp", "straggler", "cluster"});
   SyntheticRun req;
   req.model = r.string("model");
   transformer_preset(req.model);  // unknown names fail here
@@ -42,17 +92,46 @@ SyntheticRun synthetic_request(const Scenario& sc) {
     if (v < 1 || v > 1000000) r.fail(key, "expected a positive integer");
     return static_cast<int>(v);
   };
-  req.layout = {positive_int("tp", 1), positive_int("pp", 1), positive_int("dp", 1)};
+  req.layout = {positive_int("tp", 1), positive_int("pp", 1), positive_int("dp", 1), positive_int("cp", 1), positive_int("vpp", 1)};
+  req.gpus = positive_int("gpus", 0);
+  if (req.gpus > 0 && req.gpus != req.layout.gpus())
+    r.fail("gpus", "expected TP x CP x PP x DP = " + std::to_string(req.layout.gpus()) + " GPUs, got " + std::to_string(req.gpus));
   req.microbatches = positive_int("microbatches", 0);
-  const std::string schedule = r.string_or("schedule", "1f1b");
-  if (schedule == "gpipe") req.schedule = PipelineSchedule::gpipe;
-  else if (schedule != "1f1b") r.fail("schedule", "expected 1f1b or gpipe, got \"" + schedule + "\"");
+  const std::string schedule = r.string_or("schedule", req.layout.vpp > 1 ? "interleaved-1f1b" : "1f1b");
+  if (!pipeline_schedule_from_string(schedule, req.schedule))
+    r.fail("schedule", "expected 1f1b, gpipe or interleaved-1f1b, got \"" + schedule + "\"");
+  try {  // the scenario file and key in the message, not only the schedule's own field names
+    const TransformerSpec spec = transformer_preset(req.model);
+    const int m = req.microbatches > 0 ? req.microbatches : spec.global_batch / std::max(1, req.layout.dp * spec.micro_batch);
+    check_schedule(req.schedule, req.layout.pp, std::max(1, m), req.layout.vpp, "");
+  } catch (const InputError& e) {
+    r.fail(e.field() == "microbatches" ? "microbatches" : "schedule", e.problem());
+  }
   req.cluster = default_cluster(req.layout);
   const std::string ar = r.string_or("allreduce", "auto");
   req.auto_allreduce = ar == "auto";
   if (ar == "ring") req.cluster.allreduce = AllReduceAlgorithm::ring;
   else if (ar == "tree") req.cluster.allreduce = AllReduceAlgorithm::tree;
   else if (ar != "auto") r.fail("allreduce", "expected auto, ring or tree, got \"" + ar + "\"");
+  if (r.has("gradient_sync")) {
+    JsonReader g = r.child("gradient_sync");
+    g.only_keys({"mode", "overlap", "bucket_params", "dtype"});
+    const std::string mode = g.string_or("mode", "all-reduce");
+    if (mode == "reduce-scatter") req.gradient_sync = GradientSync::reduce_scatter;
+    else if (mode != "all-reduce") g.fail("mode", "expected all-reduce or reduce-scatter (distributed optimizer), got \"" + mode + "\"");
+    if (g.has("overlap")) {
+      if (!g.raw("overlap").is_boolean()) g.fail("overlap", "expected true or false");
+      req.overlap_gradient_sync = g.raw("overlap").get<bool>();
+    }
+    if (g.has("bucket_params")) req.bucket_params = g.positive("bucket_params");
+    const std::string dtype = g.string_or("dtype", "fp32");
+    if (dtype == "bf16") req.grad_bytes_per_param = 2;
+    else if (dtype != "fp32") g.fail("dtype", "expected fp32 or bf16, got \"" + dtype + "\"");
+  }
+  if (r.has("unfold_tp")) {
+    if (!r.raw("unfold_tp").is_boolean()) r.fail("unfold_tp", "expected true or false");
+    req.unfold_tp = r.raw("unfold_tp").get<bool>();
+  }
   if (r.has("straggler")) {
     JsonReader st = r.child("straggler");
     st.only_keys({"replica", "factor"});
@@ -61,23 +140,7 @@ SyntheticRun synthetic_request(const Scenario& sc) {
     if (req.straggler_replica < 0 || req.straggler_replica >= req.layout.dp)
       st.fail("replica", "expected a replica index in [0, dp)");
   }
-  if (r.has("cluster")) {
-    JsonReader c = r.child("cluster");
-    c.only_keys({"gpus_per_node", "intra_bw_bps", "intra_latency_s", "inter_bw_bps", "inter_latency_s", "oversubscription"});
-    if (c.has("gpus_per_node")) {
-      const long g = c.integer("gpus_per_node");
-      if (g < 1) c.fail("gpus_per_node", "expected a positive integer");
-      req.cluster.gpus_per_node = static_cast<int>(g);
-    }
-    if (c.has("intra_bw_bps")) req.cluster.intra_bw_bps = c.positive("intra_bw_bps");
-    if (c.has("inter_bw_bps")) req.cluster.inter_bw_bps = c.positive("inter_bw_bps");
-    if (c.has("intra_latency_s")) req.cluster.intra_latency_s = c.non_negative("intra_latency_s");
-    if (c.has("inter_latency_s")) req.cluster.inter_latency_s = c.non_negative("inter_latency_s");
-    if (c.has("oversubscription")) {
-      req.cluster.oversubscription = c.positive("oversubscription");
-      if (req.cluster.oversubscription < 1) c.fail("oversubscription", "expected >= 1");
-    }
-  }
+  if (r.has("cluster")) apply_cluster_json(r.child("cluster"), req.cluster);
   req.gpu = sc.gpu;
   req.policy = sc.policy.name;
   req.budget_pct = sc.policy.budget_pct;
@@ -87,52 +150,80 @@ SyntheticRun synthetic_request(const Scenario& sc) {
 
 Json run_synthetic(const SyntheticRun& req) {
   const auto t0 = std::chrono::steady_clock::now();
+  const ParallelLayout& lay = req.layout;
+  if (req.gpus > 0 && req.gpus != lay.gpus())
+    throw InputError("gpus", "", "the layout TP " + std::to_string(lay.tp) + " x CP " + std::to_string(lay.cp) + " x PP " +
+                                     std::to_string(lay.pp) + " x DP " + std::to_string(lay.dp) + " = " + std::to_string(lay.gpus()) +
+                                     " GPUs does not match the " + std::to_string(req.gpus) + " GPUs asked for");
+  check_schedule(req.schedule, lay.pp, lay.pp, lay.vpp, "schedule");  // chunks vs schedule; micro-batches below
+  const ClusterSpec& in = req.cluster;
+  if (in.gpus_per_node < 1 || !(in.intra_bw_bps > 0) || !(in.inter_bw_bps > 0) || !(in.oversubscription >= 1) ||
+      in.intra_latency_s < 0 || in.inter_latency_s < 0)
+    throw InputError("cluster", "", "expected gpus_per_node >= 1, bandwidths > 0, latencies >= 0 and oversubscription >= 1");
+  if (in.inter_bw_bps < 1e6 || in.intra_bw_bps < 1e6 || in.oversubscription > 1e3 || in.inter_latency_s > 1 || in.intra_latency_s > 1)
+    throw InputError("cluster", "", "expected bandwidths >= 1e6 B/s, latencies <= 1 s and oversubscription <= 1000");
+  if (req.straggler_replica >= lay.dp || !(req.straggler_factor > 0) || !(req.straggler_factor <= 100))
+    throw InputError("straggler", "", "expected a replica index below DP and a slowdown factor in (0, 100]");
+  if (req.unfold_tp && lay.cp > 1) throw InputError("unfold_tp", "", "simulating every TP rank is not supported with CP > 1");
   const std::string recording = req.recording.empty() ? data_dir() + "/traces/recordings/h200-gpt3xl" : req.recording;
   TransformerSpec spec = transformer_preset(req.model);
   const Recording rec = load_recording(recording, Classifier::load_default());
   const LayerTemplate tpl = extract_layer_template(rec.workload, rec.run.value("run", Json::object()), recording);
   if (req.microbatches > 0) {
-    const double batch = static_cast<double>(req.microbatches) * req.layout.dp * spec.micro_batch;
+    const double batch = static_cast<double>(req.microbatches) * lay.dp * spec.micro_batch;
     if (batch > 1e8) throw InputError("microbatches", "", "expected micro-batches x DP x micro-batch size <= 1e8 sequences");
     spec.global_batch = static_cast<int>(batch);
   }
-  const SynthesizedPipeline sp = synthesize_pipeline(tpl, spec, req.layout, {}, req.model);
+  SynthesisOptions so;
+  so.nvlink_bw_bps = in.intra_bw_bps;
+  so.nvlink_latency_s = in.intra_latency_s;
+  so.inter_bw_bps = in.inter_bw_bps;
+  so.inter_latency_s = in.inter_latency_s;
+  so.gpus_per_node = in.gpus_per_node;
+  so.grad_bytes_per_param = req.grad_bytes_per_param;
+  so.bucket_params = req.bucket_params;
+  so.distributed_optimizer = req.gradient_sync == GradientSync::reduce_scatter;
+  const SynthesizedPipeline sp = synthesize_pipeline(tpl, spec, lay, so, req.model);
+  check_schedule(req.schedule, lay.pp, sp.microbatches, lay.vpp, "microbatches");
   const GpuModel target = load_gpu_model(req.gpu, "", "gpu");
-  ClusterSpec cs = req.cluster;
-  if (req.auto_allreduce && req.layout.dp > 1) {
-    // As NCCL does: the algorithm with the smaller estimated time for this gradient size. Ring:
-    // 2 (DP - 1) latencies + 2 (DP - 1) / DP x bytes / bandwidth; tree: 2 x depth latencies + about
-    // 4 x bytes / bandwidth (inner replicas receive two children's chunks on one link).
-    const double bytes = *std::max_element(sp.gradient_bytes.begin(), sp.gradient_bytes.end());
-    const double dp = req.layout.dp, depth = std::ceil(std::log2(dp + 1));
-    const double ring = 2 * (dp - 1) * cs.inter_latency_s + 2 * (dp - 1) / dp * bytes / cs.inter_bw_bps;
-    const double tree = 2 * depth * cs.inter_latency_s + 4 * bytes / cs.inter_bw_bps;
+  // Simulated hosts: one per TP x CP group (folded) or per TP rank; a node holds gpus_per_node GPUs.
+  const int T = req.unfold_tp ? lay.tp : 1;
+  const int gpus_per_host = lay.tp * lay.cp / T;
+  ClusterSpec cs = in;
+  cs.gpus_per_node = std::max(1, in.gpus_per_node / gpus_per_host);
+  double largest_bucket = 0;
+  for (const auto& bs : sp.buckets)
+    for (const auto& b : bs) largest_bucket = std::max(largest_bucket, b.grad_bytes);
+  if (req.auto_allreduce && lay.dp > 1) {
+    // As NCCL does: the algorithm with the smaller estimated time for the largest bucket.
+    const double ring = collective_time_s(CollectiveKind::all_reduce, false, lay.dp, largest_bucket, cs.inter_bw_bps, cs.inter_latency_s);
+    const double tree = collective_time_s(CollectiveKind::all_reduce, true, lay.dp, largest_bucket, cs.inter_bw_bps, cs.inter_latency_s);
     cs.allreduce = tree < ring ? AllReduceAlgorithm::tree : AllReduceAlgorithm::ring;
   }
-  if (cs.gpus_per_node < 1 || !(cs.intra_bw_bps > 0) || !(cs.inter_bw_bps > 0) || !(cs.oversubscription >= 1) ||
-      cs.intra_latency_s < 0 || cs.inter_latency_s < 0)
-    throw InputError("cluster", "", "expected gpus_per_node >= 1, bandwidths > 0, latencies >= 0 and oversubscription >= 1");
-  if (req.straggler_replica >= req.layout.dp || !(req.straggler_factor > 0) || !(req.straggler_factor <= 100))
-    throw InputError("straggler", "", "expected a replica index below DP and a slowdown factor in (0, 100]");
-  if (req.cluster.inter_bw_bps < 1e6 || req.cluster.intra_bw_bps < 1e6 || req.cluster.oversubscription > 1e3 ||
-      req.cluster.inter_latency_s > 1 || req.cluster.intra_latency_s > 1)
-    throw InputError("cluster", "", "expected bandwidths >= 1e6 B/s, latencies <= 1 s and oversubscription <= 1000");
   Workload wl;
   wl.names = sp.names;
   wl.ranks = sp.stages;
   if (target.name() != "h200") retarget_workload(wl, load_gpu_model("h200"), target);
   KernelPipeline kp;
   kp.stages = wl.ranks;
+  kp.chunks = sp.chunks;
   kp.forward = sp.forward;
   kp.backward = sp.backward;
   kp.optimizer = sp.optimizer;
   kp.schedule = req.schedule;
   kp.microbatches = sp.microbatches;
-  kp.data_parallel = req.layout.dp;
+  kp.data_parallel = lay.dp;
   kp.use_cluster = true;
   kp.cluster = cs;
   kp.activation_bytes = sp.activation_bytes;
-  kp.gradient_bytes = sp.gradient_bytes;
+  for (const auto& bs : sp.buckets) {
+    kp.buckets.emplace_back();
+    for (const auto& b : bs) kp.buckets.back().push_back({b.end, b.grad_bytes, b.param_bytes});
+  }
+  kp.gradient_sync = req.gradient_sync;
+  kp.overlap_gradient_sync = req.overlap_gradient_sync;
+  kp.tp_ranks = T;
+  kp.collectives = sp.collectives;
   if (req.straggler_replica >= 0 && req.straggler_factor != 1.0) {
     kp.straggler_replica = req.straggler_replica;
     kp.straggler_factor = req.straggler_factor;
@@ -145,9 +236,8 @@ Json run_synthetic(const SyntheticRun& req) {
   double plan_s = 0;
   const bool planned = req.policy == "per-kernel" || req.policy == "pass-level" || req.policy == "static-best";
   std::vector<ClockPlan> plans;
+  const int S = lay.pp, DP = lay.dp;
   if (planned) {
-    if (kp.straggler_replica >= 0)
-      throw InputError("policy", "", "planned policies with a straggler replica are not supported yet");
     if (!(req.budget_pct >= 0)) throw InputError("budget_pct", "", "expected a slowdown budget >= 0 %");
     const PlanGrouping grouping = req.policy == "per-kernel"   ? PlanGrouping::per_kernel
                                   : req.policy == "pass-level" ? PlanGrouping::pass_level
@@ -161,7 +251,7 @@ Json run_synthetic(const SyntheticRun& req) {
     plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
     opts.firmware_power_cap = true;
     factory = [&](int g) {
-      const std::size_t s = static_cast<std::size_t>(g % req.layout.pp);
+      const std::size_t s = static_cast<std::size_t>((g / T) % S);
       return std::make_unique<PlanPolicy>(req.policy, kp.stages[s], plans[s].pairs, plans[s].pair_index_per_kernel());
     };
   } else {
@@ -172,45 +262,59 @@ Json run_synthetic(const SyntheticRun& req) {
   const KernelPipelineResult r = simulate_kernel_pipeline(kp, bound, factory, opts, req.model);
   const double replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
 
-  const int S = req.layout.pp, DP = req.layout.dp, TP = req.layout.tp;
-  double energy = 0, events = 0, intrinsic = 0, extrinsic = 0;
+  // Per stage, over its replicas and (simulated) TP ranks; each host's energy counts for the GPUs it stands for.
+  double energy = 0, events = 0, intrinsic = 0, extrinsic = 0, exposed_sync = 0;
   Json stages = Json::array();
   for (int s = 0; s < S; ++s) {
     double e = 0, wait_sum = 0, wait_max = 0, ar_min = 1e300, ar_max = 0, ext = 0;
-    for (int d = 0; d < DP; ++d) ar_min = std::min(ar_min, r.allreduce_s[static_cast<std::size_t>(d * S + s)]);
-    for (int d = 0; d < DP; ++d) {
-      const std::size_t g = static_cast<std::size_t>(d * S + s);
+    auto each = [&](auto&& f) {
+      for (int d = 0; d < DP; ++d)
+        for (int t = 0; t < T; ++t) f(static_cast<std::size_t>((d * S + s) * T + t));
+    };
+    each([&](std::size_t g) { ar_min = std::min(ar_min, r.allreduce_s[g]); });
+    each([&](std::size_t g) {
       e += r.outcomes[g].meter.total_j();
       events += static_cast<double>(r.outcomes[g].stats.kernel_events);
       wait_sum += r.blocked_s[g];
       wait_max = std::max(wait_max, r.blocked_s[g]);
       ar_max = std::max(ar_max, r.allreduce_s[g]);
       ext += r.allreduce_s[g] - ar_min;
-    }
+      exposed_sync += r.allreduce_s[g];
+    });
     energy += e;
     intrinsic += wait_sum;
     extrinsic += ext;
-    stages.push_back({{"stage", s}, {"energy_per_gpu_j", e / DP}, {"pipeline_wait_mean_s", wait_sum / DP},
+    const double hosts = DP * T;
+    stages.push_back({{"stage", s}, {"energy_per_gpu_j", e / hosts}, {"pipeline_wait_mean_s", wait_sum / hosts},
                       {"pipeline_wait_max_s", wait_max}, {"allreduce_min_s", ar_min}, {"allreduce_max_s", ar_max},
-                      {"straggler_wait_s", ext / DP}});
+                      {"straggler_wait_s", ext / hosts}});
   }
+  std::size_t buckets = 0;
+  for (const auto& bs : sp.buckets) buckets += bs.size();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
+  const int hosts = S * DP * T;
   return {{"model", spec.name},
-          {"layout", {{"tp", TP}, {"pp", S}, {"dp", DP}}},
-          {"schedule", req.schedule == PipelineSchedule::gpipe ? "gpipe" : "1f1b"},
-          {"allreduce", cs.allreduce == AllReduceAlgorithm::tree ? "tree" : "ring"},
-          {"gpus", TP * S * DP},
-          {"actors", S * DP},
+          {"layout", {{"tp", lay.tp}, {"pp", S}, {"dp", DP}, {"cp", lay.cp}, {"vpp", lay.vpp}}},
+          {"schedule", to_string(req.schedule)},
+          {"allreduce", to_string(cs.allreduce)},
+          {"topology", to_string(cs.topology)},
+          {"gradient_sync", {{"mode", req.gradient_sync == GradientSync::reduce_scatter ? "reduce-scatter" : "all-reduce"},
+                             {"overlap", req.overlap_gradient_sync},
+                             {"buckets_per_pipeline", buckets},
+                             {"bytes_per_param", req.grad_bytes_per_param}}},
+          {"gpus", lay.gpus()},
+          {"actors", hosts},
           {"microbatches_per_pipeline", sp.microbatches},
           {"tokens_per_microbatch", spec.micro_batch * spec.seq},
           {"gpu_model", target.name()},
           {"policy", req.policy},
           {"iteration_s", r.iteration_s},
-          {"energy_j", energy * TP},
-          {"energy_per_gpu_j", energy / (S * DP)},
-          {"intrinsic_wait_gpu_s", intrinsic * TP},
-          {"extrinsic_wait_gpu_s", extrinsic * TP},
+          {"energy_j", energy * gpus_per_host},
+          {"energy_per_gpu_j", energy / hosts},
+          {"intrinsic_wait_gpu_s", intrinsic * gpus_per_host},
+          {"extrinsic_wait_gpu_s", extrinsic * gpus_per_host},
+          {"exposed_gradient_sync_gpu_s", exposed_sync * gpus_per_host},
           {"kernel_events", events},
           {"kernels_per_stage_microbatch", sp.kernels_per_microbatch},
           {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
@@ -219,30 +323,45 @@ Json run_synthetic(const SyntheticRun& req) {
           {"budget_pct", req.budget_pct},
           {"peak_rss_mib", static_cast<double>(ru.ru_maxrss) / 1024.0},
           {"stages", stages},
-          {"simulated", "one actor per TP group (its GPUs run the same stream at the same clocks; energy x TP); PP "
-                        "transfers and the DP ring all-reduce (after the last backward, not overlapped) are SimGrid "
-                        "communications; embedding and head on the first and last stage, optimizer after the all-reduce"}};
+          {"simulated", std::string(T > 1 ? "every TP rank a GPU of its own, TP all-reduces as collectives on NVLink; "
+                                          : "one actor per TP x CP group (its GPUs run the same stream at the same clocks; "
+                                            "energy x TP x CP); ") +
+                            "PP transfers and the DP gradient sync (" +
+                            (req.overlap_gradient_sync ? "buckets overlapped with the last backward" : "after the last backward") +
+                            ") are SimGrid communications; embedding and head on the first and last virtual stage, optimizer "
+                            "after the gradient sync"}};
 }
 
 std::string format_synthetic(const Json& j) {
   std::ostringstream os;
   char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "synth %s: TP %d x PP %d x DP %d = %d GPUs (%d actors), %d micro-batches of %d tokens per pipeline, %s, policy %s\n",
-                j["model"].get<std::string>().c_str(), j["layout"]["tp"].get<int>(), j["layout"]["pp"].get<int>(),
-                j["layout"]["dp"].get<int>(), j["gpus"].get<int>(), j["actors"].get<int>(),
-                j["microbatches_per_pipeline"].get<int>(), j["tokens_per_microbatch"].get<int>(),
+  const Json& l = j["layout"];
+  std::string layout = "TP " + std::to_string(l["tp"].get<int>());
+  if (l["cp"].get<int>() > 1) layout += " x CP " + std::to_string(l["cp"].get<int>());
+  layout += " x PP " + std::to_string(l["pp"].get<int>());
+  if (l["vpp"].get<int>() > 1) layout += " (x " + std::to_string(l["vpp"].get<int>()) + " chunks)";
+  layout += " x DP " + std::to_string(l["dp"].get<int>());
+  std::snprintf(buf, sizeof buf, "synth %s: %s = %d GPUs (%d actors), %d micro-batches of %d tokens per pipeline, %s, %s, policy %s\n",
+                j["model"].get<std::string>().c_str(), layout.c_str(), j["gpus"].get<int>(), j["actors"].get<int>(),
+                j["microbatches_per_pipeline"].get<int>(), j["tokens_per_microbatch"].get<int>(), j["schedule"].get<std::string>().c_str(),
                 j["gpu_model"].get<std::string>().c_str(), j["policy"].get<std::string>().c_str());
   os << buf;
-  std::snprintf(buf, sizeof buf,
-                "  iteration %.3f s, energy %.2f MJ (%.2f kJ per GPU); GPU-seconds waiting: %.1f in the pipeline, %.1f for "
-                "stragglers at the all-reduce\n",
-                j["iteration_s"].get<double>(), j["energy_j"].get<double>() / 1e6, j["energy_per_gpu_j"].get<double>() / 1e3,
-                j["intrinsic_wait_gpu_s"].get<double>(), j["extrinsic_wait_gpu_s"].get<double>());
+  const Json& g = j["gradient_sync"];
+  std::snprintf(buf, sizeof buf, "  network %s, DP gradient %s (%s, %zu buckets per pipeline, %s %s)\n", j["topology"].get<std::string>().c_str(),
+                g["mode"].get<std::string>().c_str(), j["allreduce"].get<std::string>().c_str(), g["buckets_per_pipeline"].get<std::size_t>(),
+                g["bytes_per_param"].get<double>() == 4 ? "fp32" : "bf16",
+                g["overlap"].get<bool>() ? "overlapped with the last backward" : "after the last backward");
   os << buf;
-  os << "  stage  kJ/GPU  pipeline wait mean/max s  all-reduce min/max s  straggler wait s\n";
+  std::snprintf(buf, sizeof buf,
+                "  iteration %.3f s, energy %.2f MJ (%.2f kJ per GPU); GPU-seconds waiting: %.1f in the pipeline, %.1f on the "
+                "exposed gradient sync (%.1f of it for stragglers)\n",
+                j["iteration_s"].get<double>(), j["energy_j"].get<double>() / 1e6, j["energy_per_gpu_j"].get<double>() / 1e3,
+                j["intrinsic_wait_gpu_s"].get<double>(), j["exposed_gradient_sync_gpu_s"].get<double>(),
+                j["extrinsic_wait_gpu_s"].get<double>());
+  os << buf;
+  os << "  stage  kJ/GPU  pipeline wait mean/max s  exposed grad sync min/max s  straggler wait s\n";
   for (const auto& s : j["stages"]) {
-    std::snprintf(buf, sizeof buf, "  %5d %7.2f %12.3f / %-8.3f %11.3f / %-8.3f %10.3f\n", s["stage"].get<int>(),
+    std::snprintf(buf, sizeof buf, "  %5d %7.2f %12.3f / %-8.3f %15.3f / %-11.3f %10.3f\n", s["stage"].get<int>(),
                   s["energy_per_gpu_j"].get<double>() / 1e3, s["pipeline_wait_mean_s"].get<double>(),
                   s["pipeline_wait_max_s"].get<double>(), s["allreduce_min_s"].get<double>(), s["allreduce_max_s"].get<double>(),
                   s["straggler_wait_s"].get<double>());

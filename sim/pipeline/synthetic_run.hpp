@@ -15,6 +15,7 @@ namespace dvfs {
 struct SyntheticRun {
   std::string model = "gpt3-xl";
   ParallelLayout layout;
+  int gpus = 0;                    // when > 0, must equal TP x CP x PP x DP (a check on the layout)
   int microbatches = 0;            // per pipeline; 0 = the preset's global batch / (DP x micro-batch)
   std::string gpu = "h200";
   std::string policy = "native";   // max, native, static-best, pass-level, per-kernel
@@ -23,16 +24,30 @@ struct SyntheticRun {
   ClusterSpec cluster;             // defaults: H100/H200-class node (see .cpp)
   bool auto_allreduce = true;      // pick ring or tree by estimated time (cluster.allreduce otherwise)
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  // Gradient synchronisation: all-reduce (DDP) or reduce-scatter + parameter all-gather (distributed
+  // optimizer), bucketed and overlapped with the last backward unless `overlap_gradient_sync` is off.
+  GradientSync gradient_sync = GradientSync::all_reduce;
+  bool overlap_gradient_sync = true;
+  double bucket_params = 0;        // 0 = Megatron's max(40 M, 1 M x DP)
+  double grad_bytes_per_param = 4; // fp32 gradient reduction (Megatron's default for bf16); 2 = bf16
+  // Simulate every TP rank as its own GPU, with the TP all-reduces as collectives on the network, instead
+  // of one actor per TP group (off by default: the folded result is the same, see tests).
+  bool unfold_tp = false;
   int straggler_replica = -1;      // a whole pipeline replica runs slower by straggler_factor
   double straggler_factor = 1.0;
 };
 
 ClusterSpec default_cluster(const ParallelLayout& layout);
+// Reads a cluster object (scenario `synthetic.cluster`) over `cs`; errors name the file and field.
+void apply_cluster_json(const JsonReader& c, ClusterSpec& cs);
 
-// A scenario's "synthetic" object: {model, tp, pp, dp, microbatches, schedule (1f1b | gpipe),
-// allreduce (auto | ring | tree), straggler {replica, factor}, cluster {gpus_per_node, intra_bw_bps,
-// intra_latency_s, inter_bw_bps, inter_latency_s, oversubscription}}, with the scenario's gpu, policy
-// (name and budget_pct) and trace (the template recording). Errors name the scenario file and field.
+// A scenario's "synthetic" object: {model, gpus, tp, pp, dp, cp, vpp, microbatches, schedule (1f1b |
+// gpipe | interleaved-1f1b), allreduce (auto | ring | tree), gradient_sync {mode (all-reduce |
+// reduce-scatter), overlap, bucket_params, dtype (fp32 | bf16)}, unfold_tp, straggler {replica, factor},
+// cluster {topology (node-backbone | fat-tree | rail), placement (dp-inner | pp-inner), gpus_per_node,
+// nodes_per_leaf, spines, intra_bw_bps, intra_latency_s, inter_bw_bps, inter_latency_s, hop_latency_s,
+// oversubscription}}, with the scenario's gpu, policy (name and budget_pct) and trace (the template
+// recording). Errors name the scenario file and field.
 SyntheticRun synthetic_request(const Scenario& sc);
 
 // Result: iteration time, energy (all GPUs, TP groups counted x TP), kernel events, wall time, and

@@ -295,9 +295,14 @@ def test_run_accepts_a_synthetic_multi_gpu_scenario(cli, root, tmp_path):
     assert json.loads((tmp_path / "out" / "summary.json").read_text()) == res
     for bad, needle in (({"model": "llama-3.2-3b", "tpp": 2}, "synthetic.tpp: unknown key"),
                         ({"model": "llama-3.2-3b", "tp": 0}, "synthetic.tp: expected a positive integer"),
-                        ({"model": "llama-3.2-3b", "schedule": "zigzag"}, "synthetic.schedule: expected 1f1b or gpipe"),
+                        ({"model": "llama-3.2-3b", "schedule": "zigzag"}, "synthetic.schedule: expected 1f1b, gpipe or interleaved-1f1b"),
                         ({"model": "llama-3.2-3b", "dp": 2, "straggler": {"replica": 2, "factor": 1.1}},
                          "synthetic.straggler.replica: expected a replica index"),
+                        ({"model": "llama-3.2-3b", "pp": 2, "dp": 2, "gpus": 8}, "synthetic.gpus: expected TP x CP x PP x DP = 4 GPUs"),
+                        ({"model": "llama-3.2-3b", "cluster": {"topology": "torus"}}, "synthetic.cluster.topology: expected"),
+                        ({"model": "llama-3.2-3b", "cluster": {"inter_bw_bps": 0}}, "synthetic.cluster.inter_bw_bps"),
+                        ({"model": "llama-3.2-3b", "gradient_sync": {"mode": "zero3"}}, "synthetic.gradient_sync.mode: expected"),
+                        ({"model": "llama-3.2-3b", "vpp": 2, "schedule": "1f1b"}, "synthetic.schedule: expected 1 model chunk per stage for the 1f1b schedule"),
                         ({"model": "gpt-9"}, "unknown model")):
         scen.write_text(json.dumps({"synthetic": bad, "gpu": "h200", "policy": "native"}))
         r = cli("run", scen)

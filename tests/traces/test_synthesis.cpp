@@ -92,3 +92,70 @@ TEST_CASE("layouts that do not fit the model are errors naming the field", "[syn
   CHECK_THROWS_WITH(synthesize_pipeline(t, m, ParallelLayout{8, 8, 3}, {}, "m"), Catch::Contains("m: global_batch"));
   CHECK_THROWS_WITH(transformer_preset("llama-9"), Catch::Contains("unknown model \"llama-9\""));
 }
+
+TEST_CASE("gradient buckets close at layer ends and hold every parameter of the stage once", "[synthesis]") {
+  const LayerTemplate t = layer();
+  TransformerSpec m = transformer_preset("llama-3.2-3b");
+  SynthesisOptions o;
+  o.bucket_params = 2e8;  // a llama-3.2-3b layer holds ~0.1 B linear-layer parameters: two layers a bucket
+  const SynthesizedPipeline p = synthesize_pipeline(t, m, ParallelLayout{2, 2, 4}, o, "m");
+  REQUIRE(p.buckets.size() == 2);
+  double grad = 0;
+  for (std::size_t v = 0; v < 2; ++v) {
+    const auto& bs = p.buckets[v];
+    REQUIRE(!bs.empty());
+    CHECK(bs.back().end == p.backward[v].second);
+    for (std::size_t i = 0; i < bs.size(); ++i) {
+      CHECK(bs[i].end > p.backward[v].first);
+      if (i) CHECK(bs[i].end > bs[i - 1].end);
+      CHECK(bs[i].param_bytes == Approx(bs[i].grad_bytes / 2));  // bf16 parameters, fp32 gradients
+      grad += bs[i].grad_bytes;
+    }
+  }
+  // Linear layers (FLOPs per token / 2 each) plus the embedding and the LM head, fp32, split over TP 2.
+  const double d = m.hidden, kv = static_cast<double>(m.kv_heads) / m.heads;
+  const double layer_params = d * (d + 2 * d * kv) + d * d + 3 * d * m.ffn;
+  CHECK(grad == Approx((m.layers * layer_params + 2.0 * m.vocab * m.hidden) * 4 / 2).epsilon(1e-9));
+}
+
+TEST_CASE("interleaving splits each stage into model chunks with the embedding first and the head last", "[synthesis]") {
+  const LayerTemplate t = layer();
+  TransformerSpec m = transformer_preset("llama-3.2-3b");
+  const SynthesizedPipeline one = synthesize_pipeline(t, m, ParallelLayout{1, 2, 1, 1, 1}, {}, "m");
+  const SynthesizedPipeline two = synthesize_pipeline(t, m, ParallelLayout{1, 2, 1, 1, 2}, {}, "m");
+  CHECK(two.chunks == 2);
+  REQUIRE(two.forward.size() == 4);
+  // The same kernels per stage, in two chunks: virtual stage 0 (stage 0, chunk 0) starts with the embedding.
+  CHECK(two.stages[0].kernels.size() == one.stages[0].kernels.size() - t.embed_forward.size() - t.embed_backward.size() +
+                                            t.embed_forward.size() + t.embed_backward.size());
+  CHECK(two.forward[0].second - two.forward[0].first == t.embed_forward.size() + 7 * t.forward.size());
+  CHECK(two.forward[3].second - two.forward[3].first == 7 * t.forward.size() + t.head_forward.size());
+  CHECK_THROWS_WITH(synthesize_pipeline(t, m, ParallelLayout{1, 2, 1, 1, 3}, {}, "m"),
+                    Catch::Contains("m: vpp: 28 layers do not split into 2 stages x 3 model chunks"));
+}
+
+TEST_CASE("context parallelism splits the tokens and gathers keys and values for attention", "[synthesis]") {
+  const LayerTemplate t = layer();
+  TransformerSpec m = transformer_preset("llama-3.2-3b");
+  const SynthesizedPipeline one = synthesize_pipeline(t, m, ParallelLayout{1, 1, 1, 1}, {}, "m");
+  const SynthesizedPipeline two = synthesize_pipeline(t, m, ParallelLayout{1, 1, 1, 2}, {}, "m");
+  double gemm1 = 0, gemm2 = 0;
+  int gathers = 0, scatters = 0;
+  for (const Kernel& k : one.stages[0].kernels)
+    if (k.cls == KernelClass::gemm) gemm1 += k.duration_s;
+  for (const Kernel& k : two.stages[0].kernels) {
+    if (k.cls == KernelClass::gemm) gemm2 += k.duration_s;
+    if (k.collective) {
+      const CollectiveCall& c = two.collectives[k.collective - 1];
+      CHECK(c.group == -2);
+      gathers += c.kind == CollectiveKind::all_gather;
+      scatters += c.kind == CollectiveKind::reduce_scatter;
+    }
+  }
+  CHECK(gemm2 < 0.6 * gemm1);  // half the tokens per GPU (the LM head scales alike)
+  CHECK(gathers == 2 * 28);    // forward, and again in the backward
+  CHECK(scatters == 28);
+  CHECK(two.activation_bytes == Approx(one.activation_bytes / 2));
+  CHECK_THROWS_WITH(synthesize_pipeline(t, transformer_preset("gpt3-xl"), ParallelLayout{1, 1, 1, 3}, {}, "g"),
+                    Catch::Contains("g: cp: CP 3 does not split the sequence of 2048 tokens"));
+}

@@ -1,6 +1,7 @@
 #include "traces/src/synthesis.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/network/collective_cost.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -120,25 +121,38 @@ LayerTemplate extract_layer_template(const Workload& wl, const Json& run, const 
 
 SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const TransformerSpec& tg, const ParallelLayout& lay,
                                         const SynthesisOptions& opts, const std::string& source) {
-  if (lay.tp < 1 || lay.pp < 1 || lay.dp < 1) throw InputError(source, "layout", "expected TP, PP and DP >= 1");
-  if (tg.layers % lay.pp != 0)
-    throw InputError(source, "pp", std::to_string(tg.layers) + " layers do not split into " + std::to_string(lay.pp) + " stages");
+  if (lay.tp < 1 || lay.pp < 1 || lay.dp < 1 || lay.cp < 1 || lay.vpp < 1)
+    throw InputError(source, "layout", "expected TP, PP, DP, CP and VPP >= 1");
+  const int V = lay.pp * lay.vpp;  // virtual stages
+  if (tg.layers % V != 0)
+    throw InputError(source, lay.vpp > 1 ? "vpp" : "pp",
+                     std::to_string(tg.layers) + " layers do not split into " + std::to_string(lay.pp) + " stages" +
+                         (lay.vpp > 1 ? " x " + std::to_string(lay.vpp) + " model chunks" : ""));
   if (tg.heads % lay.tp != 0 || tg.kv_heads % lay.tp != 0)
     throw InputError(source, "tp", "TP " + std::to_string(lay.tp) + " does not divide " + std::to_string(tg.heads) +
                                        " heads and " + std::to_string(tg.kv_heads) + " KV heads");
+  if (lay.cp > 1 && tg.seq % (2 * lay.cp) != 0)
+    throw InputError(source, "cp", "CP " + std::to_string(lay.cp) + " does not split the sequence of " + std::to_string(tg.seq) +
+                                       " tokens into 2 x CP equal chunks (load-balanced causal attention)");
   if (tg.global_batch % (lay.dp * tg.micro_batch) != 0)
     throw InputError(source, "global_batch", "global batch " + std::to_string(tg.global_batch) + " is not a multiple of DP x micro-batch");
+  if (!(opts.grad_bytes_per_param > 0) || !(opts.param_bytes_per_param > 0) || !(opts.bucket_params >= 0))
+    throw InputError(source, "gradients", "expected bytes per parameter > 0 and bucket parameters >= 0");
   const TransformerSpec& rf = tpl.reference;
-  const double tok_t = static_cast<double>(tg.micro_batch) * tg.seq, tok_r = static_cast<double>(rf.micro_batch) * rf.seq;
+  // Tokens one GPU works on per micro-batch: CP splits the sequence.
+  const double tok_t = static_cast<double>(tg.micro_batch) * tg.seq / lay.cp, tok_r = static_cast<double>(rf.micro_batch) * rf.seq;
   const double r_gemm = tok_t * gemm_flops_per_token(tg) / lay.tp / (tok_r * gemm_flops_per_token(rf));
+  // Attention: this GPU's queries against the whole sequence's keys.
   const double r_attn = tok_t * tg.seq * tg.hidden / lay.tp / (tok_r * rf.seq * rf.hidden);
   const double r_other = tok_t * (tg.hidden + tg.ffn) / lay.tp / (tok_r * (rf.hidden + rf.ffn));
-  auto scaled = [&](Kernel k) {
-    const double r = k.cls == KernelClass::gemm ? r_gemm : k.cls == KernelClass::attention ? r_attn : r_other;
+  auto scaled_by = [](Kernel k, double r) {
     k.duration_s = std::max(1e-6, k.duration_s * r);
     k.annotation_set = 0;
     k.step = -1;
     return k;
+  };
+  auto scaled = [&](const Kernel& k) {
+    return scaled_by(k, k.cls == KernelClass::gemm ? r_gemm : k.cls == KernelClass::attention ? r_attn : r_other);
   };
   const double vocab_r = rf.vocab > 0 ? rf.vocab : 50257.0;
   const double r_head = tok_t * tg.hidden * tg.vocab / lay.tp / (tok_r * rf.hidden * vocab_r);
@@ -146,82 +160,126 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
   // LM head: its GEMMs by tokens x hidden x vocabulary; the final norm by tokens x hidden; everything
   // else works on the logits (casts, softmax, loss and their gradients): tokens x vocabulary.
   const double r_logits = tok_t * tg.vocab / lay.tp / (tok_r * vocab_r);
-  auto scaled_head = [&](Kernel k) {
-    k.duration_s = std::max(1e-6, k.duration_s * (k.cls == KernelClass::gemm            ? r_head
-                                                  : k.cls == KernelClass::normalization ? r_bytes
-                                                                                        : r_logits));
-    k.annotation_set = 0;
-    k.step = -1;
-    return k;
+  auto scaled_head = [&](const Kernel& k) {
+    return scaled_by(k, k.cls == KernelClass::gemm ? r_head : k.cls == KernelClass::normalization ? r_bytes : r_logits);
   };
-  auto scaled_bytes = [&](Kernel k) {
-    k.duration_s = std::max(1e-6, k.duration_s * r_bytes);
-    k.annotation_set = 0;
-    k.step = -1;
-    return k;
-  };
-  Kernel allreduce;
-  allreduce.cls = KernelClass::communication;
-  allreduce.kind = ActivityKind::kernel;
-  allreduce.sm_fill = 0.1f;
-  const double bytes = tok_t * tg.hidden * 2.0;
-  allreduce.duration_s = lay.tp > 1 ? 2.0 * (lay.tp - 1) / lay.tp * bytes / opts.nvlink_bw_bps + 2.0 * (lay.tp - 1) * opts.nvlink_latency_s : 0;
-  allreduce.recorded_sm_mhz = tpl.forward.front().recorded_sm_mhz;
-  allreduce.recorded_mem_mhz = tpl.forward.front().recorded_mem_mhz;
   SynthesizedPipeline out;
   out.names = tpl.names;
-  const std::uint32_t ar_name = static_cast<std::uint32_t>(out.names.size());
-  out.names.push_back("synthetic TP all-reduce (ring over NVLink)");
-  allreduce.name_id = ar_name;
+  out.chunks = lay.vpp;
+  const float rec_sm = tpl.forward.front().recorded_sm_mhz, rec_mem = tpl.forward.front().recorded_mem_mhz;
+  // A communication kernel standing for one collective call, lasting its closed-form ring time.
+  auto comm_kernel = [&](const std::string& name, CollectiveKind kind, int group, int members, double bytes, double bw, double lat) {
+    Kernel k;
+    k.cls = KernelClass::communication;
+    k.kind = ActivityKind::kernel;
+    k.sm_fill = 0.1f;
+    k.duration_s = collective_time_s(kind, false, members, bytes, bw, lat);
+    k.recorded_sm_mhz = rec_sm;
+    k.recorded_mem_mhz = rec_mem;
+    auto it = std::find(out.names.begin(), out.names.end(), name);
+    k.name_id = static_cast<std::uint32_t>(it - out.names.begin());
+    if (it == out.names.end()) out.names.push_back(name);
+    out.collectives.push_back(CollectiveCall{kind, bytes, group, -1});
+    k.collective = static_cast<std::uint32_t>(out.collectives.size());
+    return k;
+  };
+  // TP: two all-reduces of the layer's activations per layer and pass (after attention, after the MLP).
+  const double tp_bytes = tok_t * tg.hidden * 2.0;
+  const Kernel tp_allreduce = lay.tp > 1 ? comm_kernel("synthetic TP all-reduce (ring over NVLink)", CollectiveKind::all_reduce, -1,
+                                                      lay.tp, tp_bytes, opts.nvlink_bw_bps, opts.nvlink_latency_s)
+                                          : Kernel{};
+  // CP: every GPU needs every other GPU's keys and values (all-gather before attention) and returns
+  // their gradients (reduce-scatter in the backward, after re-gathering them), as Megatron's ring
+  // attention moves them; not overlapped with the attention here.
+  const double kv_bytes = static_cast<double>(tg.micro_batch) * tg.seq * 2.0 * tg.kv_heads * (tg.hidden / tg.heads) / lay.tp * 2.0;
+  const bool cp_in_node = lay.tp * lay.cp <= opts.gpus_per_node;
+  const double cp_bw = cp_in_node ? opts.nvlink_bw_bps : opts.inter_bw_bps, cp_lat = cp_in_node ? opts.nvlink_latency_s : opts.inter_latency_s;
+  Kernel cp_gather, cp_scatter;
+  if (lay.cp > 1) {
+    cp_gather = comm_kernel("synthetic CP all-gather of K and V", CollectiveKind::all_gather, -2, lay.cp, kv_bytes, cp_bw, cp_lat);
+    cp_scatter = comm_kernel("synthetic CP reduce-scatter of dK and dV", CollectiveKind::reduce_scatter, -2, lay.cp, kv_bytes, cp_bw, cp_lat);
+  }
+  // Where a layer's forward and backward put their collectives: the TP all-reduces after the first
+  // and second half of its kernels; CP's before its first attention kernel.
+  auto first_attention = [](const std::vector<Kernel>& ks) {
+    for (std::size_t i = 0; i < ks.size(); ++i)
+      if (ks[i].cls == KernelClass::attention) return i;
+    return std::size_t{0};
+  };
+  const std::size_t fwd_attn = first_attention(tpl.forward), bwd_attn = first_attention(tpl.backward);
+  auto add_layer = [&](Rank& r, const std::vector<Kernel>& layer, bool backward) {
+    const std::size_t half = layer.size() / 2;
+    for (std::size_t i = 0; i < layer.size(); ++i) {
+      if (lay.cp > 1 && i == (backward ? bwd_attn : fwd_attn)) {
+        r.kernels.push_back(cp_gather);
+        if (backward) r.kernels.push_back(cp_scatter);
+      }
+      r.kernels.push_back(scaled(layer[i]));
+      if (lay.tp > 1 && (i + 1 == half || i + 1 == layer.size())) r.kernels.push_back(tp_allreduce);
+    }
+  };
   out.microbatches = tg.global_batch / (lay.dp * tg.micro_batch);
-  const int per_stage = tg.layers / lay.pp;
+  const int per_chunk = tg.layers / V;
   out.activation_bytes = tok_t * tg.hidden * 2.0 / lay.tp;
-  // Weights of the linear layers = their FLOPs per token / 2; bf16 gradients, sharded over TP.
-  out.gradient_bytes.assign(static_cast<std::size_t>(lay.pp), per_stage * gemm_flops_per_token(tg) / 2.0 * 2.0 / lay.tp);
-  const std::size_t half = tpl.forward.size() / 2;
-  const double stage_params = per_stage * gemm_flops_per_token(tg) / 2.0;
+  // Parameters: linear layers (= their FLOPs per token / 2); the embedding and the LM head vocab x hidden each.
+  const double layer_params = gemm_flops_per_token(tg) / 2.0, vocab_params = static_cast<double>(tg.vocab) * tg.hidden;
+  const double bucket_params = opts.bucket_params > 0 ? opts.bucket_params : std::max(40e6, 1e6 * lay.dp);
+  out.forward.resize(static_cast<std::size_t>(V));
+  out.backward.resize(static_cast<std::size_t>(V));
+  out.buckets.resize(static_cast<std::size_t>(V));
+  out.gradient_bytes.assign(static_cast<std::size_t>(lay.pp), 0.0);
   for (int s = 0; s < lay.pp; ++s) {
     Rank r;
     r.id = s;
-    if (s == 0) {
-      for (const Kernel& k : tpl.embed_forward) r.kernels.push_back(scaled_bytes(k));
-      // The recording's first gap is the host time between steps (data loading, step start): not part
-      // of every micro-batch.
-      if (!tpl.embed_forward.empty()) r.kernels.front().gap_before_s = 0;
-    }
-    for (int l = 0; l < per_stage; ++l) {
-      for (std::size_t i = 0; i < tpl.forward.size(); ++i) {
-        r.kernels.push_back(scaled(tpl.forward[i]));
-        if (lay.tp > 1 && (i + 1 == half || i + 1 == tpl.forward.size())) r.kernels.push_back(allreduce);
+    double stage_params = 0;
+    for (int c = 0; c < lay.vpp; ++c) {
+      const int v = c * lay.pp + s;
+      const bool first = v == 0, last = v == V - 1;
+      const std::size_t fwd_begin = r.kernels.size();
+      if (first) {
+        for (const Kernel& k : tpl.embed_forward) r.kernels.push_back(scaled_by(k, r_bytes));
+        // The recording's first gap is the host time between steps (data loading, step start): not part
+        // of every micro-batch.
+        if (!tpl.embed_forward.empty()) r.kernels[fwd_begin].gap_before_s = 0;
       }
-    }
-    if (s == lay.pp - 1)
-      for (const Kernel& k : tpl.head_forward) r.kernels.push_back(scaled_head(k));
-    const std::size_t fwd_end = r.kernels.size();
-    if (s == lay.pp - 1)
-      for (const Kernel& k : tpl.head_backward) r.kernels.push_back(scaled_head(k));
-    for (int l = 0; l < per_stage; ++l) {
-      const std::size_t bhalf = tpl.backward.size() / 2;
-      for (std::size_t i = 0; i < tpl.backward.size(); ++i) {
-        r.kernels.push_back(scaled(tpl.backward[i]));
-        if (lay.tp > 1 && (i + 1 == bhalf || i + 1 == tpl.backward.size())) r.kernels.push_back(allreduce);
+      for (int l = 0; l < per_chunk; ++l) add_layer(r, tpl.forward, false);
+      if (last)
+        for (const Kernel& k : tpl.head_forward) r.kernels.push_back(scaled_head(k));
+      const std::size_t bwd_begin = r.kernels.size();
+      out.forward[static_cast<std::size_t>(v)] = {fwd_begin, bwd_begin};
+      // Backward: the head's, then the layers' in reverse, then the embedding's. A bucket closes at the end
+      // of a layer once it holds bucket_params parameters; the last one at the end of the chunk.
+      auto& buckets = out.buckets[static_cast<std::size_t>(v)];
+      double pending = 0;
+      auto close_bucket = [&] {
+        buckets.push_back({r.kernels.size(), pending * opts.grad_bytes_per_param / lay.tp, pending * opts.param_bytes_per_param / lay.tp});
+        stage_params += pending;
+        pending = 0;
+      };
+      if (last) {
+        for (const Kernel& k : tpl.head_backward) r.kernels.push_back(scaled_head(k));
+        pending += vocab_params;
       }
+      for (int l = 0; l < per_chunk; ++l) {
+        add_layer(r, tpl.backward, true);
+        pending += layer_params;
+        if (pending >= bucket_params) close_bucket();
+      }
+      if (first) {
+        for (const Kernel& k : tpl.embed_backward) r.kernels.push_back(scaled_by(k, r_bytes));
+        pending += vocab_params;
+      }
+      if (pending > 0) close_bucket();
+      out.backward[static_cast<std::size_t>(v)] = {bwd_begin, r.kernels.size()};
+      for (const auto& b : buckets) out.gradient_bytes[static_cast<std::size_t>(s)] += b.grad_bytes;
     }
-    if (s == 0)
-      for (const Kernel& k : tpl.embed_backward) r.kernels.push_back(scaled_bytes(k));
-    out.forward.push_back({0, fwd_end});
-    out.backward.push_back({fwd_end, r.kernels.size()});
-    out.kernels_per_microbatch = static_cast<double>(r.kernels.size());
-    // Optimizer step: streaming over the stage's parameters held by one TP rank.
+    out.kernels_per_microbatch = static_cast<double>(r.kernels.size());  // every chunk once per micro-batch
+    // Optimizer step: streaming over the stage's parameters held by one TP rank (and one DP shard of
+    // them with the distributed optimizer).
     const std::size_t opt_begin = r.kernels.size();
-    const double params = stage_params + (s == 0 || s == lay.pp - 1 ? static_cast<double>(tg.vocab) * tg.hidden : 0.0);
-    const double r_opt = tpl.reference_params > 0 ? params / lay.tp / tpl.reference_params : 0.0;
-    for (Kernel k : tpl.optimizer) {
-      k.duration_s = std::max(1e-6, k.duration_s * r_opt);
-      k.annotation_set = 0;
-      k.step = -1;
-      r.kernels.push_back(k);
-    }
+    const double shard = opts.distributed_optimizer ? lay.dp : 1.0;
+    const double r_opt = tpl.reference_params > 0 ? stage_params / lay.tp / shard / tpl.reference_params : 0.0;
+    for (Kernel k : tpl.optimizer) r.kernels.push_back(scaled_by(k, r_opt));
     out.optimizer.push_back({opt_begin, r.kernels.size()});
     out.stages.push_back(std::move(r));
   }

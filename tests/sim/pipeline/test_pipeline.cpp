@@ -297,3 +297,47 @@ TEST_CASE("a GPU that fails stops the whole pipeline with its error instead of d
   opts.sm_latency.mean_s = 0.0;  // the request takes effect at once, and fails
   CHECK_THROWS_WITH(simulate_kernel_pipeline(kp, m, factory, opts), Catch::Contains("does not support"));
 }
+
+TEST_CASE("a synthesised iteration folded by TP group equals the one that simulates every TP rank", "[pipeline][synthesis][tp]") {
+  SyntheticRun req;
+  req.model = "gpt3-xl";
+  req.layout = {2, 2, 2};
+  req.microbatches = 2;
+  req.cluster = default_cluster(req.layout);
+  req.policy = "native";
+  const Json folded = run_synthetic(req);
+  req.unfold_tp = true;
+  const Json unfolded = run_synthetic(req);
+  CHECK(unfolded["actors"].get<int>() == 2 * folded["actors"].get<int>());
+  CHECK(unfolded["iteration_s"].get<double>() == Approx(folded["iteration_s"].get<double>()).epsilon(1e-9));
+  CHECK(unfolded["energy_j"].get<double>() == Approx(folded["energy_j"].get<double>()).epsilon(1e-9));
+}
+
+TEST_CASE("interleaved stages shorten a synthesised iteration's bubble", "[pipeline][synthesis]") {
+  SyntheticRun req;
+  req.model = "llama-3.2-3b";
+  req.layout = {1, 4, 1};
+  req.microbatches = 4;
+  req.cluster = default_cluster(req.layout);
+  const double plain = run_synthetic(req)["iteration_s"].get<double>();
+  req.layout.vpp = 7;  // 28 layers: 4 stages x 7 chunks of one layer
+  req.schedule = PipelineSchedule::interleaved_1f1b;
+  const Json inter = run_synthetic(req);
+  CHECK(inter["iteration_s"].get<double>() < 0.9 * plain);
+  CHECK(inter["schedule"] == "interleaved-1f1b");
+}
+
+TEST_CASE("synthetic layouts that do not add up are errors naming the field", "[pipeline][synthesis]") {
+  SyntheticRun req;
+  req.model = "llama-3.3-70b";
+  req.layout = {8, 8, 16};
+  req.gpus = 1000;
+  req.cluster = default_cluster(req.layout);
+  CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("gpus: the layout TP 8 x CP 1 x PP 8 x DP 16 = 1024 GPUs does not match the 1000"));
+  req.gpus = 0;
+  req.layout.vpp = 2;  // interleaving needs the interleaved schedule
+  CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("schedule: virtual_stages"));
+  req.schedule = PipelineSchedule::interleaved_1f1b;
+  req.microbatches = 12;  // not a multiple of 8 stages
+  CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("microbatches: interleaved-1f1b needs micro-batches (12)"));
+}
