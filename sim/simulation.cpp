@@ -7,6 +7,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/policies/policy_factory.hpp"
 #include "sim/results/summary.hpp"
+#include "traces/src/multi_rank.hpp"
 #include "traces/src/recording.hpp"
 
 #include <cerrno>
@@ -15,6 +16,39 @@
 #include <sys/stat.h>
 
 namespace dvfs {
+
+namespace {
+
+// rank<N>/ subdirectories of a directory (a multi-rank recording), in rank order; empty if none.
+std::vector<std::string> rank_directories(const std::string& dir) {
+  std::vector<std::string> out;
+  for (int r = 0; r < 100000; ++r) {
+    const std::string sub = dir + "/rank" + std::to_string(r);
+    if (!is_directory(sub)) break;
+    out.push_back(sub);
+  }
+  return out;
+}
+
+}  // namespace
+
+LoadedTrace load_traces(const std::vector<std::string>& paths) {
+  if (paths.size() == 1) {
+    const std::vector<std::string> ranks = rank_directories(paths.front());
+    if (ranks.empty()) return load_trace(paths.front());
+    return load_traces(ranks);
+  }
+  std::vector<RankTrace> parts;
+  LoadedTrace t;
+  for (const std::string& p : paths) {
+    LoadedTrace one = load_trace(p);
+    if (t.report.schema.empty()) t.report = one.report;
+    else t.report.activities += one.report.activities, t.report.overlapped_activities += one.report.overlapped_activities;
+    parts.push_back({std::move(one.workload), p});
+  }
+  t.workload = merge_rank_workloads(std::move(parts));
+  return t;
+}
 
 LoadedTrace load_trace(const std::string& path) {
   Classifier classifier = Classifier::load_default();
@@ -46,7 +80,7 @@ SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const Gp
     Scenario native = sc;
     native.policy = PolicySpec{};
     const std::vector<RankOutcome> reference =
-        run_engine(trace.workload, model, make_policy_factory(native.policy, model, sc.file), sc.replay, sc.mode);
+        run_engine(trace.workload, model, make_policy_factory(native.policy, model, sc.file), sc.replay, sc.mode, sc.cluster);
     PlannedRun planned = run_planned(sc, trace.workload, model, reference);
     r.outcomes = std::move(planned.outcomes);
     r.summary = build_summary(sc, trace.workload, trace.report, model, r.outcomes);
@@ -55,14 +89,14 @@ SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const Gp
     return r;
   }
   PolicyFactory factory = make_policy_factory(sc.policy, model, sc.file);
-  r.outcomes = run_engine(trace.workload, model, factory, sc.replay, sc.mode);
+  r.outcomes = run_engine(trace.workload, model, factory, sc.replay, sc.mode, sc.cluster);
   r.summary = build_summary(sc, trace.workload, trace.report, model, r.outcomes);
   if (!trace.retargeted.is_null()) r.summary["trace_retargeted"] = trace.retargeted;
   return r;
 }
 
 LoadedTrace load_scenario_trace(const Scenario& sc, const GpuModel& model) {
-  LoadedTrace trace = load_trace(sc.trace_path);
+  LoadedTrace trace = load_traces(sc.trace_paths.empty() ? std::vector<std::string>{sc.trace_path} : sc.trace_paths);
   if (!sc.trace_gpu.empty()) {
     const GpuModel from = load_gpu_model(sc.trace_gpu, sc.file, "trace_gpu");
     if (from.name() != model.name()) {

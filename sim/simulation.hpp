@@ -19,6 +19,9 @@ struct LoadedTrace {
 
 // A recording directory (trace + telemetry: kernels get their recorded clocks) or a Kineto file.
 LoadedTrace load_trace(const std::string& path);
+// Several ranks' traces of one job (each a recording directory or Kineto file; one directory holding
+// rank<N>/ recordings counts as its ranks), merged with their collectives matched (traces/src/multi_rank.hpp).
+LoadedTrace load_traces(const std::vector<std::string>& paths);
 // load_trace, then retarget to `model` when the scenario names another recording GPU (trace_gpu).
 LoadedTrace load_scenario_trace(const Scenario& sc, const GpuModel& model);
 

@@ -344,7 +344,7 @@ int cmd_synth(std::vector<std::string> args) {
       std::string json_key = key == "nodes-per-leaf" ? "nodes_per_leaf" : key;
       if (key == "nodes-per-leaf" || key == "spines") c[json_key] = static_cast<long>(parse_number("--" + key, v, "a positive integer"));
       else c[json_key] = v;
-      dvfs::apply_cluster_json(dvfs::JsonReader(c, "--" + key, ""), req.cluster);
+      dvfs::read_cluster_json(dvfs::JsonReader(c, "--" + key, ""), req.cluster);
     }
     else if (args[i] == "--microbatches") req.microbatches = int_opt(i, "a positive integer");
     else if (args[i] == "--budget") {

@@ -111,6 +111,8 @@ struct Workload {
   // Multi-rank workloads: process groups (global rank ids, in ring order) and the collective calls
   // that communication kernels refer to.
   std::vector<std::vector<int>> groups;
+  std::vector<std::string> group_names;  // as the trace named them (PyTorch's process group name)
+  std::vector<int> group_sizes;          // members, also where the trace truncated the rank list
   std::vector<CollectiveCall> collectives;
 
   Workload() { annotation_sets.emplace_back(); }

@@ -1,11 +1,14 @@
 #include "sim/engine/engine.hpp"
 
 #include "sim/engine/simgrid_engine.hpp"
+#include "sim/network/collectives.hpp"
+#include "traces/src/multi_rank.hpp"
 
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
 #include <exception>
+#include <map>
 #include <string>
 
 namespace sg4 = simgrid::s4u;
@@ -25,6 +28,11 @@ struct SimGridTime {
 
 std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, const PolicyFactory& make_policy,
                                     const ReplayOptions& opts, EngineMode mode) {
+  return run_engine(wl, model, make_policy, opts, mode, default_cluster_spec());
+}
+
+std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, const PolicyFactory& make_policy,
+                                    const ReplayOptions& opts, EngineMode mode, const ClusterSpec& cluster) {
   std::vector<RankOutcome> out;
   out.reserve(wl.ranks.size());
   std::vector<std::unique_ptr<Policy>> policies;
@@ -37,29 +45,82 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
   }
 
   auto engine = make_simgrid_engine();
-  auto* zone = sg4::create_full_zone("node");
+  // Collectives among ranks that are all here run on the cluster; the others keep their recorded time.
+  std::map<int, std::size_t> host_of;  // global rank -> host
+  for (std::size_t i = 0; i < wl.ranks.size(); ++i) host_of[wl.ranks[i].id] = i;
+  Collectives groups;
+  std::vector<int> group_gid(wl.groups.size(), -1);
+  std::vector<std::map<int, int>> position(wl.groups.size());  // global rank -> place in the group
+  std::vector<std::pair<int, int>> pairs;
+  for (std::size_t g = 0; g < wl.groups.size(); ++g) {
+    if (!group_complete(wl, static_cast<int>(g))) continue;
+    std::vector<int> members;
+    for (int r : wl.groups[g]) {
+      position[g][r] = static_cast<int>(members.size());
+      members.push_back(static_cast<int>(host_of[r]));
+    }
+    group_gid[g] = groups.add_group(members);
+  }
+  for (const Rank& r : wl.ranks)
+    for (const Kernel& k : r.kernels)
+      if (k.collective) {
+        const CollectiveCall& c = wl.collectives[k.collective - 1];
+        if ((c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) && host_of.count(c.peer))
+          pairs.emplace_back(static_cast<int>(host_of[r.id]), static_cast<int>(host_of[c.peer]));
+      }
   std::vector<sg4::Host*> hosts;
-  for (const Rank& r : wl.ranks) hosts.push_back(zone->create_host("gpu" + std::to_string(r.id), 1e9));
-  zone->seal();
+  if (groups.group_count() == 0 && pairs.empty()) {
+    auto* zone = sg4::create_full_zone("node");
+    for (const Rank& r : wl.ranks) hosts.push_back(zone->create_host("gpu" + std::to_string(r.id), 1e9));
+    zone->seal();
+  } else {
+    for (const auto& p : groups.route_pairs(cluster.allreduce)) pairs.push_back(p);
+    std::vector<int> slots;
+    for (const Rank& r : wl.ranks) slots.push_back(r.id);  // global rank order: ranks 0..7 on node 0
+    hosts = build_cluster(cluster, slots, pairs);
+  }
+  groups.prepare(hosts, cluster.allreduce);
 
   std::exception_ptr failure;
   for (std::size_t i = 0; i < wl.ranks.size(); ++i) {
     sg4::Actor::create("replay-gpu" + std::to_string(wl.ranks[i].id), hosts[i], [&, i]() {
       try {
-        GpuReplayer replayer(wl.ranks[i], model, *policies[i], opts, out[i].meter);
+        const Rank& rank = wl.ranks[i];
+        GpuReplayer replayer(rank, model, *policies[i], opts, out[i].meter);
         const double origin = sg4::Engine::get_clock();
+        // A collective: the GPU reaches it at local time `now`; it lasts until every member is there and
+        // the transfer is done.
+        auto collective = [&](const Kernel& k, double now) {
+          const CollectiveCall& c = wl.collectives[k.collective - 1];
+          const bool p2p = c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv;
+          if (p2p ? !host_of.count(c.peer) : (c.group < 0 || group_gid[static_cast<std::size_t>(c.group)] < 0)) return k.duration_s;
+          sg4::this_actor::sleep_until(origin + now);
+          const double t0 = sg4::Engine::get_clock();
+          if (p2p) {
+            // NCCL's send and receive kernels both last until the transfer is done (rendezvous).
+            const int from = c.kind == CollectiveKind::send ? rank.id : c.peer, to = c.kind == CollectiveKind::send ? c.peer : rank.id;
+            auto* box = sg4::Mailbox::by_name("p2p" + std::to_string(from) + "-" + std::to_string(to));
+            static int token = 0;
+            if (c.kind == CollectiveKind::send) box->put(&token, std::max<std::uint64_t>(1, static_cast<std::uint64_t>(c.bytes)));
+            else box->get<int>();
+          } else {
+            groups.run(group_gid[static_cast<std::size_t>(c.group)], position[static_cast<std::size_t>(c.group)][rank.id], c.kind, c.bytes);
+          }
+          return sg4::Engine::get_clock() - t0;
+        };
         if (mode == EngineMode::event) {
           SimGridTime tk{origin};
-          out[i].stats = replayer.run(tk);
+          out[i].stats = replayer.run(tk, collective);
         } else {
           LocalTime tk;
-          out[i].stats = replayer.run(tk);
-          // Nothing outside this GPU could change its course: one SimGrid event covers the stream.
+          out[i].stats = replayer.run(tk, collective);
+          // Nothing outside this GPU could change its course since its last collective: one SimGrid event.
           sg4::this_actor::sleep_until(origin + out[i].stats.end_s);
         }
         out[i].simgrid_end_s = sg4::Engine::get_clock() - origin;
       } catch (...) {
-        failure = std::current_exception();
+        if (!failure) failure = std::current_exception();
+        sg4::Actor::kill_all();  // the others may be waiting for this GPU in a collective
       }
     });
   }

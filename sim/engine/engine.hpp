@@ -7,6 +7,7 @@
 #include "sim/core/workload.hpp"
 #include "sim/energy/energy_meter.hpp"
 #include "sim/engine/gpu_replayer.hpp"
+#include "sim/network/cluster.hpp"
 #include "sim/policies/policy.hpp"
 
 #include <functional>
@@ -27,7 +28,12 @@ struct RankOutcome {
   double simgrid_end_s = 0;  // the engine's clock when the GPU's actor finished
 };
 
+// Multi-rank workloads: a kernel that stands for a collective whose group is all in the workload (or a
+// send / receive whose peer is) is simulated on `cluster` (ranks placed in global-rank order); the
+// others keep their recorded duration. The first form uses default_cluster_spec().
 std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, const PolicyFactory& make_policy,
                                     const ReplayOptions& opts, EngineMode mode);
+std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, const PolicyFactory& make_policy,
+                                    const ReplayOptions& opts, EngineMode mode, const ClusterSpec& cluster);
 
 }  // namespace dvfs

@@ -51,6 +51,10 @@ class GpuReplayer {
   // TimeKeeper: double now() const; void advance(double dt).
   template <class TimeKeeper>
   ReplayStats run(TimeKeeper& tk);
+  // The same, where a kernel that stands for a collective call lasts what `collective_s(kernel, local
+  // time)` says (see run_kernels below); without it a collective keeps its recorded duration.
+  template <class TimeKeeper, class CollectiveTime>
+  ReplayStats run(TimeKeeper& tk, CollectiveTime&& collective_s);
 
   // Piecewise replay, for engines that interleave a GPU's kernels with communication: the GPU idles
   // (idle power at the clocks in effect, policy ticks and pending switches carry on) until local time
@@ -130,6 +134,11 @@ struct LocalTime {
 
 template <class TimeKeeper>
 ReplayStats GpuReplayer::run(TimeKeeper& tk) {
+  return run(tk, [](const Kernel& k, double) { return k.duration_s; });
+}
+
+template <class TimeKeeper, class CollectiveTime>
+ReplayStats GpuReplayer::run(TimeKeeper& tk, CollectiveTime&& collective_s) {
   const std::vector<Kernel>& ks = rank_.kernels;
   const std::vector<Step>& steps = rank_.steps;
   const int nsteps = static_cast<int>(steps.size());
@@ -153,8 +162,8 @@ ReplayStats GpuReplayer::run(TimeKeeper& tk) {
       if (kernel_hook) {
         if (auto c = policy_.before_kernel(k, telemetry(tk.now()))) request(*c, tk.now());
       }
-      // A collective's recorded duration is the network's and its peers', not the clocks'.
-      advance(tk, &k, 0.0, SegmentContext{step, k.annotation_set, k.cls, true}, k.collective ? k.duration_s : -1.0);
+      // A collective's duration is the network's and its peers', not the clocks'.
+      advance(tk, &k, 0.0, SegmentContext{step, k.annotation_set, k.cls, true}, k.collective ? collective_s(k, tk.now()) : -1.0);
       meter_.count_kernel(step);
       ++stats_.kernel_events;
       if (k.step >= 0 && steps[k.step].last_kernel == static_cast<int>(i)) {

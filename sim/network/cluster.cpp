@@ -21,6 +21,65 @@ const char* to_string(Topology t) {
 
 const char* to_string(AllReduceAlgorithm a) { return a == AllReduceAlgorithm::tree ? "tree" : "ring"; }
 
+ClusterSpec default_cluster_spec() {
+  ClusterSpec c;
+  c.gpus_per_node = 8;
+  c.intra_bw_bps = 450e9;   // NVLink 4 per GPU and direction (H100/H200 SXM datasheet: 900 GB/s total)
+  c.intra_latency_s = 5e-6;
+  c.inter_bw_bps = 50e9;    // InfiniBand NDR, 400 Gb/s, one NIC per GPU
+  c.inter_latency_s = 5e-6;
+  c.oversubscription = 1;
+  c.placement = Placement::dp_inner;  // Megatron-LM's rank order: TP, CP, DP, then PP
+  c.hop_latency_s = 1e-6;
+  return c;
+}
+
+namespace {
+
+bool read_topology(const std::string& s, Topology& out) {
+  for (Topology t : {Topology::node_backbone, Topology::fat_tree, Topology::rail})
+    if (s == to_string(t)) {
+      out = t;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+void read_cluster_json(const JsonReader& c, ClusterSpec& cs) {
+  c.only_keys({"topology", "placement", "gpus_per_node", "nodes_per_leaf", "spines", "intra_bw_bps", "intra_latency_s",
+               "inter_bw_bps", "inter_latency_s", "hop_latency_s", "oversubscription"});
+  if (c.has("topology")) {
+    const std::string t = c.string("topology");
+    if (!read_topology(t, cs.topology)) c.fail("topology", "expected node-backbone, fat-tree or rail, got \"" + t + "\"");
+  }
+  if (c.has("placement")) {
+    const std::string p = c.string("placement");
+    if (p == "dp-inner") cs.placement = Placement::dp_inner;
+    else if (p == "pp-inner") cs.placement = Placement::pp_inner;
+    else c.fail("placement", "expected dp-inner or pp-inner, got \"" + p + "\"");
+  }
+  auto count = [&](const char* key, int& dst) {
+    if (!c.has(key)) return;
+    const long v = c.integer(key);
+    if (v < 1 || v > 1000000) c.fail(key, "expected a positive integer");
+    dst = static_cast<int>(v);
+  };
+  count("gpus_per_node", cs.gpus_per_node);
+  count("nodes_per_leaf", cs.nodes_per_leaf);
+  count("spines", cs.spines);
+  if (c.has("intra_bw_bps")) cs.intra_bw_bps = c.positive("intra_bw_bps");
+  if (c.has("inter_bw_bps")) cs.inter_bw_bps = c.positive("inter_bw_bps");
+  if (c.has("intra_latency_s")) cs.intra_latency_s = c.non_negative("intra_latency_s");
+  if (c.has("inter_latency_s")) cs.inter_latency_s = c.non_negative("inter_latency_s");
+  if (c.has("hop_latency_s")) cs.hop_latency_s = c.non_negative("hop_latency_s");
+  if (c.has("oversubscription")) {
+    cs.oversubscription = c.positive("oversubscription");
+    if (cs.oversubscription < 1) c.fail("oversubscription", "expected >= 1");
+  }
+}
+
 void check_cluster(const ClusterSpec& c, const std::string& source) {
   if (c.gpus_per_node < 1) throw InputError(source, "cluster.gpus_per_node", "expected a positive integer");
   if (!(c.intra_bw_bps >= 0) || !(c.inter_bw_bps >= 0) || !std::isfinite(c.intra_bw_bps) || !std::isfinite(c.inter_bw_bps))

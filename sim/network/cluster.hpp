@@ -4,6 +4,8 @@
 // SimGrid link per direction), so a GPU can send and receive at full bandwidth at once; transfers
 // that share a link share its bandwidth (max-min), which is how contention is simulated rather than
 // assumed. Only the routes the workload uses are declared (SimGrid's full zone is quadratic otherwise).
+#include "sim/core/json_util.hpp"
+
 #include <simgrid/s4u.hpp>
 
 #include <string>
@@ -46,8 +48,17 @@ struct ClusterSpec {
   double hop_latency_s = 0;                      // each extra switch level crossed (leaf -> spine -> leaf: 2)
 };
 
+// An HGX H100/H200-class machine: 8 GPUs per node on NVLink 4 (450 GB/s per GPU and direction), one
+// 400 Gb/s NDR InfiniBand NIC per GPU, a non-blocking fabric, Megatron's rank placement.
+ClusterSpec default_cluster_spec();
+
 const char* to_string(Topology t);
 const char* to_string(AllReduceAlgorithm a);
+
+// Reads a cluster object (scenario key `cluster`: topology, placement, gpus_per_node, nodes_per_leaf,
+// spines, intra/inter bandwidth and latency, hop_latency_s, oversubscription) over `cs`; errors name the
+// file and field.
+void read_cluster_json(const JsonReader& c, ClusterSpec& cs);
 
 // Throws InputError(source, "cluster...", ...) on a spec that cannot describe a machine.
 void check_cluster(const ClusterSpec& spec, const std::string& source);

@@ -38,8 +38,6 @@ struct SyntheticRun {
 };
 
 ClusterSpec default_cluster(const ParallelLayout& layout);
-// Reads a cluster object (scenario `synthetic.cluster`) over `cs`; errors name the file and field.
-void apply_cluster_json(const JsonReader& c, ClusterSpec& cs);
 
 // A scenario's "synthetic" object: {model, gpus, tp, pp, dp, cp, vpp, microbatches, schedule (1f1b |
 // gpipe | interleaved-1f1b), allreduce (auto | ring | tree), gradient_sync {mode (all-reduce |

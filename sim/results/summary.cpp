@@ -1,5 +1,7 @@
 #include "sim/results/summary.hpp"
 
+#include "traces/src/multi_rank.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -31,6 +33,11 @@ Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& r
                 {"overlapped_activities", rep.overlapped_activities}, {"steps", steps_in_trace},
                 {"step_source", rep.step_source}, {"annotation_source", rep.annotation_source},
                 {"repeat", sc.replay.repeat}};
+  if (!wl.collectives.empty()) {
+    s["collectives"] = describe_collectives(wl);
+    s["collectives"]["network"] = {{"topology", to_string(sc.cluster.topology)}, {"gpus_per_node", sc.cluster.gpus_per_node},
+                                   {"intra_bw_bps", sc.cluster.intra_bw_bps}, {"inter_bw_bps", sc.cluster.inter_bw_bps}};
+  }
 
   double end_s = 0, energy = 0, busy = 0, gap_s = 0, gap_j = 0, switch_j = 0;
   std::uint64_t events = 0, switches = 0;

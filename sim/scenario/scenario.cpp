@@ -19,7 +19,7 @@ Scenario load_scenario(const std::string& path) {
 Scenario parse_scenario(const Json& doc, const std::string& file, const std::string& base_dir) {
   JsonReader r(doc, file, "");
   r.only_keys({"name", "description", "trace", "trace_gpu", "gpu", "policy", "switch_latency", "seed", "repeat", "engine",
-               "output", "synthetic"});
+               "output", "synthetic", "cluster"});
   Scenario s;
   s.file = file;
   s.name = r.string_or("name", "scenario");
@@ -29,11 +29,25 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
     s.synthetic = r.raw("synthetic");
     if (!s.synthetic.is_object()) r.fail("synthetic", "expected an object {model, tp, pp, dp, ...}");
   }
-  s.trace_path = normalize_path(join_path(
-      base_dir, s.synthetic.is_null() || r.has("trace") ? r.string("trace") : data_dir() + "/traces/recordings/h200-gpt3xl"));
-  if (!file_exists(s.trace_path))
-    r.fail("trace", "file or directory not found: " + s.trace_path +
-                        " (expected a recording directory or a Kineto .json/.json.gz trace)");
+  auto trace_path = [&](const std::string& p, const std::string& field) {
+    const std::string full = normalize_path(join_path(base_dir, p));
+    if (!file_exists(full))
+      r.fail(field.c_str(), "file or directory not found: " + full + " (expected a recording directory or a Kineto .json/.json.gz trace)");
+    return full;
+  };
+  if (r.has("trace") && r.raw("trace").is_array()) {
+    // Several ranks of one job.
+    const Json& list = r.raw("trace");
+    if (list.empty()) r.fail("trace", "expected at least one rank's trace in the list");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_string()) r.fail("trace", "expected a list of paths (element " + std::to_string(i) + " is " + json_type_name(list[i]) + ")");
+      s.trace_paths.push_back(trace_path(list[i].get<std::string>(), "trace[" + std::to_string(i) + "]"));
+    }
+    s.trace_path = s.trace_paths.front();
+  } else {
+    s.trace_path = trace_path(s.synthetic.is_null() || r.has("trace") ? r.string("trace") : data_dir() + "/traces/recordings/h200-gpt3xl", "trace");
+  }
+  if (r.has("cluster")) read_cluster_json(r.child("cluster"), s.cluster);
   s.gpu = r.string("gpu");
   if (s.gpu.find('/') != std::string::npos) s.gpu = join_path(base_dir, s.gpu);
   if (r.has("trace_gpu")) {

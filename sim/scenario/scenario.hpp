@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dvfs {
 
@@ -20,7 +21,10 @@ struct Scenario {
   std::string file;          // where it was read from ("" for an in-memory scenario)
   std::string name;
   std::string description;
-  std::string trace_path;    // a recording directory or a Kineto .json/.json.gz file
+  std::string trace_path;    // a recording directory or a Kineto .json/.json.gz file (the first of trace_paths)
+  // Several ranks of one job: each a recording directory or a Kineto file ("trace": [...], or a directory
+  // of rank<N>/ recordings); merged into one multi-rank workload with matched collectives.
+  std::vector<std::string> trace_paths;
   std::string gpu;           // model name or model file path
   std::string trace_gpu;     // the GPU the trace was recorded on, when it is not `gpu` (retargeting)
   // A synthesised multi-GPU workload instead of a replayed trace (sim/pipeline/synthetic_run.hpp reads
@@ -28,6 +32,7 @@ struct Scenario {
   Json synthetic;
   PolicySpec policy;
   ReplayOptions replay;
+  ClusterSpec cluster = default_cluster_spec();  // where multi-rank collectives run (`cluster` key)
   EngineMode mode = EngineMode::local_loop;
   std::string output_dir;    // "" = no files written unless the CLI says so
 };

@@ -13,6 +13,16 @@ namespace dvfs {
 
 namespace {
 
+// What an NCCL kernel's args say about its collective (PyTorch's record_param_comms fields).
+struct RawCollective {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  double bytes = 0;
+  std::string group_name;
+  std::vector<int> group_ranks;  // empty when the trace truncated the list ("[0, 1, ..., 63]")
+  int group_size = 0;
+  int peer = -1;
+};
+
 struct RawActivity {
   double ts_us, dur_us;
   long device;
@@ -22,6 +32,7 @@ struct RawActivity {
   ActivityKind kind;
   LaunchShape shape;
   double blocks_per_sm;  // < 0 when unknown
+  int collective = -1;   // index into the raw collectives
 };
 
 struct Range {
@@ -72,6 +83,82 @@ void read_dim3(const Json& args, const char* key, std::uint32_t out[3]) {
     if ((*it)[d].is_number()) out[d] = (*it)[d].get<std::uint32_t>();
 }
 
+// NCCL collective names as PyTorch writes them ("allreduce", "_allgather_base", "reduce_scatter_tensor_coalesced", ...).
+bool collective_kind_of(const std::string& name, CollectiveKind& out) {
+  std::string n;
+  for (char c : name)
+    if (c != '_') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+  if (has("allreduce") || n == "barrier") out = CollectiveKind::all_reduce;
+  else if (has("reducescatter")) out = CollectiveKind::reduce_scatter;
+  else if (has("allgather") || n == "gather" || n == "scatter") out = CollectiveKind::all_gather;
+  else if (has("alltoall")) out = CollectiveKind::all_to_all;
+  else if (has("broadcast") || n == "reduce") out = CollectiveKind::broadcast;
+  else if (n == "send") out = CollectiveKind::send;
+  else if (n == "recv") out = CollectiveKind::recv;
+  else return false;
+  return true;
+}
+
+int dtype_bytes(const std::string& t) {
+  static const std::pair<const char*, int> sizes[] = {
+      {"Float", 4}, {"float32", 4}, {"BFloat16", 2}, {"bfloat16", 2}, {"Half", 2}, {"float16", 2}, {"Double", 8},
+      {"Int", 4}, {"Long", 8}, {"Short", 2}, {"Byte", 1}, {"Char", 1}, {"Bool", 1}, {"Float8_e4m3fn", 1},
+      {"Float8_e5m2", 1}, {"ComplexFloat", 8}};
+  for (const auto& [name, size] : sizes)
+    if (t == name) return size;
+  return 0;
+}
+
+// "[0, 1, 2, 3]" -> {0, 1, 2, 3}; a list truncated with "..." -> {} (resolved across ranks later).
+std::vector<int> parse_rank_list(const Json& j) {
+  std::vector<int> out;
+  if (j.is_array()) {
+    for (const auto& v : j)
+      if (v.is_number_integer()) out.push_back(v.get<int>());
+    return out;
+  }
+  if (!j.is_string()) return out;
+  const std::string& s = j.get_ref<const std::string&>();
+  if (s.find("...") != std::string::npos) return {};
+  long cur = -1;
+  for (char c : s) {
+    if (std::isdigit(static_cast<unsigned char>(c))) cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
+    else if (cur >= 0) out.push_back(static_cast<int>(cur)), cur = -1;
+  }
+  if (cur >= 0) out.push_back(static_cast<int>(cur));
+  return out;
+}
+
+RawCollective read_collective(const Json& args, const std::string& file, std::size_t i) {
+  const std::string where = "traceEvents[" + std::to_string(i) + "].args";
+  RawCollective c;
+  const Json& name = args["Collective name"];
+  if (!name.is_string() || !collective_kind_of(name.get<std::string>(), c.kind))
+    throw InputError(file, where + ".Collective name",
+                     "expected an NCCL collective (allreduce, allgather, reduce_scatter, all_to_all, broadcast, send, recv), got " +
+                         name.dump());
+  const std::string dtype = args.contains("dtype") && args["dtype"].is_string() ? args["dtype"].get<std::string>() : "";
+  const int size = dtype_bytes(dtype);
+  if (size == 0) throw InputError(file, where + ".dtype", "expected a tensor type such as Float or BFloat16, got \"" + dtype + "\"");
+  auto nelems = [&](const char* key) { return args.contains(key) ? static_cast<double>(as_long(args[key], 0)) : 0.0; };
+  const double in = nelems("In msg nelems"), out = nelems("Out msg nelems");
+  // The buffer every member holds (collectives.hpp): all-gather's output, reduce-scatter's input, i.e. the
+  // larger of the two counts.
+  c.bytes = size * std::max(in, out);
+  c.group_name = args.contains("Process Group Name") ? (args["Process Group Name"].is_string() ? args["Process Group Name"].get<std::string>()
+                                                                                               : args["Process Group Name"].dump())
+                                                     : "";
+  c.group_size = args.contains("Group size") ? static_cast<int>(as_long(args["Group size"], 0)) : 0;
+  if (args.contains("Process Group Ranks")) c.group_ranks = parse_rank_list(args["Process Group Ranks"]);
+  if (c.kind == CollectiveKind::send && args.contains("Dst Rank")) c.peer = static_cast<int>(as_long(args["Dst Rank"], -1));
+  if (c.kind == CollectiveKind::recv && args.contains("Src Rank")) c.peer = static_cast<int>(as_long(args["Src Rank"], -1));
+  if (c.group_size < 1 && c.group_ranks.empty())
+    throw InputError(file, where + ".Group size", "expected the process group's size or its ranks");
+  if (c.group_size < 1) c.group_size = static_cast<int>(c.group_ranks.size());
+  return c;
+}
+
 }  // namespace
 
 Workload import_kineto(const std::string& path, const Classifier& classifier, ImportReport* report) {
@@ -106,6 +193,13 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
     }
   }
 
+  // A rank of a distributed job names itself (PyTorch's distributedInfo); NCCL kernels name their groups
+  // by global rank.
+  int global_rank = -1;
+  if (doc.is_object() && doc.contains("distributedInfo") && doc["distributedInfo"].is_object() &&
+      doc["distributedInfo"].contains("rank"))
+    global_rank = static_cast<int>(as_long(doc["distributedInfo"]["rank"], -1));
+  std::vector<RawCollective> raw_collectives;
   std::vector<RawActivity> acts;
   std::vector<Range> gpu_ranges, cpu_ranges;
   std::unordered_map<long, double> launch_ts;  // correlation id -> host launch time (µs)
@@ -147,6 +241,11 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
       if (args.contains("bytes")) a.shape.bytes = static_cast<std::uint64_t>(as_long(args["bytes"], 0));
       a.blocks_per_sm = -1;
       if (args.contains("blocks per SM") && args["blocks per SM"].is_number()) a.blocks_per_sm = args["blocks per SM"].get<double>();
+      if (kind == ActivityKind::kernel && args.contains("Collective name")) {
+        raw_collectives.push_back(read_collective(args, file, i));
+        a.collective = static_cast<int>(raw_collectives.size()) - 1;
+        if (global_rank < 0 && args.contains("Rank")) global_rank = static_cast<int>(as_long(args["Rank"], -1));
+      }
       acts.push_back(std::move(a));
       continue;
     }
@@ -198,6 +297,23 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
     return id;
   };
 
+  // Collective calls and their process groups, keyed by name and ranks (truncated lists by name and size).
+  std::map<std::pair<std::string, std::vector<int>>, int> group_ids;
+  auto add_collective = [&](const RawCollective& c, int rank_id) -> std::uint32_t {
+    std::vector<int> key = c.group_ranks.empty() ? std::vector<int>{-c.group_size} : c.group_ranks;
+    auto [it, inserted] = group_ids.emplace(std::make_pair(c.group_name, key), static_cast<int>(wl.groups.size()));
+    if (inserted) {
+      wl.groups.push_back(c.group_ranks);
+      wl.group_names.push_back(c.group_name);
+      wl.group_sizes.push_back(c.group_size);
+    }
+    CollectiveCall call{c.kind, c.bytes, it->second, c.peer};
+    if (call.peer < 0 && (c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) && c.group_ranks.size() == 2)
+      call.peer = c.group_ranks[0] == rank_id ? c.group_ranks[1] : c.group_ranks[0];
+    wl.collectives.push_back(call);
+    return static_cast<std::uint32_t>(wl.collectives.size());
+  };
+
   std::size_t begin = 0;
   while (begin < acts.size()) {
     std::size_t end = begin;
@@ -247,7 +363,7 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
     else cover(step_ranges, [&](std::size_t i) { return host_ts[i - begin]; }, step_cover);
 
     Rank rank;
-    rank.id = static_cast<int>(wl.ranks.size());
+    rank.id = global_rank >= 0 && begin == 0 && end == acts.size() ? global_rank : static_cast<int>(wl.ranks.size());
     rank.device_name = device_names.count(device) ? device_names[device] : "";
     const double origin_us = acts[begin].ts_us;
     rank.origin_epoch_ns = base_ns > 0 ? base_ns + origin_us * 1000.0 : 0;
@@ -315,6 +431,7 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
         double blocks = double(a.shape.grid[0]) * std::max(1u, a.shape.grid[1]) * std::max(1u, a.shape.grid[2]);
         k.sm_fill = static_cast<float>(std::clamp(blocks / sm_count, 1e-3, 1.0));
       }
+      if (a.collective >= 0) k.collective = add_collective(raw_collectives[static_cast<std::size_t>(a.collective)], rank.id);
       rank.kernels.push_back(k);
       rank.shapes.push_back(a.shape);
       rank.recorded_start_s.push_back((start - origin_us) * 1e-6);

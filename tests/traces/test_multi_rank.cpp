@@ -1,0 +1,170 @@
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/network/collective_cost.hpp"
+#include "sim/policies/policy_factory.hpp"
+#include "traces/src/kineto_importer.hpp"
+#include "traces/src/multi_rank.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+using namespace dvfs;
+using Catch::Detail::Approx;
+
+namespace {
+
+struct Ev {
+  std::string name;
+  double ts_us, dur_us;
+  std::string nccl_args;  // "" for a compute kernel
+};
+
+// A rank's Kineto trace in PyTorch's layout: distributedInfo, kernels on stream 7, NCCL kernels on stream
+// 20 carrying record_param_comms' fields.
+std::string rank_trace(int rank, const std::vector<Ev>& evs) {
+  std::ostringstream os;
+  os << R"({"distributedInfo": {"backend": "nccl", "rank": )" << rank << R"(, "world_size": 2}, "traceEvents": [)";
+  for (std::size_t i = 0; i < evs.size(); ++i) {
+    const Ev& e = evs[i];
+    os << (i ? "," : "") << R"({"ph": "X", "cat": "kernel", "name": ")" << e.name << R"(", "pid": 0, "tid": 7, "ts": )" << e.ts_us
+       << R"(, "dur": )" << e.dur_us << R"(, "args": {"device": 0, "stream": )" << (e.nccl_args.empty() ? 7 : 20)
+       << (e.nccl_args.empty() ? "" : ", " + e.nccl_args) << "}}";
+  }
+  os << "]}";
+  return os.str();
+}
+
+std::string allreduce(double nelems, const char* ranks = "[0, 1]", const char* name = "allreduce") {
+  std::ostringstream os;
+  os << R"("Collective name": ")" << name << R"(", "dtype": "Float", "In msg nelems": )" << static_cast<long>(nelems)
+     << R"(, "Out msg nelems": )" << static_cast<long>(nelems) << R"(, "Group size": 2, "Process Group Name": "0", "Process Group Ranks": ")"
+     << ranks << R"(")";
+  return os.str();
+}
+
+RankTrace part(int rank, const std::vector<Ev>& evs) {
+  const std::string file = "rank" + std::to_string(rank) + ".json";
+  return {import_kineto_text(rank_trace(rank, evs), file, Classifier::load_default()), file};
+}
+
+// Rank 1 computes for 2 ms before the all-reduce of 100 MB, rank 0 for 1 ms.
+Workload two_ranks(const char* ranks = "[0, 1]") {
+  std::vector<RankTrace> parts;
+  parts.push_back(part(0, {{"ampere_bf16_gemm", 0, 1000, ""}, {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1000, 1500, allreduce(2.5e7, ranks)},
+                           {"ampere_bf16_gemm", 2500, 1000, ""}}));
+  parts.push_back(part(1, {{"ampere_bf16_gemm", 0, 2000, ""}, {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 2000, 500, allreduce(2.5e7, ranks)},
+                           {"ampere_bf16_gemm", 2500, 1000, ""}}));
+  return merge_rank_workloads(std::move(parts));
+}
+
+std::vector<RankOutcome> replay(const Workload& wl, const ClusterSpec& cs) {
+  const GpuModel m = load_gpu_model("h200");
+  PolicySpec ps;
+  ps.name = "max";
+  ReplayOptions o;
+  o.timeline_interval_s = 0;
+  return run_engine(wl, m, make_policy_factory(ps, m, ""), o, EngineMode::local_loop, cs);
+}
+
+ClusterSpec two_nodes() {
+  ClusterSpec cs = default_cluster_spec();
+  cs.gpus_per_node = 1;  // rank 0 and rank 1 on different nodes: the all-reduce crosses the NICs
+  return cs;
+}
+
+}  // namespace
+
+TEST_CASE("NCCL kernels in a rank trace become collective calls of their process group", "[traces][multi-rank]") {
+  const Workload wl = part(1, {{"k", 0, 10, ""}, {"ncclDevKernel_AllGather", 10, 5, allreduce(1000, "[0, 1]", "_allgather_base")}}).workload;
+  REQUIRE(wl.ranks.size() == 1);
+  CHECK(wl.ranks[0].id == 1);  // distributedInfo.rank
+  REQUIRE(wl.collectives.size() == 1);
+  CHECK(wl.collectives[0].kind == CollectiveKind::all_gather);
+  CHECK(wl.collectives[0].bytes == 4000);
+  CHECK(wl.groups[0] == std::vector<int>{0, 1});
+  CHECK(wl.ranks[0].kernels[1].collective == 1);
+  CHECK(wl.ranks[0].kernels[0].collective == 0);
+}
+
+TEST_CASE("a collective waits for the slowest rank and then takes the network's time", "[traces][multi-rank]") {
+  const Workload wl = two_ranks();
+  REQUIRE(wl.ranks.size() == 2);
+  const ClusterSpec cs = two_nodes();
+  const auto out = replay(wl, cs);
+  const GpuModel m = load_gpu_model("h200");
+  const int top = static_cast<int>(m.sm_clocks_mhz().size()) - 1, mem = static_cast<int>(m.mem_clocks_mhz().size()) - 1;
+  const double c0 = m.kernel_time_s(wl.ranks[0].kernels[0], top, mem), c1 = m.kernel_time_s(wl.ranks[1].kernels[0], top, mem);
+  const double ring = collective_time_s(CollectiveKind::all_reduce, false, 2, 1e8, cs.inter_bw_bps, cs.inter_latency_s);
+  const double after = m.kernel_time_s(wl.ranks[0].kernels[2], top, mem);
+  // Both leave the all-reduce when the slower rank has arrived and the ring is done.
+  CHECK(out[0].stats.end_s == Approx(c1 + ring + after).epsilon(1e-9));
+  CHECK(out[1].stats.end_s == Approx(c1 + ring + after).epsilon(1e-9));
+  // Rank 0 spends its wait for rank 1 inside the collective, at the communication kernel's power.
+  const double comm0 = out[0].meter.class_s()[static_cast<int>(KernelClass::communication)], comm1 = out[1].meter.class_s()[static_cast<int>(KernelClass::communication)];
+  CHECK(comm0 == Approx(c1 - c0 + ring).epsilon(1e-9));
+  CHECK(comm1 == Approx(ring).epsilon(1e-9));
+  CHECK(c1 > c0);
+}
+
+TEST_CASE("collectives of a group not all imported keep their recorded duration", "[traces][multi-rank]") {
+  std::vector<RankTrace> parts;
+  parts.push_back(part(0, {{"g", 0, 1000, ""}, {"ncclDevKernel_AllReduce", 1000, 1500, allreduce(2.5e7)}}));
+  const Workload wl = merge_rank_workloads(std::move(parts));
+  CHECK_FALSE(group_complete(wl, 0));
+  const auto out = replay(wl, two_nodes());
+  CHECK(out[0].meter.class_s()[static_cast<int>(KernelClass::communication)] == Approx(1.5e-3).epsilon(1e-9));
+  const Json d = describe_collectives(wl);
+  CHECK(d["calls_at_recorded_duration"] == 1);
+  CHECK(d["calls_simulated"] == 0);
+}
+
+TEST_CASE("a truncated rank list is resolved from the ranks that took part", "[traces][multi-rank]") {
+  const Workload wl = two_ranks("[0, ..., 1]");
+  CHECK(wl.groups[0] == std::vector<int>{0, 1});
+  CHECK(group_complete(wl, 0));
+}
+
+TEST_CASE("collectives that do not match across ranks are errors naming both files", "[traces][multi-rank]") {
+  std::vector<RankTrace> parts;
+  parts.push_back(part(0, {{"ncclDevKernel_AllReduce", 0, 10, allreduce(1000)}}));
+  parts.push_back(part(1, {{"ncclDevKernel_AllGather", 0, 10, allreduce(2000, "[0, 1]", "allgather")}}));
+  CHECK_THROWS_WITH(merge_rank_workloads(std::move(parts)),
+                    Catch::Contains("rank1.json: collectives: process group \"0\", call 0: all_gather of 8000 bytes on rank 1, "
+                                    "all_reduce of 4000 bytes on rank 0 (rank0.json)"));
+  std::vector<RankTrace> uneven;
+  uneven.push_back(part(0, {{"ncclDevKernel_AllReduce", 0, 10, allreduce(1000)}, {"ncclDevKernel_AllReduce", 20, 10, allreduce(1000)}}));
+  uneven.push_back(part(1, {{"ncclDevKernel_AllReduce", 0, 10, allreduce(1000)}}));
+  CHECK_THROWS_WITH(merge_rank_workloads(std::move(uneven)), Catch::Contains("do not cover the same steps"));
+  std::vector<RankTrace> twice;
+  twice.push_back(part(0, {{"k", 0, 10, ""}}));
+  twice.push_back(part(0, {{"k", 0, 10, ""}}));
+  CHECK_THROWS_WITH(merge_rank_workloads(std::move(twice)), Catch::Contains("rank 0 is also rank0.json"));
+}
+
+TEST_CASE("an unknown collective or tensor type in a trace is an error naming the event", "[traces][multi-rank]") {
+  CHECK_THROWS_WITH(part(0, {{"nccl", 0, 10, allreduce(1000, "[0, 1]", "hyperreduce")}}),
+                    Catch::Contains("rank0.json: traceEvents[0].args.Collective name: expected an NCCL collective"));
+  std::string bad = allreduce(1000);
+  bad.replace(bad.find("Float"), 5, "Quaternion");
+  CHECK_THROWS_WITH(part(0, {{"nccl", 0, 10, bad}}), Catch::Contains("args.dtype: expected a tensor type"));
+}
+
+TEST_CASE("a send and its receive finish together, when both sides are there and the bytes have crossed", "[traces][multi-rank]") {
+  auto p2p = [](const char* kind, const char* peer_key, int peer) {
+    std::ostringstream os;
+    os << R"("Collective name": ")" << kind << R"(", "dtype": "BFloat16", "In msg nelems": 5000000, "Out msg nelems": 5000000, )"
+       << R"("Group size": 2, "Process Group Name": "pp", "Process Group Ranks": "[0, 1]", ")" << peer_key << R"(": )" << peer;
+    return os.str();
+  };
+  std::vector<RankTrace> parts;
+  parts.push_back(part(0, {{"g", 0, 1000, ""}, {"ncclDevKernel_SendRecv", 1000, 100, p2p("send", "Dst Rank", 1)}}));
+  parts.push_back(part(1, {{"g", 0, 3000, ""}, {"ncclDevKernel_SendRecv", 3000, 100, p2p("recv", "Src Rank", 0)}}));
+  const Workload wl = merge_rank_workloads(std::move(parts));
+  const ClusterSpec cs = two_nodes();
+  const auto out = replay(wl, cs);
+  CHECK(out[0].stats.end_s == Approx(out[1].stats.end_s).epsilon(1e-12));
+  const double transfer = cs.inter_latency_s + 1e7 / cs.inter_bw_bps;
+  CHECK(out[1].meter.class_s()[static_cast<int>(KernelClass::communication)] == Approx(transfer).epsilon(1e-6));
+}

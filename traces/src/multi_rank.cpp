@@ -1,0 +1,173 @@
+#include "traces/src/multi_rank.hpp"
+
+#include "sim/core/errors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace dvfs {
+
+namespace {
+
+std::string describe(const CollectiveCall& c) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%s of %.0f bytes", to_string(c.kind), c.bytes);
+  return buf;
+}
+
+struct GroupKey {
+  std::string name;
+  std::vector<int> ranks;  // {-size} when the trace truncated the list
+  bool operator<(const GroupKey& o) const { return name != o.name ? name < o.name : ranks < o.ranks; }
+};
+
+}  // namespace
+
+bool group_complete(const Workload& wl, int g) {
+  if (g < 0 || static_cast<std::size_t>(g) >= wl.groups.size() || wl.groups[static_cast<std::size_t>(g)].empty()) return false;
+  for (int r : wl.groups[static_cast<std::size_t>(g)]) {
+    bool found = false;
+    for (const Rank& rk : wl.ranks) found = found || rk.id == r;
+    if (!found) return false;
+  }
+  return true;
+}
+
+Workload merge_rank_workloads(std::vector<RankTrace> parts) {
+  if (parts.empty()) throw InputError("traces", "", "expected at least one rank trace");
+  Workload out;
+  out.source = parts.front().file;
+  std::unordered_map<std::string, std::uint32_t> names, ann_names;
+  std::map<std::pair<std::vector<std::uint32_t>, Phase>, std::uint32_t> sets;
+  std::map<GroupKey, int> groups;
+  std::map<int, std::string> file_of_rank;
+  auto intern = [](std::unordered_map<std::string, std::uint32_t>& ids, std::vector<std::string>& table, const std::string& n) {
+    auto [it, inserted] = ids.emplace(n, static_cast<std::uint32_t>(table.size()));
+    if (inserted) table.push_back(n);
+    return it->second;
+  };
+  for (RankTrace& part : parts) {
+    Workload& w = part.workload;
+    std::vector<std::uint32_t> name_map, set_map(w.annotation_sets.size(), 0);
+    for (const std::string& n : w.names) name_map.push_back(intern(names, out.names, n));
+    for (std::size_t i = 1; i < w.annotation_sets.size(); ++i) {
+      std::vector<std::uint32_t> anns;
+      for (std::uint32_t a : w.annotation_sets[i].annotations) anns.push_back(intern(ann_names, out.annotation_names, w.annotation_names[a]));
+      std::sort(anns.begin(), anns.end());
+      auto [it, inserted] = sets.emplace(std::make_pair(anns, w.annotation_sets[i].phase), static_cast<std::uint32_t>(out.annotation_sets.size()));
+      if (inserted) out.annotation_sets.push_back(AnnotationSet{anns, w.annotation_sets[i].phase});
+      set_map[i] = it->second;
+    }
+    std::vector<int> group_map;
+    for (std::size_t g = 0; g < w.groups.size(); ++g) {
+      GroupKey key{g < w.group_names.size() ? w.group_names[g] : "", w.groups[g]};
+      const int size = g < w.group_sizes.size() ? w.group_sizes[g] : static_cast<int>(w.groups[g].size());
+      if (key.ranks.empty()) key.ranks = {-size};
+      auto [it, inserted] = groups.emplace(key, static_cast<int>(out.groups.size()));
+      if (inserted) {
+        out.groups.push_back(w.groups[g]);
+        out.group_names.push_back(key.name);
+        out.group_sizes.push_back(size);
+      }
+      group_map.push_back(it->second);
+    }
+    std::vector<std::uint32_t> call_map;
+    for (CollectiveCall c : w.collectives) {
+      if (c.group >= 0) c.group = group_map[static_cast<std::size_t>(c.group)];
+      out.collectives.push_back(c);
+      call_map.push_back(static_cast<std::uint32_t>(out.collectives.size()));
+    }
+    for (Rank& r : w.ranks) {
+      auto [it, inserted] = file_of_rank.emplace(r.id, part.file);
+      if (!inserted)
+        throw InputError(part.file, "distributedInfo.rank", "rank " + std::to_string(r.id) + " is also " + it->second);
+      for (Kernel& k : r.kernels) {
+        k.name_id = name_map[k.name_id];
+        k.annotation_set = set_map[k.annotation_set];
+        if (k.collective) k.collective = call_map[k.collective - 1];
+      }
+      out.ranks.push_back(std::move(r));
+    }
+  }
+  std::sort(out.ranks.begin(), out.ranks.end(), [](const Rank& a, const Rank& b) { return a.id < b.id; });
+
+  // Calls per group and member, in each member's stream order.
+  std::map<int, std::map<int, std::vector<const CollectiveCall*>>> calls;
+  std::map<std::pair<int, int>, std::vector<const CollectiveCall*>> sends, recvs;  // (from, to)
+  for (const Rank& r : out.ranks)
+    for (const Kernel& k : r.kernels) {
+      if (!k.collective) continue;
+      const CollectiveCall& c = out.collectives[k.collective - 1];
+      if (c.kind == CollectiveKind::send) sends[{r.id, c.peer}].push_back(&c);
+      else if (c.kind == CollectiveKind::recv) recvs[{c.peer, r.id}].push_back(&c);
+      else calls[c.group][r.id].push_back(&c);
+    }
+  // A truncated rank list is the ranks that took part, once all of them are here.
+  for (std::size_t g = 0; g < out.groups.size(); ++g)
+    if (out.groups[g].empty()) {
+      std::vector<int> members;
+      for (const auto& kv : calls[static_cast<int>(g)]) members.push_back(kv.first);
+      if (static_cast<int>(members.size()) == out.group_sizes[g]) out.groups[g] = members;
+    }
+  for (const auto& [g, by_rank] : calls) {
+    if (!group_complete(out, g)) continue;
+    const std::string pg = "process group \"" + out.group_names[static_cast<std::size_t>(g)] + "\"";
+    const auto& [first_rank, first_calls] = *by_rank.begin();
+    for (int member : out.groups[static_cast<std::size_t>(g)]) {
+      auto it = by_rank.find(member);
+      const std::size_t n = it == by_rank.end() ? 0 : it->second.size();
+      if (n != first_calls.size())
+        throw InputError(file_of_rank[member], "collectives",
+                         pg + ": " + std::to_string(n) + " calls on rank " + std::to_string(member) + ", " +
+                             std::to_string(first_calls.size()) + " on rank " + std::to_string(first_rank) + " (" +
+                             file_of_rank[first_rank] + "): the traces do not cover the same steps");
+      for (std::size_t i = 0; i < n; ++i) {
+        const CollectiveCall& a = *first_calls[i];
+        const CollectiveCall& b = *it->second[i];
+        if (a.kind != b.kind || std::fabs(a.bytes - b.bytes) > 0.5)
+          throw InputError(file_of_rank[member], "collectives",
+                           pg + ", call " + std::to_string(i) + ": " + describe(b) + " on rank " + std::to_string(member) + ", " +
+                               describe(a) + " on rank " + std::to_string(first_rank) + " (" + file_of_rank[first_rank] + ")");
+      }
+    }
+  }
+  for (const auto& [pair, s] : sends) {
+    if (!file_of_rank.count(pair.second)) continue;  // the receiver is not part of this import
+    const auto it = recvs.find(pair);
+    const std::size_t n = it == recvs.end() ? 0 : it->second.size();
+    if (n != s.size())
+      throw InputError(file_of_rank[pair.first], "collectives",
+                       std::to_string(s.size()) + " sends from rank " + std::to_string(pair.first) + " to rank " +
+                           std::to_string(pair.second) + ", " + std::to_string(n) + " receives there (" + file_of_rank[pair.second] + ")");
+  }
+  return out;
+}
+
+Json describe_collectives(const Workload& wl) {
+  Json groups = Json::array();
+  std::vector<std::size_t> per_group(wl.groups.size(), 0);
+  std::size_t simulated = 0, recorded = 0, p2p = 0;
+  std::set<int> ids;
+  for (const Rank& r : wl.ranks) ids.insert(r.id);
+  for (const Rank& r : wl.ranks)
+    for (const Kernel& k : r.kernels) {
+      if (!k.collective) continue;
+      const CollectiveCall& c = wl.collectives[k.collective - 1];
+      if (c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) {
+        ++p2p;
+        (ids.count(c.peer) ? simulated : recorded) += 1;
+        continue;
+      }
+      if (c.group >= 0) ++per_group[static_cast<std::size_t>(c.group)];
+      (group_complete(wl, c.group) ? simulated : recorded) += 1;
+    }
+  for (std::size_t g = 0; g < wl.groups.size(); ++g)
+    groups.push_back({{"name", wl.group_names[g]}, {"ranks", wl.groups[g]}, {"size", wl.group_sizes[g]},
+                      {"complete", group_complete(wl, static_cast<int>(g))}, {"calls", per_group[g]}});
+  return {{"groups", groups}, {"calls_simulated", simulated}, {"calls_at_recorded_duration", recorded}, {"point_to_point_calls", p2p}};
+}
+
+}  // namespace dvfs

@@ -1,0 +1,30 @@
+#pragma once
+// Several ranks' traces of one distributed job as one workload. Each rank's Kineto trace names itself
+// (distributedInfo.rank) and its NCCL kernels name their collective, size and process group ("Collective
+// name", "In/Out msg nelems", "dtype", "Group size", "Process Group Name", "Process Group Ranks"). Merging
+// unites the name and annotation tables, keeps every rank's kernels and steps, and matches collectives
+// across ranks the way NCCL does: the k-th call on a communicator is the same call on every member. A
+// mismatch (different counts, kinds or sizes) is an error naming both files.
+#include "sim/core/json_util.hpp"
+#include "sim/core/workload.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dvfs {
+
+struct RankTrace {
+  Workload workload;  // one rank (or the ranks of one process)
+  std::string file;   // for error messages
+};
+
+Workload merge_rank_workloads(std::vector<RankTrace> parts);
+
+// A group can be simulated when all its members are in the workload.
+bool group_complete(const Workload& wl, int group);
+
+// Groups, members and calls of a workload, and how many calls are simulated (group complete) or kept
+// at their recorded duration: for summaries.
+Json describe_collectives(const Workload& wl);
+
+}  // namespace dvfs
