@@ -133,22 +133,7 @@ int cmd_bench(const std::vector<std::string>& args) {
                 " = %.2f M events/s\n",
                 events, 2 * 7 * 64, s, events / s / 1e6);
   }
-  // Scale (issue 5, in progress): llama-3.3-70b, TP 8 x PP 8 (PP 1 for 8 GPUs), 1F1B, 1,024 sequences of
-  // 4,096 tokens per iteration (64 micro-batches per pipeline at 1,024 GPUs), from 8 to 8,192 GPUs.
-  std::printf("  scale: llama-3.3-70b, global batch 1,024 x 4,096 tokens, native policy on h200\n");
-  std::printf("    %6s %5s %5s %5s %8s %12s %9s %10s %12s\n", "GPUs", "TP", "PP", "DP", "actors", "kernel ev.", "wall s",
-              "iter s", "us/event");
-  for (const auto& [pp, dp] : std::vector<std::pair<int, int>>{{1, 1}, {8, 1}, {8, 2}, {8, 8}, {8, 16}, {8, 64}, {8, 128}}) {
-    SyntheticRun req;
-    req.model = "llama-3.3-70b";
-    req.layout = {8, pp, dp};
-    req.cluster = default_cluster(req.layout);
-    if (pp == 1) req.microbatches = 4;  // a whole model on one TP group: a short iteration keeps the bench quick
-    const Json r = run_synthetic(req);
-    std::printf("    %6d %5d %5d %5d %8d %12.3e %9.2f %10.3f %12.3f\n", r["gpus"].get<int>(), 8, pp, dp, r["actors"].get<int>(),
-                r["kernel_events"].get<double>(), r["wall_s"].get<double>(), r["iteration_s"].get<double>(),
-                1e6 * r["replay_s"].get<double>() / r["kernel_events"].get<double>());
-  }
+  bench_scale();
   std::printf("  peak memory (max RSS): %.1f MiB\n", peak_rss_mib());
   (void)def;
   return 0;

@@ -58,8 +58,8 @@ const char* kUsage =
     "        [--gpu MODEL] [--policy P] [--budget PCT] [--schedule 1f1b|gpipe|interleaved-1f1b]\n"
     "        [--gradient-sync all-reduce|reduce-scatter] [--no-overlap] [--bucket-params N] [--grad-dtype fp32|bf16]\n"
     "        [--allreduce auto|ring|tree] [--topology node-backbone|fat-tree|rail] [--placement dp-inner|pp-inner]\n"
-    "        [--nodes-per-leaf N] [--spines N] [--inter-bw B/s] [--oversubscription X] [--straggler REPLICA:FACTOR]\n"
-    "        [--unfold-tp] [--json] [-o FILE]\n"
+    "        [--nodes-per-leaf N] [--inter-bw B/s] [--oversubscription X] [--straggler REPLICA:FACTOR]\n"
+    "        [--no-sequence-parallel] [--unfold-tp] [--json] [-o FILE]\n"
     "        a transformer's training iteration synthesised from the recorded layer and replayed at kernel level\n"
     "        on a simulated cluster: gpt3-xl, gpt3-175b, qwen3-1.7b, llama-3.2-3b, llama-3.3-70b\n"
     "  bench [--events N]           replay throughput (kernel events/s) and peak memory\n";
@@ -321,6 +321,7 @@ int cmd_synth(std::vector<std::string> args) {
     else if (args[i] == "--vpp") req.layout.vpp = int_opt(i, "a positive integer");
     else if (args[i] == "--gpus") req.gpus = int_opt(i, "a positive integer");
     else if (args[i] == "--unfold-tp") req.unfold_tp = true;
+    else if (args[i] == "--no-sequence-parallel") req.sequence_parallel = false;
     else if (args[i] == "--no-overlap") req.overlap_gradient_sync = false;
     else if (args[i] == "--gradient-sync") {
       const std::string v = take_value(args, i);
@@ -335,14 +336,14 @@ int cmd_synth(std::vector<std::string> args) {
       if (v == "fp32") req.grad_bytes_per_param = 4;
       else if (v == "bf16") req.grad_bytes_per_param = 2;
       else throw dvfs::InputError("--grad-dtype", "", "expected fp32 or bf16, got \"" + v + "\"");
-    } else if (args[i] == "--topology" || args[i] == "--placement" || args[i] == "--nodes-per-leaf" || args[i] == "--spines") {
+    } else if (args[i] == "--topology" || args[i] == "--placement" || args[i] == "--nodes-per-leaf") {
       // Cluster keys go through the scenario reader, so the CLI and scenarios check them alike.
       if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout), cluster_set = true;
       const std::string key = args[i].substr(2);
       const std::string v = take_value(args, i);
       dvfs::Json c = dvfs::Json::object();
       std::string json_key = key == "nodes-per-leaf" ? "nodes_per_leaf" : key;
-      if (key == "nodes-per-leaf" || key == "spines") c[json_key] = static_cast<long>(parse_number("--" + key, v, "a positive integer"));
+      if (key == "nodes-per-leaf") c[json_key] = static_cast<long>(parse_number("--" + key, v, "a positive integer"));
       else c[json_key] = v;
       dvfs::read_cluster_json(dvfs::JsonReader(c, "--" + key, ""), req.cluster);
     }

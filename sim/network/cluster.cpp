@@ -48,7 +48,7 @@ bool read_topology(const std::string& s, Topology& out) {
 }  // namespace
 
 void read_cluster_json(const JsonReader& c, ClusterSpec& cs) {
-  c.only_keys({"topology", "placement", "gpus_per_node", "nodes_per_leaf", "spines", "intra_bw_bps", "intra_latency_s",
+  c.only_keys({"topology", "placement", "gpus_per_node", "nodes_per_leaf", "intra_bw_bps", "intra_latency_s",
                "inter_bw_bps", "inter_latency_s", "hop_latency_s", "oversubscription"});
   if (c.has("topology")) {
     const std::string t = c.string("topology");
@@ -68,7 +68,6 @@ void read_cluster_json(const JsonReader& c, ClusterSpec& cs) {
   };
   count("gpus_per_node", cs.gpus_per_node);
   count("nodes_per_leaf", cs.nodes_per_leaf);
-  count("spines", cs.spines);
   if (c.has("intra_bw_bps")) cs.intra_bw_bps = c.positive("intra_bw_bps");
   if (c.has("inter_bw_bps")) cs.inter_bw_bps = c.positive("inter_bw_bps");
   if (c.has("intra_latency_s")) cs.intra_latency_s = c.non_negative("intra_latency_s");
@@ -88,8 +87,8 @@ void check_cluster(const ClusterSpec& c, const std::string& source) {
     throw InputError(source, "cluster", "expected latencies >= 0 s");
   if (!(c.oversubscription >= 1) || !std::isfinite(c.oversubscription))
     throw InputError(source, "cluster.oversubscription", "expected a factor >= 1");
-  if (c.topology != Topology::node_backbone && (c.nodes_per_leaf < 1 || c.spines < 1))
-    throw InputError(source, "cluster", "expected nodes_per_leaf >= 1 and spines >= 1 for a fat-tree or rail fabric");
+  if (c.topology != Topology::node_backbone && c.nodes_per_leaf < 1)
+    throw InputError(source, "cluster.nodes_per_leaf", "expected nodes_per_leaf >= 1 for a fat-tree or rail fabric");
   if (c.tree_chunks < 1) throw InputError(source, "cluster.tree_chunks", "expected >= 1");
 }
 
@@ -114,12 +113,10 @@ class Fabric {
   const sg4::Link* nic_tx(int slot) { return link("nic-tx" + std::to_string(slot), c_.inter_bw_bps, c_.inter_latency_s / 2); }
   const sg4::Link* nic_rx(int slot) { return link("nic-rx" + std::to_string(slot), c_.inter_bw_bps, c_.inter_latency_s / 2); }
 
-  // Uplink / downlink between leaf `leaf` and spine `spine`; a leaf serves `hosts_under` NICs.
-  const sg4::Link* up(int leaf, int spine, int hosts_under) {
-    return link("up" + std::to_string(leaf) + "-" + std::to_string(spine), uplink_bw(hosts_under), c_.hop_latency_s);
-  }
-  const sg4::Link* down(int leaf, int spine, int hosts_under) {
-    return link("down" + std::to_string(leaf) + "-" + std::to_string(spine), uplink_bw(hosts_under), c_.hop_latency_s);
+  // A leaf's pooled uplinks to the spine layer and downlinks from it; the leaf serves `hosts_under` NICs.
+  const sg4::Link* up(int leaf, int hosts_under) { return link("up" + std::to_string(leaf), uplink_bw(hosts_under), c_.hop_latency_s); }
+  const sg4::Link* down(int leaf, int hosts_under) {
+    return link("down" + std::to_string(leaf), uplink_bw(hosts_under), c_.hop_latency_s);
   }
   const sg4::Link* backbone() {
     return link("backbone", c_.inter_bw_bps > 0 ? c_.inter_bw_bps * hosts_ / c_.oversubscription : 0, 0);
@@ -127,7 +124,7 @@ class Fabric {
 
  private:
   double uplink_bw(int hosts_under) const {
-    return c_.inter_bw_bps > 0 ? c_.inter_bw_bps * hosts_under / c_.oversubscription / c_.spines : 0;
+    return c_.inter_bw_bps > 0 ? c_.inter_bw_bps * hosts_under / c_.oversubscription : 0;
   }
   sg4::NetZone* zone_;
   const ClusterSpec& c_;
@@ -149,8 +146,6 @@ std::vector<sg4::Host*> build_cluster(const ClusterSpec& c, const std::vector<in
   const int per_leaf = c.nodes_per_leaf * per_node;
   auto node = [&](int s) { return s / per_node; };
   auto leaf = [&](int s) { return node(s) / c.nodes_per_leaf; };
-  // ECMP: a flow between leaves takes the spine its two ends hash to.
-  auto spine = [&](int a, int b) { return static_cast<int>((static_cast<unsigned>(a) * 2654435761u + static_cast<unsigned>(b)) % static_cast<unsigned>(c.spines)); };
   std::set<std::pair<int, int>> routed;
   for (const auto& [ga, gb] : pairs) {
     if (ga == gb || ga < 0 || gb < 0 || ga >= n || gb >= n || !routed.insert({ga, gb}).second) continue;
@@ -167,9 +162,8 @@ std::vector<sg4::Host*> build_cluster(const ClusterSpec& c, const std::vector<in
     } else if (c.topology == Topology::fat_tree) {
       add(f.nic_tx(a));
       if (leaf(a) != leaf(b)) {
-        const int sp = spine(a, b);
-        add(f.up(leaf(a), sp, per_leaf));
-        add(f.down(leaf(b), sp, per_leaf));
+        add(f.up(leaf(a), per_leaf));
+        add(f.down(leaf(b), per_leaf));
       }
       add(f.nic_rx(b));
     } else {  // rail
@@ -183,10 +177,9 @@ std::vector<sg4::Host*> build_cluster(const ClusterSpec& c, const std::vector<in
       }
       add(f.nic_tx(from));
       if (leaf(a) != leaf(b)) {
-        // Rail switch (pod, rail) up to a spine and down to the destination pod's switch of that rail.
-        const int sp = spine(a, b);
-        add(f.up(leaf(a) * per_node + rail_b, sp, c.nodes_per_leaf));
-        add(f.down(leaf(b) * per_node + rail_b, sp, c.nodes_per_leaf));
+        // Rail switch (pod, rail) up to the spine layer and down to the destination pod's switch of that rail.
+        add(f.up(leaf(a) * per_node + rail_b, c.nodes_per_leaf));
+        add(f.down(leaf(b) * per_node + rail_b, c.nodes_per_leaf));
       }
       add(f.nic_rx(b));
     }

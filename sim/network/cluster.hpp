@@ -22,12 +22,13 @@ enum class AllReduceAlgorithm { ring, tree };
 //  - node_backbone: every node's NICs on one non-blocking switch; with oversubscription > 1 all
 //    inter-node traffic also shares one backbone of hosts x NIC / oversubscription.
 //  - fat_tree: two levels. `nodes_per_leaf` nodes under each leaf switch (non-blocking inside a leaf);
-//    each leaf has one uplink to each of `spines` spine switches, together hosts-under-the-leaf x NIC /
-//    oversubscription; a flow between leaves takes one spine, chosen by a hash of its ends (ECMP).
+//    the leaf's uplinks to the spine layer carry hosts-under-the-leaf x NIC / oversubscription in each
+//    direction, as one pooled capacity: NCCL spreads a transfer over several channels (queue pairs), so
+//    ECMP balances them over the spines rather than pinning a ring edge to one.
 //  - rail: rail-optimised (NVIDIA SuperPOD style): NIC i of every node in a pod of `nodes_per_leaf` nodes
 //    sits on rail switch i, so same-rail traffic crosses one switch; traffic to another rail first moves
-//    over NVLink to the GPU on the destination's rail (PXN); traffic between pods climbs to the spines as
-//    in the fat tree.
+//    over NVLink to the GPU on the destination's rail (PXN); traffic between pods climbs to the spine layer
+//    as in the fat tree (rail switch uplinks: its nodes' NICs / oversubscription).
 enum class Topology { node_backbone, fat_tree, rail };
 
 // Which GPUs are neighbours in the machine: Megatron-LM's order puts the data-parallel replicas of a
@@ -44,7 +45,6 @@ struct ClusterSpec {
   double inter_bw_bps = 0, inter_latency_s = 0;  // per host NIC; one-way s through one switch
   double oversubscription = 1;                   // >= 1
   int nodes_per_leaf = 4;                        // fat_tree / rail
-  int spines = 4;                                // fat_tree / rail
   double hop_latency_s = 0;                      // each extra switch level crossed (leaf -> spine -> leaf: 2)
 };
 
@@ -56,7 +56,7 @@ const char* to_string(Topology t);
 const char* to_string(AllReduceAlgorithm a);
 
 // Reads a cluster object (scenario key `cluster`: topology, placement, gpus_per_node, nodes_per_leaf,
-// spines, intra/inter bandwidth and latency, hop_latency_s, oversubscription) over `cs`; errors name the
+// intra/inter bandwidth and latency, hop_latency_s, oversubscription) over `cs`; errors name the
 // file and field.
 void read_cluster_json(const JsonReader& c, ClusterSpec& cs);
 

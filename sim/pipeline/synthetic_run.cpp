@@ -27,7 +27,7 @@ ClusterSpec default_cluster(const ParallelLayout& layout) {
 SyntheticRun synthetic_request(const Scenario& sc) {
   JsonReader r(sc.synthetic, sc.file, "synthetic");
   r.only_keys({"model", "gpus", "tp", "pp", "dp", "cp", "vpp", "microbatches", "schedule", "allreduce", "gradient_sync",
-               "unfold_tp", "straggler", "cluster"});
+               "unfold_tp", "sequence_parallel", "straggler", "cluster"});
   SyntheticRun req;
   req.model = r.string("model");
   transformer_preset(req.model);  // unknown names fail here
@@ -72,6 +72,10 @@ SyntheticRun synthetic_request(const Scenario& sc) {
     const std::string dtype = g.string_or("dtype", "fp32");
     if (dtype == "bf16") req.grad_bytes_per_param = 2;
     else if (dtype != "fp32") g.fail("dtype", "expected fp32 or bf16, got \"" + dtype + "\"");
+  }
+  if (r.has("sequence_parallel")) {
+    if (!r.raw("sequence_parallel").is_boolean()) r.fail("sequence_parallel", "expected true or false");
+    req.sequence_parallel = r.raw("sequence_parallel").get<bool>();
   }
   if (r.has("unfold_tp")) {
     if (!r.raw("unfold_tp").is_boolean()) r.fail("unfold_tp", "expected true or false");
@@ -128,6 +132,7 @@ Json run_synthetic(const SyntheticRun& req) {
   so.grad_bytes_per_param = req.grad_bytes_per_param;
   so.bucket_params = req.bucket_params;
   so.distributed_optimizer = req.gradient_sync == GradientSync::reduce_scatter;
+  so.sequence_parallel = req.sequence_parallel;
   const SynthesizedPipeline sp = synthesize_pipeline(tpl, spec, lay, so, req.model);
   check_schedule(req.schedule, lay.pp, sp.microbatches, lay.vpp, "microbatches");
   const GpuModel target = load_gpu_model(req.gpu, "", "gpu");

@@ -33,6 +33,7 @@ struct SyntheticRun {
   // Simulate every TP rank as its own GPU, with the TP all-reduces as collectives on the network, instead
   // of one actor per TP group (off by default: the folded result is the same, see tests).
   bool unfold_tp = false;
+  bool sequence_parallel = true;   // Megatron's sequence parallelism with TP (see SynthesisOptions)
   int straggler_replica = -1;      // a whole pipeline replica runs slower by straggler_factor
   double straggler_factor = 1.0;
 };
@@ -43,7 +44,7 @@ ClusterSpec default_cluster(const ParallelLayout& layout);
 // gpipe | interleaved-1f1b), allreduce (auto | ring | tree), gradient_sync {mode (all-reduce |
 // reduce-scatter), overlap, bucket_params, dtype (fp32 | bf16)}, unfold_tp, straggler {replica, factor},
 // cluster {topology (node-backbone | fat-tree | rail), placement (dp-inner | pp-inner), gpus_per_node,
-// nodes_per_leaf, spines, intra_bw_bps, intra_latency_s, inter_bw_bps, inter_latency_s, hop_latency_s,
+// nodes_per_leaf, intra_bw_bps, intra_latency_s, inter_bw_bps, inter_latency_s, hop_latency_s,
 // oversubscription}}, with the scenario's gpu, policy (name and budget_pct) and trace (the template
 // recording). Errors name the scenario file and field.
 SyntheticRun synthetic_request(const Scenario& sc);

@@ -144,7 +144,8 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
   const double r_gemm = tok_t * gemm_flops_per_token(tg) / lay.tp / (tok_r * gemm_flops_per_token(rf));
   // Attention: this GPU's queries against the whole sequence's keys.
   const double r_attn = tok_t * tg.seq * tg.hidden / lay.tp / (tok_r * rf.seq * rf.hidden);
-  const double r_other = tok_t * (tg.hidden + tg.ffn) / lay.tp / (tok_r * (rf.hidden + rf.ffn));
+  const double sp = opts.sequence_parallel ? lay.tp : 1.0;  // per-token elementwise work split over TP, or repeated
+  const double r_other = tok_t * (tg.hidden + tg.ffn) / sp / (tok_r * (rf.hidden + rf.ffn));
   auto scaled_by = [](Kernel k, double r) {
     k.duration_s = std::max(1e-6, k.duration_s * r);
     k.annotation_set = 0;
@@ -156,7 +157,7 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
   };
   const double vocab_r = rf.vocab > 0 ? rf.vocab : 50257.0;
   const double r_head = tok_t * tg.hidden * tg.vocab / lay.tp / (tok_r * rf.hidden * vocab_r);
-  const double r_bytes = tok_t * tg.hidden / lay.tp / (tok_r * rf.hidden);
+  const double r_bytes = tok_t * tg.hidden / sp / (tok_r * rf.hidden);
   // LM head: its GEMMs by tokens x hidden x vocabulary; the final norm by tokens x hidden; everything
   // else works on the logits (casts, softmax, loss and their gradients): tokens x vocabulary.
   const double r_logits = tok_t * tg.vocab / lay.tp / (tok_r * vocab_r);

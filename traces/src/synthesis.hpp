@@ -78,6 +78,10 @@ struct SynthesisOptions {
   // Parameters per gradient bucket; 0 = Megatron-LM's default max(40 M, 1 M x DP).
   double bucket_params = 0;
   bool distributed_optimizer = false;  // optimizer on a 1/DP shard (its kernels scaled by 1/DP)
+  // Megatron's sequence parallelism: the norms, dropouts and other per-token elementwise work are split
+  // over the TP ranks too (otherwise every TP rank repeats them); each TP all-reduce kernel then stands for
+  // the reduce-scatter + all-gather pair that replaces it (the same bytes on the wire).
+  bool sequence_parallel = true;
 };
 
 // Program layout per stage: for each chunk c (virtual stage v = c x PP + s), its forward kernels then its

@@ -53,7 +53,6 @@ ClusterSpec leaves(Topology t, double oversubscription) {
   cs.topology = t;
   cs.gpus_per_node = 1;
   cs.nodes_per_leaf = 2;  // hosts 0, 1 under leaf 0; 2, 3 under leaf 1
-  cs.spines = 1;
   cs.inter_bw_bps = 1e9;
   cs.oversubscription = oversubscription;
   return cs;
@@ -117,6 +116,6 @@ TEST_CASE("a cluster that cannot describe a machine is an error naming the field
   CHECK_THROWS_WITH(check_cluster(cs, "s.json"), Catch::Contains("expected a factor >= 1"));
   cs = ClusterSpec{};
   cs.topology = Topology::fat_tree;
-  cs.spines = 0;
-  CHECK_THROWS_WITH(check_cluster(cs, "s.json"), Catch::Contains("spines >= 1"));
+  cs.nodes_per_leaf = 0;
+  CHECK_THROWS_WITH(check_cluster(cs, "s.json"), Catch::Contains("s.json: cluster.nodes_per_leaf"));
 }
