@@ -80,7 +80,8 @@ SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const Gp
     Scenario native = sc;
     native.policy = PolicySpec{};
     const std::vector<RankOutcome> reference =
-        run_engine(trace.workload, model, make_policy_factory(native.policy, model, sc.file), sc.replay, sc.mode, sc.cluster);
+        run_engine(trace.workload, model, make_policy_factory(native.policy, model, sc.file), sc.replay, sc.mode,
+                   cluster_for(sc, model));
     PlannedRun planned = run_planned(sc, trace.workload, model, reference);
     r.outcomes = std::move(planned.outcomes);
     r.summary = build_summary(sc, trace.workload, trace.report, model, r.outcomes);
@@ -89,7 +90,7 @@ SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const Gp
     return r;
   }
   PolicyFactory factory = make_policy_factory(sc.policy, model, sc.file);
-  r.outcomes = run_engine(trace.workload, model, factory, sc.replay, sc.mode, sc.cluster);
+  r.outcomes = run_engine(trace.workload, model, factory, sc.replay, sc.mode, cluster_for(sc, model));
   r.summary = build_summary(sc, trace.workload, trace.report, model, r.outcomes);
   if (!trace.retargeted.is_null()) r.summary["trace_retargeted"] = trace.retargeted;
   return r;

@@ -137,7 +137,7 @@ def derive():
             "mem": {"mean_s": 0.05, "spread_s": 0.0},
             "firmware_s": 0.001,
         },
-        "specs": {"hbm_gb": 141, "mem_bandwidth_gbs": 4800, "bf16_dense_tflops": 989},
+        "specs": {"memory_gb": 141, "mem_bandwidth_gbs": 4800, "bf16_dense_tflops": 989, "interconnect_gbs": 450, "nic_gbs": 50},
         "provenance": {
             "summary": "calibrated on one H200 (traces/recordings/h200-*): idle, GEMM, copy and elementwise power, "
                        "clock table and cap measured; V-f shape and governor gains estimated",
@@ -169,7 +169,8 @@ def derive():
             "/switch_latency/mem/mean_s": {"source": "estimate", "ref": "taken equal to the SM clock latency"},
             "/switch_latency/mem/spread_s": {"source": "estimate", "ref": "estimate: no published spread used"},
             "/switch_latency/firmware_s": {"source": "estimate", "ref": "firmware power-limit response well under the NVML path"},
-            "/specs": {"source": "datasheet", "ref": "NVIDIA H200 SXM datasheet (141 GB HBM3e, 4.8 TB/s, 989 TFLOP/s dense bf16)"},
+            "/specs": {"source": "datasheet", "ref": "NVIDIA H200 SXM datasheet (141 GB HBM3e, 4.8 TB/s, 989 TFLOP/s dense bf16; NVLink 4, 900 GB/s per GPU = 450 GB/s each direction)"},
+            "/specs/nic_gbs": {"source": "estimate", "ref": "typical deployment: HGX H200 with one 400 Gb/s NDR InfiniBand NIC per GPU (50 GB/s)"},
         },
     }
     return model

@@ -138,7 +138,11 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
   if (r.has("specs")) {
     JsonReader sp = r.child("specs");
     if (sp.has("bf16_dense_tflops")) m.specs_.bf16_dense_tflops = sp.positive("bf16_dense_tflops");
+    sp.only_keys({"bf16_dense_tflops", "mem_bandwidth_gbs", "memory_gb", "interconnect_gbs", "nic_gbs"});
     if (sp.has("mem_bandwidth_gbs")) m.specs_.mem_bandwidth_gbs = sp.positive("mem_bandwidth_gbs");
+    if (sp.has("memory_gb")) m.specs_.memory_gb = sp.positive("memory_gb");
+    if (sp.has("interconnect_gbs")) m.specs_.interconnect_gbs = sp.positive("interconnect_gbs");
+    if (sp.has("nic_gbs")) m.specs_.nic_gbs = sp.positive("nic_gbs");
   }
 
   if (r.has("native_governor")) {

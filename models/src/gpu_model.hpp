@@ -51,6 +51,9 @@ struct ClassCoefficients {
 struct GpuSpecs {
   double bf16_dense_tflops = 0;
   double mem_bandwidth_gbs = 0;
+  double memory_gb = 0;         // device memory (whether a parallel layout fits)
+  double interconnect_gbs = 0;  // to the other GPUs of a node, per direction (NVLink, or PCIe)
+  double nic_gbs = 0;           // network per GPU in a typical deployment, per direction
 };
 
 class GpuModel {

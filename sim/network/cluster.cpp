@@ -24,14 +24,20 @@ const char* to_string(AllReduceAlgorithm a) { return a == AllReduceAlgorithm::tr
 ClusterSpec default_cluster_spec() {
   ClusterSpec c;
   c.gpus_per_node = 8;
-  c.intra_bw_bps = 450e9;   // NVLink 4 per GPU and direction (H100/H200 SXM datasheet: 900 GB/s total)
+  c.intra_bw_bps = -1;  // the GPU model's interconnect_gbs
   c.intra_latency_s = 5e-6;
-  c.inter_bw_bps = 50e9;    // InfiniBand NDR, 400 Gb/s, one NIC per GPU
+  c.inter_bw_bps = -1;  // the GPU model's nic_gbs
   c.inter_latency_s = 5e-6;
   c.oversubscription = 1;
   c.placement = Placement::dp_inner;  // Megatron-LM's rank order: TP, CP, DP, then PP
   c.hop_latency_s = 1e-6;
   return c;
+}
+
+ClusterSpec resolve_bandwidths(ClusterSpec cs, double interconnect_bps, double nic_bps) {
+  if (cs.intra_bw_bps < 0) cs.intra_bw_bps = interconnect_bps > 0 ? interconnect_bps : 450e9;
+  if (cs.inter_bw_bps < 0) cs.inter_bw_bps = nic_bps > 0 ? nic_bps : 50e9;
+  return cs;
 }
 
 namespace {

@@ -48,9 +48,13 @@ struct ClusterSpec {
   double hop_latency_s = 0;                      // each extra switch level crossed (leaf -> spine -> leaf: 2)
 };
 
-// An HGX H100/H200-class machine: 8 GPUs per node on NVLink 4 (450 GB/s per GPU and direction), one
-// 400 Gb/s NDR InfiniBand NIC per GPU, a non-blocking fabric, Megatron's rank placement.
+// The default machine: 8 GPUs per node, a non-blocking fabric, Megatron's rank placement, 5 us links and
+// 1 us per extra switch level; bandwidths left at -1, i.e. the GPU model's own (resolve_bandwidths).
 ClusterSpec default_cluster_spec();
+// Bandwidths < 0 become the GPU's: its interconnect to the node's other GPUs (NVLink 4: 450 GB/s per
+// direction on H100/H200) and its NIC (typical deployment, e.g. 400 Gb/s NDR = 50 GB/s per H200); a
+// model without these specs gets H200 figures.
+ClusterSpec resolve_bandwidths(ClusterSpec cs, double interconnect_bps, double nic_bps);
 
 const char* to_string(Topology t);
 const char* to_string(AllReduceAlgorithm a);

@@ -27,7 +27,7 @@ ClusterSpec default_cluster(const ParallelLayout& layout) {
 SyntheticRun synthetic_request(const Scenario& sc) {
   JsonReader r(sc.synthetic, sc.file, "synthetic");
   r.only_keys({"model", "gpus", "tp", "pp", "dp", "cp", "vpp", "microbatches", "schedule", "allreduce", "gradient_sync",
-               "unfold_tp", "sequence_parallel", "straggler", "cluster"});
+               "unfold_tp", "sequence_parallel", "check_memory", "straggler", "cluster"});
   SyntheticRun req;
   req.model = r.string("model");
   transformer_preset(req.model);  // unknown names fail here
@@ -77,6 +77,10 @@ SyntheticRun synthetic_request(const Scenario& sc) {
     if (!r.raw("sequence_parallel").is_boolean()) r.fail("sequence_parallel", "expected true or false");
     req.sequence_parallel = r.raw("sequence_parallel").get<bool>();
   }
+  if (r.has("check_memory")) {
+    if (!r.raw("check_memory").is_boolean()) r.fail("check_memory", "expected true or false");
+    req.check_memory = r.raw("check_memory").get<bool>();
+  }
   if (r.has("unfold_tp")) {
     if (!r.raw("unfold_tp").is_boolean()) r.fail("unfold_tp", "expected true or false");
     req.unfold_tp = r.raw("unfold_tp").get<bool>();
@@ -90,6 +94,7 @@ SyntheticRun synthetic_request(const Scenario& sc) {
       st.fail("replica", "expected a replica index in [0, dp)");
   }
   if (r.has("cluster")) read_cluster_json(r.child("cluster"), req.cluster);
+  req.source = sc.file;
   req.gpu = sc.gpu;
   req.policy = sc.policy.name;
   req.budget_pct = sc.policy.budget_pct;
@@ -99,28 +104,34 @@ SyntheticRun synthetic_request(const Scenario& sc) {
 
 Json run_synthetic(const SyntheticRun& req) {
   const auto t0 = std::chrono::steady_clock::now();
+  // Errors name the scenario file and its synthetic.<key>, or the option on the command line.
+  auto field_name = [&](const std::string& key) {
+    if (req.source != "synth") return "synthetic." + key;
+    return key == "layout" ? std::string("--tp/--cp/--pp/--dp") : "--" + key;
+  };
   const ParallelLayout& lay = req.layout;
   if (req.gpus > 0 && req.gpus != lay.gpus())
-    throw InputError("gpus", "", "the layout TP " + std::to_string(lay.tp) + " x CP " + std::to_string(lay.cp) + " x PP " +
+    throw InputError(req.source, field_name("gpus"), "the layout TP " + std::to_string(lay.tp) + " x CP " + std::to_string(lay.cp) + " x PP " +
                                      std::to_string(lay.pp) + " x DP " + std::to_string(lay.dp) + " = " + std::to_string(lay.gpus()) +
                                      " GPUs does not match the " + std::to_string(req.gpus) + " GPUs asked for");
   check_schedule(req.schedule, lay.pp, lay.pp, lay.vpp, "schedule");  // chunks vs schedule; micro-batches below
-  const ClusterSpec& in = req.cluster;
+  const GpuModel target = load_gpu_model(req.gpu, "", "gpu");
+  const ClusterSpec in = resolve_bandwidths(req.cluster, target.specs().interconnect_gbs * 1e9, target.specs().nic_gbs * 1e9);
   if (in.gpus_per_node < 1 || !(in.intra_bw_bps > 0) || !(in.inter_bw_bps > 0) || !(in.oversubscription >= 1) ||
       in.intra_latency_s < 0 || in.inter_latency_s < 0)
-    throw InputError("cluster", "", "expected gpus_per_node >= 1, bandwidths > 0, latencies >= 0 and oversubscription >= 1");
+    throw InputError(req.source, field_name("cluster"), "expected gpus_per_node >= 1, bandwidths > 0, latencies >= 0 and oversubscription >= 1");
   if (in.inter_bw_bps < 1e6 || in.intra_bw_bps < 1e6 || in.oversubscription > 1e3 || in.inter_latency_s > 1 || in.intra_latency_s > 1)
-    throw InputError("cluster", "", "expected bandwidths >= 1e6 B/s, latencies <= 1 s and oversubscription <= 1000");
+    throw InputError(req.source, field_name("cluster"), "expected bandwidths >= 1e6 B/s, latencies <= 1 s and oversubscription <= 1000");
   if (req.straggler_replica >= lay.dp || !(req.straggler_factor > 0) || !(req.straggler_factor <= 100))
-    throw InputError("straggler", "", "expected a replica index below DP and a slowdown factor in (0, 100]");
-  if (req.unfold_tp && lay.cp > 1) throw InputError("unfold_tp", "", "simulating every TP rank is not supported with CP > 1");
+    throw InputError(req.source, field_name("straggler"), "expected a replica index below DP and a slowdown factor in (0, 100]");
+  if (req.unfold_tp && lay.cp > 1) throw InputError(req.source, field_name("unfold_tp"), "simulating every TP rank is not supported with CP > 1");
   const std::string recording = req.recording.empty() ? data_dir() + "/traces/recordings/h200-gpt3xl" : req.recording;
   TransformerSpec spec = transformer_preset(req.model);
   const Recording rec = load_recording(recording, Classifier::load_default());
   const LayerTemplate tpl = extract_layer_template(rec.workload, rec.run.value("run", Json::object()), recording);
   if (req.microbatches > 0) {
     const double batch = static_cast<double>(req.microbatches) * lay.dp * spec.micro_batch;
-    if (batch > 1e8) throw InputError("microbatches", "", "expected micro-batches x DP x micro-batch size <= 1e8 sequences");
+    if (batch > 1e8) throw InputError(req.source, field_name("microbatches"), "expected micro-batches x DP x micro-batch size <= 1e8 sequences");
     spec.global_batch = static_cast<int>(batch);
   }
   SynthesisOptions so;
@@ -135,7 +146,23 @@ Json run_synthetic(const SyntheticRun& req) {
   so.sequence_parallel = req.sequence_parallel;
   const SynthesizedPipeline sp = synthesize_pipeline(tpl, spec, lay, so, req.model);
   check_schedule(req.schedule, lay.pp, sp.microbatches, lay.vpp, "microbatches");
-  const GpuModel target = load_gpu_model(req.gpu, "", "gpu");
+  // Micro-batches whose activations the first stage holds at its peak: 1F1B's warm-up plus one, GPipe all.
+  const int in_flight = req.schedule == PipelineSchedule::gpipe ? sp.microbatches
+                        : std::min(sp.microbatches * lay.vpp,
+                                   req.schedule == PipelineSchedule::interleaved_1f1b ? (lay.pp - 1) * 2 + (lay.vpp - 1) * lay.pp + 1 : lay.pp) /
+                              lay.vpp;
+  const MemoryEstimate mem = estimate_memory(spec, lay, so, std::max(1, in_flight));
+  const double memory_gb = target.specs().memory_gb;
+  if (req.check_memory && memory_gb > 0 && mem.total_bytes() > memory_gb * 1e9) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "%s with TP %d x CP %d x PP %d x DP %d needs about %.0f GB per GPU (weights %.0f, gradients %.0f, optimizer %.0f, "
+                  "activations %.0f) and the %s holds %.0f GB: use more TP/PP, the distributed optimizer or fewer micro-batches "
+                  "in flight (or turn the check off)",
+                  req.model.c_str(), lay.tp, lay.cp, lay.pp, lay.dp, mem.total_bytes() / 1e9, mem.weights_bytes / 1e9,
+                  mem.gradients_bytes / 1e9, mem.optimizer_bytes / 1e9, mem.activations_bytes / 1e9, target.name().c_str(), memory_gb);
+    throw InputError(req.source, field_name("layout"), buf);
+  }
   // Simulated hosts: one per TP x CP group (folded) or per TP rank; a node holds gpus_per_node GPUs.
   const int T = req.unfold_tp ? lay.tp : 1;
   const int gpus_per_host = lay.tp * lay.cp / T;
@@ -188,7 +215,7 @@ Json run_synthetic(const SyntheticRun& req) {
   std::vector<ClockPlan> plans;
   const int S = lay.pp, DP = lay.dp;
   if (planned) {
-    if (!(req.budget_pct >= 0)) throw InputError("budget_pct", "", "expected a slowdown budget >= 0 %");
+    if (!(req.budget_pct >= 0)) throw InputError(req.source, field_name("budget_pct"), "expected a slowdown budget >= 0 %");
     const PlanGrouping grouping = req.policy == "per-kernel"   ? PlanGrouping::per_kernel
                                   : req.policy == "pass-level" ? PlanGrouping::pass_level
                                                                : PlanGrouping::single;
@@ -254,6 +281,10 @@ Json run_synthetic(const SyntheticRun& req) {
                              {"buckets_per_pipeline", buckets},
                              {"bytes_per_param", req.grad_bytes_per_param}}},
           {"gpus", lay.gpus()},
+          {"memory_per_gpu_gb", {{"estimate", mem.total_bytes() / 1e9}, {"weights", mem.weights_bytes / 1e9},
+                                 {"gradients", mem.gradients_bytes / 1e9}, {"optimizer", mem.optimizer_bytes / 1e9},
+                                 {"activations", mem.activations_bytes / 1e9}, {"gpu_memory", memory_gb},
+                                 {"method", "Korthikanti et al. (MLSys 2023) with sequence parallelism and flash attention"}}},
           {"actors", hosts},
           {"microbatches_per_pipeline", sp.microbatches},
           {"tokens_per_microbatch", spec.micro_batch * spec.seq},

@@ -13,6 +13,7 @@
 namespace dvfs {
 
 struct SyntheticRun {
+  std::string source = "synth";    // named in errors: the scenario file, or "synth" (the command line)
   std::string model = "gpt3-xl";
   ParallelLayout layout;
   int gpus = 0;                    // when > 0, must equal TP x CP x PP x DP (a check on the layout)
@@ -34,6 +35,7 @@ struct SyntheticRun {
   // of one actor per TP group (off by default: the folded result is the same, see tests).
   bool unfold_tp = false;
   bool sequence_parallel = true;   // Megatron's sequence parallelism with TP (see SynthesisOptions)
+  bool check_memory = true;        // refuse a layout whose estimated memory per GPU exceeds the GPU's
   int straggler_replica = -1;      // a whole pipeline replica runs slower by straggler_factor
   double straggler_factor = 1.0;
 };

@@ -35,7 +35,7 @@ std::vector<RankOutcome> replay_pairs(const Scenario& sc, const Workload& wl, co
     const std::size_t r = rank_position(wl, rank);
     return std::make_unique<PlanPolicy>(name, wl.ranks[r], pairs, per_rank[r]);
   };
-  return run_engine(wl, model, f, capped(sc.replay), sc.mode, sc.cluster);
+  return run_engine(wl, model, f, capped(sc.replay), sc.mode, cluster_for(sc, model));
 }
 
 // Merges a per-kernel plan into regions: walking the kernels in order from `start`, a run of kernels
@@ -134,7 +134,7 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
       prediction.push_back(std::make_shared<PredictionStats>());
       return std::make_unique<OnlinePlanPolicy>(wl.ranks[r], plans[r].group_of, by_identity, prediction.back());
     };
-    run.outcomes = run_engine(wl, model, f, capped(sc.replay), sc.mode, sc.cluster);
+    run.outcomes = run_engine(wl, model, f, capped(sc.replay), sc.mode, cluster_for(sc, model));
   } else if (name == "latency-aware") {
     SwitchLatency lat = model.switch_latency();
     sc.replay.sm_latency.apply_to(lat.sm);

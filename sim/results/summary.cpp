@@ -35,8 +35,9 @@ Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& r
                 {"repeat", sc.replay.repeat}};
   if (!wl.collectives.empty()) {
     s["collectives"] = describe_collectives(wl);
-    s["collectives"]["network"] = {{"topology", to_string(sc.cluster.topology)}, {"gpus_per_node", sc.cluster.gpus_per_node},
-                                   {"intra_bw_bps", sc.cluster.intra_bw_bps}, {"inter_bw_bps", sc.cluster.inter_bw_bps}};
+    const ClusterSpec cs = cluster_for(sc, model);
+    s["collectives"]["network"] = {{"topology", to_string(cs.topology)}, {"gpus_per_node", cs.gpus_per_node},
+                                   {"intra_bw_bps", cs.intra_bw_bps}, {"inter_bw_bps", cs.inter_bw_bps}};
   }
 
   double end_s = 0, energy = 0, busy = 0, gap_s = 0, gap_j = 0, switch_j = 0;

@@ -130,4 +130,8 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
   return s;
 }
 
+ClusterSpec cluster_for(const Scenario& sc, const GpuModel& model) {
+  return resolve_bandwidths(sc.cluster, model.specs().interconnect_gbs * 1e9, model.specs().nic_gbs * 1e9);
+}
+
 }  // namespace dvfs

@@ -41,6 +41,8 @@ Scenario load_scenario(const std::string& path);
 // `file` names the source in errors; relative paths resolve against `base_dir`.
 Scenario parse_scenario(const Json& doc, const std::string& file, const std::string& base_dir);
 std::string default_scenario_path();
+// The scenario's cluster with its bandwidths resolved for the GPU model (sim/network/cluster.hpp).
+ClusterSpec cluster_for(const Scenario& sc, const GpuModel& model);
 
 const char* to_string(EngineMode m);
 

@@ -69,7 +69,7 @@ std::vector<RankOutcome> replay(const Workload& wl, const ClusterSpec& cs) {
 }
 
 ClusterSpec two_nodes() {
-  ClusterSpec cs = default_cluster_spec();
+  ClusterSpec cs = resolve_bandwidths(default_cluster_spec(), 450e9, 50e9);
   cs.gpus_per_node = 1;  // rank 0 and rank 1 on different nodes: the all-reduce crosses the NICs
   return cs;
 }

@@ -287,4 +287,20 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
   return out;
 }
 
+MemoryEstimate estimate_memory(const TransformerSpec& m, const ParallelLayout& lay, const SynthesisOptions& opts,
+                               int in_flight) {
+  const double layers = static_cast<double>(m.layers) / lay.pp, vocab_params = static_cast<double>(m.vocab) * m.hidden;
+  // The first stage holds the most activations, the last the logits; both may hold a vocabulary matrix.
+  const double params = (layers * gemm_flops_per_token(m) / 2.0 + vocab_params) / lay.tp;
+  MemoryEstimate e;
+  e.weights_bytes = 2.0 * params;
+  e.gradients_bytes = opts.grad_bytes_per_param * params;
+  e.optimizer_bytes = 12.0 * params / (opts.distributed_optimizer ? lay.dp : 1.0);
+  const double tokens = static_cast<double>(m.micro_batch) * m.seq / lay.cp;
+  const double per_layer = 34.0 * tokens * m.hidden / lay.tp;
+  const double logits = lay.pp == 1 ? 4.0 * tokens * m.vocab / lay.tp : 0.0;
+  e.activations_bytes = per_layer * layers * std::max(1, in_flight) + logits;
+  return e;
+}
+
 }  // namespace dvfs

@@ -110,6 +110,18 @@ struct SynthesizedPipeline {
   std::vector<double> gradient_bytes;
 };
 
+// Device memory one GPU of the busiest stage needs (Korthikanti et al., MLSys 2023, with sequence
+// parallelism and flash attention): bf16 weights (2 B per parameter), gradients (grad_bytes_per_param),
+// fp32 Adam master weights and moments (12 B, divided by DP with the distributed optimizer), and the
+// activations of the micro-batches in flight, 34 s b h / TP bytes per layer (s: tokens per GPU after CP),
+// plus fp32 logits on the last stage. 1F1B holds PP micro-batches on the first stage, GPipe all of them.
+struct MemoryEstimate {
+  double weights_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0, activations_bytes = 0;
+  double total_bytes() const { return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes; }
+};
+MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelLayout& layout, const SynthesisOptions& opts,
+                               int microbatches_in_flight);
+
 // Throws InputError naming the field: a layout that does not divide the layers (PP x VPP), heads (TP),
 // sequence (2 x CP, for load-balanced causal attention) or batch (DP x micro-batch).
 SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const TransformerSpec& target,

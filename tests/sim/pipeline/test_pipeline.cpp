@@ -341,3 +341,28 @@ TEST_CASE("synthetic layouts that do not add up are errors naming the field", "[
   req.microbatches = 12;  // not a multiple of 8 stages
   CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("microbatches: interleaved-1f1b needs micro-batches (12)"));
 }
+
+TEST_CASE("a layout whose estimated memory exceeds the GPU's is refused, naming what fills it", "[pipeline][synthesis]") {
+  SyntheticRun req;
+  req.model = "llama-3.3-70b";
+  req.layout = {8, 1, 2};  // 70 B parameters on 8 GPUs: ~17 GB of weights and ~100 GB of Adam state each
+  req.microbatches = 1;
+  req.cluster = default_cluster(req.layout);
+  CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("needs about") && Catch::Contains("the h200 holds 141 GB"));
+  const MemoryEstimate fits = estimate_memory(transformer_preset("llama-3.3-70b"), {8, 8, 16}, SynthesisOptions{}, 8);
+  CHECK(fits.total_bytes() < 141e9);
+  SynthesisOptions sharded;
+  sharded.distributed_optimizer = true;
+  CHECK(estimate_memory(transformer_preset("llama-3.3-70b"), {8, 8, 16}, sharded, 8).optimizer_bytes ==
+        Approx(fits.optimizer_bytes / 16));
+}
+
+TEST_CASE("the cluster takes its NVLink and NIC bandwidth from the GPU model unless the scenario sets them", "[pipeline][synthesis]") {
+  const ClusterSpec a100 = resolve_bandwidths(default_cluster_spec(), load_gpu_model("a100-sxm4").specs().interconnect_gbs * 1e9,
+                                              load_gpu_model("a100-sxm4").specs().nic_gbs * 1e9);
+  CHECK(a100.intra_bw_bps == Approx(300e9));  // NVLink 3
+  CHECK(a100.inter_bw_bps == Approx(25e9));   // HDR InfiniBand, typical DGX A100
+  ClusterSpec mine = default_cluster_spec();
+  mine.inter_bw_bps = 1e10;
+  CHECK(resolve_bandwidths(mine, 3e11, 2.5e10).inter_bw_bps == 1e10);
+}
