@@ -37,8 +37,9 @@ const char* kUsage =
     "        replay a trace on a GPU model (no scenario = scenarios/default.json); writes DIR/summary.json\n"
     "        and DIR/timeline.csv (DIR defaults to the scenario's output.dir, else out/<scenario name>)\n"
     "  models [--json]              list GPU models and their provenance status\n"
-    "  validate RECORDING_DIR --gpu NAME [--json] [-o FILE]\n"
-    "        replay a recording's profiled steps and compare with its measured time and energy\n"
+    "  validate RECORDING_DIR --gpu NAME [--cluster FILE] [--json] [-o FILE]\n"
+    "        replay a recording's profiled steps and compare with its measured time and energy; a directory of\n"
+    "        rank<N>/ recordings is one multi-GPU job (collectives matched and run on the cluster of FILE)\n"
     "  validate --models [--json] [-o FILE]\n"
     "  validate --perseus-runs DIR [--p2p-latency S] [--json]\n"
     "        predict the iteration time of measured pipeline runs (Perseus artifact layout) from their\n"
@@ -154,6 +155,8 @@ double parse_number(const std::string& opt, const std::string& text, const char*
 int cmd_validate(std::vector<std::string> args) {
   std::string dir, gpu, out_file, perseus;
   bool json = false, models = false;
+  dvfs::ClusterSpec cluster = dvfs::default_cluster_spec();
+  dvfs::Json cluster_doc;
   double p2p = 0;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--models") models = true;
@@ -165,6 +168,11 @@ int cmd_validate(std::vector<std::string> args) {
     else if (args[i] == "--gpu") gpu = take_value(args, i);
     else if (args[i] == "--json") json = true;
     else if (args[i] == "-o" || args[i] == "--output") out_file = take_value(args, i);
+    else if (args[i] == "--cluster") {
+      // A JSON file with the scenario `cluster` object (multi-rank recordings).
+      const std::string file = take_value(args, i);
+      dvfs::read_cluster_json(dvfs::JsonReader(cluster_doc = dvfs::read_json_file(file), file, ""), cluster);
+    }
     else if (!args[i].empty() && args[i][0] == '-') throw UsageError("unknown option for validate: " + args[i]);
     else if (dir.empty()) dir = args[i];
     else throw UsageError("validate takes one recording directory");
@@ -177,13 +185,19 @@ int cmd_validate(std::vector<std::string> args) {
   if (models && (!dir.empty() || !gpu.empty())) throw UsageError("validate --models takes no recording or --gpu");
   if (!models && dir.empty()) throw UsageError("validate needs a recording directory (or --models)");
   if (!models && gpu.empty()) throw UsageError("validate needs --gpu NAME (see dvfs-sim models)");
-  dvfs::Json rep = models ? dvfs::validate_models() : dvfs::validate_recording(dir, gpu);
+  const bool multi = !models && dvfs::is_multi_rank_recording(dir);
+  dvfs::Json rep = models ? dvfs::validate_models()
+                   : multi ? dvfs::validate_multi_rank(dir, gpu, cluster)
+                           : dvfs::validate_recording(dir, gpu);
   if (!out_file.empty()) {
     std::ofstream f(out_file);
     f << rep.dump(2) << "\n";
     if (!f) throw dvfs::InputError(out_file, "", "cannot write the validation report");
   }
-  std::cout << (json ? rep.dump(2) + "\n" : models ? dvfs::format_model_checks(rep) : dvfs::format_validation(rep));
+  std::cout << (json ? rep.dump(2) + "\n"
+                     : models ? dvfs::format_model_checks(rep)
+                     : multi  ? dvfs::format_multi_rank_validation(rep)
+                              : dvfs::format_validation(rep));
   return 0;
 }
 

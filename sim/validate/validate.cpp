@@ -3,9 +3,11 @@
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/simulation.hpp"
+#include "traces/src/multi_rank.hpp"
 #include "traces/src/recording.hpp"
 
 #include <cmath>
+#include <map>
 #include <cstdio>
 #include <sstream>
 
@@ -130,6 +132,108 @@ std::string format_validation(const Json& rep) {
     std::snprintf(buf, sizeof buf, "MAPE over steps: time %.2f%%, energy %.2f%%, mean power %.2f%%\n",
                   src["mape"]["time_pct"].get<double>(), src["mape"]["energy_pct"].get<double>(),
                   src["mape"]["mean_power_pct"].get<double>());
+    os << buf;
+  }
+  return os.str();
+}
+
+bool is_multi_rank_recording(const std::string& dir) { return is_directory(dir) && is_directory(dir + "/rank0"); }
+
+Json validate_multi_rank(const std::string& dir, const std::string& gpu, const ClusterSpec& cluster) {
+  std::vector<Recording> recs;
+  std::vector<RankTrace> parts;
+  for (int r = 0; is_directory(dir + "/rank" + std::to_string(r)); ++r) {
+    recs.push_back(load_validation_recording(dir + "/rank" + std::to_string(r)));
+    parts.push_back({recs.back().workload, recs.back().dir});
+  }
+  if (recs.empty()) throw InputError(dir, "rank0", "missing: expected rank<N>/ recordings of one job");
+  const GpuModel model = load_gpu_model(gpu, "", "--gpu");
+  LoadedTrace trace{merge_rank_workloads(std::move(parts)), recs.front().import_report, Json()};
+  std::map<int, const Recording*> rec_of;  // global rank -> its recording
+  for (const Recording& rec : recs) rec_of[rec.workload.ranks.front().id] = &rec;
+  // Measured time in communication kernels per rank over the profiled steps (as replayed: their busy-union part).
+  std::map<int, double> measured_comm;
+  for (const Rank& r : trace.workload.ranks)
+    for (const Kernel& k : r.kernels)
+      if (k.step >= 0 && k.cls == KernelClass::communication) measured_comm[r.id] += k.duration_s;
+
+  Json report;
+  report["recording"] = dir;
+  report["ranks"] = recs.size();
+  report["gpu"] = {{"name", model.name()}, {"status", model.status()}};
+  report["collectives"] = describe_collectives(trace.workload);
+  report["measured_from"] = "per rank: step bounds of its run.json (GPU synchronised), NVML energy counter interpolated over them, "
+                            "time in NCCL kernels from its trace; iteration time = the slowest rank's step";
+  Json sources = Json::array();
+  for (const char* source : {"native", "recorded"}) {
+    Scenario sc;
+    sc.name = std::string("validate-") + source;
+    sc.file = dir;
+    sc.trace_path = dir;
+    sc.gpu = model.source_file();
+    sc.policy.name = source;
+    sc.replay.timeline_interval_s = 0;
+    sc.cluster = cluster;
+    SimulationResult res = simulate(sc, trace, model);
+    std::map<std::pair<int, std::size_t>, const Json*> sim_step;
+    for (const Json& st : res.summary["steps"]) sim_step[{st["rank"].get<int>(), st["index"].get<std::size_t>()}] = &st;
+    Json ranks = Json::array();
+    std::map<std::size_t, std::pair<double, double>> iteration;  // step -> (measured, simulated) slowest rank
+    double ape_iter = 0;
+    for (const RankOutcome& o : res.outcomes) {
+      const Recording& rec = *rec_of.at(o.rank);
+      double mt = 0, st = 0, me = 0, se = 0, ape_t = 0;
+      for (std::size_t i = 0; i < rec.steps.size(); ++i) {
+        const Json& s = *sim_step.at({o.rank, i});
+        const double m_time = (rec.steps[i].t1_ns - rec.steps[i].t0_ns) * 1e-9, s_time = s["time_s"].get<double>();
+        mt += m_time, st += s_time, me += rec.steps[i].energy_j, se += s["energy_j"].get<double>();
+        ape_t += std::fabs(pct(s_time, m_time));
+        auto& it = iteration[i];
+        it.first = std::max(it.first, m_time), it.second = std::max(it.second, s_time);
+      }
+      const double sim_comm = o.meter.class_s()[static_cast<int>(KernelClass::communication)];
+      const double n = static_cast<double>(rec.steps.size());
+      ranks.push_back({{"rank", o.rank}, {"steps", rec.steps.size()},
+                       {"measured_time_s", mt}, {"simulated_time_s", st}, {"time_error_pct", pct(st, mt)}, {"time_mape_pct", ape_t / n},
+                       {"measured_energy_j", me}, {"simulated_energy_j", se}, {"energy_error_pct", pct(se, me)},
+                       {"measured_communication_s", measured_comm[o.rank]}, {"simulated_communication_s", sim_comm},
+                       {"communication_error_pct", pct(sim_comm, measured_comm[o.rank])}});
+    }
+    Json iters = Json::array();
+    for (const auto& [i, mt] : iteration) {
+      iters.push_back({{"step", i}, {"measured_s", mt.first}, {"simulated_s", mt.second}, {"error_pct", pct(mt.second, mt.first)}});
+      ape_iter += std::fabs(pct(mt.second, mt.first));
+    }
+    sources.push_back({{"clock_source", source}, {"ranks", ranks}, {"iterations", iters},
+                       {"iteration_time_mape_pct", iteration.empty() ? 0.0 : ape_iter / static_cast<double>(iteration.size())}});
+  }
+  report["clock_sources"] = sources;
+  return report;
+}
+
+std::string format_multi_rank_validation(const Json& rep) {
+  std::ostringstream os;
+  char buf[320];
+  os << "validate " << rep["recording"].get<std::string>() << " (" << rep["ranks"].get<std::size_t>() << " ranks) on "
+     << rep["gpu"]["name"].get<std::string>() << " [" << rep["gpu"]["status"].get<std::string>() << "]\n";
+  os << "measured: " << rep["measured_from"].get<std::string>() << "\n";
+  std::snprintf(buf, sizeof buf, "collectives: %zu simulated, %zu at their recorded duration (groups not all recorded)\n",
+                rep["collectives"]["calls_simulated"].get<std::size_t>(), rep["collectives"]["calls_at_recorded_duration"].get<std::size_t>());
+  os << buf;
+  for (const Json& src : rep["clock_sources"]) {
+    os << "\nclock source: " << src["clock_source"].get<std::string>() << "\n";
+    std::snprintf(buf, sizeof buf, "%-5s %10s %10s %7s %8s | %10s %10s %7s | %9s %9s %7s\n", "rank", "meas s", "sim s", "err %",
+                  "MAPE %", "meas J", "sim J", "err %", "comm ms", "sim ms", "err %");
+    os << buf;
+    for (const Json& r : src["ranks"]) {
+      std::snprintf(buf, sizeof buf, "%-5d %10.4f %10.4f %+7.2f %8.2f | %10.1f %10.1f %+7.2f | %9.2f %9.2f %+7.1f\n", r["rank"].get<int>(),
+                    r["measured_time_s"].get<double>(), r["simulated_time_s"].get<double>(), r["time_error_pct"].get<double>(),
+                    r["time_mape_pct"].get<double>(), r["measured_energy_j"].get<double>(), r["simulated_energy_j"].get<double>(),
+                    r["energy_error_pct"].get<double>(), r["measured_communication_s"].get<double>() * 1e3,
+                    r["simulated_communication_s"].get<double>() * 1e3, r["communication_error_pct"].get<double>());
+      os << buf;
+    }
+    std::snprintf(buf, sizeof buf, "iteration time (slowest rank per step) MAPE %.2f %%\n", src["iteration_time_mape_pct"].get<double>());
     os << buf;
   }
   return os.str();

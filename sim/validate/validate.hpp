@@ -5,6 +5,7 @@
 // so a power-model error can be told from a governor-model error.
 #include "models/src/gpu_model.hpp"
 #include "sim/core/json_util.hpp"
+#include "sim/network/cluster.hpp"
 #include "traces/src/recording.hpp"
 
 #include <string>
@@ -16,5 +17,14 @@ Json validate_recording(const std::string& dir, const std::string& gpu);
 Recording load_validation_recording(const std::string& dir);
 Json validate_recording(const Recording& rec, const GpuModel& model);
 std::string format_validation(const Json& report);
+
+// A multi-GPU recording: a directory of rank<N>/ recordings of one job (each with its own trace,
+// telemetry and steps). Their ranks are replayed together, collectives matched across them and run on
+// `cluster` (bandwidths < 0: the GPU model's), and for each rank and profiled step the simulated time and
+// energy are compared with the measured ones, plus each rank's time in communication kernels and the
+// iteration time (the slowest rank's step).
+bool is_multi_rank_recording(const std::string& dir);
+Json validate_multi_rank(const std::string& dir, const std::string& gpu, const ClusterSpec& cluster);
+std::string format_multi_rank_validation(const Json& report);
 
 }  // namespace dvfs
