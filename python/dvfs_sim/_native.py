@@ -4,18 +4,22 @@ The pure-Python parts (the recorder above all) must work where the core was neve
 GPU machine that only records: they import nothing from here. Everything that simulates calls
 `core()`, which explains how to build the core when it is missing.
 """
+import glob
+import os
+
 try:
     from . import _core as _loaded
     _load_error = None
 except ImportError as e:  # not built, or built for another interpreter
     _loaded = None
-    _load_error = e
+    _here = os.path.dirname(os.path.abspath(__file__))
+    _load_error = e if glob.glob(os.path.join(_here, "_core*.so")) else f"no _core extension in {_here}"
 
 
 def core():
     if _loaded is None:
         raise ImportError(f"dvfs_sim's C++ core is not available ({_load_error}): build it with ./setup.sh and put "
-                          "build/python on sys.path (Debian's /usr/bin/python3)") from _load_error
+                          "build/python on sys.path (Debian's /usr/bin/python3)")
     return _loaded
 
 

@@ -3,6 +3,7 @@
 // stderr, redrawn at most every `interval_s`, first drawn only once the work has taken `delay_s` (short
 // commands print nothing), ended with a newline. When stderr is not a terminal (pipes, CI, tests, files)
 // or DVFS_SIM_PROGRESS=0, it prints nothing, so logs and machine-read output stay clean.
+// DVFS_SIM_PROGRESS_DELAY_S overrides the delay (tests).
 #include <chrono>
 #include <cstddef>
 #include <ostream>
