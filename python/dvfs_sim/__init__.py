@@ -20,10 +20,10 @@ from .policy import Policy
 from .result import Result
 from .scenario import default_scenario_path, load_scenario, set_key, with_changes
 from .simulation import run, simulate
-from .sweep import default_metrics, sweep
+from .sweep import default_metrics, stop_workers, sweep
 from .validation import validate, validate_models, validate_perseus_runs
 
-__all__ = ["run", "simulate", "Result", "load_scenario", "with_changes", "set_key", "sweep", "default_metrics",
+__all__ = ["run", "simulate", "Result", "load_scenario", "with_changes", "set_key", "sweep", "stop_workers", "default_metrics",
            "model", "GpuModel", "available_models", "kernel_classes", "Policy", "validate", "validate_models",
            "validate_perseus_runs", "calibrate", "compare", "default_scenario_path", "data_dir", "InputError"]
 

@@ -88,6 +88,21 @@ class GpuModel:
         cls, _, _, _, fill, _ = _kernel_fields(kernel, f'model("{self.name}").kernel_power_w')
         return self._m.kernel_power_w(cls, fill, sm_mhz, self.max_clocks[1] if mem_mhz is None else mem_mhz)
 
+    @property
+    def computations(self):
+        """Names of the whole computations fitted from stage profiles (e.g. forward, backward)."""
+        return self._m.computations
+
+    def predict_computation(self, computation, anchor, sm_mhz, mem_mhz=None):
+        """Time and energy of a whole computation (a pipeline stage's forward or backward pass) at (sm_mhz,
+        mem_mhz), from one measurement `anchor` = {time_s, energy_j, sm_mhz, mem_mhz (default: highest)}:
+        how stage profiles are predicted (models/src/stage_model.hpp). Returns {time_s, energy_j, power_w,
+        effective_sm_mhz (after the power cap)}."""
+        mem = self.max_clocks[1] if mem_mhz is None else mem_mhz
+        return self._m.predict_computation(computation, float(anchor["time_s"]), float(anchor["energy_j"]),
+                                           float(anchor["sm_mhz"]), float(anchor.get("mem_mhz") or self.max_clocks[1]),
+                                           sm_mhz, mem)
+
     def kernel_energy_j(self, kernel, sm_mhz, mem_mhz=None):
         return self.kernel_time_s(kernel, sm_mhz, mem_mhz) * self.kernel_power_w(kernel, sm_mhz, mem_mhz)
 

@@ -9,6 +9,7 @@ imports dvfs_sim once and keeps the traces it loaded), or on a Dask cluster when
 address ("tcp://host:8786") or a distributed.Client. A failing point gets its one-line message in the
 `error` column; the other points are unaffected, even when a worker process dies.
 """
+import atexit
 import itertools
 import json
 import math
@@ -80,11 +81,11 @@ def _one_line(e):
     return f"{type(e).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def run_point(base, base_dir, index, point, metrics=None, policy=None):
+def run_point(base, base_dir, index, point, metrics=None, policy=None, reuse_trace=True):
     """One point, in whatever process runs it: a flat row of metrics, or {"error": message}."""
     try:
         doc = with_changes(base, point)
-        summary, _ = core().simulate(json.dumps(doc), f"<sweep point {index}>", base_dir, "", False, policy, True)
+        summary, _ = core().simulate(json.dumps(doc), f"<sweep point {index}>", base_dir, "", False, policy, reuse_trace)
         row = _metrics_of(json.loads(summary), metrics)
         row["error"] = None
         return row
@@ -93,8 +94,8 @@ def run_point(base, base_dir, index, point, metrics=None, policy=None):
 
 
 def _run_chunk(payload, chunk):
-    base, base_dir, metrics, policy = payload
-    return [(i, run_point(base, base_dir, i, p, metrics, policy)) for i, p in chunk]
+    base, base_dir, metrics, policy, reuse_trace = payload
+    return [(i, run_point(base, base_dir, i, p, metrics, policy, reuse_trace)) for i, p in chunk]
 
 
 def _init_worker():
@@ -112,17 +113,44 @@ def _progress_bar(total, progress):
     return tqdm(total=total, disable=not progress, file=sys.stderr, desc="sweep", unit="point", dynamic_ncols=True)
 
 
+# The worker pool outlives one sweep: its processes keep dvfs_sim imported and the traces they loaded, so a
+# second sweep of the same scenario starts at once. One pool at a time; stop_workers() ends it.
+_pool = {"key": None, "executor": None}
+
+
+def stop_workers():
+    """Ends the sweep worker processes kept between sweeps (they also end with this interpreter)."""
+    ex = _pool["executor"]
+    _pool["key"] = _pool["executor"] = None
+    if ex is not None:
+        ex.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(stop_workers)
+
+
+def _executor(processes, start_method):
+    from concurrent.futures import ProcessPoolExecutor
+    key = (processes, start_method)
+    if _pool["key"] != key or getattr(_pool["executor"], "_broken", False):
+        stop_workers()
+        ctx = multiprocessing.get_context(start_method)
+        if start_method == "forkserver":
+            ctx.set_forkserver_preload(["dvfs_sim"])
+        _pool["executor"] = ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_init_worker)
+        _pool["key"] = key
+    return _pool["executor"]
+
+
 def _run_local(tasks, payload, processes, start_method, bar):
-    """Runs tasks on a process pool; returns {index: row}. Points of a chunk whose worker died are re-run
+    """Runs tasks on the process pool; returns {index: row}. Points of a chunk whose worker died are re-run
     one at a time in a one-worker pool, so that only the point that kills its worker is marked."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    ctx = multiprocessing.get_context(start_method)
-    if start_method == "forkserver":
-        ctx.set_forkserver_preload(["dvfs_sim"])
     rows, orphans = {}, []
     # ~4 chunks per worker: few round trips, and the last chunks still balance the load.
     size = max(1, math.ceil(len(tasks) / (4 * processes)))
-    with ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_init_worker) as ex:
+    ex = _executor(processes, start_method)
+    try:
         futures = {ex.submit(_run_chunk, payload, c): c for c in _chunks(tasks, size)}
         for f in as_completed(futures):
             try:
@@ -133,6 +161,12 @@ def _run_local(tasks, payload, processes, start_method, bar):
             for i, row in done:
                 rows[i] = row
             bar.update(len(done))
+    except BaseException:  # interrupted: leave no queued work behind in the kept pool
+        stop_workers()
+        raise
+    if orphans:
+        stop_workers()  # the pool is broken
+    ctx = multiprocessing.get_context(start_method)
     orphans.sort(key=lambda t: t[0])
     while orphans:
         with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_init_worker) as ex:
@@ -179,16 +213,19 @@ def _run_dask(tasks, payload, scheduler, bar):
 
 
 def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, metrics=None, policy=None,
-          start_method="forkserver"):
+          reuse_trace=True, start_method="forkserver"):
     """Runs every point of `grid` on `base` (a scenario dict, file or None for the default) and returns a
     DataFrame: one row per point, in grid order, with the grid keys as columns, the metrics
     (default_metrics, a list of dotted summary keys such as "totals.energy_j" or "steps.0.time_s", or a
     function summary -> dict) and `error` (None, or the point's one-line message).
 
-    processes: local worker processes (default: every core; 0 runs in this process). scheduler: a Dask
+    processes: local worker processes (default: every core; 0 runs in this process; the workers stay for the
+    next sweep until stop_workers()). scheduler: a Dask
     scheduler address or distributed.Client (then processes is ignored). progress: a tqdm bar on stderr
     (default: when stderr is a terminal). policy: a Python policy object used at every point (it must
-    pickle). Result files are not written (the base's output.dir is dropped)."""
+    pickle). reuse_trace: each worker keeps the traces it loaded for its next points (False: every point loads
+    its trace, as a separate `dvfs-sim run` would). Result files are not written (the base's output.dir is
+    dropped)."""
     import pandas as pd
 
     if base is None or isinstance(base, (str, os.PathLike)):
@@ -202,14 +239,14 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
         base["output"] = {k: v for k, v in base["output"].items() if k != "dir"}
     points = points_of(grid)
     tasks = list(enumerate(points))
-    payload = (base, os.getcwd(), metrics, policy)
+    payload = (base, os.getcwd(), metrics, policy, reuse_trace)
     with _progress_bar(len(tasks), progress) as bar:
         if scheduler is not None:
             rows = _run_dask(tasks, payload, scheduler, bar)
         elif processes == 0 or len(tasks) == 1:
             rows = {}
             for i, p in tasks:
-                rows[i] = run_point(base, os.getcwd(), i, p, metrics, policy)
+                rows[i] = run_point(base, os.getcwd(), i, p, metrics, policy, reuse_trace)
                 bar.update(1)
         else:
             n = min(processes or os.cpu_count() or 1, len(tasks))

@@ -3,6 +3,7 @@
 #include "python/src/core_parts.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "models/src/stage_model.hpp"
 #include "sim/core/errors.hpp"
 
 #include <pybind11/stl.h>
@@ -93,7 +94,36 @@ void bind_gpu_model(py::module_& m) {
         const int si = sm_index_or_throw(g, sm_mhz, who(g, "kernel_power_w"), "sm_mhz");
         const int mi = mem_index_or_throw(g, mem_mhz, who(g, "kernel_power_w"), "mem_mhz");
         return g.kernel_power_w(k, si, mi);
-      }, py::arg("kernel_class"), py::arg("sm_fill"), py::arg("sm_mhz"), py::arg("mem_mhz"));
+      }, py::arg("kernel_class"), py::arg("sm_fill"), py::arg("sm_mhz"), py::arg("mem_mhz"))
+      .def_property_readonly("computations", [](const dvfs::GpuModel& g) {
+        std::vector<std::string> names;
+        for (const auto& c : g.computations()) names.push_back(c.first);
+        return names;
+      })
+      // A whole computation (a stage's forward or backward) measured once at an anchor clock pair, predicted
+      // at another (models/src/stage_model.hpp): what a stage profile is validated with.
+      .def("predict_computation", [](const dvfs::GpuModel& g, const std::string& name, double anchor_time_s,
+                                     double anchor_energy_j, double anchor_sm_mhz, double anchor_mem_mhz, double sm_mhz,
+                                     double mem_mhz) {
+        const std::string w = who(g, "predict_computation");
+        const dvfs::ClassCoefficients* cc = g.computation(name);
+        if (!cc) throw dvfs::InputError(w, "computation", "the model has no computation \"" + name + "\"");
+        if (!(anchor_time_s > 0) || !(anchor_energy_j > 0))
+          throw dvfs::InputError(w, "anchor", "expected a measured time > 0 s and energy > 0 J");
+        sm_index_or_throw(g, anchor_sm_mhz, w, "anchor.sm_mhz");
+        mem_index_or_throw(g, anchor_mem_mhz, w, "anchor.mem_mhz");
+        sm_index_or_throw(g, sm_mhz, w, "sm_mhz");
+        mem_index_or_throw(g, mem_mhz, w, "mem_mhz");
+        const dvfs::StagePrediction p = dvfs::predict_computation(
+            g, *cc, {anchor_time_s, anchor_energy_j, {anchor_sm_mhz, anchor_mem_mhz}}, {sm_mhz, mem_mhz});
+        py::dict d;
+        d["time_s"] = p.time_s;
+        d["energy_j"] = p.energy_j;
+        d["power_w"] = p.power_w;
+        d["effective_sm_mhz"] = p.effective_sm_mhz;
+        return d;
+      }, py::arg("computation"), py::arg("anchor_time_s"), py::arg("anchor_energy_j"), py::arg("anchor_sm_mhz"),
+         py::arg("anchor_mem_mhz"), py::arg("sm_mhz"), py::arg("mem_mhz"));
 
   m.def("load_model", [](const std::string& name_or_path) {
     return std::make_shared<dvfs::GpuModel>(dvfs::load_gpu_model(name_or_path, "dvfs_sim.model", "gpu"));

@@ -40,11 +40,11 @@ def test_kernel_callbacks_see_the_kernel_and_their_requests_pay_the_switch_laten
             return (1980, 3201) if kernel.kernel_class == "gemm" else (1410, None)
 
     sc = {"trace": RECORDING, "gpu": "h200", "switch_latency": {"sm": {"mean_s": 0}, "mem": {"mean_s": 0}}}
-    fast = dvfs_sim.run(sc, policy=NonGemmAt1410())
-    native = dvfs_sim.run(dict(sc, policy="max"))
+    fast = dvfs_sim.run(sc, policy=NonGemmAt1410(), reuse_trace=True)
+    native = dvfs_sim.run(dict(sc, policy="max"), reuse_trace=True)
     assert fast["totals"]["clock_switches"] > 100
     assert fast["totals"]["energy_j"] < native["totals"]["energy_j"]
-    slow = dvfs_sim.run(dict(sc, switch_latency={"sm": {"mean_s": 0.01}}), policy=NonGemmAt1410())
+    slow = dvfs_sim.run(dict(sc, switch_latency={"sm": {"mean_s": 0.01}}), policy=NonGemmAt1410(), reuse_trace=True)
     assert slow["totals"]["switch_latency_s"] > fast["totals"]["switch_latency_s"]
 
 
@@ -77,7 +77,7 @@ def test_tick_callbacks_run_every_period_and_see_windowed_power():
             return {"sm_mhz": 1410} if telemetry.window_power_w > 600 else {"sm_mhz": 1980}
 
     p = PowerTarget()
-    s = dvfs_sim.run({"trace": RECORDING, "gpu": "h200"}, policy=p)
+    s = dvfs_sim.run({"trace": RECORDING, "gpu": "h200"}, policy=p, reuse_trace=True)
     assert s["policy"] == "PowerTarget"
     assert len(p.powers) == pytest.approx(s["totals"]["time_s"] / 0.01, abs=2)
     assert max(p.powers) > 600 and s["totals"]["clock_switches"] > 2

@@ -71,3 +71,17 @@ def test_bad_grids_raise_input_errors():
         dvfs_sim.sweep(BASE, {"seed": 3})
     with pytest.raises(dvfs_sim.InputError, match=r"grid\[1\]: expected a dict"):
         dvfs_sim.sweep(BASE, [{"seed": 1}, 2])
+
+
+def worker_pid(summary):
+    return {"pid": os.getpid()}
+
+
+def test_worker_processes_stay_between_sweeps_until_stopped():
+    grid = {"seed": [0, 1, 2, 3]}
+    first = set(dvfs_sim.sweep(BASE, grid, processes=2, progress=False, metrics=worker_pid)["pid"])
+    second = set(dvfs_sim.sweep(BASE, grid, processes=2, progress=False, metrics=worker_pid)["pid"])
+    assert len(first | second) <= 2 and os.getpid() not in first
+    dvfs_sim.stop_workers()
+    third = set(dvfs_sim.sweep(BASE, grid, processes=2, progress=False, metrics=worker_pid)["pid"])
+    assert not third & (first | second)
