@@ -63,11 +63,13 @@ def points_of(grid):
     if grid is None:
         return [{}]
     if isinstance(grid, dict):
+        values = {}
         for k, v in grid.items():
-            if not isinstance(v, (list, tuple)) or not v:
+            if isinstance(v, (str, bytes, dict)) or not hasattr(v, "__iter__") or not list(v):
                 raise InputError(f"grid: {k}: expected a non-empty list of values, got {v!r}")
-        keys = list(grid)
-        return [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
+            values[k] = list(v)
+        keys = list(values)
+        return [dict(zip(keys, combo)) for combo in itertools.product(*(values[k] for k in keys))]
     if isinstance(grid, (list, tuple)):
         for i, p in enumerate(grid):
             if not isinstance(p, dict):
