@@ -9,8 +9,9 @@ ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<4, at::native::Gel
 
 
 class FakeBackend:
-    def __init__(self, kernels_per_step=20):
+    def __init__(self, kernels_per_step=20, drop_step_ranges=False):
         self.kernels_per_step = kernels_per_step
+        self.drop_step_ranges = drop_step_ranges  # like a profiler that loses ranges that do not nest
         self.ranges = []       # [name, t0_ns, t1_ns or None]
         self.calls = []        # what the recorder asked, in order
         self.profiling = False
@@ -46,8 +47,9 @@ class FakeBackend:
         us = lambda ns: (ns - base) / 1000.0  # noqa: E731
         events, corr = [], 1
         for name, t0, t1 in self.ranges:
-            events.append({"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": 1, "ts": us(t0),
-                           "dur": (t1 - t0) / 1000.0})
+            if not self.drop_step_ranges:
+                events.append({"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": 1, "ts": us(t0),
+                               "dur": (t1 - t0) / 1000.0})
             slot = (t1 - t0) / 1000.0 / self.kernels_per_step
             for k in range(self.kernels_per_step):
                 launch = us(t0) + k * slot

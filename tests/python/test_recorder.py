@@ -76,9 +76,10 @@ def run_fake_training(rec, steps, step_s=0.06):
             break
 
 
-def test_recorder_writes_the_recording_layout_and_validate_reads_it(fake_nvml, tmp_path):
+@pytest.mark.parametrize("profiler_drops_step_ranges", [False, True])
+def test_recorder_writes_the_recording_layout_and_validate_reads_it(fake_nvml, tmp_path, profiler_drops_step_ranges):
     out = tmp_path / "rec"
-    backend = FakeBackend()
+    backend = FakeBackend(drop_step_ranges=profiler_drops_step_ranges)
     with Recorder(out, warmup=2, profiled=4, sample_ms=2, idle_s=0.2, nvml_module="fake_pynvml", backend=backend,
                   quiet=True) as rec:
         run_fake_training(rec, steps=20)

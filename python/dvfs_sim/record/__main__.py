@@ -1,7 +1,8 @@
 """python3 -m dvfs_sim.record -o DIR [--steps WARMUP:PROFILED] [--gpu INDEX] [--sample-ms MS] -- python3 train.py ARGS...
 
 Runs the training script in this process (as `python3 train.py ARGS...` would, sys.argv set), marks a step
-after every optimizer step (a global PyTorch hook: the script is unchanged), profiles the PROFILED steps
+after every optimizer step (a global PyTorch hook: the script is unchanged; a loop that steps several
+optimizers per training step should use dvfs_sim.record.Recorder and rec.step() instead), profiles the PROFILED steps
 after WARMUP with Kineto, samples NVML in a separate process, and writes DIR/trace.json.gz,
 DIR/telemetry.csv and DIR/run.json (docs/recording-format.md). The script is stopped once the profiled
 steps are recorded (--run-to-end lets it finish). NVML is only read: no card setting is changed.

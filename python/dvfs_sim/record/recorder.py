@@ -15,14 +15,13 @@ Steps: the first `warmup` steps run unprofiled; the profiler starts at the end o
 first profiled step begins at a GPU-synchronised bound and its profiler start-up lands outside it. NVML is
 only read, never set (see nvml.py).
 """
-import gzip
 import json
 import os
-import shutil
 import sys
 import time
 
 from . import nvml as nvml_io
+from .trace_file import finish_trace
 
 
 class RecorderError(RuntimeError):
@@ -227,9 +226,7 @@ class Recorder:
     def _write(self):
         raw = os.path.join(self.out_dir, "trace.json")
         self.backend.export_trace(raw)
-        with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=6) as g:
-            shutil.copyfileobj(f, g)
-        os.unlink(raw)
+        finish_trace(raw, self.bounds, self._say)
         s = (self.bounds[-1]["t1_ns"] - self.bounds[0]["t0_ns"]) / 1e9
         j = sum(b["energy_mj"] for b in self.bounds) / 1e3
         run = {"profiled_steps": self.bounds, "profiled_s": s, "profiled_energy_j": j,
