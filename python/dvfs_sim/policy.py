@@ -29,6 +29,12 @@ per-GPU state. Cost: see README ("Python policies").
 """
 
 
+def policy_names():
+    """Every policy a scenario's "policy" key accepts (C++ policies; a Python policy is passed as policy=)."""
+    from ._native import core
+    return [p.strip() for p in core().policy_names_text().split(",")]
+
+
 class Policy:
     """Optional base class: the attributes a Python policy may define, with their defaults. Define
     before_kernel(kernel, telemetry) and/or on_tick(telemetry) in the subclass (they are looked up,

@@ -10,6 +10,7 @@
 #include "sim/calibrate/profile_fit.hpp"
 #include "sim/compare.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
+#include "sim/planning/planned_policies.hpp"
 #include "sim/calibrate/recording_fit.hpp"
 #include "sim/validate/model_checks.hpp"
 #include "sim/validate/validate.hpp"
@@ -66,6 +67,7 @@ PYBIND11_MODULE(_core, m) {
     return dvfs::compare_grid(sc, policies, budgets, latencies).dump();
   });
   m.def("available_models", &dvfs::available_models);
+  m.def("policy_names_text", [] { return dvfs::policy_names(); });
   m.def("default_scenario_path", &dvfs::default_scenario_path);
   m.def("data_dir", &dvfs::data_dir);
 }

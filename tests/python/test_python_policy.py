@@ -127,3 +127,16 @@ def test_an_exception_in_a_callback_stops_the_run_and_reaches_the_caller():
     with pytest.raises(KeyError, match="kernel 2"):
         dvfs_sim.run({"trace": FIXTURE, "gpu": "h200"}, policy=Boom())
     assert dvfs_sim.run({"trace": FIXTURE, "gpu": "h200", "policy": "max"})["totals"]["energy_j"] > 0  # still usable
+
+
+def test_every_cpp_policy_is_selectable_by_name_from_python():
+    names = dvfs_sim.policy_names()
+    assert {"max", "static", "native", "recorded", "per-kernel", "per-kernel-online", "pass-level", "static-best",
+            "latency-aware"} <= set(names)
+    for name in names:
+        policy = {"name": "static", "sm_mhz": 1410, "mem_mhz": 3201} if name == "static" else name
+        s = dvfs_sim.run({"trace": FIXTURE, "gpu": "h200", "policy": policy})
+        if name == "latency-aware":  # replays the candidates and keeps the best, native included
+            assert s["plan"][0]["chosen"] and s["policy"] in names
+        else:
+            assert s["policy"] == name
