@@ -2,6 +2,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/progress.hpp"
 #include "sim/planning/planned_policies.hpp"
 
 #include <algorithm>
@@ -26,8 +27,11 @@ Json compare_policies(const Scenario& sc, const std::vector<std::string>& polici
   return compare_policies(sc, trace, model, policies, budget_pct);
 }
 
-Json compare_policies(const Scenario& base, const LoadedTrace& trace, const GpuModel& model,
-                      const std::vector<std::string>& policies, double budget_pct) {
+namespace {
+
+// One comparison; `progress` counts one unit per replayed policy (a local bar when null).
+Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const GpuModel& model,
+                           const std::vector<std::string>& policies, double budget_pct, Progress* progress) {
   if (!(budget_pct >= 0) || !std::isfinite(budget_pct))
     throw InputError("--budget", "", "expected a slowdown budget >= 0 %, got " + std::to_string(budget_pct));
   if (policies.empty()) throw InputError("--policies", "", "expected at least one policy to compare with native");
@@ -43,7 +47,10 @@ Json compare_policies(const Scenario& base, const LoadedTrace& trace, const GpuM
   }
   Json rows = Json::array();
   double ref_e = 0, ref_t = 0;
+  std::optional<Progress> local;
+  if (!progress) progress = &local.emplace("compare " + model.name(), names.size());
   for (const auto& name : names) {
+    progress->note(name);
     Scenario sc = base;
     sc.policy = PolicySpec{};
     sc.policy.name = name;
@@ -70,6 +77,7 @@ Json compare_policies(const Scenario& base, const LoadedTrace& trace, const GpuM
       if (p.contains("chosen")) row["latency_aware_choice"] = p["chosen"];
     }
     rows.push_back(row);
+    progress->advance();
   }
   SwitchLatency lat = model.switch_latency();
   base.replay.sm_latency.apply_to(lat.sm);
@@ -81,6 +89,13 @@ Json compare_policies(const Scenario& base, const LoadedTrace& trace, const GpuM
   return out;
 }
 
+}  // namespace
+
+Json compare_policies(const Scenario& base, const LoadedTrace& trace, const GpuModel& model,
+                      const std::vector<std::string>& policies, double budget_pct) {
+  return compare_with_progress(base, trace, model, policies, budget_pct, nullptr);
+}
+
 Json compare_grid(const Scenario& base, const std::vector<std::string>& policies, const std::vector<double>& budgets_pct,
                   const std::vector<double>& latencies_s) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -89,6 +104,10 @@ Json compare_grid(const Scenario& base, const std::vector<std::string>& policies
   Json rows = Json::array();
   std::vector<std::optional<double>> lats(latencies_s.begin(), latencies_s.end());
   if (lats.empty()) lats.push_back(std::nullopt);  // the scenario's own (or the model's) latency
+  // One unit per replay: native and each policy, for every latency and budget.
+  const std::size_t per_budget = 1 + static_cast<std::size_t>(std::count_if(
+      policies.begin(), policies.end(), [](const std::string& p) { return p != "native"; }));
+  Progress progress("compare " + model.name(), lats.size() * budgets_pct.size() * per_budget);
   for (const auto& requested : lats) {
     Scenario sc = base;
     if (requested) {
@@ -100,7 +119,7 @@ Json compare_grid(const Scenario& base, const std::vector<std::string>& policies
     sc.replay.sm_latency.apply_to(eff.sm);
     const double lat = eff.sm.mean_s;
     for (double b : budgets_pct) {
-      const Json t = compare_policies(sc, trace, model, policies, b);
+      const Json t = compare_with_progress(sc, trace, model, policies, b, &progress);
       for (Json r : t["rows"]) {
         r["gpu"] = model.name();
         r["switching_time_s"] = r.value("switch_latency_s", 0.0);  // summed over the replay's switches

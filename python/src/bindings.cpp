@@ -1,12 +1,16 @@
 // pybind11 module dvfs_sim._core: the C++ core behind `import dvfs_sim`. Documents cross the boundary
-// as JSON text, so Python gets plain dicts and the C++ side keeps one validation path.
+// as JSON text, so Python gets plain dicts and the C++ side keeps one validation path; timelines come
+// back as numpy arrays and GPU models as the C++ objects themselves (see core_parts.hpp for the rest).
+#include "python/src/core_parts.hpp"
+
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 #include "sim/calibrate/profile_fit.hpp"
 #include "sim/compare.hpp"
-#include "sim/pipeline/synthetic_run.hpp"
+#include "sim/pipeline/perseus_runs.hpp"
+#include "sim/planning/planned_policies.hpp"
 #include "sim/calibrate/recording_fit.hpp"
 #include "sim/validate/model_checks.hpp"
 #include "sim/validate/validate.hpp"
@@ -16,51 +20,38 @@
 
 namespace py = pybind11;
 
-namespace {
-
-std::string run_json(const std::string& scenario_json, const std::string& file, const std::string& base_dir,
-                     const std::string& output_dir) {
-  dvfs::Json doc;
-  try {
-    doc = dvfs::Json::parse(scenario_json);
-  } catch (const dvfs::Json::parse_error& e) {
-    throw dvfs::InputError(file, "", std::string("malformed JSON (") + e.what() + ")");
-  }
-  dvfs::Scenario sc = dvfs::parse_scenario(doc, file, base_dir);
-  if (!sc.synthetic.is_null()) {
-    dvfs::Json res;
-    {
-      py::gil_scoped_release release;
-      res = dvfs::run_synthetic(dvfs::synthetic_request(sc));
-    }
-    return res.dump();
-  }
-  dvfs::SimulationResult r;
-  {
-    py::gil_scoped_release release;  // the simulation needs no Python objects
-    r = dvfs::simulate(sc);
-  }
-  const std::string out = output_dir.empty() ? sc.output_dir : output_dir;
-  if (!out.empty()) dvfs::write_results(r, out);
-  return r.summary.dump();
-}
-
-}  // namespace
-
 PYBIND11_MODULE(_core, m) {
   m.doc() = "dvfs-sim C++ core";
   py::register_exception<dvfs::InputError>(m, "InputError", PyExc_ValueError);
-  m.def("run_json", &run_json, py::arg("scenario_json"), py::arg("file"), py::arg("base_dir"),
-        py::arg("output_dir") = "", "Run a scenario given as JSON text; returns the summary as JSON text.");
+  dvfs_py::bind_gpu_model(m);
+  dvfs_py::bind_simulation(m);
+  m.def("run_json", [](const std::string& scenario_json, const std::string& file, const std::string& base_dir,
+                       const std::string& output_dir) {
+    return dvfs_py::simulate_scenario(scenario_json, file, base_dir, output_dir, false, py::none(), false)[0].cast<std::string>();
+  }, py::arg("scenario_json"), py::arg("file"), py::arg("base_dir"), py::arg("output_dir") = "",
+     "Run a scenario given as JSON text; returns the summary as JSON text.");
   m.def("validate_json", [](const std::string& dir, const std::string& gpu) {
+    dvfs_py::SimulationLock lock;
+    py::gil_scoped_release no_gil;
     return dvfs::validate_recording(dir, gpu).dump();
   });
-  m.def("validate_models_json", [] { return dvfs::validate_models().dump(); });
+  m.def("validate_models_json", [] {
+    dvfs_py::SimulationLock lock;
+    py::gil_scoped_release no_gil;
+    return dvfs::validate_models().dump();
+  });
+  m.def("validate_perseus_runs_json", [](const std::string& dir, const std::vector<int>& plans, double p2p_latency_s) {
+    dvfs_py::SimulationLock lock;
+    py::gil_scoped_release no_gil;
+    return dvfs::validate_perseus_runs(dir, plans, p2p_latency_s).dump();
+  }, py::arg("dir"), py::arg("plans"), py::arg("p2p_latency_s"));
   m.def("calibrate_json", [](bool from_profile, const std::string& path, const std::string& base, const std::string& date) {
     const std::string profile = from_profile ? path : "", recording = from_profile ? "" : path;
     const std::string base_path = dvfs::resolve_model_path(base, "", "base");
     const std::string command = "dvfs_sim.calibrate(" + (profile.empty() ? "recording=" + recording : "profile=" + profile) +
                                 ", base=" + base + ")";
+    dvfs_py::SimulationLock lock;
+    py::gil_scoped_release no_gil;
     if (from_profile) {
       dvfs::ProfileCalibration c = dvfs::calibrate_from_profile(profile, base_path, command, date);
       return dvfs::Json{{"model", c.model}, {"report", {{"fit_error_in_sample", c.fit_error.to_json()}, {"table", c.table}}}}.dump();
@@ -71,14 +62,12 @@ PYBIND11_MODULE(_core, m) {
   m.def("compare_grid_json", [](const std::string& scenario_path, const std::vector<std::string>& policies,
                                 const std::vector<double>& budgets, const std::vector<double>& latencies) {
     const dvfs::Scenario sc = dvfs::load_scenario(scenario_path);
-    dvfs::Json out;
-    {
-      py::gil_scoped_release release;
-      out = dvfs::compare_grid(sc, policies, budgets, latencies);
-    }
-    return out.dump();
+    dvfs_py::SimulationLock lock;
+    py::gil_scoped_release no_gil;
+    return dvfs::compare_grid(sc, policies, budgets, latencies).dump();
   });
   m.def("available_models", &dvfs::available_models);
+  m.def("policy_names_text", [] { return dvfs::policy_names(); });
   m.def("default_scenario_path", &dvfs::default_scenario_path);
   m.def("data_dir", &dvfs::data_dir);
 }

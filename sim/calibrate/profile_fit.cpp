@@ -3,6 +3,7 @@
 #include "models/src/stage_model.hpp"
 #include "sim/calibrate/rounding.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/progress.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -220,7 +221,13 @@ ProfileCalibration calibrate_from_profile(const std::string& profile_path, const
   ProfileCalibration best;
   double best_score = std::numeric_limits<double>::infinity();
   Json candidates = Json::array();
+  Progress progress("calibrate " + base_model.name() + ": cap targets", targets.size());
+  struct CountOnExit {  // every way out of an iteration (continue included) counts one target done
+    Progress& p;
+    ~CountOnExit() { p.advance(); }
+  };
   for (double tf : targets) {
+    const CountOnExit counted{progress};
     std::vector<Row> below;  // rows the cap cannot have touched
     for (const Row& r : all)
       if (r.p < 0.97 * tf * cap) below.push_back(r);
@@ -251,6 +258,7 @@ ProfileCalibration calibrate_from_profile(const std::string& profile_path, const
       best.table = candidates.back();
     }
   }
+  progress.finish();
   if (!std::isfinite(best_score))
     throw InputError(profile_path, "energy",
                      "no physically meaningful power fit: too few distinct rows below the power cap, a clock range "

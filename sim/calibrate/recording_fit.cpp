@@ -3,6 +3,7 @@
 #include "models/src/gpu_model.hpp"
 #include "sim/calibrate/rounding.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/progress.hpp"
 #include "sim/validate/validate.hpp"
 
 #include <algorithm>
@@ -103,6 +104,9 @@ ClassFit fit_class(const std::vector<const Group*>& groups, double f_top) {
 
 RecordingCalibration calibrate_from_recording(const std::string& dir, const std::string& base_path,
                                               const std::string& command, const std::string& date) {
+  // Four stages: load and fit the time shares, then three replays of the recording.
+  Progress progress("calibrate from " + dir, 4);
+  progress.note("loading the recording");
   const Recording rec = load_validation_recording(dir);
   Json model = read_json_file(base_path);
   const GpuModel base = GpuModel::from_json(model, base_path);
@@ -204,12 +208,14 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
   else model.erase("kernels");
 
   // Dynamic power scale: replay at the recorded clocks; E = idle energy + scale * dynamic energy.
+  progress.advance(1, "replay at the recorded clocks");
   model["power"]["dynamic_scale"] = 1.0;
   const Json first = validate_recording(rec, GpuModel::from_json(model, base_path));
   const Json& rec_total = first["clock_sources"][1]["total"];
   const double t_sim = rec_total["simulated_time_s"].get<double>();
   const double e_sim = rec_total["simulated_energy_j"].get<double>(), e_meas = rec_total["measured_energy_j"].get<double>();
   // Idle share of the simulated energy: replay with zero dynamic power.
+  progress.advance(1, "replay with idle power only");
   Json idle_only = model;
   idle_only["power"]["dynamic_scale"] = 1e-9;
   const double e_idle = validate_recording(rec, GpuModel::from_json(idle_only, base_path))["clock_sources"][1]["total"]["simulated_energy_j"].get<double>();
@@ -220,8 +226,11 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
                      "base model has no dynamic power (classes.*.dynamic_w all 0)");
   model["power"]["dynamic_scale"] = scale;
 
+  progress.advance(1, "checking the fitted model");
   const GpuModel final_model = GpuModel::from_json(model, base_path);
   const Json check = validate_recording(rec, final_model);
+  progress.advance();
+  progress.finish();
   model["status"] = "calibrated";
   Json& prov = model["provenance"];
   std::string trimmed = dir;

@@ -91,7 +91,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     std::printf("  per-kernel plan, one step (%zu activities, %zu identities) x %zu clock pairs (rtx-3080-ti): %.3f s"
                 "   target < 1 s   ratio %.1fx\n",
                 step.kernels.size(), plan.group_names.size(), plan.pairs.size(), plan_s, 1.0 / std::max(plan_s, 1e-9));
-    // The study grid of notebooks/kernel_dvfs.ipynb.
+    // The study grid of notebooks/02-per-kernel-and-latency.ipynb.
     auto tg = std::chrono::steady_clock::now();
     std::size_t replays = 0;
     for (const char* gpu : {"rtx-3080-ti", "a100-sxm4", "h200", "b200-like"}) {

@@ -143,10 +143,8 @@ Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& r
   return s;
 }
 
-std::string timeline_csv(const std::vector<RankOutcome>& outcomes) {
-  std::ostringstream os;
-  os << "gpu,t_s,power_w,sm_mhz,mem_mhz,energy_j\n";
-  char line[160];
+TimelineColumns timeline_columns(const std::vector<RankOutcome>& outcomes) {
+  TimelineColumns c;
   for (const RankOutcome& o : outcomes) {
     const auto& tl = o.meter.timeline();
     const double dt = o.meter.timeline_interval_s();
@@ -157,10 +155,26 @@ std::string timeline_csv(const std::vector<RankOutcome>& outcomes) {
       const double width = std::min(dt, o.stats.end_s - t0);
       if (width <= 0) break;
       cumulative += tl[i].energy_j;
-      std::snprintf(line, sizeof line, "%d,%.6f,%.3f,%.1f,%.1f,%.6f\n", o.rank, t0 + width, tl[i].energy_j / width,
-                    tl[i].sm_mhz_time / width, tl[i].mem_mhz_time / width, cumulative);
-      os << line;
+      c.gpu.push_back(o.rank);
+      c.t_s.push_back(t0 + width);
+      c.power_w.push_back(tl[i].energy_j / width);
+      c.sm_mhz.push_back(tl[i].sm_mhz_time / width);
+      c.mem_mhz.push_back(tl[i].mem_mhz_time / width);
+      c.energy_j.push_back(cumulative);
     }
+  }
+  return c;
+}
+
+std::string timeline_csv(const std::vector<RankOutcome>& outcomes) {
+  const TimelineColumns c = timeline_columns(outcomes);
+  std::ostringstream os;
+  os << "gpu,t_s,power_w,sm_mhz,mem_mhz,energy_j\n";
+  char line[160];
+  for (std::size_t i = 0; i < c.t_s.size(); ++i) {
+    std::snprintf(line, sizeof line, "%d,%.6f,%.3f,%.1f,%.1f,%.6f\n", c.gpu[i], c.t_s[i], c.power_w[i], c.sm_mhz[i],
+                  c.mem_mhz[i], c.energy_j[i]);
+    os << line;
   }
   return os.str();
 }

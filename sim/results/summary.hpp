@@ -15,6 +15,13 @@ namespace dvfs {
 
 Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& rep, const GpuModel& model,
                    const std::vector<RankOutcome>& outcomes);
+// The timeline as columns, one entry per interval and GPU: the mean power and clocks over the interval
+// (the last one may be partial) and the cumulative energy at its end. timeline.csv prints these.
+struct TimelineColumns {
+  std::vector<int> gpu;
+  std::vector<double> t_s, power_w, sm_mhz, mem_mhz, energy_j;
+};
+TimelineColumns timeline_columns(const std::vector<RankOutcome>& outcomes);
 std::string timeline_csv(const std::vector<RankOutcome>& outcomes);
 // Human-readable table of a summary (what `dvfs-sim run` prints).
 std::string format_report(const Json& summary);

@@ -15,140 +15,19 @@ idle (2 s), warm-up, timed steps (GPU-synchronised bounds, no profiler), idle (1
 with the training loop) from the first idle phase to the last.
 """
 import argparse
-import csv
 import gzip
 import json
 import math
-import multiprocessing as mp
 import os
 import shutil
 import sys
 import time
 
-TELEMETRY_COLUMNS = ["t_ns", "energy_mj", "power_mw", "power_instant_mw", "sm_mhz", "mem_mhz", "util_gpu",
-                     "util_mem", "temp_c", "throttle_reasons"]
-
-
-def sampler(path, index, period_s, stop, ready):
-    """Samples NVML every period_s into a CSV until `stop` is set (runs in a child process)."""
-    import pynvml as nv
-    nv.nvmlInit()
-    h = nv.nvmlDeviceGetHandleByIndex(index)
-    instant_id = getattr(nv, "NVML_FI_DEV_POWER_INSTANT", None)
-    throttle = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or nv.nvmlDeviceGetCurrentClocksThrottleReasons
-    rows = []
-    ready.set()
-    while not stop.is_set():
-        t = time.time_ns()
-        inst = 0
-        if instant_id is not None:
-            try:
-                fv = nv.nvmlDeviceGetFieldValues(h, [instant_id])[0]
-                inst = fv.value.uiVal if fv.nvmlReturn == 0 else 0
-            except nv.NVMLError:
-                inst = 0
-        util = nv.nvmlDeviceGetUtilizationRates(h)
-        rows.append((t, nv.nvmlDeviceGetTotalEnergyConsumption(h), nv.nvmlDeviceGetPowerUsage(h), inst,
-                     nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM), nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
-                     util.gpu, util.memory, nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU), throttle(h)))
-        time.sleep(max(0.0, period_s - (time.time_ns() - t) * 1e-9))
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(TELEMETRY_COLUMNS)
-        w.writerows(rows)
-    nv.nvmlShutdown()
-
-
-def device_info(nv, h, torch, index):
-    def safe(fn, *a):
-        try:
-            return fn(*a)
-        except nv.NVMLError:
-            return None
-    name = nv.nvmlDeviceGetName(h)
-    mems = safe(nv.nvmlDeviceGetSupportedMemoryClocks, h) or []
-    props = torch.cuda.get_device_properties(index)
-    return {
-        "name": name.decode() if isinstance(name, bytes) else name,
-        "driver": (lambda d: d.decode() if isinstance(d, bytes) else d)(nv.nvmlSystemGetDriverVersion()),
-        "power_limit_mw": safe(nv.nvmlDeviceGetPowerManagementLimit, h),
-        "power_limit_default_mw": safe(nv.nvmlDeviceGetPowerManagementDefaultLimit, h),
-        "power_limit_constraints_mw": list(safe(nv.nvmlDeviceGetPowerManagementLimitConstraints, h) or []),
-        "max_sm_mhz": safe(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_SM),
-        "max_mem_mhz": safe(nv.nvmlDeviceGetMaxClockInfo, h, nv.NVML_CLOCK_MEM),
-        "app_sm_mhz": safe(nv.nvmlDeviceGetApplicationsClock, h, nv.NVML_CLOCK_SM),
-        "default_app_sm_mhz": safe(nv.nvmlDeviceGetDefaultApplicationsClock, h, nv.NVML_CLOCK_SM),
-        "supported_mem_mhz": list(mems),
-        "supported_sm_mhz": {str(m): list(safe(nv.nvmlDeviceGetSupportedGraphicsClocks, h, m) or []) for m in mems},
-        "sm_count": props.multi_processor_count,
-        "total_mem": props.total_memory,
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-    }
-
-
-def build_model(torch, a):
-    nn, F = torch.nn, torch.nn.functional
-
-    class RMSNorm(nn.Module):
-        def __init__(self, d):
-            super().__init__()
-            self.w = nn.Parameter(torch.ones(d))
-
-        def forward(self, x):
-            return F.rms_norm(x, (x.shape[-1],), self.w, 1e-5)
-
-    class Block(nn.Module):
-        def __init__(self, i):
-            super().__init__()
-            self.i = i
-            norm = RMSNorm if a.llama else nn.LayerNorm
-            self.n1, self.n2 = norm(a.d), norm(a.d)
-            self.hd = a.d // a.heads
-            self.qkv = nn.Linear(a.d, (a.heads + 2 * a.kv_heads) * self.hd, bias=not a.llama)
-            self.proj = nn.Linear(a.d, a.d, bias=not a.llama)
-            if a.llama:
-                self.up = nn.Linear(a.d, 2 * a.ffn, bias=False)
-            else:
-                self.up = nn.Linear(a.d, a.ffn)
-            self.down = nn.Linear(a.ffn, a.d, bias=not a.llama)
-
-        def forward(self, x):
-            B, T, _ = x.shape
-            with torch.profiler.record_function(f"layer{self.i}.attn"):
-                q, k, v = self.qkv(self.n1(x)).split([a.heads * self.hd, a.kv_heads * self.hd, a.kv_heads * self.hd], -1)
-                q = q.view(B, T, a.heads, self.hd).transpose(1, 2)
-                k = k.view(B, T, a.kv_heads, self.hd).transpose(1, 2)
-                v = v.view(B, T, a.kv_heads, self.hd).transpose(1, 2)
-                y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=a.kv_heads != a.heads)
-                x = x + self.proj(y.transpose(1, 2).reshape(B, T, a.d))
-            with torch.profiler.record_function(f"layer{self.i}.mlp"):
-                h = self.up(self.n2(x))
-                if a.llama:
-                    g, u = h.chunk(2, -1)
-                    h = F.silu(g) * u
-                else:
-                    h = F.gelu(h, approximate="tanh")
-                x = x + self.down(h)
-            return x
-
-    class Model(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.emb = nn.Embedding(a.vocab, a.d)
-            self.blocks = nn.ModuleList(Block(i) for i in range(a.layers))
-            self.norm = (RMSNorm if a.llama else nn.LayerNorm)(a.d)
-            self.head = nn.Linear(a.d, a.vocab, bias=False)
-
-        def forward(self, idx, tgt):
-            x = self.emb(idx)
-            for b in self.blocks:
-                x = b(x)
-            with torch.profiler.record_function("lm_head"):
-                logits = self.head(self.norm(x))
-                return F.cross_entropy(logits.float().reshape(-1, a.vocab), tgt.reshape(-1))
-
-    return Model()
+# The sampler, the device read-outs and the model live in the dvfs_sim package (python/): one copy,
+# shared with `python3 -m dvfs_sim.record`. They need no compiled core.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from dvfs_sim.examples.train_gpt import build_model  # noqa: E402
+from dvfs_sim.record.nvml import Sampler, device_info  # noqa: E402
 
 
 def log(msg):
@@ -185,14 +64,9 @@ def main():
     energy = lambda: nv.nvmlDeviceGetTotalEnergyConsumption(h)  # noqa: E731  (mJ since driver load)
     dev = device_info(nv, h, torch, a.device)
 
-    ctx = mp.get_context("spawn")
-    stop, ready = ctx.Event(), ctx.Event()
-    tel_path = os.path.join(a.out, "telemetry.csv")
-    # daemon: a failure in the training loop must not leave the sampler holding the process open
-    proc = ctx.Process(target=sampler, args=(tel_path, a.device, a.sample_ms / 1e3, stop, ready), daemon=True)
-    proc.start()
-    if not ready.wait(60):
-        raise SystemExit("NVML sampler process did not start within 60 s")
+    # A separate process samples NVML (no GIL contention with the training loop).
+    sampler = Sampler(os.path.join(a.out, "telemetry.csv"), a.device, a.sample_ms / 1e3)
+    sampler.start()
     log("sampler running")
     phases = []
 
@@ -245,8 +119,7 @@ def main():
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         profiled = phase("train:profiled", lambda: timed_steps(a.profiled, lambda i: f"step{i}"))
     phase("idle:end", lambda: time.sleep(2.0))
-    stop.set()
-    proc.join(120)
+    sampler.stop()
     log("sampler stopped; exporting the trace")
 
     raw = os.path.join(a.out, "trace.json")

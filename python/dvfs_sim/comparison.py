@@ -1,0 +1,30 @@
+"""Policies side by side on one scenario (as `dvfs-sim compare`)."""
+import json
+import math
+import os
+
+from ._native import InputError, core
+
+DEFAULT_POLICIES = ("max", "static-best", "pass-level", "per-kernel", "per-kernel-online", "latency-aware")
+
+
+def compare(scenario, policies=DEFAULT_POLICIES, budgets_pct=(0.0,), latencies_s=(None,)):
+    """Replays a scenario file under each policy for every slowdown budget (%) and switch latency (s;
+    None keeps the scenario's / model's), native always included as the reference. Returns
+    {"rows": [...], "wall_s": ...}; each row: gpu, policy, budget, latency, energy, time, energy saved
+    and slowdown vs native, clock switches, switching time. Same code as `dvfs-sim compare`."""
+    if isinstance(policies, str):
+        policies = [p.strip() for p in policies.split(",") if p.strip()]
+    budgets = [float(b) for b in budgets_pct]
+    if not budgets or any(not math.isfinite(b) or b < 0 for b in budgets):
+        raise InputError("budgets_pct: expected at least one slowdown budget, each a finite number >= 0 (%)")
+    lats = list(latencies_s)
+    if any(x is None for x in lats):
+        if len(lats) != 1:
+            raise InputError("latencies_s: None (the scenario's or model's latency) cannot be mixed with explicit latencies")
+        lats = []
+    else:
+        lats = [float(x) for x in lats]
+        if not lats or any(not math.isfinite(x) or x < 0 for x in lats):
+            raise InputError("latencies_s: expected switch latencies, each a finite number >= 0 (s)")
+    return json.loads(core().compare_grid_json(os.fspath(scenario), list(policies), budgets, lats))

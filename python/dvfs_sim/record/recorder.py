@@ -1,0 +1,240 @@
+"""Recorder: a training run on one NVIDIA GPU, written in the layout `dvfs-sim validate` reads
+(docs/recording-format.md): trace.json.gz (Kineto, a `step<i>` range per profiled step), telemetry.csv
+(NVML samples from a separate process) and run.json (device read-outs, phases with counter energy,
+profiled step bounds taken with the GPU synchronised).
+
+    from dvfs_sim.record import Recorder
+    with Recorder("out/my-run", warmup=3, profiled=6) as rec:
+        for batch in data:
+            train_step(batch)
+            rec.step()              # end of a training step
+            if rec.done:
+                break
+
+Steps: the first `warmup` steps run unprofiled; the profiler starts at the end of the last of them, so the
+first profiled step begins at a GPU-synchronised bound and its profiler start-up lands outside it. NVML is
+only read, never set (see nvml.py).
+"""
+import json
+import os
+import sys
+import time
+
+from . import nvml as nvml_io
+from .trace_file import finish_trace
+
+
+class RecorderError(RuntimeError):
+    """A recording cannot be made (no GPU, no NVML, no PyTorch, bad arguments, too few steps)."""
+
+
+class StopRecording(BaseException):
+    """Raised from the step hook once every profiled step is recorded, to end the user's script there.
+    A BaseException, so that the script's own `except Exception` does not swallow it."""
+
+
+def _log(msg):
+    print(f"[dvfs_sim.record {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+class Recorder:
+    """out_dir: the recording directory (created). warmup (>= 1) and profiled (>= 1): steps. gpu: NVML
+    index of the GPU the loop runs on. sample_ms: NVML sampling period. idle_s: idle time measured before
+    and after (idle power for calibration). stop_script: raise StopRecording from step() once done (the
+    CLI does, to end the script). backend: the PyTorch adapter (torch_backend.TorchBackend by default).
+    command: how the recording was made, kept in run.json."""
+
+    def __init__(self, out_dir, warmup=3, profiled=6, gpu=0, sample_ms=5.0, idle_s=1.0, nvml_module="pynvml",
+                 backend=None, command=None, stop_script=False, quiet=False):
+        if not (isinstance(warmup, int) and warmup >= 1):
+            raise RecorderError(f"warmup: expected >= 1 step (the first profiled step starts where a warm-up step ends), got {warmup!r}")
+        if not (isinstance(profiled, int) and profiled >= 1):
+            raise RecorderError(f"profiled: expected >= 1 step, got {profiled!r}")
+        if not (sample_ms > 0):
+            raise RecorderError(f"sample_ms: expected a period > 0 ms, got {sample_ms!r}")
+        self.out_dir, self.warmup, self.profiled, self.gpu = os.fspath(out_dir), warmup, profiled, gpu
+        self.sample_ms, self.idle_s, self.nvml_module = float(sample_ms), float(idle_s), nvml_module
+        self.backend, self.command, self.stop_script, self.quiet = backend, command, stop_script, quiet
+        self.steps_seen = 0
+        self.bounds = []        # profiled steps: {t0_ns, t1_ns, energy_mj}
+        self.phases = []        # {name, t0_ns, t1_ns, energy_mj}
+        self._nv = self._h = self._sampler = self._device = None
+        self._range = None
+        self._open_step = None  # (t0_ns, e0_mj) of the profiled step in progress
+        self._last_end = None   # (t1_ns, e1_mj) of the last profiled step
+        self._profiling = False
+        self._phase_start = None
+        self._removers = []
+        self.started = self.finished = False
+
+    # --- life cycle ----------------------------------------------------------------------------------
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.finish(failed=exc_type is not None and not issubclass(exc_type, StopRecording))
+        return exc_type is not None and issubclass(exc_type, StopRecording)
+
+    @property
+    def done(self):
+        """True once every profiled step is recorded."""
+        return len(self.bounds) >= self.profiled
+
+    def _say(self, msg):
+        if not self.quiet:
+            _log(msg)
+
+    def _energy(self):
+        return self._nv.nvmlDeviceGetTotalEnergyConsumption(self._h)  # mJ since the driver loaded
+
+    def _begin_phase(self):
+        self._phase_start = (time.time_ns(), self._energy())
+
+    def _end_phase(self, name, at=None):
+        t0, e0 = self._phase_start
+        t1, e1 = at or (time.time_ns(), self._energy())
+        self.phases.append({"name": name, "t0_ns": t0, "t1_ns": t1, "energy_mj": e1 - e0})
+        self._phase_start = (t1, e1)
+        self._say(f"{name}: {(t1 - t0) / 1e9:.2f} s, {(e1 - e0) / 1e3:.1f} J")
+
+    def start(self):
+        """Opens NVML and the GPU, starts the sampler, measures idle_s of idle."""
+        if self.started:
+            raise RecorderError("this Recorder was already started")
+        try:
+            self._nv = nvml_io.load_nvml(self.nvml_module)
+            self._h = nvml_io.open_device(self._nv, self.gpu)
+        except nvml_io.NvmlUnavailable as e:
+            raise RecorderError(str(e)) from None
+        if self.backend is None:
+            from .torch_backend import TorchBackend, TorchMissing
+            try:
+                self.backend = TorchBackend()
+            except TorchMissing as e:
+                raise RecorderError(str(e)) from None
+        os.makedirs(self.out_dir, exist_ok=True)
+        self._sampler = nvml_io.Sampler(os.path.join(self.out_dir, "telemetry.csv"), self.gpu, self.sample_ms / 1e3,
+                                        self.nvml_module)
+        try:
+            self._sampler.start()
+        except nvml_io.NvmlUnavailable as e:
+            raise RecorderError(str(e)) from None
+        self.started = True
+        self._say(f"sampling NVML GPU {self.gpu} every {self.sample_ms:g} ms into {self.out_dir}")
+        self._begin_phase()
+        time.sleep(self.idle_s)
+        self._end_phase("idle:start")
+
+    def install_step_hook(self):
+        """Marks a step after every optimizer step of any optimizer (the CLI's way: the script is unchanged)."""
+        self._removers.append(self.backend.on_optimizer_step(self.step))
+
+    def install_phase_ranges(self):
+        """Adds forward/backward/optimizer ranges while profiling (for scripts without ranges of their own).
+        Install before install_step_hook, so that the optimizer range closes before its step does."""
+        self._removers.append(self.backend.phase_ranges(lambda: self._profiling))
+
+    # --- steps ---------------------------------------------------------------------------------------
+    def _open_profiled_step(self, t0_ns, e0_mj):
+        self._open_step = (t0_ns, e0_mj)
+        self._range = self.backend.open_range(f"step{len(self.bounds)}")
+
+    def step(self):
+        """Marks the end of one training step. Returns False once every profiled step is recorded."""
+        if not self.started or self.done:
+            return not self.done
+        self.steps_seen += 1
+        if self.steps_seen < self.warmup:
+            return True
+        b = self.backend
+        if self.steps_seen == self.warmup:
+            b.synchronize()
+            self._end_phase("train:until_profiled")
+            b.start_profiler()
+            self._profiling = True
+            b.synchronize()
+            t0, e0 = time.time_ns(), self._energy()
+            self._phase_start = (t0, e0)
+            self._open_profiled_step(t0, e0)
+            return True
+        b.synchronize()
+        t1, e1 = time.time_ns(), self._energy()
+        b.close_range(self._range)
+        t0, e0 = self._open_step
+        self.bounds.append({"t0_ns": t0, "t1_ns": t1, "energy_mj": e1 - e0})
+        self._last_end = (t1, e1)
+        self._open_step = None
+        if not self.done:
+            self._open_profiled_step(t1, e1)
+            return True
+        self._end_phase("train:profiled", at=(t1, e1))  # the profiler's shutdown belongs to the next phase
+        self._stop_profiling()
+        self._say(f"recorded {len(self.bounds)} profiled steps")
+        if self.stop_script:
+            raise StopRecording()
+        return False
+
+    def _stop_profiling(self):
+        if not self._profiling:
+            return
+        self._profiling = False
+        if self._open_step is not None:  # a step cut short by the end of the script: not a step
+            self.backend.close_range(self._range)
+            self._open_step = None
+            self._end_phase("train:profiled", at=self._last_end if self.bounds else None)
+        self.backend.synchronize()
+        self.backend.stop_profiler()
+
+    # --- output --------------------------------------------------------------------------------------
+    def finish(self, failed=False):
+        """Stops profiling and sampling and writes the recording. With failed (the training raised), stops
+        everything and writes nothing more."""
+        if not self.started or self.finished:
+            return
+        self.finished = True
+        for remove in reversed(self._removers):
+            remove()
+        self._removers = []
+        try:
+            self._stop_profiling()
+            if not failed:
+                self._end_phase("train:after_profiled" if self.bounds else "train:until_end")
+                time.sleep(self.idle_s)
+                self._end_phase("idle:end")
+                self._device = nvml_io.device_info(self._nv, self._h, *self.backend.device_info_args())
+        finally:
+            try:
+                self._sampler.stop()
+            finally:
+                self._nv_shutdown()
+        if failed:
+            return
+        if not self.bounds:
+            raise RecorderError(f"the training made {self.steps_seen} step(s); a recording needs warm-up ({self.warmup}) "
+                                f"+ at least 1 profiled step: use a longer run or --steps with fewer warm-up steps")
+        if not self.done:
+            self._say(f"the training ended after {len(self.bounds)} of {self.profiled} profiled steps: keeping those")
+        self._write()
+
+    def _nv_shutdown(self):
+        try:
+            self._nv.nvmlShutdown()
+        except Exception:
+            pass
+
+    def _write(self):
+        raw = os.path.join(self.out_dir, "trace.json")
+        self.backend.export_trace(raw)
+        finish_trace(raw, self.bounds, self._say)
+        s = (self.bounds[-1]["t1_ns"] - self.bounds[0]["t0_ns"]) / 1e9
+        j = sum(b["energy_mj"] for b in self.bounds) / 1e3
+        run = {"profiled_steps": self.bounds, "profiled_s": s, "profiled_energy_j": j,
+               "s_per_step": s / len(self.bounds), "j_per_step": j / len(self.bounds),
+               "warmup_steps": self.warmup, "steps_seen": self.steps_seen, "sample_ms": self.sample_ms,
+               "peak_mem": self.backend.peak_memory(), "recorder": self.command or "dvfs_sim.record.Recorder"}
+        doc = {"device": self._device, "phases": self.phases, "run": run}
+        with open(os.path.join(self.out_dir, "run.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+        self._say(f"wrote {self.out_dir}: {len(self.bounds)} steps, {s / len(self.bounds):.4f} s and "
+                  f"{j / len(self.bounds):.1f} J per step (counter), mean {j / s if s else 0:.0f} W")

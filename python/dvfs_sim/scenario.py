@@ -1,0 +1,99 @@
+"""Scenarios as plain dicts: read a file with its relative paths resolved, change keys by dotted name.
+
+    base = dvfs_sim.load_scenario("scenarios/default.json")    # paths now absolute
+    point = dvfs_sim.with_changes(base, {"policy.budget_pct": 1, "switch_latency.sm.mean_s": 1e-3})
+"""
+import copy
+import json
+import os
+
+from ._native import InputError, core
+
+# Scenario keys holding a path, relative to the scenario file (see README, "Scenarios").
+_PATH_KEYS = ("trace", "gpu", "trace_gpu")
+
+
+def _is_model_path(value):
+    return isinstance(value, str) and ("/" in value or value.endswith(".json"))
+
+
+def default_scenario_path():
+    return core().default_scenario_path()
+
+
+def load_scenario(path=None):
+    """Reads a scenario file (None: the default scenario) into a dict whose relative paths (trace, model
+    files, output.dir) are made absolute against the file's directory, so the dict runs from anywhere."""
+    path = os.fspath(path) if path is not None else default_scenario_path()
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise InputError(f"{path}: cannot open scenario file ({e.strerror})") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: malformed JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: expected a JSON object (a scenario), got {type(doc).__name__}")
+    return resolve_paths(doc, os.path.dirname(os.path.abspath(path)))
+
+
+def resolve_paths(doc, base_dir):
+    """A copy of a scenario dict with its relative paths made absolute against base_dir."""
+    doc = copy.deepcopy(doc)
+    for key in _PATH_KEYS:
+        v = doc.get(key)
+        if isinstance(v, str) and v and (key == "trace" or _is_model_path(v)) and not os.path.isabs(v):
+            doc[key] = os.path.normpath(os.path.join(base_dir, v))
+    out = doc.get("output")
+    if isinstance(out, dict) and isinstance(out.get("dir"), str) and not os.path.isabs(out["dir"]):
+        out["dir"] = os.path.normpath(os.path.join(base_dir, out["dir"]))
+    return doc
+
+
+def set_key(doc, dotted, value):
+    """Sets `a.b.c` in a scenario dict in place, creating objects on the way. A policy given by name
+    becomes {"name": ...} when a policy key is set; None removes the key (the default applies)."""
+    parts = dotted.split(".")
+    node = doc
+    for i, part in enumerate(parts[:-1]):
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        elif isinstance(child, str) and part == "policy" and i == 0:
+            child = node[part] = {"name": child}
+        elif not isinstance(child, dict):
+            raise InputError(f"{dotted}: cannot set a key inside {'.'.join(parts[:i + 1])}, which is "
+                             f"{type(child).__name__} {child!r}, not an object")
+        node = child
+    if value is None:
+        node.pop(parts[-1], None)
+    else:
+        node[parts[-1]] = value
+    return doc
+
+
+def with_changes(base, changes):
+    """A copy of `base` with every dotted key of `changes` set (see set_key)."""
+    doc = copy.deepcopy(base)
+    for k, v in changes.items():
+        set_key(doc, k, v)
+    return doc
+
+
+def as_scenario(scenario):
+    """(JSON text, name for errors, base directory for relative paths) of a dict, a path or None."""
+    if scenario is None:
+        scenario = default_scenario_path()
+    if isinstance(scenario, (str, os.PathLike)):
+        path = os.fspath(scenario)
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError as e:
+            raise InputError(f"{path}: cannot open scenario file ({e.strerror})") from None
+        return text, path, os.path.dirname(os.path.abspath(path))
+    if isinstance(scenario, dict):
+        return json.dumps(scenario), "<scenario dict>", os.getcwd()
+    raise TypeError(f"scenario must be a dict, a path or None, not {type(scenario).__name__}")

@@ -1,0 +1,267 @@
+"""Parameter sweeps: one scenario, many points, one DataFrame.
+
+    df = dvfs_sim.sweep("scenarios/kernel-dvfs/h200.json",
+                        {"policy.budget_pct": [0, 1], "switch_latency.sm.mean_s": [0, 1e-3]})
+
+`grid` is a dict of dotted scenario keys -> lists of values (every combination is a point) or a list of
+dicts (explicit points). Points run in local worker processes (all cores by default; each worker
+imports dvfs_sim once and keeps the traces it loaded), or on a Dask cluster when `scheduler` is an
+address ("tcp://host:8786") or a distributed.Client. A failing point gets its one-line message in the
+`error` column; the other points are unaffected, even when a worker process dies.
+"""
+import atexit
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import sys
+
+from ._native import InputError, core
+from .scenario import load_scenario, resolve_paths, with_changes
+
+_TOTALS = ("time_s", "energy_j", "mean_power_w", "mean_sm_mhz", "busy_s", "host_gap_s", "clock_switches",
+           "switch_latency_s", "switch_energy_j")
+_SYNTHETIC = ("iteration_s", "energy_j", "energy_per_gpu_j", "gpus", "intrinsic_wait_gpu_s", "extrinsic_wait_gpu_s",
+              "kernel_events")
+
+
+def default_metrics(summary):
+    """Flat metrics of a summary: totals (time_s, energy_j, mean_power_w, ...), the policy, energy by phase
+    (energy_j.forward, ...) and by kernel class (energy_j.gemm, ...); for synthesised runs the iteration
+    figures."""
+    if "totals" not in summary:
+        return {k: summary[k] for k in _SYNTHETIC if k in summary}
+    row = {k: summary["totals"][k] for k in _TOTALS if k in summary["totals"]}
+    row["policy"] = summary.get("policy")
+    for group in ("energy_by_phase_j", "energy_by_class_j"):
+        for k, v in summary.get(group, {}).items():
+            row[f"energy_j.{k}"] = v
+    return row
+
+
+def _pick(summary, dotted):
+    node = summary
+    for part in dotted.split("."):
+        if isinstance(node, list):
+            node = node[int(part)]
+        else:
+            node = node[part]
+    return node
+
+
+def _metrics_of(summary, metrics):
+    if metrics is None:
+        return default_metrics(summary)
+    if callable(metrics):
+        return dict(metrics(summary))
+    return {k: _pick(summary, k) for k in metrics}
+
+
+def points_of(grid):
+    """The list of points (dicts of dotted key -> value) of a grid dict (cartesian product) or list."""
+    if grid is None:
+        return [{}]
+    if isinstance(grid, dict):
+        values = {}
+        for k, v in grid.items():
+            if isinstance(v, (str, bytes, dict)) or not hasattr(v, "__iter__") or not list(v):
+                raise InputError(f"grid: {k}: expected a non-empty list of values, got {v!r}")
+            values[k] = list(v)
+        keys = list(values)
+        return [dict(zip(keys, combo)) for combo in itertools.product(*(values[k] for k in keys))]
+    if isinstance(grid, (list, tuple)):
+        for i, p in enumerate(grid):
+            if not isinstance(p, dict):
+                raise InputError(f"grid[{i}]: expected a dict of dotted scenario keys -> values, got {type(p).__name__}")
+        return [dict(p) for p in grid]
+    raise InputError(f"grid: expected a dict of dotted keys -> lists of values, or a list of dicts, got {type(grid).__name__}")
+
+
+def _one_line(e):
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def run_point(base, base_dir, index, point, metrics=None, policy=None, reuse_trace=True):
+    """One point, in whatever process runs it: a flat row of metrics, or {"error": message}."""
+    try:
+        doc = with_changes(base, point)
+        summary, _ = core().simulate(json.dumps(doc), f"<sweep point {index}>", base_dir, "", False, policy, reuse_trace)
+        row = _metrics_of(json.loads(summary), metrics)
+        row["error"] = None
+        return row
+    except Exception as e:  # one bad point must not stop the sweep
+        return {"error": _one_line(e)}
+
+
+def _run_chunk(payload, chunk):
+    base, base_dir, metrics, policy, reuse_trace = payload
+    return [(i, run_point(base, base_dir, i, p, metrics, policy, reuse_trace)) for i, p in chunk]
+
+
+def _init_worker():
+    core()  # import the core once per worker, before the first point
+
+
+def _chunks(items, size):
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _progress_bar(total, progress):
+    if progress is None:
+        progress = sys.stderr.isatty()
+    from tqdm import tqdm
+    return tqdm(total=total, disable=not progress, file=sys.stderr, desc="sweep", unit="point", dynamic_ncols=True)
+
+
+# The worker pool outlives one sweep: its processes keep dvfs_sim imported and the traces they loaded, so a
+# second sweep of the same scenario starts at once. One pool at a time; stop_workers() ends it.
+_pool = {"key": None, "executor": None}
+
+
+def stop_workers():
+    """Ends the sweep worker processes kept between sweeps (they also end with this interpreter)."""
+    ex = _pool["executor"]
+    _pool["key"] = _pool["executor"] = None
+    if ex is not None:
+        ex.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(stop_workers)
+
+
+def _executor(processes, start_method):
+    from concurrent.futures import ProcessPoolExecutor
+    key = (processes, start_method)
+    if _pool["key"] != key or getattr(_pool["executor"], "_broken", False):
+        stop_workers()
+        ctx = multiprocessing.get_context(start_method)
+        if start_method == "forkserver":
+            ctx.set_forkserver_preload(["dvfs_sim"])
+        _pool["executor"] = ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_init_worker)
+        _pool["key"] = key
+    return _pool["executor"]
+
+
+def _run_local(tasks, payload, processes, start_method, bar):
+    """Runs tasks on the process pool; returns {index: row}. Points of a chunk whose worker died are re-run
+    one at a time in a one-worker pool, so that only the point that kills its worker is marked."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    rows, orphans = {}, []
+    # ~4 chunks per worker: few round trips, and the last chunks still balance the load.
+    size = max(1, math.ceil(len(tasks) / (4 * processes)))
+    ex = _executor(processes, start_method)
+    try:
+        futures = {ex.submit(_run_chunk, payload, c): c for c in _chunks(tasks, size)}
+        for f in as_completed(futures):
+            try:
+                done = f.result()
+            except Exception:  # BrokenProcessPool: a worker died (crash, out of memory, os._exit)
+                orphans.extend(futures[f])
+                continue
+            for i, row in done:
+                rows[i] = row
+            bar.update(len(done))
+    except BaseException:  # interrupted: leave no queued work behind in the kept pool
+        stop_workers()
+        raise
+    if orphans:
+        stop_workers()  # the pool is broken
+    ctx = multiprocessing.get_context(start_method)
+    orphans.sort(key=lambda t: t[0])
+    while orphans:
+        with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_init_worker) as ex:
+            futures = [(t, ex.submit(_run_chunk, payload, [t])) for t in orphans]
+            rest = []
+            culprit = None
+            for t, f in futures:
+                try:
+                    (i, row), = f.result()
+                    rows[i] = row
+                    bar.update(1)
+                except Exception as e:
+                    if culprit is None:  # the first failure is the point that ran; later ones never started
+                        culprit = t
+                        rows[t[0]] = {"error": f"the worker process died while running this point ({_one_line(e)})"}
+                        bar.update(1)
+                    else:
+                        rest.append(t)
+            orphans = rest
+    return rows
+
+
+def _run_dask(tasks, payload, scheduler, bar):
+    from distributed import Client, as_completed
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        workers = max(1, sum(client.nthreads().values()))
+        size = max(1, math.ceil(len(tasks) / (4 * workers)))
+        chunks = _chunks(tasks, size)
+        futures = {client.submit(_run_chunk, payload, c, pure=False): c for c in chunks}
+        rows = {}
+        for f in as_completed(list(futures)):
+            try:
+                done = f.result()
+            except Exception as e:  # the task itself failed on the cluster (e.g. KilledWorker)
+                done = [(i, {"error": f"the Dask task of this point failed ({_one_line(e)})"}) for i, _ in futures[f]]
+            for i, row in done:
+                rows[i] = row
+            bar.update(len(done))
+        return rows
+    finally:
+        if client is not scheduler:
+            client.close()
+
+
+def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, metrics=None, policy=None,
+          reuse_trace=True, start_method="forkserver"):
+    """Runs every point of `grid` on `base` (a scenario dict, file or None for the default) and returns a
+    DataFrame: one row per point, in grid order, with the grid keys as columns, the metrics
+    (default_metrics, a list of dotted summary keys such as "totals.energy_j" or "steps.0.time_s", or a
+    function summary -> dict) and `error` (None, or the point's one-line message).
+
+    processes: local worker processes (default: every core; 0 runs in this process; the workers stay for the
+    next sweep until stop_workers()). scheduler: a Dask
+    scheduler address or distributed.Client (then processes is ignored). progress: a tqdm bar on stderr
+    (default: when stderr is a terminal). policy: a Python policy object used at every point (it must
+    pickle). reuse_trace: each worker keeps the traces it loaded for its next points (False: every point loads
+    its trace, as a separate `dvfs-sim run` would). Result files are not written (the base's output.dir is
+    dropped)."""
+    import pandas as pd
+
+    if base is None or isinstance(base, (str, os.PathLike)):
+        base = load_scenario(base)
+    elif isinstance(base, dict):
+        base = resolve_paths(base, os.getcwd())
+    else:
+        raise TypeError(f"base must be a scenario dict, a path or None, not {type(base).__name__}")
+    base = dict(base)
+    if isinstance(base.get("output"), dict):
+        base["output"] = {k: v for k, v in base["output"].items() if k != "dir"}
+    points = points_of(grid)
+    tasks = list(enumerate(points))
+    payload = (base, os.getcwd(), metrics, policy, reuse_trace)
+    with _progress_bar(len(tasks), progress) as bar:
+        if scheduler is not None:
+            rows = _run_dask(tasks, payload, scheduler, bar)
+        elif processes == 0 or len(tasks) == 1:
+            rows = {}
+            for i, p in tasks:
+                rows[i] = run_point(base, os.getcwd(), i, p, metrics, policy, reuse_trace)
+                bar.update(1)
+        else:
+            n = min(processes or os.cpu_count() or 1, len(tasks))
+            rows = _run_local(tasks, payload, n, start_method, bar)
+    keys = list(dict.fromkeys(k for p in points for k in p))
+    records = []
+    for i, p in tasks:
+        rec = {k: p.get(k) for k in keys}
+        row = rows[i]
+        for k, v in row.items():
+            if k != "error":
+                rec[k] = v
+        rec["error"] = row.get("error")
+        records.append(rec)
+    df = pd.DataFrame.from_records(records)
+    return df[[c for c in df.columns if c != "error"] + ["error"]]

@@ -1,0 +1,44 @@
+#pragma once
+// Pieces of the dvfs_sim._core module, one file each (bindings.cpp assembles them).
+#include "models/src/gpu_model.hpp"
+
+#include <pybind11/pybind11.h>
+
+#include <mutex>
+#include <string>
+
+namespace dvfs_py {
+
+void bind_gpu_model(pybind11::module_& m);  // gpu_model_binding.cpp
+void bind_simulation(pybind11::module_& m); // simulation_binding.cpp
+
+// One scenario (JSON text; relative paths against base_dir) end to end: returns (summary JSON text,
+// timeline dict of numpy arrays or None). `policy` None keeps the scenario's policy; otherwise a Python
+// policy object replaces it. `cache_trace` reuses this process's recently loaded traces.
+pybind11::tuple simulate_scenario(const std::string& scenario_json, const std::string& file, const std::string& base_dir,
+                                  const std::string& output_dir, bool want_timeline, const pybind11::object& policy,
+                                  bool cache_trace);
+
+// SimGrid keeps global state, so one process runs one simulation at a time; Python threads (a Dask
+// worker with several threads, a notebook) queue here instead of corrupting each other.
+std::mutex& simulation_mutex();
+
+// Holds the simulation mutex; waits for it without the GIL so that another thread's simulation that
+// needs Python (a Python policy) can finish.
+class SimulationLock {
+ public:
+  SimulationLock() {
+    pybind11::gil_scoped_release no_gil;
+    lock_ = std::unique_lock<std::mutex>(simulation_mutex());
+  }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
+
+// Index of a supported clock, or an InputError "<who>: <field>: SM clock X MHz is not supported by
+// <model> (expected ...)". `field` names the argument or return value that carried the clock.
+int sm_index_or_throw(const dvfs::GpuModel& model, double mhz, const std::string& who, const std::string& field);
+int mem_index_or_throw(const dvfs::GpuModel& model, double mhz, const std::string& who, const std::string& field);
+
+}  // namespace dvfs_py

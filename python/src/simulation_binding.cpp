@@ -1,0 +1,187 @@
+// dvfs_sim.simulate / run / sweep workers: one scenario end to end, returning the summary (JSON text)
+// and, on request, the timeline as numpy arrays (no temporary files). Optionally with a Python policy
+// instead of the scenario's, and with a per-process cache of loaded traces for sweeps.
+#include "python/src/core_parts.hpp"
+#include "python/src/python_policy.hpp"
+
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/pipeline/synthetic_run.hpp"
+#include "sim/results/summary.hpp"
+#include "sim/simulation.hpp"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <list>
+#include <memory>
+#include <sstream>
+
+namespace py = pybind11;
+
+namespace dvfs_py {
+
+namespace {
+
+// Size and modification time of a trace file, or of every file in a recording directory: a cached
+// trace is reused only while this is unchanged.
+std::string fingerprint(const std::string& path) {
+  std::ostringstream os;
+  auto add = [&os](const std::string& p) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0) os << p << ':' << st.st_size << ':' << st.st_mtim.tv_sec << '.' << st.st_mtim.tv_nsec << ';';
+  };
+  add(path);
+  if (dvfs::is_directory(path)) {
+    if (DIR* d = ::opendir(path.c_str())) {
+      std::vector<std::string> names;
+      while (const dirent* e = ::readdir(d)) names.emplace_back(e->d_name);
+      ::closedir(d);
+      std::sort(names.begin(), names.end());
+      for (const auto& n : names)
+        if (n != "." && n != "..") add(path + "/" + n);
+    }
+  }
+  return os.str();
+}
+
+// The last few traces loaded by this process (a sweep worker replays the same trace at many points).
+class TraceCache {
+ public:
+  std::shared_ptr<const dvfs::LoadedTrace> get(const dvfs::Scenario& sc, const dvfs::GpuModel& model) {
+    const std::string key = sc.trace_path + '|' + sc.trace_gpu + '|' + model.source_file() + '|' + fingerprint(sc.trace_path);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->first == key) {
+        entries_.splice(entries_.begin(), entries_, it);
+        return entries_.front().second;
+      }
+    }
+    auto t = std::make_shared<const dvfs::LoadedTrace>(dvfs::load_scenario_trace(sc, model));
+    entries_.emplace_front(key, t);
+    if (entries_.size() > kCapacity) entries_.pop_back();
+    return t;
+  }
+  void clear() { entries_.clear(); }
+
+ private:
+  static constexpr std::size_t kCapacity = 4;
+  std::list<std::pair<std::string, std::shared_ptr<const dvfs::LoadedTrace>>> entries_;
+};
+
+TraceCache& trace_cache() {
+  static TraceCache c;
+  return c;
+}
+
+template <class T>
+py::array_t<T> to_array(const std::vector<T>& v) {
+  return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
+}
+
+py::dict timeline_arrays(const std::vector<dvfs::RankOutcome>& outcomes) {
+  const dvfs::TimelineColumns c = dvfs::timeline_columns(outcomes);
+  py::dict d;
+  d["gpu"] = to_array(c.gpu);
+  d["t_s"] = to_array(c.t_s);
+  d["power_w"] = to_array(c.power_w);
+  d["sm_mhz"] = to_array(c.sm_mhz);
+  d["mem_mhz"] = to_array(c.mem_mhz);
+  d["energy_j"] = to_array(c.energy_j);
+  return d;
+}
+
+// `python_policy`: the scenario's own policy key is optional (the Python policy replaces it).
+dvfs::Scenario parse(const std::string& scenario_json, const std::string& file, const std::string& base_dir, bool python_policy) {
+  dvfs::Json doc;
+  try {
+    doc = dvfs::Json::parse(scenario_json);
+  } catch (const dvfs::Json::parse_error& e) {
+    throw dvfs::InputError(file, "", std::string("malformed JSON (") + e.what() + ")");
+  }
+  if (python_policy && doc.is_object() && !doc.contains("policy")) doc["policy"] = "max";
+  return dvfs::parse_scenario(doc, file, base_dir);
+}
+
+// The scenario under a Python policy: the replay of simulate() with a factory making PythonPolicy.
+// Runs with the GIL held (every callback is a Python call).
+dvfs::SimulationResult simulate_with_python_policy(const dvfs::Scenario& sc, const dvfs::LoadedTrace& trace,
+                                                   const dvfs::GpuModel& unbound, const py::object& policy) {
+  auto ctx = std::make_shared<RunContext>();
+  ctx->names = trace.workload.names;
+  ctx->annotation_names = trace.workload.annotation_names;
+  ctx->annotation_sets = trace.workload.annotation_sets;
+  ctx->model = std::make_shared<const dvfs::GpuModel>(unbound.bound_to(trace.workload.names));
+  std::shared_ptr<const RunContext> shared = ctx;
+  const dvfs::Workload& wl = trace.workload;
+  std::vector<PythonPolicy*> made;
+  dvfs::PolicyFactory factory = [&](int rank) {
+    const dvfs::Rank* r = &wl.ranks.front();
+    for (const auto& x : wl.ranks)
+      if (x.id == rank) r = &x;
+    // A policy object may hand out one instance per GPU (for per-GPU state) through for_gpu(rank).
+    py::object obj = py::hasattr(policy, "for_gpu") ? policy.attr("for_gpu")(rank) : policy;
+    auto p = std::make_unique<PythonPolicy>(obj, shared, r->kernels, rank);
+    made.push_back(p.get());
+    return p;
+  };
+  dvfs::SimulationResult r;
+  r.outcomes = dvfs::run_engine(wl, *ctx->model, factory, sc.replay, sc.mode);
+  r.summary = dvfs::build_summary(sc, wl, trace.report, *ctx->model, r.outcomes);
+  if (!trace.retargeted.is_null()) r.summary["trace_retargeted"] = trace.retargeted;
+  std::uint64_t calls = 0;
+  for (const PythonPolicy* p : made) calls += p->calls();
+  r.summary["python_policy"] = {{"callbacks", calls}};
+  return r;
+}
+
+}  // namespace
+
+py::tuple simulate_scenario(const std::string& scenario_json, const std::string& file, const std::string& base_dir,
+                            const std::string& output_dir, bool want_timeline, const py::object& policy, bool cache_trace) {
+  const dvfs::Scenario sc = parse(scenario_json, file, base_dir, !policy.is_none());
+  SimulationLock lock;
+  if (!sc.synthetic.is_null()) {
+    if (!policy.is_none())
+      throw dvfs::InputError(file, "synthetic", "a Python policy drives replayed traces only; synthesised runs take the scenario's policy");
+    dvfs::Json res;
+    {
+      py::gil_scoped_release no_gil;
+      res = dvfs::run_synthetic(dvfs::synthetic_request(sc));
+    }
+    return py::make_tuple(res.dump(), py::none());
+  }
+  std::shared_ptr<const dvfs::LoadedTrace> trace;
+  std::unique_ptr<const dvfs::GpuModel> model;
+  {
+    py::gil_scoped_release no_gil;  // loading needs no Python objects
+    model = std::make_unique<const dvfs::GpuModel>(dvfs::load_gpu_model(sc.gpu, sc.file, "gpu"));
+    trace = cache_trace ? trace_cache().get(sc, *model)
+                        : std::make_shared<const dvfs::LoadedTrace>(dvfs::load_scenario_trace(sc, *model));
+  }
+  dvfs::SimulationResult r;
+  if (policy.is_none()) {
+    py::gil_scoped_release no_gil;
+    r = dvfs::simulate(sc, *trace, *model);
+  } else {
+    r = simulate_with_python_policy(sc, *trace, *model, policy);
+  }
+  const std::string out = output_dir.empty() ? sc.output_dir : output_dir;
+  if (!out.empty()) dvfs::write_results(r, out);
+  return py::make_tuple(r.summary.dump(), want_timeline ? py::object(timeline_arrays(r.outcomes)) : py::object(py::none()));
+}
+
+void bind_simulation(py::module_& m) {
+  bind_policy_views(m);
+  m.def("simulate", &simulate_scenario, py::arg("scenario_json"), py::arg("file"), py::arg("base_dir"),
+        py::arg("output_dir") = "", py::arg("timeline") = false, py::arg("policy") = py::none(), py::arg("cache_trace") = false,
+        "Run a scenario given as JSON text; returns (summary JSON text, timeline arrays or None).");
+  m.def("clear_trace_cache", [] {
+    SimulationLock lock;
+    trace_cache().clear();
+  });
+}
+
+}  // namespace dvfs_py
