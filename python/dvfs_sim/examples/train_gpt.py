@@ -117,6 +117,8 @@ def parse_args(argv=None):
     p.add_argument("--llama", action="store_true", default=None, help="RMSNorm, SwiGLU, no biases, grouped-query attention")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--device", default=None, help="default: cuda when available, else cpu")
+    p.add_argument("--ddp", action="store_true",
+                   help="data-parallel training under torchrun (NCCL on CUDA, gloo on CPU): gradients all-reduced by DDP")
     a = p.parse_args(argv)
     preset = dict(zip(("llama", "layers", "d", "heads", "kv_heads", "ffn", "vocab", "seq", "batch"), PRESETS[a.preset]))
     for k, v in preset.items():
@@ -130,12 +132,22 @@ def main(argv=None):
     import torch
     dev = a.device or ("cuda" if torch.cuda.is_available() else "cpu")
     cuda = dev.startswith("cuda")
+    if a.ddp:
+        import os
+        import torch.distributed as dist
+        dist.init_process_group("nccl" if cuda else "gloo")
+        if cuda:
+            local = int(os.environ.get("LOCAL_RANK", 0))
+            torch.cuda.set_device(local)
+            dev = f"cuda:{local}"
     torch.manual_seed(0)
     # Parameters are created on the device where PyTorch allows it (2.0+): no slow CPU initialisation.
     with torch.device(dev) if hasattr(torch.device, "__enter__") else contextlib.nullcontext():
         model = build_model(torch, a)
     model = model.to(dev)
     params = sum(q.numel() for q in model.parameters())
+    if a.ddp:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[torch.cuda.current_device()] if cuda else None)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, **({"fused": True} if cuda else {}))
     data = torch.randint(0, a.vocab, (a.batch, a.seq + 1), device=dev)
     idx, tgt = data[:, :-1].contiguous(), data[:, 1:].contiguous()
@@ -153,6 +165,8 @@ def main(argv=None):
     if cuda:
         torch.cuda.synchronize()
     print(f"{a.steps} steps, {(time.perf_counter() - t0) / a.steps:.4f} s per step, loss {loss.item():.3f}", file=sys.stderr)
+    if a.ddp:
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -71,8 +71,15 @@ def main(argv=None):
     except RecorderError as e:
         _fail(str(e))
 
-    # The script's cuda:0 is the GPU NVML samples (CUDA's own order need not be NVML's).
-    if "CUDA_VISIBLE_DEVICES" not in os.environ:
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
+        # One process per GPU under torchrun: each rank records its own GPU into DIR/rank<RANK>/, the layout
+        # of a multi-GPU recording; the script picks cuda:LOCAL_RANK itself, in PCI order like NVML.
+        a.out = os.path.join(a.out, f"rank{int(os.environ['RANK'])}")
+        if "--gpu" not in argv[:cut]:
+            a.gpu = int(os.environ.get("LOCAL_RANK", 0))
+        os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+    elif "CUDA_VISIBLE_DEVICES" not in os.environ:
+        # The script's cuda:0 is the GPU NVML samples (CUDA's own order need not be NVML's).
         os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
         os.environ["CUDA_VISIBLE_DEVICES"] = str(a.gpu)
     command = "python3 -m dvfs_sim.record " + shlex.join(argv)
