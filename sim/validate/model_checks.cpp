@@ -66,7 +66,7 @@ Json validate_models() {
   Json recordings = Json::array();
   const GpuModel h200 = load_gpu_model("h200");
   const std::string h200_fit_on = h200.provenance().contains("calibration") ? h200.provenance()["calibration"].value("data", "") : "";
-  for (const char* name : {"h200-gpt3xl", "h200-llama1b", "h200-gpt3-2.7b"}) {
+  for (const char* name : {"h200-gpt3xl", "h200-llama1b", "h200-gpt3-2.7b", "h200-llama3.2-3b"}) {
     const Json v = validate_recording(load_validation_recording(data_dir() + "/traces/recordings/" + name), h200);
     const Json& native = v["clock_sources"][0];
     double worst = 0, worst_recorded = 0;

@@ -177,7 +177,8 @@ def test_validate_models_reports_held_out_retarget_and_recording_figures(cli):
         assert x["time_mape_pct"] <= 3 and x["energy_mape_pct"] <= 5
     assert len(rep["retarget"]) == 2 and all(x["points"] == 4 * 60 for x in rep["retarget"])
     kinds = {x["recording"].rsplit("/", 1)[1]: x["kind"] for x in rep["recordings"]}
-    assert kinds == {"h200-gpt3xl": "in-sample", "h200-llama1b": "held-out", "h200-gpt3-2.7b": "held-out"}
+    assert kinds == {"h200-gpt3xl": "in-sample", "h200-llama1b": "held-out", "h200-gpt3-2.7b": "held-out",
+                     "h200-llama3.2-3b": "held-out"}
     for x in rep["recordings"]:
         assert x["meets_target"] and x["energy_per_step_mape_pct"] <= 5, x
         assert abs(x["total_energy_error_pct"]) < 5

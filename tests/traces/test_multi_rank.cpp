@@ -168,3 +168,30 @@ TEST_CASE("a send and its receive finish together, when both sides are there and
   const double transfer = cs.inter_latency_s + 1e7 / cs.inter_bw_bps;
   CHECK(out[1].meter.class_s()[static_cast<int>(KernelClass::communication)] == Approx(transfer).epsilon(1e-6));
 }
+
+TEST_CASE("an NCCL kernel without args takes its collective from the record_param_comms range that launched it", "[traces][multi-rank]") {
+  // PyTorch's host side: record_param_comms around the launch; the kernel linked to it by correlation.
+  const std::string trace = R"({"distributedInfo": {"rank": 3}, "traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 2, "ts": 100, "dur": 50,
+     "args": {"Collective name": "_reduce_scatter_base", "dtype": "BFloat16", "In msg nelems": 4096, "Out msg nelems": 1024,
+              "Group size": 4, "Process Group Name": "2", "Process Group Ranks": "[0, ..., 6]", "Global rank start": 0,
+              "Global rank stride": 2, "Rank": 3}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 120, "dur": 5, "args": {"correlation": 9}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL", "pid": 0, "tid": 20, "ts": 130, "dur": 40,
+     "args": {"device": 0, "stream": 20, "correlation": 9}}]})";
+  const Workload wl = import_kineto_text(trace, "r3.json", Classifier::load_default());
+  REQUIRE(wl.collectives.size() == 1);
+  CHECK(wl.ranks[0].id == 3);
+  CHECK(wl.ranks[0].kernels[0].collective == 1);
+  CHECK(wl.collectives[0].kind == CollectiveKind::reduce_scatter);
+  CHECK(wl.collectives[0].bytes == 2 * 4096);
+  CHECK(wl.groups[0] == std::vector<int>{0, 2, 4, 6});  // truncated list rebuilt from start and stride
+}
+
+TEST_CASE("a real DDP rank trace from the H200 names its rank and carries DDP's all-reduces on the host", "[traces][multi-rank]") {
+  // traces/recordings/h200-gpt3xl-ddp1: torchrun with one rank, so NCCL launched no kernel to attach them to.
+  const Workload wl = import_kineto(data_dir() + "/traces/recordings/h200-gpt3xl-ddp1/rank0/trace.json.gz", Classifier::load_default());
+  REQUIRE(wl.ranks.size() == 1);
+  CHECK(wl.ranks[0].id == 0);
+  CHECK(wl.collectives.empty());
+}

@@ -151,6 +151,12 @@ RawCollective read_collective(const Json& args, const std::string& file, std::si
                                                      : "";
   c.group_size = args.contains("Group size") ? static_cast<int>(as_long(args["Group size"], 0)) : 0;
   if (args.contains("Process Group Ranks")) c.group_ranks = parse_rank_list(args["Process Group Ranks"]);
+  if (c.group_ranks.empty() && c.group_size > 0 && args.contains("Global rank start") && args.contains("Global rank stride")) {
+    // A truncated list: its ranks are start + i x stride when the group is strided (PyTorch writes both).
+    const long start = as_long(args["Global rank start"], -1), stride = as_long(args["Global rank stride"], 0);
+    if (start >= 0 && stride > 0)
+      for (int i = 0; i < c.group_size; ++i) c.group_ranks.push_back(static_cast<int>(start + i * stride));
+  }
   if (c.kind == CollectiveKind::send && args.contains("Dst Rank")) c.peer = static_cast<int>(as_long(args["Dst Rank"], -1));
   if (c.kind == CollectiveKind::recv && args.contains("Src Rank")) c.peer = static_cast<int>(as_long(args["Src Rank"], -1));
   if (c.group_size < 1 && c.group_ranks.empty())
@@ -200,6 +206,13 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
       doc["distributedInfo"].contains("rank"))
     global_rank = static_cast<int>(as_long(doc["distributedInfo"]["rank"], -1));
   std::vector<RawCollective> raw_collectives;
+  // Host-side record_param_comms ranges (PyTorch's c10d): their args describe the NCCL kernel launched
+  // inside them, for traces whose kernels do not carry the args themselves.
+  struct HostComm {
+    double t0_us, t1_us;
+    int collective;
+  };
+  std::vector<HostComm> host_comms;
   std::vector<RawActivity> acts;
   std::vector<Range> gpu_ranges, cpu_ranges;
   std::unordered_map<long, double> launch_ts;  // correlation id -> host launch time (µs)
@@ -250,6 +263,14 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
       continue;
     }
     std::string lc = lower(cat);
+    if (lc == "cpu_op" && args.contains("Collective name") && ev.contains("name") && ev["name"] == "record_param_comms" &&
+        ev.contains("ts") && ev["ts"].is_number() && ev.contains("dur") && ev["dur"].is_number()) {
+      raw_collectives.push_back(read_collective(args, file, i));
+      host_comms.push_back({ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>(),
+                            static_cast<int>(raw_collectives.size()) - 1});
+      if (global_rank < 0 && args.contains("Rank")) global_rank = static_cast<int>(as_long(args["Rank"], -1));
+      continue;
+    }
     if (lc == "gpu_user_annotation" || lc == "user_annotation") {
       auto name_it = ev.find("name");
       auto ts = ev.find("ts");
@@ -273,6 +294,25 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
                      "no device activity: expected events with cat \"kernel\", \"gpu_memcpy\" or \"gpu_memset\" "
                      "(or \"Kernel\"/\"Memcpy\"/\"Memset\" in the 2021 schema)");
 
+  // NCCL kernels without collective args take them from the record_param_comms range their launch is in.
+  if (!host_comms.empty()) {
+    std::sort(host_comms.begin(), host_comms.end(), [](const HostComm& a, const HostComm& b) { return a.t0_us < b.t0_us; });
+    for (RawActivity& a : acts) {
+      if (a.collective >= 0 || a.kind != ActivityKind::kernel || lower(a.name).find("nccl") == std::string::npos) continue;
+      auto it = launch_ts.find(a.correlation);
+      if (it == launch_ts.end()) continue;
+      const double t = it->second;
+      auto hc = std::upper_bound(host_comms.begin(), host_comms.end(), t, [](double x, const HostComm& h) { return x < h.t0_us; });
+      while (hc != host_comms.begin()) {
+        --hc;
+        if (hc->t1_us >= t) {
+          a.collective = hc->collective;
+          break;
+        }
+        if (t - hc->t0_us > 1e6) break;  // ranges do not last a second
+      }
+    }
+  }
   std::stable_sort(acts.begin(), acts.end(), [](const RawActivity& a, const RawActivity& b) {
     return a.device != b.device ? a.device < b.device : a.ts_us < b.ts_us;
   });
