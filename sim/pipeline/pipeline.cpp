@@ -440,6 +440,7 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
         }
         res.outcomes[gi].stats = replayer.stats();
         res.outcomes[gi].simgrid_end_s = sg4::Engine::get_clock() - origin;
+        if (kp.on_gpu_done) kp.on_gpu_done(g);
       });
     });
   }

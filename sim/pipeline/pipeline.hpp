@@ -12,6 +12,7 @@
 #include "sim/network/cluster.hpp"
 #include "sim/pipeline/schedule.hpp"
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -106,6 +107,8 @@ struct KernelPipeline {
   std::vector<double> slowdown;
   double jitter_cv = 0;
   unsigned long long seed = 0;
+  // Called as each GPU finishes its iteration (progress reports).
+  std::function<void(int gpu)> on_gpu_done;
 };
 
 struct KernelPipelineResult {

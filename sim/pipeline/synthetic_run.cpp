@@ -3,6 +3,7 @@
 #include "models/src/model_registry.hpp"
 #include "models/src/retarget.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/progress.hpp"
 #include "sim/network/collective_cost.hpp"
 #include "sim/planning/clock_plan.hpp"
 #include "sim/policies/plan_policy.hpp"
@@ -125,6 +126,9 @@ Json run_synthetic(const SyntheticRun& req) {
   if (req.straggler_replica >= lay.dp || !(req.straggler_factor > 0) || !(req.straggler_factor <= 100))
     throw InputError(req.source, field_name("straggler"), "expected a replica index below DP and a slowdown factor in (0, 100]");
   if (req.unfold_tp && lay.cp > 1) throw InputError(req.source, field_name("unfold_tp"), "simulating every TP rank is not supported with CP > 1");
+  // On a terminal: what is being done, then the GPUs that finished their iteration.
+  Progress progress("synth " + req.model, static_cast<std::size_t>(lay.pp * lay.dp * (req.unfold_tp ? lay.tp : 1)));
+  progress.note("loading the template recording");
   const std::string recording = req.recording.empty() ? data_dir() + "/traces/recordings/h200-gpt3xl" : req.recording;
   TransformerSpec spec = transformer_preset(req.model);
   const Recording rec = load_recording(recording, Classifier::load_default());
@@ -134,6 +138,7 @@ Json run_synthetic(const SyntheticRun& req) {
     if (batch > 1e8) throw InputError(req.source, field_name("microbatches"), "expected micro-batches x DP x micro-batch size <= 1e8 sequences");
     spec.global_batch = static_cast<int>(batch);
   }
+  progress.note("synthesising the stage programs");
   SynthesisOptions so;
   so.nvlink_bw_bps = in.intra_bw_bps;
   so.nvlink_latency_s = in.intra_latency_s;
@@ -236,7 +241,10 @@ Json run_synthetic(const SyntheticRun& req) {
     ps.name = req.policy;
     factory = make_policy_factory(ps, bound, "policy");
   }
+  progress.note("replaying every GPU");
+  kp.on_gpu_done = [&](int) { progress.advance(1, "GPUs done"); };
   const KernelPipelineResult r = simulate_kernel_pipeline(kp, bound, factory, opts, req.model);
+  progress.finish();
   const double replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
 
   // Per stage, over its replicas and (simulated) TP ranks; each host's energy counts for the GPUs it stands for.
