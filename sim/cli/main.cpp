@@ -60,7 +60,7 @@ const char* kUsage =
     "        [--gradient-sync all-reduce|reduce-scatter] [--no-overlap] [--bucket-params N] [--grad-dtype fp32|bf16]\n"
     "        [--allreduce auto|ring|tree] [--topology node-backbone|fat-tree|rail] [--placement dp-inner|pp-inner]\n"
     "        [--nodes-per-leaf N] [--inter-bw B/s] [--oversubscription X] [--straggler REPLICA:FACTOR]\n"
-    "        [--no-sequence-parallel] [--no-memory-check] [--unfold-tp] [--json] [-o FILE]\n"
+    "        [--no-sequence-parallel] [--no-memory-check] [--unfold-tp] [--per-gpu CSV] [--json] [-o FILE]\n"
     "        a transformer's training iteration synthesised from the recorded layer and replayed at kernel level\n"
     "        on a simulated cluster: gpt3-xl, gpt3-175b, qwen3-1.7b, llama-3.2-3b, llama-3.3-70b\n"
     "  bench [--events N]           replay throughput (kernel events/s) and peak memory\n";
@@ -95,6 +95,7 @@ int cmd_run(std::vector<std::string> args) {
     const dvfs::Json res = dvfs::run_synthetic(dvfs::synthetic_request(sc));
     dvfs::make_directories(out_dir);
     std::ofstream(out_dir + "/summary.json") << res.dump(2) << "\n";
+    if (const std::string csv = dvfs::per_gpu_csv(res); !csv.empty()) std::ofstream(out_dir + "/gpus.csv") << csv;
     std::cout << (json ? res.dump(2) + "\n" : dvfs::format_synthetic(res) + "results: " + out_dir + "/summary.json\n");
     return 0;
   }
@@ -315,7 +316,7 @@ int cmd_compare(std::vector<std::string> args) {
 int cmd_synth(std::vector<std::string> args) {
   dvfs::SyntheticRun req;
   bool json = false;
-  std::string out_file;
+  std::string out_file, per_gpu_file;
   bool cluster_set = false, schedule_set = false;
   auto int_opt = [&](std::size_t& i, const char* what) {
     const std::string opt = args[i];
@@ -337,6 +338,7 @@ int cmd_synth(std::vector<std::string> args) {
     else if (args[i] == "--unfold-tp") req.unfold_tp = true;
     else if (args[i] == "--no-sequence-parallel") req.sequence_parallel = false;
     else if (args[i] == "--no-memory-check") req.check_memory = false;
+    else if (args[i] == "--per-gpu") per_gpu_file = take_value(args, i), req.per_gpu = true;
     else if (args[i] == "--no-overlap") req.overlap_gradient_sync = false;
     else if (args[i] == "--gradient-sync") {
       const std::string v = take_value(args, i);
@@ -401,6 +403,11 @@ int cmd_synth(std::vector<std::string> args) {
   if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout);
   if (req.layout.vpp > 1 && !schedule_set) req.schedule = dvfs::PipelineSchedule::interleaved_1f1b;
   const dvfs::Json r = dvfs::run_synthetic(req);
+  if (!per_gpu_file.empty()) {
+    std::ofstream f(per_gpu_file);
+    f << dvfs::per_gpu_csv(r);
+    if (!f) throw dvfs::InputError(per_gpu_file, "", "cannot write the per-GPU table");
+  }
   if (!out_file.empty()) {
     std::ofstream f(out_file);
     f << r.dump(2) << "\n";

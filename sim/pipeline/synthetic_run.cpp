@@ -28,7 +28,7 @@ ClusterSpec default_cluster(const ParallelLayout& layout) {
 SyntheticRun synthetic_request(const Scenario& sc) {
   JsonReader r(sc.synthetic, sc.file, "synthetic");
   r.only_keys({"model", "gpus", "tp", "pp", "dp", "cp", "vpp", "microbatches", "schedule", "allreduce", "gradient_sync",
-               "unfold_tp", "sequence_parallel", "check_memory", "straggler", "cluster"});
+               "unfold_tp", "sequence_parallel", "check_memory", "per_gpu", "straggler", "cluster"});
   SyntheticRun req;
   req.model = r.string("model");
   transformer_preset(req.model);  // unknown names fail here
@@ -78,6 +78,10 @@ SyntheticRun synthetic_request(const Scenario& sc) {
     if (!r.raw("sequence_parallel").is_boolean()) r.fail("sequence_parallel", "expected true or false");
     req.sequence_parallel = r.raw("sequence_parallel").get<bool>();
   }
+  if (r.has("per_gpu")) {
+    if (!r.raw("per_gpu").is_boolean()) r.fail("per_gpu", "expected true or false");
+    req.per_gpu = r.raw("per_gpu").get<bool>();
+  }
   if (r.has("check_memory")) {
     if (!r.raw("check_memory").is_boolean()) r.fail("check_memory", "expected true or false");
     req.check_memory = r.raw("check_memory").get<bool>();
@@ -101,6 +105,24 @@ SyntheticRun synthetic_request(const Scenario& sc) {
   req.budget_pct = sc.policy.budget_pct;
   req.recording = sc.trace_path;
   return req;
+}
+
+namespace {
+int gpus_per_host_value(const ParallelLayout& lay, int simulated_tp) { return lay.tp * lay.cp / simulated_tp; }
+}  // namespace
+
+std::string per_gpu_csv(const Json& result) {
+  if (!result.contains("per_gpu") || result["per_gpu"].empty()) return "";
+  std::ostringstream os;
+  os << "gpu,replica,stage,tp_rank,gpus,energy_per_gpu_j,busy_s,pipeline_wait_s,exposed_gradient_sync_s,tp_collective_s,end_s\n";
+  char buf[256];
+  for (const auto& row : result["per_gpu"]) {
+    std::snprintf(buf, sizeof buf, "%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", row[0].get<int>(), row[1].get<int>(), row[2].get<int>(),
+                  row[3].get<int>(), row[4].get<int>(), row[5].get<double>(), row[6].get<double>(), row[7].get<double>(),
+                  row[8].get<double>(), row[9].get<double>(), row[10].get<double>());
+    os << buf;
+  }
+  return os.str();
 }
 
 Json run_synthetic(const SyntheticRun& req) {
@@ -276,6 +298,13 @@ Json run_synthetic(const SyntheticRun& req) {
   }
   std::size_t buckets = 0;
   for (const auto& bs : sp.buckets) buckets += bs.size();
+  Json per_gpu = Json::array();
+  if (req.per_gpu)
+    for (int g = 0; g < S * DP * T; ++g) {
+      const auto gi = static_cast<std::size_t>(g);
+      per_gpu.push_back({g, g / (T * S), (g / T) % S, g % T, gpus_per_host_value(lay, T), r.outcomes[gi].meter.total_j(),
+                         r.outcomes[gi].meter.busy_s(), r.blocked_s[gi], r.allreduce_s[gi], r.collective_s[gi], r.outcomes[gi].stats.end_s});
+    }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const int hosts = S * DP * T;
@@ -312,6 +341,7 @@ Json run_synthetic(const SyntheticRun& req) {
           {"budget_pct", req.budget_pct},
           {"peak_rss_mib", static_cast<double>(ru.ru_maxrss) / 1024.0},
           {"stages", stages},
+          {"per_gpu", per_gpu},
           {"simulated", std::string(T > 1 ? "every TP rank a GPU of its own, TP all-reduces as collectives on NVLink; "
                                           : "one actor per TP x CP group (its GPUs run the same stream at the same clocks; "
                                             "energy x TP x CP); ") +

@@ -36,6 +36,7 @@ struct SyntheticRun {
   bool unfold_tp = false;
   bool sequence_parallel = true;   // Megatron's sequence parallelism with TP (see SynthesisOptions)
   bool check_memory = true;        // refuse a layout whose estimated memory per GPU exceeds the GPU's
+  bool per_gpu = false;            // add `per_gpu`: one row per simulated GPU (large at scale)
   int straggler_replica = -1;      // a whole pipeline replica runs slower by straggler_factor
   double straggler_factor = 1.0;
 };
@@ -56,5 +57,8 @@ SyntheticRun synthetic_request(const Scenario& sc);
 // wait beyond the fastest replica's (extrinsic bloat: waiting for stragglers).
 Json run_synthetic(const SyntheticRun& req);
 std::string format_synthetic(const Json& result);
+// The result's per-GPU rows as CSV (gpu,replica,stage,tp_rank,gpus,energy_per_gpu_j,busy_s,pipeline_wait_s,
+// exposed_gradient_sync_s,tp_collective_s,end_s); empty without per_gpu.
+std::string per_gpu_csv(const Json& result);
 
 }  // namespace dvfs
