@@ -118,6 +118,9 @@ struct KernelPipelineResult {
   std::vector<double> blocked_s;    // per GPU: time waiting for a pipeline input
   std::vector<double> allreduce_s;  // per GPU: time waiting for the gradient sync after the last backward
   std::vector<double> collective_s; // per GPU: time in in-program (TP) collectives, waiting included
+  // Per GPU: energy drawn while idle, waiting for a pipeline input (intrinsic slack) and for the gradient
+  // sync after the last backward (including waiting for stragglers).
+  std::vector<double> pipeline_wait_j, sync_wait_j;
 };
 
 KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const GpuModel& model,

@@ -270,7 +270,7 @@ Json run_synthetic(const SyntheticRun& req) {
   const double replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
 
   // Per stage, over its replicas and (simulated) TP ranks; each host's energy counts for the GPUs it stands for.
-  double energy = 0, events = 0, intrinsic = 0, extrinsic = 0, exposed_sync = 0;
+  double energy = 0, events = 0, intrinsic = 0, extrinsic = 0, exposed_sync = 0, pipeline_wait_j = 0, sync_wait_j = 0;
   Json stages = Json::array();
   for (int s = 0; s < S; ++s) {
     double e = 0, wait_sum = 0, wait_max = 0, ar_min = 1e300, ar_max = 0, ext = 0;
@@ -287,6 +287,8 @@ Json run_synthetic(const SyntheticRun& req) {
       ar_max = std::max(ar_max, r.allreduce_s[g]);
       ext += r.allreduce_s[g] - ar_min;
       exposed_sync += r.allreduce_s[g];
+      pipeline_wait_j += r.pipeline_wait_j[g];
+      sync_wait_j += r.sync_wait_j[g];
     });
     energy += e;
     intrinsic += wait_sum;
@@ -333,6 +335,10 @@ Json run_synthetic(const SyntheticRun& req) {
           {"intrinsic_wait_gpu_s", intrinsic * gpus_per_host},
           {"extrinsic_wait_gpu_s", extrinsic * gpus_per_host},
           {"exposed_gradient_sync_gpu_s", exposed_sync * gpus_per_host},
+          // Energy drawn while waiting: in the pipeline (intrinsic slack: bubbles and imbalance) and on the
+          // gradient sync (communication not hidden, and waiting for stragglers).
+          {"pipeline_wait_energy_j", pipeline_wait_j * gpus_per_host},
+          {"gradient_sync_wait_energy_j", sync_wait_j * gpus_per_host},
           {"kernel_events", events},
           {"kernels_per_stage_microbatch", sp.kernels_per_microbatch},
           {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
@@ -372,10 +378,11 @@ std::string format_synthetic(const Json& j) {
                 g["overlap"].get<bool>() ? "overlapped with the last backward" : "after the last backward");
   os << buf;
   std::snprintf(buf, sizeof buf,
-                "  iteration %.3f s, energy %.2f MJ (%.2f kJ per GPU); GPU-seconds waiting: %.1f in the pipeline, %.1f on the "
-                "exposed gradient sync (%.1f of it for stragglers)\n",
+                "  iteration %.3f s, energy %.2f MJ (%.2f kJ per GPU); GPU-seconds waiting: %.1f in the pipeline (%.1f kJ), %.1f "
+                "on the exposed gradient sync (%.1f kJ; %.1f GPU-s of it for stragglers)\n",
                 j["iteration_s"].get<double>(), j["energy_j"].get<double>() / 1e6, j["energy_per_gpu_j"].get<double>() / 1e3,
-                j["intrinsic_wait_gpu_s"].get<double>(), j["exposed_gradient_sync_gpu_s"].get<double>(),
+                j["intrinsic_wait_gpu_s"].get<double>(), j["pipeline_wait_energy_j"].get<double>() / 1e3,
+                j["exposed_gradient_sync_gpu_s"].get<double>(), j["gradient_sync_wait_energy_j"].get<double>() / 1e3,
                 j["extrinsic_wait_gpu_s"].get<double>());
   os << buf;
   os << "  stage  kJ/GPU  pipeline wait mean/max s  exposed grad sync min/max s  straggler wait s\n";
