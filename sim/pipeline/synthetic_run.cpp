@@ -65,31 +65,16 @@ SyntheticRun synthetic_request(const Scenario& sc) {
     const std::string mode = g.string_or("mode", "all-reduce");
     if (mode == "reduce-scatter") req.gradient_sync = GradientSync::reduce_scatter;
     else if (mode != "all-reduce") g.fail("mode", "expected all-reduce or reduce-scatter (distributed optimizer), got \"" + mode + "\"");
-    if (g.has("overlap")) {
-      if (!g.raw("overlap").is_boolean()) g.fail("overlap", "expected true or false");
-      req.overlap_gradient_sync = g.raw("overlap").get<bool>();
-    }
+    req.overlap_gradient_sync = g.boolean_or("overlap", req.overlap_gradient_sync);
     if (g.has("bucket_params")) req.bucket_params = g.positive("bucket_params");
     const std::string dtype = g.string_or("dtype", "fp32");
     if (dtype == "bf16") req.grad_bytes_per_param = 2;
     else if (dtype != "fp32") g.fail("dtype", "expected fp32 or bf16, got \"" + dtype + "\"");
   }
-  if (r.has("sequence_parallel")) {
-    if (!r.raw("sequence_parallel").is_boolean()) r.fail("sequence_parallel", "expected true or false");
-    req.sequence_parallel = r.raw("sequence_parallel").get<bool>();
-  }
-  if (r.has("per_gpu")) {
-    if (!r.raw("per_gpu").is_boolean()) r.fail("per_gpu", "expected true or false");
-    req.per_gpu = r.raw("per_gpu").get<bool>();
-  }
-  if (r.has("check_memory")) {
-    if (!r.raw("check_memory").is_boolean()) r.fail("check_memory", "expected true or false");
-    req.check_memory = r.raw("check_memory").get<bool>();
-  }
-  if (r.has("unfold_tp")) {
-    if (!r.raw("unfold_tp").is_boolean()) r.fail("unfold_tp", "expected true or false");
-    req.unfold_tp = r.raw("unfold_tp").get<bool>();
-  }
+  req.sequence_parallel = r.boolean_or("sequence_parallel", req.sequence_parallel);
+  req.per_gpu = r.boolean_or("per_gpu", req.per_gpu);
+  req.check_memory = r.boolean_or("check_memory", req.check_memory);
+  req.unfold_tp = r.boolean_or("unfold_tp", req.unfold_tp);
   if (r.has("straggler")) {
     JsonReader st = r.child("straggler");
     st.only_keys({"replica", "factor"});
