@@ -14,7 +14,7 @@ int ComputationCurve::option_at_sm_mhz(double sm_mhz) const {
   return -1;
 }
 
-ComputationCurve make_curve(std::vector<CurveOption> options, double pb) {
+ComputationCurve make_curve(std::vector<CurveOption> options, double pb, double min_sm_mhz) {
   if (options.empty()) throw InputError("computation curve", "options", "expected at least one way to run the computation");
   for (const CurveOption& o : options)
     if (!(o.time_s > 0) || !std::isfinite(o.time_s) || !std::isfinite(o.energy_j))
@@ -31,6 +31,8 @@ ComputationCurve make_curve(std::vector<CurveOption> options, double pb) {
   // Fastest first; an option stays only if it is cheaper (effective) than every faster one.
   double best = INFINITY;
   for (int i : order) {
+    const CurveOption& o = c.options[static_cast<std::size_t>(i)];
+    if (o.variant < 0 && o.clocks.sm_mhz < min_sm_mhz) continue;
     const double e = c.effective_j(i, pb);
     if (c.pareto.empty() || e < best - 1e-12 * std::max(1.0, std::fabs(best))) {
       if (!c.pareto.empty() && c.options[static_cast<std::size_t>(c.pareto.back())].time_s == c.options[static_cast<std::size_t>(i)].time_s)
@@ -40,6 +42,7 @@ ComputationCurve make_curve(std::vector<CurveOption> options, double pb) {
       best = e;
     }
   }
+  if (c.pareto.empty()) throw InputError("computation curve", "options", "expected an option at or above " + std::to_string(min_sm_mhz) + " MHz");
   return c;
 }
 
@@ -79,11 +82,10 @@ ComputationCurve stage_model_curve(const GpuModel& m, const ClassCoefficients& c
                                    double pb, double cap_clock_mhz, double min_sm_mhz) {
   std::vector<CurveOption> opts;
   for (double f : m.sm_clocks_mhz()) {
-    if (f < min_sm_mhz) continue;
     const StagePrediction p = anchored_prediction(m, cc, anchor, f, cap_clock_mhz);
     opts.push_back({{f, anchor.clocks.mem_mhz}, p.time_s, p.energy_j, -1});
   }
-  return make_curve(std::move(opts), pb);
+  return make_curve(std::move(opts), pb, min_sm_mhz);
 }
 
 }  // namespace dvfs

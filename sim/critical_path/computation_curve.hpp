@@ -32,8 +32,10 @@ struct ComputationCurve {
 };
 
 // Sorts nothing away: keeps `options` as given and computes `pareto` (ties in time keep the cheaper,
-// ties in both keep the first). Throws InputError on an empty list or non-positive times.
-ComputationCurve make_curve(std::vector<CurveOption> options, double p_blocking_w);
+// ties in both keep the first). Static-clock options below `min_sm_mhz` stay replayable but are not
+// offered to the solver (e.g. clocks below a model's calibration range). Throws InputError on an
+// empty list, non-positive times, or no option at or above the floor.
+ComputationCurve make_curve(std::vector<CurveOption> options, double p_blocking_w, double min_sm_mhz = 0);
 
 // The lower convex hull of the Pareto options in (time, effective energy), fastest first: the options
 // a convex (Phillips-Dessouky) solver can land on.
@@ -43,7 +45,8 @@ std::vector<int> lower_hull(const ComputationCurve& c, double p_blocking_w);
 // the stage model (models/src/stage_model.hpp: time from the time share, power anchored at the
 // measured power and scaled by the V-f curve). `cap_clock_mhz` > 0 replaces the model's cap with an
 // SM clock that the board's power limit holds it to (f_e = min(f, cap_clock)), for a board whose
-// limit differs from the model's; 0 = the model's own cap.
+// limit differs from the model's; 0 = the model's own cap. Every clock of the table is an option;
+// those below `min_sm_mhz` are not offered to the solver.
 ComputationCurve stage_model_curve(const GpuModel& m, const ClassCoefficients& cc, const StageMeasurement& anchor,
                                    double p_blocking_w, double cap_clock_mhz = 0, double min_sm_mhz = 0);
 StagePrediction anchored_prediction(const GpuModel& m, const ClassCoefficients& cc, const StageMeasurement& anchor,

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 namespace dvfs {
 
@@ -84,54 +85,134 @@ struct Cut {
 // -`lower` (max-flow with lower bounds, Phillips-Dessouky): a feasible flow with f >= lower first
 // (circulation through a super source and sink), then the maximum flow on its residual network.
 // Without a feasible flow (a cut of negative value exists: the state was not optimal), the lower
-// bounds are dropped and the cut only shortens.
-Cut min_cut(int vertices, int s, int t, const std::vector<FlowArc>& arcs, std::size_t& max_flows) {
-  Cut cut;
+// bounds are dropped and the cut only shortens. The flow networks hold only the vertices the arcs
+// touch, and are kept from one call to the next while the arcs connect the same vertices (the
+// critical sub-DAG rarely changes between cuts): only capacities are rewritten.
+class MinCutSolver {
+ public:
+  Cut solve(int vertices, int s, int t, const std::vector<FlowArc>& arcs);
+  std::size_t max_flows = 0;
+
+ private:
+  void rebuild();
+  std::vector<int> id_, back_;
+  std::vector<std::pair<int, int>> topo_;  // compacted arcs (from, to)
+  int cs_ = -1, ct_ = -1;
+  std::unique_ptr<Network> phase1_, phase2_;
+  // The last maximum flow per arc. While the arcs stay the same it remains feasible for the next
+  // cut's bounds (a cut activity's new bounds are the slope it left, which its saturated flow equals),
+  // so the first phase is only needed when the critical sub-DAG changes.
+  std::vector<double> flow_;
+};
+
+void MinCutSolver::rebuild() {
+  const int n = static_cast<int>(back_.size());
+  phase1_ = std::make_unique<Network>(n + 2);
+  phase2_ = std::make_unique<Network>(n);
+  for (const auto& [a, b] : topo_) {
+    phase1_->add(a, b, 0);
+    phase2_->add(a, b, 0);
+  }
+  phase1_->add(ct_, cs_, kInf);
+  for (int v = 0; v < n; ++v) {  // super source and sink arcs to every vertex (capacity 0 when unused)
+    phase1_->add(n, v, 0);
+    phase1_->add(v, n + 1, 0);
+  }
+}
+
+Cut MinCutSolver::solve(int vertices, int s, int t, const std::vector<FlowArc>& arcs) {
+  // Compact the vertices the arcs touch.
+  id_.assign(static_cast<std::size_t>(vertices), -1);
+  back_.clear();
+  auto map = [&](int v) {
+    int& i = id_[static_cast<std::size_t>(v)];
+    if (i < 0) i = static_cast<int>(back_.size()), back_.push_back(v);
+    return i;
+  };
+  const int cs = map(s), ct = map(t);
+  bool same = cs == cs_ && ct == ct_ && phase2_ && topo_.size() == arcs.size();
+  std::vector<std::pair<int, int>> topo;
+  topo.reserve(arcs.size());
+  for (const FlowArc& a : arcs) topo.emplace_back(map(a.from), map(a.to));
+  same = same && topo == topo_ && static_cast<std::size_t>(boost::num_vertices(phase2_->g)) == back_.size();
+  if (!same) {
+    topo_ = std::move(topo);
+    cs_ = cs;
+    ct_ = ct;
+    rebuild();
+  }
+  const int n = static_cast<int>(back_.size());
+  auto cap = boost::get(boost::edge_capacity, phase1_->g);
+  auto cap2 = boost::get(boost::edge_capacity, phase2_->g);
   bool lower = false;
   for (const FlowArc& a : arcs) lower = lower || a.lower > 0;
   std::vector<char> side;
-  if (lower) {
-    const int ss = vertices, tt = vertices + 1;
-    Network n1(vertices + 2);
-    std::vector<double> excess(static_cast<std::size_t>(vertices), 0.0);
-    for (const FlowArc& a : arcs) {
-      n1.add(a.from, a.to, a.upper - a.lower);
-      excess[static_cast<std::size_t>(a.to)] += a.lower;
-      excess[static_cast<std::size_t>(a.from)] -= a.lower;
+  bool warm = same && flow_.size() == arcs.size();
+  for (std::size_t k = 0; warm && k < arcs.size(); ++k) {
+    const double tol = 1e-9 * std::max(1.0, arcs[k].upper < kInf / 2 ? arcs[k].upper : 1.0);
+    warm = flow_[k] >= (lower ? arcs[k].lower : 0.0) - tol && flow_[k] <= arcs[k].upper + tol;
+  }
+  if (warm) {  // maximum flow from the last feasible one
+    for (std::size_t k = 0; k < arcs.size(); ++k) {
+      const double l = lower ? arcs[k].lower : 0.0, f = std::clamp(flow_[k], l, arcs[k].upper);
+      cap2[phase2_->fwd[k]] = arcs[k].upper - f;
+      cap2[phase2_->rev[k]] = f - l;
     }
-    n1.add(t, s, kInf);
+    phase2_->max_flow(cs, ct);
+    ++max_flows;
+    side = phase2_->reachable(cs, n);
+  } else if (lower) {
+    std::vector<double> excess(static_cast<std::size_t>(n), 0.0);
+    for (std::size_t k = 0; k < arcs.size(); ++k) {
+      cap[phase1_->fwd[k]] = arcs[k].upper - arcs[k].lower;
+      cap[phase1_->rev[k]] = 0;
+      excess[static_cast<std::size_t>(topo_[k].second)] += arcs[k].lower;
+      excess[static_cast<std::size_t>(topo_[k].first)] -= arcs[k].lower;
+    }
     double need = 0;
-    for (int v = 0; v < vertices; ++v) {
+    const std::size_t base = arcs.size() + 1;  // after the t -> s arc
+    for (int v = 0; v < n; ++v) {
       const double x = excess[static_cast<std::size_t>(v)];
-      if (x > 0) n1.add(ss, v, x), need += x;
-      else if (x < 0) n1.add(v, tt, -x);
+      cap[phase1_->fwd[base + 2 * static_cast<std::size_t>(v)]] = x > 0 ? x : 0;
+      cap[phase1_->fwd[base + 2 * static_cast<std::size_t>(v) + 1]] = x < 0 ? -x : 0;
+      if (x > 0) need += x;
     }
-    const double flow = n1.max_flow(ss, tt);
+    const double flow = phase1_->max_flow(n, n + 1);
     ++max_flows;
     if (flow >= need - 1e-9 * std::max(1.0, need)) {
-      Network n2(vertices);
-      for (std::size_t k = 0; k < arcs.size(); ++k) n2.add(arcs[k].from, arcs[k].to, n1.residual(n1.fwd[k]), n1.residual(n1.rev[k]));
-      n2.max_flow(s, t);
+      for (std::size_t k = 0; k < arcs.size(); ++k) {
+        cap2[phase2_->fwd[k]] = phase1_->residual(phase1_->fwd[k]);
+        cap2[phase2_->rev[k]] = phase1_->residual(phase1_->rev[k]);
+      }
+      phase2_->max_flow(cs, ct);
       ++max_flows;
-      side = n2.reachable(s, vertices);
+      side = phase2_->reachable(cs, n);
     } else {
       lower = false;
     }
   }
-  if (!lower) {
-    Network n(vertices);
-    for (const FlowArc& a : arcs) n.add(a.from, a.to, a.upper);
-    n.max_flow(s, t);
+  if (!warm && !lower) {
+    for (std::size_t k = 0; k < arcs.size(); ++k) {
+      cap2[phase2_->fwd[k]] = arcs[k].upper;
+      cap2[phase2_->rev[k]] = 0;
+    }
+    phase2_->max_flow(cs, ct);
     ++max_flows;
-    side = n.reachable(s, vertices);
+    side = phase2_->reachable(cs, n);
   }
+  // The flow from the reverse arcs' residuals (f - lower): exact, where upper - residual loses the
+  // flow's digits on arcs of capacity kInf.
+  flow_.resize(arcs.size());
+  for (std::size_t k = 0; k < arcs.size(); ++k) flow_[k] = (lower ? arcs[k].lower : 0.0) + phase2_->residual(phase2_->rev[k]);
+  Cut cut;
   cut.lower_bounds_used = lower;
-  for (const FlowArc& a : arcs) {
-    const bool fs = side[static_cast<std::size_t>(a.from)], ts = side[static_cast<std::size_t>(a.to)];
-    if (fs && !ts) cut.value += a.upper;
-    else if (!fs && ts && lower) cut.value -= a.lower;
+  for (std::size_t k = 0; k < arcs.size(); ++k) {
+    const bool fs = side[static_cast<std::size_t>(topo_[k].first)], ts = side[static_cast<std::size_t>(topo_[k].second)];
+    if (fs && !ts) cut.value += arcs[k].upper;
+    else if (!fs && ts && lower) cut.value -= arcs[k].lower;
   }
-  cut.source_side = std::move(side);
+  cut.source_side.assign(static_cast<std::size_t>(vertices), 0);
+  for (std::size_t i = 0; i < back_.size(); ++i) cut.source_side[static_cast<std::size_t>(back_[i])] = side[i];
   return cut;
 }
 
@@ -273,21 +354,14 @@ Frontier solve_frontier(const IterationDag& dag, const std::vector<ComputationCu
   };
 
   std::vector<FlowArc> arcs;
+  MinCutSolver solver;
   for (; f.iterations < o.max_iterations; ++f.iterations) {
     latest(dag, d, delay, sc);
     const std::int64_t T = sc.span;
     // The critical sub-DAG and the smallest float outside it.
     arcs.clear();
-    std::int64_t min_float = std::numeric_limits<std::int64_t>::max();
-    auto consider = [&](std::int64_t fl) {
-      if (fl > 0) min_float = std::min(min_float, fl);
-    };
     for (std::size_t v = 0; v < N; ++v) {
-      const std::int64_t fl = sc.ls[v] - sc.es[v];
-      consider(fl);
-      if (ins[v].empty()) consider(sc.ls[v]);
-      if (outs[v].empty()) consider(T - sc.es[v] - d[v]);
-      if (fl != 0) continue;
+      if (sc.ls[v] != sc.es[v]) continue;
       FlowArc a{static_cast<int>(2 * v), static_cast<int>(2 * v + 1), kInf, 0};
       if (const QuantisedHull* h = hull_of(v)) {
         if (d[v] > h->fastest()) a.upper = h->slope(h->below(d[v]));
@@ -300,10 +374,9 @@ Frontier solve_frontier(const IterationDag& dag, const std::vector<ComputationCu
     for (std::size_t e = 0; e < edges.size(); ++e) {
       const std::size_t u = static_cast<std::size_t>(edges[e].from), w = static_cast<std::size_t>(edges[e].to);
       const std::int64_t fl = sc.ls[w] - (sc.es[u] + d[u] + delay[e]);
-      consider(fl);
       if (fl == 0 && sc.ls[u] == sc.es[u] && sc.ls[w] == sc.es[w]) arcs.push_back({static_cast<int>(2 * u + 1), static_cast<int>(2 * w), kInf, 0});
     }
-    Cut cut = min_cut(V, src, snk, arcs, f.max_flows);
+    Cut cut = solver.solve(V, src, snk, arcs);
     if (!(cut.value < kInf / 2)) break;  // every critical path is at its fastest
     if (!cut.lower_bounds_used) ++f.fallback_cuts;
     // Activities the cut shortens and lengthens, and how far their costs stay linear.
@@ -329,20 +402,38 @@ Frontier solve_frontier(const IterationDag& dag, const std::vector<ComputationCu
     std::vector<std::size_t> shorter, longer;
     std::int64_t room = 0;
     classify(cut, shorter, longer, room);
-    std::int64_t step = std::max<std::int64_t>(1, std::min(room, min_float));
-    std::vector<std::int64_t> before;
+    // How far the cut can go at once: within every cut activity's linear segment (room) and until a
+    // path the cut does not shorten reaches the new iteration time. Path lengths are linear in the
+    // step, so the steps that keep the iteration at T - step form an interval [1, s*]: the largest
+    // is found by bisection, each probe one longest-path pass. Within it the critical sub-DAG and
+    // every cost stay as they were, so the cut stays minimal (Phillips-Dessouky's unit step, repeated).
+    auto apply = [&](std::int64_t k) {
+      for (std::size_t v : shorter) d[v] -= k;
+      for (std::size_t v : longer) d[v] += k;
+    };
+    auto fits = [&](std::int64_t k) {
+      apply(k);
+      earliest(dag, d, delay, sc);
+      apply(-k);
+      return sc.span <= T - k;
+    };
+    std::int64_t step = std::max<std::int64_t>(1, room);
     bool shorten_only = false;
     for (;;) {
-      before.clear();
-      for (std::size_t v : shorter) before.push_back(d[v]), d[v] -= step;
-      for (std::size_t v : longer) before.push_back(d[v]), d[v] += step;
+      if (step > 1 && !fits(step)) {
+        std::int64_t lo = 1, hi = step;  // fits(lo) is checked below; fits(hi) is false
+        while (hi - lo > 1) {
+          const std::int64_t mid = lo + (hi - lo) / 2;
+          (fits(mid) ? lo : hi) = mid;
+        }
+        step = lo;
+      }
+      apply(step);
       earliest(dag, d, delay, sc);
       if (sc.span <= T - step) break;
-      std::size_t k = 0;  // undo
-      for (std::size_t v : shorter) d[v] = before[k++];
-      for (std::size_t v : longer) d[v] = before[k++];
+      apply(-step);
       if (step > 1) {
-        step = std::max<std::int64_t>(1, step / 2);
+        step = 1;
         continue;
       }
       // Lengthening pushed a path outside the critical sub-DAG over the new time: shorten only.
@@ -350,7 +441,7 @@ Frontier solve_frontier(const IterationDag& dag, const std::vector<ComputationCu
       shorten_only = true;
       std::vector<FlowArc> no_lower = arcs;
       for (FlowArc& a : no_lower) a.lower = 0;
-      cut = min_cut(V, src, snk, no_lower, f.max_flows);
+      cut = solver.solve(V, src, snk, no_lower);
       cut.lower_bounds_used = false;
       ++f.fallback_cuts;
       classify(cut, shorter, longer, room);
@@ -370,6 +461,7 @@ Frontier solve_frontier(const IterationDag& dag, const std::vector<ComputationCu
     f.changes.push_back(std::move(change));
     f.points.push_back({sc.span, cost});
   }
+  f.max_flows = solver.max_flows;
   f.solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   return f;
 }
