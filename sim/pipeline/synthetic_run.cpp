@@ -3,6 +3,7 @@
 #include "models/src/model_registry.hpp"
 #include "models/src/retarget.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/critical_path/pipeline_plans.hpp"
 #include "sim/planning/clock_plan.hpp"
 #include "sim/policies/plan_policy.hpp"
 #include "sim/policies/policy_factory.hpp"
@@ -82,6 +83,7 @@ SyntheticRun synthetic_request(const Scenario& sc) {
   req.policy = sc.policy.name;
   req.budget_pct = sc.policy.budget_pct;
   req.recording = sc.trace_path;
+  req.clock_plan = sc.clock_plan;
   return req;
 }
 
@@ -145,7 +147,17 @@ Json run_synthetic(const SyntheticRun& req) {
   double plan_s = 0;
   const bool planned = req.policy == "per-kernel" || req.policy == "pass-level" || req.policy == "static-best";
   std::vector<ClockPlan> plans;
-  if (planned) {
+  Json critical_path;  // sim/critical_path makes the critical-path policies' plans from this pipeline
+  if (critical_path_handles(req.policy, kp.straggler_replica)) {
+    CriticalPathSettings cps;
+    cps.policy = req.policy;
+    cps.slowdown_pct = req.budget_pct;
+    cps.clock_plan = req.clock_plan;
+    opts.firmware_power_cap = true;
+    const auto tp0 = std::chrono::steady_clock::now();
+    factory = critical_path_factory(kp, wl.names, bound, opts, cps, critical_path);
+    plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
+  } else if (planned) {
     if (kp.straggler_replica >= 0)
       throw InputError("policy", "", "planned policies with a straggler replica are not supported yet");
     if (!(req.budget_pct >= 0)) throw InputError("budget_pct", "", "expected a slowdown budget >= 0 %");
@@ -196,7 +208,7 @@ Json run_synthetic(const SyntheticRun& req) {
   }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  return {{"model", spec.name},
+  Json out = {{"model", spec.name},
           {"layout", {{"tp", TP}, {"pp", S}, {"dp", DP}}},
           {"schedule", req.schedule == PipelineSchedule::gpipe ? "gpipe" : "1f1b"},
           {"allreduce", cs.allreduce == AllReduceAlgorithm::tree ? "tree" : "ring"},
@@ -222,6 +234,8 @@ Json run_synthetic(const SyntheticRun& req) {
           {"simulated", "one actor per TP group (its GPUs run the same stream at the same clocks; energy x TP); PP "
                         "transfers and the DP ring all-reduce (after the last backward, not overlapped) are SimGrid "
                         "communications; embedding and head on the first and last stage, optimizer after the all-reduce"}};
+  if (!critical_path.is_null()) out["critical_path"] = critical_path;
+  return out;
 }
 
 std::string format_synthetic(const Json& j) {

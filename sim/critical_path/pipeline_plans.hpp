@@ -1,0 +1,57 @@
+#pragma once
+// Critical-path plans for a kernel-level pipeline (a synthesised multi-GPU workload): the per-GPU
+// policy factory `run_synthetic` replays.
+//  - Curves: each (virtual stage, pass)'s kernel range replayed on its own at every SM clock of the
+//    model (memory at its top clock) under the firmware power limit, back to back three times, the
+//    last one counted (the limit's window is then in steady state). With per-kernel variants (the
+//    `critical-path+per-kernel` policy) also the range's per-kernel plans (sim/planning, a pair per
+//    kernel identity, energy-least within budgets of 0-30 % over the range's fastest kernel time),
+//    each replayed with the model's switch latency.
+//  - DAG: the schedule's, with transfers of the activation bytes over the inter-node link and, per
+//    stage, the gradient all-reduce (ring estimate) and the optimizer (at the top clock) as fixed steps.
+//  - Plans: the frontier's least-energy plan within the target: the fastest iteration (no slowdown)
+//    times (1 + slowdown_pct); with a straggler replica (all its kernels slower), straggler-aware
+//    replicas target the straggler's own fastest iteration instead (Perseus's extrinsic bloat), the
+//    straggler runs its own no-slowdown plan. Data-parallel replicas are identical pipelines: one DAG.
+//  - A given plan (Perseus's N.sched.json format: a clock per computation, or Merak's 1F1B
+//    instruction list) is replayed as it is on every replica.
+// `per-kernel` with a straggler replica is also made here (the same per-kernel plans run_synthetic
+// makes, replayed per computation so that the straggler's stretched copy of the program works).
+#include "models/src/gpu_model.hpp"
+#include "sim/core/json_util.hpp"
+#include "sim/critical_path/frontier.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/pipeline/pipeline.hpp"
+
+#include <string>
+
+namespace dvfs {
+
+struct CriticalPathSettings {
+  std::string policy = "critical-path";  // critical-path | critical-path+per-kernel | per-kernel (straggler only)
+  double slowdown_pct = 0;               // iteration slowdown allowed over the fastest (budget_pct)
+  bool straggler_aware = true;
+  std::string clock_plan;                // replay this plan file instead of solving
+  double quantum_s = 1e-3;
+};
+
+bool is_critical_path_policy(const std::string& name);
+// Whether run_synthetic should take its factory from here: the critical-path policies, and
+// per-kernel when a straggler replica is set.
+bool critical_path_handles(const std::string& policy, int straggler_replica);
+
+// Builds what the settings ask for and returns the per-GPU factory (GPU g = (replica x stages + stage)
+// x TP + tp); `report` gets the frontier, the targets and the plans' predicted time and energy.
+// `names` is the workload's kernel-name table (labels of per-kernel plans).
+PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<std::string>& names, const GpuModel& model,
+                                    const ReplayOptions& opts, const CriticalPathSettings& s, Json& report);
+
+// Time and energy of kernels [first, last) of `rank` replayed alone under `policy` (three times back
+// to back, the last counted): what a computation costs at those clocks.
+struct RangeCost {
+  double time_s = 0, energy_j = 0;
+};
+RangeCost replay_range(const Rank& rank, std::size_t first, std::size_t last, const GpuModel& model, Policy& policy,
+                       const ReplayOptions& opts, std::size_t annotation_sets);
+
+}  // namespace dvfs
