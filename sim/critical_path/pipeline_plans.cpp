@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <set>
@@ -180,6 +181,63 @@ std::vector<std::shared_ptr<const StageClockPlan>> stage_plans(const IterationDa
   return out;
 }
 
+// With a switch latency, a clock that changes more often than the latency never takes effect (each
+// request supersedes the one in flight). So on every stage consecutive computations are merged into
+// runs of at least `dwell_s` planned time, each run at one clock: among its computations' planned
+// clocks, the cheapest one at which none of them is slower than planned (else the fastest for the
+// slowest of them). The iteration stays within the plan's time; some slack goes unused.
+std::vector<int> smooth_for_latency(const IterationDag& dag, const CurveSet& cs, const KernelPipeline& kp, std::vector<int> option,
+                                    double dwell_s) {
+  const int S = static_cast<int>(kp.stages.size());
+  std::vector<std::vector<int>> by_index(static_cast<std::size_t>(S));
+  for (std::size_t v = 0; v < dag.size(); ++v) {
+    const DagNode& n = dag.nodes()[v];
+    if (!n.computation) continue;
+    auto& row = by_index[static_cast<std::size_t>(n.stage)];
+    if (row.size() <= static_cast<std::size_t>(n.index)) row.resize(static_cast<std::size_t>(n.index) + 1, -1);
+    row[static_cast<std::size_t>(n.index)] = static_cast<int>(v);
+  }
+  auto opt = [&](int v) -> const CurveOption& {
+    return cs.curves[static_cast<std::size_t>(dag.nodes()[static_cast<std::size_t>(v)].curve)].options[static_cast<std::size_t>(option[static_cast<std::size_t>(v)])];
+  };
+  for (const auto& row : by_index) {
+    std::size_t i = 0;
+    while (i < row.size()) {
+      if (opt(row[i]).variant >= 0) {  // per-kernel computations keep their own plan
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      double span = 0;
+      while (j < row.size() && opt(row[j]).variant < 0 && (span < dwell_s || j == i)) span += opt(row[j]).time_s, ++j;
+      // Candidate clocks: those the run's computations were planned at.
+      std::vector<double> clocks;
+      for (std::size_t k = i; k < j; ++k) clocks.push_back(opt(row[k]).clocks.sm_mhz);
+      std::sort(clocks.begin(), clocks.end());
+      clocks.erase(std::unique(clocks.begin(), clocks.end()), clocks.end());
+      double best_f = clocks.back(), best_e = INFINITY, best_late = INFINITY;
+      for (double f : clocks) {
+        double e = 0, late = 0;
+        for (std::size_t k = i; k < j; ++k) {
+          const ComputationCurve& c = cs.curves[static_cast<std::size_t>(dag.nodes()[static_cast<std::size_t>(row[k])].curve)];
+          const CurveOption& o = c.options[static_cast<std::size_t>(c.option_at_sm_mhz(f))];
+          e += o.energy_j;
+          late = std::max(late, o.time_s / opt(row[k]).time_s - 1);
+        }
+        const bool on_time = late <= 1e-9, best_on_time = best_late <= 1e-9;
+        if ((on_time && (!best_on_time || e < best_e)) || (!on_time && !best_on_time && late < best_late))
+          best_f = f, best_e = e, best_late = late;
+      }
+      for (std::size_t k = i; k < j; ++k) {
+        const ComputationCurve& c = cs.curves[static_cast<std::size_t>(dag.nodes()[static_cast<std::size_t>(row[k])].curve)];
+        option[static_cast<std::size_t>(row[k])] = c.option_at_sm_mhz(best_f);
+      }
+      i = j;
+    }
+  }
+  return option;
+}
+
 Json plan_summary(const IterationDag& dag, const CurveSet& cs, const IterationPlan& p) {
   std::map<double, int> clocks;
   int per_kernel = 0, computations = 0;
@@ -336,7 +394,8 @@ PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<
       const Frontier fs = solve_frontier(dag, slow.curves, fo);
       const IterationPlan fast_s = fastest_plan(dag, slow.curves, pb);
       const double target_s = fast_s.time_s * (1 + s.slowdown_pct / 100);
-      const IterationPlan ps = plan_for_time(dag, slow.curves, fs, target_s);
+      IterationPlan ps = plan_for_time(dag, slow.curves, fs, target_s);
+      if (lead > 0) ps = evaluate_plan(dag, slow.curves, smooth_for_latency(dag, slow, kp, ps.option, lead), pb);
       slow_plans = stage_plans(dag, slow, kp, ps.option, lead);
       if (s.straggler_aware) target_n = std::max(target_n, target_s);
       Json j = plan_summary(dag, slow, ps);
@@ -346,7 +405,8 @@ PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<
       j["frontier"] = {{"points", fs.points.size()}, {"cuts", fs.iterations}, {"solve_s", fs.solve_s}};
       jr.push_back(j);
     }
-    const IterationPlan pn = plan_for_time(dag, normal.curves, fn, target_n);
+    IterationPlan pn = plan_for_time(dag, normal.curves, fn, target_n);
+    if (lead > 0) pn = evaluate_plan(dag, normal.curves, smooth_for_latency(dag, normal, kp, pn.option, lead), pb);
     normal_plans = stage_plans(dag, normal, kp, pn.option, lead);
     Json j = plan_summary(dag, normal, pn);
     j["which"] = straggler ? "others" : "every replica";
