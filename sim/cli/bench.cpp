@@ -1,4 +1,5 @@
 #include "sim/cli/bench.hpp"
+#include "sim/cli/bench_critical_path.hpp"
 
 #include "models/src/model_registry.hpp"
 #include "sim/compare.hpp"
@@ -149,6 +150,7 @@ int cmd_bench(const std::vector<std::string>& args) {
                 r["kernel_events"].get<double>(), r["wall_s"].get<double>(), r["iteration_s"].get<double>(),
                 1e6 * r["replay_s"].get<double>() / r["kernel_events"].get<double>());
   }
+  bench_critical_path();
   std::printf("  peak memory (max RSS): %.1f MiB\n", peak_rss_mib());
   (void)def;
   return 0;
