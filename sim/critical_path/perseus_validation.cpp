@@ -420,8 +420,9 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
     (n % 2 ? odd : even).push_back(n);
   }
   Json variants = Json::array();
-  variants.push_back(run_variant("model", "the model as calibrated (" + model.name() + ", cap " +
-                                              std::to_string(static_cast<int>(model.power_cap_w())) + " W)",
+  const std::string cap = std::to_string(static_cast<int>(model.power_cap_w())) + " W";
+  variants.push_back(run_variant("model", o.power_cap_w > 0 ? "the model with its power cap set to " + cap + " (" + model.name() + ")"
+                                                            : "the model as calibrated (" + model.name() + ", cap " + cap + ")",
                                  runs, base, model, o, {}));
   if (!even.empty()) {
     const double fe = fit_cap_clock(runs, even, base, model);
