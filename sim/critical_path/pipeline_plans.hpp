@@ -1,12 +1,16 @@
 #pragma once
 // Critical-path plans for a kernel-level pipeline (a synthesised multi-GPU workload): the per-GPU
 // policy factory `run_synthetic` replays.
-//  - Curves: each (virtual stage, pass)'s kernel range replayed on its own at every SM clock of the
-//    model (memory at its top clock) under the firmware power limit, back to back three times, the
-//    last one counted (the limit's window is then in steady state). With per-kernel variants (the
-//    `critical-path+per-kernel` policy) also the range's per-kernel plans (sim/planning, a pair per
-//    kernel identity, energy-least within budgets of 0-30 % over the range's fastest kernel time),
-//    each replayed with the model's switch latency.
+//  - Curves: each stage's schedule replayed back to back from a cold start at every SM clock of the
+//    model (memory at its top clock) under the firmware power limit, without the waits for its
+//    neighbours; a (virtual stage, pass)'s option is the mean over its computations (the limit's window
+//    then sits where the pipeline has it on its critical stage). With per-kernel variants (the
+//    `critical-path+per-kernel` policy) also each computation's per-kernel plans (sim/planning, a pair
+//    per kernel identity, energy-least within budgets of 0-30 % over its fastest kernel time), each
+//    budget swept the same way with the model's switch latency.
+//  - With a switch latency each clock is requested one latency ahead of when the plan needs it, and each
+//    stage's plan is merged into runs of at least one latency at one clock (a clock that changes faster
+//    never takes effect: each request supersedes the one in flight).
 //  - DAG: the schedule's, with transfers of the activation bytes over the inter-node link and, per
 //    stage, the gradient all-reduce (ring estimate) and the optimizer (at the top clock) as fixed steps.
 //  - Plans: the frontier's least-energy plan within the target: the fastest iteration (no slowdown)
@@ -47,7 +51,7 @@ PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<
                                     const ReplayOptions& opts, const CriticalPathSettings& s, Json& report);
 
 // Time and energy of kernels [first, last) of `rank` replayed alone under `policy` (three times back
-// to back, the last counted): what a computation costs at those clocks.
+// to back, the last counted): the optimizer step's time at the top clock.
 struct RangeCost {
   double time_s = 0, energy_j = 0;
 };
