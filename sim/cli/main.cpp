@@ -42,10 +42,11 @@ const char* kUsage =
     "        replay a recording's profiled steps and compare with its measured time and energy\n"
     "  validate --models [--json] [-o FILE]\n"
     "  validate --perseus DIR [--gpu MODEL] [--p-blocking W] [--power-cap W] [--quantum S] [--min-clock MHz]\n"
-    "           [--no-frontier] [--json] [-o FILE]\n"
+    "           [--no-frontier] [--write-plans DIR] [--json] [-o FILE]\n"
     "        every plan N of a Perseus run directory (N.sched.json + N.prof.json, .gz allowed): iteration time and\n"
     "        energy predicted from the all-max-clock plans and the GPU model vs measured, per plan and MAPE; then\n"
-    "        the critical-path frontier against Perseus's own plans at equal iteration time\n"
+    "        the critical-path frontier against Perseus's own plans at equal iteration time; --write-plans: our\n"
+    "        no-slowdown plan and ours at each Perseus plan's time, as N.sched.json files\n"
     "  validate --perseus-runs DIR [--p2p-latency S] [--json]\n"
     "        predict the iteration time of measured pipeline runs (Perseus artifact layout) from their\n"
     "        measured per-micro-batch forward/backward times\n"
@@ -175,6 +176,7 @@ int cmd_validate(std::vector<std::string> args) {
       if (po.min_sm_mhz < 0) throw dvfs::InputError("--min-clock", "", "expected an SM clock >= 0 MHz");
     }
     else if (args[i] == "--no-frontier") po.frontier = false;
+    else if (args[i] == "--write-plans") po.write_plans = take_value(args, i);
     else if (args[i] == "--p2p-latency") {
       p2p = parse_number("--p2p-latency", take_value(args, i), "a latency in seconds (>= 0)");
       if (p2p < 0) throw dvfs::InputError("--p2p-latency", "", "expected a latency >= 0 s");

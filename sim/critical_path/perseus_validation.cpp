@@ -267,6 +267,18 @@ std::vector<int> perseus_plan_options(const PerseusPrediction& p, const ClockPla
   return option;
 }
 
+ClockPlanFile perseus_plan_file(const PerseusPrediction& p, const IterationPlan& plan) {
+  const int S = static_cast<int>(p.node_of.size()), M = static_cast<int>(p.node_of.front().size()) / 2;
+  std::vector<std::vector<double>> clocks(static_cast<std::size_t>(S));
+  for (int s = 0; s < S; ++s)
+    for (int i = 0; i < 2 * M; ++i) {
+      const int v = p.node_of[static_cast<std::size_t>(s)][static_cast<std::size_t>(i)];
+      const ComputationCurve& c = p.curves[static_cast<std::size_t>(p.dag.nodes()[static_cast<std::size_t>(v)].curve)];
+      clocks[static_cast<std::size_t>(s)].push_back(c.options[static_cast<std::size_t>(plan.option[static_cast<std::size_t>(v)])].clocks.sm_mhz);
+    }
+  return plan_from_computation_clocks(clocks, S, M, PlanLayout::merak_1f1b);
+}
+
 namespace {
 
 // The clock the board ran when asked for the highest: least squares of the measured per-computation
@@ -317,7 +329,7 @@ struct MapeAcc {
 };
 
 Json run_variant(const std::string& name, const std::string& how, const PerseusRunSet& runs, const PerseusPrediction& p,
-                 const GpuModel& model, const PerseusValidationOptions& o, const std::vector<int>& held_out) {
+                 const GpuModel& model, const PerseusValidationOptions& o, const std::vector<int>& held_out, bool write) {
   Json rows = Json::array();
   MapeAcc all, non_anchor, held;
   struct PlanPoint {
@@ -362,6 +374,7 @@ Json run_variant(const std::string& name, const std::string& how, const PerseusR
   double worst = -INFINITY;
   for (const PlanPoint& pp : perseus_points) {
     const IterationPlan ours = plan_for_time(p.dag, p.curves, f, pp.pred.time_s);
+    if (write) write_clock_plan(join_path(o.write_plans, "ours-at-" + std::to_string(pp.plan) + ".sched.json"), perseus_plan_file(p, ours));
     const double diff = 100 * (ours.energy_j - pp.pred.energy_j) / pp.pred.energy_j;
     worst = std::max(worst, diff);
     cmp.push_back({{"plan", pp.plan}, {"perseus_iteration_s", pp.pred.time_s}, {"perseus_energy_j", pp.pred.energy_j},
@@ -370,6 +383,10 @@ Json run_variant(const std::string& name, const std::string& how, const PerseusR
   const double compare_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count();
   const IterationPlan fast = fastest_plan(p.dag, p.curves, p.p_blocking_w);
   const IterationPlan ns = no_slowdown_plan(p.dag, p.curves, f);
+  if (write) {
+    write_clock_plan(join_path(o.write_plans, "no-slowdown.sched.json"), perseus_plan_file(p, ns));
+    v["plans_written"] = o.write_plans;
+  }
   Json pts = Json::array();
   const std::size_t stride = std::max<std::size_t>(1, f.points.size() / 300);
   for (std::size_t k = 0; k < f.points.size(); k += stride) pts.push_back({f.points[k].time_s(f.quantum_s), f.total_energy_j(k)});
@@ -410,6 +427,9 @@ GpuModel model_for(const std::string& dir, const PerseusValidationOptions& o) {
 
 Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o) {
   const PerseusRunSet runs = find_perseus_runs(dir);
+  if (!o.write_plans.empty() && !is_directory(o.write_plans))
+    throw InputError(o.write_plans, "", "expected an existing directory for --write-plans");
+  if (!o.write_plans.empty() && !o.frontier) throw InputError("--write-plans", "", "needs the frontier (drop --no-frontier)");
   const GpuModel model = model_for(dir, o);
   const double pb = o.p_blocking_w >= 0 ? o.p_blocking_w : model.idle_w();
   const double floor_mhz = o.min_sm_mhz >= 0 ? o.min_sm_mhz : calibrated_min_sm_mhz(model);
@@ -423,14 +443,14 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
   const std::string cap = std::to_string(static_cast<int>(model.power_cap_w())) + " W";
   variants.push_back(run_variant("model", o.power_cap_w > 0 ? "the model with its power cap set to " + cap + " (" + model.name() + ")"
                                                             : "the model as calibrated (" + model.name() + ", cap " + cap + ")",
-                                 runs, base, model, o, {}));
+                                 runs, base, model, o, {}, even.empty() && !o.write_plans.empty()));
   if (!even.empty()) {
     const double fe = fit_cap_clock(runs, even, base, model);
     const PerseusPrediction capped = build_perseus_prediction(runs, model, pb, fe, floor_mhz);
     variants.push_back(run_variant("cap-clock fit", "the model with the board's clock ceiling " + std::to_string(static_cast<int>(fe)) +
                                                         " MHz fitted on the per-computation times of the even-numbered plans; "
                                                         "odd-numbered plans held out",
-                                   runs, capped, model, o, odd));
+                                   runs, capped, model, o, odd, !o.write_plans.empty()));
   }
   const PerseusMeasurement a0 = load_perseus_measurement(runs.prof_file(base.anchor_plans.front()));
   return {{"runs", dir},
@@ -508,6 +528,8 @@ std::string format_perseus_report(const Json& r) {
     std::snprintf(buf, sizeof buf, " worst: ours %+.2f %% vs Perseus (target <= +0.5 %%); comparison took %.2f s\n",
                   f["max_energy_diff_pct"].get<double>(), f["compare_s"].get<double>());
     os << buf;
+    if (v.contains("plans_written"))
+      os << " our plans (no-slowdown and ours-at-N, Perseus's N.sched.json format): " << v["plans_written"].get<std::string>() << "\n";
   }
   return os.str();
 }

@@ -75,7 +75,11 @@ struct PerseusValidationOptions {
   double quantum_s = 1e-3;     // frontier time unit
   double min_sm_mhz = -1;      // frontier clock floor; < 0: calibrated_min_sm_mhz(model); 0: none
   bool frontier = true;        // also solve the frontier and compare with Perseus's plans
+  std::string write_plans;     // a directory: our plans in Perseus's N.sched.json format (last variant)
 };
+
+// Our plan as a Perseus plan file: a clock per Merak 1F1B instruction (computations' clocks carried over).
+ClockPlanFile perseus_plan_file(const PerseusPrediction& p, const IterationPlan& plan);
 
 Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o);
 std::string format_perseus_report(const Json& report);

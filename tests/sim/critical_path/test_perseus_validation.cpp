@@ -4,7 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+
 using namespace dvfs;
+using Catch::Detail::Approx;
 
 namespace {
 const Json& variant(const Json& rep, const std::string& name) {
@@ -60,4 +63,22 @@ TEST_CASE("validate --perseus fails with one line for a directory without plans 
   PerseusValidationOptions o;
   o.gpu = "no-such-gpu";
   CHECK_THROWS_AS(validate_perseus(data_dir() + "/traces/perseus-runs/a40_gpt3-2.7b_pp8", o), InputError);
+}
+
+TEST_CASE("our plans written in Perseus's N.sched.json format read back to the same iteration time and energy", "[critical_path]") {
+  const PerseusRunSet rs = find_perseus_runs(data_dir() + "/traces/perseus-runs/a100_gpt3-xl_pp4");
+  const GpuModel m = load_gpu_model("a100-sxm4");
+  const PerseusPrediction p = build_perseus_prediction(rs, m, m.idle_w(), 1185, 855);
+  FrontierOptions fo;
+  fo.p_blocking_w = p.p_blocking_w;
+  const Frontier f = solve_frontier(p.dag, p.curves, fo);
+  const IterationPlan ours = plan_for_time(p.dag, p.curves, f, 1.02 * fastest_plan(p.dag, p.curves, p.p_blocking_w).time_s);
+  const std::string path = "/tmp/dvfs_cp_ours.sched.json";
+  write_clock_plan(path, perseus_plan_file(p, ours));
+  const ClockPlanFile back = read_clock_plan(path);
+  CHECK(back.ranks[1].power_states_mhz.size() == 520);  // Merak's instruction list, as Perseus's runtime reads it
+  const IterationPlan again = evaluate_plan(p.dag, p.curves, perseus_plan_options(p, back, m), p.p_blocking_w);
+  CHECK(again.time_s == Approx(ours.time_s).epsilon(1e-12));
+  CHECK(again.energy_j == Approx(ours.energy_j).epsilon(1e-12));
+  std::remove(path.c_str());
 }
