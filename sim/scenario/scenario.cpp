@@ -57,7 +57,7 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
     if (p.has("budget_pct")) {
       if (!is_planned_policy(s.policy.name) && !is_critical_path_policy(s.policy.name))
         p.fail("budget_pct", "only the planned policies (per-kernel, per-kernel-online, pass-level, static-best, "
-                             "latency-aware) take a slowdown budget");
+                             "latency-aware) and critical-path, critical-path+per-kernel take a slowdown budget");
       s.policy.budget_pct = p.non_negative("budget_pct");
     }
     if (p.has("power_cap_w")) {
