@@ -5,6 +5,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/core/progress.hpp"
 #include "sim/network/collective_cost.hpp"
+#include "sim/critical_path/pipeline_plans.hpp"
 #include "sim/planning/clock_plan.hpp"
 #include "sim/policies/plan_policy.hpp"
 #include "sim/policies/policy_factory.hpp"
@@ -89,6 +90,7 @@ SyntheticRun synthetic_request(const Scenario& sc) {
   req.policy = sc.policy.name;
   req.budget_pct = sc.policy.budget_pct;
   req.recording = sc.trace_path;
+  req.clock_plan = sc.clock_plan;
   return req;
 }
 
@@ -226,7 +228,17 @@ Json run_synthetic(const SyntheticRun& req) {
   const bool planned = req.policy == "per-kernel" || req.policy == "pass-level" || req.policy == "static-best";
   std::vector<ClockPlan> plans;
   const int S = lay.pp, DP = lay.dp;
-  if (planned) {
+  Json critical_path;  // sim/critical_path makes the critical-path policies' plans from this pipeline
+  if (is_critical_path_policy(req.policy)) {
+    CriticalPathSettings cps;
+    cps.policy = req.policy;
+    cps.slowdown_pct = req.budget_pct;
+    cps.clock_plan = req.clock_plan;
+    opts.firmware_power_cap = true;
+    const auto tp0 = std::chrono::steady_clock::now();
+    factory = critical_path_factory(kp, wl.names, bound, opts, cps, critical_path);
+    plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
+  } else if (planned) {
     if (!(req.budget_pct >= 0)) throw InputError(req.source, field_name("budget_pct"), "expected a slowdown budget >= 0 %");
     const PlanGrouping grouping = req.policy == "per-kernel"   ? PlanGrouping::per_kernel
                                   : req.policy == "pass-level" ? PlanGrouping::pass_level
@@ -295,7 +307,7 @@ Json run_synthetic(const SyntheticRun& req) {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const int hosts = S * DP * T;
-  return {{"model", spec.name},
+  Json out = {{"model", spec.name},
           {"layout", {{"tp", lay.tp}, {"pp", S}, {"dp", DP}, {"cp", lay.cp}, {"vpp", lay.vpp}}},
           {"schedule", to_string(req.schedule)},
           {"allreduce", to_string(cs.allreduce)},
@@ -340,6 +352,8 @@ Json run_synthetic(const SyntheticRun& req) {
                             (req.overlap_gradient_sync ? "buckets overlapped with the last backward" : "after the last backward") +
                             ") are SimGrid communications; embedding and head on the first and last virtual stage, optimizer "
                             "after the gradient sync"}};
+  if (!critical_path.is_null()) out["critical_path"] = critical_path;
+  return out;
 }
 
 std::string format_synthetic(const Json& j) {

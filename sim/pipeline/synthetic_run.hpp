@@ -39,6 +39,7 @@ struct SyntheticRun {
   bool per_gpu = false;            // add `per_gpu`: one row per simulated GPU (large at scale)
   int straggler_replica = -1;      // a whole pipeline replica runs slower by straggler_factor
   double straggler_factor = 1.0;
+  std::string clock_plan;          // critical-path policy: replay this plan (N.sched.json format) instead of solving
 };
 
 ClusterSpec default_cluster(const ParallelLayout& layout);
