@@ -127,7 +127,7 @@ TEST_CASE("a malformed trace named by a scenario reports the trace file", "[scen
   }
 }
 
-TEST_CASE("scenario switch latency overrides the model key by key; old shorthands still work", "[scenario][latency]") {
+TEST_CASE("scenario switch latency overrides the model key by key, and the old shorthands still work", "[scenario][latency]") {
   Json j = base();
   j["seed"] = 12;
   j["switch_latency"] = {{"sm", {{"spread_s", 0.01}, {"target_scaling", {{990, 2.0}, {1980, 1.0}}}}},

@@ -137,7 +137,7 @@ TEST_CASE("target scaling multiplies the latency by the factor at the target clo
   CHECK(many[0].stats.switch_latency_s / 2000 == Approx(0.03).epsilon(0.05));
 }
 
-TEST_CASE("memory clock changes draw the memory latency; both domains take the larger", "[sim][latency]") {
+TEST_CASE("memory clock changes draw the memory latency, and both domains take the larger", "[sim][latency]") {
   GpuModel m = load_gpu_model("h200");
   Workload wl = kernels(1, 0.5);
   ReplayOptions o = sm_latency(0.05, 0);

@@ -78,7 +78,7 @@ TEST_CASE("crossing the spine adds two switch hops of latency", "[network][clust
   CHECK(t[1] == Approx(4e-6 + 1e-9).epsilon(1e-3));
 }
 
-TEST_CASE("an oversubscribed backbone is shared by all inter-node traffic; at 1 it never limits", "[network][cluster]") {
+TEST_CASE("an oversubscribed backbone is shared by all inter-node traffic, and at 1 it never limits", "[network][cluster]") {
   ClusterSpec cs = leaves(Topology::node_backbone, 1);
   const std::vector<Flow> four = {{0, 1, 1e9}, {1, 2, 1e9}, {2, 3, 1e9}, {3, 0, 1e9}};
   for (double t : run_flows(cs, 4, four)) CHECK(t == Approx(1.0).epsilon(1e-6));

@@ -54,7 +54,7 @@ KernelPipeline four_buckets() {
 
 }  // namespace
 
-TEST_CASE("gradient buckets are all-reduced while the backward goes on; only the last one is exposed", "[pipeline][buckets]") {
+TEST_CASE("gradient buckets are all-reduced while the backward goes on, only the last one exposed", "[pipeline][buckets]") {
   KernelPipeline kp = four_buckets();
   REQUIRE(collective_time_s(CollectiveKind::all_reduce, false, 2, 5e6, 1e9, 0) == Approx(5e-3));
   const KernelPipelineResult overlapped = run(kp);
