@@ -37,7 +37,7 @@ class EnvCore {
  public:
   EnvCore(const std::string& text, const std::string& file, const std::string& base_dir)
       : sc_(parse(text, file, base_dir)) {
-    dvfs::SessionSetup probe_setup = dvfs::make_session_setup(sc_);  // prepares (and caches) the programs now
+    dvfs::SessionSetup probe_setup = dvfs::make_session_setup(sc_, sc_.controller);  // prepares (and caches) the programs now
     for (std::size_t b = 0; b < probe_setup.budgets.size(); ++b)
       if (probe_setup.budgets[b].controlled) {
         budget_ = static_cast<int>(b);
@@ -61,7 +61,7 @@ class EnvCore {
     current_ = sc;
     {
       SimulationLock lock;
-      session_ = std::make_unique<dvfs::ControlSession>(dvfs::make_session_setup(sc));
+      session_ = std::make_unique<dvfs::ControlSession>(dvfs::make_session_setup(sc, sc.controller));
     }
     reward_sum_ = 0;
     wall_s_ = 0;

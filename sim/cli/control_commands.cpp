@@ -3,6 +3,7 @@
 #include "sim/cli/control_commands.hpp"
 
 #include "sim/control/control_run.hpp"
+#include "sim/control/fleet.hpp"
 #include "sim/core/errors.hpp"
 
 #include <cmath>
@@ -100,6 +101,49 @@ int cmd_control(const std::vector<std::string>& a) {
     if (!f) throw InputError(out_file, "", "cannot write the result");
   }
   std::cout << (json ? result.dump(2) + "\n" : text);
+  return 0;
+}
+
+int cmd_fleet(const std::vector<std::string>& a) {
+  std::string file, sizes, out_file;
+  bool json = false;
+  double duration = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto value = [&]() -> std::string {
+      if (i + 1 >= a.size()) throw InputError(a[i], "", "this option needs a value");
+      return a[++i];
+    };
+    if (a[i] == "--sizes") sizes = value();
+    else if (a[i] == "--duration") {
+      duration = number("--duration", value());
+      if (!(duration > 0)) throw InputError("--duration", "", "expected seconds > 0");
+    } else if (a[i] == "--json") json = true;
+    else if (a[i] == "-o" || a[i] == "--output") out_file = value();
+    else if (!a[i].empty() && a[i][0] == '-') throw InputError(a[i], "", "unknown option for fleet");
+    else if (file.empty()) file = a[i];
+    else throw InputError(a[i], "", "fleet takes one scenario file");
+  }
+  if (file.empty()) throw InputError("fleet", "", "expected a fleet scenario file (e.g. scenarios/power-budget/fleet-mixed.json)");
+  FleetScenario fs = load_fleet_scenario(file);
+  if (!sizes.empty()) {
+    fs.sizes.clear();
+    for (const std::string& s : split(sizes)) {
+      const double n = number("--sizes", s);
+      if (n < 1 || n != std::floor(n) || n > 1e6) throw InputError("--sizes", "", "expected whole numbers of GPUs >= 1");
+      fs.sizes.push_back(static_cast<int>(n));
+    }
+  }
+  if (duration > 0) {
+    if (duration < 2 * fs.sample_s) throw InputError("--duration", "", "expected at least two samples");
+    fs.duration_s = duration;
+  }
+  const Json result = run_fleet_study(fs);
+  if (!out_file.empty()) {
+    std::ofstream f(out_file);
+    f << result.dump(2) << "\n";
+    if (!f) throw InputError(out_file, "", "cannot write the result");
+  }
+  std::cout << (json ? result.dump(2) + "\n" : format_fleet_study(result));
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include "sim/cli/bench.hpp"
 #include "sim/cli/control_commands.hpp"
 #include "sim/control/control_scenario.hpp"
+#include "sim/control/fleet.hpp"
 #include "sim/compare.hpp"
 #include "models/src/retarget.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
@@ -94,6 +95,7 @@ int cmd_run(std::vector<std::string> args) {
     if (json) control_args.push_back("--json");
     return dvfs::cmd_control(control_args);
   }
+  if (dvfs::is_fleet_scenario(scenario_path)) return dvfs::cmd_fleet(json ? std::vector<std::string>{scenario_path, "--json"} : std::vector<std::string>{scenario_path});
   dvfs::Scenario sc = dvfs::load_scenario(scenario_path);
   if (engine == "event") sc.mode = dvfs::EngineMode::event;
   else if (engine == "local-loop") sc.mode = dvfs::EngineMode::local_loop;
@@ -437,7 +439,8 @@ int main(int argc, char** argv) {
     if (cmd == "compare") return cmd_compare(args);
     if (cmd == "synth") return cmd_synth(args);
     if (cmd == "control") return dvfs::cmd_control(args);
-    throw UsageError("unknown command \"" + cmd + "\" (expected run, models, validate, calibrate, compare, synth, control or bench)");
+    if (cmd == "fleet") return dvfs::cmd_fleet(args);
+    throw UsageError("unknown command \"" + cmd + "\" (expected run, models, validate, calibrate, compare, synth, control, fleet or bench)");
   } catch (const UsageError& e) {
     std::cerr << "dvfs-sim: " << e.what() << "\n" << kUsageAll;
     return 2;

@@ -1,6 +1,7 @@
 #include "sim/control/control_scenario.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "sim/control/job_clock_plan.hpp"
 #include "sim/core/errors.hpp"
 
 #include <algorithm>
@@ -35,7 +36,9 @@ void int_range(const JsonReader& r, const char* key, int& lo, int& hi) {
   hi = v[1].get<int>();
 }
 
-GrpoJobSpec read_job(const JsonReader& r, std::size_t index) {
+}  // namespace
+
+GrpoJobSpec read_control_job(const JsonReader& r, std::size_t index) {
   r.only_keys({"name", "kind", "model", "tp", "dp", "prompts_per_step", "group_size", "group_size_range", "concurrency",
                "concurrency_range", "prompt_tokens", "max_response_tokens", "response_median_tokens", "response_sigma",
                "train_micro_batch", "reference_forward", "decode_host_overhead_s", "decode_allreduce_s", "step_host_s",
@@ -74,6 +77,8 @@ GrpoJobSpec read_job(const JsonReader& r, std::size_t index) {
   return j;
 }
 
+namespace {
+
 BudgetSpec read_budget(const JsonReader& r, std::size_t index) {
   r.only_keys({"name", "scope", "gpus_per_rack", "budget_w", "budget_w_per_gpu", "budget_frac_of_tdp", "controlled"});
   BudgetSpec b;
@@ -95,7 +100,7 @@ BudgetSpec read_budget(const JsonReader& r, std::size_t index) {
 }
 
 ControllerSpec read_controller(const JsonReader& r, const std::string& base_dir) {
-  r.only_keys({"name", "margin_frac", "down_gain", "up_step_frac", "kp", "ki", "kd", "headroom_w", "policy_file", "actions"});
+  r.only_keys({"name", "margin_frac", "down_gain", "up_step_frac", "kp", "ki", "kd", "headroom_w", "policy_file", "actions", "budget_pct"});
   ControllerSpec c;
   c.name = r.string_or("name", c.name);
   c.margin_frac = r.number_or("margin_frac", c.margin_frac);
@@ -105,6 +110,7 @@ ControllerSpec read_controller(const JsonReader& r, const std::string& base_dir)
   c.ki = r.number_or("ki", c.ki);
   c.kd = r.number_or("kd", c.kd);
   c.headroom_w = r.number_or("headroom_w", c.headroom_w);
+  c.budget_pct = r.number_or("budget_pct", c.budget_pct);
   if (r.has("policy_file")) c.policy_file = normalize_path(join_path(base_dir, r.string("policy_file")));
   if (r.has("actions")) {
     const Json& a = r.raw("actions");
@@ -166,7 +172,7 @@ ControlScenario parse_control_scenario(const Json& doc, const std::string& file,
   }
   const JsonReader jobs = c.child("jobs");
   if (!jobs.is_array() || jobs.size() == 0) c.fail("jobs", "expected a list of jobs");
-  for (std::size_t i = 0; i < jobs.size(); ++i) sc.jobs.push_back(read_job(jobs.at(i), i));
+  for (std::size_t i = 0; i < jobs.size(); ++i) sc.jobs.push_back(read_control_job(jobs.at(i), i));
   if (c.has("budgets")) {
     const JsonReader b = c.child("budgets");
     if (!b.is_array()) c.fail("budgets", "expected a list of budgets");
@@ -185,7 +191,7 @@ ControlScenario parse_control_scenario(const Json& doc, const std::string& file,
   return sc;
 }
 
-SessionSetup make_session_setup(const ControlScenario& sc) {
+SessionSetup make_session_setup(const ControlScenario& sc, const ControllerSpec& controller) {
   SessionSetup s;
   s.model = std::make_shared<const GpuModel>(load_gpu_model(sc.gpu, sc.file, "gpu"));
   const GpuModel& m = *s.model;
@@ -207,6 +213,8 @@ SessionSetup make_session_setup(const ControlScenario& sc) {
     job->spec = j;
     s.jobs.push_back(std::move(job));
   }
+  if (controller.name == "per-kernel")
+    for (const auto& job : s.jobs) s.plans.push_back(plan_job_clocks(*job, m, controller.budget_pct));
   s.interval_s = sc.interval_s;
   s.duration_s = sc.duration_s;
   s.bin_s = sc.bin_s;

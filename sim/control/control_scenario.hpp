@@ -15,7 +15,7 @@
 //                "budgets": [{"name", "scope": "gpu" | "node" | "rack" | "fleet", "gpus_per_rack": 32,
 //                             "budget_w" | "budget_w_per_gpu" | "budget_frac_of_tdp", "controlled": true}, ...],
 //                "controller": {"name", "margin_frac", "down_gain", "up_step_frac", "kp", "ki", "kd", "headroom_w",
-//                               "policy_file", "actions": ["power_target", "concurrency"]},
+//                               "policy_file", "actions": ["power_target", "concurrency"], "budget_pct"},
 //                "reward": {"tokens_scale", "violation_penalty", "excess_penalty"},
 //                "cluster": {... as multi-GPU scenarios ...}}}
 // A budget's scope splits the GPUs into groups (one budget each): every GPU, every node (cluster
@@ -49,12 +49,16 @@ struct ControlScenario {
   ClusterSpec cluster = default_cluster_spec();
 };
 
+// One entry of control.jobs (also a fleet mix's job).
+GrpoJobSpec read_control_job(const JsonReader& r, std::size_t index);
+
 bool is_control_scenario(const std::string& path);  // a JSON object with a "control" key
 ControlScenario load_control_scenario(const std::string& path);
 ControlScenario parse_control_scenario(const Json& doc, const std::string& file, const std::string& base_dir);
 
 // The session's inputs: the GPU model, the jobs' programs (prepared once per process and scenario: the
-// recordings are loaded once), the budgets expanded into groups.
-SessionSetup make_session_setup(const ControlScenario& sc);
+// recordings are loaded once), the budgets expanded into groups; for the per-kernel controller, the jobs'
+// clock plans.
+SessionSetup make_session_setup(const ControlScenario& sc, const ControllerSpec& controller);
 
 }  // namespace dvfs

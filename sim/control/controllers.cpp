@@ -8,7 +8,7 @@
 
 namespace dvfs {
 
-std::vector<std::string> controller_names() { return {"uncontrolled", "static-cap", "reactive", "pid", "rl"}; }
+std::vector<std::string> controller_names() { return {"uncontrolled", "static-cap", "reactive", "pid", "rl", "per-kernel"}; }
 
 std::vector<int> controlled_budgets(const ControlSession& s) {
   std::vector<int> out;
@@ -34,7 +34,8 @@ class Uncontrolled : public Controller {
 
 class StaticCap : public Controller {
  public:
-  std::string name() const override { return "static-cap"; }
+  explicit StaticCap(std::string name = "static-cap") : name_(std::move(name)) {}
+  std::string name() const override { return name_; }
   void start(ControlSession& s) override {
     for (int b : controlled_budgets(s)) {
       const PowerBudget& bud = s.setup().budgets[static_cast<std::size_t>(b)];
@@ -42,6 +43,9 @@ class StaticCap : public Controller {
     }
   }
   void control(ControlSession&) override {}
+
+ private:
+  std::string name_;
 };
 
 class Reactive : public Controller {
@@ -109,6 +113,8 @@ class Learned : public Controller {
  public:
   Learned(const ControllerSpec& c, MlpPolicy p) : c_(c), policy_(std::move(p)) {}
   std::string name() const override { return "rl"; }
+  // The first action from the observation before any interval, as the environment's first step takes it.
+  void start(ControlSession& s) override { control(s); }
   void control(ControlSession& s) override {
     for (int b : controlled_budgets(s)) apply_budget_action(s, b, policy_.act(budget_observation(s, b)), c_.action);
   }
@@ -128,6 +134,10 @@ std::unique_ptr<Controller> make_controller(const ControllerSpec& c, const std::
   if (!(c.headroom_w >= 0)) bad("headroom_w", "expected >= 0 W");
   if (c.name == "uncontrolled") return std::make_unique<Uncontrolled>();
   if (c.name == "static-cap") return std::make_unique<StaticCap>();
+  if (c.name == "per-kernel") {
+    if (!(c.budget_pct >= 0) || c.budget_pct > 100) bad("budget_pct", "expected a kernel-time budget in [0, 100] %");
+    return std::make_unique<StaticCap>("per-kernel");  // the plans run in the session (make_session_setup)
+  }
   if (c.name == "reactive") return std::make_unique<Reactive>(c);
   if (c.name == "pid") return std::make_unique<Pid>(c);
   if (c.name == "rl") {

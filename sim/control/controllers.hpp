@@ -15,6 +15,9 @@
 //    split into limits by allocate_caps (GPUs below their limit give their headroom to the throttled ones).
 //  - rl: a trained policy file (MlpPolicy) maps the observation to a power target and the jobs' concurrency
 //    (sim/control/observation.hpp).
+//  - per-kernel: the kernel-DVFS policy on the same budget: the static cap's limits, and every GPU runs the
+//    job's clock plan (sim/control/job_clock_plan.hpp, budget_pct of kernel time over the fastest pairs); the
+//    session setup carries the plans (make_session_setup).
 #include "sim/control/mlp_policy.hpp"
 #include "sim/control/observation.hpp"
 #include "sim/control/session.hpp"
@@ -33,10 +36,11 @@ struct ControllerSpec {
   double kp = 0.5, ki = 0.4, kd = 0.0;  // pid: W of target per W of error (and per W s, W / s)
   double headroom_w = 30;          // pid / rl: allocate_caps' headroom
   std::string policy_file;         // rl
+  double budget_pct = 1.0;         // per-kernel: allowed kernel-time slowdown, %
   ActionSpec action;               // rl (from the policy file's action names)
 };
 
-std::vector<std::string> controller_names();  // uncontrolled static-cap reactive pid rl
+std::vector<std::string> controller_names();  // uncontrolled static-cap reactive pid rl per-kernel
 
 class Controller {
  public:

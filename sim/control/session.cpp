@@ -1,7 +1,7 @@
 #include "sim/control/session.hpp"
 
 #include "models/src/switch_latency.hpp"
-#include "sim/control/actuated_governor.hpp"
+#include "sim/control/controlled_gpu_policy.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/gpu_replayer.hpp"
 #include "sim/engine/simgrid_engine.hpp"
@@ -47,6 +47,8 @@ class JobRankActor {
         meter_(0, 1, s.setup_.model->sm_clocks_mhz().size(), s.setup_.bin_s) {
     opts_.timeline_interval_s = s.setup_.bin_s;
     opts_.seed = latency_seed(s.setup_.seed, unit);
+    // The GPU's own power-limit loop holds whatever limit the controller set, under any requested clock.
+    opts_.firmware_power_cap = true;
     work_.id = unit;
     // Response lengths: per job, rank and session seed.
     rng_.seed(latency_seed(latency_seed(s.setup_.seed, 1000 + job) ^ job_.spec.seed, rank));
@@ -54,9 +56,12 @@ class JobRankActor {
     std::mt19937_64 start_rng(latency_seed(s.setup_.seed, -2 - job));
     start_s_ = job_.spec.start_offset_s + job_.spec.start_offset_spread_s * uniform01(start_rng);
     const GpuActuators& a = s.board_.gpus[static_cast<std::size_t>(s.unit_first_gpu_[static_cast<std::size_t>(unit)])];
-    gov_ = std::make_unique<ActuatedGovernor>(*s.setup_.model, a.power_cap_w, s.setup_.cap_latency_s, s.ticks_per_control_,
-                                              [this](ActuatedGovernor& g, double now) { on_control(g, now); });
-    rep_ = std::make_unique<GpuReplayer>(work_, *s.setup_.model, *gov_, opts_, meter_);
+    opts_.firmware_cap_w = cap_w_ = a.power_cap_w;
+    const auto j = static_cast<std::size_t>(job);
+    policy_ = std::make_unique<ControlledGpuPolicy>(*s.setup_.model, s.setup_.model->governor().control_period_s,
+                                                    [this](double now) { on_tick(now); },
+                                                    j < s.setup_.plans.size() ? s.setup_.plans[j] : std::vector<ClockPair>{});
+    rep_ = std::make_unique<GpuReplayer>(work_, *s.setup_.model, *policy_, opts_, meter_);
   }
 
   void body() {
@@ -80,7 +85,9 @@ class JobRankActor {
   GpuPhase phase() const { return phase_; }
   double accounted_s() const { return accounted_s_; }
   const EnergyMeter& meter() const { return meter_; }
-  const ActuatedGovernor& governor() const { return *gov_; }
+  // The power limit or the SM clock ceiling holds the GPU below its top clock.
+  bool throttled() const { return rep_->firmware_throttling() || policy_->sm_ceiling_mhz() > 0; }
+  int sm_index() const { return rep_->sm_index(); }
   double tokens_in(std::size_t interval) const { return interval < generated_.size() ? generated_[interval] : 0.0; }
   double trained_in(std::size_t interval) const { return interval < trained_.size() ? trained_[interval] : 0.0; }
   double progress() const { return seq_total_ > 0 ? static_cast<double>(seq_done_) / seq_total_ : 1.0; }
@@ -88,7 +95,12 @@ class JobRankActor {
   sg4::SemaphorePtr gate = sg4::Semaphore::create(0);
 
  private:
-  void on_control(ActuatedGovernor& g, double now) {
+  void on_tick(double now) {
+    if (pending_at_s_ >= 0 && now + 1e-12 >= pending_at_s_) {
+      rep_->set_firmware_cap_w(cap_w_ = pending_cap_w_);
+      pending_at_s_ = -1;
+    }
+    if (++ticks_ % s_.ticks_per_control_ != 0) return;
     ++control_ticks_;
     if (s_.gating_) {
       // Meet SimGrid at the tick and wait until the controller has acted on what was measured.
@@ -96,14 +108,22 @@ class JobRankActor {
       accounted_s_ = now;
       gate->acquire();
     }
-    (void)g;
     read_board(now);
   }
 
+  // A new power limit takes effect after the latency (at the start, at once); the ceiling is a clock request.
   void read_board(double now) {
     const GpuActuators& a = s_.board_.gpus[static_cast<std::size_t>(s_.unit_first_gpu_[static_cast<std::size_t>(unit_)])];
-    gov_->set_power_cap_w(a.power_cap_w, now);
-    gov_->set_sm_ceiling_mhz(a.sm_ceiling_mhz);
+    const double latency = now > 0 ? s_.setup_.cap_latency_s : 0.0;
+    if (a.power_cap_w != (pending_at_s_ >= 0 ? pending_cap_w_ : cap_w_)) {
+      pending_cap_w_ = a.power_cap_w;
+      pending_at_s_ = now + latency;
+      if (latency <= 0) {
+        rep_->set_firmware_cap_w(cap_w_ = pending_cap_w_);
+        pending_at_s_ = -1;
+      }
+    }
+    policy_->set_sm_ceiling_mhz(a.sm_ceiling_mhz);
   }
 
   void run(const std::vector<Kernel>& ks) {
@@ -239,12 +259,14 @@ class JobRankActor {
   ReplayOptions opts_;
   EnergyMeter meter_;
   Rank work_;
-  std::unique_ptr<ActuatedGovernor> gov_;
+  std::unique_ptr<ControlledGpuPolicy> policy_;
   std::unique_ptr<GpuReplayer> rep_;
   LocalTime tk_;
   std::mt19937_64 rng_;
   double origin_ = 0, accounted_s_ = 0, start_s_ = 0;
   int control_ticks_ = 0, seq_total_ = 0, seq_done_ = 0, steps_done_ = 0;
+  long ticks_ = 0;
+  double cap_w_ = 0, pending_cap_w_ = 0, pending_at_s_ = -1;
   GpuPhase phase_ = GpuPhase::idle;
   std::vector<double> generated_, trained_;
 };
@@ -369,7 +391,7 @@ const IntervalReport& ControlSession::advance() {
     r.gpu_measured_w[g] = nvml_sample_at(ps, setup_.field, t_end, setup_.interval_s, unit_nvml_[u]);
     r.gpu_exact_w[g] = ps.mean_w(t_end - setup_.interval_s, t_end);
     r.gpu_phase[g] = units_[u]->phase();
-    r.gpu_throttled[g] = units_[u]->governor().throttled() ? 1 : 0;
+    r.gpu_throttled[g] = units_[u]->throttled() ? 1 : 0;
   }
   for (const PowerBudget& b : setup_.budgets) {
     double m = 0, x = 0;
@@ -408,7 +430,7 @@ void ControlSession::refresh_series(double t_end) {
     PowerSeries& ps = unit_series_[u];
     ps.power_w.resize(bins, 0.0);
     const double acc = std::min(a.accounted_s(), t_end);
-    const double idle_w = setup_.model->idle_power_w(a.governor().sm_index());
+    const double idle_w = setup_.model->idle_power_w(a.sm_index());
     for (std::size_t b = unit_final_bins_[u]; b < bins; ++b) {
       const double lo = static_cast<double>(b) * bin, hi = lo + bin;
       const double recorded = b < tl.size() ? tl[b].energy_j : 0.0;

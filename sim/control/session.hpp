@@ -4,8 +4,9 @@
 // actuators between intervals.
 //
 // How it meets SimGrid: one host and one actor per simulated GPU (a job's DP rank; its TP group folded), as
-// in the other engines. Each actor replays its kernels in local time under an ActuatedGovernor; when the
-// GPU's local time reaches a control tick the governor's hook sleeps until that tick on SimGrid's clock and
+// in the other engines. Each actor replays its kernels in local time under a ControlledGpuPolicy, with the
+// GPU's firmware power-limit loop on (its limit is the actuator); when the GPU's local time reaches a
+// control tick the policy's hook sleeps until that tick on SimGrid's clock and
 // waits at a gate (a semaphore) that the driver releases once the controller has acted, then reads the
 // actuator board. The driver advances with Engine::run_until(tick): SimGrid 3.32 runs every event up to and
 // including the tick, and the call returns once every actor is at its gate or blocked in a communication
@@ -47,6 +48,8 @@ struct SessionSetup {
   NvmlSpec nvml;                     // the instant field's phase is drawn per GPU from the seed
   double cap_latency_s = 0.1;        // power-limit change to effect
   double min_cap_w = 0, max_cap_w = 0;  // power-limit range (0: the model's cap and 200 W)
+  // Per job (optional): a clock pair per activity name id (per-kernel DVFS); empty = the top clocks.
+  std::vector<std::vector<ClockPair>> plans;
   std::uint64_t seed = 0;
 };
 
@@ -67,6 +70,8 @@ struct IntervalReport {
 
 class JobRankActor;
 
+// SimGrid allows one live engine per process: one session at a time (a second one, or any other simulation
+// while one is alive, throws std::logic_error).
 class ControlSession {
  public:
   explicit ControlSession(const SessionSetup& setup);

@@ -147,7 +147,7 @@ struct GrpoJobSpec {
   int prompts_per_step = 128;                 // P, over the whole job
   int group_size = 8, group_size_min = 1, group_size_max = 16;        // G (knob)
   int concurrency = 64, concurrency_min = 8, concurrency_max = 256;   // C per DP rank (knob)
-  int prompt_tokens = 512, max_response_tokens = 1024;
+  int prompt_tokens = 512, max_response_tokens = 1024;  // a training job: prompt_tokens is the sequence length
   double response_median_tokens = 300, response_sigma = 0.7;          // lognormal response lengths
   int train_micro_batch = 4;                  // sequences per micro-batch, padded to prompt + max response
   bool reference_forward = true;              // the reference model's log-probs (GRPO's KL term)
@@ -160,7 +160,7 @@ struct GrpoJobSpec {
   std::uint64_t seed = 0;
   int gpus() const { return tp * dp; }
   int sequences_per_step(int group) const { return prompts_per_step * group; }
-  int sequence_tokens() const { return prompt_tokens + max_response_tokens; }
+  int sequence_tokens() const { return prompt_tokens + (generation ? max_response_tokens : 0); }
 };
 
 struct PreparedGrpoJob {
