@@ -5,6 +5,7 @@
 #include "python/src/core_parts.hpp"
 
 #include "sim/control/control_run.hpp"
+#include "sim/control/fleet.hpp"
 #include "sim/control/observation.hpp"
 #include "sim/core/errors.hpp"
 
@@ -152,6 +153,16 @@ void bind_control(py::module_& m) {
       .def_property_readonly("interval_s", &EnvCore::interval_s)
       .def_property_readonly("duration_s", &EnvCore::duration_s)
       .def_property_readonly("seed", &EnvCore::seed);
+  m.def("fleet_study_json", [](const std::string& path, const std::vector<int>& sizes, double duration_s, bool samples) {
+    dvfs::FleetScenario fs = dvfs::load_fleet_scenario(path);
+    if (!sizes.empty()) fs.sizes = sizes;
+    for (int n : fs.sizes)
+      if (n < 1) throw dvfs::InputError(path, "fleet.sizes", "expected whole numbers of GPUs >= 1");
+    if (duration_s > 0) fs.duration_s = duration_s;
+    SimulationLock lock;
+    py::gil_scoped_release no_gil;
+    return dvfs::run_fleet_study(fs, samples).dump();
+  }, py::arg("path"), py::arg("sizes") = std::vector<int>{}, py::arg("duration_s") = 0.0, py::arg("samples") = false);
   m.def("observation_names", &dvfs::observation_names);
   m.def("controller_names", &dvfs::controller_names);
   m.def("run_control_json", [](const std::string& text, const std::string& file, const std::string& base_dir, const std::string& controller,

@@ -134,6 +134,7 @@ int cmd_bench(const std::vector<std::string>& args) {
                 events, 2 * 7 * 64, s, events / s / 1e6);
   }
   bench_scale();
+  bench_control();
   std::printf("  peak memory (max RSS): %.1f MiB\n", peak_rss_mib());
   (void)def;
   return 0;

@@ -15,7 +15,8 @@
 namespace dvfs {
 
 const char* kControlUsage =
-    "  control SCENARIO [--controller NAME[,NAME...]] [--policy-file F] [--seed N] [--duration S] [--json] [-o FILE]\n"
+    "  control SCENARIO [--controller NAME[,NAME...]] [--policy-file F] [--seed N] [--duration S]\n"
+    "        [--set KEY=JSON ...] [--json] [-o FILE]\n"
     "        a power-budget scenario (scenarios/power-budget/) run to its end under the scenario's controller, or\n"
     "        under each one named (uncontrolled, static-cap, reactive, pid, rl) side by side: violations of the\n"
     "        budget by window, energy, generated tokens/s, tokens per MWh\n";
@@ -46,8 +47,41 @@ double number(const std::string& opt, const std::string& v) {
 
 }  // namespace
 
+// Sets a dotted key (list items by index) of a scenario document to a JSON value.
+void set_key(Json& doc, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) throw InputError("--set", "", "expected KEY=JSON, e.g. control.jobs.0.concurrency=64");
+  const std::string key = assignment.substr(0, eq);
+  Json value;
+  try {
+    value = Json::parse(assignment.substr(eq + 1));
+  } catch (const Json::parse_error&) {
+    value = assignment.substr(eq + 1);  // a bare word is a string
+  }
+  Json* node = &doc;
+  std::size_t start = 0;
+  for (;;) {
+    const auto dot = key.find('.', start);
+    const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (node->is_array()) {
+      char* end = nullptr;
+      const long i = std::strtol(part.c_str(), &end, 10);
+      if (part.empty() || *end || i < 0 || static_cast<std::size_t>(i) >= node->size())
+        throw InputError("--set", key, "expected an index below " + std::to_string(node->size()) + ", got \"" + part + "\"");
+      node = &(*node)[static_cast<std::size_t>(i)];
+    } else {
+      if (!node->is_object()) throw InputError("--set", key, "\"" + part + "\" is inside a value that is not an object");
+      node = &(*node)[part];
+    }
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  *node = value;
+}
+
 int cmd_control(const std::vector<std::string>& a) {
   std::string file, controllers, policy_file, out_file;
+  std::vector<std::string> sets;
   bool json = false;
   long seed = -1;
   double duration = 0;
@@ -58,6 +92,7 @@ int cmd_control(const std::vector<std::string>& a) {
     };
     if (a[i] == "--controller") controllers = value();
     else if (a[i] == "--policy-file") policy_file = value();
+    else if (a[i] == "--set") sets.push_back(value());
     else if (a[i] == "--seed") {
       const double s = number("--seed", value());
       if (s < 0 || s != std::floor(s)) throw InputError("--seed", "", "expected an integer >= 0");
@@ -72,7 +107,9 @@ int cmd_control(const std::vector<std::string>& a) {
     else throw InputError(a[i], "", "control takes one scenario file");
   }
   if (file.empty()) throw InputError("control", "", "expected a scenario file (e.g. scenarios/power-budget/grpo-7b-16gpu.json)");
-  ControlScenario sc = load_control_scenario(file);
+  Json doc = read_json_file(file);
+  for (const std::string& kv : sets) set_key(doc, kv);
+  ControlScenario sc = parse_control_scenario(doc, file, dirname_of(file));
   if (seed >= 0) sc.seed = static_cast<std::uint64_t>(seed);
   if (duration > 0) {
     if (duration < sc.interval_s) throw InputError("--duration", "", "expected at least one control interval");

@@ -133,7 +133,7 @@ FleetScenario load_fleet_scenario(const std::string& path) {
   return fs;
 }
 
-Json run_fleet_study(const FleetScenario& fs) {
+Json run_fleet_study(const FleetScenario& fs, bool with_samples) {
   const auto t0 = std::chrono::steady_clock::now();
   const GpuModel model = load_gpu_model(fs.gpu, fs.file, "gpu");
   const double tdp = model.power_cap_w(), idle_w = model.idle_power_w(static_cast<int>(model.sm_clocks_mhz().size()) - 1);
@@ -215,7 +215,8 @@ Json run_fleet_study(const FleetScenario& fs) {
                          {"peak_share", *std::max_element(means.begin(), means.end()) / nameplate}, {"mean_share", mean / nameplate},
                          {"violation_rate_at_budget_frac", viol}, {"oversubscription_at_violation_rate", over}});
     }
-    fleets.push_back({{"gpus", size}, {"jobs", jobs}, {"idle_gpus", idle}, {"job_counts", counts}, {"windows", windows}});
+    fleets.push_back({{"gpus", size}, {"jobs", jobs}, {"idle_gpus", idle}, {"job_counts", counts}, {"nameplate_w", nameplate}, {"windows", windows}});
+    if (with_samples) fleets.back()["samples_w"] = samples;
   }
   return {{"scenario", fs.name}, {"file", fs.file}, {"gpu", model.name()}, {"tdp_w", tdp}, {"duration_s", fs.duration_s},
           {"field", to_string(fs.field)}, {"sample_s", fs.sample_s}, {"seed", fs.seed}, {"variants", fs.variants}, {"types", types},

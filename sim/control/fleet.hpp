@@ -47,7 +47,8 @@ FleetScenario load_fleet_scenario(const std::string& path);
 // Result: per fleet size, the jobs drawn, and per window length the peak share of nameplate, the mean share,
 // the violation rate at each budget fraction and the sustainable oversubscription at each violation rate;
 // per job type its mean power and peak share alone.
-Json run_fleet_study(const FleetScenario& fs);
+// `samples`: also the fleet's measured power samples (every sample_s), per fleet size.
+Json run_fleet_study(const FleetScenario& fs, bool samples = false);
 std::string format_fleet_study(const Json& result);
 
 }  // namespace dvfs

@@ -18,12 +18,14 @@ import json
 import numpy as np
 
 from .._native import InputError, core
-from ..scenario import as_scenario
+from ..control import scenario_text
 
 
 class PowerBudgetEnv:
-    def __init__(self, scenario, seed=None, duration_s=None):
-        text, name, base = as_scenario(scenario)
+    def __init__(self, scenario, seed=None, duration_s=None, overrides=None):
+        """`scenario`: a path or dict; `overrides`: dotted keys to change (dvfs_sim.control.scenario_text). The
+        scenario's controller is not run: the environment's caller is the controller (its `actions` say which)."""
+        text, name, base = scenario_text(scenario, overrides)
         self.scenario_file = name
         self._core = core().ControlEnvCore(text, name, base)
         self._seed = self._core.seed if seed is None else int(seed)
@@ -34,6 +36,7 @@ class PowerBudgetEnv:
         self.observation_names = list(core().observation_names())
         self.action_spec = dict(self._core.action_spec)
         self.interval_s = self._core.interval_s
+        self.duration_s = float(duration_s or self._core.duration_s)
         self._rng = np.random.default_rng(self._seed)
         self._open = False
 

@@ -36,10 +36,12 @@ def main(argv=None):
     from .policy_file import write_policy
     from .ppo import train
 
-    env = PowerBudgetEnv(a.scenario, duration_s=a.episode_s)
+    # The scenario may name this very policy file as its controller: train without it.
+    env = PowerBudgetEnv(a.scenario, duration_s=a.episode_s, overrides={"control.controller.name": "uncontrolled"})
     if a.eval_seed >= 1000:
         print("train: --eval-seed must be below 1000 (training seeds start at 1000)", file=sys.stderr)
         return 2
+    episode_steps = int(round((a.episode_s or env.duration_s) / env.interval_s))
     t0 = time.time()
     agent = train(env, a.steps, seed=a.seed, rollout=a.rollout, log=None if a.quiet else print)
     wall = time.time() - t0
@@ -50,7 +52,8 @@ def main(argv=None):
         "what": "PPO actor (deterministic mean) trained by dvfs_sim.rl.train on the scenario below; dvfs-sim model output",
         "command": "python3 -m dvfs_sim.rl.train " + " ".join(argv if argv is not None else sys.argv[1:]),
         "scenario": os.path.relpath(a.scenario), "training_seed": a.seed, "training_steps": a.steps,
-        "training_episode_seeds": f"{1000 + 100000 * a.seed} .. {1000 + 100000 * a.seed + a.steps // max(1, int((a.episode_s or env.interval_s) / env.interval_s))}",
+        "training_episode_seeds": f"{1000 + 100000 * a.seed} .. {1000 + 100000 * a.seed + -(-a.steps // episode_steps) - 1}",
+        "training_episode_s": episode_steps * env.interval_s,
         "training_wall_s": round(wall, 1), "date": datetime.date.today().isoformat(),
         "versions": {"torch": torch.__version__, "python": platform.python_version()},
         "ppo": {"hidden": [64, 64], "rollout": a.rollout, "epochs": 10, "minibatch": 256, "clip": 0.2, "gamma": 0.99, "lambda": 0.95, "lr": 3e-4},
