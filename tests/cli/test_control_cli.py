@@ -20,7 +20,7 @@ def test_run_dispatches_a_power_budget_scenario(cli, root):
     r = cli("run", scenario(root, "grpo-7b-16gpu.json"), "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["controller"] == "uncontrolled" and out["gpus"] == 16 and out["tokens_per_s"] > 0
+    assert out["controller"] == "rl" and out["gpus"] == 16 and out["tokens_per_s"] > 0  # the shipped policy
     assert out["budgets"][0]["budget_w"] == 16 * 700 * 0.9
 
 

@@ -155,7 +155,7 @@ RawCollective read_collective(const Json& args, const std::string& file, std::si
     // A truncated list: its ranks are start + i x stride when the group is strided (PyTorch writes both).
     const long start = as_long(args["Global rank start"], -1), stride = as_long(args["Global rank stride"], 0);
     if (start >= 0 && stride > 0)
-      for (int i = 0; i < c.group_size; ++i) c.group_ranks.push_back(static_cast<int>(start + i * stride));
+      for (int k = 0; k < c.group_size; ++k) c.group_ranks.push_back(static_cast<int>(start + k * stride));
   }
   if (c.kind == CollectiveKind::send && args.contains("Dst Rank")) c.peer = static_cast<int>(as_long(args["Dst Rank"], -1));
   if (c.kind == CollectiveKind::recv && args.contains("Src Rank")) c.peer = static_cast<int>(as_long(args["Src Rank"], -1));
