@@ -1,4 +1,5 @@
 #include "sim/cli/bench.hpp"
+#include "sim/cli/bench_critical_path.hpp"
 
 #include "models/src/model_registry.hpp"
 #include "sim/compare.hpp"
@@ -134,6 +135,7 @@ int cmd_bench(const std::vector<std::string>& args) {
                 events, 2 * 7 * 64, s, events / s / 1e6);
   }
   bench_scale();
+  bench_critical_path();
   bench_control();
   std::printf("  peak memory (max RSS): %.1f MiB\n", peak_rss_mib());
   (void)def;

@@ -7,6 +7,7 @@
 #include "sim/control/control_scenario.hpp"
 #include "sim/control/fleet.hpp"
 #include "sim/compare.hpp"
+#include "sim/critical_path/perseus_validation.hpp"
 #include "models/src/retarget.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
 #include "sim/pipeline/synthetic_run.hpp"
@@ -44,6 +45,12 @@ const char* kUsage =
     "        replay a recording's profiled steps and compare with its measured time and energy; a directory of\n"
     "        rank<N>/ recordings is one multi-GPU job (collectives matched and run on the cluster of FILE)\n"
     "  validate --models [--json] [-o FILE]\n"
+    "  validate --perseus DIR [--gpu MODEL] [--p-blocking W] [--power-cap W] [--quantum S] [--min-clock MHz]\n"
+    "           [--no-frontier] [--write-plans DIR] [--json] [-o FILE]\n"
+    "        every plan N of a Perseus run directory (N.sched.json + N.prof.json, .gz allowed): iteration time and\n"
+    "        energy predicted from the all-max-clock plans and the GPU model vs measured, per plan and MAPE; then\n"
+    "        the critical-path frontier against Perseus's own plans at equal iteration time; --write-plans: our\n"
+    "        no-slowdown plan and ours at each Perseus plan's time, as N.sched.json files\n"
     "  validate --perseus-runs DIR [--p2p-latency S] [--json]\n"
     "        predict the iteration time of measured pipeline runs (Perseus artifact layout) from their\n"
     "        measured per-micro-batch forward/backward times\n"
@@ -63,7 +70,7 @@ const char* kUsage =
     "        [--gradient-sync all-reduce|reduce-scatter] [--no-overlap] [--bucket-params N] [--grad-dtype fp32|bf16]\n"
     "        [--allreduce auto|ring|tree] [--topology node-backbone|fat-tree|rail] [--placement dp-inner|pp-inner]\n"
     "        [--nodes-per-leaf N] [--inter-bw B/s] [--oversubscription X] [--straggler REPLICA:FACTOR]\n"
-    "        [--no-sequence-parallel] [--no-memory-check] [--unfold-tp] [--json] [-o FILE]\n"
+    "        [--latency S] [--no-sequence-parallel] [--no-memory-check] [--unfold-tp] [--per-gpu CSV] [--json] [-o FILE]\n"
     "        a transformer's training iteration synthesised from the recorded layer and replayed at kernel level\n"
     "        on a simulated cluster: gpt3-xl, gpt3-175b, qwen3-1.7b, llama-3.2-3b, llama-3.3-70b\n"
     "  bench [--events N]           replay throughput (kernel events/s) and peak memory\n";
@@ -105,6 +112,7 @@ int cmd_run(std::vector<std::string> args) {
     const dvfs::Json res = dvfs::run_synthetic(dvfs::synthetic_request(sc));
     dvfs::make_directories(out_dir);
     std::ofstream(out_dir + "/summary.json") << res.dump(2) << "\n";
+    if (const std::string csv = dvfs::per_gpu_csv(res); !csv.empty()) std::ofstream(out_dir + "/gpus.csv") << csv;
     std::cout << (json ? res.dump(2) + "\n" : dvfs::format_synthetic(res) + "results: " + out_dir + "/summary.json\n");
     return 0;
   }
@@ -163,14 +171,28 @@ int cmd_models(const std::vector<std::string>& args) {
 double parse_number(const std::string& opt, const std::string& text, const char* expected);
 
 int cmd_validate(std::vector<std::string> args) {
-  std::string dir, gpu, out_file, perseus;
+  std::string dir, gpu, out_file, perseus, perseus_plans;
   bool json = false, models = false;
   dvfs::ClusterSpec cluster = dvfs::default_cluster_spec();
   dvfs::Json cluster_doc;
   double p2p = 0;
+  dvfs::PerseusValidationOptions po;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--models") models = true;
     else if (args[i] == "--perseus-runs") perseus = take_value(args, i);
+    else if (args[i] == "--perseus") perseus_plans = take_value(args, i);
+    else if (args[i] == "--p-blocking") {
+      po.p_blocking_w = parse_number("--p-blocking", take_value(args, i), "a power in W (>= 0)");
+      if (po.p_blocking_w < 0) throw dvfs::InputError("--p-blocking", "", "expected a power >= 0 W");
+    }
+    else if (args[i] == "--power-cap") po.power_cap_w = parse_number("--power-cap", take_value(args, i), "a power limit in W (> 0)");
+    else if (args[i] == "--quantum") po.quantum_s = parse_number("--quantum", take_value(args, i), "a time quantum in s (> 0)");
+    else if (args[i] == "--min-clock") {
+      po.min_sm_mhz = parse_number("--min-clock", take_value(args, i), "an SM clock in MHz (>= 0)");
+      if (po.min_sm_mhz < 0) throw dvfs::InputError("--min-clock", "", "expected an SM clock >= 0 MHz");
+    }
+    else if (args[i] == "--no-frontier") po.frontier = false;
+    else if (args[i] == "--write-plans") po.write_plans = take_value(args, i);
     else if (args[i] == "--p2p-latency") {
       p2p = parse_number("--p2p-latency", take_value(args, i), "a latency in seconds (>= 0)");
       if (p2p < 0) throw dvfs::InputError("--p2p-latency", "", "expected a latency >= 0 s");
@@ -186,6 +208,19 @@ int cmd_validate(std::vector<std::string> args) {
     else if (!args[i].empty() && args[i][0] == '-') throw UsageError("unknown option for validate: " + args[i]);
     else if (dir.empty()) dir = args[i];
     else throw UsageError("validate takes one recording directory");
+  }
+  if (!perseus_plans.empty()) {  // every plan of a Perseus run directory, time and energy (sim/critical_path/)
+    if (po.power_cap_w < 0) throw dvfs::InputError("--power-cap", "", "expected a power limit > 0 W");
+    if (!(po.quantum_s > 0) || po.quantum_s > 1) throw dvfs::InputError("--quantum", "", "expected a time quantum in (0, 1] s");
+    po.gpu = gpu;
+    const dvfs::Json rep = dvfs::validate_perseus(perseus_plans, po);
+    if (!out_file.empty()) {
+      std::ofstream f(out_file);
+      f << rep.dump(2) << "\n";
+      if (!f) throw dvfs::InputError(out_file, "", "cannot write the validation report");
+    }
+    std::cout << (json ? rep.dump(2) + "\n" : dvfs::format_perseus_report(rep));
+    return 0;
   }
   if (!perseus.empty()) {
     const dvfs::Json rep = dvfs::validate_perseus_runs(perseus, {0, 1}, p2p);
@@ -325,7 +360,7 @@ int cmd_compare(std::vector<std::string> args) {
 int cmd_synth(std::vector<std::string> args) {
   dvfs::SyntheticRun req;
   bool json = false;
-  std::string out_file;
+  std::string out_file, per_gpu_file;
   bool cluster_set = false, schedule_set = false;
   auto int_opt = [&](std::size_t& i, const char* what) {
     const std::string opt = args[i];
@@ -347,6 +382,12 @@ int cmd_synth(std::vector<std::string> args) {
     else if (args[i] == "--unfold-tp") req.unfold_tp = true;
     else if (args[i] == "--no-sequence-parallel") req.sequence_parallel = false;
     else if (args[i] == "--no-memory-check") req.check_memory = false;
+    else if (args[i] == "--latency") {
+      const double lat = parse_number("--latency", take_value(args, i), "a switch latency in seconds (>= 0)");
+      if (lat < 0 || lat > 3600) throw dvfs::InputError("--latency", "", "expected a switch latency >= 0 s (at most 3600)");
+      dvfs::set_fixed_switch_latency(req.replay, lat);
+    }
+    else if (args[i] == "--per-gpu") per_gpu_file = take_value(args, i), req.per_gpu = true;
     else if (args[i] == "--no-overlap") req.overlap_gradient_sync = false;
     else if (args[i] == "--gradient-sync") {
       const std::string v = take_value(args, i);
@@ -411,6 +452,11 @@ int cmd_synth(std::vector<std::string> args) {
   if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout);
   if (req.layout.vpp > 1 && !schedule_set) req.schedule = dvfs::PipelineSchedule::interleaved_1f1b;
   const dvfs::Json r = dvfs::run_synthetic(req);
+  if (!per_gpu_file.empty()) {
+    std::ofstream f(per_gpu_file);
+    f << dvfs::per_gpu_csv(r);
+    if (!f) throw dvfs::InputError(per_gpu_file, "", "cannot write the per-GPU table");
+  }
   if (!out_file.empty()) {
     std::ofstream f(out_file);
     f << r.dump(2) << "\n";

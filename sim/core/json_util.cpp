@@ -149,6 +149,13 @@ std::string JsonReader::string_or(const char* key, const std::string& fallback) 
   return has(key) ? string(key) : fallback;
 }
 
+bool JsonReader::boolean_or(const char* key, bool fallback) const {
+  if (!has(key)) return fallback;
+  const Json& v = raw(key);
+  if (!v.is_boolean()) fail(key, "expected true or false, got " + json_type_name(v));
+  return v.get<bool>();
+}
+
 void set_provenance(Json& provenance, const std::string& ptr, const std::string& source, const std::string& ref) {
   std::vector<std::string> stale;
   for (auto it = provenance.begin(); it != provenance.end(); ++it)

@@ -36,6 +36,7 @@ class JsonReader {
   long integer_or(const char* key, long fallback) const;
   std::string string(const char* key) const;
   std::string string_or(const char* key, const std::string& fallback) const;
+  bool boolean_or(const char* key, bool fallback) const;  // true / false only
   const Json& raw(const char* key) const;  // required, any type
   std::size_t size() const;                // array or object size
   bool is_array() const { return node_.is_array(); }

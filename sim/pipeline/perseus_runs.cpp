@@ -1,6 +1,7 @@
 #include "sim/pipeline/perseus_runs.hpp"
 
 #include "sim/core/errors.hpp"
+#include "traces/src/gzip_file.hpp"
 
 #include <cmath>
 #include <iomanip>
@@ -8,8 +9,15 @@
 
 namespace dvfs {
 
-PerseusRun load_perseus_run(const std::string& path) {
-  const Json doc = read_json_file(path);
+PerseusRun load_perseus_run(const std::string& given) {
+  // The shipped runs are gzip-compressed (N.prof.json.gz); either name is accepted.
+  const std::string path = !file_exists(given) && file_exists(given + ".gz") ? given + ".gz" : given;
+  Json doc;
+  try {
+    doc = Json::parse(read_maybe_gzip(path));
+  } catch (const Json::parse_error& e) {
+    throw InputError(path, "", std::string("malformed JSON (") + e.what() + ")");
+  }
   if (!doc.is_array() || doc.empty()) throw InputError(path, "", "expected a list with one entry per rank");
   PerseusRun run;
   run.file = path;

@@ -324,6 +324,8 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
   res.blocked_s.assign(static_cast<std::size_t>(N), 0);
   res.allreduce_s.assign(static_cast<std::size_t>(N), 0);
   res.collective_s.assign(static_cast<std::size_t>(N), 0);
+  res.pipeline_wait_j.assign(static_cast<std::size_t>(N), 0);
+  res.sync_wait_j.assign(static_cast<std::size_t>(N), 0);
 
   std::vector<std::vector<PipelineOp>> ops;
   std::vector<std::vector<StageBucket>> buckets;
@@ -377,6 +379,12 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
         LocalTime tk;
         const double origin = sg4::Engine::get_clock();
         auto sync_clock = [&] { sg4::this_actor::sleep_until(origin + tk.now()); };
+        // Idle (at idle power, the clocks in effect) up to SimGrid's clock, adding the energy to `into`.
+        auto idle_to_now = [&](double& into) {
+          const double e0 = res.outcomes[gi].meter.total_j();
+          replayer.idle_until(tk, sg4::Engine::get_clock() - origin);
+          into += res.outcomes[gi].meter.total_j() - e0;
+        };
         // In-program collectives: the closed form the synthesis wrote (TP folded), or the TP group on SimGrid.
         auto collective = [&](const Kernel& k, double) {
           if (T == 1) return k.duration_s;
@@ -398,7 +406,7 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
           ready->release();
         };
         res.blocked_s[gi] = run_schedule(sh, r, s, t, kp.activation_bytes, [&](const PipelineOp& op) {
-          replayer.idle_until(tk, sg4::Engine::get_clock() - origin);  // the GPU idled while it waited
+          idle_to_now(res.pipeline_wait_j[gi]);  // the GPU idled while it waited
           const auto v = static_cast<std::size_t>(op.chunk * S + s);
           const auto& range = op.backward ? kp.backward[v] : kp.forward[v];
           replayer.begin_computation(tk, ComputationInfo{s, op.chunk, op.microbatch, static_cast<int>(op_index), op.backward});
@@ -424,7 +432,7 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
           done->acquire();
           res.allreduce_s[gi] = sg4::Engine::get_clock() - t0;
         }
-        replayer.idle_until(tk, sg4::Engine::get_clock() - origin);  // waiting for the gradient sync
+        idle_to_now(res.sync_wait_j[gi]);  // waiting for the gradient sync
         if (si < kp.optimizer.size()) {
           replayer.run_kernels(tk, kp.optimizer[si].first, kp.optimizer[si].second, collective);
           sync_clock();
@@ -436,10 +444,11 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
             groups.run(dp_group[static_cast<std::size_t>(s * T + t)], r, CollectiveKind::all_gather,
                        b.bucket.param_bytes > 0 ? b.bucket.param_bytes : b.bucket.bytes);
           res.allreduce_s[gi] += sg4::Engine::get_clock() - t0;
-          replayer.idle_until(tk, sg4::Engine::get_clock() - origin);
+          idle_to_now(res.sync_wait_j[gi]);
         }
         res.outcomes[gi].stats = replayer.stats();
         res.outcomes[gi].simgrid_end_s = sg4::Engine::get_clock() - origin;
+        if (kp.on_gpu_done) kp.on_gpu_done(g);
       });
     });
   }

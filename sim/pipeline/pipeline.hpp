@@ -12,6 +12,7 @@
 #include "sim/network/cluster.hpp"
 #include "sim/pipeline/schedule.hpp"
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -106,6 +107,8 @@ struct KernelPipeline {
   std::vector<double> slowdown;
   double jitter_cv = 0;
   unsigned long long seed = 0;
+  // Called as each GPU finishes its iteration (progress reports).
+  std::function<void(int gpu)> on_gpu_done;
 };
 
 struct KernelPipelineResult {
@@ -115,6 +118,9 @@ struct KernelPipelineResult {
   std::vector<double> blocked_s;    // per GPU: time waiting for a pipeline input
   std::vector<double> allreduce_s;  // per GPU: time waiting for the gradient sync after the last backward
   std::vector<double> collective_s; // per GPU: time in in-program (TP) collectives, waiting included
+  // Per GPU: energy drawn while idle, waiting for a pipeline input (intrinsic slack) and for the gradient
+  // sync after the last backward (including waiting for stragglers).
+  std::vector<double> pipeline_wait_j, sync_wait_j;
 };
 
 KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const GpuModel& model,

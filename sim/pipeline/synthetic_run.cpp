@@ -3,8 +3,11 @@
 #include "models/src/model_registry.hpp"
 #include "models/src/retarget.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/progress.hpp"
 #include "sim/network/collective_cost.hpp"
+#include "sim/critical_path/pipeline_plans.hpp"
 #include "sim/planning/clock_plan.hpp"
+#include "sim/policies/native_governor.hpp"
 #include "sim/policies/plan_policy.hpp"
 #include "sim/policies/policy_factory.hpp"
 #include "traces/src/kernel_classifier.hpp"
@@ -27,7 +30,7 @@ ClusterSpec default_cluster(const ParallelLayout& layout) {
 SyntheticRun synthetic_request(const Scenario& sc) {
   JsonReader r(sc.synthetic, sc.file, "synthetic");
   r.only_keys({"model", "gpus", "tp", "pp", "dp", "cp", "vpp", "microbatches", "schedule", "allreduce", "gradient_sync",
-               "unfold_tp", "sequence_parallel", "check_memory", "straggler", "cluster"});
+               "unfold_tp", "sequence_parallel", "check_memory", "per_gpu", "straggler", "cluster"});
   SyntheticRun req;
   req.model = r.string("model");
   transformer_preset(req.model);  // unknown names fail here
@@ -64,27 +67,16 @@ SyntheticRun synthetic_request(const Scenario& sc) {
     const std::string mode = g.string_or("mode", "all-reduce");
     if (mode == "reduce-scatter") req.gradient_sync = GradientSync::reduce_scatter;
     else if (mode != "all-reduce") g.fail("mode", "expected all-reduce or reduce-scatter (distributed optimizer), got \"" + mode + "\"");
-    if (g.has("overlap")) {
-      if (!g.raw("overlap").is_boolean()) g.fail("overlap", "expected true or false");
-      req.overlap_gradient_sync = g.raw("overlap").get<bool>();
-    }
+    req.overlap_gradient_sync = g.boolean_or("overlap", req.overlap_gradient_sync);
     if (g.has("bucket_params")) req.bucket_params = g.positive("bucket_params");
     const std::string dtype = g.string_or("dtype", "fp32");
     if (dtype == "bf16") req.grad_bytes_per_param = 2;
     else if (dtype != "fp32") g.fail("dtype", "expected fp32 or bf16, got \"" + dtype + "\"");
   }
-  if (r.has("sequence_parallel")) {
-    if (!r.raw("sequence_parallel").is_boolean()) r.fail("sequence_parallel", "expected true or false");
-    req.sequence_parallel = r.raw("sequence_parallel").get<bool>();
-  }
-  if (r.has("check_memory")) {
-    if (!r.raw("check_memory").is_boolean()) r.fail("check_memory", "expected true or false");
-    req.check_memory = r.raw("check_memory").get<bool>();
-  }
-  if (r.has("unfold_tp")) {
-    if (!r.raw("unfold_tp").is_boolean()) r.fail("unfold_tp", "expected true or false");
-    req.unfold_tp = r.raw("unfold_tp").get<bool>();
-  }
+  req.sequence_parallel = r.boolean_or("sequence_parallel", req.sequence_parallel);
+  req.per_gpu = r.boolean_or("per_gpu", req.per_gpu);
+  req.check_memory = r.boolean_or("check_memory", req.check_memory);
+  req.unfold_tp = r.boolean_or("unfold_tp", req.unfold_tp);
   if (r.has("straggler")) {
     JsonReader st = r.child("straggler");
     st.only_keys({"replica", "factor"});
@@ -95,11 +87,47 @@ SyntheticRun synthetic_request(const Scenario& sc) {
   }
   if (r.has("cluster")) read_cluster_json(r.child("cluster"), req.cluster);
   req.source = sc.file;
+  req.replay = sc.replay;
   req.gpu = sc.gpu;
   req.policy = sc.policy.name;
   req.budget_pct = sc.policy.budget_pct;
   req.recording = sc.trace_path;
+  req.clock_plan = sc.clock_plan;
   return req;
+}
+
+namespace {
+int gpus_per_host_value(const ParallelLayout& lay, int simulated_tp) { return lay.tp * lay.cp / simulated_tp; }
+}  // namespace
+
+namespace {
+
+// Kernel busy time of a stage program replayed once, alone, under the native governor.
+double native_busy_s(const Rank& program, const GpuModel& model, std::size_t annotation_sets) {
+  NativeGovernor governor(model);
+  ReplayOptions o;
+  o.timeline_interval_s = 0;
+  EnergyMeter meter(0, annotation_sets, model.sm_clocks_mhz().size(), 0);
+  GpuReplayer replayer(program, model, governor, o, meter);
+  LocalTime tk;
+  replayer.run_kernels(tk, 0, program.kernels.size());
+  return meter.busy_s();
+}
+
+}  // namespace
+
+std::string per_gpu_csv(const Json& result) {
+  if (!result.contains("per_gpu") || result["per_gpu"].empty()) return "";
+  std::ostringstream os;
+  os << "gpu,replica,stage,tp_rank,gpus,energy_per_gpu_j,busy_s,pipeline_wait_s,exposed_gradient_sync_s,tp_collective_s,end_s\n";
+  char buf[256];
+  for (const auto& row : result["per_gpu"]) {
+    std::snprintf(buf, sizeof buf, "%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", row[0].get<int>(), row[1].get<int>(), row[2].get<int>(),
+                  row[3].get<int>(), row[4].get<int>(), row[5].get<double>(), row[6].get<double>(), row[7].get<double>(),
+                  row[8].get<double>(), row[9].get<double>(), row[10].get<double>());
+    os << buf;
+  }
+  return os.str();
 }
 
 Json run_synthetic(const SyntheticRun& req) {
@@ -125,6 +153,9 @@ Json run_synthetic(const SyntheticRun& req) {
   if (req.straggler_replica >= lay.dp || !(req.straggler_factor > 0) || !(req.straggler_factor <= 100))
     throw InputError(req.source, field_name("straggler"), "expected a replica index below DP and a slowdown factor in (0, 100]");
   if (req.unfold_tp && lay.cp > 1) throw InputError(req.source, field_name("unfold_tp"), "simulating every TP rank is not supported with CP > 1");
+  // On a terminal: what is being done, then the GPUs that finished their iteration.
+  Progress progress("synth " + req.model, static_cast<std::size_t>(lay.pp * lay.dp * (req.unfold_tp ? lay.tp : 1)));
+  progress.note("loading the template recording");
   const std::string recording = req.recording.empty() ? data_dir() + "/traces/recordings/h200-gpt3xl" : req.recording;
   TransformerSpec spec = transformer_preset(req.model);
   const Recording rec = load_recording(recording, Classifier::load_default());
@@ -134,6 +165,7 @@ Json run_synthetic(const SyntheticRun& req) {
     if (batch > 1e8) throw InputError(req.source, field_name("microbatches"), "expected micro-batches x DP x micro-batch size <= 1e8 sequences");
     spec.global_batch = static_cast<int>(batch);
   }
+  progress.note("synthesising the stage programs");
   SynthesisOptions so;
   so.nvlink_bw_bps = in.intra_bw_bps;
   so.nvlink_latency_s = in.intra_latency_s;
@@ -205,8 +237,9 @@ Json run_synthetic(const SyntheticRun& req) {
     kp.straggler_replica = req.straggler_replica;
     kp.straggler_factor = req.straggler_factor;
   }
-  ReplayOptions opts;
+  ReplayOptions opts = req.replay;
   opts.timeline_interval_s = 0;
+  opts.repeat = 1;
   const GpuModel bound = target.bound_to(wl.names);
   const auto t1 = std::chrono::steady_clock::now();
   PolicyFactory factory;
@@ -214,17 +247,26 @@ Json run_synthetic(const SyntheticRun& req) {
   const bool planned = req.policy == "per-kernel" || req.policy == "pass-level" || req.policy == "static-best";
   std::vector<ClockPlan> plans;
   const int S = lay.pp, DP = lay.dp;
-  if (planned) {
+  Json critical_path;  // sim/critical_path makes the critical-path policies' plans from this pipeline
+  if (is_critical_path_policy(req.policy)) {
+    CriticalPathSettings cps;
+    cps.policy = req.policy;
+    cps.slowdown_pct = req.budget_pct;
+    cps.clock_plan = req.clock_plan;
+    opts.firmware_power_cap = true;
+    const auto tp0 = std::chrono::steady_clock::now();
+    factory = critical_path_factory(kp, wl.names, bound, opts, cps, critical_path);
+    plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
+  } else if (planned) {
     if (!(req.budget_pct >= 0)) throw InputError(req.source, field_name("budget_pct"), "expected a slowdown budget >= 0 %");
     const PlanGrouping grouping = req.policy == "per-kernel"   ? PlanGrouping::per_kernel
                                   : req.policy == "pass-level" ? PlanGrouping::pass_level
                                                                : PlanGrouping::single;
     const auto tp0 = std::chrono::steady_clock::now();
-    for (const Rank& stage : kp.stages) {
-      // Budget: the stage's kernel time at its fastest offered pairs, plus the allowed slowdown.
-      const double fastest = plan_clocks(wl, stage, bound, grouping, 1e30).fastest_kernel_time_s;
-      plans.push_back(plan_clocks(wl, stage, bound, grouping, (1.0 + req.budget_pct / 100.0) * fastest));
-    }
+    for (const Rank& stage : kp.stages)
+      // Budget: the stage program's kernel time under the native governor, plus the allowed slowdown (as
+      // `compare` plans a trace against its native replay).
+      plans.push_back(plan_clocks(wl, stage, bound, grouping, (1.0 + req.budget_pct / 100.0) * native_busy_s(stage, bound, kp.annotation_sets)));
     plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
     opts.firmware_power_cap = true;
     factory = [&](int g) {
@@ -236,11 +278,14 @@ Json run_synthetic(const SyntheticRun& req) {
     ps.name = req.policy;
     factory = make_policy_factory(ps, bound, "policy");
   }
+  progress.note("replaying every GPU");
+  kp.on_gpu_done = [&](int) { progress.advance(1, "GPUs done"); };
   const KernelPipelineResult r = simulate_kernel_pipeline(kp, bound, factory, opts, req.model);
+  progress.finish();
   const double replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
 
   // Per stage, over its replicas and (simulated) TP ranks; each host's energy counts for the GPUs it stands for.
-  double energy = 0, events = 0, intrinsic = 0, extrinsic = 0, exposed_sync = 0;
+  double energy = 0, events = 0, intrinsic = 0, extrinsic = 0, exposed_sync = 0, pipeline_wait_j = 0, sync_wait_j = 0;
   Json stages = Json::array();
   for (int s = 0; s < S; ++s) {
     double e = 0, wait_sum = 0, wait_max = 0, ar_min = 1e300, ar_max = 0, ext = 0;
@@ -257,6 +302,8 @@ Json run_synthetic(const SyntheticRun& req) {
       ar_max = std::max(ar_max, r.allreduce_s[g]);
       ext += r.allreduce_s[g] - ar_min;
       exposed_sync += r.allreduce_s[g];
+      pipeline_wait_j += r.pipeline_wait_j[g];
+      sync_wait_j += r.sync_wait_j[g];
     });
     energy += e;
     intrinsic += wait_sum;
@@ -268,10 +315,17 @@ Json run_synthetic(const SyntheticRun& req) {
   }
   std::size_t buckets = 0;
   for (const auto& bs : sp.buckets) buckets += bs.size();
+  Json per_gpu = Json::array();
+  if (req.per_gpu)
+    for (int g = 0; g < S * DP * T; ++g) {
+      const auto gi = static_cast<std::size_t>(g);
+      per_gpu.push_back({g, g / (T * S), (g / T) % S, g % T, gpus_per_host_value(lay, T), r.outcomes[gi].meter.total_j(),
+                         r.outcomes[gi].meter.busy_s(), r.blocked_s[gi], r.allreduce_s[gi], r.collective_s[gi], r.outcomes[gi].stats.end_s});
+    }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const int hosts = S * DP * T;
-  return {{"model", spec.name},
+  Json out = {{"model", spec.name},
           {"layout", {{"tp", lay.tp}, {"pp", S}, {"dp", DP}, {"cp", lay.cp}, {"vpp", lay.vpp}}},
           {"schedule", to_string(req.schedule)},
           {"allreduce", to_string(cs.allreduce)},
@@ -296,6 +350,10 @@ Json run_synthetic(const SyntheticRun& req) {
           {"intrinsic_wait_gpu_s", intrinsic * gpus_per_host},
           {"extrinsic_wait_gpu_s", extrinsic * gpus_per_host},
           {"exposed_gradient_sync_gpu_s", exposed_sync * gpus_per_host},
+          // Energy drawn while waiting: in the pipeline (intrinsic slack: bubbles and imbalance) and on the
+          // gradient sync (communication not hidden, and waiting for stragglers).
+          {"pipeline_wait_energy_j", pipeline_wait_j * gpus_per_host},
+          {"gradient_sync_wait_energy_j", sync_wait_j * gpus_per_host},
           {"kernel_events", events},
           {"kernels_per_stage_microbatch", sp.kernels_per_microbatch},
           {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
@@ -304,6 +362,7 @@ Json run_synthetic(const SyntheticRun& req) {
           {"budget_pct", req.budget_pct},
           {"peak_rss_mib", static_cast<double>(ru.ru_maxrss) / 1024.0},
           {"stages", stages},
+          {"per_gpu", per_gpu},
           {"simulated", std::string(T > 1 ? "every TP rank a GPU of its own, TP all-reduces as collectives on NVLink; "
                                           : "one actor per TP x CP group (its GPUs run the same stream at the same clocks; "
                                             "energy x TP x CP); ") +
@@ -311,6 +370,8 @@ Json run_synthetic(const SyntheticRun& req) {
                             (req.overlap_gradient_sync ? "buckets overlapped with the last backward" : "after the last backward") +
                             ") are SimGrid communications; embedding and head on the first and last virtual stage, optimizer "
                             "after the gradient sync"}};
+  if (!critical_path.is_null()) out["critical_path"] = critical_path;
+  return out;
 }
 
 std::string format_synthetic(const Json& j) {
@@ -334,10 +395,11 @@ std::string format_synthetic(const Json& j) {
                 g["overlap"].get<bool>() ? "overlapped with the last backward" : "after the last backward");
   os << buf;
   std::snprintf(buf, sizeof buf,
-                "  iteration %.3f s, energy %.2f MJ (%.2f kJ per GPU); GPU-seconds waiting: %.1f in the pipeline, %.1f on the "
-                "exposed gradient sync (%.1f of it for stragglers)\n",
+                "  iteration %.3f s, energy %.2f MJ (%.2f kJ per GPU); GPU-seconds waiting: %.1f in the pipeline (%.1f kJ), %.1f "
+                "on the exposed gradient sync (%.1f kJ; %.1f GPU-s of it for stragglers)\n",
                 j["iteration_s"].get<double>(), j["energy_j"].get<double>() / 1e6, j["energy_per_gpu_j"].get<double>() / 1e3,
-                j["intrinsic_wait_gpu_s"].get<double>(), j["exposed_gradient_sync_gpu_s"].get<double>(),
+                j["intrinsic_wait_gpu_s"].get<double>(), j["pipeline_wait_energy_j"].get<double>() / 1e3,
+                j["exposed_gradient_sync_gpu_s"].get<double>(), j["gradient_sync_wait_energy_j"].get<double>() / 1e3,
                 j["extrinsic_wait_gpu_s"].get<double>());
   os << buf;
   os << "  stage  kJ/GPU  pipeline wait mean/max s  exposed grad sync min/max s  straggler wait s\n";
@@ -352,6 +414,15 @@ std::string format_synthetic(const Json& j) {
                 j["kernel_events"].get<double>(), j["kernels_per_stage_microbatch"].get<double>(), j["wall_s"].get<double>(),
                 j["replay_s"].get<double>(), j["peak_rss_mib"].get<double>());
   os << buf << "  simulated: " << j["simulated"].get<std::string>() << "\n";
+  if (j.contains("critical_path") && j["critical_path"].contains("replicas"))
+    for (const auto& rep : j["critical_path"]["replicas"]) {
+      // The plan's own DAG figures: one pipeline, one GPU per stage.
+      std::snprintf(buf, sizeof buf,
+                    "  critical-path plan (%s): target %.3f s; planned %.3f s and %.1f kJ per pipeline GPU set vs all-max %.3f s and %.1f kJ\n",
+                    rep.value("which", std::string("?")).c_str(), rep.value("target_s", 0.0), rep.value("iteration_s", 0.0),
+                    rep.value("energy_j", 0.0) / 1e3, rep["all_max"].value("iteration_s", 0.0), rep["all_max"].value("energy_j", 0.0) / 1e3);
+      os << buf;
+    }
   return os.str();
 }
 

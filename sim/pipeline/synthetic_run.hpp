@@ -20,7 +20,7 @@ struct SyntheticRun {
   int microbatches = 0;            // per pipeline; 0 = the preset's global batch / (DP x micro-batch)
   std::string gpu = "h200";
   std::string policy = "native";   // max, native, static-best, pass-level, per-kernel
-  double budget_pct = 0;           // planned policies: kernel-time slowdown allowed vs each stage's fastest pairs
+  double budget_pct = 0;           // planned policies: kernel-time slowdown allowed vs each stage program under native
   std::string recording;           // template recording; "" = traces/recordings/h200-gpt3xl
   ClusterSpec cluster;             // defaults: H100/H200-class node (see .cpp)
   bool auto_allreduce = true;      // pick ring or tree by estimated time (cluster.allreduce otherwise)
@@ -36,8 +36,13 @@ struct SyntheticRun {
   bool unfold_tp = false;
   bool sequence_parallel = true;   // Megatron's sequence parallelism with TP (see SynthesisOptions)
   bool check_memory = true;        // refuse a layout whose estimated memory per GPU exceeds the GPU's
+  bool per_gpu = false;            // add `per_gpu`: one row per simulated GPU (large at scale)
+  // Switch latency and seed of every GPU's replay (the scenario's `switch_latency` and `seed`; CLI
+  // --latency): overrides of the GPU model's, key by key.
+  ReplayOptions replay;
   int straggler_replica = -1;      // a whole pipeline replica runs slower by straggler_factor
   double straggler_factor = 1.0;
+  std::string clock_plan;          // critical-path policy: replay this plan (N.sched.json format) instead of solving
 };
 
 ClusterSpec default_cluster(const ParallelLayout& layout);
@@ -56,5 +61,8 @@ SyntheticRun synthetic_request(const Scenario& sc);
 // wait beyond the fastest replica's (extrinsic bloat: waiting for stragglers).
 Json run_synthetic(const SyntheticRun& req);
 std::string format_synthetic(const Json& result);
+// The result's per-GPU rows as CSV (gpu,replica,stage,tp_rank,gpus,energy_per_gpu_j,busy_s,pipeline_wait_s,
+// exposed_gradient_sync_s,tp_collective_s,end_s); empty without per_gpu.
+std::string per_gpu_csv(const Json& result);
 
 }  // namespace dvfs

@@ -1,5 +1,6 @@
 #include "sim/scenario/scenario.hpp"
 
+#include "sim/critical_path/pipeline_plans.hpp"
 #include "sim/planning/planned_policies.hpp"
 
 #include "models/src/model_registry.hpp"
@@ -19,7 +20,7 @@ Scenario load_scenario(const std::string& path) {
 Scenario parse_scenario(const Json& doc, const std::string& file, const std::string& base_dir) {
   JsonReader r(doc, file, "");
   r.only_keys({"name", "description", "trace", "trace_gpu", "gpu", "policy", "switch_latency", "seed", "repeat", "engine",
-               "output", "synthetic", "cluster"});
+               "output", "synthetic", "cluster", "clock_plan"});
   Scenario s;
   s.file = file;
   s.name = r.string_or("name", "scenario");
@@ -68,9 +69,9 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
       p.fail(p.has("sm_mhz") ? "sm_mhz" : "mem_mhz", "only the static policy takes clocks (policy is \"" + s.policy.name + "\")");
     }
     if (p.has("budget_pct")) {
-      if (!is_planned_policy(s.policy.name))
+      if (!is_planned_policy(s.policy.name) && !is_critical_path_policy(s.policy.name))
         p.fail("budget_pct", "only the planned policies (per-kernel, per-kernel-online, pass-level, static-best, "
-                             "latency-aware) take a slowdown budget");
+                             "latency-aware) and critical-path, critical-path+per-kernel take a slowdown budget");
       s.policy.budget_pct = p.non_negative("budget_pct");
     }
     if (p.has("power_cap_w")) {
@@ -81,10 +82,20 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
     r.fail("policy", "expected a policy name or an object {name, ...}, got " + json_type_name(pol));
   }
   const char* known[] = {"max", "static", "native", "recorded"};
-  bool ok = is_planned_policy(s.policy.name);
+  bool ok = is_planned_policy(s.policy.name) || is_critical_path_policy(s.policy.name);
   for (const char* k : known) ok = ok || s.policy.name == k;
   if (!ok)
-    r.fail("policy", "unknown policy \"" + s.policy.name + "\" (expected one of: " + policy_names() + ")");
+    r.fail("policy", "unknown policy \"" + s.policy.name + "\" (expected one of: " + policy_names() +
+                         ", critical-path, critical-path+per-kernel)");
+  // The critical-path policies plan a pipeline: they need a synthetic multi-GPU workload.
+  if (is_critical_path_policy(s.policy.name) && s.synthetic.is_null())
+    r.fail("policy", "\"" + s.policy.name + "\" plans a pipeline-parallel iteration: it needs a `synthetic` workload");
+  if (r.has("clock_plan")) {
+    if (s.policy.name != "critical-path")
+      r.fail("clock_plan", "a clock plan is replayed by the critical-path policy (policy is \"" + s.policy.name + "\")");
+    s.clock_plan = normalize_path(join_path(base_dir, r.string("clock_plan")));
+    if (!file_exists(s.clock_plan)) r.fail("clock_plan", "file not found: " + s.clock_plan + " (expected a plan in Perseus's N.sched.json format)");
+  }
   if (s.policy.name == "static" && !s.policy.clocks)
     r.fail("policy", "the static policy needs {\"name\": \"static\", \"sm_mhz\": ..., \"mem_mhz\": ...}");
 

@@ -30,6 +30,9 @@ struct Scenario {
   // A synthesised multi-GPU workload instead of a replayed trace (sim/pipeline/synthetic_run.hpp reads
   // it); `trace_path` is then the recording its layers are taken from.
   Json synthetic;
+  // A per-rank clock plan in Perseus's N.sched.json format that the critical-path policy replays on a
+  // synthetic workload (sim/critical_path/); "" = none.
+  std::string clock_plan;
   PolicySpec policy;
   ReplayOptions replay;
   ClusterSpec cluster = default_cluster_spec();  // where multi-rank collectives run (`cluster` key)

@@ -17,6 +17,19 @@ namespace {
 
 double pct(double sim, double meas) { return meas != 0 ? 100.0 * (sim - meas) / meas : 0.0; }
 
+// A replay of recording `dir` on `model` with the clocks of `source`: the native governor's, or those the
+// telemetry recorded.
+Scenario validation_scenario(const std::string& dir, const GpuModel& model, const char* source) {
+  Scenario sc;
+  sc.name = std::string("validate-") + source;
+  sc.file = dir;
+  sc.trace_path = dir;
+  sc.gpu = model.source_file();
+  sc.policy.name = source;
+  sc.replay.timeline_interval_s = 0;
+  return sc;
+}
+
 }  // namespace
 
 Recording load_validation_recording(const std::string& dir) {
@@ -34,7 +47,6 @@ Json validate_recording(const std::string& dir, const std::string& gpu) {
 
 Json validate_recording(const Recording& rec, const GpuModel& model) {
   const std::string& dir = rec.dir;
-  const std::string gpu = model.source_file();
   LoadedTrace trace{rec.workload, rec.import_report, Json()};
 
   Json report;
@@ -45,14 +57,7 @@ Json validate_recording(const Recording& rec, const GpuModel& model) {
       "interpolated between its ~100 ms updates; mean SM clock: NVML clock samples";
   Json sources = Json::array();
   for (const char* source : {"native", "recorded"}) {
-    Scenario sc;
-    sc.name = std::string("validate-") + source;
-    sc.file = dir;
-    sc.trace_path = dir;
-    sc.gpu = gpu;
-    sc.policy.name = source;
-    sc.replay.timeline_interval_s = 0;
-    SimulationResult r = simulate(sc, trace, model);
+    SimulationResult r = simulate(validation_scenario(dir, model, source), trace, model);
     const Json& steps = r.summary["steps"];
     Json rows = Json::array();
     double mt = 0, st = 0, me = 0, se = 0, ape_t = 0, ape_e = 0, ape_p = 0;
@@ -166,13 +171,7 @@ Json validate_multi_rank(const std::string& dir, const std::string& gpu, const C
                             "time in NCCL kernels from its trace; iteration time = the slowest rank's step";
   Json sources = Json::array();
   for (const char* source : {"native", "recorded"}) {
-    Scenario sc;
-    sc.name = std::string("validate-") + source;
-    sc.file = dir;
-    sc.trace_path = dir;
-    sc.gpu = model.source_file();
-    sc.policy.name = source;
-    sc.replay.timeline_interval_s = 0;
+    Scenario sc = validation_scenario(dir, model, source);
     sc.cluster = cluster;
     SimulationResult res = simulate(sc, trace, model);
     std::map<std::pair<int, std::size_t>, const Json*> sim_step;

@@ -309,3 +309,19 @@ def test_run_accepts_a_synthetic_multi_gpu_scenario(cli, root, tmp_path):
         r = cli("run", scen)
         assert r.returncode == 2, (bad, r.stdout)
         assert len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr, (bad, r.stderr)
+
+
+def test_synth_writes_one_row_per_simulated_gpu_and_refuses_layouts_that_cannot_run(cli, tmp_path):
+    csv = tmp_path / "gpus.csv"
+    r = cli("synth", "--model", "llama-3.2-3b", "--pp", "2", "--dp", "2", "--microbatches", "4", "--per-gpu", csv)
+    assert r.returncode == 0, r.stderr
+    rows = csv.read_text().strip().splitlines()
+    assert rows[0].startswith("gpu,replica,stage,tp_rank,gpus,energy_per_gpu_j") and len(rows) == 1 + 4
+    for args, needle in ((["--model", "llama-3.3-70b", "--tp", "8", "--dp", "2", "--microbatches", "1"], "needs about"),
+                         (["--model", "llama-3.3-70b", "--tp", "8", "--pp", "8", "--dp", "16", "--gpus", "512"], "--gpus"),
+                         (["--model", "llama-3.2-3b", "--pp", "4", "--vpp", "7", "--microbatches", "6"], "multiple of the pipeline stages"),
+                         (["--model", "llama-3.2-3b", "--topology", "torus"], "--topology"),
+                         (["--model", "llama-3.2-3b", "--gradient-sync", "zero3"], "--gradient-sync")):
+        r = cli("synth", *args)
+        assert r.returncode == 2, (args, r.stdout)
+        assert len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr, (args, r.stderr)

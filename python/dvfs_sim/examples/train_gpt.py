@@ -45,9 +45,44 @@ def _attention(torch, q, k, v, groups):
     return torch.softmax(w, -1) @ v
 
 
+def tensor_parallel_ops(torch):
+    """Megatron-LM's two conjugate operators of a tensor-parallel layer: `enter` is the identity forward and
+    an all-reduce of the gradient backward (the column-parallel input), `leave` an all-reduce forward and the
+    identity backward (the row-parallel output). Over the default process group."""
+    dist = torch.distributed
+
+    class Enter(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            g = g.contiguous().clone()
+            dist.all_reduce(g)
+            return g
+
+    class Leave(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x = x.contiguous().clone()
+            dist.all_reduce(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    return Enter.apply, Leave.apply
+
+
 def build_model(torch, a):
-    """The model for shape `a` (attributes llama, layers, d, heads, kv_heads, ffn, vocab)."""
+    """The model for shape `a` (attributes llama, layers, d, heads, kv_heads, ffn, vocab; tp: tensor-parallel
+    ranks, 1 = none), this rank's shard of it."""
     nn, F = torch.nn, torch.nn.functional
+    tp = getattr(a, "tp_size", 1)
+    enter, leave = tensor_parallel_ops(torch) if tp > 1 else (lambda x: x, lambda x: x)
+    heads, kv_heads, ffn = a.heads // tp, a.kv_heads // tp, a.ffn // tp
 
     class RMSNorm(nn.Module):
         def __init__(self, d):
@@ -66,28 +101,29 @@ def build_model(torch, a):
             norm = RMSNorm if a.llama else nn.LayerNorm
             self.n1, self.n2 = norm(a.d), norm(a.d)
             self.hd = a.d // a.heads
-            self.qkv = nn.Linear(a.d, (a.heads + 2 * a.kv_heads) * self.hd, bias=not a.llama)
-            self.proj = nn.Linear(a.d, a.d, bias=not a.llama)
-            self.up = nn.Linear(a.d, 2 * a.ffn, bias=False) if a.llama else nn.Linear(a.d, a.ffn)
-            self.down = nn.Linear(a.ffn, a.d, bias=not a.llama)
+            bias = not a.llama and tp == 1  # biases of row-parallel layers would be summed over TP ranks
+            self.qkv = nn.Linear(a.d, (heads + 2 * kv_heads) * self.hd, bias=bias)
+            self.proj = nn.Linear(heads * self.hd, a.d, bias=bias)
+            self.up = nn.Linear(a.d, 2 * ffn, bias=False) if a.llama else nn.Linear(a.d, ffn, bias=bias)
+            self.down = nn.Linear(ffn, a.d, bias=bias)
 
         def forward(self, x):
             B, T, _ = x.shape
             with torch.profiler.record_function(f"layer{self.i}.attn"):
-                q, k, v = self.qkv(self.n1(x)).split([a.heads * self.hd, a.kv_heads * self.hd, a.kv_heads * self.hd], -1)
-                q = q.view(B, T, a.heads, self.hd).transpose(1, 2)
-                k = k.view(B, T, a.kv_heads, self.hd).transpose(1, 2)
-                v = v.view(B, T, a.kv_heads, self.hd).transpose(1, 2)
-                y = _attention(torch, q, k, v, a.heads // a.kv_heads)
-                x = x + self.proj(y.transpose(1, 2).reshape(B, T, a.d))
+                q, k, v = self.qkv(enter(self.n1(x))).split([heads * self.hd, kv_heads * self.hd, kv_heads * self.hd], -1)
+                q = q.view(B, T, heads, self.hd).transpose(1, 2)
+                k = k.view(B, T, kv_heads, self.hd).transpose(1, 2)
+                v = v.view(B, T, kv_heads, self.hd).transpose(1, 2)
+                y = _attention(torch, q, k, v, heads // kv_heads)
+                x = x + leave(self.proj(y.transpose(1, 2).reshape(B, T, heads * self.hd)))
             with torch.profiler.record_function(f"layer{self.i}.mlp"):
-                h = self.up(self.n2(x))
+                h = self.up(enter(self.n2(x)))
                 if a.llama:
                     g, u = h.chunk(2, -1)
                     h = F.silu(g) * u
                 else:
                     h = F.gelu(h, approximate="tanh")
-                x = x + self.down(h)
+                x = x + leave(self.down(h))
             return x
 
     class Model(nn.Module):
@@ -119,6 +155,9 @@ def parse_args(argv=None):
     p.add_argument("--device", default=None, help="default: cuda when available, else cpu")
     p.add_argument("--ddp", action="store_true",
                    help="data-parallel training under torchrun (NCCL on CUDA, gloo on CPU): gradients all-reduced by DDP")
+    p.add_argument("--tp", action="store_true",
+                   help="tensor-parallel training under torchrun: every rank holds 1/WORLD_SIZE of each layer's heads and "
+                        "MLP (Megatron-LM's column/row split) and all-reduces the layer outputs; embedding and head replicated")
     a = p.parse_args(argv)
     preset = dict(zip(("llama", "layers", "d", "heads", "kv_heads", "ffn", "vocab", "seq", "batch"), PRESETS[a.preset]))
     for k, v in preset.items():
@@ -132,7 +171,10 @@ def main(argv=None):
     import torch
     dev = a.device or ("cuda" if torch.cuda.is_available() else "cpu")
     cuda = dev.startswith("cuda")
-    if a.ddp:
+    if a.ddp and a.tp:
+        sys.exit("train_gpt.py: --ddp and --tp: choose one (every rank is one data-parallel replica, or one TP shard)")
+    a.tp_size = 1
+    if a.ddp or a.tp:
         import os
         import torch.distributed as dist
         dist.init_process_group("nccl" if cuda else "gloo")
@@ -140,7 +182,11 @@ def main(argv=None):
             local = int(os.environ.get("LOCAL_RANK", 0))
             torch.cuda.set_device(local)
             dev = f"cuda:{local}"
-    torch.manual_seed(0)
+        if a.tp:
+            a.tp_size = dist.get_world_size()
+            if a.heads % a.tp_size or a.kv_heads % a.tp_size or a.ffn % a.tp_size:
+                sys.exit(f"train_gpt.py: --tp over {a.tp_size} ranks needs heads, KV heads and FFN divisible by it")
+    torch.manual_seed(0)  # the same data and replicated weights on every rank
     # Parameters are created on the device where PyTorch allows it (2.0+): no slow CPU initialisation.
     with torch.device(dev) if hasattr(torch.device, "__enter__") else contextlib.nullcontext():
         model = build_model(torch, a)
@@ -164,8 +210,8 @@ def main(argv=None):
             opt.zero_grad(set_to_none=True)
     if cuda:
         torch.cuda.synchronize()
-    print(f"{a.steps} steps, {(time.perf_counter() - t0) / a.steps:.4f} s per step, loss {loss.item():.3f}", file=sys.stderr)
-    if a.ddp:
+    print(f"{a.steps} steps, {(time.perf_counter() - t0) / a.steps:.4f} s per step, loss {loss.item():.6f}", file=sys.stderr)
+    if a.ddp or a.tp:
         torch.distributed.destroy_process_group()
 
 

@@ -64,6 +64,10 @@ TEST_CASE("gradient buckets are all-reduced while the backward goes on; only the
   const KernelPipelineResult after = run(kp);
   CHECK(after.iteration_s == Approx(0.041 + 4 * 0.005).epsilon(1e-9));
   for (double w : after.allreduce_s) CHECK(w == Approx(0.020).epsilon(1e-6));
+  // Waiting, the GPU draws idle power at the clocks in effect (max: the top SM clock).
+  const double idle = a100().idle_power_w(static_cast<int>(a100().sm_clocks_mhz().size()) - 1);
+  for (double j : after.sync_wait_j) CHECK(j == Approx(idle * 0.020).epsilon(1e-6));
+  for (double j : after.pipeline_wait_j) CHECK(j == Approx(0).margin(1e-9));
 }
 
 TEST_CASE("a bucket that takes longer than the backward left behind it queues up the next", "[pipeline][buckets]") {

@@ -1,0 +1,58 @@
+#pragma once
+// Critical-path plans for a kernel-level pipeline (a synthesised multi-GPU workload): the per-GPU
+// policy factory `run_synthetic` replays.
+//  - Curves: each stage's schedule replayed back to back from a cold start at every SM clock of the
+//    model (memory at its top clock) under the firmware power limit, without the waits for its
+//    neighbours; a (virtual stage, pass)'s option is the mean over its computations (the limit's window
+//    then sits where the pipeline has it on its critical stage). With per-kernel variants (the
+//    `critical-path+per-kernel` policy) also each computation's per-kernel plans (sim/planning, a pair
+//    per kernel identity, energy-least within budgets of 0-30 % over its fastest kernel time), each
+//    budget swept the same way with the model's switch latency.
+//  - With a switch latency each clock is requested one latency ahead of when the plan needs it, and each
+//    stage's plan is merged into runs of at least one latency at one clock (a clock that changes faster
+//    never takes effect: each request supersedes the one in flight).
+//  - DAG: the schedule's, with transfers of the activation bytes over the inter-node link and, per
+//    stage, the gradient all-reduce (ring estimate) and the optimizer (at the top clock) as fixed steps.
+//  - Plans: the frontier's least-energy plan within the target: the fastest iteration (no slowdown)
+//    times (1 + slowdown_pct); with a straggler replica (all its kernels slower), straggler-aware
+//    replicas target the straggler's own fastest iteration instead (Perseus's extrinsic bloat), the
+//    straggler runs its own no-slowdown plan. Data-parallel replicas are identical pipelines: one DAG.
+//  - A given plan (Perseus's N.sched.json format: a clock per computation, or Merak's 1F1B
+//    instruction list) is replayed as it is on every replica.
+// `per-kernel` with a straggler replica is also made here (the same per-kernel plans run_synthetic
+// makes, replayed per computation so that the straggler's stretched copy of the program works).
+#include "models/src/gpu_model.hpp"
+#include "sim/core/json_util.hpp"
+#include "sim/critical_path/frontier.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/pipeline/pipeline.hpp"
+
+#include <string>
+
+namespace dvfs {
+
+struct CriticalPathSettings {
+  std::string policy = "critical-path";  // critical-path | critical-path+per-kernel | per-kernel (straggler only)
+  double slowdown_pct = 0;               // iteration slowdown allowed over the fastest (budget_pct)
+  bool straggler_aware = true;
+  std::string clock_plan;                // replay this plan file instead of solving
+  double quantum_s = 1e-3;
+};
+
+bool is_critical_path_policy(const std::string& name);
+
+// Builds what the settings ask for and returns the per-GPU factory (GPU g = (replica x stages + stage)
+// x TP + tp); `report` gets the frontier, the targets and the plans' predicted time and energy.
+// `names` is the workload's kernel-name table (labels of per-kernel plans).
+PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<std::string>& names, const GpuModel& model,
+                                    const ReplayOptions& opts, const CriticalPathSettings& s, Json& report);
+
+// Time and energy of kernels [first, last) of `rank` replayed alone under `policy` (three times back
+// to back, the last counted): the optimizer step's time at the top clock.
+struct RangeCost {
+  double time_s = 0, energy_j = 0;
+};
+RangeCost replay_range(const Rank& rank, std::size_t first, std::size_t last, const GpuModel& model, Policy& policy,
+                       const ReplayOptions& opts, std::size_t annotation_sets);
+
+}  // namespace dvfs

@@ -1,0 +1,63 @@
+"""Command-line contract of the critical-path module (issue 6): validate --perseus and plan files."""
+import gzip
+import json
+import os
+import shutil
+
+
+def _one_line_error(r, *parts):
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    err = r.stderr.strip()
+    assert "\n" not in err, err
+    for p in parts:
+        assert p in err, err
+    assert "internal error" not in err
+
+
+def _copy_runs(root, tmp_path, plans):
+    src = os.path.join(root, "traces", "perseus-runs", "a100_gpt3-xl_pp4")
+    dst = tmp_path / "a100_custom"
+    dst.mkdir()
+    for n in plans:
+        for kind in ("sched", "prof"):
+            shutil.copy(os.path.join(src, f"{n}.{kind}.json.gz"), dst)
+    return dst
+
+
+def test_validate_perseus_prints_every_plan_and_its_mape(cli, root, tmp_path):
+    runs = _copy_runs(root, tmp_path, [0, 1, 2, 3, 36, 37])
+    r = cli("validate", "--perseus", runs, "--no-frontier")
+    assert r.returncode == 0, r.stderr
+    assert "6 plans" in r.stdout and "MAPE over all 6 plans" in r.stdout and "held out" in r.stdout
+    out = tmp_path / "v.json"
+    r = cli("validate", "--perseus", runs, "--no-frontier", "--json", "-o", out)
+    rep = json.loads(r.stdout)
+    assert json.loads(out.read_text()) == rep
+    assert [row["plan"] for row in rep["variants"][0]["rows"]] == [0, 1, 2, 3, 36, 37]
+    assert rep["anchor_plans"] == [0, 1]
+
+
+def test_validate_perseus_bad_input_is_one_line_and_exit_code_2(cli, root, tmp_path):
+    _one_line_error(cli("validate", "--perseus", tmp_path), "expected plans N.sched.json")
+    runs = _copy_runs(root, tmp_path, [0, 2])
+    # A plan whose rank has the wrong number of instructions.
+    with gzip.open(runs / "2.sched.json.gz", "rt") as f:
+        plan = json.load(f)
+    plan[1]["power_states"] = plan[1]["power_states"][:-3]
+    with gzip.open(runs / "2.sched.json.gz", "wt") as f:
+        json.dump(plan, f)
+    _one_line_error(cli("validate", "--perseus", runs, "--no-frontier"), "2.sched.json.gz", "[1].power_states",
+                    "expected 256 entries", "got 517")
+    # A clock the model does not have.
+    plan[1]["power_states"] = [1411] * 520
+    with gzip.open(runs / "2.sched.json.gz", "wt") as f:
+        json.dump(plan, f)
+    _one_line_error(cli("validate", "--perseus", runs, "--no-frontier"), "[1].power_states", "1411", "not an SM clock")
+    # Malformed JSON.
+    (runs / "2.sched.json.gz").unlink()
+    (runs / "2.sched.json").write_text('[{"rank": 0, "power_st')
+    _one_line_error(cli("validate", "--perseus", runs, "--no-frontier"), "2.sched.json", "malformed JSON")
+    _one_line_error(cli("validate", "--perseus", runs, "--quantum", "0"), "--quantum")
+    other = tmp_path / "h100_runs"
+    other.mkdir()
+    _one_line_error(cli("validate", "--perseus", other), "expected plans")
