@@ -66,7 +66,7 @@ TEST_CASE("the decode model at a recorded batch and context gives that recording
   }
 }
 
-TEST_CASE("decode attention grows with the cached context; the rest with the batch, sublinearly", "[grpo]") {
+TEST_CASE("decode attention grows with the cached context, the rest with the batch and sublinearly", "[grpo]") {
   const DecodeStepModel m(profile(), grpo_model_preset("qwen2.5-7b"), 1, 0, 0.002);
   const double t64 = m.busy_s(64, 64 * 500.0), t64_long = m.busy_s(64, 64 * 1500.0);
   CHECK(t64_long - t64 == Approx(profile().attention_per_token_s * 28 * 64 * 1000).epsilon(1e-9));

@@ -204,7 +204,7 @@ TEST_CASE("allocate_caps gives a group's headroom to its throttled GPUs", "[cont
   for (double c : equal_caps(1000, 4, 200, 700)) CHECK(c == 250);
 }
 
-TEST_CASE("the static cap keeps the measured budget; uncontrolled does not", "[control]") {
+TEST_CASE("the static cap keeps the measured budget and uncontrolled does not", "[control]") {
   ControlScenario sc = small_scenario(40);
   ControllerSpec unc, stat;
   stat.name = "static-cap";

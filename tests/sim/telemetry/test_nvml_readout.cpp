@@ -30,7 +30,7 @@ TEST_CASE("every NVML field reads a constant power as it is", "[telemetry]") {
   }
 }
 
-TEST_CASE("the 1 s average lags a power step by one second; the exact interval mean does not", "[telemetry]") {
+TEST_CASE("the 1 s average lags a power step by one second, the exact interval mean does not", "[telemetry]") {
   const PowerSeries p = step_series(10, 5.0, 100, 500);
   const auto avg = nvml_samples(p, NvmlField::average, 0.5);
   const auto exact = nvml_samples(p, NvmlField::exact, 0.5);
