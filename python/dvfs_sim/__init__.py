@@ -22,12 +22,21 @@ from .scenario import default_scenario_path, load_scenario, set_key, with_change
 from .simulation import run, simulate
 from .sweep import default_metrics, stop_workers, sweep
 from .validation import validate, validate_models, validate_perseus_runs
+from . import control  # power-budget scenarios (dvfs_sim.rl, the environment and PPO, loads on first use: numpy)
 
 __all__ = ["run", "simulate", "Result", "load_scenario", "with_changes", "set_key", "sweep", "stop_workers", "default_metrics",
            "model", "GpuModel", "available_models", "kernel_classes", "Policy", "policy_names", "validate", "validate_models",
-           "validate_perseus_runs", "calibrate", "compare", "default_scenario_path", "data_dir", "InputError"]
+           "validate_perseus_runs", "calibrate", "compare", "default_scenario_path", "data_dir", "InputError", "control", "rl"]
 
 
 def data_dir():
     """Where the shipped models/ and traces/ are (the source tree, or $DVFS_SIM_DATA)."""
     return _core_module().data_dir()
+
+
+def __getattr__(name):
+    # dvfs_sim.rl needs numpy; `import dvfs_sim` alone must not (the recorder runs without it).
+    if name == "rl":
+        import importlib
+        return importlib.import_module(".rl", __name__)
+    raise AttributeError(f"module 'dvfs_sim' has no attribute {name!r}")

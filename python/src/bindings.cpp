@@ -25,6 +25,7 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<dvfs::InputError>(m, "InputError", PyExc_ValueError);
   dvfs_py::bind_gpu_model(m);
   dvfs_py::bind_simulation(m);
+  dvfs_py::bind_control(m);
   m.def("run_json", [](const std::string& scenario_json, const std::string& file, const std::string& base_dir,
                        const std::string& output_dir) {
     return dvfs_py::simulate_scenario(scenario_json, file, base_dir, output_dir, false, py::none(), false)[0].cast<std::string>();

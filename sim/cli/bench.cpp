@@ -136,6 +136,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   }
   bench_scale();
   bench_critical_path();
+  bench_control();
   std::printf("  peak memory (max RSS): %.1f MiB\n", peak_rss_mib());
   (void)def;
   return 0;

@@ -8,4 +8,6 @@ namespace dvfs {
 int cmd_bench(const std::vector<std::string>& args);
 // Multi-GPU scale: the 70B target case and scaling tables from 8 to 8,192 GPUs (sim/cli/bench_scale.cpp).
 void bench_scale();
+// Power-budget control: an environment step of the 16-GPU GRPO scenario, a fleet study (sim/cli/bench_control.cpp).
+void bench_control();
 }  // namespace dvfs

@@ -3,6 +3,9 @@
 #include "sim/calibrate/profile_fit.hpp"
 #include "sim/calibrate/recording_fit.hpp"
 #include "sim/cli/bench.hpp"
+#include "sim/cli/control_commands.hpp"
+#include "sim/control/control_scenario.hpp"
+#include "sim/control/fleet.hpp"
 #include "sim/compare.hpp"
 #include "sim/critical_path/perseus_validation.hpp"
 #include "models/src/retarget.hpp"
@@ -71,6 +74,7 @@ const char* kUsage =
     "        a transformer's training iteration synthesised from the recorded layer and replayed at kernel level\n"
     "        on a simulated cluster: gpt3-xl, gpt3-175b, qwen3-1.7b, llama-3.2-3b, llama-3.3-70b\n"
     "  bench [--events N]           replay throughput (kernel events/s) and peak memory\n";
+const std::string kUsageAll = std::string(kUsage) + dvfs::kControlUsage;
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -93,6 +97,12 @@ int cmd_run(std::vector<std::string> args) {
     else throw UsageError("run takes one scenario file");
   }
   if (scenario_path.empty()) scenario_path = dvfs::default_scenario_path();
+  if (dvfs::is_control_scenario(scenario_path)) {  // a power-budget scenario (sim/control/)
+    std::vector<std::string> control_args{scenario_path};
+    if (json) control_args.push_back("--json");
+    return dvfs::cmd_control(control_args);
+  }
+  if (dvfs::is_fleet_scenario(scenario_path)) return dvfs::cmd_fleet(json ? std::vector<std::string>{scenario_path, "--json"} : std::vector<std::string>{scenario_path});
   dvfs::Scenario sc = dvfs::load_scenario(scenario_path);
   if (engine == "event") sc.mode = dvfs::EngineMode::event;
   else if (engine == "local-loop") sc.mode = dvfs::EngineMode::local_loop;
@@ -461,7 +471,7 @@ int cmd_synth(std::vector<std::string> args) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-    std::cout << kUsage;
+    std::cout << kUsageAll;
     return args.empty() ? 2 : 0;
   }
   const std::string cmd = args[0];
@@ -474,9 +484,11 @@ int main(int argc, char** argv) {
     if (cmd == "calibrate") return cmd_calibrate(args);
     if (cmd == "compare") return cmd_compare(args);
     if (cmd == "synth") return cmd_synth(args);
-    throw UsageError("unknown command \"" + cmd + "\" (expected run, models, validate, calibrate, compare, synth or bench)");
+    if (cmd == "control") return dvfs::cmd_control(args);
+    if (cmd == "fleet") return dvfs::cmd_fleet(args);
+    throw UsageError("unknown command \"" + cmd + "\" (expected run, models, validate, calibrate, compare, synth, control, fleet or bench)");
   } catch (const UsageError& e) {
-    std::cerr << "dvfs-sim: " << e.what() << "\n" << kUsage;
+    std::cerr << "dvfs-sim: " << e.what() << "\n" << kUsageAll;
     return 2;
   } catch (const dvfs::InputError& e) {
     std::cerr << "dvfs-sim: error: " << e.what() << "\n";

@@ -17,6 +17,7 @@ GpuReplayer::GpuReplayer(const Rank& rank, const GpuModel& model, Policy& policy
   mem_draw_ = LognormalLatency(latency_.mem.mean_s, latency_.mem.spread_s);
   rng_.seed(latency_seed(opts.seed, rank.id));
   ceiling_idx_ = static_cast<int>(model.sm_clocks_mhz().size()) - 1;
+  fw_cap_w_ = opts.firmware_cap_w > 0 ? opts.firmware_cap_w : model.power_cap_w();
   apply(policy.initial_clocks());
   requested_ = policy_clocks_;
   if (opts.firmware_power_cap) {
@@ -71,7 +72,7 @@ void GpuReplayer::firmware_tick() {
   fw_tick_energy_j_ = 0;
   next_fw_tick_ += fw_period_;
   const double power = fw_sum_j_ / (fw_period_ * static_cast<double>(fw_window_.size()));
-  const double target = model_.power_cap_w() * g.target_fraction;
+  const double target = fw_cap_w_ * g.target_fraction;
   const int top = static_cast<int>(model_.sm_clocks_mhz().size()) - 1;
   if (power > target) {
     const int steps = std::max(1, static_cast<int>(std::lround((power - target) * g.down_gain_steps_per_w)));

@@ -30,6 +30,7 @@ struct ReplayOptions {
   // windowed power is held at cap * target_fraction). Real GPUs do this to driver-locked clocks too;
   // planned policies turn it on. Off for `native` (it is that loop) and, by default, for the others.
   bool firmware_power_cap = false;
+  double firmware_cap_w = 0;  // the power limit that loop holds (0 = the model's cap); see set_firmware_cap_w
 };
 
 struct ReplayStats {
@@ -76,6 +77,12 @@ class GpuReplayer {
     if (auto r = policy_.before_computation(c, telemetry(tk.now()))) request(*r, tk.now());
   }
   const ReplayStats& stats() const { return stats_; }
+  // The power limit the firmware loop holds from now on (firmware_power_cap on): a controller's
+  // nvmlDeviceSetPowerManagementLimit. The SM clock index that runs, and whether the loop holds it below
+  // the policy's clock.
+  void set_firmware_cap_w(double cap_w) { fw_cap_w_ = cap_w; }
+  int sm_index() const { return sm_idx_; }
+  bool firmware_throttling() const { return sm_idx_ < policy_sm_idx_; }
 
   // Variation: every kernel (not collectives) takes `factor` times the model's time (a slow GPU), and,
   // with cv > 0, a further mean-one lognormal factor drawn per kernel from its own seeded stream.
@@ -105,7 +112,7 @@ class GpuReplayer {
   int policy_sm_idx_ = 0;              // the SM clock the policy's last switch put in effect
   int ceiling_idx_ = 0;                // firmware power-limit ceiling (index into the SM table)
   ClockPair clocks_, policy_clocks_, requested_, pending_;
-  double fw_period_ = 0, next_fw_tick_ = std::numeric_limits<double>::infinity(), fw_tick_energy_j_ = 0;
+  double fw_period_ = 0, next_fw_tick_ = std::numeric_limits<double>::infinity(), fw_tick_energy_j_ = 0, fw_cap_w_ = 0;
   std::vector<double> fw_window_;
   std::size_t fw_pos_ = 0;
   double fw_sum_j_ = 0;

@@ -5,6 +5,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <memory>
+#include <stdexcept>
 
 namespace dvfs {
 
@@ -14,6 +15,9 @@ namespace dvfs {
 // does a TCP window: CM02 bounds a flow by TCP-gamma / (2 x latency) (4 MiB / 10 us = 419 GB/s, below
 // NVLink 4), so the bound is off.
 inline std::unique_ptr<simgrid::s4u::Engine> make_simgrid_engine() {
+  // SimGrid aborts the process on a second live engine (a control session keeps one between intervals).
+  if (simgrid::s4u::Engine::has_instance())
+    throw std::logic_error("a simulation is already live in this process (close the control session first)");
   int argc = 5;
   char arg0[] = "dvfs-sim";
   char arg1[] = "--log=root.thresh:critical";

@@ -1,0 +1,83 @@
+"""Power-budget scenarios (scenarios/power-budget/) from Python: a run to its end under a C++ controller.
+
+    r = dvfs_sim.control.run("scenarios/power-budget/grpo-7b-16gpu.json", controller="pid", seed=3)
+    r["tokens_per_s"], r["budgets"][0]["windows"]        # as `dvfs-sim control --json` prints it
+
+The step-by-step environment for learned controllers is dvfs_sim.rl.PowerBudgetEnv.
+"""
+import json
+
+from ._native import core
+from .scenario import as_scenario
+
+
+def scenario_text(scenario, overrides=None):
+    """(JSON text, name, base directory) of a power-budget scenario (path or dict) with dotted keys of
+    `overrides` set, list items by index (e.g. {"control.jobs.0.concurrency": 64}); a file keeps its own
+    directory for relative paths."""
+    text, name, base = as_scenario(scenario)
+    if overrides:
+        doc = json.loads(text)
+        for key, value in overrides.items():
+            *path, last = key.split(".")
+            node = doc
+            for p in path:
+                node = node[int(p)] if isinstance(node, list) else node.setdefault(p, {})
+            if isinstance(node, list):
+                node[int(last)] = value
+            else:
+                node[last] = value
+        text = json.dumps(doc)
+    return text, name, base
+
+
+def controller_names():
+    """uncontrolled, static-cap, reactive, pid, rl."""
+    return list(core().controller_names())
+
+
+def observation_names():
+    return list(core().observation_names())
+
+
+def run(scenario, controller=None, policy_file=None, seed=None, duration_s=None, series=False, overrides=None):
+    """Runs a power-budget scenario (path or dict) to its end under `controller` (None: the scenario's) and
+    returns the result dict; `series=True` adds per-interval arrays (budget power, tokens); `overrides`: dotted
+    scenario keys to change (see scenario_text)."""
+    text, name, base = scenario_text(scenario, overrides)
+    out = core().run_control_json(text, name, base, controller or "", policy_file or "", -1 if seed is None else int(seed),
+                                  float(duration_s or 0), bool(series))
+    return json.loads(out)
+
+
+def compare(scenario, controllers, seed=None, duration_s=None, policy_file=None, overrides=None):
+    """One row per controller (a pandas DataFrame): violations at the control interval and over 30 s, energy,
+    generated tokens/s, tokens per MWh, and throughput / violations relative to `uncontrolled` when it is
+    among them."""
+    import pandas as pd
+    rows = []
+    for c in controllers:
+        r = run(scenario, controller=c, policy_file=policy_file, seed=seed, duration_s=duration_s, overrides=overrides)
+        b = next((x for x in r["budgets"] if x["controlled"]), r["budgets"][0])
+        w = {round(x["window_s"], 6): x for x in b["windows"]}
+        rows.append({"controller": r["controller"], "violations_interval": w[round(r["interval_s"], 6)]["violation_rate"],
+                     "violations_30s": w.get(30.0, {}).get("violation_rate"), "energy_mj": r["energy_j"] / 1e6,
+                     "tokens_per_s": r["tokens_per_s"], "tokens_per_mwh": r["tokens_per_mwh"], "reward": r["reward"]})
+    df = pd.DataFrame(rows)
+    if (df["controller"] == "uncontrolled").any():
+        ref = df[df["controller"] == "uncontrolled"].iloc[0]
+        df["throughput_vs_uncontrolled"] = df["tokens_per_s"] / ref["tokens_per_s"]
+        df["violations_vs_uncontrolled"] = df["violations_interval"] / ref["violations_interval"] - 1 if ref["violations_interval"] > 0 else 0.0
+    return df
+
+
+def fleet(path, sizes=None, duration_s=None, samples=False):
+    """A fleet study (scenarios/power-budget/fleet-*.json, as `dvfs-sim fleet --json` prints it); `samples=True`
+    adds each fleet's measured power samples (numpy array "samples_w", one every sample_s)."""
+    import os
+    import numpy as np
+    out = json.loads(core().fleet_study_json(os.fspath(path), list(sizes or []), float(duration_s or 0), bool(samples)))
+    for f in out["fleets"]:
+        if "samples_w" in f:
+            f["samples_w"] = np.asarray(f["samples_w"])
+    return out

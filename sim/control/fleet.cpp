@@ -1,0 +1,261 @@
+#include "sim/control/fleet.hpp"
+
+#include "models/src/model_registry.hpp"
+#include "models/src/switch_latency.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/telemetry/window_stats.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+namespace dvfs {
+
+namespace {
+
+std::vector<double> numbers(const JsonReader& r, const char* key, std::vector<double> fallback, double lo, double hi) {
+  if (!r.has(key)) return fallback;
+  const Json& v = r.raw(key);
+  if (!v.is_array() || v.empty()) r.fail(key, "expected a non-empty list of numbers");
+  std::vector<double> out;
+  for (const Json& x : v) {
+    if (!x.is_number() || !(x.get<double>() >= lo) || !(x.get<double>() <= hi))
+      r.fail(key, "expected numbers in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    out.push_back(x.get<double>());
+  }
+  return out;
+}
+
+// One job type simulated alone: the power of each of its physical GPUs (TP groups folded: one series per
+// simulated GPU and its multiplicity).
+struct JobTrace {
+  std::vector<PowerSeries> units;
+  std::vector<int> gpus_per_unit;
+  int gpus = 0;
+  double mean_w = 0;
+};
+
+JobTrace simulate_alone(const FleetScenario& fs, const GrpoJobSpec& job, std::uint64_t seed) {
+  ControlScenario sc;
+  sc.file = fs.file;
+  sc.name = fs.name;
+  sc.gpu = fs.gpu;
+  sc.duration_s = fs.duration_s;
+  sc.interval_s = fs.sample_s;
+  sc.bin_s = fs.bin_s;
+  sc.seed = seed;
+  sc.jobs = {job};
+  sc.jobs.front().start_offset_s = 0;
+  sc.jobs.front().start_offset_spread_s = 0;
+  ControllerSpec none;
+  ControlSession s(make_session_setup(sc, none));
+  s.run_to_end();
+  JobTrace t;
+  for (int g = 0; g < s.physical_gpus(); g += job.tp) {
+    t.units.push_back(s.gpu_power(g));
+    t.gpus_per_unit.push_back(job.tp);
+  }
+  t.gpus = s.physical_gpus();
+  t.mean_w = s.energy_j() / std::max(1e-9, s.now_s()) / t.gpus;
+  return t;
+}
+
+}  // namespace
+
+bool is_fleet_scenario(const std::string& path) {
+  if (!file_exists(path) || is_directory(path)) return false;
+  try {
+    const Json doc = read_json_file(path);
+    return doc.is_object() && doc.contains("fleet");
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+FleetScenario load_fleet_scenario(const std::string& path) {
+  const Json doc = read_json_file(path);
+  JsonReader top(doc, path, "");
+  top.only_keys({"name", "description", "gpu", "fleet"});
+  FleetScenario fs;
+  fs.file = path;
+  fs.name = top.string_or("name", "fleet");
+  fs.description = top.string_or("description", "");
+  fs.gpu = top.string_or("gpu", fs.gpu);
+  const JsonReader f = top.child("fleet");
+  f.only_keys({"sizes", "duration_s", "seed", "variants", "field", "sample_s", "bin_s", "windows_s", "violation_rates", "budget_fracs", "mix"});
+  if (f.has("sizes")) {
+    fs.sizes.clear();
+    for (double v : numbers(f, "sizes", {}, 1, 1e6)) {
+      if (v != std::floor(v)) f.fail("sizes", "expected whole numbers of GPUs");
+      fs.sizes.push_back(static_cast<int>(v));
+    }
+  }
+  if (f.has("duration_s")) fs.duration_s = f.positive("duration_s");
+  if (f.has("seed")) {
+    const long s = f.integer("seed");
+    if (s < 0) f.fail("seed", "expected an integer >= 0");
+    fs.seed = static_cast<std::uint64_t>(s);
+  }
+  if (f.has("variants")) {
+    const long v = f.integer("variants");
+    if (v < 1 || v > 100) f.fail("variants", "expected 1 to 100 simulated variants per job type");
+    fs.variants = static_cast<int>(v);
+  }
+  const std::string field = f.string_or("field", "average");
+  if (field == "exact") fs.field = NvmlField::exact;
+  else if (field != "average")
+    f.fail("field", "expected average or exact (the instant field and the counter refresh on per-GPU phases), got \"" + field + "\"");
+  if (f.has("sample_s")) fs.sample_s = f.positive("sample_s");
+  if (f.has("bin_s")) fs.bin_s = f.positive("bin_s");
+  fs.windows_s = numbers(f, "windows_s", fs.windows_s, fs.sample_s, 1e6);
+  fs.violation_rates = numbers(f, "violation_rates", fs.violation_rates, 0, 0.999);
+  fs.budget_fracs = numbers(f, "budget_fracs", fs.budget_fracs, 0.01, 10);
+  if (fs.duration_s < fs.sample_s * 2) f.fail("duration_s", "expected at least two samples");
+  const JsonReader mix = f.child("mix");
+  if (!mix.is_array() || mix.size() == 0) f.fail("mix", "expected a list of {share, job} or {share, idle: true}");
+  double total = 0;
+  for (std::size_t i = 0; i < mix.size(); ++i) {
+    const JsonReader e = mix.at(i);
+    e.only_keys({"share", "job", "idle"});
+    FleetMixEntry m;
+    m.share = e.positive("share");
+    total += m.share;
+    m.idle = e.has("idle") && e.raw("idle").is_boolean() && e.raw("idle").get<bool>();
+    if (m.idle == e.has("job")) e.fail("job", "expected either a job or idle: true");
+    if (!m.idle) m.job = read_control_job(e.child("job"), i);
+    fs.mix.push_back(std::move(m));
+  }
+  for (FleetMixEntry& m : fs.mix) m.share /= total;
+  return fs;
+}
+
+Json run_fleet_study(const FleetScenario& fs, bool with_samples) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const GpuModel model = load_gpu_model(fs.gpu, fs.file, "gpu");
+  const double tdp = model.power_cap_w(), idle_w = model.idle_power_w(static_cast<int>(model.sm_clocks_mhz().size()) - 1);
+  const auto bins = static_cast<std::size_t>(std::llround(fs.duration_s / fs.bin_s));
+  // Every job type alone, in a few variants.
+  std::vector<std::vector<JobTrace>> traces(fs.mix.size());
+  Json types = Json::array();
+  for (std::size_t i = 0; i < fs.mix.size(); ++i) {
+    const FleetMixEntry& m = fs.mix[i];
+    if (m.idle) {
+      types.push_back({{"type", "idle"}, {"share", m.share}, {"mean_w_per_gpu", idle_w}});
+      continue;
+    }
+    double mean = 0, peak = 0;
+    for (int v = 0; v < fs.variants; ++v) {
+      traces[i].push_back(simulate_alone(fs, m.job, fs.seed * 1000 + static_cast<std::uint64_t>(v)));
+      const JobTrace& t = traces[i].back();
+      mean += t.mean_w / fs.variants;
+      std::vector<const PowerSeries*> parts;
+      PowerSeries sum;
+      sum.bin_s = fs.bin_s;
+      sum.power_w.assign(bins, 0.0);
+      for (std::size_t u = 0; u < t.units.size(); ++u)
+        for (std::size_t b = 0; b < bins && b < t.units[u].power_w.size(); ++b) sum.power_w[b] += t.units[u].power_w[b] * t.gpus_per_unit[u];
+      const auto s = nvml_samples(sum, fs.field, fs.sample_s);
+      if (!s.empty()) peak = std::max(peak, *std::max_element(s.begin(), s.end()) / (tdp * t.gpus));
+    }
+    types.push_back({{"type", m.job.name}, {"model", m.job.model}, {"share", m.share}, {"gpus_per_job", m.job.gpus()},
+                     {"mean_w_per_gpu", mean}, {"mean_share_of_tdp", mean / tdp}, {"peak_share_0.5s", peak}});
+  }
+  Json fleets = Json::array();
+  for (int size : fs.sizes) {
+    std::mt19937_64 rng(latency_seed(fs.seed, size));
+    PowerSeries fleet;
+    fleet.bin_s = fs.bin_s;
+    fleet.power_w.assign(bins, 0.0);
+    int placed = 0, jobs = 0, idle = 0;
+    Json counts = Json::object();
+    while (placed < size) {
+      // A job type by GPU share.
+      double u = uniform01(rng), acc = 0;
+      std::size_t pick = fs.mix.size() - 1;
+      for (std::size_t i = 0; i < fs.mix.size(); ++i)
+        if ((acc += fs.mix[i].share) > u) {
+          pick = i;
+          break;
+        }
+      const FleetMixEntry& m = fs.mix[pick];
+      const int need = m.idle ? 1 : m.job.gpus();
+      if (m.idle || placed + need > size) {  // idle GPUs, and GPUs left over when a job does not fit
+        const int n = m.idle ? 1 : 1;
+        for (double& p : fleet.power_w) p += idle_w * n;
+        placed += n;
+        ++idle;
+        continue;
+      }
+      const JobTrace& t = traces[pick][static_cast<std::size_t>(rng() % traces[pick].size())];
+      const auto shift = static_cast<std::size_t>(uniform01(rng) * static_cast<double>(bins));
+      for (std::size_t un = 0; un < t.units.size(); ++un) {
+        const std::vector<double>& p = t.units[un].power_w;
+        const double k = t.gpus_per_unit[un];
+        for (std::size_t b = 0; b < bins; ++b) fleet.power_w[b] += k * p[(b + shift) % std::min(bins, p.size())];
+      }
+      placed += need;
+      ++jobs;
+      counts[m.job.name] = counts.value(m.job.name, 0) + 1;
+    }
+    const double nameplate = tdp * size;
+    const std::vector<double> samples = nvml_samples(fleet, fs.field, fs.sample_s);
+    Json windows = Json::array();
+    for (double w : fs.windows_s) {
+      const std::vector<double> means = window_means(samples, fs.sample_s, w);
+      if (means.empty()) continue;
+      Json viol = Json::object(), over = Json::object();
+      for (double f : fs.budget_fracs) viol[std::to_string(f).substr(0, 4)] = violation_rate(means, f * nameplate);
+      for (double v : fs.violation_rates) over[std::to_string(v).substr(0, 5)] = sustainable_oversubscription(means, nameplate, v);
+      const double mean = std::accumulate(means.begin(), means.end(), 0.0) / static_cast<double>(means.size());
+      windows.push_back({{"window_s", w}, {"windows", means.size()},
+                         {"peak_share", *std::max_element(means.begin(), means.end()) / nameplate}, {"mean_share", mean / nameplate},
+                         {"violation_rate_at_budget_frac", viol}, {"oversubscription_at_violation_rate", over}});
+    }
+    fleets.push_back({{"gpus", size}, {"jobs", jobs}, {"idle_gpus", idle}, {"job_counts", counts}, {"nameplate_w", nameplate}, {"windows", windows}});
+    if (with_samples) fleets.back()["samples_w"] = samples;
+  }
+  return {{"scenario", fs.name}, {"file", fs.file}, {"gpu", model.name()}, {"tdp_w", tdp}, {"duration_s", fs.duration_s},
+          {"field", to_string(fs.field)}, {"sample_s", fs.sample_s}, {"seed", fs.seed}, {"variants", fs.variants}, {"types", types},
+          {"fleets", fleets}, {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
+          {"model_output", "dvfs-sim model output (GPU model " + model.name() + "); the fleet is a sum of simulated jobs of the mix, shifted in time"}};
+}
+
+std::string format_fleet_study(const Json& j) {
+  std::ostringstream os;
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "fleet %s: %s GPUs, %.0f s simulated per job type (%d variants), NVML %s every %.1f s (model output)\n",
+                j["scenario"].get<std::string>().c_str(), j["gpu"].get<std::string>().c_str(), j["duration_s"].get<double>(),
+                j["variants"].get<int>(), j["field"].get<std::string>().c_str(), j["sample_s"].get<double>());
+  os << buf << "  job types alone:";
+  for (const Json& t : j["types"]) {
+    std::snprintf(buf, sizeof buf, " %s %.0f W/GPU%s;", t["type"].get<std::string>().c_str(), t["mean_w_per_gpu"].get<double>(),
+                  t.contains("peak_share_0.5s") ? (" (peak " + std::to_string(static_cast<int>(std::lround(100 * t["peak_share_0.5s"].get<double>()))) + " %)").c_str() : "");
+    os << buf;
+  }
+  os << "\n   GPUs  jobs  window   peak/nameplate  mean/nameplate  violations at budget (fraction of nameplate)   oversubscription at violation rate\n";
+  for (const Json& f : j["fleets"]) {
+    for (const Json& w : f["windows"]) {
+      std::string v, o;
+      for (auto it = w["violation_rate_at_budget_frac"].begin(); it != w["violation_rate_at_budget_frac"].end(); ++it) {
+        std::snprintf(buf, sizeof buf, " %s:%.1f%%", it.key().c_str(), 100 * it.value().get<double>());
+        v += buf;
+      }
+      for (auto it = w["oversubscription_at_violation_rate"].begin(); it != w["oversubscription_at_violation_rate"].end(); ++it) {
+        std::snprintf(buf, sizeof buf, " %s:%.2fx", it.key().c_str(), it.value().get<double>());
+        o += buf;
+      }
+      std::snprintf(buf, sizeof buf, "  %5d %5d %6gs %12.1f %% %13.1f %%  %-45s %s\n", f["gpus"].get<int>(), f["jobs"].get<int>(),
+                    w["window_s"].get<double>(), 100 * w["peak_share"].get<double>(), 100 * w["mean_share"].get<double>(), v.c_str(), o.c_str());
+      os << buf;
+    }
+  }
+  std::snprintf(buf, sizeof buf, "  wall %.1f s\n", j["wall_s"].get<double>());
+  os << buf;
+  return os.str();
+}
+
+}  // namespace dvfs

@@ -1,0 +1,52 @@
+"""`dvfs-sim control` and `dvfs-sim fleet`: power-budget scenarios from the command line."""
+import json
+import os
+
+
+def scenario(root, name):
+    return os.path.join(root, "scenarios", "power-budget", name)
+
+
+def test_control_compares_controllers_in_one_table(cli, root):
+    r = cli("control", scenario(root, "grpo-7b-16gpu.json"), "--controller", "uncontrolled,static-cap,pid", "--duration", "30")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "controllers on grpo-7b-16gpu" in lines[0] and "model output" in lines[0]
+    rows = [l.split()[0] for l in lines[2:]]
+    assert rows == ["uncontrolled", "static-cap", "pid"]
+
+
+def test_run_dispatches_a_power_budget_scenario(cli, root):
+    r = cli("run", scenario(root, "grpo-7b-16gpu.json"), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["controller"] == "rl" and out["gpus"] == 16 and out["tokens_per_s"] > 0  # the shipped policy
+    assert out["budgets"][0]["budget_w"] == 16 * 700 * 0.9
+
+
+def test_bad_control_input_is_one_line_and_exit_code_2(cli, root, tmp_path):
+    r = cli("control", scenario(root, "grpo-7b-16gpu.json"), "--controller", "oracle")
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and "controller" in r.stderr and "oracle" in r.stderr
+    doc = json.load(open(scenario(root, "grpo-7b-16gpu.json")))
+    doc["control"]["budgets"][0] = {"name": "x", "budget_w": 0}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = cli("control", bad)
+    assert r.returncode == 2 and "bad.json" in r.stderr and "control.budgets[0].budget_w" in r.stderr
+    doc["control"]["budgets"][0] = {"name": "x", "budget_frac_of_tdp": 0.9}
+    doc["control"]["jobs"][0]["concurrency"] = 1000
+    bad.write_text(json.dumps(doc))
+    r = cli("control", bad)
+    assert r.returncode == 2 and "control.jobs[0].concurrency" in r.stderr
+
+
+def test_fleet_reports_peak_share_by_window(cli, root):
+    r = cli("fleet", scenario(root, "fleet-mixed.json"), "--duration", "60", "--sizes", "16,64", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [f["gpus"] for f in out["fleets"]] == [16, 64]
+    for f in out["fleets"]:
+        peaks = [w["peak_share"] for w in f["windows"]]
+        assert peaks == sorted(peaks, reverse=True)  # longer windows average the peaks away
+        assert all(0 < p <= 1 for p in peaks)

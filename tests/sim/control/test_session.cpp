@@ -1,0 +1,275 @@
+#include "models/src/model_registry.hpp"
+#include "sim/control/cap_allocation.hpp"
+#include "sim/control/control_run.hpp"
+#include "sim/control/control_scenario.hpp"
+#include "sim/control/controlled_gpu_policy.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/policies/native_governor.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+
+using namespace dvfs;
+using Catch::Detail::Approx;
+
+namespace {
+
+// A small GRPO job: 2 DP ranks, few short sequences, so a session covers several steps in a few seconds.
+ControlScenario small_scenario(double duration_s = 30) {
+  ControlScenario sc;
+  sc.file = "test.json";
+  sc.duration_s = duration_s;
+  GrpoJobSpec j;
+  j.name = "tiny";
+  j.dp = 2;
+  j.prompts_per_step = 8;
+  j.group_size = 4;
+  j.concurrency = 16;
+  j.concurrency_min = 4;
+  j.concurrency_max = 32;
+  j.max_response_tokens = 256;
+  j.response_median_tokens = 80;
+  j.train_micro_batch = 4;
+  j.step_host_s = 0.5;
+  sc.jobs = {j};
+  BudgetSpec b;
+  b.name = "all";
+  b.budget_frac_of_tdp = 0.8;
+  b.controlled = true;
+  sc.budgets = {b};
+  return sc;
+}
+
+SessionSetup setup_of(const ControlScenario& sc, const std::string& controller = "uncontrolled") {
+  ControllerSpec c;
+  c.name = controller;
+  return make_session_setup(sc, c);
+}
+
+}  // namespace
+
+TEST_CASE("a session stepped interval by interval gives the totals of one run to the end", "[control]") {
+  // One live SimGrid engine per process: the two runs one after the other.
+  const ControlScenario sc = small_scenario();
+  struct Totals {
+    int steps;
+    double generated, trained, energy;
+    std::vector<PowerSeries> power;
+  };
+  auto totals = [](const ControlSession& s) {
+    Totals t{s.steps_done(0), s.generated_tokens(), s.trained_tokens(), s.energy_j(), {}};
+    for (int g = 0; g < s.physical_gpus(); ++g) t.power.push_back(s.gpu_power(g));
+    return t;
+  };
+  Totals stepped, whole;
+  {
+    ControlSession s(setup_of(sc));
+    while (!s.done()) s.advance();
+    stepped = totals(s);
+  }
+  {
+    ControlSession s(setup_of(sc));
+    s.run_to_end();
+    whole = totals(s);
+  }
+  REQUIRE(stepped.steps >= 2);
+  CHECK(stepped.steps == whole.steps);
+  CHECK(stepped.generated == whole.generated);
+  CHECK(stepped.trained == whole.trained);
+  CHECK(stepped.energy == Approx(whole.energy).epsilon(1e-9));
+  for (std::size_t g = 0; g < stepped.power.size(); ++g) {
+    REQUIRE(stepped.power[g].power_w.size() == whole.power[g].power_w.size());
+    for (std::size_t i = 0; i < stepped.power[g].power_w.size(); ++i)
+      REQUIRE(stepped.power[g].power_w[i] == Approx(whole.power[g].power_w[i]).margin(1e-6));
+  }
+}
+
+TEST_CASE("a GPU blocked in a communication is measured idle, and its replay later records the same", "[control]") {
+  ControlScenario sc = small_scenario(40);
+  // Few decode slots and long-tailed lengths: the ranks finish their rollouts seconds apart.
+  sc.jobs[0].concurrency = sc.jobs[0].concurrency_min = 4;
+  sc.jobs[0].max_response_tokens = 1024;
+  sc.jobs[0].response_sigma = 1.2;
+  double idle = 0;
+  std::vector<double> waiting;    // measured while a GPU waited the whole interval
+  std::vector<double> at_tick;    // what the measurement filled in: the exact power of every interval
+  std::vector<PowerSeries> final_power;
+  {
+    ControlSession s(setup_of(sc));
+    const GpuModel& m = *s.setup().model;
+    idle = m.idle_power_w(static_cast<int>(m.sm_clocks_mhz().size()) - 1);
+    for (int k = 0; !s.done(); ++k) {
+      const IntervalReport& r = s.advance();
+      for (int g = 0; g < 2; ++g) {
+        at_tick.push_back(r.gpu_exact_w[static_cast<std::size_t>(g)]);
+        if (k > 0 && r.gpu_phase[static_cast<std::size_t>(g)] == GpuPhase::waiting &&
+            s.reports()[static_cast<std::size_t>(k - 1)].gpu_phase[static_cast<std::size_t>(g)] == GpuPhase::waiting &&
+            s.reports()[static_cast<std::size_t>(k - 1)].gpu_phase[static_cast<std::size_t>(1 - g)] == GpuPhase::generating)
+          waiting.push_back(r.gpu_exact_w[static_cast<std::size_t>(g)]);
+      }
+    }
+    for (int g = 0; g < 2; ++g) final_power.push_back(s.gpu_power(g));
+  }
+  REQUIRE(!waiting.empty());
+  for (double w : waiting) CHECK(w == Approx(idle).epsilon(1e-6));
+  // What the measurement filled in while a GPU waited is what its replay recorded once it resumed.
+  for (std::size_t i = 0; i < at_tick.size(); ++i) {
+    const std::size_t k = i / 2, g = i % 2;
+    CHECK(at_tick[i] == Approx(final_power[g].mean_w(0.5 * static_cast<double>(k), 0.5 * static_cast<double>(k + 1))).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("a power limit set between intervals holds the next ones, after its latency", "[control]") {
+  ControlScenario sc = small_scenario(12);
+  sc.cap_latency_s = 0.1;
+  ControlSession s(setup_of(sc));
+  // Uncapped until 4 s, then every GPU limited to 450 W (within reach: a memory-bound kernel's memory power
+  // does not move with the SM clock, so a much lower limit cannot be held).
+  double before = 0, after = 0;
+  int nb = 0, na = 0;
+  while (!s.done()) {
+    if (s.now_s() == 4.0)
+      for (auto& g : s.board().gpus) g.power_cap_w = 450;
+    const IntervalReport& r = s.advance();
+    for (double p : r.gpu_exact_w) {
+      if (r.t_end_s <= 4.0) before = std::max(before, p), ++nb;
+      if (r.t_end_s > 5.0) after = std::max(after, p), ++na;
+    }
+  }
+  CHECK(before > 500);
+  CHECK(after <= 450 * 1.03);  // held at 98 % over 50 ms windows; a phase change overshoots for a few 10 ms ticks
+}
+
+TEST_CASE("the controlled GPU at its TDP limit replays like the native governor", "[control]") {
+  const GpuModel m = load_gpu_model("h200");
+  Workload wl;
+  Rank r;
+  for (int i = 0; i < 4000; ++i) {
+    Kernel k;
+    k.cls = i % 3 ? KernelClass::gemm : KernelClass::elementwise;
+    k.duration_s = 300e-6;
+    k.gap_before_s = i % 50 ? 0 : 5e-3;
+    k.recorded_sm_mhz = 1980;
+    k.recorded_mem_mhz = 3201;
+    r.kernels.push_back(k);
+  }
+  wl.ranks.push_back(r);
+  ReplayOptions native_opts, controlled_opts;
+  native_opts.timeline_interval_s = controlled_opts.timeline_interval_s = 0;
+  controlled_opts.firmware_power_cap = true;
+  const auto n = run_engine(wl, m, [&](int) { return std::make_unique<NativeGovernor>(m); }, native_opts, EngineMode::local_loop);
+  const auto c = run_engine(wl, m, [&](int) { return std::make_unique<ControlledGpuPolicy>(m, 0.01, nullptr); }, controlled_opts,
+                            EngineMode::local_loop);
+  // The same loop; the native governor's changes take 1 ms (firmware latency), the firmware ceiling's none.
+  CHECK(c[0].stats.end_s == Approx(n[0].stats.end_s).epsilon(0.005));
+  CHECK(c[0].meter.total_j() == Approx(n[0].meter.total_j()).epsilon(0.005));
+}
+
+TEST_CASE("an SM clock ceiling is a driver request: the clock follows after the switch latency", "[control]") {
+  const GpuModel m = load_gpu_model("h200");
+  ControlledGpuPolicy p(m, 0.01, nullptr);
+  GpuTelemetry t;
+  t.requested = m.max_clocks();
+  Kernel k;
+  CHECK_FALSE(p.before_kernel(k, t).has_value());
+  p.set_sm_ceiling_mhz(1402);  // between table clocks: the next one below
+  const auto req = p.before_kernel(k, t);
+  REQUIRE(req.has_value());
+  CHECK(req->sm_mhz == 1395);
+  CHECK(req->mem_mhz == m.max_mem_mhz());
+}
+
+TEST_CASE("allocate_caps gives a group's headroom to its throttled GPUs", "[control]") {
+  // Two GPUs far below their limit (idle), two at it; target 1,500 W.
+  const std::vector<double> measured{130, 120, 500, 500}, caps{500, 500, 500, 500};
+  const auto out = allocate_caps(1500, measured, caps, 200, 700, 30);
+  CHECK(std::accumulate(out.begin(), out.end(), 0.0) == Approx(1500));
+  CHECK(out[0] == 200);  // ask 160, held at the minimum limit
+  CHECK(out[1] == 200);
+  CHECK(out[2] == Approx(550));  // the rest, split between the two busy ones
+  CHECK(out[3] == out[2]);
+  // More than the busy ones can take: they stop at max_w and the idle ones get what is left.
+  const auto more = allocate_caps(2000, measured, caps, 200, 700, 30);
+  CHECK(more[2] == 700);
+  CHECK(more[0] == Approx(300));
+  // Every ask met: what is left is spread, still within [min, max].
+  const auto loose = allocate_caps(2600, std::vector<double>{100, 100, 100, 100}, caps, 200, 700, 30);
+  CHECK(std::accumulate(loose.begin(), loose.end(), 0.0) == Approx(2600));
+  const auto capped = allocate_caps(4000, measured, caps, 200, 700, 30);
+  for (double c : capped) CHECK(c <= 700);
+  for (double c : equal_caps(1000, 4, 200, 700)) CHECK(c == 250);
+}
+
+TEST_CASE("the static cap keeps the measured budget and uncontrolled does not", "[control]") {
+  ControlScenario sc = small_scenario(40);
+  ControllerSpec unc, stat;
+  stat.name = "static-cap";
+  const Json u = run_control(sc, unc), s = run_control(sc, stat);
+  const double vu = u["budgets"][0]["windows"][0]["violation_rate"], vs = s["budgets"][0]["windows"][0]["violation_rate"];
+  CHECK(vu > 0.1);
+  CHECK(vs == 0);
+  CHECK(s["energy_j"].get<double>() < u["energy_j"].get<double>());
+  CHECK(u["generated_tokens"].get<double>() > 0);
+}
+
+TEST_CASE("bad control input is one error naming the file and the field", "[control]") {
+  auto field_of = [](const Json& doc) {
+    try {
+      parse_control_scenario(doc, "bad.json", ".");
+    } catch (const InputError& e) {
+      return e.field();
+    }
+    return std::string("(none)");
+  };
+  const Json job = {{"model", "qwen2.5-7b"}, {"dp", 2}};
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"controller", {{"name", "magic"}}}}}}) == "controller.name");
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"budgets", {{{"budget_w", -5}}}}}}}) == "control.budgets[0].budget_w");
+  Json knob = job;
+  knob["concurrency"] = 9999;
+  CHECK(field_of({{"control", {{"jobs", {knob}}}}}) == "control.jobs[0].concurrency");
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"controller", {{"name", "rl"}}}}}}) == "controller.policy_file");
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"telemetry", {{"field", "psychic"}}}}}}) == "control.telemetry.field");
+  // A policy file trained for another observation.
+  const std::string path = "/tmp/dvfs_bad_policy.json";
+  std::ofstream(path) << Json{{"format", "dvfs-sim-mlp-policy/1"}, {"observation", {"a", "b"}}, {"action", {"power_target"}},
+                              {"obs_mean", {0, 0}}, {"obs_std", {1, 1}},
+                              {"layers", {{{"weight", {{1.0, 1.0}}}, {"bias", {0.0}}, {"activation", "tanh"}}}}}
+                             .dump();
+  ControllerSpec rl;
+  rl.name = "rl";
+  rl.policy_file = path;
+  try {
+    make_controller(rl, "s.json");
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(e.file() == path);
+    CHECK(e.field() == "observation");
+  }
+  std::remove(path.c_str());
+}
+
+TEST_CASE("budgets split by scope into groups of GPUs", "[control]") {
+  ControlScenario sc = small_scenario();
+  sc.jobs[0].dp = 16;
+  sc.jobs[0].prompts_per_step = 16;
+  BudgetSpec node;
+  node.name = "node";
+  node.scope = "node";
+  node.budget_w_per_gpu = 500;
+  BudgetSpec gpu;
+  gpu.name = "gpu";
+  gpu.scope = "gpu";
+  gpu.budget_w = 600;
+  sc.budgets = {node, gpu};
+  const SessionSetup s = setup_of(sc);
+  REQUIRE(s.budgets.size() == 2 + 16);
+  CHECK(s.budgets[0].gpus.size() == 8);
+  CHECK(s.budgets[0].budget_w == 4000);
+  CHECK(s.budgets[1].gpus.front() == 8);
+  CHECK(s.budgets[2].gpus.size() == 1);
+  CHECK(s.budgets[2].budget_w == 600);
+}
