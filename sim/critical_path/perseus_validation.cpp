@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 namespace dvfs {
 
@@ -145,10 +147,11 @@ double calibrated_min_sm_mhz(const GpuModel& model) {
 }
 
 PerseusPrediction build_perseus_prediction(const PerseusRunSet& runs, const GpuModel& model, double pb, double cap_clock_mhz,
-                                           double min_sm_mhz) {
+                                           double min_sm_mhz, double time_sm, const std::vector<double>& rank_cap) {
   PerseusPrediction p;
   p.p_blocking_w = pb;
   p.cap_clock_mhz = cap_clock_mhz;
+  p.time_sm = time_sm;
   const double fmax = model.max_sm_mhz();
   // Anchors: every instruction at the model's highest clock.
   std::vector<PerseusMeasurement> anchors;
@@ -165,6 +168,9 @@ PerseusPrediction build_perseus_prediction(const PerseusRunSet& runs, const GpuM
     throw InputError(runs.dir, "", "expected at least one plan with every instruction at " + std::to_string(static_cast<int>(fmax)) +
                                        " MHz (the highest clock of " + model.name() + "): the anchor of the prediction");
   const int S = anchors.front().stages, M = anchors.front().microbatches;
+  if (!rank_cap.empty() && static_cast<int>(rank_cap.size()) != S)
+    throw InputError(runs.dir, "", "expected one clock ceiling per rank (" + std::to_string(S) + "), got " + std::to_string(rank_cap.size()));
+  p.rank_cap_clock_mhz = rank_cap;
   for (const auto& a : anchors)
     if (a.stages != S || a.microbatches != M) throw InputError(a.file, "", "expected the same stages and micro-batches as the other anchors");
   // Mean measured times per stage, pass and micro-batch; loads; busy power per rank.
@@ -193,16 +199,19 @@ PerseusPrediction build_perseus_prediction(const PerseusRunSet& runs, const GpuM
     for (auto& row : *tab)
       for (double& x : row) x /= n;
   p.anchor_iteration_s = T;
-  const ClassCoefficients* cf = model.computation("forward");
-  const ClassCoefficients* cb = model.computation("backward");
-  if (!cf || !cb)
+  if (!model.computation("forward") || !model.computation("backward"))
     throw InputError(model.source_file(), "computations", "expected `forward` and `backward` coefficient sets (dvfs-sim calibrate --profile)");
+  if (time_sm > 1) throw InputError("time_sm", "", "expected a time share in [0, 1]");
+  ClassCoefficients cf_own = *model.computation("forward"), cb_own = *model.computation("backward");
+  if (time_sm >= 0) cf_own.time_sm = cb_own.time_sm = time_sm, cf_own.time_mem = cb_own.time_mem = 0;
+  const ClassCoefficients *cf = &cf_own, *cb = &cb_own;
   for (int s = 0; s < S; ++s) {
     const std::size_t si = static_cast<std::size_t>(s);
     energy[si] /= n;
     p.anchor_energy_j += energy[si];
     const double busy = std::accumulate(fw[si].begin(), fw[si].end(), 0.0) + std::accumulate(bw[si].begin(), bw[si].end(), 0.0);
     p.busy_power_w.push_back((energy[si] - pb * (T - busy)) / busy);
+    p.busy_share.push_back(busy / T);
   }
   // The DAG: 1F1B with per-computation curves and the loads as fixed steps.
   PipelineDagSpec spec;
@@ -233,7 +242,8 @@ PerseusPrediction build_perseus_prediction(const PerseusRunSet& runs, const GpuM
     for (int b = 0; b < 2; ++b) {
       const ClassCoefficients& cc = b ? *cb : *cf;
       const double pw = p.busy_power_w[static_cast<std::size_t>(s)];
-      const ComputationCurve unit = stage_model_curve(model, cc, {1.0, pw, model.max_clocks()}, pb, cap_clock_mhz, min_sm_mhz);
+      const double ceiling = rank_cap.empty() ? cap_clock_mhz : rank_cap[static_cast<std::size_t>(s)];
+      const ComputationCurve unit = stage_model_curve(model, cc, {1.0, pw, model.max_clocks()}, pb, ceiling, min_sm_mhz);
       for (int m = 0; m < M; ++m) {
         const double ta = (b ? bw : fw)[static_cast<std::size_t>(s)][static_cast<std::size_t>(m)];
         if (!(ta > 0)) throw InputError(anchors.front().file, "time_breakdown", "expected forward and backward times > 0 s");
@@ -279,21 +289,18 @@ ClockPlanFile perseus_plan_file(const PerseusPrediction& p, const IterationPlan&
   return plan_from_computation_clocks(clocks, S, M, PlanLayout::merak_1f1b);
 }
 
-namespace {
-
-// The clock the board ran when asked for the highest: least squares of the measured per-computation
-// time ratios (plan / anchor) of `plans` against the stage model's with f_e = min(f, ceiling).
-double fit_cap_clock(const PerseusRunSet& runs, const std::vector<int>& plans, const PerseusPrediction& anchor_p,
-                     const GpuModel& model) {
-  struct Obs {
-    bool backward;
-    double f, ratio;
+BoardResponse fit_board_response(const PerseusRunSet& runs, const std::vector<int>& plans, const PerseusPrediction& anchor_p,
+                                 const GpuModel& model, bool fit_time_share, bool per_rank) {
+  struct Bin {
+    double t = 0, ta = 0;
   };
-  std::vector<Obs> obs;
+  std::map<std::tuple<int, bool, double>, Bin> bins;  // (stage, backward, requested clock)
   const int S = static_cast<int>(anchor_p.node_of.size()), M = static_cast<int>(anchor_p.node_of.front().size()) / 2;
   for (int n : plans) {
     const ClockPlanFile plan = read_clock_plan(runs.sched_file(n));
     const PerseusMeasurement meas = load_perseus_measurement(runs.prof_file(n));
+    if (meas.stages != S || meas.microbatches != M)
+      throw InputError(meas.file, "", "expected " + std::to_string(S) + " stages x " + std::to_string(M) + " micro-batches, as the anchor plans");
     const auto clocks = computation_clocks(plan, S, M, 1, PipelineSchedule::one_f_one_b);
     for (int s = 0; s < S; ++s)
       for (int i = 0; i < 2 * M; ++i) {
@@ -304,21 +311,70 @@ double fit_cap_clock(const PerseusRunSet& runs, const std::vector<int>& plans, c
         int k = 0;
         for (std::size_t it = 1; it < meas.iteration_s.front().size(); ++it, ++k)
           t += (nd.backward ? meas.backward_s : meas.forward_s)[static_cast<std::size_t>(s)][it][static_cast<std::size_t>(nd.microbatch)];
-        obs.push_back({nd.backward, clocks[static_cast<std::size_t>(s)][static_cast<std::size_t>(i)], t / k / ta});
+        Bin& b = bins[{s, nd.backward, clocks[static_cast<std::size_t>(s)][static_cast<std::size_t>(i)]}];
+        b.t += t / k;
+        b.ta += ta;
       }
   }
-  double best = model.max_sm_mhz(), best_err = INFINITY;
-  for (double fe : model.sm_clocks_mhz()) {
+  struct Obs {
+    int stage;
+    bool backward;
+    double f, ratio;
+  };
+  std::vector<Obs> obs;
+  for (const auto& kv : bins) obs.push_back({std::get<0>(kv.first), std::get<1>(kv.first), std::get<2>(kv.first), kv.second.t / kv.second.ta});
+  BoardResponse best;
+  best.bins = static_cast<int>(obs.size());
+  if (obs.empty()) throw InputError(runs.dir, "", "expected at least one plan to fit the board's clock response on");
+  const double mem = model.max_mem_mhz();
+  const ClassCoefficients own[2] = {*model.computation("forward"), *model.computation("backward")};
+  std::vector<std::vector<Obs>> by_rank(static_cast<std::size_t>(S));
+  for (const Obs& o : obs) by_rank[static_cast<std::size_t>(o.stage)].push_back(o);
+  // Squared relative errors of a set of ratios at ceiling fe and share b.
+  auto sse = [&](const std::vector<Obs>& set, double fe, double b) {
+    ClassCoefficients cc[2] = {own[0], own[1]};
+    if (b >= 0)
+      for (ClassCoefficients& c : cc) c.time_sm = b, c.time_mem = 0;
     double err = 0;
-    for (const Obs& o : obs) {
-      const ClassCoefficients& cc = *model.computation(o.backward ? "backward" : "forward");
-      const double pred = model.time_shape(cc, std::min(o.f, fe), model.max_mem_mhz()) / model.time_shape(cc, fe, model.max_mem_mhz());
+    for (const Obs& o : set) {
+      const ClassCoefficients& c = cc[o.backward ? 1 : 0];
+      const double pred = model.time_shape(c, std::min(o.f, fe), mem) / model.time_shape(c, fe, mem);
       err += (pred / o.ratio - 1) * (pred / o.ratio - 1);
     }
-    if (err < best_err) best_err = err, best = fe;
+    return err;
+  };
+  double best_err = INFINITY;
+  for (int i = 0; i <= (fit_time_share ? 1000 : 0); ++i) {
+    const double b = fit_time_share ? i / 1000.0 : -1.0;
+    if (!per_rank) {
+      for (double fe : model.sm_clocks_mhz()) {
+        const double err = sse(obs, fe, b);
+        if (err < best_err) best_err = err, best.cap_clock_mhz = fe, best.time_sm = b;
+      }
+      continue;
+    }
+    double err = 0;
+    std::vector<double> fes(static_cast<std::size_t>(S), model.max_sm_mhz());
+    for (int s = 0; s < S; ++s) {
+      if (by_rank[static_cast<std::size_t>(s)].empty()) continue;  // nothing seen: the highest clock
+      double e_best = INFINITY;
+      for (double fe : model.sm_clocks_mhz()) {
+        const double e = sse(by_rank[static_cast<std::size_t>(s)], fe, b);
+        if (e < e_best) e_best = e, fes[static_cast<std::size_t>(s)] = fe;
+      }
+      err += e_best;
+    }
+    if (err < best_err) best_err = err, best.rank_cap_clock_mhz = fes, best.time_sm = b;
   }
+  if (per_rank) {
+    const auto busiest = std::max_element(anchor_p.busy_share.begin(), anchor_p.busy_share.end()) - anchor_p.busy_share.begin();
+    best.cap_clock_mhz = best.rank_cap_clock_mhz[static_cast<std::size_t>(busiest)];
+  }
+  best.rms_pct = 100 * std::sqrt(best_err / static_cast<double>(obs.size()));
   return best;
 }
+
+namespace {
 
 struct MapeAcc {
   double t = 0, e = 0;
@@ -329,9 +385,12 @@ struct MapeAcc {
 };
 
 Json run_variant(const std::string& name, const std::string& how, const PerseusRunSet& runs, const PerseusPrediction& p,
-                 const GpuModel& model, const PerseusValidationOptions& o, const std::vector<int>& held_out, bool write) {
+                 const GpuModel& model, const PerseusValidationOptions& o, const std::vector<int>& held_out, bool write,
+                 bool frontier) {
   Json rows = Json::array();
   MapeAcc all, non_anchor, held;
+  const std::size_t S = p.node_of.size();
+  std::vector<double> rank_err(S, 0.0), rank_abs(S, 0.0);  // per rank, over the non-anchor plans
   struct PlanPoint {
     int plan;
     IterationPlan pred;
@@ -344,17 +403,54 @@ Json run_variant(const std::string& name, const std::string& how, const PerseusR
     const double mt = meas.mean_iteration_s(), me = meas.mean_energy_j();
     const double te = 100 * (pred.time_s - mt) / mt, ee = 100 * (pred.energy_j - me) / me;
     const bool anchor = std::find(p.anchor_plans.begin(), p.anchor_plans.end(), n) != p.anchor_plans.end();
+    // Per rank: its computations plus P_blocking for the rest of the predicted iteration, against the
+    // rank's measured energy (the NVML counter of its GPU, iterations after the warm-up).
+    std::vector<double> busy(S, 0.0), energy(S, 0.0);
+    for (std::size_t v = 0; v < p.dag.size(); ++v) {
+      const DagNode& nd = p.dag.nodes()[v];
+      if (!nd.computation) continue;
+      const CurveOption& c = p.curves[static_cast<std::size_t>(nd.curve)].options[static_cast<std::size_t>(pred.option[v])];
+      busy[static_cast<std::size_t>(nd.stage)] += c.time_s;
+      energy[static_cast<std::size_t>(nd.stage)] += c.energy_j;
+    }
+    Json rank_errors = Json::array();
+    for (std::size_t s = 0; s < S; ++s) {
+      double e = 0;
+      for (std::size_t it = 1; it < meas.energy_j[s].size(); ++it) e += meas.energy_j[s][it];
+      e /= static_cast<double>(meas.energy_j[s].size() - 1);
+      const double err = 100 * (energy[s] + p.p_blocking_w * (pred.time_s - busy[s]) - e) / e;
+      rank_errors.push_back(err);
+      if (!anchor) rank_err[s] += err, rank_abs[s] += std::fabs(err);
+    }
     const bool is_held = std::find(held_out.begin(), held_out.end(), n) != held_out.end();
     all.add(te, ee);
     if (!anchor) non_anchor.add(te, ee), perseus_points.push_back({n, pred});
     if (is_held) held.add(te, ee);
     rows.push_back({{"plan", n}, {"anchor", anchor}, {"held_out", is_held}, {"measured_iteration_s", mt},
                     {"predicted_iteration_s", pred.time_s}, {"time_error_pct", te}, {"measured_energy_j", me},
-                    {"predicted_energy_j", pred.energy_j}, {"energy_error_pct", ee}});
+                    {"predicted_energy_j", pred.energy_j}, {"energy_error_pct", ee}, {"rank_energy_error_pct", rank_errors}});
+  }
+  Json per_rank = Json::array();
+  for (std::size_t s = 0; s < S; ++s)
+    per_rank.push_back({{"rank", s}, {"busy_share", p.busy_share[s]}, {"busy_power_w", p.busy_power_w[s]},
+                        {"energy_error_mean_pct", non_anchor.n ? rank_err[s] / non_anchor.n : 0.0},
+                        {"energy_mape_pct", non_anchor.n ? rank_abs[s] / non_anchor.n : 0.0}});
+  // The SM clock each pass runs at when the highest is requested: the anchor's, which the busy power
+  // measured there is referred to (g(f_e) / g(f_e,anchor)).
+  Json anchor_clock = Json::object();
+  for (const char* pass : {"forward", "backward"}) {
+    ClassCoefficients cc = *model.computation(pass);
+    if (p.time_sm >= 0) cc.time_sm = p.time_sm, cc.time_mem = 0;
+    anchor_clock[pass] = anchored_prediction(model, cc, {1.0, p.busy_power_w.front(), model.max_clocks()}, model.max_sm_mhz(),
+                                             p.cap_clock_mhz).effective_sm_mhz;
   }
   Json v = {{"name", name},
             {"how", how},
             {"cap_clock_mhz", p.cap_clock_mhz > 0 ? Json(p.cap_clock_mhz) : Json(nullptr)},
+            {"rank_cap_clock_mhz", p.rank_cap_clock_mhz.empty() ? Json(nullptr) : Json(p.rank_cap_clock_mhz)},
+            {"time_sm", p.time_sm >= 0 ? Json(p.time_sm) : Json(nullptr)},
+            {"anchor_sm_mhz", anchor_clock},
+            {"per_rank", per_rank},
             {"residual_s", p.residual_s},
             {"busy_power_w", p.busy_power_w},
             {"rows", rows},
@@ -364,7 +460,7 @@ Json run_variant(const std::string& name, const std::string& how, const PerseusR
             {"time_mape_non_anchor_pct", non_anchor.time()},
             {"energy_mape_non_anchor_pct", non_anchor.energy()}};
   if (held.n) v["time_mape_held_out_pct"] = held.time(), v["energy_mape_held_out_pct"] = held.energy(), v["held_out_plans"] = held.n;
-  if (!o.frontier) return v;
+  if (!o.frontier || !frontier) return v;
   FrontierOptions fo;
   fo.quantum_s = o.quantum_s;
   fo.p_blocking_w = p.p_blocking_w;
@@ -443,14 +539,61 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
   const std::string cap = std::to_string(static_cast<int>(model.power_cap_w())) + " W";
   variants.push_back(run_variant("model", o.power_cap_w > 0 ? "the model with its power cap set to " + cap + " (" + model.name() + ")"
                                                             : "the model as calibrated (" + model.name() + ", cap " + cap + ")",
-                                 runs, base, model, o, {}, even.empty() && !o.write_plans.empty()));
+                                 runs, base, model, o, {}, even.empty() && !o.write_plans.empty(), true));
+  Json stability = Json::array();
   if (!even.empty()) {
-    const double fe = fit_cap_clock(runs, even, base, model);
-    const PerseusPrediction capped = build_perseus_prediction(runs, model, pb, fe, floor_mhz);
-    variants.push_back(run_variant("cap-clock fit", "the model with the board's clock ceiling " + std::to_string(static_cast<int>(fe)) +
-                                                        " MHz fitted on the per-computation times of the even-numbered plans; "
-                                                        "odd-numbered plans held out",
-                                   runs, capped, model, o, odd, !o.write_plans.empty()));
+    // The ceiling alone, with the model's time shares (fitted on GPT-3 175B stage profiles): no frontier,
+    // it is there to show what the time share adds.
+    const BoardResponse ceiling = fit_board_response(runs, even, base, model, false);
+    const PerseusPrediction capped = build_perseus_prediction(runs, model, pb, ceiling.cap_clock_mhz, floor_mhz);
+    Json vc = run_variant("cap-clock fit", "the model with the board's clock ceiling " + std::to_string(static_cast<int>(ceiling.cap_clock_mhz)) +
+                                               " MHz fitted on the per-computation times of the even-numbered plans, the model's time shares; "
+                                               "odd-numbered plans held out",
+                          runs, capped, model, o, odd, false, false);
+    vc["fit_rms_pct"] = ceiling.rms_pct, vc["fit_bins"] = ceiling.bins;
+    variants.push_back(vc);
+    // Each board's own ceiling and this run set's own pooled time share, on the same times: energy is
+    // not fitted.
+    const BoardResponse board = fit_board_response(runs, even, base, model, true, true);
+    const PerseusPrediction fitted = build_perseus_prediction(runs, model, pb, board.cap_clock_mhz, floor_mhz, board.time_sm, board.rank_cap_clock_mhz);
+    std::string ceilings;
+    for (double c : board.rank_cap_clock_mhz) ceilings += (ceilings.empty() ? "" : " ") + std::to_string(std::lround(c));
+    char how[400];
+    std::snprintf(how, sizeof how,
+                  "the model with each board's clock ceiling (%s MHz, per rank) and the computations' time share %.3f (model: "
+                  "%.3f / %.3f) fitted together on the per-computation times of the even-numbered plans; odd-numbered plans held out",
+                  ceilings.c_str(), board.time_sm, model.computation("forward")->time_sm, model.computation("backward")->time_sm);
+    Json vb = run_variant("board fit", how, runs, fitted, model, o, odd, !o.write_plans.empty(), true);
+    vb["fit_rms_pct"] = board.rms_pct, vb["fit_bins"] = board.bins;
+    // How much the figures rest on the ceilings: every rank's one table step (15 MHz on both GPUs) lower
+    // and higher. The anchor's busy power is referred to g(ceiling), so energy moves with it.
+    Json sens = Json::array();
+    const double step = model.sm_clocks_mhz().size() > 1 ? model.sm_clocks_mhz()[1] - model.sm_clocks_mhz()[0] : 0.0;
+    for (double shift : {-step, step}) {
+      std::vector<double> shifted = board.rank_cap_clock_mhz;
+      for (double& c : shifted) c = std::min(model.max_sm_mhz(), c + shift);
+      const PerseusPrediction sp = build_perseus_prediction(runs, model, pb, board.cap_clock_mhz + shift, floor_mhz, board.time_sm, shifted);
+      const Json sv = run_variant("shifted", "", runs, sp, model, o, odd, false, false);
+      sens.push_back({{"shift_mhz", shift}, {"time_mape_pct", sv["time_mape_pct"]}, {"energy_mape_pct", sv["energy_mape_pct"]}});
+    }
+    vb["ceiling_sensitivity"] = sens;
+    variants.push_back(vb);
+    // The same fit on other subsets: a property of the board and the workload should not move with them.
+    std::vector<std::pair<double, int>> by_time;
+    for (int n : runs.plans)
+      if (std::find(base.anchor_plans.begin(), base.anchor_plans.end(), n) == base.anchor_plans.end())
+        by_time.push_back({load_perseus_measurement(runs.prof_file(n)).mean_iteration_s(), n});
+    std::sort(by_time.begin(), by_time.end());
+    std::vector<int> faster, slower;
+    for (std::size_t i = 0; i < by_time.size(); ++i) (2 * i < by_time.size() ? faster : slower).push_back(by_time[i].second);
+    const std::pair<const char*, const std::vector<int>*> subsets[] = {
+        {"even-numbered plans", &even}, {"odd-numbered plans", &odd}, {"faster half", &faster}, {"slower half", &slower}};
+    for (const auto& sub : subsets) {
+      if (sub.second->empty()) continue;
+      const BoardResponse r = sub.second == &even ? board : fit_board_response(runs, *sub.second, base, model, true, true);
+      stability.push_back({{"fitted_on", sub.first}, {"plans", *sub.second}, {"rank_cap_clock_mhz", r.rank_cap_clock_mhz},
+                           {"time_sm", r.time_sm}, {"rms_pct", r.rms_pct}});
+    }
   }
   const PerseusMeasurement a0 = load_perseus_measurement(runs.prof_file(base.anchor_plans.front()));
   return {{"runs", dir},
@@ -468,6 +611,7 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
                      "warm-up) moved to the plan's clock by the stage model, its energy from the rank's measured busy power "
                      "(iteration energy minus P_blocking x blocked time); the 1F1B DAG's longest path with the measured loads "
                      "and the anchor's remaining time (p2p, optimizer); energy = computations + P_blocking x other GPU-seconds"},
+          {"board_fit_by_subset", stability},
           {"variants", variants}};
 }
 
@@ -487,6 +631,24 @@ std::string format_perseus_report(const Json& r) {
                   v["residual_s"].get<double>());
     os << buf;
     for (const Json& w : v["busy_power_w"]) os << " " << std::lround(w.get<double>());
+    os << " (busy share";
+    for (const Json& rk : v["per_rank"]) {
+      std::snprintf(buf, sizeof buf, " %.2f", rk["busy_share"].get<double>());
+      os << buf;
+    }
+    if (v["rank_cap_clock_mhz"].is_null()) {
+      std::snprintf(buf, sizeof buf, ")\n   clock at the requested highest (the anchor's): forward %.0f, backward %.0f MHz",
+                    v["anchor_sm_mhz"]["forward"].get<double>(), v["anchor_sm_mhz"]["backward"].get<double>());
+      os << buf;
+    } else {
+      os << ")\n   clock at the requested highest (the anchor's), per rank (MHz):";
+      for (const Json& c : v["rank_cap_clock_mhz"]) os << " " << std::lround(c.get<double>());
+    }
+    if (v.contains("fit_rms_pct")) {
+      std::snprintf(buf, sizeof buf, "; time-ratio fit rms %.2f %% over %d (stage, pass, clock) conditions", v["fit_rms_pct"].get<double>(),
+                    v["fit_bins"].get<int>());
+      os << buf;
+    }
     os << "\n plan   measured s  predicted s  time err %   measured kJ  predicted kJ  energy err %\n";
     for (const Json& row : v["rows"]) {
       std::snprintf(buf, sizeof buf, " %4d%s %11.3f %12.3f %11.2f %13.2f %13.2f %13.2f\n", row["plan"].get<int>(),
@@ -504,6 +666,31 @@ std::string format_perseus_report(const Json& r) {
       std::snprintf(buf, sizeof buf, " held out (h, %d odd-numbered plans): time %.2f %%, energy %.2f %%\n", v["held_out_plans"].get<int>(),
                     v["time_mape_held_out_pct"].get<double>(), v["energy_mape_held_out_pct"].get<double>());
       os << buf;
+    }
+    os << " per rank, mean energy error over the non-anchor plans (%):";
+    for (const Json& rk : v["per_rank"]) {
+      std::snprintf(buf, sizeof buf, " %+.1f", rk["energy_error_mean_pct"].get<double>());
+      os << buf;
+    }
+    os << "\n";
+    if (v["name"] == "board fit" && r.contains("board_fit_by_subset")) {
+      os << " the same fit on other subsets (ceilings per rank, MHz / time share):";
+      for (const Json& f : r["board_fit_by_subset"]) {
+        os << " " << f["fitted_on"].get<std::string>();
+        for (const Json& c : f["rank_cap_clock_mhz"]) os << " " << std::lround(c.get<double>());
+        std::snprintf(buf, sizeof buf, " / %.3f;", f["time_sm"].get<double>());
+        os << buf;
+      }
+      os << "\n";
+      if (v.contains("ceiling_sensitivity")) {
+        os << " every ceiling one table step off:";
+        for (const Json& c : v["ceiling_sensitivity"]) {
+          std::snprintf(buf, sizeof buf, " %+.0f MHz: time %.2f %%, energy %.2f %%;", c["shift_mhz"].get<double>(), c["time_mape_pct"].get<double>(),
+                        c["energy_mape_pct"].get<double>());
+          os << buf;
+        }
+        os << "\n";
+      }
     }
     if (!v.contains("frontier")) continue;
     const Json& f = v["frontier"];

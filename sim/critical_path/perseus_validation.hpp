@@ -14,10 +14,14 @@
 //  - the iteration: the 1F1B DAG's longest path with the measured data loads as fixed steps, plus
 //    what the anchor's measured iteration time holds beyond its DAG (p2p transfers, optimizer step);
 //  - energy: computations plus P_blocking for every other GPU-second (Perseus's accounting).
-// Two variants: the model as calibrated, and the model with the board's clock ceiling under its
-// power limit (the SM clock the board actually ran when the highest clock was asked for) fitted on
-// the per-instruction times of the even-numbered plans only: its errors on the odd-numbered plans are
-// held out.
+// Variants: the model as calibrated; the model with one clock ceiling for every board (the SM clock a
+// board actually ran when the highest was asked for, under its power limit), the model's time shares
+// kept ("cap-clock fit", no frontier); and each board's own ceiling with one pooled time share of this
+// run set's computations ("board fit"). The fits see only the measured per-computation times of the
+// even-numbered plans, never energy: the errors on the odd-numbered plans are held out. Why the board
+// fit matters for energy: the anchor's busy power is scaled by g(f_e) / g(f_e at the anchor), so the
+// clock the anchor really ran at sets every plan's predicted power (docs/design-notes.md,
+// "Critical-path DVFS"). Per rank, each variant also reports the mean energy error over the plans.
 #include "models/src/gpu_model.hpp"
 #include "sim/core/json_util.hpp"
 #include "sim/critical_path/frontier.hpp"
@@ -54,14 +58,40 @@ struct PerseusPrediction {
   std::vector<ComputationCurve> curves;  // per node (per stage, pass and micro-batch)
   std::vector<std::vector<int>> node_of;  // [stage][schedule index] -> DAG node
   double p_blocking_w = 0, cap_clock_mhz = 0;
+  double time_sm = -1;  // the computations' time share used; < 0: the model's own per pass
+  std::vector<double> rank_cap_clock_mhz;  // per rank, when each board has its own ceiling (else empty)
   double anchor_iteration_s = 0, anchor_energy_j = 0, residual_s = 0;
   std::vector<double> busy_power_w;  // per rank, at the anchor
+  std::vector<double> busy_share;    // per rank, at the anchor: computation time / iteration time
   std::vector<int> anchor_plans;
 };
 
 // `min_sm_mhz`: clocks below it stay replayable but are not offered to the frontier solver.
+// `cap_clock_mhz` > 0: the board's clock ceiling (f_e = min(f, ceiling)) instead of the model's power cap.
+// `time_sm` >= 0: every computation's share of time that scales with 1/f (at the highest clock) instead
+// of the model's `computations.*.time_sm` (a run set's own, from fit_board_response).
+// `rank_cap_clock_mhz` (one per rank, or empty): each rank's own ceiling in place of `cap_clock_mhz`.
 PerseusPrediction build_perseus_prediction(const PerseusRunSet& runs, const GpuModel& model, double p_blocking_w,
-                                           double cap_clock_mhz, double min_sm_mhz = 0);
+                                           double cap_clock_mhz, double min_sm_mhz = 0, double time_sm = -1,
+                                           const std::vector<double>& rank_cap_clock_mhz = {});
+
+// The board's response to a requested SM clock, fitted on measured times only: per (stage, pass, clock)
+// of `plans`, the measured time of its computations over their anchor time (one ratio per distinct
+// condition: the thousands of computations Perseus runs at a few low clocks are replicates, and would
+// otherwise outvote the few at high clocks that show where the time stops falling), least squares of
+// shape(min(f, ceiling)) / shape(ceiling) against it over the model's table clocks as ceilings and, with
+// `fit_time_share`, the pooled time share b in [0, 1] (steps of 0.001) of shape(f) = b f_max / f + 1 - b;
+// without it each pass keeps the model's share. `per_rank`: each rank (GPU) its own ceiling, the share
+// still pooled (a board under its power limit settles where its own computation's power meets the limit).
+struct BoardResponse {
+  double cap_clock_mhz = 0;  // pooled; with per_rank, the ceiling of the rank with the most computation time
+  std::vector<double> rank_cap_clock_mhz;  // per_rank only
+  double time_sm = -1;  // < 0: not fitted
+  double rms_pct = 0;   // rms relative error of the ratios at the optimum
+  int bins = 0;         // distinct (stage, pass, clock) conditions
+};
+BoardResponse fit_board_response(const PerseusRunSet& runs, const std::vector<int>& plans, const PerseusPrediction& anchor,
+                                 const GpuModel& model, bool fit_time_share, bool per_rank = false);
 // The lowest clock of the stage profile a model's `computations` were fitted on (its provenance's
 // calibration data, under traces/profiles/perseus/), or 0 when it has none: below it the model extrapolates.
 double calibrated_min_sm_mhz(const GpuModel& model);

@@ -4,7 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 using namespace dvfs;
 using Catch::Detail::Approx;
@@ -18,9 +21,10 @@ const Json& variant(const Json& rep, const std::string& name) {
 }
 }  // namespace
 
-// The figures of the README's Validation table (energy: the 5 % target is missed, see there; these
-// bounds pin down what the model does today so that a change shows).
-TEST_CASE("Perseus measured runs: every plan's iteration time within 2 %, energy within 8 % (target 5 %, missed)", "[critical_path][validation]") {
+// The figures of the README's Validation table. The model as calibrated misses the energy target on
+// both sets; the board fit (each board's clock ceiling and the run set's time share, fitted on the
+// even-numbered plans' times only) meets both targets, on the held-out odd-numbered plans too.
+TEST_CASE("Perseus measured runs: the board fit predicts every plan's time within 2 % and energy within 5 %, held out too", "[critical_path][validation]") {
   PerseusValidationOptions o;
   o.frontier = false;
   const Json a40 = validate_perseus(data_dir() + "/traces/perseus-runs/a40_gpt3-2.7b_pp8", o);
@@ -28,23 +32,142 @@ TEST_CASE("Perseus measured runs: every plan's iteration time within 2 %, energy
   const Json& a40m = variant(a40, "model");  // the A40 model as calibrated: no fit on these runs
   CHECK(a40m["rows"].size() == 31);
   CHECK(a40m["time_mape_pct"].get<double>() <= 2.0);
+  CHECK(a40m["energy_mape_pct"].get<double>() > 5.0);  // missed: the anchor's clock (see the next test)
   CHECK(a40m["energy_mape_pct"].get<double>() <= 8.0);
   const Json a100 = validate_perseus(data_dir() + "/traces/perseus-runs/a100_gpt3-xl_pp4", o);
   CHECK(a100["plans"].size() == 38);
   CHECK(a100["anchor_plans"] == Json::array({0, 1}));
-  // A100 PCIe boards with the SXM model: only once the board's clock ceiling is known (fitted on the
-  // even plans) does the time come within the target, on the held-out odd plans too.
-  const Json& fit = variant(a100, "cap-clock fit");
-  CHECK(fit["time_mape_pct"].get<double>() <= 2.0);
-  CHECK(fit["time_mape_held_out_pct"].get<double>() <= 2.0);
-  CHECK(fit["energy_mape_pct"].get<double>() <= 8.0);
-  CHECK(fit["cap_clock_mhz"].get<double>() < 1410);
+  CHECK(variant(a100, "model")["time_mape_pct"].get<double>() > 10.0);  // SXM model, PCIe boards
+  for (const Json* rep : {&a40, &a100}) {
+    const Json& fit = variant(*rep, "board fit");
+    INFO((*rep)["runs"]);
+    CHECK(fit["time_mape_pct"].get<double>() <= 2.0);
+    CHECK(fit["time_mape_held_out_pct"].get<double>() <= 2.0);
+    CHECK(fit["energy_mape_pct"].get<double>() <= 5.0);
+    CHECK(fit["energy_mape_held_out_pct"].get<double>() <= 5.0);
+    CHECK(fit["held_out_plans"].get<int>() >= 14);
+    // One table step off on every board still meets the energy target; energy moves with the ceiling.
+    for (const Json& s : fit["ceiling_sensitivity"]) CHECK(s["energy_mape_pct"].get<double>() <= 5.0);
+    // The ceiling alone (the model's time share) is worse on energy than ceiling and share together.
+    CHECK(variant(*rep, "cap-clock fit")["energy_mape_pct"].get<double>() > fit["energy_mape_pct"].get<double>());
+    // A property of the boards and the workload: the same within one table step on every subset.
+    const Json& subsets = (*rep)["board_fit_by_subset"];
+    REQUIRE(subsets.size() == 4);
+    for (const Json& sub : subsets) {
+      INFO(sub["fitted_on"]);
+      for (std::size_t r = 0; r < sub["rank_cap_clock_mhz"].size(); ++r)
+        CHECK(std::fabs(sub["rank_cap_clock_mhz"][r].get<double>() - fit["rank_cap_clock_mhz"][r].get<double>()) <= 15.0 + 1e-9);
+      CHECK(std::fabs(sub["time_sm"].get<double>() - fit["time_sm"].get<double>()) <= 0.05);
+    }
+  }
+}
+
+// Why the model as calibrated over-predicts energy: it puts the anchor (every computation at the
+// requested highest clock) at the clock where the GPT-3 175B profile's computations meet the power cap,
+// while these runs' times stop falling at higher clocks (their computations draw less); the anchor's
+// busy power is referred to g(f) there, so every lowered computation's power comes out too high.
+TEST_CASE("Perseus runs: the boards ran above the model's capped clock at \"max\", with less of the time scaling with 1/f", "[critical_path][validation]") {
+  PerseusValidationOptions o;
+  o.frontier = false;
+  const Json a40 = validate_perseus(data_dir() + "/traces/perseus-runs/a40_gpt3-2.7b_pp8", o);
+  const Json& m = variant(a40, "model");
+  const Json& fit = variant(a40, "board fit");
+  const GpuModel model = load_gpu_model("a40");
+  CHECK(m["anchor_sm_mhz"]["forward"].get<double>() < 1500);
+  for (const Json& c : fit["rank_cap_clock_mhz"]) {
+    CHECK(c.get<double>() > m["anchor_sm_mhz"]["forward"].get<double>() + 50);
+    CHECK(c.get<double>() < model.max_sm_mhz());
+  }
+  CHECK(fit["time_sm"].get<double>() < model.computation("forward")->time_sm - 0.03);
+  // Every rank's energy over-predicted by the model; the fit leaves no rank off by more than 8 %.
+  for (const Json& r : m["per_rank"]) CHECK(r["energy_error_mean_pct"].get<double>() > 2.0);
+  for (const Json& r : fit["per_rank"]) CHECK(std::fabs(r["energy_error_mean_pct"].get<double>()) < 8.0);
+  // The waiting ranks' busy power at the anchor (P_blocking for the rest of the iteration) is above
+  // the 300 W board limit that caps their computations: the non-busy time at "max" costs more than P_blocking.
+  CHECK(m["per_rank"][0]["busy_power_w"].get<double>() > model.power_cap_w());
+  CHECK(m["per_rank"][0]["busy_share"].get<double>() < 0.85);
+  CHECK(m["per_rank"][7]["busy_share"].get<double>() > 0.95);
+}
+
+namespace {
+
+// A synthetic run set: 2 stages x 4 micro-batches, each plan one clock per rank, times generated by the
+// stage model's time shape with share `b` and per-rank ceilings.
+std::string write_synthetic_runs(double b, const std::vector<double>& ceilings, const std::vector<std::vector<double>>& plan_clocks) {
+  const std::string dir = "/tmp/dvfs_cp_board_fit";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const int M = 4;
+  const double ta[2][2] = {{0.10, 0.30}, {0.12, 0.33}};  // [stage][backward]
+  auto shape = [b](double f) { return b * 1740.0 / f + 1 - b; };
+  for (std::size_t n = 0; n < plan_clocks.size(); ++n) {
+    Json sched = Json::array(), prof = Json::array();
+    for (int s = 0; s < 2; ++s) {
+      const double f = plan_clocks[n][static_cast<std::size_t>(s)], fe = ceilings[static_cast<std::size_t>(s)];
+      const double k = shape(std::min(f, fe)) / shape(fe);
+      sched.push_back({{"rank", s}, {"power_states", std::vector<double>(2 * M, f)}});
+      Json fw = Json::array(), bw = Json::array(), ld = Json::array(), it = Json::array(), en = Json::array();
+      for (int i = 0; i < 3; ++i) {
+        fw.push_back(std::vector<double>(M, ta[s][0] * k));
+        bw.push_back(std::vector<double>(M, ta[s][1] * k));
+        ld.push_back(Json::array());
+        const double busy = M * (ta[s][0] + ta[s][1]) * k;
+        it.push_back(busy / 0.8);
+        en.push_back(250 * busy + 70 * busy / 4);
+      }
+      prof.push_back({{"rank", s}, {"iter_time", it}, {"iter_energy", en},
+                      {"time_breakdown", {{"forward", fw}, {"backward", bw}, {"load", ld}}}});
+    }
+    std::ofstream(dir + "/" + std::to_string(n) + ".sched.json") << sched.dump();
+    std::ofstream(dir + "/" + std::to_string(n) + ".prof.json") << prof.dump();
+  }
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("fit_board_response recovers each rank's clock ceiling and the pooled time share from times alone", "[critical_path]") {
+  // Plans 0 and 1 at the highest clock (the anchor); each rank has clocks below and above its ceiling.
+  const std::vector<std::vector<double>> clocks = {{1740, 1740}, {1740, 1740}, {1200, 1350}, {1455, 1620}, {1005, 1530}, {1650, 1110}};
+  const std::string dir = write_synthetic_runs(0.3, {1500, 1560}, clocks);
+  const PerseusRunSet rs = find_perseus_runs(dir);
+  REQUIRE(rs.plans.size() == 6);
+  const GpuModel m = load_gpu_model("a40");
+  const PerseusPrediction base = build_perseus_prediction(rs, m, 70.4, 0);
+  REQUIRE(base.anchor_plans == std::vector<int>({0, 1}));
+  const BoardResponse r = fit_board_response(rs, {2, 3, 4, 5}, base, m, true, true);
+  CHECK(r.rank_cap_clock_mhz == std::vector<double>({1500, 1560}));
+  CHECK(r.time_sm == Approx(0.3).margin(1e-9));
+  CHECK(r.rms_pct < 1e-6);
+  CHECK(r.bins == 16);  // 2 ranks x 2 passes x 4 clocks
+  CHECK(r.cap_clock_mhz == 1560);  // the busiest rank's (stage 1: the longer computations set the iteration)
+  // One ceiling for both ranks cannot fit both exactly; without the share the model's 0.408 stays.
+  const BoardResponse pooled = fit_board_response(rs, {2, 3, 4, 5}, base, m, true, false);
+  CHECK(pooled.rank_cap_clock_mhz.empty());
+  CHECK(pooled.rms_pct > 0.01);
+  const BoardResponse ceiling_only = fit_board_response(rs, {2, 3, 4, 5}, base, m, false, false);
+  CHECK(ceiling_only.time_sm < 0);
+  // The fitted response reproduces the generated times in the prediction's curves.
+  const PerseusPrediction p = build_perseus_prediction(rs, m, 70.4, r.cap_clock_mhz, 0, r.time_sm, r.rank_cap_clock_mhz);
+  CHECK(p.rank_cap_clock_mhz == r.rank_cap_clock_mhz);
+  const ComputationCurve& c = p.curves[static_cast<std::size_t>(p.dag.nodes()[static_cast<std::size_t>(p.node_of[1][0])].curve)];
+  const double at_max = c.options[static_cast<std::size_t>(c.option_at_sm_mhz(1740))].time_s;
+  const double at_1110 = c.options[static_cast<std::size_t>(c.option_at_sm_mhz(1110))].time_s;
+  const double at_1620 = c.options[static_cast<std::size_t>(c.option_at_sm_mhz(1620))].time_s;
+  CHECK(at_1110 / at_max == Approx((0.3 * 1740 / 1110 + 0.7) / (0.3 * 1740 / 1560 + 0.7)).epsilon(1e-12));
+  CHECK(at_1620 == Approx(at_max).epsilon(1e-12));  // above the ceiling: no faster
+  CHECK_THROWS_AS(build_perseus_prediction(rs, m, 70.4, 0, 0, -1, {1500}), InputError);  // one ceiling per rank
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("through the same model, our frontier's plans use no more energy than Perseus's plans at equal iteration time", "[critical_path][validation]") {
   const Json rep = validate_perseus(data_dir() + "/traces/perseus-runs/a100_gpt3-xl_pp4", PerseusValidationOptions{});
   for (const Json& v : rep["variants"]) {
     INFO(v["name"]);
+    if (v["name"] == "cap-clock fit") {
+      CHECK_FALSE(v.contains("frontier"));  // superseded by the board fit: no frontier solved for it
+      continue;
+    }
     const Json& f = v["frontier"];
     CHECK(f["vs_perseus"].size() == 36);
     for (const Json& c : f["vs_perseus"]) {
