@@ -70,7 +70,7 @@ const char* kUsage =
     "        [--gradient-sync all-reduce|reduce-scatter] [--no-overlap] [--bucket-params N] [--grad-dtype fp32|bf16]\n"
     "        [--allreduce auto|ring|tree] [--topology node-backbone|fat-tree|rail] [--placement dp-inner|pp-inner]\n"
     "        [--nodes-per-leaf N] [--inter-bw B/s] [--oversubscription X] [--straggler REPLICA:FACTOR]\n"
-    "        [--latency S] [--no-sequence-parallel] [--no-memory-check] [--unfold-tp] [--per-gpu CSV] [--json] [-o FILE]\n"
+    "        [--latency S] [--power-cap W] [--power-budget W] [--no-sequence-parallel] [--no-memory-check] [--unfold-tp] [--per-gpu CSV] [--json] [-o FILE]\n"
     "        a transformer's training iteration synthesised from the recorded layer and replayed at kernel level\n"
     "        on a simulated cluster: gpt3-xl, gpt3-175b, qwen3-1.7b, llama-3.2-3b, llama-3.3-70b\n"
     "  bench [--events N]           replay throughput (kernel events/s) and peak memory\n";
@@ -382,6 +382,11 @@ int cmd_synth(std::vector<std::string> args) {
     else if (args[i] == "--unfold-tp") req.unfold_tp = true;
     else if (args[i] == "--no-sequence-parallel") req.sequence_parallel = false;
     else if (args[i] == "--no-memory-check") req.check_memory = false;
+    else if (args[i] == "--power-cap") req.power_cap_w = parse_number("--power-cap", take_value(args, i), "a power limit in W");
+    else if (args[i] == "--power-budget") {
+      req.power_budget_w = parse_number("--power-budget", take_value(args, i), "a budget in W for the whole job (> 0)");
+      if (!(req.power_budget_w > 0)) throw dvfs::InputError("--power-budget", "", "expected a budget > 0 W for the whole job");
+    }
     else if (args[i] == "--latency") {
       const double lat = parse_number("--latency", take_value(args, i), "a switch latency in seconds (>= 0)");
       if (lat < 0 || lat > 3600) throw dvfs::InputError("--latency", "", "expected a switch latency >= 0 s (at most 3600)");

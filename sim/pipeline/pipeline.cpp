@@ -319,7 +319,7 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
   std::vector<std::unique_ptr<Policy>> policies;
   for (int g = 0; g < N; ++g) {
     policies.push_back(make_policy(g));
-    res.outcomes.push_back(RankOutcome{g, policies.back()->name(), {}, EnergyMeter(0, kp.annotation_sets, model.sm_clocks_mhz().size(), 0), 0});
+    res.outcomes.push_back(RankOutcome{g, policies.back()->name(), {}, EnergyMeter(0, kp.annotation_sets, model.sm_clocks_mhz().size(), opts.timeline_interval_s), 0});
   }
   res.blocked_s.assign(static_cast<std::size_t>(N), 0);
   res.allreduce_s.assign(static_cast<std::size_t>(N), 0);

@@ -40,6 +40,11 @@ struct SyntheticRun {
   // Switch latency and seed of every GPU's replay (the scenario's `switch_latency` and `seed`; CLI
   // --latency): overrides of the GPU model's, key by key.
   ReplayOptions replay;
+  // Power: every GPU's limit (its firmware loop holds it under any policy; 0 = the model's cap), and a
+  // budget on the job's total power (W; 0 = none) judged on NVML's 1 s average polled every 0.5 s, as
+  // the power-budget study does (sim/telemetry), over the iteration.
+  double power_cap_w = 0;
+  double power_budget_w = 0;
   int straggler_replica = -1;      // a whole pipeline replica runs slower by straggler_factor
   double straggler_factor = 1.0;
   std::string clock_plan;          // critical-path policy: replay this plan (N.sched.json format) instead of solving

@@ -366,3 +366,25 @@ TEST_CASE("the cluster takes its NVLink and NIC bandwidth from the GPU model unl
   mine.inter_bw_bps = 1e10;
   CHECK(resolve_bandwidths(mine, 3e11, 2.5e10).inter_bw_bps == 1e10);
 }
+
+TEST_CASE("a job's power is judged against a budget the way an NVML poller sees it", "[pipeline][synthesis][power]") {
+  SyntheticRun req;
+  req.model = "llama-3.2-3b";
+  req.layout = {1, 2, 2};
+  req.microbatches = 16;
+  req.cluster = default_cluster(req.layout);
+  req.power_budget_w = 4 * 560.0;  // 80 % of four H200s' 700 W
+  const Json native = run_synthetic(req);
+  const Json& b = native["power_budget"];
+  REQUIRE(b["samples"].get<std::size_t>() >= 2);
+  CHECK(b["nvml_average_mean_w"].get<double>() > 4 * 560.0);  // training near the cap exceeds a budget at 80 %
+  CHECK(b["nvml_average_violation_rate"].get<double>() > 0.5);
+  // Every GPU limited to its share of the budget: no 0.5 s sample above it, the iteration a little longer.
+  req.power_cap_w = 560;
+  const Json capped = run_synthetic(req);
+  CHECK(capped["power_budget"]["nvml_average_violation_rate"].get<double>() == 0);
+  CHECK(capped["iteration_s"].get<double>() > native["iteration_s"].get<double>());
+  CHECK(capped["energy_j"].get<double>() < native["energy_j"].get<double>());
+  req.power_cap_w = 20;  // below idle
+  CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("--power-cap") && Catch::Contains("idle power"));
+}
