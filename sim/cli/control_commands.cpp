@@ -2,6 +2,8 @@
 // side by side.
 #include "sim/cli/control_commands.hpp"
 
+#include "sim/cli/arguments.hpp"
+
 #include "sim/control/control_run.hpp"
 #include "sim/control/fleet.hpp"
 #include "sim/core/errors.hpp"
@@ -22,21 +24,6 @@ const char* kControlUsage =
     "        budget by window, energy, generated tokens/s, tokens per MWh\n";
 
 namespace {
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else if (c != ' ') {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
 
 double number(const std::string& opt, const std::string& v) {
   char* end = nullptr;
@@ -116,7 +103,7 @@ int cmd_control(const std::vector<std::string>& a) {
     sc.duration_s = duration;
   }
   std::vector<ControllerSpec> specs;
-  for (const std::string& name : controllers.empty() ? std::vector<std::string>{sc.controller.name} : split(controllers)) {
+  for (const std::string& name : controllers.empty() ? std::vector<std::string>{sc.controller.name} : split_commas(controllers)) {
     ControllerSpec c = sc.controller;
     c.name = name;
     if (!policy_file.empty()) c.policy_file = policy_file;
@@ -164,7 +151,7 @@ int cmd_fleet(const std::vector<std::string>& a) {
   FleetScenario fs = load_fleet_scenario(file);
   if (!sizes.empty()) {
     fs.sizes.clear();
-    for (const std::string& s : split(sizes)) {
+    for (const std::string& s : split_commas(sizes)) {
       const double n = number("--sizes", s);
       if (n < 1 || n != std::floor(n) || n > 1e6) throw InputError("--sizes", "", "expected whole numbers of GPUs >= 1");
       fs.sizes.push_back(static_cast<int>(n));

@@ -2,6 +2,7 @@
 #include "models/src/model_registry.hpp"
 #include "sim/calibrate/profile_fit.hpp"
 #include "sim/calibrate/recording_fit.hpp"
+#include "sim/cli/arguments.hpp"
 #include "sim/cli/bench.hpp"
 #include "sim/cli/control_commands.hpp"
 #include "sim/control/control_scenario.hpp"
@@ -301,21 +302,6 @@ int cmd_calibrate(std::vector<std::string> args) {
   return 0;
 }
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else if (c != ' ') {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
 double parse_number(const std::string& opt, const std::string& text, const char* expected) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
@@ -346,7 +332,7 @@ int cmd_compare(std::vector<std::string> args) {
   if (scenario_path.empty()) scenario_path = dvfs::default_scenario_path();
   dvfs::Scenario sc = dvfs::load_scenario(scenario_path);
   if (latency) dvfs::set_fixed_switch_latency(sc.replay, *latency);
-  const dvfs::Json table = dvfs::compare_policies(sc, split_commas(policies), budget);
+  const dvfs::Json table = dvfs::compare_policies(sc, dvfs::split_commas(policies), budget);
   if (out_dir.empty()) out_dir = (sc.output_dir.empty() ? "out/" + sc.name : sc.output_dir) + "/compare";
   dvfs::make_directories(out_dir);
   std::ofstream(out_dir + "/compare.json") << table.dump(2) << "\n";
