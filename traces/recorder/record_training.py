@@ -26,7 +26,7 @@ import time
 # The sampler, the device read-outs and the model live in the dvfs_sim package (python/): one copy,
 # shared with `python3 -m dvfs_sim.record`. They need no compiled core.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from dvfs_sim.examples.train_gpt import build_model  # noqa: E402
+from dvfs_sim.examples.train_gpt import build_model, train_step  # noqa: E402
 from dvfs_sim.record.nvml import Sampler, device_info  # noqa: E402
 
 
@@ -88,14 +88,7 @@ def main():
     idx, tgt = data[:, :-1].contiguous(), data[:, 1:].contiguous()
 
     def step():
-        with torch.profiler.record_function("forward"):
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                loss = model(idx, tgt)
-        with torch.profiler.record_function("backward"):
-            loss.backward()
-        with torch.profiler.record_function("optimizer"):
-            opt.step()
-            opt.zero_grad(set_to_none=True)
+        train_step(torch, model, opt, idx, tgt)
 
     def timed_steps(n, label_fn=None):
         bounds = []

@@ -145,6 +145,20 @@ def build_model(torch, a):
     return Model()
 
 
+def train_step(torch, model, opt, idx, tgt, autocast=True):
+    """One training step inside the `forward` / `backward` / `optimizer` ranges the importer reads for phases
+    (bf16 autocast on CUDA); returns the loss."""
+    with torch.profiler.record_function("forward"):
+        with torch.autocast("cuda", dtype=torch.bfloat16) if autocast else contextlib.nullcontext():
+            loss = model(idx, tgt)
+    with torch.profiler.record_function("backward"):
+        loss.backward()
+    with torch.profiler.record_function("optimizer"):
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return loss
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--preset", choices=sorted(PRESETS), default="gpt3-xl")
@@ -200,14 +214,7 @@ def main(argv=None):
     print(f"{a.preset}: {params / 1e9:.2f} B parameters on {dev}", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     for _ in range(a.steps):
-        with torch.profiler.record_function("forward"):
-            with torch.autocast("cuda", dtype=torch.bfloat16) if cuda else contextlib.nullcontext():
-                loss = model(idx, tgt)
-        with torch.profiler.record_function("backward"):
-            loss.backward()
-        with torch.profiler.record_function("optimizer"):
-            opt.step()
-            opt.zero_grad(set_to_none=True)
+        loss = train_step(torch, model, opt, idx, tgt, autocast=cuda)
     if cuda:
         torch.cuda.synchronize()
     print(f"{a.steps} steps, {(time.perf_counter() - t0) / a.steps:.4f} s per step, loss {loss.item():.6f}", file=sys.stderr)
