@@ -3,6 +3,8 @@ import json
 import os
 import subprocess
 
+from cli_errors import assert_one_line_error
+
 
 def test_run_without_arguments_replays_the_default_scenario(cli, tmp_path):
     r = cli("run", "-o", tmp_path)
@@ -85,39 +87,30 @@ def _scenario(tmp_path, root, **changes):
     return path
 
 
-def _one_line_error(r, *parts):
-    assert r.returncode == 2, (r.stdout, r.stderr)
-    err = r.stderr.strip()
-    assert "\n" not in err, err
-    for p in parts:
-        assert p in err, err
-    assert "internal error" not in err
-
-
 def test_bad_input_is_one_line_and_exit_code_2(cli, root, tmp_path):
     fx = os.path.join(root, "tests", "fixtures")
-    _one_line_error(cli("run", _scenario(tmp_path, root, polcy="max")), "s.json", "polcy", "unknown key")
-    _one_line_error(cli("run", _scenario(tmp_path, root, gpu="h900")), "gpu", "unknown GPU", "h200")
-    _one_line_error(cli("run", _scenario(tmp_path, root, policy="turbo")), "policy", "unknown policy")
-    _one_line_error(cli("run", _scenario(tmp_path, root, policy={"name": "static", "sm_mhz": 3000, "mem_mhz": 3201})),
+    assert_one_line_error(cli("run", _scenario(tmp_path, root, polcy="max")), "s.json", "polcy", "unknown key")
+    assert_one_line_error(cli("run", _scenario(tmp_path, root, gpu="h900")), "gpu", "unknown GPU", "h200")
+    assert_one_line_error(cli("run", _scenario(tmp_path, root, policy="turbo")), "policy", "unknown policy")
+    assert_one_line_error(cli("run", _scenario(tmp_path, root, policy={"name": "static", "sm_mhz": 3000, "mem_mhz": 3201})),
                     "policy.sm_mhz", "not supported", "345-1980 MHz")
-    _one_line_error(cli("run", _scenario(tmp_path, root, repeat="x")), "repeat", "expected an integer")
-    _one_line_error(cli("run", _scenario(tmp_path, root, switch_latency={"sm": {"target_scaling": [[1500, 1], [900, 2]]}})),
+    assert_one_line_error(cli("run", _scenario(tmp_path, root, repeat="x")), "repeat", "expected an integer")
+    assert_one_line_error(cli("run", _scenario(tmp_path, root, switch_latency={"sm": {"target_scaling": [[1500, 1], [900, 2]]}})),
                     "s.json", "switch_latency.sm.target_scaling", "strictly increasing")
-    _one_line_error(cli("run", _scenario(tmp_path, root, seed="x")), "seed", "non-negative integer")
-    _one_line_error(cli("run", _scenario(tmp_path, root, trace=os.path.join(fx, "truncated.json.gz"))),
+    assert_one_line_error(cli("run", _scenario(tmp_path, root, seed="x")), "seed", "non-negative integer")
+    assert_one_line_error(cli("run", _scenario(tmp_path, root, trace=os.path.join(fx, "truncated.json.gz"))),
                     "truncated.json.gz", "truncated gzip")
-    _one_line_error(cli("run", _scenario(tmp_path, root, trace=os.path.join(fx, "no_trace_events.json"))),
+    assert_one_line_error(cli("run", _scenario(tmp_path, root, trace=os.path.join(fx, "no_trace_events.json"))),
                     "no_trace_events.json", "traceEvents")
-    _one_line_error(cli("run", _scenario(tmp_path, root, trace=os.path.join(fx, "no_kernels.json"))),
+    assert_one_line_error(cli("run", _scenario(tmp_path, root, trace=os.path.join(fx, "no_kernels.json"))),
                     "no_kernels.json", "no device activity")
-    _one_line_error(cli("run", _scenario(tmp_path, root, trace="missing.json")), "trace", "not found")
+    assert_one_line_error(cli("run", _scenario(tmp_path, root, trace="missing.json")), "trace", "not found")
     bad = tmp_path / "bad.json"
     bad.write_text("{ not json")
-    _one_line_error(cli("run", bad), "bad.json", "malformed JSON")
-    _one_line_error(cli("run", tmp_path / "nope.json"), "nope.json", "cannot open")
-    _one_line_error(cli("validate", tmp_path, "--gpu", "h200"), "trace.json.gz", "missing")
-    _one_line_error(cli("validate", os.path.join(root, "traces", "recordings", "h200-gpt3xl"), "--gpu", "h900"),
+    assert_one_line_error(cli("run", bad), "bad.json", "malformed JSON")
+    assert_one_line_error(cli("run", tmp_path / "nope.json"), "nope.json", "cannot open")
+    assert_one_line_error(cli("validate", tmp_path, "--gpu", "h200"), "trace.json.gz", "missing")
+    assert_one_line_error(cli("validate", os.path.join(root, "traces", "recordings", "h200-gpt3xl"), "--gpu", "h900"),
                     "--gpu", "unknown GPU")
 
 
@@ -193,7 +186,7 @@ def test_shipped_models_are_what_their_calibration_derives(root):
     assert r.returncode == 0, r.stderr
 
 
-def test_calibrate_recording_with_telemetry_outside_the_trace_is_a_one_line_error(cli, root, tmp_path):
+def test_calibrate_recording_with_telemetry_outside_the_trace_is_aassert_one_line_error(cli, root, tmp_path):
     src = os.path.join(root, "traces", "recordings", "h200-gpt3xl")
     rec = tmp_path / "shifted"
     rec.mkdir()

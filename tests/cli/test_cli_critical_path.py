@@ -4,14 +4,7 @@ import json
 import os
 import shutil
 
-
-def _one_line_error(r, *parts):
-    assert r.returncode == 2, (r.stdout, r.stderr)
-    err = r.stderr.strip()
-    assert "\n" not in err, err
-    for p in parts:
-        assert p in err, err
-    assert "internal error" not in err
+from cli_errors import assert_one_line_error
 
 
 def _copy_runs(root, tmp_path, plans):
@@ -38,7 +31,7 @@ def test_validate_perseus_prints_every_plan_and_its_mape(cli, root, tmp_path):
 
 
 def test_validate_perseus_bad_input_is_one_line_and_exit_code_2(cli, root, tmp_path):
-    _one_line_error(cli("validate", "--perseus", tmp_path), "expected plans N.sched.json")
+    assert_one_line_error(cli("validate", "--perseus", tmp_path), "expected plans N.sched.json")
     runs = _copy_runs(root, tmp_path, [0, 2])
     # A plan whose rank has the wrong number of instructions.
     with gzip.open(runs / "2.sched.json.gz", "rt") as f:
@@ -46,18 +39,18 @@ def test_validate_perseus_bad_input_is_one_line_and_exit_code_2(cli, root, tmp_p
     plan[1]["power_states"] = plan[1]["power_states"][:-3]
     with gzip.open(runs / "2.sched.json.gz", "wt") as f:
         json.dump(plan, f)
-    _one_line_error(cli("validate", "--perseus", runs, "--no-frontier"), "2.sched.json.gz", "[1].power_states",
+    assert_one_line_error(cli("validate", "--perseus", runs, "--no-frontier"), "2.sched.json.gz", "[1].power_states",
                     "expected 256 entries", "got 517")
     # A clock the model does not have.
     plan[1]["power_states"] = [1411] * 520
     with gzip.open(runs / "2.sched.json.gz", "wt") as f:
         json.dump(plan, f)
-    _one_line_error(cli("validate", "--perseus", runs, "--no-frontier"), "[1].power_states", "1411", "not an SM clock")
+    assert_one_line_error(cli("validate", "--perseus", runs, "--no-frontier"), "[1].power_states", "1411", "not an SM clock")
     # Malformed JSON.
     (runs / "2.sched.json.gz").unlink()
     (runs / "2.sched.json").write_text('[{"rank": 0, "power_st')
-    _one_line_error(cli("validate", "--perseus", runs, "--no-frontier"), "2.sched.json", "malformed JSON")
-    _one_line_error(cli("validate", "--perseus", runs, "--quantum", "0"), "--quantum")
+    assert_one_line_error(cli("validate", "--perseus", runs, "--no-frontier"), "2.sched.json", "malformed JSON")
+    assert_one_line_error(cli("validate", "--perseus", runs, "--quantum", "0"), "--quantum")
     other = tmp_path / "h100_runs"
     other.mkdir()
-    _one_line_error(cli("validate", "--perseus", other), "expected plans")
+    assert_one_line_error(cli("validate", "--perseus", other), "expected plans")

@@ -2,6 +2,8 @@
 import json
 import os
 
+from cli_errors import assert_one_line_error
+
 
 def scenario(root, name):
     return os.path.join(root, "scenarios", "power-budget", name)
@@ -26,19 +28,18 @@ def test_run_dispatches_a_power_budget_scenario(cli, root):
 
 def test_bad_control_input_is_one_line_and_exit_code_2(cli, root, tmp_path):
     r = cli("control", scenario(root, "grpo-7b-16gpu.json"), "--controller", "oracle")
-    assert r.returncode == 2
-    assert len(r.stderr.strip().splitlines()) == 1 and "controller" in r.stderr and "oracle" in r.stderr
+    assert_one_line_error(r, "controller", "oracle")
     doc = json.load(open(scenario(root, "grpo-7b-16gpu.json")))
     doc["control"]["budgets"][0] = {"name": "x", "budget_w": 0}
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
     r = cli("control", bad)
-    assert r.returncode == 2 and "bad.json" in r.stderr and "control.budgets[0].budget_w" in r.stderr
+    assert_one_line_error(r, "bad.json", "control.budgets[0].budget_w")
     doc["control"]["budgets"][0] = {"name": "x", "budget_frac_of_tdp": 0.9}
     doc["control"]["jobs"][0]["concurrency"] = 1000
     bad.write_text(json.dumps(doc))
     r = cli("control", bad)
-    assert r.returncode == 2 and "control.jobs[0].concurrency" in r.stderr
+    assert_one_line_error(r, "control.jobs[0].concurrency")
 
 
 def test_fleet_reports_peak_share_by_window(cli, root):
