@@ -26,97 +26,9 @@ std::string existing(const std::string& path) {
   return "";
 }
 
-Json read_json_maybe_gzip(const std::string& path) {
-  try {
-    return Json::parse(read_maybe_gzip(path));
-  } catch (const Json::parse_error& e) {
-    throw InputError(path, "", std::string("malformed JSON (") + e.what() + ")");
-  }
-}
-
-std::vector<double> numbers(const JsonReader& r, const Json& j, const std::string& what) {
-  if (!j.is_array()) r.fail(what.c_str(), "expected a list of numbers");
-  std::vector<double> out;
-  for (const Json& v : j) {
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) r.fail(what.c_str(), "expected numbers >= 0");
-    out.push_back(v.get<double>());
-  }
-  return out;
-}
-
 double mean(const std::vector<double>& v) { return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); }
 
 }  // namespace
-
-double PerseusMeasurement::mean_iteration_s() const {
-  std::vector<double> t;
-  for (std::size_t it = 1; it < iteration_s.front().size(); ++it) {
-    double m = 0;
-    for (const auto& r : iteration_s) m = std::max(m, r[it]);
-    t.push_back(m);
-  }
-  return mean(t);
-}
-
-double PerseusMeasurement::mean_energy_j() const {
-  std::vector<double> e;
-  for (std::size_t it = 1; it < energy_j.front().size(); ++it) {
-    double s = 0;
-    for (const auto& r : energy_j) s += r[it];
-    e.push_back(s);
-  }
-  return mean(e);
-}
-
-PerseusMeasurement load_perseus_measurement(const std::string& path) {
-  const Json doc = read_json_maybe_gzip(path);
-  if (!doc.is_array() || doc.empty()) throw InputError(path, "", "expected a list with one entry per rank");
-  PerseusMeasurement m;
-  m.file = path;
-  m.stages = static_cast<int>(doc.size());
-  for (std::size_t r = 0; r < doc.size(); ++r) {
-    JsonReader rank(doc[r], path, "[" + std::to_string(r) + "]");
-    if (rank.integer("rank") != static_cast<long>(r)) rank.fail("rank", "expected ranks in order 0, 1, ...");
-    m.iteration_s.push_back(numbers(rank, rank.raw("iter_time"), "iter_time"));
-    m.energy_j.push_back(numbers(rank, rank.raw("iter_energy"), "iter_energy"));
-    const std::size_t its = m.iteration_s.back().size();
-    if (its < 2) rank.fail("iter_time", "expected at least two iterations (the first is the warm-up)");
-    if (m.energy_j.back().size() != its) rank.fail("iter_energy", "expected one energy per iteration");
-    if (r > 0 && its != m.iteration_s.front().size()) rank.fail("iter_time", "expected as many iterations as rank 0");
-    JsonReader tb = rank.child("time_breakdown");
-    std::vector<std::vector<std::vector<std::vector<double>>>*> dst = {&m.forward_s, &m.backward_s, &m.load_s};
-    const char* keys[] = {"forward", "backward", "load"};
-    for (int k = 0; k < 3; ++k) {
-      const Json& t = tb.raw(keys[k]);
-      if (!t.is_array() || t.size() != its) tb.fail(keys[k], "expected one list of times per iteration");
-      std::vector<std::vector<double>> per_it;
-      for (std::size_t i = 0; i < its; ++i) per_it.push_back(numbers(tb, t[i], keys[k]));
-      dst[static_cast<std::size_t>(k)]->push_back(std::move(per_it));
-    }
-  }
-  // Micro-batches: the backward count of the iterations after the warm-up (the warm-up may hold one more).
-  m.microbatches = static_cast<int>(m.backward_s.front()[1].size());
-  if (m.microbatches < 1) throw InputError(path, "[0].time_breakdown.backward", "expected at least one micro-batch");
-  for (int r = 0; r < m.stages; ++r)
-    for (std::size_t it = 1; it < m.iteration_s.front().size(); ++it) {
-      const std::string f = "[" + std::to_string(r) + "].time_breakdown";
-      auto& fw = m.forward_s[static_cast<std::size_t>(r)][it];
-      auto& bw = m.backward_s[static_cast<std::size_t>(r)][it];
-      auto& ld = m.load_s[static_cast<std::size_t>(r)][it];
-      if (static_cast<int>(fw.size()) != m.microbatches || static_cast<int>(bw.size()) != m.microbatches)
-        throw InputError(path, f, "iteration " + std::to_string(it) + ": expected " + std::to_string(m.microbatches) +
-                                      " forward and backward times");
-      if (ld.empty()) ld.assign(static_cast<std::size_t>(m.microbatches), 0.0);
-      if (ld.size() % static_cast<std::size_t>(m.microbatches) != 0)
-        throw InputError(path, f + ".load", "iteration " + std::to_string(it) + ": expected a multiple of " +
-                                                std::to_string(m.microbatches) + " load times");
-      const std::size_t k = ld.size() / static_cast<std::size_t>(m.microbatches);
-      std::vector<double> per_mb(static_cast<std::size_t>(m.microbatches), 0.0);
-      for (std::size_t i = 0; i < ld.size(); ++i) per_mb[i / k] += ld[i];
-      ld = std::move(per_mb);
-    }
-  return m;
-}
 
 std::string PerseusRunSet::sched_file(int n) const { return existing(join_path(dir, std::to_string(n) + ".sched.json")); }
 std::string PerseusRunSet::prof_file(int n) const { return existing(join_path(dir, std::to_string(n) + ".prof.json")); }

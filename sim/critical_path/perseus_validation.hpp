@@ -26,23 +26,12 @@
 #include "sim/core/json_util.hpp"
 #include "sim/critical_path/frontier.hpp"
 #include "sim/critical_path/plan_file.hpp"
+#include "sim/pipeline/perseus_runs.hpp"
 
 #include <string>
 #include <vector>
 
 namespace dvfs {
-
-struct PerseusMeasurement {
-  std::string file;
-  int stages = 0, microbatches = 0;
-  // [rank][iteration]; iteration 0 is the warm-up.
-  std::vector<std::vector<double>> iteration_s, energy_j;
-  // [rank][iteration][micro-batch]; loads summed per micro-batch (the last stage logs two per micro-batch).
-  std::vector<std::vector<std::vector<double>>> forward_s, backward_s, load_s;
-  double mean_iteration_s() const;  // iterations after the warm-up: the slowest rank's, averaged
-  double mean_energy_j() const;     // summed over ranks, averaged
-};
-PerseusMeasurement load_perseus_measurement(const std::string& prof_json);
 
 struct PerseusRunSet {
   std::string dir;

@@ -9,12 +9,7 @@
 namespace dvfs {
 
 ClockPlanFile read_clock_plan(const std::string& path) {
-  Json doc;
-  try {
-    doc = Json::parse(read_maybe_gzip(path));
-  } catch (const Json::parse_error& e) {
-    throw InputError(path, "", std::string("malformed JSON (") + e.what() + ")");
-  }
+  const Json doc = read_json_maybe_gzip(path);
   if (!doc.is_array() || doc.empty())
     throw InputError(path, "", "expected a list with one {\"rank\", \"power_states\"} entry per rank");
   ClockPlanFile plan;

@@ -3,79 +3,111 @@
 #include "sim/core/errors.hpp"
 #include "traces/src/gzip_file.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
 
 namespace dvfs {
 
-PerseusRun load_perseus_run(const std::string& given) {
+namespace {
+
+std::vector<double> numbers(const JsonReader& r, const Json& j, const std::string& what) {
+  if (!j.is_array()) r.fail(what.c_str(), "expected a list of numbers");
+  std::vector<double> out;
+  for (const Json& v : j) {
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) r.fail(what.c_str(), "expected numbers >= 0");
+    out.push_back(v.get<double>());
+  }
+  return out;
+}
+
+}  // namespace
+
+double PerseusMeasurement::iteration_time_s(std::size_t it) const {
+  double m = 0;
+  for (const auto& r : iteration_s) m = std::max(m, r[it]);
+  return m;
+}
+
+double PerseusMeasurement::mean_iteration_s() const {
+  const std::size_t its = iteration_s.front().size();
+  double t = 0;
+  for (std::size_t it = 1; it < its; ++it) t += iteration_time_s(it);
+  return its > 1 ? t / static_cast<double>(its - 1) : 0.0;
+}
+
+double PerseusMeasurement::mean_energy_j() const {
+  const std::size_t its = energy_j.front().size();
+  double e = 0;
+  for (std::size_t it = 1; it < its; ++it)
+    for (const auto& r : energy_j) e += r[it];
+  return its > 1 ? e / static_cast<double>(its - 1) : 0.0;
+}
+
+PerseusMeasurement load_perseus_measurement(const std::string& given) {
   // The shipped runs are gzip-compressed (N.prof.json.gz); either name is accepted.
   const std::string path = !file_exists(given) && file_exists(given + ".gz") ? given + ".gz" : given;
-  Json doc;
-  try {
-    doc = Json::parse(read_maybe_gzip(path));
-  } catch (const Json::parse_error& e) {
-    throw InputError(path, "", std::string("malformed JSON (") + e.what() + ")");
-  }
+  const Json doc = read_json_maybe_gzip(path);
   if (!doc.is_array() || doc.empty()) throw InputError(path, "", "expected a list with one entry per rank");
-  PerseusRun run;
-  run.file = path;
-  run.stages = static_cast<int>(doc.size());
+  PerseusMeasurement m;
+  m.file = path;
+  m.stages = static_cast<int>(doc.size());
   for (std::size_t r = 0; r < doc.size(); ++r) {
     JsonReader rank(doc[r], path, "[" + std::to_string(r) + "]");
     if (rank.integer("rank") != static_cast<long>(r)) rank.fail("rank", "expected ranks in order 0, 1, ...");
-    const Json& it = rank.raw("iter_time");
-    const Json& en = rank.raw("iter_energy");
+    m.iteration_s.push_back(numbers(rank, rank.raw("iter_time"), "iter_time"));
+    m.energy_j.push_back(numbers(rank, rank.raw("iter_energy"), "iter_energy"));
+    const std::size_t its = m.iteration_s.back().size();
+    if (its < 2) rank.fail("iter_time", "expected at least two iterations (the first is the warm-up)");
+    if (m.energy_j.back().size() != its) rank.fail("iter_energy", "expected one energy per iteration");
+    if (r > 0 && its != m.iteration_s.front().size()) rank.fail("iter_time", "expected as many iterations as rank 0");
     JsonReader tb = rank.child("time_breakdown");
-    if (!it.is_array() || it.empty()) rank.fail("iter_time", "expected a list of iteration times");
-    if (r == 0) {
-      for (const auto& v : it) run.iteration_s.push_back(v.get<double>());
-      if (en.is_array())
-        for (const auto& v : en) run.iteration_energy_j.push_back(v.get<double>());
-      run.load_s.resize(it.size());
-      run.forward_s.resize(it.size());
-      run.backward_s.resize(it.size());
-    } else {
-      // Every rank reports the same iteration time (the pipeline's): keep the longest.
-      for (std::size_t i = 0; i < it.size() && i < run.iteration_s.size(); ++i)
-        run.iteration_s[i] = std::max(run.iteration_s[i], it[i].get<double>());
-      if (en.is_array())
-        for (std::size_t i = 0; i < en.size() && i < run.iteration_energy_j.size(); ++i)
-          run.iteration_energy_j[i] += en[i].get<double>();
-    }
-    for (const char* key : {"load", "forward", "backward"}) {
-      const Json& t = tb.raw(key);
-      if (!t.is_array() || t.size() != run.iteration_s.size())
-        tb.fail(key, "expected one list of micro-batch times per iteration");
-      auto& dst = key[0] == 'l' ? run.load_s : key[0] == 'f' ? run.forward_s : run.backward_s;
-      for (std::size_t i = 0; i < t.size(); ++i) {
-        std::vector<double> row;
-        for (const auto& v : t[i]) row.push_back(v.get<double>());
-        dst[i].push_back(row);
-      }
+    std::vector<std::vector<std::vector<std::vector<double>>>*> dst = {&m.forward_s, &m.backward_s, &m.load_s};
+    const char* keys[] = {"forward", "backward", "load"};
+    for (int k = 0; k < 3; ++k) {
+      const Json& t = tb.raw(keys[k]);
+      if (!t.is_array() || t.size() != its) tb.fail(keys[k], "expected one list of times per iteration");
+      std::vector<std::vector<double>> per_it;
+      for (std::size_t i = 0; i < its; ++i) per_it.push_back(numbers(tb, t[i], keys[k]));
+      dst[static_cast<std::size_t>(k)]->push_back(std::move(per_it));
     }
   }
-  run.microbatches = static_cast<int>(run.backward_s.back().front().size());
-  return run;
+  // Micro-batches: the backward count of the iterations after the warm-up (the warm-up may hold one more).
+  m.microbatches = static_cast<int>(m.backward_s.front()[1].size());
+  if (m.microbatches < 1) throw InputError(path, "[0].time_breakdown.backward", "expected at least one micro-batch");
+  for (int r = 0; r < m.stages; ++r)
+    for (std::size_t it = 1; it < m.iteration_s.front().size(); ++it) {
+      const std::string f = "[" + std::to_string(r) + "].time_breakdown";
+      auto& fw = m.forward_s[static_cast<std::size_t>(r)][it];
+      auto& bw = m.backward_s[static_cast<std::size_t>(r)][it];
+      auto& ld = m.load_s[static_cast<std::size_t>(r)][it];
+      if (static_cast<int>(fw.size()) != m.microbatches || static_cast<int>(bw.size()) != m.microbatches)
+        throw InputError(path, f, "iteration " + std::to_string(it) + ": expected " + std::to_string(m.microbatches) +
+                                      " forward and backward times");
+      if (ld.empty()) ld.assign(static_cast<std::size_t>(m.microbatches), 0.0);
+      if (ld.size() % static_cast<std::size_t>(m.microbatches) != 0)
+        throw InputError(path, f + ".load", "iteration " + std::to_string(it) + ": expected a multiple of " +
+                                                std::to_string(m.microbatches) + " load times");
+      const std::size_t k = ld.size() / static_cast<std::size_t>(m.microbatches);
+      std::vector<double> per_mb(static_cast<std::size_t>(m.microbatches), 0.0);
+      for (std::size_t i = 0; i < ld.size(); ++i) per_mb[i / k] += ld[i];
+      ld = std::move(per_mb);
+    }
+  return m;
 }
 
-PipelineWorkload perseus_pipeline(const PerseusRun& run, std::size_t it, double p2p_latency_s) {
+PipelineWorkload perseus_pipeline(const PerseusMeasurement& run, std::size_t it, double p2p_latency_s) {
   PipelineWorkload wl;
   wl.stages = run.stages;
   wl.microbatches = run.microbatches;
   wl.p2p_latency_s = p2p_latency_s;
-  for (int s = 0; s < run.stages; ++s) {
-    const auto& f = run.forward_s[it][static_cast<std::size_t>(s)];
-    const auto& b = run.backward_s[it][static_cast<std::size_t>(s)];
-    const auto& l = run.load_s[it][static_cast<std::size_t>(s)];
-    if (static_cast<int>(f.size()) != run.microbatches || static_cast<int>(b.size()) != run.microbatches)
-      throw InputError(run.file, "time_breakdown", "iteration " + std::to_string(it) + " of stage " + std::to_string(s) +
-                                                       " does not hold one time per micro-batch");
-    std::vector<double> fw(f);
-    for (std::size_t m = 0; m < fw.size() && m < l.size(); ++m) fw[m] += l[m];
+  for (std::size_t s = 0; s < static_cast<std::size_t>(run.stages); ++s) {
+    std::vector<double> fw = run.forward_s[s][it];
+    const auto& l = run.load_s[s][it];  // one per micro-batch (the loader checked)
+    for (std::size_t m = 0; m < fw.size(); ++m) fw[m] += l[m];
     wl.forward_s.push_back(fw);
-    wl.backward_s.push_back(b);
+    wl.backward_s.push_back(run.backward_s[s][it]);
   }
   return wl;
 }
@@ -85,10 +117,10 @@ Json validate_perseus_runs(const std::string& dir, const std::vector<int>& plans
   double ape_sum = 0;
   int n = 0;
   for (int plan : plans) {
-    const PerseusRun run = load_perseus_run(join_path(dir, std::to_string(plan) + ".prof.json"));
-    for (std::size_t it = 1; it < run.iteration_s.size(); ++it) {  // iteration 0 is the warm-up
+    const PerseusMeasurement run = load_perseus_measurement(join_path(dir, std::to_string(plan) + ".prof.json"));
+    for (std::size_t it = 1; it < run.iteration_s.front().size(); ++it) {  // iteration 0 is the warm-up
       const PipelineResult r = simulate_pipeline(perseus_pipeline(run, it, p2p_latency_s), run.file);
-      const double meas = run.iteration_s[it];
+      const double meas = run.iteration_time_s(it);
       const double err = 100.0 * (r.iteration_s - meas) / meas;
       double busiest = 0;
       for (double b : r.stage_busy_s) busiest = std::max(busiest, b);

@@ -1,6 +1,7 @@
 #pragma once
 // The measured pipeline runs of the Perseus artifact (Chung et al., SOSP 2024; Apache-2.0; see
-// traces/perseus-runs/PROVENANCE.md): per plan N, N.prof.json holds for every rank (pipeline stage)
+// traces/perseus-runs/PROVENANCE.md): per plan N, N.prof.json (read here for both `validate --perseus-runs`
+// and `validate --perseus`) holds for every rank (pipeline stage)
 // the measured iteration times and energies and the time of each micro-batch's data load, forward and
 // backward (`time_breakdown`, per iteration). `validate --perseus-runs DIR` rebuilds each iteration as a
 // 1F1B pipeline from those measured per-instruction times, replays it on SimGrid and compares the
@@ -13,18 +14,21 @@
 
 namespace dvfs {
 
-struct PerseusRun {
+struct PerseusMeasurement {
   std::string file;
   int stages = 0, microbatches = 0;
-  std::vector<double> iteration_s, iteration_energy_j;  // measured; index 0 is the warm-up iteration
-  // [iteration][stage][micro-batch]
-  std::vector<std::vector<std::vector<double>>> load_s, forward_s, backward_s;
+  // [rank][iteration]; iteration 0 is the warm-up.
+  std::vector<std::vector<double>> iteration_s, energy_j;
+  // [rank][iteration][micro-batch]; loads summed per micro-batch (the last stage logs two per micro-batch).
+  std::vector<std::vector<std::vector<double>>> forward_s, backward_s, load_s;
+  double iteration_time_s(std::size_t it) const;  // the slowest rank's (every rank reports the pipeline's)
+  double mean_iteration_s() const;  // iterations after the warm-up: iteration_time_s averaged
+  double mean_energy_j() const;     // summed over ranks, averaged
 };
-
-PerseusRun load_perseus_run(const std::string& prof_json);
+PerseusMeasurement load_perseus_measurement(const std::string& prof_json);
 
 // The pipeline of iteration `it`: the stage's data load is part of its forward pass.
-PipelineWorkload perseus_pipeline(const PerseusRun& run, std::size_t it, double p2p_latency_s);
+PipelineWorkload perseus_pipeline(const PerseusMeasurement& run, std::size_t it, double p2p_latency_s);
 
 // Plans `plans` (e.g. {0, 1}: every instruction at the highest clock) of a run directory.
 Json validate_perseus_runs(const std::string& dir, const std::vector<int>& plans, double p2p_latency_s);

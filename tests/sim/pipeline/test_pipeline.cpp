@@ -2,6 +2,7 @@
 #include "sim/policies/policy_factory.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
+#include "traces/src/gzip_file.hpp"
 #include "sim/pipeline/pipeline.hpp"
 #include "sim/pipeline/synthetic_run.hpp"
 
@@ -61,6 +62,27 @@ TEST_CASE("inconsistent pipeline workloads are errors naming the field", "[pipel
   CHECK_THROWS_WITH(simulate_pipeline(wl, "w"), Catch::Contains("w: backward: expected one duration per micro-batch"));
   wl.backward_s.assign(2, std::vector<double>(2, -1.0));
   CHECK_THROWS_WITH(simulate_pipeline(wl, "w"), Catch::Contains("expected durations >= 0 s"));
+}
+
+TEST_CASE("a Perseus pipeline's forwards carry every data load of their micro-batch, two on the last stage", "[pipeline][validation]") {
+  const PerseusMeasurement m = load_perseus_measurement(data_dir() + "/traces/perseus-runs/a100_gpt3-xl_pp4/0.prof.json");
+  REQUIRE(m.stages == 4);
+  REQUIRE(m.microbatches == 128);
+  // The file logs 256 loads per iteration on the last stage (input and labels): read, they are one per micro-batch
+  // and their sum is kept.
+  const Json raw = Json::parse(read_maybe_gzip(m.file));
+  double raw_loads = 0;
+  for (const auto& v : raw[3]["time_breakdown"]["load"][1]) raw_loads += v.get<double>();
+  REQUIRE(raw[3]["time_breakdown"]["load"][1].size() == 256);
+  const PipelineWorkload wl = perseus_pipeline(m, 1, 0.0);
+  double fw = 0, loads = 0;
+  for (double x : wl.forward_s[3]) fw += x;
+  for (double x : m.forward_s[3][1]) fw -= x;
+  for (double x : m.load_s[3][1]) loads += x;
+  CHECK(m.load_s[3][1].size() == 128);
+  CHECK(loads == Approx(raw_loads).epsilon(1e-12));
+  CHECK(fw == Approx(raw_loads).epsilon(1e-9));
+  CHECK(m.iteration_time_s(1) == Approx(59.974).margin(5e-4));  // the slowest rank's, as printed by validate
 }
 
 TEST_CASE("the measured Perseus all-max-clock pipelines are predicted within 3 %", "[pipeline][validation]") {
