@@ -123,15 +123,7 @@ ControllerSpec read_controller(const JsonReader& r, const std::string& base_dir)
 
 }  // namespace
 
-bool is_control_scenario(const std::string& path) {
-  if (!file_exists(path) || is_directory(path)) return false;
-  try {
-    const Json doc = read_json_file(path);
-    return doc.is_object() && doc.contains("control");
-  } catch (const InputError&) {
-    return false;
-  }
-}
+bool is_control_scenario(const std::string& path) { return is_json_object_with_key(path, "control"); }
 
 ControlScenario load_control_scenario(const std::string& path) {
   return parse_control_scenario(read_json_file(path), path, dirname_of(path));

@@ -66,15 +66,7 @@ JobTrace simulate_alone(const FleetScenario& fs, const GrpoJobSpec& job, std::ui
 
 }  // namespace
 
-bool is_fleet_scenario(const std::string& path) {
-  if (!file_exists(path) || is_directory(path)) return false;
-  try {
-    const Json doc = read_json_file(path);
-    return doc.is_object() && doc.contains("fleet");
-  } catch (const InputError&) {
-    return false;
-  }
-}
+bool is_fleet_scenario(const std::string& path) { return is_json_object_with_key(path, "fleet"); }
 
 FleetScenario load_fleet_scenario(const std::string& path) {
   const Json doc = read_json_file(path);

@@ -21,6 +21,16 @@ Json read_json_file(const std::string& path) {
   }
 }
 
+bool is_json_object_with_key(const std::string& path, const char* key) {
+  if (!file_exists(path) || is_directory(path)) return false;
+  try {
+    const Json doc = read_json_file(path);
+    return doc.is_object() && doc.contains(key);
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
 std::string dirname_of(const std::string& path) {
   auto pos = path.find_last_of('/');
   if (pos == std::string::npos) return ".";

@@ -11,6 +11,8 @@ namespace dvfs {
 using Json = nlohmann::json;
 
 Json read_json_file(const std::string& path);
+// Whether `path` is a readable JSON object with top-level `key` (false for anything else: no error).
+bool is_json_object_with_key(const std::string& path, const char* key);
 std::string dirname_of(const std::string& path);
 std::string join_path(const std::string& dir, const std::string& rel);
 // Lexically removes "." and "dir/.." components (no file-system access).
