@@ -119,11 +119,7 @@ int cmd_control(const std::vector<std::string>& a) {
     result = compare_controllers(sc, specs);
     text = format_control_comparison(result);
   }
-  if (!out_file.empty()) {
-    std::ofstream f(out_file);
-    f << result.dump(2) << "\n";
-    if (!f) throw InputError(out_file, "", "cannot write the result");
-  }
+  if (!out_file.empty()) write_json_output(out_file, result, "result");
   std::cout << (json ? result.dump(2) + "\n" : text);
   return 0;
 }
@@ -162,11 +158,7 @@ int cmd_fleet(const std::vector<std::string>& a) {
     fs.duration_s = duration;
   }
   const Json result = run_fleet_study(fs);
-  if (!out_file.empty()) {
-    std::ofstream f(out_file);
-    f << result.dump(2) << "\n";
-    if (!f) throw InputError(out_file, "", "cannot write the result");
-  }
+  if (!out_file.empty()) write_json_output(out_file, result, "result");
   std::cout << (json ? result.dump(2) + "\n" : format_fleet_study(result));
   return 0;
 }

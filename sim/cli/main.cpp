@@ -215,11 +215,7 @@ int cmd_validate(std::vector<std::string> args) {
     if (!(po.quantum_s > 0) || po.quantum_s > 1) throw dvfs::InputError("--quantum", "", "expected a time quantum in (0, 1] s");
     po.gpu = gpu;
     const dvfs::Json rep = dvfs::validate_perseus(perseus_plans, po);
-    if (!out_file.empty()) {
-      std::ofstream f(out_file);
-      f << rep.dump(2) << "\n";
-      if (!f) throw dvfs::InputError(out_file, "", "cannot write the validation report");
-    }
+    if (!out_file.empty()) dvfs::write_json_output(out_file, rep, "validation report");
     std::cout << (json ? rep.dump(2) + "\n" : dvfs::format_perseus_report(rep));
     return 0;
   }
@@ -235,11 +231,7 @@ int cmd_validate(std::vector<std::string> args) {
   dvfs::Json rep = models ? dvfs::validate_models()
                    : multi ? dvfs::validate_multi_rank(dir, gpu, cluster)
                            : dvfs::validate_recording(dir, gpu);
-  if (!out_file.empty()) {
-    std::ofstream f(out_file);
-    f << rep.dump(2) << "\n";
-    if (!f) throw dvfs::InputError(out_file, "", "cannot write the validation report");
-  }
+  if (!out_file.empty()) dvfs::write_json_output(out_file, rep, "validation report");
   std::cout << (json ? rep.dump(2) + "\n"
                      : models ? dvfs::format_model_checks(rep)
                      : multi  ? dvfs::format_multi_rank_validation(rep)
@@ -292,11 +284,7 @@ int cmd_calibrate(std::vector<std::string> args) {
     report = c.report;
     text = dvfs::format_recording_calibration(c);
   }
-  if (!out_file.empty()) {
-    std::ofstream f(out_file);
-    f << model.dump(2) << "\n";
-    if (!f) throw dvfs::InputError(out_file, "", "cannot write the model file");
-  }
+  if (!out_file.empty()) dvfs::write_json_output(out_file, model, "model file");
   if (json) std::cout << dvfs::Json{{"model", model}, {"report", report}}.dump(2) << "\n";
   else std::cout << text << (out_file.empty() ? "model not written (no -o)\n" : "wrote " + out_file + "\n");
   return 0;
@@ -448,11 +436,7 @@ int cmd_synth(std::vector<std::string> args) {
     f << dvfs::per_gpu_csv(r);
     if (!f) throw dvfs::InputError(per_gpu_file, "", "cannot write the per-GPU table");
   }
-  if (!out_file.empty()) {
-    std::ofstream f(out_file);
-    f << r.dump(2) << "\n";
-    if (!f) throw dvfs::InputError(out_file, "", "cannot write the result");
-  }
+  if (!out_file.empty()) dvfs::write_json_output(out_file, r, "result");
   std::cout << (json ? r.dump(2) + "\n" : dvfs::format_synthetic(r));
   return 0;
 }
