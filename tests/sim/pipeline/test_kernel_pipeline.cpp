@@ -1,7 +1,5 @@
-#include "models/src/model_registry.hpp"
 #include "sim/network/collective_cost.hpp"
-#include "sim/pipeline/pipeline.hpp"
-#include "sim/policies/policy_factory.hpp"
+#include "tests/sim/pipeline/kernel_pipeline_helpers.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -12,27 +10,10 @@ using Catch::Detail::Approx;
 
 namespace {
 
-const GpuModel& a100() {
-  static const GpuModel m = load_gpu_model("a100-sxm4");
-  return m;
-}
+using pipeline_test::a100;
+using pipeline_test::run;
 
-Kernel gemm(double s) {
-  Kernel k;
-  k.cls = KernelClass::gemm;
-  k.duration_s = s;
-  k.recorded_sm_mhz = 1410;  // the model's top clocks: at `max` a kernel takes its recorded time
-  k.recorded_mem_mhz = 1593;
-  return k;
-}
-
-KernelPipelineResult run(const KernelPipeline& kp, const std::string& policy = "max") {
-  PolicySpec ps;
-  ps.name = policy;
-  ReplayOptions opts;
-  opts.timeline_interval_s = 0;
-  return simulate_kernel_pipeline(kp, a100(), make_policy_factory(ps, a100(), ""), opts);
-}
+Kernel gemm(double s) { return pipeline_test::top_clock_kernel(s); }
 
 // One stage, one micro-batch, two replicas: a 1 ms forward and a backward of four 10 ms kernels whose
 // gradients fill a bucket each; a bucket's ring all-reduce over two replicas at 1 GB/s takes 5 ms.

@@ -5,6 +5,7 @@
 #include "traces/src/gzip_file.hpp"
 #include "sim/pipeline/pipeline.hpp"
 #include "sim/pipeline/synthetic_run.hpp"
+#include "tests/sim/pipeline/kernel_pipeline_helpers.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -144,30 +145,19 @@ TEST_CASE("jitter is seeded: the same seed repeats, another differs", "[pipeline
 }
 
 TEST_CASE("the kernel-level pipeline replays each stage's kernels between its communications", "[pipeline]") {
-  const GpuModel m = load_gpu_model("a100-sxm4");
+  const GpuModel& m = pipeline_test::a100();
   // Each stage: a forward of two GEMMs and a backward of four, recorded at the A100's top clocks.
   KernelPipeline kp;
   kp.microbatches = 6;
   for (int s = 0; s < 3; ++s) {
     Rank r;
     r.id = s;
-    for (int i = 0; i < 6; ++i) {
-      Kernel k;
-      k.cls = KernelClass::gemm;
-      k.duration_s = 1e-3;
-      k.recorded_sm_mhz = 1410;
-      k.recorded_mem_mhz = 1593;
-      r.kernels.push_back(k);
-    }
+    r.kernels.assign(6, pipeline_test::top_clock_kernel(1e-3));
     kp.stages.push_back(r);
     kp.forward.push_back({0, 2});
     kp.backward.push_back({2, 6});
   }
-  PolicySpec max;
-  max.name = "max";
-  ReplayOptions opts;
-  opts.timeline_interval_s = 0;
-  const KernelPipelineResult r = simulate_kernel_pipeline(kp, m, make_policy_factory(max, m, ""), opts);
+  const KernelPipelineResult r = pipeline_test::run(kp);
   // Same as the duration-level pipeline: (M + S - 1) x (forward + backward).
   CHECK(r.iteration_s == Approx((6 + 3 - 1) * 6e-3).epsilon(1e-9));
   for (const auto& o : r.outcomes) CHECK(o.stats.kernel_events == 6u * 6u);
@@ -179,13 +169,13 @@ TEST_CASE("the kernel-level pipeline replays each stage's kernels between its co
   PolicySpec half;
   half.name = "static";
   half.clocks = ClockPair{705, 1593};
-  const KernelPipelineResult slow = simulate_kernel_pipeline(kp, m, make_policy_factory(half, m, ""), opts);
+  const KernelPipelineResult slow = pipeline_test::run(kp, half);
   const double per_kernel = m.kernel_time_s(kp.stages[0].kernels[0], m.sm_index(705), 0);
   CHECK(slow.iteration_s == Approx((6 + 3 - 1) * 6 * per_kernel).epsilon(1e-9));
 }
 
 TEST_CASE("kernel-level and duration-level pipelines agree with data parallelism on a cluster", "[pipeline]") {
-  const GpuModel m = load_gpu_model("a100-sxm4");
+  const GpuModel& m = pipeline_test::a100();
   KernelPipeline kp;
   kp.microbatches = 5;
   kp.data_parallel = 3;
@@ -205,14 +195,8 @@ TEST_CASE("kernel-level and duration-level pipelines agree with data parallelism
   for (int s = 0; s < 2; ++s) {
     Rank r;
     r.id = s;
-    for (int i = 0; i < 3; ++i) {
-      Kernel k;
-      k.cls = i == 0 ? KernelClass::gemm : KernelClass::elementwise;
-      k.duration_s = 1e-3 * (1 + s);
-      k.recorded_sm_mhz = 1410;
-      k.recorded_mem_mhz = 1593;
-      r.kernels.push_back(k);
-    }
+    for (int i = 0; i < 3; ++i)
+      r.kernels.push_back(pipeline_test::top_clock_kernel(1e-3 * (1 + s), i == 0 ? KernelClass::gemm : KernelClass::elementwise));
     const double f = m.kernel_time_s(r.kernels[0], top, 0);
     const double b = m.kernel_time_s(r.kernels[1], top, 0) + m.kernel_time_s(r.kernels[2], top, 0);
     kp.stages.push_back(r);
@@ -221,11 +205,7 @@ TEST_CASE("kernel-level and duration-level pipelines agree with data parallelism
     wl.forward_s.push_back(std::vector<double>(5, f));
     wl.backward_s.push_back(std::vector<double>(5, b));
   }
-  PolicySpec max;
-  max.name = "max";
-  ReplayOptions opts;
-  opts.timeline_interval_s = 0;
-  const KernelPipelineResult k = simulate_kernel_pipeline(kp, m, make_policy_factory(max, m, ""), opts);
+  const KernelPipelineResult k = pipeline_test::run(kp);
   const PipelineResult d = simulate_pipeline(wl);
   CHECK(k.iteration_s == Approx(d.iteration_s).epsilon(1e-9));
   REQUIRE(k.outcomes.size() == 6);
