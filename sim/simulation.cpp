@@ -89,7 +89,12 @@ SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const Gp
     if (!trace.retargeted.is_null()) r.summary["trace_retargeted"] = trace.retargeted;
     return r;
   }
-  PolicyFactory factory = make_policy_factory(sc.policy, model, sc.file);
+  return simulate_with_factory(sc, trace, model, make_policy_factory(sc.policy, model, sc.file));
+}
+
+SimulationResult simulate_with_factory(const Scenario& sc, const LoadedTrace& trace, const GpuModel& model,
+                                       const PolicyFactory& factory) {
+  SimulationResult r;
   r.outcomes = run_engine(trace.workload, model, factory, sc.replay, sc.mode, cluster_for(sc, model));
   r.summary = build_summary(sc, trace.workload, trace.report, model, r.outcomes);
   if (!trace.retargeted.is_null()) r.summary["trace_retargeted"] = trace.retargeted;

@@ -33,6 +33,10 @@ struct SimulationResult {
 
 SimulationResult simulate(const Scenario& sc);
 SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const GpuModel& model);
+// The replay under policies made by `factory` (a non-planned policy, or one defined outside sim/, e.g. in
+// Python) on `model` already bound to the trace's kernel names: the scenario's cluster, its summary.
+SimulationResult simulate_with_factory(const Scenario& sc, const LoadedTrace& trace, const GpuModel& bound_model,
+                                       const PolicyFactory& factory);
 // Creates dir and its parents (InputError naming it when that fails).
 void make_directories(const std::string& dir);
 // Writes summary.json and timeline.csv into dir (created if missing).

@@ -127,10 +127,7 @@ dvfs::SimulationResult simulate_with_python_policy(const dvfs::Scenario& sc, con
     made.push_back(p.get());
     return p;
   };
-  dvfs::SimulationResult r;
-  r.outcomes = dvfs::run_engine(wl, *ctx->model, factory, sc.replay, sc.mode);
-  r.summary = dvfs::build_summary(sc, wl, trace.report, *ctx->model, r.outcomes);
-  if (!trace.retargeted.is_null()) r.summary["trace_retargeted"] = trace.retargeted;
+  dvfs::SimulationResult r = dvfs::simulate_with_factory(sc, trace, *ctx->model, factory);
   std::uint64_t calls = 0;
   for (const PythonPolicy* p : made) calls += p->calls();
   r.summary["python_policy"] = {{"callbacks", calls}};

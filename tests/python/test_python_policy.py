@@ -1,4 +1,5 @@
 """Python DVFS policies: callbacks at kernel and tick granularity driving the C++ replay."""
+import json
 import os
 
 import pytest
@@ -32,6 +33,28 @@ def test_a_python_policy_that_asks_nothing_equals_the_cpp_max_and_static_policie
     assert [k[0] for k in p.kernels] == [0, 1, 2, 3] and {k[3] for k in p.kernels} == {1980}
     static = dvfs_sim.run(dict(sc, policy={"name": "static", "sm_mhz": 990, "mem_mhz": 3201}))
     assert dvfs_sim.run(sc, policy=Counting({"sm_mhz": 990}))["totals"] == static["totals"]
+
+
+def _rank_trace(path, rank, compute_us):
+    """A rank's Kineto trace in PyTorch's layout: a GEMM, then an NCCL all-reduce of 100 MB over ranks 0 and 1."""
+    nccl = {"Collective name": "allreduce", "dtype": "Float", "In msg nelems": 25000000, "Out msg nelems": 25000000,
+            "Group size": 2, "Process Group Name": "0", "Process Group Ranks": "[0, 1]"}
+    events = [{"ph": "X", "cat": "kernel", "name": "ampere_bf16_gemm", "pid": 0, "tid": 7, "ts": 0, "dur": compute_us,
+               "args": {"device": 0, "stream": 7}},
+              {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 7,
+               "ts": compute_us, "dur": 500, "args": dict(nccl, device=0, stream=20)}]
+    path.write_text(json.dumps({"distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 2}, "traceEvents": events}))
+    return str(path)
+
+
+def test_a_python_policy_replays_a_multi_rank_trace_on_the_scenario_cluster(tmp_path):
+    traces = [_rank_trace(tmp_path / "rank0.json", 0, 1000), _rank_trace(tmp_path / "rank1.json", 1, 2000)]
+    sc = {"trace": traces, "gpu": "h200", "cluster": {"gpus_per_node": 1, "inter_bw_bps": 1e9}}
+    cpp_max = dvfs_sim.run(dict(sc, policy="max"))
+    py_max = dvfs_sim.run(sc, policy=Counting())
+    assert py_max["totals"] == cpp_max["totals"] and py_max["steps"] == cpp_max["steps"]
+    # The 100 MB ring all-reduce over two GPUs at 1 GB/s takes 0.1 s: the cluster of the scenario ran it.
+    assert cpp_max["totals"]["time_s"] > 0.1
 
 
 def test_kernel_callbacks_see_the_kernel_and_their_requests_pay_the_switch_latency():
