@@ -33,6 +33,18 @@ double mean(const std::vector<double>& v) { return v.empty() ? 0.0 : std::accumu
 std::string PerseusRunSet::sched_file(int n) const { return existing(join_path(dir, std::to_string(n) + ".sched.json")); }
 std::string PerseusRunSet::prof_file(int n) const { return existing(join_path(dir, std::to_string(n) + ".prof.json")); }
 
+const ClockPlanFile& PerseusRunSet::schedule(int n) const {
+  auto it = schedules_.find(n);
+  if (it == schedules_.end()) it = schedules_.emplace(n, read_clock_plan(sched_file(n))).first;
+  return it->second;
+}
+
+const PerseusMeasurement& PerseusRunSet::measurement(int n) const {
+  auto it = measurements_.find(n);
+  if (it == measurements_.end()) it = measurements_.emplace(n, load_perseus_measurement(prof_file(n))).first;
+  return it->second;
+}
+
 PerseusRunSet find_perseus_runs(const std::string& dir) {
   if (!is_directory(dir)) throw InputError(dir, "", "expected a Perseus run directory (N.sched.json and N.prof.json per plan)");
   PerseusRunSet rs;
@@ -68,13 +80,13 @@ PerseusPrediction build_perseus_prediction(const PerseusRunSet& runs, const GpuM
   // Anchors: every instruction at the model's highest clock.
   std::vector<PerseusMeasurement> anchors;
   for (int n : runs.plans) {
-    const ClockPlanFile plan = read_clock_plan(runs.sched_file(n));
+    const ClockPlanFile& plan = runs.schedule(n);
     bool all_max = true;
     for (const auto& r : plan.ranks)
       for (double f : r.power_states_mhz) all_max = all_max && f == fmax;
     if (!all_max) continue;
     p.anchor_plans.push_back(n);
-    anchors.push_back(load_perseus_measurement(runs.prof_file(n)));
+    anchors.push_back(runs.measurement(n));
   }
   if (anchors.empty())
     throw InputError(runs.dir, "", "expected at least one plan with every instruction at " + std::to_string(static_cast<int>(fmax)) +
@@ -209,8 +221,8 @@ BoardResponse fit_board_response(const PerseusRunSet& runs, const std::vector<in
   std::map<std::tuple<int, bool, double>, Bin> bins;  // (stage, backward, requested clock)
   const int S = static_cast<int>(anchor_p.node_of.size()), M = static_cast<int>(anchor_p.node_of.front().size()) / 2;
   for (int n : plans) {
-    const ClockPlanFile plan = read_clock_plan(runs.sched_file(n));
-    const PerseusMeasurement meas = load_perseus_measurement(runs.prof_file(n));
+    const ClockPlanFile& plan = runs.schedule(n);
+    const PerseusMeasurement& meas = runs.measurement(n);
     if (meas.stages != S || meas.microbatches != M)
       throw InputError(meas.file, "", "expected " + std::to_string(S) + " stages x " + std::to_string(M) + " micro-batches, as the anchor plans");
     const auto clocks = computation_clocks(plan, S, M, 1, PipelineSchedule::one_f_one_b);
@@ -309,8 +321,8 @@ Json run_variant(const std::string& name, const std::string& how, const PerseusR
   };
   std::vector<PlanPoint> perseus_points;
   for (int n : runs.plans) {
-    const ClockPlanFile plan = read_clock_plan(runs.sched_file(n));
-    const PerseusMeasurement meas = load_perseus_measurement(runs.prof_file(n));
+    const ClockPlanFile& plan = runs.schedule(n);
+    const PerseusMeasurement& meas = runs.measurement(n);
     const IterationPlan pred = evaluate_plan(p.dag, p.curves, perseus_plan_options(p, plan, model), p.p_blocking_w);
     const double mt = meas.mean_iteration_s(), me = meas.mean_energy_j();
     const double te = 100 * (pred.time_s - mt) / mt, ee = 100 * (pred.energy_j - me) / me;
@@ -494,7 +506,7 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
     std::vector<std::pair<double, int>> by_time;
     for (int n : runs.plans)
       if (std::find(base.anchor_plans.begin(), base.anchor_plans.end(), n) == base.anchor_plans.end())
-        by_time.push_back({load_perseus_measurement(runs.prof_file(n)).mean_iteration_s(), n});
+        by_time.push_back({runs.measurement(n).mean_iteration_s(), n});
     std::sort(by_time.begin(), by_time.end());
     std::vector<int> faster, slower;
     for (std::size_t i = 0; i < by_time.size(); ++i) (2 * i < by_time.size() ? faster : slower).push_back(by_time[i].second);
@@ -507,7 +519,7 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
                            {"time_sm", r.time_sm}, {"rms_pct", r.rms_pct}});
     }
   }
-  const PerseusMeasurement a0 = load_perseus_measurement(runs.prof_file(base.anchor_plans.front()));
+  const PerseusMeasurement& a0 = runs.measurement(base.anchor_plans.front());
   return {{"runs", dir},
           {"gpu", model.name()},
           {"model_file", model.source_file()},

@@ -28,6 +28,7 @@
 #include "sim/critical_path/plan_file.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,13 @@ struct PerseusRunSet {
   std::vector<int> plans;  // plan numbers with both files, ascending
   std::string sched_file(int n) const;
   std::string prof_file(int n) const;
+  // Plan n's files, each read and checked once (on first use) however often a validation visits the plan.
+  const ClockPlanFile& schedule(int n) const;
+  const PerseusMeasurement& measurement(int n) const;
+
+ private:
+  mutable std::map<int, ClockPlanFile> schedules_;
+  mutable std::map<int, PerseusMeasurement> measurements_;
 };
 PerseusRunSet find_perseus_runs(const std::string& dir);
 
