@@ -41,7 +41,7 @@ GpuReplayer::GpuReplayer(const Rank& rank, const GpuModel& model, Policy& policy
 
 void GpuReplayer::set_variation(double factor, double jitter_cv, std::uint64_t seed) {
   time_scale_ = factor;
-  jitter_sigma_ = jitter_cv > 0 ? std::sqrt(std::log1p(jitter_cv * jitter_cv)) : 0.0;
+  jitter_ = LognormalLatency(1.0, jitter_cv);  // mean one; no draw without a spread
   jitter_rng_.seed(seed);
 }
 

@@ -127,7 +127,8 @@ class GpuReplayer {
   std::size_t window_pos_ = 0;
   double window_sum_j_ = 0;
   ReplayStats stats_;
-  double time_scale_ = 1, jitter_sigma_ = 0;
+  double time_scale_ = 1;
+  LognormalLatency jitter_;
   std::mt19937_64 jitter_rng_;
 };
 
@@ -221,8 +222,7 @@ void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const 
   double remaining = k ? 1.0 : idle_s;
   if (remaining <= 0 || (k && fixed_s == 0)) return;
   double scale = time_scale_;
-  if (k && fixed_s < 0 && jitter_sigma_ > 0)
-    scale *= std::exp(jitter_sigma_ * standard_normal(jitter_rng_) - 0.5 * jitter_sigma_ * jitter_sigma_);
+  if (k && fixed_s < 0 && jitter_.random()) scale *= jitter_.draw(jitter_rng_);
   for (;;) {
     const double unit_s = k ? (fixed_s >= 0 ? fixed_s : scale * model_.kernel_time_s(*k, sm_idx_, mem_idx_)) : 1.0;
     const double power = k ? model_.kernel_power_w(*k, sm_idx_, mem_idx_) : model_.idle_power_w(sm_idx_);

@@ -176,12 +176,11 @@ PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& 
   res.allreduce_s.assign(static_cast<std::size_t>(N), 0);
 
   // Durations, with per-GPU slowdown and seeded jitter, fixed before the replay: [gpu][virtual stage row][mb].
-  const int V = sh.virtual_stages();
   std::vector<std::vector<double>> fwd(static_cast<std::size_t>(N)), bwd(static_cast<std::size_t>(N));
   std::mt19937_64 rng(wl.seed);
-  const double sigma = std::sqrt(std::log1p(wl.jitter_cv * wl.jitter_cv));
   // Mean-one lognormal factors, drawn with the project's Box-Muller (same on every standard library).
-  auto jitter = [&] { return wl.jitter_cv > 0 ? std::exp(sigma * standard_normal(rng) - 0.5 * sigma * sigma) : 1.0; };
+  const LognormalLatency factor(1.0, wl.jitter_cv);
+  auto jitter = [&] { return factor.draw(rng); };
   for (int g = 0; g < N; ++g) {
     const int s = g % S;
     const double k = wl.slowdown.empty() ? 1.0 : wl.slowdown[static_cast<std::size_t>(g)];
@@ -192,7 +191,6 @@ PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& 
         bwd[static_cast<std::size_t>(g)].push_back(wl.backward_s[v][static_cast<std::size_t>(m)] * k * jitter());
       }
   }
-  (void)V;
 
   auto engine = make_simgrid_engine();
   Collectives groups;
