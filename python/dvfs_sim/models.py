@@ -58,6 +58,7 @@ class GpuModel:
     sm_clocks_mhz = property(lambda self: self._m.sm_clocks_mhz, doc="supported SM clocks, ascending")
     mem_clocks_mhz = property(lambda self: self._m.mem_clocks_mhz, doc="supported memory clocks, ascending")
     power_cap_w = property(lambda self: self._m.power_cap_w)
+    idle_w = property(lambda self: self._m.idle_w, doc="power at idle (W); the P_blocking of effective-energy accounting")
     max_clocks = property(lambda self: self._m.max_clocks, doc="(sm_mhz, mem_mhz)")
     default_clocks = property(lambda self: self._m.default_clocks, doc="(sm_mhz, mem_mhz)")
 

@@ -26,11 +26,6 @@ PYBIND11_MODULE(_core, m) {
   dvfs_py::bind_gpu_model(m);
   dvfs_py::bind_simulation(m);
   dvfs_py::bind_control(m);
-  m.def("run_json", [](const std::string& scenario_json, const std::string& file, const std::string& base_dir,
-                       const std::string& output_dir) {
-    return dvfs_py::simulate_scenario(scenario_json, file, base_dir, output_dir, false, py::none(), false)[0].cast<std::string>();
-  }, py::arg("scenario_json"), py::arg("file"), py::arg("base_dir"), py::arg("output_dir") = "",
-     "Run a scenario given as JSON text; returns the summary as JSON text.");
   m.def("validate_json", [](const std::string& dir, const std::string& gpu) {
     dvfs_py::SimulationLock lock;
     py::gil_scoped_release no_gil;

@@ -42,14 +42,6 @@ static const char* const kCollectiveNames[] = {"all_reduce", "reduce_scatter", "
 
 const char* to_string(CollectiveKind k) { return kCollectiveNames[static_cast<int>(k)]; }
 
-bool collective_kind_from_string(const std::string& s, CollectiveKind& out) {
-  for (int i = 0; i < 7; ++i)
-    if (s == kCollectiveNames[i]) {
-      out = static_cast<CollectiveKind>(i);
-      return true;
-    }
-  return false;
-}
 
 double bounded_step_lead(const Rank& rank, const Step& step, double lead_s) {
   if (lead_s < 0) return 0;

@@ -36,7 +36,6 @@ const char* to_string(Phase p);
 // or point-to-point transfer among ranks.
 enum class CollectiveKind : std::uint8_t { all_reduce, reduce_scatter, all_gather, broadcast, all_to_all, send, recv };
 const char* to_string(CollectiveKind k);
-bool collective_kind_from_string(const std::string& s, CollectiveKind& out);
 
 // One collective call: a communication kernel whose duration is decided by the other ranks and the
 // network, not by the GPU's clocks. `bytes` is the buffer every member holds (all-reduce: the whole

@@ -56,24 +56,4 @@ class CriticalPathPolicy : public Policy {
   double current_end_s_ = 0;  // when the plan has it end
 };
 
-// A fixed sequence of pairs, one per kernel in call order, repeated from the start when it runs out
-// (builds per-kernel curves by replaying one computation back to back).
-class KernelSequencePolicy : public Policy {
- public:
-  KernelSequencePolicy(std::string name, std::vector<ClockPair> pairs) : name_(std::move(name)), pairs_(std::move(pairs)) {}
-  std::string name() const override { return name_; }
-  ClockPair initial_clocks() const override { return pairs_.front(); }
-  bool wants_kernel_events() const override { return true; }
-  std::optional<ClockPair> before_kernel(const Kernel&, const GpuTelemetry&) override {
-    const ClockPair c = pairs_[next_];
-    next_ = (next_ + 1) % pairs_.size();
-    return c;
-  }
-
- private:
-  std::string name_;
-  std::vector<ClockPair> pairs_;
-  std::size_t next_ = 0;
-};
-
 }  // namespace dvfs

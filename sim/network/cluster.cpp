@@ -95,7 +95,6 @@ void check_cluster(const ClusterSpec& c, const std::string& source) {
     throw InputError(source, "cluster.oversubscription", "expected a factor >= 1");
   if (c.topology != Topology::node_backbone && c.nodes_per_leaf < 1)
     throw InputError(source, "cluster.nodes_per_leaf", "expected nodes_per_leaf >= 1 for a fat-tree or rail fabric");
-  if (c.tree_chunks < 1) throw InputError(source, "cluster.tree_chunks", "expected >= 1");
 }
 
 namespace {

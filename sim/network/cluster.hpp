@@ -37,7 +37,6 @@ enum class Placement { dp_inner, pp_inner };
 
 struct ClusterSpec {
   AllReduceAlgorithm allreduce = AllReduceAlgorithm::ring;
-  int tree_chunks = 4;  // message-level trees only (see collectives.hpp)
   Topology topology = Topology::node_backbone;
   Placement placement = Placement::pp_inner;
   int gpus_per_node = 8;  // simulated hosts per node (GPUs, or TP groups when TP is folded)

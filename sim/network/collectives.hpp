@@ -29,7 +29,6 @@ class Collectives {
  public:
   // Groups are host indices in ring order (member 0 is the tree root). Declare them before the run.
   int add_group(std::vector<int> members);
-  const std::vector<int>& members(int group) const { return groups_[static_cast<std::size_t>(group)].members; }
   std::size_t group_count() const { return groups_.size(); }
 
   // Ordered host pairs the groups' flows use, to declare as routes.

@@ -68,6 +68,7 @@ def test_dotted_keys_set_nested_scenario_values():
 def test_models_expose_clock_tables_and_the_cpp_time_and_power_functions():
     h200 = dvfs_sim.model("h200")
     assert h200.name == "h200" and h200.status == "calibrated" and h200.power_cap_w == 700
+    assert h200.idle_w == json.load(open(os.path.join(ROOT, "models", "gpus", "h200.json")))["power"]["idle_w"]
     assert h200.sm_clocks_mhz[-1] == 1980 and h200.mem_clocks_mhz == sorted(h200.mem_clocks_mhz)
     assert h200.max_clocks == (1980, 3201)
     assert h200.provenance["summary"] and set(h200.switch_latency) >= {"sm", "mem", "firmware_s"}
