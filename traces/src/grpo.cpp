@@ -16,12 +16,6 @@ namespace dvfs {
 
 namespace {
 
-// Parameters of one layer's linear layers (q, k, v with grouped KV heads, output projection, MLP).
-double layer_params(const TransformerSpec& s) {
-  const double d = s.hidden, kv = static_cast<double>(s.kv_heads) / s.heads;
-  return d * (d + 2.0 * d * kv) + d * d + (s.gated_mlp ? 3.0 : 2.0) * d * s.ffn;
-}
-
 double head_dim(const TransformerSpec& s) { return static_cast<double>(s.hidden) / s.heads; }
 
 constexpr const char* kPhases[] = {"decode", "prefill", "train"};

@@ -26,12 +26,15 @@ const Preset kPresets[] = {
     {"llama-3.3-70b", {"llama-3.3-70b", 80, 8192, 64, 8, 28672, 128256, 4096, true, 1, 1024}},
 };
 
-double gemm_flops_per_token(const TransformerSpec& s) {
-  const double d = s.hidden, kv = static_cast<double>(s.kv_heads) / s.heads;
-  return 2.0 * (d * (d + 2.0 * d * kv) + d * d + (s.gated_mlp ? 3.0 : 2.0) * d * s.ffn);
-}
+// Forward GEMM FLOPs per token of one layer: a multiply-add per weight.
+double gemm_flops_per_token(const TransformerSpec& s) { return 2.0 * layer_params(s); }
 
 }  // namespace
+
+double layer_params(const TransformerSpec& s) {
+  const double d = s.hidden, kv = static_cast<double>(s.kv_heads) / s.heads;
+  return d * (d + 2.0 * d * kv) + d * d + (s.gated_mlp ? 3.0 : 2.0) * d * s.ffn;
+}
 
 TransformerSpec transformer_preset(const std::string& name) {
   for (const auto& p : kPresets)
@@ -223,7 +226,7 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
   const int per_chunk = tg.layers / V;
   out.activation_bytes = tok_t * tg.hidden * 2.0 / lay.tp;
   // Parameters: linear layers (= their FLOPs per token / 2); the embedding and the LM head vocab x hidden each.
-  const double layer_params = gemm_flops_per_token(tg) / 2.0, vocab_params = static_cast<double>(tg.vocab) * tg.hidden;
+  const double one_layer_params = layer_params(tg), vocab_params = static_cast<double>(tg.vocab) * tg.hidden;
   const double bucket_params = opts.bucket_params > 0 ? opts.bucket_params : std::max(40e6, 1e6 * lay.dp);
   out.forward.resize(static_cast<std::size_t>(V));
   out.backward.resize(static_cast<std::size_t>(V));
@@ -263,7 +266,7 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
       }
       for (int l = 0; l < per_chunk; ++l) {
         add_layer(r, tpl.backward, true);
-        pending += layer_params;
+        pending += one_layer_params;
         if (pending >= bucket_params) close_bucket();
       }
       if (first) {
@@ -291,7 +294,7 @@ MemoryEstimate estimate_memory(const TransformerSpec& m, const ParallelLayout& l
                                int in_flight) {
   const double layers = static_cast<double>(m.layers) / lay.pp, vocab_params = static_cast<double>(m.vocab) * m.hidden;
   // The first stage holds the most activations, the last the logits; both may hold a vocabulary matrix.
-  const double params = (layers * gemm_flops_per_token(m) / 2.0 + vocab_params) / lay.tp;
+  const double params = (layers * layer_params(m) + vocab_params) / lay.tp;
   MemoryEstimate e;
   e.weights_bytes = 2.0 * params;
   e.gradients_bytes = opts.grad_bytes_per_param * params;

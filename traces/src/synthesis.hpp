@@ -41,6 +41,8 @@ struct TransformerSpec {
 
 // gpt3-xl, gpt3-175b, qwen3-1.7b, llama-3.2-3b, llama-3.3-70b (published configurations).
 TransformerSpec transformer_preset(const std::string& name);
+// Parameters of one layer's linear layers (q, k, v with grouped KV heads, output projection, MLP).
+double layer_params(const TransformerSpec& s);
 std::vector<std::string> transformer_presets();
 
 // TP x CP GPUs run one stage's stream in lock step (one actor stands for them unless TP is unfolded);
