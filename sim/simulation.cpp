@@ -17,9 +17,6 @@
 
 namespace dvfs {
 
-namespace {
-
-// rank<N>/ subdirectories of a directory (a multi-rank recording), in rank order; empty if none.
 std::vector<std::string> rank_directories(const std::string& dir) {
   std::vector<std::string> out;
   for (int r = 0; r < 100000; ++r) {
@@ -29,8 +26,6 @@ std::vector<std::string> rank_directories(const std::string& dir) {
   }
   return out;
 }
-
-}  // namespace
 
 LoadedTrace load_traces(const std::vector<std::string>& paths) {
   if (paths.size() == 1) {

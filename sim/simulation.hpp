@@ -24,6 +24,8 @@ LoadedTrace load_trace(const std::string& path);
 LoadedTrace load_traces(const std::vector<std::string>& paths);
 // load_trace, then retarget to `model` when the scenario names another recording GPU (trace_gpu).
 LoadedTrace load_scenario_trace(const Scenario& sc, const GpuModel& model);
+// rank<N>/ subdirectories of a directory (a multi-rank recording), in rank order; empty if none.
+std::vector<std::string> rank_directories(const std::string& dir);
 
 struct SimulationResult {
   Json summary;

@@ -142,13 +142,13 @@ std::string format_validation(const Json& rep) {
   return os.str();
 }
 
-bool is_multi_rank_recording(const std::string& dir) { return is_directory(dir) && is_directory(dir + "/rank0"); }
+bool is_multi_rank_recording(const std::string& dir) { return !rank_directories(dir).empty(); }
 
 Json validate_multi_rank(const std::string& dir, const std::string& gpu, const ClusterSpec& cluster) {
   std::vector<Recording> recs;
   std::vector<RankTrace> parts;
-  for (int r = 0; is_directory(dir + "/rank" + std::to_string(r)); ++r) {
-    recs.push_back(load_validation_recording(dir + "/rank" + std::to_string(r)));
+  for (const std::string& rank_dir : rank_directories(dir)) {
+    recs.push_back(load_validation_recording(rank_dir));
     parts.push_back({recs.back().workload, recs.back().dir});
   }
   if (recs.empty()) throw InputError(dir, "rank0", "missing: expected rank<N>/ recordings of one job");
