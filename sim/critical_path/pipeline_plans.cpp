@@ -4,6 +4,7 @@
 #include "sim/critical_path/critical_path_policy.hpp"
 #include "sim/critical_path/plan_file.hpp"
 #include "sim/engine/gpu_replayer.hpp"
+#include "sim/network/collective_cost.hpp"
 #include "sim/pipeline/schedule.hpp"
 #include "sim/planning/clock_plan.hpp"
 
@@ -312,7 +313,7 @@ PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<
       for (int c = 0; c < kp.chunks; ++c)
         for (const GradientBucket& gb : kp.buckets[static_cast<std::size_t>(c * S + st)]) bytes += gb.bytes;
     }
-    if (DP > 1 && bytes > 0 && bw > 0) sync = 2.0 * (DP - 1) / DP * bytes / bw + 2.0 * (DP - 1) * lat;
+    if (DP > 1 && bytes > 0 && bw > 0) sync = collective_time_s(CollectiveKind::all_reduce, false, DP, bytes, bw, lat);  // the ring
     if (static_cast<std::size_t>(st) < kp.optimizer.size() && kp.optimizer[static_cast<std::size_t>(st)].first < kp.optimizer[static_cast<std::size_t>(st)].second) {
       StaticPolicy top(model.max_clocks());
       sync += replay_range(kp.stages[static_cast<std::size_t>(st)], kp.optimizer[static_cast<std::size_t>(st)].first,
