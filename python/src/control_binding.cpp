@@ -22,16 +22,8 @@ namespace dvfs_py {
 namespace {
 
 dvfs::ControlScenario parse(const std::string& text, const std::string& file, const std::string& base_dir) {
-  dvfs::Json doc;
-  try {
-    doc = dvfs::Json::parse(text);
-  } catch (const dvfs::Json::parse_error& e) {
-    throw dvfs::InputError(file, "", std::string("malformed JSON (") + e.what() + ")");
-  }
-  return dvfs::parse_control_scenario(doc, file, base_dir);
+  return dvfs::parse_control_scenario(dvfs::parse_json_text(text, file), file, base_dir);
 }
-
-py::array_t<double> to_array(const std::vector<double>& v) { return py::array_t<double>(static_cast<py::ssize_t>(v.size()), v.data()); }
 
 // One episode at a time: reset() builds a fresh session (SimGrid allows one live engine per process).
 class EnvCore {

@@ -2,10 +2,12 @@
 // Pieces of the dvfs_sim._core module, one file each (bindings.cpp assembles them).
 #include "models/src/gpu_model.hpp"
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace dvfs_py {
 
@@ -19,6 +21,12 @@ void bind_control(pybind11::module_& m);    // control_binding.cpp
 pybind11::tuple simulate_scenario(const std::string& scenario_json, const std::string& file, const std::string& base_dir,
                                   const std::string& output_dir, bool want_timeline, const pybind11::object& policy,
                                   bool cache_trace);
+
+// A copy of a vector as a numpy array.
+template <class T>
+pybind11::array_t<T> to_array(const std::vector<T>& v) {
+  return pybind11::array_t<T>(static_cast<pybind11::ssize_t>(v.size()), v.data());
+}
 
 // SimGrid keeps global state, so one process runs one simulation at a time; Python threads (a Dask
 // worker with several threads, a notebook) queue here instead of corrupting each other.

@@ -76,11 +76,6 @@ TraceCache& trace_cache() {
   return c;
 }
 
-template <class T>
-py::array_t<T> to_array(const std::vector<T>& v) {
-  return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
-}
-
 py::dict timeline_arrays(const std::vector<dvfs::RankOutcome>& outcomes) {
   const dvfs::TimelineColumns c = dvfs::timeline_columns(outcomes);
   py::dict d;
@@ -95,12 +90,7 @@ py::dict timeline_arrays(const std::vector<dvfs::RankOutcome>& outcomes) {
 
 // `python_policy`: the scenario's own policy key is optional (the Python policy replaces it).
 dvfs::Scenario parse(const std::string& scenario_json, const std::string& file, const std::string& base_dir, bool python_policy) {
-  dvfs::Json doc;
-  try {
-    doc = dvfs::Json::parse(scenario_json);
-  } catch (const dvfs::Json::parse_error& e) {
-    throw dvfs::InputError(file, "", std::string("malformed JSON (") + e.what() + ")");
-  }
+  dvfs::Json doc = dvfs::parse_json_text(scenario_json, file);
   if (python_policy && doc.is_object() && !doc.contains("policy")) doc["policy"] = "max";
   return dvfs::parse_scenario(doc, file, base_dir);
 }

@@ -14,10 +14,14 @@ Json read_json_file(const std::string& path) {
   if (!in) throw InputError(path, "", "cannot open file (expected a readable JSON file)");
   std::stringstream buf;
   buf << in.rdbuf();
+  return parse_json_text(buf.str(), path);
+}
+
+Json parse_json_text(const std::string& text, const std::string& file) {
   try {
-    return Json::parse(buf.str());
+    return Json::parse(text);
   } catch (const Json::parse_error& e) {
-    throw InputError(path, "", std::string("malformed JSON (") + e.what() + ")");
+    throw InputError(file, "", std::string("malformed JSON (") + e.what() + ")");
   }
 }
 

@@ -11,6 +11,8 @@ namespace dvfs {
 using Json = nlohmann::json;
 
 Json read_json_file(const std::string& path);
+// JSON text that came from `file` (malformed JSON is an InputError naming it).
+Json parse_json_text(const std::string& text, const std::string& file);
 // Whether `path` is a readable JSON object with top-level `key` (false for anything else: no error).
 bool is_json_object_with_key(const std::string& path, const char* key);
 std::string dirname_of(const std::string& path);

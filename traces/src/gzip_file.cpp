@@ -41,12 +41,6 @@ std::string read_maybe_gzip(const std::string& path) {
   return out;
 }
 
-Json read_json_maybe_gzip(const std::string& path) {
-  try {
-    return Json::parse(read_maybe_gzip(path));
-  } catch (const Json::parse_error& e) {
-    throw InputError(path, "", std::string("malformed JSON (") + e.what() + ")");
-  }
-}
+Json read_json_maybe_gzip(const std::string& path) { return parse_json_text(read_maybe_gzip(path), path); }
 
 }  // namespace dvfs
