@@ -83,8 +83,9 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
 
   std::exception_ptr failure;
   for (std::size_t i = 0; i < wl.ranks.size(); ++i) {
+    // A failure stops every GPU: the others may be waiting for this one in a collective.
     sg4::Actor::create("replay-gpu" + std::to_string(wl.ranks[i].id), hosts[i], [&, i]() {
-      try {
+      guarded(failure, [&] {
         const Rank& rank = wl.ranks[i];
         GpuReplayer replayer(rank, model, *policies[i], opts, out[i].meter);
         const double origin = sg4::Engine::get_clock();
@@ -100,8 +101,7 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
             // NCCL's send and receive kernels both last until the transfer is done (rendezvous).
             const int from = c.kind == CollectiveKind::send ? rank.id : c.peer, to = c.kind == CollectiveKind::send ? c.peer : rank.id;
             auto* box = sg4::Mailbox::by_name("p2p" + std::to_string(from) + "-" + std::to_string(to));
-            static int token = 0;
-            if (c.kind == CollectiveKind::send) box->put(&token, std::max<std::uint64_t>(1, static_cast<std::uint64_t>(c.bytes)));
+            if (c.kind == CollectiveKind::send) box->put(&message_token, message_bytes(c.bytes));
             else box->get<int>();
           } else {
             groups.run(group_gid[static_cast<std::size_t>(c.group)], position[static_cast<std::size_t>(c.group)][rank.id], c.kind, c.bytes);
@@ -118,15 +118,10 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
           sg4::this_actor::sleep_until(origin + out[i].stats.end_s);
         }
         out[i].simgrid_end_s = sg4::Engine::get_clock() - origin;
-      } catch (...) {
-        if (!failure) failure = std::current_exception();
-        sg4::Actor::kill_all();  // the others may be waiting for this GPU in a collective
-      }
+      });
     });
   }
-  engine->run();
-  engine.reset();
-  if (failure) std::rethrow_exception(failure);
+  run_and_rethrow(engine, failure);
   return out;
 }
 

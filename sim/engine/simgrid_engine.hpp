@@ -4,6 +4,9 @@
 // one process, so actors measure time from the engine's clock at their start.
 #include <simgrid/s4u.hpp>
 
+#include <algorithm>
+#include <cstdint>
+#include <exception>
 #include <memory>
 #include <stdexcept>
 
@@ -27,5 +30,30 @@ inline std::unique_ptr<simgrid::s4u::Engine> make_simgrid_engine() {
   char* argv[] = {arg0, arg1, arg2, arg3, arg4, nullptr};
   return std::make_unique<simgrid::s4u::Engine>(&argc, argv);
 }
+
+// Runs an actor's body; a failure stops every actor (the others would wait for it forever) and is
+// rethrown by run_and_rethrow once the engine is done.
+template <class Body>
+void guarded(std::exception_ptr& failure, Body&& body) {
+  try {
+    body();
+  } catch (...) {
+    if (!failure) failure = std::current_exception();
+    simgrid::s4u::Actor::kill_all();
+  }
+}
+
+inline void run_and_rethrow(std::unique_ptr<simgrid::s4u::Engine>& engine, const std::exception_ptr& failure) {
+  engine->run();
+  engine.reset();
+  if (failure) std::rethrow_exception(failure);
+}
+
+// Message payloads: only a message's size matters.
+inline int message_token = 0;
+
+// At least one byte: SimGrid completes an empty message to a permanent receiver at once, without the
+// links' latency.
+inline std::uint64_t message_bytes(double bytes) { return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(bytes)); }
 
 }  // namespace dvfs

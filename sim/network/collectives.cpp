@@ -1,6 +1,7 @@
 #include "sim/network/collectives.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/engine/simgrid_engine.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,11 +12,6 @@ namespace sg4 = simgrid::s4u;
 namespace dvfs {
 
 namespace {
-
-int token = 0;  // message payload: only the size matters
-
-// At least one byte: SimGrid completes an empty message at once, without the links' latency.
-std::uint64_t flow_bytes(double bytes) { return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(bytes)); }
 
 std::string box(char role, int group, int member) {
   return "c" + std::to_string(group) + role + std::to_string(member);
@@ -81,7 +77,7 @@ void Collectives::run(int gid, int rank, CollectiveKind kind, double bytes) {
     for (int i = 0; i < count; ++i) comms.push_back(sg4::Mailbox::by_name(box(role, gid, rank))->get_async<int>(&payloads[next_payload++]));
   };
   auto send = [&](char role, int to, double b) {
-    comms.push_back(sg4::Mailbox::by_name(box(role, gid, to))->put_async(&token, flow_bytes(b)));
+    comms.push_back(sg4::Mailbox::by_name(box(role, gid, to))->put_async(&message_token, message_bytes(b)));
   };
   double extra_latency = 0;
   if (kind == CollectiveKind::all_reduce && algorithm_ == AllReduceAlgorithm::tree) {

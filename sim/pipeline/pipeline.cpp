@@ -57,12 +57,6 @@ std::string box(char kind, int r, int t, int v, int mb) {
   return std::string(1, kind) + std::to_string(r) + "." + std::to_string(t) + "." + std::to_string(v) + "." + std::to_string(mb);
 }
 
-int token = 0;  // message payload: only the message matters
-
-// At least one byte: SimGrid completes an empty message to a permanent receiver at once, without the
-// links' latency.
-uint64_t message_bytes(double bytes) { return std::max<uint64_t>(1, static_cast<uint64_t>(bytes)); }
-
 // One GPU's pass through its schedule: wait for the op's input, `compute(op)` advances the GPU, send
 // the output to the next (forward) or previous (backward) virtual stage. Returns the time blocked.
 template <class Compute>
@@ -87,29 +81,11 @@ double run_schedule(const Shape& sh, int r, int s, int t, double activation_byte
     blocked += sg4::Engine::get_clock() - t0;
     compute(op);
     if (!op.backward && v < V - 1)
-      sg4::Mailbox::by_name(box('a', r, t, v + 1, op.microbatch))->put_init(&token, message_bytes(activation_bytes))->detach();
+      sg4::Mailbox::by_name(box('a', r, t, v + 1, op.microbatch))->put_init(&message_token, message_bytes(activation_bytes))->detach();
     if (op.backward && v > 0)
-      sg4::Mailbox::by_name(box('g', r, t, v - 1, op.microbatch))->put_init(&token, message_bytes(activation_bytes))->detach();
+      sg4::Mailbox::by_name(box('g', r, t, v - 1, op.microbatch))->put_init(&message_token, message_bytes(activation_bytes))->detach();
   }
   return blocked;
-}
-
-// Runs an actor's body; a failure stops every actor (the others would wait for it forever) and is
-// rethrown by run_and_rethrow once the engine is done.
-template <class Body>
-void guarded(std::exception_ptr& failure, Body&& body) {
-  try {
-    body();
-  } catch (...) {
-    if (!failure) failure = std::current_exception();
-    sg4::Actor::kill_all();
-  }
-}
-
-void run_and_rethrow(std::unique_ptr<sg4::Engine>& engine, const std::exception_ptr& failure) {
-  engine->run();
-  engine.reset();
-  if (failure) std::rethrow_exception(failure);
 }
 
 // The platform: a star of p2p links, or the cluster with the routes the pipeline and the groups use.
