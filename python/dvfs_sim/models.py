@@ -11,6 +11,7 @@ import json
 import os
 
 from ._native import InputError, core
+from .scenario import _is_model_path
 
 _KERNEL_KEYS = ("class", "duration_s", "recorded_sm_mhz", "recorded_mem_mhz", "sm_fill", "name")
 
@@ -116,6 +117,6 @@ def model(name_or_path):
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise TypeError(f"model() takes a model name or file path, not {type(name_or_path).__name__}")
     p = os.fspath(name_or_path)
-    if "/" in p or p.endswith(".json"):
+    if _is_model_path(p):
         p = os.path.abspath(p)
     return GpuModel(core().load_model(p))

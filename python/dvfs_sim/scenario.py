@@ -24,19 +24,14 @@ def default_scenario_path():
 def load_scenario(path=None):
     """Reads a scenario file (None: the default scenario) into a dict whose relative paths (trace, model
     files, output.dir) are made absolute against the file's directory, so the dict runs from anywhere."""
-    path = os.fspath(path) if path is not None else default_scenario_path()
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError as e:
-        raise InputError(f"{path}: cannot open scenario file ({e.strerror})") from None
+    text, path, base_dir = as_scenario(os.fspath(path) if path is not None else None)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: malformed JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
     if not isinstance(doc, dict):
         raise InputError(f"{path}: expected a JSON object (a scenario), got {type(doc).__name__}")
-    return resolve_paths(doc, os.path.dirname(os.path.abspath(path)))
+    return resolve_paths(doc, base_dir)
 
 
 def resolve_paths(doc, base_dir):
