@@ -7,21 +7,16 @@ import gzip
 import json
 import os
 import re
-import shutil
 
 
-def missing_step_ranges(raw_path, steps):
-    """Indices of the profiled steps whose `step<i>` range is not in the exported trace."""
-    with open(raw_path, "rb") as f:
-        text = f.read()
-    present = {int(m.group(1)) for m in re.finditer(rb'"name"\s*:\s*"step(\d+)"', text)}
+def missing_step_ranges(data, steps):
+    """Indices of the profiled steps whose `step<i>` range is not in the exported trace (its bytes)."""
+    present = {int(m.group(1)) for m in re.finditer(rb'"name"\s*:\s*"step(\d+)"', data)}
     return [i for i in range(steps) if i not in present]
 
 
-def add_step_ranges(raw_path, bounds, indices):
-    """Adds host-side `step<i>` ranges for `indices` from `bounds` ({t0_ns, t1_ns} per step)."""
-    with open(raw_path) as f:
-        doc = json.load(f)
+def add_step_ranges(doc, bounds, indices, raw_path):
+    """Adds host-side `step<i>` ranges for `indices` from `bounds` ({t0_ns, t1_ns} per step) to the trace doc."""
     if not isinstance(doc, dict) or "baseTimeNanoseconds" not in doc:
         raise ValueError(f"{raw_path}: the profiler wrote no baseTimeNanoseconds: cannot place the step ranges")
     base = doc["baseTimeNanoseconds"]
@@ -30,17 +25,20 @@ def add_step_ranges(raw_path, bounds, indices):
         doc["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": f"step{i}", "pid": os.getpid(),
                                    "tid": 0, "ts": (b["t0_ns"] - base) / 1000.0, "dur": (b["t1_ns"] - b["t0_ns"]) / 1000.0,
                                    "args": {"added_by": "dvfs_sim.record from the step bounds"}})
-    with open(raw_path, "w") as f:
-        json.dump(doc, f)
 
 
 def finish_trace(raw_path, bounds, log=None):
-    """Makes sure every profiled step has its range, then gzips raw_path to raw_path + '.gz' and removes it."""
-    missing = missing_step_ranges(raw_path, len(bounds))
+    """Makes sure every profiled step has its range, then gzips raw_path to raw_path + '.gz' and removes it.
+    The trace is read once (they run to hundreds of MB)."""
+    with open(raw_path, "rb") as f:
+        data = f.read()
+    missing = missing_step_ranges(data, len(bounds))
     if missing:
         if log:
             log(f"the profiler dropped {len(missing)} step range(s); adding them from the step bounds")
-        add_step_ranges(raw_path, bounds, missing)
-    with open(raw_path, "rb") as f, gzip.open(raw_path + ".gz", "wb", compresslevel=6) as g:
-        shutil.copyfileobj(f, g)
+        doc = json.loads(data)
+        add_step_ranges(doc, bounds, missing, raw_path)
+        data = json.dumps(doc).encode()
+    with gzip.open(raw_path + ".gz", "wb", compresslevel=6) as g:
+        g.write(data)
     os.unlink(raw_path)
