@@ -13,6 +13,8 @@ import argparse
 import os
 import sys
 
+from dvfs_sim.examples.train_gpt import attention, rms_norm
+
 # name: (layers, d, heads, kv_heads, ffn, vocab)
 PRESETS = {
     "qwen2.5-7b": (28, 3584, 28, 4, 18944, 152064),   # Qwen2.5-7B config.json
@@ -39,25 +41,10 @@ def build(torch, a, dev):
     cache_v = [torch.zeros(a.batch_size, KV, a.max_len, hd, device=dev, dtype=dt) for _ in range(L)]
 
     def rms(x, w):
-        if hasattr(F, "rms_norm"):
-            return F.rms_norm(x, (x.shape[-1],), w, 1e-6)
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+        return rms_norm(torch, x, w, 1e-6)
 
     def attend(q, k, v, causal):
-        sdpa = getattr(F, "scaled_dot_product_attention", None)
-        if sdpa is not None:
-            try:
-                return sdpa(q, k, v, is_causal=causal, enable_gqa=H != KV)
-            except TypeError:  # PyTorch < 2.5: no enable_gqa
-                pass
-        k, v = k.repeat_interleave(H // KV, 1), v.repeat_interleave(H // KV, 1)
-        if sdpa is not None:
-            return sdpa(q, k, v, is_causal=causal)
-        w = (q @ k.transpose(-2, -1)) / q.shape[-1] ** 0.5  # PyTorch < 2.0 (CPU tests)
-        if causal:  # the prompt: query i sees keys 0..i
-            T = q.shape[-2]
-            w = w.masked_fill(torch.ones(T, k.shape[-2], dtype=torch.bool, device=q.device).triu(1), float("-inf"))
-        return torch.softmax(w, -1) @ v
+        return attention(torch, q, k, v, H // KV, causal)
 
     def forward(tokens, pos):
         """tokens [B, T] at positions pos..pos+T-1; writes the cache; returns the next tokens [B]."""

@@ -25,24 +25,33 @@ PRESETS = {
 }
 
 
-def _attention(torch, q, k, v, groups):
-    """Causal attention (grouped-query when groups > 1) with the fused kernels of recent PyTorch, and a
-    plain version for old ones (CPU tests)."""
+def attention(torch, q, k, v, groups, causal=True):
+    """Attention (grouped-query when groups > 1; causal: query i sees keys 0..i, as in training or a prompt
+    at position 0) with the fused kernels of recent PyTorch, and a plain version for old ones (CPU tests)."""
     F = torch.nn.functional
     sdpa = getattr(F, "scaled_dot_product_attention", None)
     if sdpa is not None:
         try:
-            return sdpa(q, k, v, is_causal=True, enable_gqa=groups > 1)
+            return sdpa(q, k, v, is_causal=causal, enable_gqa=groups > 1)
         except TypeError:  # PyTorch < 2.5: no enable_gqa
             pass
     if groups > 1:
         k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
     if sdpa is not None:
-        return sdpa(q, k, v, is_causal=True)
-    T = q.shape[-2]
+        return sdpa(q, k, v, is_causal=causal)
     w = (q @ k.transpose(-2, -1)) / q.shape[-1] ** 0.5
-    w = w.masked_fill(torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    if causal:
+        T = q.shape[-2]
+        w = w.masked_fill(torch.ones(T, k.shape[-2], dtype=torch.bool, device=q.device).triu(1), float("-inf"))
     return torch.softmax(w, -1) @ v
+
+
+def rms_norm(torch, x, w, eps):
+    """RMSNorm with PyTorch's fused kernel where it has one (2.4+)."""
+    F = torch.nn.functional
+    if hasattr(F, "rms_norm"):
+        return F.rms_norm(x, (x.shape[-1],), w, eps)
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
 
 
 def tensor_parallel_ops(torch):
@@ -90,9 +99,7 @@ def build_model(torch, a):
             self.w = nn.Parameter(torch.ones(d))
 
         def forward(self, x):
-            if hasattr(F, "rms_norm"):
-                return F.rms_norm(x, (x.shape[-1],), self.w, 1e-5)
-            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.w
+            return rms_norm(torch, x, self.w, 1e-5)
 
     class Block(nn.Module):
         def __init__(self, i):
@@ -114,7 +121,7 @@ def build_model(torch, a):
                 q = q.view(B, T, heads, self.hd).transpose(1, 2)
                 k = k.view(B, T, kv_heads, self.hd).transpose(1, 2)
                 v = v.view(B, T, kv_heads, self.hd).transpose(1, 2)
-                y = _attention(torch, q, k, v, heads // kv_heads)
+                y = attention(torch, q, k, v, heads // kv_heads)
                 x = x + leave(self.proj(y.transpose(1, 2).reshape(B, T, heads * self.hd)))
             with torch.profiler.record_function(f"layer{self.i}.mlp"):
                 h = self.up(enter(self.n2(x)))
