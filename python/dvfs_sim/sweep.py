@@ -104,7 +104,9 @@ def _init_worker():
     core()  # import the core once per worker, before the first point
 
 
-def _chunks(items, size):
+def _chunks(items, workers):
+    """~4 chunks per worker: few round trips, and the last chunks still balance the load."""
+    size = max(1, math.ceil(len(items) / (4 * workers)))
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
@@ -149,11 +151,9 @@ def _run_local(tasks, payload, processes, start_method, bar):
     one at a time in a one-worker pool, so that only the point that kills its worker is marked."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
     rows, orphans = {}, []
-    # ~4 chunks per worker: few round trips, and the last chunks still balance the load.
-    size = max(1, math.ceil(len(tasks) / (4 * processes)))
     ex = _executor(processes, start_method)
     try:
-        futures = {ex.submit(_run_chunk, payload, c): c for c in _chunks(tasks, size)}
+        futures = {ex.submit(_run_chunk, payload, c): c for c in _chunks(tasks, processes)}
         for f in as_completed(futures):
             try:
                 done = f.result()
@@ -196,8 +196,7 @@ def _run_dask(tasks, payload, scheduler, bar):
     client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
     try:
         workers = max(1, sum(client.nthreads().values()))
-        size = max(1, math.ceil(len(tasks) / (4 * workers)))
-        chunks = _chunks(tasks, size)
+        chunks = _chunks(tasks, workers)
         futures = {client.submit(_run_chunk, payload, c, pure=False): c for c in chunks}
         rows = {}
         for f in as_completed(list(futures)):

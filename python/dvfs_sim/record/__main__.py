@@ -90,10 +90,7 @@ def main(argv=None):
         if a.phase_ranges:
             rec.install_phase_ranges()
         rec.install_step_hook()
-    except RecorderError as e:
-        rec.finish(failed=True)
-        _fail(str(e))
-    except Exception as e:  # e.g. TorchMissing from an old PyTorch
+    except Exception as e:  # a RecorderError, or e.g. TorchMissing from an old PyTorch
         rec.finish(failed=True)
         _fail(str(e))
 

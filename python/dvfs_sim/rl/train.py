@@ -36,11 +36,11 @@ def main(argv=None):
     from .policy_file import write_policy
     from .ppo import train
 
-    # The scenario may name this very policy file as its controller: train without it.
-    env = PowerBudgetEnv(a.scenario, duration_s=a.episode_s, overrides={"control.controller.name": "uncontrolled"})
     if a.eval_seed >= 1000:
         print("train: --eval-seed must be below 1000 (training seeds start at 1000)", file=sys.stderr)
         return 2
+    # The scenario may name this very policy file as its controller: train without it.
+    env = PowerBudgetEnv(a.scenario, duration_s=a.episode_s, overrides={"control.controller.name": "uncontrolled"})
     episode_steps = int(round((a.episode_s or env.duration_s) / env.interval_s))
     t0 = time.time()
     agent = train(env, a.steps, seed=a.seed, rollout=a.rollout, log=None if a.quiet else print)
