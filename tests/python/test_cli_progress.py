@@ -2,9 +2,8 @@
 import os
 import pty
 import subprocess
+from repo_paths import BIN, ROOT
 
-ROOT = os.environ.get("DVFS_SIM_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-BIN = os.environ.get("DVFS_SIM_BIN", os.path.join(ROOT, "build", "dvfs-sim"))
 CALIBRATE = ["calibrate", "--recording", os.path.join(ROOT, "traces", "recordings", "h200-gpt3xl"),
              "--base", os.path.join(ROOT, "models", "calibration", "h200.base.json")]
 

@@ -7,8 +7,7 @@ import sys
 import pytest
 
 import dvfs_sim
-
-ROOT = os.environ.get("DVFS_SIM_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from repo_paths import ROOT
 
 
 def test_run_default_scenario_returns_the_summary_dict():

@@ -1,7 +1,6 @@
 """Power-budget control from Python: the gym-style environment over the C++ session, policy files shared
 with the C++ `rl` controller, and a short PPO run (python3-torch)."""
 import json
-import os
 
 import numpy as np
 import pytest
@@ -10,8 +9,7 @@ import dvfs_sim
 from dvfs_sim import control
 from dvfs_sim.rl import PowerBudgetEnv
 from dvfs_sim.rl.policy_file import PolicyFile, write_policy
-
-ROOT = os.environ.get("DVFS_SIM_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from repo_paths import ROOT
 
 
 def tiny(duration_s=20, **controller):

@@ -5,8 +5,8 @@ import os
 import pytest
 
 import dvfs_sim
+from repo_paths import ROOT
 
-ROOT = os.environ.get("DVFS_SIM_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 RECORDING = os.path.join(ROOT, "traces", "recordings", "h200-gpt3xl")
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "kineto_current.json")
 

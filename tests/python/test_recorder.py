@@ -15,9 +15,8 @@ from dvfs_sim.record import Recorder, RecorderError
 from dvfs_sim.record.__main__ import parse_command
 
 from recorder_doubles import FakeBackend
+from repo_paths import BIN, ROOT
 
-ROOT = os.environ.get("DVFS_SIM_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-BIN = os.environ.get("DVFS_SIM_BIN", os.path.join(ROOT, "build", "dvfs-sim"))
 FAKE_NVML_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_nvml")
 
 

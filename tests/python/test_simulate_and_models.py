@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 import dvfs_sim
+from repo_paths import BIN, ROOT
 
-ROOT = os.environ.get("DVFS_SIM_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-BIN = os.environ.get("DVFS_SIM_BIN", os.path.join(ROOT, "build", "dvfs-sim"))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "kineto_current.json")
 
 

@@ -5,8 +5,8 @@ import os
 import pytest
 
 import dvfs_sim
+from repo_paths import ROOT
 
-ROOT = os.environ.get("DVFS_SIM_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "kineto_current.json")
 BASE = {"name": "fixture", "trace": FIXTURE, "gpu": "h200", "policy": "native"}
 

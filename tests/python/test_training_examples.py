@@ -7,10 +7,10 @@ import subprocess
 import sys
 
 import pytest
+from repo_paths import ROOT
 
 torch = pytest.importorskip("torch")
 
-ROOT = os.environ.get("DVFS_SIM_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SCRIPT = os.path.join(ROOT, "python", "dvfs_sim", "examples", "train_gpt.py")
 
 
