@@ -144,7 +144,6 @@ Json run_fleet_study(const FleetScenario& fs, bool with_samples) {
       traces[i].push_back(simulate_alone(fs, m.job, fs.seed * 1000 + static_cast<std::uint64_t>(v)));
       const JobTrace& t = traces[i].back();
       mean += t.mean_w / fs.variants;
-      std::vector<const PowerSeries*> parts;
       PowerSeries sum;
       sum.bin_s = fs.bin_s;
       sum.power_w.assign(bins, 0.0);
@@ -176,9 +175,8 @@ Json run_fleet_study(const FleetScenario& fs, bool with_samples) {
       const FleetMixEntry& m = fs.mix[pick];
       const int need = m.idle ? 1 : m.job.gpus();
       if (m.idle || placed + need > size) {  // idle GPUs, and GPUs left over when a job does not fit
-        const int n = m.idle ? 1 : 1;
-        for (double& p : fleet.power_w) p += idle_w * n;
-        placed += n;
+        for (double& p : fleet.power_w) p += idle_w;  // one GPU
+        ++placed;
         ++idle;
         continue;
       }
