@@ -27,7 +27,7 @@ void bench_critical_path() {
     SyntheticRun req;
     req.model = model;
     req.layout = {8, 8, 16};
-    req.cluster = default_cluster(req.layout);
+    req.cluster = default_cluster_spec();
     req.policy = "critical-path";
     const Json r = run_synthetic(req);
     const Json& cp = r["critical_path"];

@@ -66,7 +66,7 @@ SyntheticRun llama70b(int pp, int dp, int microbatches) {
   req.model = "llama-3.3-70b";
   req.layout = {8, pp, dp};
   req.microbatches = microbatches;
-  req.cluster = default_cluster(req.layout);
+  req.cluster = default_cluster_spec();
   return req;
 }
 

@@ -383,7 +383,7 @@ int cmd_synth(std::vector<std::string> args) {
       else throw dvfs::InputError("--grad-dtype", "", "expected fp32 or bf16, got \"" + v + "\"");
     } else if (args[i] == "--topology" || args[i] == "--placement" || args[i] == "--nodes-per-leaf") {
       // Cluster keys go through the scenario reader, so the CLI and scenarios check them alike.
-      if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout), cluster_set = true;
+      if (!cluster_set) req.cluster = dvfs::default_cluster_spec(), cluster_set = true;
       const std::string key = args[i].substr(2);
       const std::string v = take_value(args, i);
       dvfs::Json c = dvfs::Json::object();
@@ -411,7 +411,7 @@ int cmd_synth(std::vector<std::string> args) {
       req.straggler_replica = static_cast<int>(rep);
       req.straggler_factor = parse_number("--straggler", v.substr(colon + 1), "a slowdown factor");
     } else if (args[i] == "--allreduce") {
-      if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout), cluster_set = true;
+      if (!cluster_set) req.cluster = dvfs::default_cluster_spec(), cluster_set = true;
       const std::string v = take_value(args, i);
       req.auto_allreduce = false;
       if (v == "ring") req.cluster.allreduce = dvfs::AllReduceAlgorithm::ring;
@@ -419,16 +419,16 @@ int cmd_synth(std::vector<std::string> args) {
       else if (v == "auto") req.auto_allreduce = true;
       else throw dvfs::InputError("--allreduce", "", "expected ring, tree or auto, got \"" + v + "\"");
     } else if (args[i] == "--inter-bw") {
-      if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout), cluster_set = true;
+      if (!cluster_set) req.cluster = dvfs::default_cluster_spec(), cluster_set = true;
       req.cluster.inter_bw_bps = parse_number("--inter-bw", take_value(args, i), "a bandwidth in bytes/s (> 0)");
     } else if (args[i] == "--oversubscription") {
-      if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout), cluster_set = true;
+      if (!cluster_set) req.cluster = dvfs::default_cluster_spec(), cluster_set = true;
       req.cluster.oversubscription = parse_number("--oversubscription", take_value(args, i), "a factor >= 1");
     } else if (args[i] == "--json") json = true;
     else if (args[i] == "-o" || args[i] == "--output") out_file = take_value(args, i);
     else throw UsageError("unknown argument for synth: " + args[i]);
   }
-  if (!cluster_set) req.cluster = dvfs::default_cluster(req.layout);
+  if (!cluster_set) req.cluster = dvfs::default_cluster_spec();
   if (req.layout.vpp > 1 && !schedule_set) req.schedule = dvfs::PipelineSchedule::interleaved_1f1b;
   const dvfs::Json r = dvfs::run_synthetic(req);
   if (!per_gpu_file.empty()) {

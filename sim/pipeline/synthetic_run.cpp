@@ -24,11 +24,6 @@
 
 namespace dvfs {
 
-ClusterSpec default_cluster(const ParallelLayout& layout) {
-  (void)layout;  // GPUs per node; run_synthetic turns them into simulated hosts per node
-  return default_cluster_spec();
-}
-
 SyntheticRun synthetic_request(const Scenario& sc) {
   JsonReader r(sc.synthetic, sc.file, "synthetic");
   r.only_keys({"model", "gpus", "tp", "pp", "dp", "cp", "vpp", "microbatches", "schedule", "allreduce", "gradient_sync",
@@ -57,7 +52,7 @@ SyntheticRun synthetic_request(const Scenario& sc) {
   } catch (const InputError& e) {
     r.fail(e.field() == "microbatches" ? "microbatches" : "schedule", e.problem());
   }
-  req.cluster = default_cluster(req.layout);
+  req.cluster = default_cluster_spec();
   const std::string ar = r.string_or("allreduce", "auto");
   req.auto_allreduce = ar == "auto";
   if (ar == "ring") req.cluster.allreduce = AllReduceAlgorithm::ring;
@@ -104,10 +99,6 @@ SyntheticRun synthetic_request(const Scenario& sc) {
   req.clock_plan = sc.clock_plan;
   return req;
 }
-
-namespace {
-int gpus_per_host_value(const ParallelLayout& lay, int simulated_tp) { return lay.tp * lay.cp / simulated_tp; }
-}  // namespace
 
 namespace {
 
@@ -368,7 +359,7 @@ Json run_synthetic(const SyntheticRun& req) {
   if (req.per_gpu)
     for (int g = 0; g < S * DP * T; ++g) {
       const auto gi = static_cast<std::size_t>(g);
-      per_gpu.push_back({g, g / (T * S), (g / T) % S, g % T, gpus_per_host_value(lay, T), r.outcomes[gi].meter.total_j(),
+      per_gpu.push_back({g, g / (T * S), (g / T) % S, g % T, gpus_per_host, r.outcomes[gi].meter.total_j(),
                          r.outcomes[gi].meter.busy_s(), r.blocked_s[gi], r.allreduce_s[gi], r.collective_s[gi], r.outcomes[gi].stats.end_s});
     }
   rusage ru{};

@@ -50,7 +50,6 @@ struct SyntheticRun {
   std::string clock_plan;          // critical-path policy: replay this plan (N.sched.json format) instead of solving
 };
 
-ClusterSpec default_cluster(const ParallelLayout& layout);
 
 // A scenario's "synthetic" object: {model, gpus, tp, pp, dp, cp, vpp, microbatches, schedule (1f1b |
 // gpipe | interleaved-1f1b), allreduce (auto | ring | tree), gradient_sync {mode (all-reduce |

@@ -24,7 +24,7 @@ SyntheticRun small_run(const std::string& policy, const std::string& gpu = "b200
   r.microbatches = 8;
   r.gpu = gpu;
   r.policy = policy;
-  r.cluster = default_cluster(r.layout);
+  r.cluster = default_cluster_spec();
   return r;
 }
 

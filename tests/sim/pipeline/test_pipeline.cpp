@@ -218,7 +218,7 @@ TEST_CASE("a synthesised GPT-3 XL step on one H200 takes what the recorded step 
   SyntheticRun req;
   req.model = "gpt3-xl";
   req.microbatches = 1;  // the recorded batch of 8 x 2,048 tokens
-  req.cluster = default_cluster(req.layout);
+  req.cluster = default_cluster_spec();
   const Json r = run_synthetic(req);
   // traces/recordings/h200-gpt3xl: 0.308 s and 211 J per timed step (run.json); the synthetic step is
   // built from that trace's layers, so this checks the assembly, not a prediction.
@@ -305,7 +305,7 @@ TEST_CASE("a synthesised iteration folded by TP group equals the one that simula
   req.model = "gpt3-xl";
   req.layout = {2, 2, 2};
   req.microbatches = 2;
-  req.cluster = default_cluster(req.layout);
+  req.cluster = default_cluster_spec();
   req.policy = "native";
   const Json folded = run_synthetic(req);
   req.unfold_tp = true;
@@ -320,7 +320,7 @@ TEST_CASE("interleaved stages shorten a synthesised iteration's bubble", "[pipel
   req.model = "llama-3.2-3b";
   req.layout = {1, 4, 1};
   req.microbatches = 4;
-  req.cluster = default_cluster(req.layout);
+  req.cluster = default_cluster_spec();
   const double plain = run_synthetic(req)["iteration_s"].get<double>();
   req.layout.vpp = 7;  // 28 layers: 4 stages x 7 chunks of one layer
   req.schedule = PipelineSchedule::interleaved_1f1b;
@@ -334,7 +334,7 @@ TEST_CASE("synthetic layouts that do not add up are errors naming the field", "[
   req.model = "llama-3.3-70b";
   req.layout = {8, 8, 16};
   req.gpus = 1000;
-  req.cluster = default_cluster(req.layout);
+  req.cluster = default_cluster_spec();
   CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("gpus: the layout TP 8 x CP 1 x PP 8 x DP 16 = 1024 GPUs does not match the 1000"));
   req.gpus = 0;
   req.layout.vpp = 2;  // interleaving needs the interleaved schedule
@@ -349,7 +349,7 @@ TEST_CASE("a layout whose estimated memory exceeds the GPU's is refused, naming 
   req.model = "llama-3.3-70b";
   req.layout = {8, 1, 2};  // 70 B parameters on 8 GPUs: ~17 GB of weights and ~100 GB of Adam state each
   req.microbatches = 1;
-  req.cluster = default_cluster(req.layout);
+  req.cluster = default_cluster_spec();
   CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("needs about") && Catch::Contains("the h200 holds 141 GB"));
   const MemoryEstimate fits = estimate_memory(transformer_preset("llama-3.3-70b"), {8, 8, 16}, SynthesisOptions{}, 8);
   CHECK(fits.total_bytes() < 141e9);
@@ -374,7 +374,7 @@ TEST_CASE("a job's power is judged against a budget the way an NVML poller sees 
   req.model = "llama-3.2-3b";
   req.layout = {1, 2, 2};
   req.microbatches = 16;
-  req.cluster = default_cluster(req.layout);
+  req.cluster = default_cluster_spec();
   req.power_budget_w = 4 * 560.0;  // 80 % of four H200s' 700 W
   const Json native = run_synthetic(req);
   const Json& b = native["power_budget"];
