@@ -95,12 +95,7 @@ class Pid : public Controller {
       // Anti-windup: integrate only while the target is not held at a limit.
       if (target > lo && target < hi) integral_[i] += e * dt;
       target = std::clamp(target, lo, hi);
-      std::vector<double> m, caps;
-      for (int g : bud.gpus) {
-        m.push_back(s.reports().back().gpu_measured_w[static_cast<std::size_t>(g)]);
-        caps.push_back(s.board().gpus[static_cast<std::size_t>(g)].power_cap_w);
-      }
-      set_caps(s, bs[i], allocate_caps(target, m, caps, s.setup().min_cap_w, s.setup().max_cap_w, c_.headroom_w));
+      allocate_budget_caps(s, bs[i], target, c_.headroom_w);
     }
   }
 

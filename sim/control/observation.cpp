@@ -71,20 +71,24 @@ std::vector<double> budget_observation(const ControlSession& s, int b) {
   return o;
 }
 
-void apply_budget_action(ControlSession& s, int b, const std::vector<double>& a, const ActionSpec& spec) {
-  if (static_cast<int>(a.size()) != spec.size())
-    throw std::invalid_argument("apply_budget_action: expected " + std::to_string(spec.size()) + " action values");
+void allocate_budget_caps(ControlSession& s, int b, double target_w, double headroom_w) {
   const PowerBudget& bud = s.setup().budgets[static_cast<std::size_t>(b)];
-  const double a0 = std::clamp(a[0], -1.0, 1.0);
-  const double target = bud.budget_w * (1.0 + spec.target_span * a0);
   std::vector<double> measured, caps;
   const auto& reps = s.reports();
   for (int g : bud.gpus) {
     measured.push_back(reps.empty() ? s.setup().max_cap_w : reps.back().gpu_measured_w[static_cast<std::size_t>(g)]);
     caps.push_back(s.board().gpus[static_cast<std::size_t>(g)].power_cap_w);
   }
-  const std::vector<double> out = allocate_caps(target, measured, caps, s.setup().min_cap_w, s.setup().max_cap_w, spec.headroom_w);
+  const std::vector<double> out = allocate_caps(target_w, measured, caps, s.setup().min_cap_w, s.setup().max_cap_w, headroom_w);
   for (std::size_t i = 0; i < bud.gpus.size(); ++i) s.board().gpus[static_cast<std::size_t>(bud.gpus[i])].power_cap_w = out[i];
+}
+
+void apply_budget_action(ControlSession& s, int b, const std::vector<double>& a, const ActionSpec& spec) {
+  if (static_cast<int>(a.size()) != spec.size())
+    throw std::invalid_argument("apply_budget_action: expected " + std::to_string(spec.size()) + " action values");
+  const PowerBudget& bud = s.setup().budgets[static_cast<std::size_t>(b)];
+  const double a0 = std::clamp(a[0], -1.0, 1.0);
+  allocate_budget_caps(s, b, bud.budget_w * (1.0 + spec.target_span * a0), spec.headroom_w);
   if (spec.concurrency) {
     const double u = (std::clamp(a[1], -1.0, 1.0) + 1.0) / 2.0;
     for (int j : budget_jobs(s, b)) {

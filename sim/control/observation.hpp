@@ -40,6 +40,9 @@ struct RewardSpec {
 // Jobs with at least one GPU in the budget.
 std::vector<int> budget_jobs(const ControlSession& s, int budget);
 std::vector<double> budget_observation(const ControlSession& s, int budget);
+// Budget b's power target split over its GPUs' power limits by allocate_caps, from their last measured
+// power (their top limit before the first interval).
+void allocate_budget_caps(ControlSession& s, int b, double target_w, double headroom_w);
 void apply_budget_action(ControlSession& s, int budget, const std::vector<double>& action, const ActionSpec& spec);
 double budget_reward(const ControlSession& s, int budget, const RewardSpec& spec);
 
