@@ -270,20 +270,27 @@ std::string GpuModel::describe_sm_clocks() const {
   return os.str();
 }
 
+int GpuModel::sm_index_or_throw(double mhz, const std::string& file, const std::string& field) const {
+  const int i = sm_index(mhz);
+  if (i >= 0) return i;
+  std::ostringstream os;
+  os << "SM clock " << mhz << " MHz is not supported by " << name_ << " (expected one of " << describe_sm_clocks() << ")";
+  throw InputError(file, field, os.str());
+}
+
+int GpuModel::mem_index_or_throw(double mhz, const std::string& file, const std::string& field) const {
+  const int i = mem_index(mhz);
+  if (i >= 0) return i;
+  std::ostringstream os;
+  os << "memory clock " << mhz << " MHz is not supported by " << name_ << " (expected one of";
+  for (double m : mem_clocks_) os << " " << m;
+  os << " MHz)";
+  throw InputError(file, field, os.str());
+}
+
 void GpuModel::check_supported(const ClockPair& c, const std::string& file, const std::string& field) const {
-  if (sm_index(c.sm_mhz) < 0) {
-    std::ostringstream os;
-    os << "SM clock " << c.sm_mhz << " MHz is not supported by " << name_ << " (expected one of "
-       << describe_sm_clocks() << ")";
-    throw InputError(file, field + ".sm_mhz", os.str());
-  }
-  if (mem_index(c.mem_mhz) < 0) {
-    std::ostringstream os;
-    os << "memory clock " << c.mem_mhz << " MHz is not supported by " << name_ << " (expected one of";
-    for (double m : mem_clocks_) os << " " << m;
-    os << " MHz)";
-    throw InputError(file, field + ".mem_mhz", os.str());
-  }
+  sm_index_or_throw(c.sm_mhz, file, field + ".sm_mhz");
+  mem_index_or_throw(c.mem_mhz, file, field + ".mem_mhz");
 }
 
 }  // namespace dvfs

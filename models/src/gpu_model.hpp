@@ -83,7 +83,10 @@ class GpuModel {
   // Index of an exactly supported clock, or -1.
   int sm_index(double mhz) const;
   int mem_index(double mhz) const;
-  // Throws InputError(file, field, ...) naming the supported range when the pair is not supported.
+  // The same, or InputError(file, field, ...) naming the supported clocks.
+  int sm_index_or_throw(double mhz, const std::string& file, const std::string& field) const;
+  int mem_index_or_throw(double mhz, const std::string& file, const std::string& field) const;
+  // Throws InputError(file, field + ".sm_mhz" / ".mem_mhz", ...) when the pair is not supported.
   void check_supported(const ClockPair& c, const std::string& file, const std::string& field) const;
   std::string describe_sm_clocks() const;
 

@@ -45,9 +45,5 @@ class SimulationLock {
   std::unique_lock<std::mutex> lock_;
 };
 
-// Index of a supported clock, or an InputError "<who>: <field>: SM clock X MHz is not supported by
-// <model> (expected ...)". `field` names the argument or return value that carried the clock.
-int sm_index_or_throw(const dvfs::GpuModel& model, double mhz, const std::string& who, const std::string& field);
-int mem_index_or_throw(const dvfs::GpuModel& model, double mhz, const std::string& who, const std::string& field);
 
 }  // namespace dvfs_py

@@ -43,8 +43,8 @@ dvfs::Kernel make_kernel(const dvfs::GpuModel& m, const std::string& cls, double
   k.cls = class_or_throw(cls, who(m, method));
   if (!(duration_s >= 0)) throw dvfs::InputError(who(m, method), "kernel.duration_s", "expected a duration >= 0 s");
   if (!(sm_fill > 0 && sm_fill <= 1)) throw dvfs::InputError(who(m, method), "kernel.sm_fill", "expected a share of the SMs in (0, 1]");
-  if (rec_sm != 0) sm_index_or_throw(m, rec_sm, who(m, method), "kernel.recorded_sm_mhz");
-  if (rec_mem != 0) mem_index_or_throw(m, rec_mem, who(m, method), "kernel.recorded_mem_mhz");
+  if (rec_sm != 0) m.sm_index_or_throw(rec_sm, who(m, method), "kernel.recorded_sm_mhz");
+  if (rec_mem != 0) m.mem_index_or_throw(rec_mem, who(m, method), "kernel.recorded_mem_mhz");
   k.duration_s = duration_s;
   k.recorded_sm_mhz = static_cast<float>(rec_sm);
   k.recorded_mem_mhz = static_cast<float>(rec_mem);
@@ -75,13 +75,13 @@ void bind_gpu_model(py::module_& m) {
         return coefficients_dict(g.coefficients(class_or_throw(cls, who(g, "coefficients"))));
       }, py::arg("kernel_class"))
       .def("idle_power_w", [](const dvfs::GpuModel& g, double sm_mhz) {
-        return g.idle_power_w(sm_index_or_throw(g, sm_mhz, who(g, "idle_power_w"), "sm_mhz"));
+        return g.idle_power_w(g.sm_index_or_throw(sm_mhz, who(g, "idle_power_w"), "sm_mhz"));
       }, py::arg("sm_mhz"))
       .def("kernel_time_s", [](const dvfs::GpuModel& g, const std::string& cls, double duration_s, double rec_sm, double rec_mem,
                                const std::string& name, double sm_mhz, double mem_mhz) {
         dvfs::Kernel k = make_kernel(g, cls, duration_s, rec_sm, rec_mem, 1.0, "kernel_time_s");
-        const int si = sm_index_or_throw(g, sm_mhz, who(g, "kernel_time_s"), "sm_mhz");
-        const int mi = mem_index_or_throw(g, mem_mhz, who(g, "kernel_time_s"), "mem_mhz");
+        const int si = g.sm_index_or_throw(sm_mhz, who(g, "kernel_time_s"), "sm_mhz");
+        const int mi = g.mem_index_or_throw(mem_mhz, who(g, "kernel_time_s"), "mem_mhz");
         if (name.empty() || g.kernel_overrides().empty()) return g.kernel_time_s(k, si, mi);
         // A kernel name with a fitted time share of its own (`kernels.<name>`) uses it, as in a replay.
         const dvfs::GpuModel bound = g.bound_to({name});
@@ -91,8 +91,8 @@ void bind_gpu_model(py::module_& m) {
          py::arg("name"), py::arg("sm_mhz"), py::arg("mem_mhz"))
       .def("kernel_power_w", [](const dvfs::GpuModel& g, const std::string& cls, double sm_fill, double sm_mhz, double mem_mhz) {
         const dvfs::Kernel k = make_kernel(g, cls, 0.0, 0.0, 0.0, sm_fill, "kernel_power_w");
-        const int si = sm_index_or_throw(g, sm_mhz, who(g, "kernel_power_w"), "sm_mhz");
-        const int mi = mem_index_or_throw(g, mem_mhz, who(g, "kernel_power_w"), "mem_mhz");
+        const int si = g.sm_index_or_throw(sm_mhz, who(g, "kernel_power_w"), "sm_mhz");
+        const int mi = g.mem_index_or_throw(mem_mhz, who(g, "kernel_power_w"), "mem_mhz");
         return g.kernel_power_w(k, si, mi);
       }, py::arg("kernel_class"), py::arg("sm_fill"), py::arg("sm_mhz"), py::arg("mem_mhz"))
       .def_property_readonly("computations", [](const dvfs::GpuModel& g) {
@@ -110,10 +110,10 @@ void bind_gpu_model(py::module_& m) {
         if (!cc) throw dvfs::InputError(w, "computation", "the model has no computation \"" + name + "\"");
         if (!(anchor_time_s > 0) || !(anchor_energy_j > 0))
           throw dvfs::InputError(w, "anchor", "expected a measured time > 0 s and energy > 0 J");
-        sm_index_or_throw(g, anchor_sm_mhz, w, "anchor.sm_mhz");
-        mem_index_or_throw(g, anchor_mem_mhz, w, "anchor.mem_mhz");
-        sm_index_or_throw(g, sm_mhz, w, "sm_mhz");
-        mem_index_or_throw(g, mem_mhz, w, "mem_mhz");
+        g.sm_index_or_throw(anchor_sm_mhz, w, "anchor.sm_mhz");
+        g.mem_index_or_throw(anchor_mem_mhz, w, "anchor.mem_mhz");
+        g.sm_index_or_throw(sm_mhz, w, "sm_mhz");
+        g.mem_index_or_throw(mem_mhz, w, "mem_mhz");
         const dvfs::StagePrediction p = dvfs::predict_computation(
             g, *cc, {anchor_time_s, anchor_energy_j, {anchor_sm_mhz, anchor_mem_mhz}}, {sm_mhz, mem_mhz});
         py::dict d;

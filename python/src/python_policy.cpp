@@ -84,8 +84,8 @@ PythonPolicy::PythonPolicy(py::object obj, std::shared_ptr<const RunContext> ctx
 }
 
 dvfs::ClockPair PythonPolicy::checked(double sm, double mem, const std::string& field) const {
-  sm_index_or_throw(*ctx_->model, sm, who_, field + " sm_mhz");
-  mem_index_or_throw(*ctx_->model, mem, who_, field + " mem_mhz");
+  ctx_->model->sm_index_or_throw(sm, who_, field + " sm_mhz");
+  ctx_->model->mem_index_or_throw(mem, who_, field + " mem_mhz");
   return {sm, mem};
 }
 
@@ -133,13 +133,13 @@ void bind_policy_views(py::module_& m) {
       })
       .def("time_s", [](const KernelView& v, double sm_mhz, double mem_mhz) {
         const dvfs::GpuModel& g = *v.ctx->model;
-        return g.kernel_time_s(v.kernel, sm_index_or_throw(g, sm_mhz, "Kernel.time_s", "sm_mhz"),
-                               mem_index_or_throw(g, mem_mhz, "Kernel.time_s", "mem_mhz"));
+        return g.kernel_time_s(v.kernel, g.sm_index_or_throw(sm_mhz, "Kernel.time_s", "sm_mhz"),
+                               g.mem_index_or_throw(mem_mhz, "Kernel.time_s", "mem_mhz"));
       }, py::arg("sm_mhz"), py::arg("mem_mhz"), "the model's time of this kernel at a clock pair")
       .def("power_w", [](const KernelView& v, double sm_mhz, double mem_mhz) {
         const dvfs::GpuModel& g = *v.ctx->model;
-        return g.kernel_power_w(v.kernel, sm_index_or_throw(g, sm_mhz, "Kernel.power_w", "sm_mhz"),
-                                mem_index_or_throw(g, mem_mhz, "Kernel.power_w", "mem_mhz"));
+        return g.kernel_power_w(v.kernel, g.sm_index_or_throw(sm_mhz, "Kernel.power_w", "sm_mhz"),
+                                g.mem_index_or_throw(mem_mhz, "Kernel.power_w", "mem_mhz"));
       }, py::arg("sm_mhz"), py::arg("mem_mhz"), "the model's power of this kernel at a clock pair")
       .def("__repr__", [](const KernelView& v) {
         std::ostringstream os;
