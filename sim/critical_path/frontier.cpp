@@ -594,6 +594,24 @@ void reclaim(const IterationDag& dag, const std::vector<ComputationCurve>& curve
 
 }  // namespace
 
+std::vector<int> options_at_clocks(const IterationDag& dag, const std::vector<ComputationCurve>& curves,
+                                   const std::vector<std::vector<double>>& clocks, const GpuModel& model, const std::string& file) {
+  std::vector<int> option(dag.size(), -1);
+  const std::vector<std::vector<int>> rows = nodes_by_schedule_index(dag);
+  for (std::size_t s = 0; s < rows.size(); ++s)
+    for (std::size_t i = 0; i < rows[s].size(); ++i) {
+      const int v = rows[s][i];
+      if (v < 0) continue;
+      const double f = clocks[s][i];
+      const int o = curves[static_cast<std::size_t>(dag.nodes()[static_cast<std::size_t>(v)].curve)].option_at_sm_mhz(f);
+      if (o < 0)
+        throw InputError(file, "[" + std::to_string(s) + "].power_states",
+                         "clock " + std::to_string(f) + " MHz is not an SM clock of " + model.name() + " (" + model.describe_sm_clocks() + ")");
+      option[static_cast<std::size_t>(v)] = o;
+    }
+  return option;
+}
+
 IterationPlan evaluate_plan(const IterationDag& dag, const std::vector<ComputationCurve>& curves, std::vector<int> option,
                             double pb) {
   IterationPlan p;

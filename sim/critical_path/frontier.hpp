@@ -66,6 +66,11 @@ struct IterationPlan {
 // every GPU-second not spent in a computation (fixed steps included).
 IterationPlan evaluate_plan(const IterationDag& dag, const std::vector<ComputationCurve>& curves, std::vector<int> option,
                             double p_blocking_w);
+// The option of every computation at its clock in `clocks` ([stage][schedule index], MHz; a plan file's
+// computation_clocks); a clock that is no option of the computation is an InputError naming `file` and
+// the stage's power_states.
+std::vector<int> options_at_clocks(const IterationDag& dag, const std::vector<ComputationCurve>& curves,
+                                   const std::vector<std::vector<double>>& clocks, const GpuModel& model, const std::string& file);
 // Every computation at its fastest / cheapest option.
 IterationPlan fastest_plan(const IterationDag& dag, const std::vector<ComputationCurve>& curves, double p_blocking_w);
 

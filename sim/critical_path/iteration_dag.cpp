@@ -197,4 +197,17 @@ double longest_path(const IterationDag& dag, const std::vector<double>& d, std::
   return span;
 }
 
+std::vector<std::vector<int>> nodes_by_schedule_index(const IterationDag& dag) {
+  std::vector<std::vector<int>> rows;
+  for (std::size_t v = 0; v < dag.size(); ++v) {
+    const DagNode& n = dag.nodes()[v];
+    if (!n.computation) continue;
+    if (rows.size() <= static_cast<std::size_t>(n.stage)) rows.resize(static_cast<std::size_t>(n.stage) + 1);
+    auto& row = rows[static_cast<std::size_t>(n.stage)];
+    if (row.size() <= static_cast<std::size_t>(n.index)) row.resize(static_cast<std::size_t>(n.index) + 1, -1);
+    row[static_cast<std::size_t>(n.index)] = static_cast<int>(v);
+  }
+  return rows;
+}
+
 }  // namespace dvfs

@@ -90,4 +90,7 @@ inline int default_curve_index(int virtual_stage, bool backward) { return 2 * vi
 // fixed_s is used whatever the vector says). Also returns each node's earliest start if asked.
 double longest_path(const IterationDag& dag, const std::vector<double>& duration_s, std::vector<double>* start_s = nullptr);
 
+// [stage][schedule index] -> the computation node (-1 where a stage has no computation at that index).
+std::vector<std::vector<int>> nodes_by_schedule_index(const IterationDag& dag);
+
 }  // namespace dvfs

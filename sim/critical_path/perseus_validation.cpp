@@ -176,29 +176,13 @@ PerseusPrediction build_perseus_prediction(const PerseusRunSet& runs, const GpuM
         p.curves[static_cast<std::size_t>(2 * (s * M + m) + b)] = std::move(c);
       }
     }
-  p.node_of.assign(static_cast<std::size_t>(S), std::vector<int>(static_cast<std::size_t>(2 * M), -1));
-  for (std::size_t v = 0; v < p.dag.size(); ++v) {
-    const DagNode& nd = p.dag.nodes()[v];
-    if (nd.computation) p.node_of[static_cast<std::size_t>(nd.stage)][static_cast<std::size_t>(nd.index)] = static_cast<int>(v);
-  }
+  p.node_of = nodes_by_schedule_index(p.dag);
   return p;
 }
 
 std::vector<int> perseus_plan_options(const PerseusPrediction& p, const ClockPlanFile& plan, const GpuModel& model) {
   const int S = static_cast<int>(p.node_of.size()), M = static_cast<int>(p.node_of.front().size()) / 2;
-  const std::vector<std::vector<double>> clocks = computation_clocks(plan, S, M, 1, PipelineSchedule::one_f_one_b);
-  std::vector<int> option(p.dag.size(), -1);
-  for (int s = 0; s < S; ++s)
-    for (int i = 0; i < 2 * M; ++i) {
-      const int v = p.node_of[static_cast<std::size_t>(s)][static_cast<std::size_t>(i)];
-      const double f = clocks[static_cast<std::size_t>(s)][static_cast<std::size_t>(i)];
-      const int o = p.curves[static_cast<std::size_t>(p.dag.nodes()[static_cast<std::size_t>(v)].curve)].option_at_sm_mhz(f);
-      if (o < 0)
-        throw InputError(plan.file, "[" + std::to_string(s) + "].power_states",
-                         "clock " + std::to_string(f) + " MHz is not an SM clock of " + model.name() + " (" + model.describe_sm_clocks() + ")");
-      option[static_cast<std::size_t>(v)] = o;
-    }
-  return option;
+  return options_at_clocks(p.dag, p.curves, computation_clocks(plan, S, M, 1, PipelineSchedule::one_f_one_b), model, plan.file);
 }
 
 ClockPlanFile perseus_plan_file(const PerseusPrediction& p, const IterationPlan& plan) {

@@ -187,17 +187,9 @@ std::vector<std::shared_ptr<const StageClockPlan>> stage_plans(const IterationDa
 // runs of at least `dwell_s` planned time, each run at one clock: among its computations' planned
 // clocks, the cheapest one at which none of them is slower than planned (else the fastest for the
 // slowest of them). The iteration stays within the plan's time; some slack goes unused.
-std::vector<int> smooth_for_latency(const IterationDag& dag, const CurveSet& cs, const KernelPipeline& kp, std::vector<int> option,
+std::vector<int> smooth_for_latency(const IterationDag& dag, const CurveSet& cs, std::vector<int> option,
                                     double dwell_s) {
-  const int S = static_cast<int>(kp.stages.size());
-  std::vector<std::vector<int>> by_index(static_cast<std::size_t>(S));
-  for (std::size_t v = 0; v < dag.size(); ++v) {
-    const DagNode& n = dag.nodes()[v];
-    if (!n.computation) continue;
-    auto& row = by_index[static_cast<std::size_t>(n.stage)];
-    if (row.size() <= static_cast<std::size_t>(n.index)) row.resize(static_cast<std::size_t>(n.index) + 1, -1);
-    row[static_cast<std::size_t>(n.index)] = static_cast<int>(v);
-  }
+  const std::vector<std::vector<int>> by_index = nodes_by_schedule_index(dag);
   auto opt = [&](int v) -> const CurveOption& {
     return cs.curves[static_cast<std::size_t>(dag.nodes()[static_cast<std::size_t>(v)].curve)].options[static_cast<std::size_t>(option[static_cast<std::size_t>(v)])];
   };
@@ -343,17 +335,7 @@ PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<
   Plans normal_plans, slow_plans;
   if (!s.clock_plan.empty()) {  // a given plan, on every replica
     const ClockPlanFile file = read_clock_plan(s.clock_plan);
-    const auto clocks = computation_clocks(file, S, M, kp.chunks, kp.schedule);
-    std::vector<int> option(dag.size(), -1);
-    for (std::size_t v = 0; v < dag.size(); ++v) {
-      const DagNode& n = dag.nodes()[v];
-      if (!n.computation) continue;
-      const double f = clocks[static_cast<std::size_t>(n.stage)][static_cast<std::size_t>(n.index)];
-      if (model.sm_index(f) < 0)
-        throw InputError(file.file, "[" + std::to_string(n.stage) + "].power_states",
-                         "clock " + std::to_string(f) + " MHz is not an SM clock of " + model.name() + " (" + model.describe_sm_clocks() + ")");
-      option[v] = normal.curves[static_cast<std::size_t>(n.curve)].option_at_sm_mhz(f);
-    }
+    const std::vector<int> option = options_at_clocks(dag, normal.curves, computation_clocks(file, S, M, kp.chunks, kp.schedule), model, file.file);
     const IterationPlan p = evaluate_plan(dag, normal.curves, option, pb);
     normal_plans = slow_plans = stage_plans(dag, normal, kp, option, lead);
     report["clock_plan"] = s.clock_plan;
@@ -371,7 +353,7 @@ PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<
       const IterationPlan fast_s = fastest_plan(dag, slow.curves, pb);
       const double target_s = fast_s.time_s * (1 + s.slowdown_pct / 100);
       IterationPlan ps = plan_for_time(dag, slow.curves, fs, target_s);
-      if (lead > 0) ps = evaluate_plan(dag, slow.curves, smooth_for_latency(dag, slow, kp, ps.option, lead), pb);
+      if (lead > 0) ps = evaluate_plan(dag, slow.curves, smooth_for_latency(dag, slow, ps.option, lead), pb);
       slow_plans = stage_plans(dag, slow, kp, ps.option, lead);
       if (s.straggler_aware) target_n = std::max(target_n, target_s);
       Json j = plan_summary(dag, slow, ps);
@@ -382,7 +364,7 @@ PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<
       jr.push_back(j);
     }
     IterationPlan pn = plan_for_time(dag, normal.curves, fn, target_n);
-    if (lead > 0) pn = evaluate_plan(dag, normal.curves, smooth_for_latency(dag, normal, kp, pn.option, lead), pb);
+    if (lead > 0) pn = evaluate_plan(dag, normal.curves, smooth_for_latency(dag, normal, pn.option, lead), pb);
     normal_plans = stage_plans(dag, normal, kp, pn.option, lead);
     Json j = plan_summary(dag, normal, pn);
     j["which"] = straggler ? "others" : "every replica";
