@@ -3,6 +3,8 @@
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
 
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -23,6 +25,16 @@ inline std::vector<std::string> split_commas(const std::string& s) {
   }
   if (!cur.empty()) out.push_back(cur);
   return out;
+}
+
+// An option's number: the whole text, finite, decimal (strtod's hex form is refused); else an InputError
+// "OPT: expected EXPECTED, got "TEXT"".
+inline double parse_number(const std::string& opt, const std::string& text, const char* expected) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v) || text.find_first_of("xX") != std::string::npos)
+    throw InputError(opt, "", std::string("expected ") + expected + ", got \"" + text + "\"");
+  return v;
 }
 
 // `-o FILE`: the command's JSON result, indented; a file that cannot be written is an InputError naming it.

@@ -23,17 +23,6 @@ const char* kControlUsage =
     "        under each one named (uncontrolled, static-cap, reactive, pid, rl) side by side: violations of the\n"
     "        budget by window, energy, generated tokens/s, tokens per MWh\n";
 
-namespace {
-
-double number(const std::string& opt, const std::string& v) {
-  char* end = nullptr;
-  const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end || !std::isfinite(x)) throw InputError(opt, "", "expected a number, got \"" + v + "\"");
-  return x;
-}
-
-}  // namespace
-
 // Sets a dotted key (list items by index) of a scenario document to a JSON value.
 void set_key(Json& doc, const std::string& assignment) {
   const auto eq = assignment.find('=');
@@ -81,11 +70,11 @@ int cmd_control(const std::vector<std::string>& a) {
     else if (a[i] == "--policy-file") policy_file = value();
     else if (a[i] == "--set") sets.push_back(value());
     else if (a[i] == "--seed") {
-      const double s = number("--seed", value());
+      const double s = parse_number("--seed", value(), "a number");
       if (s < 0 || s != std::floor(s)) throw InputError("--seed", "", "expected an integer >= 0");
       seed = static_cast<long>(s);
     } else if (a[i] == "--duration") {
-      duration = number("--duration", value());
+      duration = parse_number("--duration", value(), "a number");
       if (!(duration > 0)) throw InputError("--duration", "", "expected seconds > 0");
     } else if (a[i] == "--json") json = true;
     else if (a[i] == "-o" || a[i] == "--output") out_file = value();
@@ -135,7 +124,7 @@ int cmd_fleet(const std::vector<std::string>& a) {
     };
     if (a[i] == "--sizes") sizes = value();
     else if (a[i] == "--duration") {
-      duration = number("--duration", value());
+      duration = parse_number("--duration", value(), "a number");
       if (!(duration > 0)) throw InputError("--duration", "", "expected seconds > 0");
     } else if (a[i] == "--json") json = true;
     else if (a[i] == "-o" || a[i] == "--output") out_file = value();
@@ -148,7 +137,7 @@ int cmd_fleet(const std::vector<std::string>& a) {
   if (!sizes.empty()) {
     fs.sizes.clear();
     for (const std::string& s : split_commas(sizes)) {
-      const double n = number("--sizes", s);
+      const double n = parse_number("--sizes", s, "a number");
       if (n < 1 || n != std::floor(n) || n > 1e6) throw InputError("--sizes", "", "expected whole numbers of GPUs >= 1");
       fs.sizes.push_back(static_cast<int>(n));
     }

@@ -169,8 +169,6 @@ int cmd_models(const std::vector<std::string>& args) {
   return 0;
 }
 
-double parse_number(const std::string& opt, const std::string& text, const char* expected);
-
 int cmd_validate(std::vector<std::string> args) {
   std::string dir, gpu, out_file, perseus, perseus_plans;
   bool json = false, models = false;
@@ -183,19 +181,19 @@ int cmd_validate(std::vector<std::string> args) {
     else if (args[i] == "--perseus-runs") perseus = take_value(args, i);
     else if (args[i] == "--perseus") perseus_plans = take_value(args, i);
     else if (args[i] == "--p-blocking") {
-      po.p_blocking_w = parse_number("--p-blocking", take_value(args, i), "a power in W (>= 0)");
+      po.p_blocking_w = dvfs::parse_number("--p-blocking", take_value(args, i), "a power in W (>= 0)");
       if (po.p_blocking_w < 0) throw dvfs::InputError("--p-blocking", "", "expected a power >= 0 W");
     }
-    else if (args[i] == "--power-cap") po.power_cap_w = parse_number("--power-cap", take_value(args, i), "a power limit in W (> 0)");
-    else if (args[i] == "--quantum") po.quantum_s = parse_number("--quantum", take_value(args, i), "a time quantum in s (> 0)");
+    else if (args[i] == "--power-cap") po.power_cap_w = dvfs::parse_number("--power-cap", take_value(args, i), "a power limit in W (> 0)");
+    else if (args[i] == "--quantum") po.quantum_s = dvfs::parse_number("--quantum", take_value(args, i), "a time quantum in s (> 0)");
     else if (args[i] == "--min-clock") {
-      po.min_sm_mhz = parse_number("--min-clock", take_value(args, i), "an SM clock in MHz (>= 0)");
+      po.min_sm_mhz = dvfs::parse_number("--min-clock", take_value(args, i), "an SM clock in MHz (>= 0)");
       if (po.min_sm_mhz < 0) throw dvfs::InputError("--min-clock", "", "expected an SM clock >= 0 MHz");
     }
     else if (args[i] == "--no-frontier") po.frontier = false;
     else if (args[i] == "--write-plans") po.write_plans = take_value(args, i);
     else if (args[i] == "--p2p-latency") {
-      p2p = parse_number("--p2p-latency", take_value(args, i), "a latency in seconds (>= 0)");
+      p2p = dvfs::parse_number("--p2p-latency", take_value(args, i), "a latency in seconds (>= 0)");
       if (p2p < 0) throw dvfs::InputError("--p2p-latency", "", "expected a latency >= 0 s");
     }
     else if (args[i] == "--gpu") gpu = take_value(args, i);
@@ -290,13 +288,6 @@ int cmd_calibrate(std::vector<std::string> args) {
   return 0;
 }
 
-double parse_number(const std::string& opt, const std::string& text, const char* expected) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(v) || text.find_first_of("xX") != std::string::npos) throw dvfs::InputError(opt, "", std::string("expected ") + expected + ", got \"" + text + "\"");
-  return v;
-}
-
 int cmd_compare(std::vector<std::string> args) {
   std::string scenario_path, out_dir, policies = "max,static-best,pass-level,per-kernel,per-kernel-online,latency-aware";
   double budget = 0;
@@ -305,10 +296,10 @@ int cmd_compare(std::vector<std::string> args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--policies") policies = take_value(args, i);
     else if (args[i] == "--budget") {
-      budget = parse_number("--budget", take_value(args, i), "a slowdown budget in % (>= 0)");
+      budget = dvfs::parse_number("--budget", take_value(args, i), "a slowdown budget in % (>= 0)");
       if (budget < 0) throw dvfs::InputError("--budget", "", "expected a slowdown budget >= 0 %, got " + args[i]);
     } else if (args[i] == "--latency") {
-      latency = parse_number("--latency", take_value(args, i), "a switch latency in seconds (>= 0)");
+      latency = dvfs::parse_number("--latency", take_value(args, i), "a switch latency in seconds (>= 0)");
       if (*latency < 0 || *latency > 3600)
         throw dvfs::InputError("--latency", "", "expected a switch latency >= 0 s (at most 3600), got " + args[i]);
     } else if (args[i] == "-o" || args[i] == "--output") out_dir = take_value(args, i);
@@ -338,7 +329,7 @@ int cmd_synth(std::vector<std::string> args) {
   bool cluster_set = false, schedule_set = false;
   auto int_opt = [&](std::size_t& i, const char* what) {
     const std::string opt = args[i];
-    const double v = parse_number(opt, take_value(args, i), what);
+    const double v = dvfs::parse_number(opt, take_value(args, i), what);
     if (v < 1 || v != std::floor(v) || v > 1e6) throw dvfs::InputError(opt, "", std::string("expected ") + what);
     return static_cast<int>(v);
   };
@@ -356,13 +347,13 @@ int cmd_synth(std::vector<std::string> args) {
     else if (args[i] == "--unfold-tp") req.unfold_tp = true;
     else if (args[i] == "--no-sequence-parallel") req.sequence_parallel = false;
     else if (args[i] == "--no-memory-check") req.check_memory = false;
-    else if (args[i] == "--power-cap") req.power_cap_w = parse_number("--power-cap", take_value(args, i), "a power limit in W");
+    else if (args[i] == "--power-cap") req.power_cap_w = dvfs::parse_number("--power-cap", take_value(args, i), "a power limit in W");
     else if (args[i] == "--power-budget") {
-      req.power_budget_w = parse_number("--power-budget", take_value(args, i), "a budget in W for the whole job (> 0)");
+      req.power_budget_w = dvfs::parse_number("--power-budget", take_value(args, i), "a budget in W for the whole job (> 0)");
       if (!(req.power_budget_w > 0)) throw dvfs::InputError("--power-budget", "", "expected a budget > 0 W for the whole job");
     }
     else if (args[i] == "--latency") {
-      const double lat = parse_number("--latency", take_value(args, i), "a switch latency in seconds (>= 0)");
+      const double lat = dvfs::parse_number("--latency", take_value(args, i), "a switch latency in seconds (>= 0)");
       if (lat < 0 || lat > 3600) throw dvfs::InputError("--latency", "", "expected a switch latency >= 0 s (at most 3600)");
       dvfs::set_fixed_switch_latency(req.replay, lat);
     }
@@ -374,7 +365,7 @@ int cmd_synth(std::vector<std::string> args) {
       else if (v == "reduce-scatter") req.gradient_sync = dvfs::GradientSync::reduce_scatter;
       else throw dvfs::InputError("--gradient-sync", "", "expected all-reduce or reduce-scatter, got \"" + v + "\"");
     } else if (args[i] == "--bucket-params") {
-      req.bucket_params = parse_number("--bucket-params", take_value(args, i), "a parameter count per bucket (> 0)");
+      req.bucket_params = dvfs::parse_number("--bucket-params", take_value(args, i), "a parameter count per bucket (> 0)");
       if (!(req.bucket_params > 0)) throw dvfs::InputError("--bucket-params", "", "expected a parameter count per bucket > 0");
     } else if (args[i] == "--grad-dtype") {
       const std::string v = take_value(args, i);
@@ -388,13 +379,13 @@ int cmd_synth(std::vector<std::string> args) {
       const std::string v = take_value(args, i);
       dvfs::Json c = dvfs::Json::object();
       std::string json_key = key == "nodes-per-leaf" ? "nodes_per_leaf" : key;
-      if (key == "nodes-per-leaf") c[json_key] = static_cast<long>(parse_number("--" + key, v, "a positive integer"));
+      if (key == "nodes-per-leaf") c[json_key] = static_cast<long>(dvfs::parse_number("--" + key, v, "a positive integer"));
       else c[json_key] = v;
       dvfs::read_cluster_json(dvfs::JsonReader(c, "--" + key, ""), req.cluster);
     }
     else if (args[i] == "--microbatches") req.microbatches = int_opt(i, "a positive integer");
     else if (args[i] == "--budget") {
-      req.budget_pct = parse_number("--budget", take_value(args, i), "a slowdown budget in % (>= 0)");
+      req.budget_pct = dvfs::parse_number("--budget", take_value(args, i), "a slowdown budget in % (>= 0)");
       if (req.budget_pct < 0) throw dvfs::InputError("--budget", "", "expected a slowdown budget >= 0 %");
     } else if (args[i] == "--schedule") {
       const std::string v = take_value(args, i);
@@ -406,10 +397,10 @@ int cmd_synth(std::vector<std::string> args) {
       const std::string v = take_value(args, i);
       const auto colon = v.find(':');
       if (colon == std::string::npos) throw dvfs::InputError("--straggler", "", "expected REPLICA:FACTOR, e.g. 0:1.2");
-      const double rep = parse_number("--straggler", v.substr(0, colon), "a replica index");
+      const double rep = dvfs::parse_number("--straggler", v.substr(0, colon), "a replica index");
       if (rep < 0 || rep != std::floor(rep) || rep > 1e6) throw dvfs::InputError("--straggler", "", "expected an integer replica index >= 0");
       req.straggler_replica = static_cast<int>(rep);
-      req.straggler_factor = parse_number("--straggler", v.substr(colon + 1), "a slowdown factor");
+      req.straggler_factor = dvfs::parse_number("--straggler", v.substr(colon + 1), "a slowdown factor");
     } else if (args[i] == "--allreduce") {
       if (!cluster_set) req.cluster = dvfs::default_cluster_spec(), cluster_set = true;
       const std::string v = take_value(args, i);
@@ -420,10 +411,10 @@ int cmd_synth(std::vector<std::string> args) {
       else throw dvfs::InputError("--allreduce", "", "expected ring, tree or auto, got \"" + v + "\"");
     } else if (args[i] == "--inter-bw") {
       if (!cluster_set) req.cluster = dvfs::default_cluster_spec(), cluster_set = true;
-      req.cluster.inter_bw_bps = parse_number("--inter-bw", take_value(args, i), "a bandwidth in bytes/s (> 0)");
+      req.cluster.inter_bw_bps = dvfs::parse_number("--inter-bw", take_value(args, i), "a bandwidth in bytes/s (> 0)");
     } else if (args[i] == "--oversubscription") {
       if (!cluster_set) req.cluster = dvfs::default_cluster_spec(), cluster_set = true;
-      req.cluster.oversubscription = parse_number("--oversubscription", take_value(args, i), "a factor >= 1");
+      req.cluster.oversubscription = dvfs::parse_number("--oversubscription", take_value(args, i), "a factor >= 1");
     } else if (args[i] == "--json") json = true;
     else if (args[i] == "-o" || args[i] == "--output") out_file = take_value(args, i);
     else throw UsageError("unknown argument for synth: " + args[i]);
