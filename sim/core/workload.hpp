@@ -40,6 +40,14 @@ const char* to_string(CollectiveKind k);
 // One collective call: a communication kernel whose duration is decided by the other ranks and the
 // network, not by the GPU's clocks. `bytes` is the buffer every member holds (all-reduce: the whole
 // buffer; reduce-scatter: its input; all-gather: its output; send/recv: the message).
+// A data-parallel gradient bucket of a stage's backward: its gradients are reduced once the kernel
+// before `end` has run.
+struct GradientBucket {
+  std::size_t end = 0;     // kernel index in the stage program, inside the chunk's backward range
+  double bytes = 0;        // gradients, per TP rank
+  double param_bytes = 0;  // parameters all-gathered after a distributed optimizer (0 = bytes)
+};
+
 struct CollectiveCall {
   CollectiveKind kind = CollectiveKind::all_reduce;
   double bytes = 0;

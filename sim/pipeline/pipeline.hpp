@@ -62,12 +62,6 @@ enum class GradientSync { all_reduce, reduce_scatter };
 
 // A gradient bucket: complete once the kernels before `end` of its chunk's last backward have run
 // (the last micro-batch's backward computes the final gradients, layer by layer).
-struct GradientBucket {
-  std::size_t end = 0;     // kernel index in the stage program, inside the chunk's backward range
-  double bytes = 0;        // gradients, per TP rank
-  double param_bytes = 0;  // parameters all-gathered after a distributed optimizer (0 = bytes)
-};
-
 // The pipeline at kernel level: each stage's forward and backward of a micro-batch are kernel ranges
 // of that stage's rank program (the same kernels for every micro-batch), replayed on the GPU model
 // under a policy (per-kernel clock decisions, switch latency, energy) in the GPU's local time; the

@@ -230,7 +230,7 @@ Json run_synthetic(const SyntheticRun& req) {
   cs.gpus_per_node = std::max(1, in.gpus_per_node / gpus_per_host);
   double largest_bucket = 0;
   for (const auto& bs : sp.buckets)
-    for (const auto& b : bs) largest_bucket = std::max(largest_bucket, b.grad_bytes);
+    for (const auto& b : bs) largest_bucket = std::max(largest_bucket, b.bytes);
   if (req.auto_allreduce && lay.dp > 1) {
     // As NCCL does: the algorithm with the smaller estimated time for the largest bucket.
     const double ring = collective_time_s(CollectiveKind::all_reduce, false, lay.dp, largest_bucket, cs.inter_bw_bps, cs.inter_latency_s);
@@ -253,10 +253,7 @@ Json run_synthetic(const SyntheticRun& req) {
   kp.use_cluster = true;
   kp.cluster = cs;
   kp.activation_bytes = sp.activation_bytes;
-  for (const auto& bs : sp.buckets) {
-    kp.buckets.emplace_back();
-    for (const auto& b : bs) kp.buckets.back().push_back({b.end, b.grad_bytes, b.param_bytes});
-  }
+  kp.buckets = sp.buckets;
   kp.gradient_sync = req.gradient_sync;
   kp.overlap_gradient_sync = req.overlap_gradient_sync;
   kp.tp_ranks = T;

@@ -108,8 +108,8 @@ TEST_CASE("gradient buckets close at layer ends and hold every parameter of the 
     for (std::size_t i = 0; i < bs.size(); ++i) {
       CHECK(bs[i].end > p.backward[v].first);
       if (i) CHECK(bs[i].end > bs[i - 1].end);
-      CHECK(bs[i].param_bytes == Approx(bs[i].grad_bytes / 2));  // bf16 parameters, fp32 gradients
-      grad += bs[i].grad_bytes;
+      CHECK(bs[i].param_bytes == Approx(bs[i].bytes / 2));  // bf16 parameters, fp32 gradients
+      grad += bs[i].bytes;
     }
   }
   // Linear layers (FLOPs per token / 2 each) plus the embedding and the LM head, fp32, split over TP 2.

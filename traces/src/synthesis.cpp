@@ -275,7 +275,7 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
       }
       if (pending > 0) close_bucket();
       out.backward[static_cast<std::size_t>(v)] = {bwd_begin, r.kernels.size()};
-      for (const auto& b : buckets) out.gradient_bytes[static_cast<std::size_t>(s)] += b.grad_bytes;
+      for (const auto& b : buckets) out.gradient_bytes[static_cast<std::size_t>(s)] += b.bytes;
     }
     out.kernels_per_microbatch = static_cast<double>(r.kernels.size());  // every chunk once per micro-batch
     // Optimizer step: streaming over the stage's parameters held by one TP rank (and one DP shard of

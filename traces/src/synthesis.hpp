@@ -97,11 +97,7 @@ struct SynthesizedPipeline {
   std::vector<std::pair<std::size_t, std::size_t>> optimizer;          // per stage
   // Per virtual stage: gradient buckets of its backward (end kernel index, fp32 gradient bytes and
   // bf16 parameter bytes per TP rank), closed at layer ends once `bucket_params` are gathered.
-  struct Bucket {
-    std::size_t end = 0;
-    double grad_bytes = 0, param_bytes = 0;
-  };
-  std::vector<std::vector<Bucket>> buckets;
+  std::vector<std::vector<GradientBucket>> buckets;
   std::vector<CollectiveCall> collectives;
   int microbatches = 0;
   std::vector<std::string> names;
