@@ -16,12 +16,17 @@ namespace dvfs_py {
 
 namespace {
 
+std::vector<std::string> kernel_class_names() {
+  std::vector<std::string> names;
+  for (int i = 0; i < dvfs::kKernelClassCount; ++i) names.emplace_back(dvfs::to_string(static_cast<dvfs::KernelClass>(i)));
+  return names;
+}
+
 dvfs::KernelClass class_or_throw(const std::string& cls, const std::string& who) {
   dvfs::KernelClass c;
   if (dvfs::kernel_class_from_string(cls, c)) return c;
   std::string names;
-  for (int i = 0; i < dvfs::kKernelClassCount; ++i)
-    names += std::string(i ? ", " : "") + dvfs::to_string(static_cast<dvfs::KernelClass>(i));
+  for (const std::string& n : kernel_class_names()) names += (names.empty() ? "" : ", ") + n;
   throw dvfs::InputError(who, "kernel.class", "unknown kernel class \"" + cls + "\" (expected one of " + names + ")");
 }
 
@@ -128,11 +133,7 @@ void bind_gpu_model(py::module_& m) {
   m.def("load_model", [](const std::string& name_or_path) {
     return std::make_shared<dvfs::GpuModel>(dvfs::load_gpu_model(name_or_path, "dvfs_sim.model", "gpu"));
   }, py::arg("name_or_path"), "A model by name (models/gpus/<name>.json) or model file path.");
-  m.def("kernel_classes", [] {
-    std::vector<std::string> names;
-    for (int i = 0; i < dvfs::kKernelClassCount; ++i) names.emplace_back(dvfs::to_string(static_cast<dvfs::KernelClass>(i)));
-    return names;
-  });
+  m.def("kernel_classes", &kernel_class_names);
 }
 
 }  // namespace dvfs_py
