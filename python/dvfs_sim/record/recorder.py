@@ -88,6 +88,10 @@ class Recorder:
     def _energy(self):
         return self._nv.nvmlDeviceGetTotalEnergyConsumption(self._h)  # mJ since the driver loaded
 
+    def counter(self):
+        """(epoch ns, NVML energy counter in mJ) now: for scripts that mark windows of their own."""
+        return time.time_ns(), self._energy()
+
     def _begin_phase(self):
         self._phase_start = (time.time_ns(), self._energy())
 

@@ -38,7 +38,9 @@ class TorchBackend:
     def start_profiler(self):
         from torch.profiler import ProfilerActivity, profile
         acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.cuda() else [])
-        self._prof = profile(activities=acts)
+        # record_shapes: each operator's input shapes and dtypes (`Input Dims`, `Input type`), from which
+        # dvfs-sim estimates every kernel's FLOPs and bytes (traces/src/kernel_activity).
+        self._prof = profile(activities=acts, record_shapes=True)
         self._prof.__enter__()
 
     def stop_profiler(self):

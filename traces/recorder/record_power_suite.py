@@ -1,0 +1,549 @@
+#!/usr/bin/env python3
+"""The H200 power-calibration suite (issue 16): kernel loops and whole workloads, each written as one
+recording (trace.json.gz with record_shapes, telemetry.csv, run.json) by dvfs_sim.record.Recorder.
+
+    PYTHONPATH=python python3 traces/recorder/record_power_suite.py --out OUT [--only micro|workloads] [--filter RE]
+
+Kernel loops ("micro"): one step = `reps` calls of the benchmark, sized to about 40 ms (at most ~300 kernel
+launches, so that the traces stay small). The loop runs unprofiled for --steady-s after a 1 s settle; that
+window's counter energy and time are written to run.json `micro.steady` (the steady-state power the model must
+predict); then 3 steps are profiled for the kernels, their launch shapes and their input shapes.
+Whole workloads ("workloads"): training or inference steps recorded as any user recording is (6 profiled
+steps after the steady window).
+
+Which recordings fit the power model and which are held out is fixed in models/calibration/h200-power-split.json,
+written before any of them was recorded; this script only records. NVML is only read: no clock, power limit or
+other card setting is changed (the Recorder's sampler makes get calls only).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import time
+import traceback
+
+import torch
+import torch.nn.functional as F
+
+from dvfs_sim.record import Recorder
+
+DEV = "cuda"
+
+
+def sync():
+    torch.cuda.synchronize()
+
+
+def rand(*shape, dtype=torch.bfloat16):
+    return torch.randn(*shape, device=DEV, dtype=torch.float32).to(dtype)
+
+
+# --- kernel loops: name -> (builder returning one call, description) ---------------------------------------------
+# Each builder returns (call, info); info holds the analytic work of one call (flops, bytes, dtype) for checking the
+# trace-based activity estimate.
+
+def gemm(m, n, k, dtype):
+    def build():
+        if dtype == "fp8":
+            a = rand(m, k).to(torch.float8_e4m3fn)
+            b = rand(n, k).to(torch.float8_e4m3fn).t()
+            one = torch.tensor(1.0, device=DEV)
+            return (lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)), {}
+        dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32}[dtype]
+        torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+        a, b = rand(m, k, dtype=dt), rand(k, n, dtype=dt)
+        return (lambda: torch.mm(a, b)), {}
+    return build, {"kind": "gemm", "dtype": dtype, "m": m, "n": n, "k": k, "flops": 2.0 * m * n * k}
+
+
+def conv(n, c, h, w, k, r, stride=1, groups=1, dtype="bf16", channels_last=True, backward=False):
+    def build():
+        torch.backends.cudnn.benchmark = True
+        dt = torch.bfloat16 if dtype == "bf16" else torch.float32
+        torch.backends.cudnn.allow_tf32 = False
+        x = rand(n, c, h, w, dtype=dt)
+        wt = rand(k, c // groups, r, r, dtype=dt)
+        if channels_last:
+            x, wt = x.contiguous(memory_format=torch.channels_last), wt.contiguous(memory_format=torch.channels_last)
+        if backward:
+            x.requires_grad_(True)
+            wt.requires_grad_(True)
+
+            def call():
+                y = F.conv2d(x, wt, stride=stride, padding=r // 2, groups=groups)
+                y.backward(torch.ones_like(y))
+            return call, {}
+        return (lambda: F.conv2d(x, wt, stride=stride, padding=r // 2, groups=groups)), {}
+    ho = (h + 2 * (r // 2) - r) // stride + 1
+    flops = 2.0 * n * k * ho * ho * (c // groups) * r * r * (3 if backward else 1)
+    return build, {"kind": "conv", "dtype": dtype, "shape": [n, c, h, w, k, r, stride, groups], "flops": flops,
+                   "channels_last": channels_last, "backward": backward}
+
+
+def unary(fn_name, numel, dtype):
+    def build():
+        dt = {"bf16": torch.bfloat16, "fp32": torch.float32, "fp16": torch.float16}[dtype]
+        x = rand(numel, dtype=dt)
+        fn = {"gelu": F.gelu, "silu": F.silu, "exp": torch.exp, "sin": torch.sin, "relu": torch.relu,
+              "sigmoid": torch.sigmoid, "tanh": torch.tanh, "neg": torch.neg}[fn_name]
+        return (lambda: fn(x)), {}
+    es = {"bf16": 2, "fp16": 2, "fp32": 4}[dtype]
+    return build, {"kind": "elementwise", "op": fn_name, "dtype": dtype, "numel": numel, "bytes": 2.0 * numel * es}
+
+
+def binary(op, numel, dtype):
+    def build():
+        dt = {"bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
+        a, b, c = rand(numel, dtype=dt), rand(numel, dtype=dt), rand(numel, dtype=dt)
+        if op == "add":
+            return (lambda: torch.add(a, b)), {}
+        if op == "mul":
+            return (lambda: torch.mul(a, b)), {}
+        if op == "addcmul":
+            return (lambda: torch.addcmul(a, b, c, value=0.5)), {}
+        raise ValueError(op)
+    es = {"bf16": 2, "fp32": 4}[dtype]
+    n_in = 3 if op == "addcmul" else 2
+    return build, {"kind": "elementwise", "op": op, "dtype": dtype, "numel": numel, "bytes": (n_in + 1.0) * numel * es}
+
+
+def reduction(op, rows, cols, dtype):
+    def build():
+        dt = {"bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
+        x = rand(rows, cols, dtype=dt)
+        fn = {"sum": lambda: x.sum(-1), "amax": lambda: x.amax(-1), "cumsum": lambda: torch.cumsum(x, -1),
+              "sum0": lambda: x.sum(0), "argmax": lambda: x.argmax(-1)}[op]
+        return fn, {}
+    es = {"bf16": 2, "fp32": 4}[dtype]
+    return build, {"kind": "reduction", "op": op, "dtype": dtype, "shape": [rows, cols], "bytes": 1.0 * rows * cols * es}
+
+
+def softmax_like(op, rows, cols, dtype="bf16"):
+    def build():
+        dt = {"bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
+        x = rand(rows, cols, dtype=dt)
+        if op == "softmax":
+            return (lambda: torch.softmax(x, -1)), {}
+        if op == "cross_entropy":
+            tgt = torch.randint(0, cols, (rows,), device=DEV)
+            xf = x.float().requires_grad_(True)
+
+            def call():
+                F.cross_entropy(xf, tgt).backward()
+            return call, {}
+        if op == "log_softmax":
+            return (lambda: torch.log_softmax(x, -1)), {}
+        raise ValueError(op)
+    es = {"bf16": 2, "fp32": 4}[dtype]
+    return build, {"kind": "softmax", "op": op, "dtype": dtype, "shape": [rows, cols], "bytes": 2.0 * rows * cols * es}
+
+
+def norm(op, rows, cols, dtype, backward=False):
+    def build():
+        dt = {"bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
+        x = rand(rows, cols, dtype=dt)
+        w = torch.ones(cols, device=DEV, dtype=dt)
+        b = torch.zeros(cols, device=DEV, dtype=dt)
+        if backward:
+            x.requires_grad_(True)
+            w.requires_grad_(True)
+        if op == "layer_norm":
+            f = (lambda: F.layer_norm(x, (cols,), w, b))
+        else:
+            f = (lambda: F.rms_norm(x, (cols,), w))
+        if backward:
+            def call():
+                y = f()
+                y.backward(torch.ones_like(y))
+            return call, {}
+        return f, {}
+    es = {"bf16": 2, "fp32": 4}[dtype]
+    return build, {"kind": "normalization", "op": op, "dtype": dtype, "shape": [rows, cols], "backward": backward,
+                   "bytes": (4.0 if backward else 2.0) * rows * cols * es}
+
+
+def attention(batch, heads, seq, dim, backward=False, causal=True):
+    def build():
+        q, k, v = (rand(batch, heads, seq, dim) for _ in range(3))
+        if backward:
+            for t in (q, k, v):
+                t.requires_grad_(True)
+
+            def call():
+                o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                o.backward(torch.ones_like(o))
+            return call, {}
+        return (lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)), {}
+    flops = 4.0 * batch * heads * seq * seq * dim * (0.5 if causal else 1.0) * (3.5 if backward else 1.0)
+    return build, {"kind": "attention", "shape": [batch, heads, seq, dim], "causal": causal, "backward": backward,
+                   "flops": flops}
+
+
+def optimizer(kind, params_m, tensors=64):
+    def build():
+        n = int(params_m * 1e6 / tensors)
+        ps = [torch.nn.Parameter(torch.randn(n, device=DEV)) for _ in range(tensors)]
+        for p in ps:
+            p.grad = torch.randn_like(p)
+        if kind == "adamw-fused":
+            opt = torch.optim.AdamW(ps, lr=1e-4, fused=True)
+        elif kind == "adamw-foreach":
+            opt = torch.optim.AdamW(ps, lr=1e-4, foreach=True)
+        elif kind == "sgd-momentum":
+            opt = torch.optim.SGD(ps, lr=1e-4, momentum=0.9, foreach=True)
+        else:
+            raise ValueError(kind)
+        return opt.step, {}
+    return build, {"kind": "optimizer", "op": kind, "params": params_m * 1e6}
+
+
+def copy(kind, mib):
+    def build():
+        n = int(mib * 2 ** 20 // 4)
+        if kind == "d2d":
+            a = torch.empty(n, device=DEV)
+            b = torch.empty(n, device=DEV)
+            return (lambda: b.copy_(a)), {}
+        if kind == "memset":
+            a = torch.empty(n, device=DEV)
+            return (lambda: a.zero_()), {}
+        h = torch.empty(n, pin_memory=True)
+        d = torch.empty(n, device=DEV)
+        if kind == "h2d":
+            return (lambda: d.copy_(h, non_blocking=True)), {}
+        if kind == "d2h":
+            return (lambda: h.copy_(d, non_blocking=True)), {}
+        raise ValueError(kind)
+    return build, {"kind": "copy", "op": kind, "bytes": mib * 2 ** 20}
+
+
+def tiny(kernels, numel):
+    def build():
+        xs = [torch.randn(numel, device=DEV) for _ in range(4)]
+
+        def call():
+            for i in range(kernels):
+                xs[i % 4].add_(1.0)
+        return call, {}
+    return build, {"kind": "launch-bound", "kernels": kernels, "numel": numel}
+
+
+def duty(period_ms, busy_fraction, size=4096):
+    """GEMMs for busy_fraction of each period, then the host sleeps (the GPU idles with its clocks up)."""
+    def build():
+        a, b = rand(size, size), rand(size, size)
+        sync()
+        t = time.perf_counter()
+        for _ in range(20):
+            torch.mm(a, b)
+        sync()
+        per = (time.perf_counter() - t) / 20
+        n = max(1, round(period_ms * 1e-3 * busy_fraction / per))
+
+        def call():
+            t0 = time.perf_counter()
+            for _ in range(n):
+                torch.mm(a, b)
+            sync()
+            rest = period_ms * 1e-3 - (time.perf_counter() - t0)
+            if rest > 0:
+                time.sleep(rest)
+        return call, {"gemms_per_period": n}
+    return build, {"kind": "duty-cycle", "period_ms": period_ms, "busy_fraction": busy_fraction, "size": size,
+                   "self_paced": True}
+
+
+def idle():
+    def build():
+        return (lambda: time.sleep(0.04)), {}
+    return build, {"kind": "idle", "self_paced": True}
+
+
+MICRO = {
+    "idle": idle(),
+    # GEMM sweeps: M from decode-like to large, every precision PyTorch offers on the H200
+    "gemm-bf16-8192": gemm(8192, 8192, 8192, "bf16"),
+    "gemm-bf16-4096": gemm(4096, 4096, 4096, "bf16"),
+    "gemm-bf16-2048": gemm(2048, 2048, 2048, "bf16"),
+    "gemm-bf16-1024": gemm(1024, 1024, 1024, "bf16"),
+    "gemm-bf16-m16": gemm(16, 8192, 8192, "bf16"),
+    "gemm-bf16-m64": gemm(64, 8192, 8192, "bf16"),
+    "gemm-bf16-m256": gemm(256, 8192, 8192, "bf16"),
+    "gemm-bf16-m1024": gemm(1024, 8192, 8192, "bf16"),
+    "gemm-fp16-4096": gemm(4096, 4096, 4096, "fp16"),
+    "gemm-fp16-8192": gemm(8192, 8192, 8192, "fp16"),
+    "gemm-fp8-8192": gemm(8192, 8192, 8192, "fp8"),
+    "gemm-fp8-4096": gemm(4096, 4096, 4096, "fp8"),
+    "gemm-tf32-4096": gemm(4096, 4096, 4096, "tf32"),
+    "gemm-tf32-8192": gemm(8192, 8192, 8192, "tf32"),
+    "gemm-fp32-4096": gemm(4096, 4096, 4096, "fp32"),
+    "gemm-fp32-2048": gemm(2048, 2048, 2048, "fp32"),
+    # convolutions (cuDNN)
+    "conv-3x3-64c-56-b64": conv(64, 64, 56, 56, 64, 3),
+    "conv-3x3-256c-14-b128": conv(128, 256, 14, 14, 256, 3),
+    "conv-1x1-512to2048-7-b128": conv(128, 512, 7, 7, 2048, 1),
+    "conv-7x7-s2-3c-224-b64": conv(64, 3, 224, 224, 64, 7, stride=2),
+    "conv-3x3-128c-28-b64-fp32-nchw": conv(64, 128, 28, 28, 128, 3, dtype="fp32", channels_last=False),
+    "conv-dw3x3-256c-28-b64": conv(64, 256, 28, 28, 256, 3, groups=256),
+    "conv-3x3-128c-28-b64-fwdbwd": conv(64, 128, 28, 28, 128, 3, backward=True),
+    # elementwise of different intensity and dtype
+    "add-bf16": binary("add", 1 << 28, "bf16"),
+    "mul-fp32": binary("mul", 1 << 27, "fp32"),
+    "addcmul-fp32": binary("addcmul", 1 << 27, "fp32"),
+    "gelu-bf16": unary("gelu", 1 << 28, "bf16"),
+    "silu-fp32": unary("silu", 1 << 27, "fp32"),
+    "exp-fp32": unary("exp", 1 << 27, "fp32"),
+    "sin-fp32": unary("sin", 1 << 27, "fp32"),
+    "relu-bf16": unary("relu", 1 << 28, "bf16"),
+    "tanh-bf16": unary("tanh", 1 << 28, "bf16"),
+    # reductions
+    "sum-fp32": reduction("sum", 1 << 16, 1 << 11, "fp32"),
+    "amax-bf16": reduction("amax", 1 << 16, 1 << 12, "bf16"),
+    "cumsum-fp32": reduction("cumsum", 1 << 15, 1 << 11, "fp32"),
+    "sum0-fp32": reduction("sum0", 1 << 11, 1 << 16, "fp32"),
+    "argmax-bf16": reduction("argmax", 1 << 16, 1 << 12, "bf16"),
+    # softmax / cross-entropy
+    "softmax-bf16": softmax_like("softmax", 1 << 15, 1 << 13),
+    "log-softmax-fp32": softmax_like("log_softmax", 1 << 14, 1 << 13, "fp32"),
+    "cross-entropy-50k": softmax_like("cross_entropy", 1 << 12, 50304),
+    # layer and RMS norm
+    "layernorm-fp32": norm("layer_norm", 1 << 16, 2048, "fp32"),
+    "layernorm-bf16": norm("layer_norm", 1 << 16, 4096, "bf16"),
+    "layernorm-bf16-fwdbwd": norm("layer_norm", 1 << 15, 4096, "bf16", backward=True),
+    "rmsnorm-bf16": norm("rms_norm", 1 << 16, 4096, "bf16"),
+    "rmsnorm-fp32-fwdbwd": norm("rms_norm", 1 << 15, 2048, "fp32", backward=True),
+    # attention over sequence lengths
+    "attn-fwd-s512": attention(32, 16, 512, 128),
+    "attn-fwd-s2048": attention(8, 16, 2048, 128),
+    "attn-fwd-s8192": attention(2, 16, 8192, 128),
+    "attn-fwdbwd-s1024": attention(16, 16, 1024, 128, backward=True),
+    "attn-fwdbwd-s4096": attention(4, 16, 4096, 128, backward=True),
+    "attn-fwd-s2048-full": attention(8, 16, 2048, 128, causal=False),
+    # optimizers
+    "adamw-fused-200m": optimizer("adamw-fused", 200),
+    "adamw-foreach-200m": optimizer("adamw-foreach", 200),
+    "sgd-momentum-200m": optimizer("sgd-momentum", 200),
+    # device copies
+    "copy-d2d-1g": copy("d2d", 1024),
+    "memset-2g": copy("memset", 2048),
+    "copy-h2d-1g": copy("h2d", 1024),
+    "copy-d2h-1g": copy("d2h", 1024),
+    # duty cycles with idle gaps
+    "duty-20ms-50pct": duty(20, 0.5),
+    "duty-100ms-20pct": duty(100, 0.2),
+    "duty-5ms-80pct": duty(5, 0.8),
+    "duty-50ms-50pct": duty(50, 0.5),
+    # launch-bound streams of tiny kernels
+    "tiny-100x1k": tiny(100, 1024),
+    "tiny-100x64k": tiny(100, 65536),
+}
+
+
+def size_step(call, self_paced, target_s=0.04, max_calls=300):
+    """Calls per step: about target_s of GPU work, at most max_calls."""
+    if self_paced:
+        return 1
+    for _ in range(3):
+        call()
+    sync()
+    t = time.perf_counter()
+    n = 0
+    while time.perf_counter() - t < 0.05 or n < 2:
+        call()
+        n += 1
+        if n % 8 == 0:
+            sync()
+    sync()
+    per = (time.perf_counter() - t) / n
+    return max(1, min(max_calls, round(target_s / per)))
+
+
+def record_micro(name, out, steady_s, gpu):
+    build, info = MICRO[name]
+    torch.manual_seed(0)
+    call, extra = build()
+    info = dict(info, **extra)
+    reps = size_step(call, info.get("self_paced", False))
+    step_s_est = None
+    sync()
+    t = time.perf_counter()
+    for _ in range(reps):
+        call()
+    sync()
+    step_s_est = time.perf_counter() - t
+    settle_steps = max(1, math.ceil(1.0 / step_s_est))
+    steady_steps = max(2, math.ceil(steady_s / step_s_est))
+    marks = {}
+    rec_dir = os.path.join(out, name)
+    with Recorder(rec_dir, warmup=settle_steps + steady_steps, profiled=3, gpu=gpu, sample_ms=10, idle_s=0.25,
+                  command="python3 " + " ".join(sys.argv) + f"  # micro {name}", quiet=True) as rec:
+        i = 0
+        while not rec.done:
+            for _ in range(reps):
+                call()
+            if i == settle_steps - 1 or i == settle_steps + steady_steps - 2:
+                sync()  # the recorder synchronises at the last warm-up step itself; mark the window's ends
+                marks["t1" if "t0" in marks else "t0"] = rec.counter()
+            rec.step()
+            i += 1
+    with open(os.path.join(rec_dir, "run.json")) as f:
+        run = json.load(f)
+    (t0, e0), (t1, e1) = marks["t0"], marks["t1"]
+    info.update({"reps_per_step": reps, "name": name,
+                 "steady": {"t0_ns": t0, "t1_ns": t1, "energy_mj": e1 - e0, "steps": steady_steps - 1}})
+    run["micro"] = info
+    with open(os.path.join(rec_dir, "run.json"), "w") as f:
+        json.dump(run, f, indent=1)
+    p = (e1 - e0) / (t1 - t0) * 1e6
+    print(f"{name}: {reps} calls/step, {step_s_est * 1e3:.1f} ms/step, steady {(t1 - t0) / 1e9:.2f} s at {p:.0f} W",
+          flush=True)
+
+
+# --- whole workloads (held out) ------------------------------------------------------------------------------------
+
+def resnet(arch, batch, train, res=224):
+    import torchvision
+    model = getattr(torchvision.models, arch)(weights=None).to(DEV).to(memory_format=torch.channels_last)
+    x = torch.randn(batch, 3, res, res, device=DEV).contiguous(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (batch,), device=DEV)
+    if not train:
+        model.eval()
+
+        def infer():
+            with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+                model(x)
+        return infer
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+    def step():
+        with torch.profiler.record_function("forward"), torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(x), y)
+        with torch.profiler.record_function("backward"):
+            loss.backward()
+        with torch.profiler.record_function("optimizer"):
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+    return step
+
+
+def gpt(preset, batch, seq=None):
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python", "dvfs_sim", "examples"))
+    import train_gpt
+    a = train_gpt.parse_args(["--preset", preset, "--batch", str(batch)] + (["--seq", str(seq)] if seq else []))
+    a.tp_size = 1
+    model = train_gpt.build_model(torch, a).to(DEV)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    idx = torch.randint(0, a.vocab, (a.batch, a.seq), device=DEV)
+    tgt = torch.randint(0, a.vocab, (a.batch, a.seq), device=DEV)
+    return lambda: train_gpt.train_step(torch, model, opt, idx, tgt)
+
+
+def vit(batch, layers=12, d=768, heads=12, patches=196):
+    enc = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(d, heads, 4 * d, batch_first=True, norm_first=True,
+                                                                       activation="gelu"), layers).to(DEV)
+    head = torch.nn.Linear(d, 1000).to(DEV)
+    params = list(enc.parameters()) + list(head.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-4, fused=True)
+    x = torch.randn(batch, patches, d, device=DEV)
+    y = torch.randint(0, 1000, (batch,), device=DEV)
+
+    def step():
+        with torch.profiler.record_function("forward"), torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(head(enc(x).mean(1)), y)
+        with torch.profiler.record_function("backward"):
+            loss.backward()
+        with torch.profiler.record_function("optimizer"):
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+    return step
+
+
+def decode(preset, batch, prompt=512):
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python", "dvfs_sim", "examples"))
+    import generate
+    a = generate.parse_args(["--preset", preset, "-o", "/tmp/unused"])
+    a.batch_size, a.max_len = batch, prompt + 400
+    fwd = generate.build(torch, a, DEV)
+    state = {"pos": prompt}
+    with torch.no_grad():
+        state["tok"] = fwd(torch.randint(0, generate.PRESETS[preset][5], (batch, prompt), device=DEV), 0)
+
+    def step():
+        with torch.no_grad(), torch.profiler.record_function("decode"):
+            state["tok"] = fwd(state["tok"][:, None], state["pos"])
+        state["pos"] += 1
+    return step
+
+
+def mlp_infer(batch, d=1024, layers=8):
+    net = torch.nn.Sequential(*[m for _ in range(layers) for m in (torch.nn.Linear(d, d), torch.nn.GELU())]).to(DEV)
+    x = torch.randn(batch, d, device=DEV)
+
+    def step():
+        with torch.no_grad():
+            net(x)
+    return step
+
+
+WORKLOADS = {
+    "resnet50-train-b64": (lambda: resnet("resnet50", 64, True), 6),
+    "resnet18-infer-b1": (lambda: resnet("resnet18", 1, False), 60),
+    "gpt3xl-train-b2": (lambda: gpt("gpt3-xl", 2), 6),
+    "vit-b16-train-b32": (lambda: vit(32), 6),
+    "llama3.2-3b-decode-b8": (lambda: decode("llama-3.2-3b", 8), 30),
+    "mlp-infer-b32": (lambda: mlp_infer(32), 60),
+}
+
+
+def record_workload(name, out, steady_s, gpu):
+    make, profiled = WORKLOADS[name]
+    torch.manual_seed(0)
+    step = make()
+    for _ in range(3):
+        step()
+    sync()
+    t = time.perf_counter()
+    step()
+    sync()
+    step_s = time.perf_counter() - t
+    warm = max(2, math.ceil((1.0 + steady_s) / step_s))
+    with Recorder(os.path.join(out, name), warmup=warm, profiled=profiled, gpu=gpu, sample_ms=5, idle_s=0.5,
+                  command="python3 " + " ".join(sys.argv) + f"  # workload {name}", quiet=True) as rec:
+        while not rec.done:
+            step()
+            rec.step()
+    print(f"{name}: {step_s * 1e3:.1f} ms/step, {warm} warm-up steps", flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True)
+    p.add_argument("--only", choices=["micro", "workloads"], default=None)
+    p.add_argument("--filter", default=None, help="regular expression on the names")
+    p.add_argument("--steady-s", type=float, default=2.5)
+    p.add_argument("--gpu", type=int, default=0)
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    todo = []
+    if a.only in (None, "micro"):
+        todo += [("micro", n) for n in MICRO]
+    if a.only in (None, "workloads"):
+        todo += [("workloads", n) for n in WORKLOADS]
+    failed = []
+    for kind, name in todo:
+        if a.filter and not re.search(a.filter, name):
+            continue
+        try:
+            (record_micro if kind == "micro" else record_workload)(name, os.path.join(a.out, kind), a.steady_s, a.gpu)
+        except Exception as e:  # one failing benchmark (e.g. fp8 on an old PyTorch) must not lose the others
+            failed.append(name)
+            print(f"{name}: FAILED {type(e).__name__}: {e}", flush=True)
+            traceback.print_exc()
+        torch.cuda.empty_cache()
+    print("failed:", failed, flush=True)
+
+
+if __name__ == "__main__":
+    main()
