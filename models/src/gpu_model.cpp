@@ -52,6 +52,23 @@ ClassCoefficients read_coefficients(const JsonReader& c) {
   return cc;
 }
 
+ActivityPower read_activity(const JsonReader& a) {
+  a.only_keys({"busy_w", "tensor_pj_per_flop", "fma_pj_per_flop", "alu_pj_per_op", "memory_pj_per_byte", "copy_engine_w"});
+  ActivityPower p;
+  p.present = true;
+  p.busy_w = a.non_negative("busy_w");
+  JsonReader t = a.child("tensor_pj_per_flop");
+  t.only_keys({"bf16", "fp8", "tf32"});
+  p.tensor_pj[static_cast<int>(TensorPrecision::bf16)] = t.non_negative("bf16");
+  p.tensor_pj[static_cast<int>(TensorPrecision::fp8)] = t.non_negative("fp8");
+  p.tensor_pj[static_cast<int>(TensorPrecision::tf32)] = t.non_negative("tf32");
+  p.fma_pj = a.non_negative("fma_pj_per_flop");
+  p.alu_pj = a.non_negative("alu_pj_per_op");
+  p.memory_pj_per_byte = a.non_negative("memory_pj_per_byte");
+  p.copy_engine_w = a.non_negative("copy_engine_w");
+  return p;
+}
+
 }  // namespace
 
 GpuModel GpuModel::load(const std::string& path) { return from_json(read_json_file(path), path); }
@@ -59,7 +76,8 @@ GpuModel GpuModel::load(const std::string& path) { return from_json(read_json_fi
 GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
   JsonReader r(doc, path, "");
   r.only_keys({"name", "display_name", "status", "sm_count", "clocks", "voltage_curve", "power", "classes",
-               "native_governor", "switch_latency", "specs", "provenance", "notes", "computations", "derived_from", "kernels"});
+               "native_governor", "switch_latency", "specs", "provenance", "notes", "computations", "derived_from", "kernels",
+               "activity"});
   GpuModel m;
   m.source_file_ = path;
   m.name_ = r.string("name");
@@ -170,6 +188,7 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
   }
   m.latency_.firmware_s = sl.non_negative("firmware_s");
 
+  if (r.has("activity")) m.activity_ = read_activity(r.child("activity"));
   m.provenance_ = r.raw("provenance");
   if (!m.provenance_.is_object()) r.fail("provenance", "expected an object mapping JSON pointers to sources");
   m.build_tables();
@@ -193,6 +212,7 @@ void GpuModel::build_tables() {
   const double fmax = max_sm_mhz(), vmax = relative_voltage(fmax), mmax = max_mem_mhz();
   const std::size_t ns = sm_clocks_.size(), nm = mem_clocks_.size();
   g_tab_.resize(ns);
+  v2_tab_.resize(ns);
   idle_w_tab_.resize(ns);
   sm_ratio_.resize(ns);
   mem_ratio_.resize(nm);
@@ -200,6 +220,7 @@ void GpuModel::build_tables() {
   for (std::size_t i = 0; i < ns; ++i) {
     double v = relative_voltage(sm_clocks_[i]) / vmax;
     g_tab_[i] = v * v * sm_clocks_[i] / fmax;
+    v2_tab_[i] = v * v;
     sm_ratio_[i] = fmax / sm_clocks_[i];
     idle_w_tab_[i] = idle_w_ * (1.0 - idle_sm_fraction_ + idle_sm_fraction_ * g_tab_[i]);
   }

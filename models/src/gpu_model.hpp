@@ -47,6 +47,19 @@ struct ClassCoefficients {
   double sm_share = 0.5;   // share of dynamic_w that scales with g(f_sm); the rest with f_mem
 };
 
+// The activity power model (models/README.md): what a kernel's own work costs, for kernels whose trace says
+// what they compute (Kernel::work != unknown). Energies per operation are at the top clock's voltage and scale
+// with (V/V_max)^2; DRAM energy per byte does not move with the SM clock.
+struct ActivityPower {
+  bool present = false;
+  double busy_w = 0;                                // SMs resident with work at fill 1, at the top clock (x g(f))
+  double tensor_pj[kTensorPrecisionCount] = {0, 0, 0, 0};  // per tensor-core FLOP, by TensorPrecision
+  double fma_pj = 0;                                // per CUDA-core fp32 FLOP (GEMM / convolution)
+  double alu_pj = 0;                                // per elementwise operation
+  double memory_pj_per_byte = 0;                    // per byte read or written in DRAM
+  double copy_engine_w = 0;                         // a copy-engine transfer's own power, beside its bytes
+};
+
 // Datasheet figures used to retarget work between GPUs (0 = not given).
 struct GpuSpecs {
   double bf16_dense_tflops = 0;
@@ -97,6 +110,7 @@ class GpuModel {
   const ClassCoefficients& coefficients(KernelClass c) const { return classes_[static_cast<int>(c)]; }
   double relative_voltage(double sm_mhz) const;
   double idle_w() const { return idle_w_; }
+  const ActivityPower& activity() const { return activity_; }
   double idle_sm_fraction() const { return idle_sm_fraction_; }
   double dynamic_scale() const { return dynamic_scale_; }
 
@@ -138,8 +152,23 @@ class GpuModel {
     return k.duration_s * at_new / time_shape(cc, f_rec, m_rec);
   }
   double kernel_power_w(const Kernel& k, int sm_idx, int mem_idx) const {
+    if (k.work != WorkSource::unknown && activity_.present) return activity_power_w(k, sm_idx, mem_idx);
     return idle_w_tab_[sm_idx] +
            k.sm_fill * dyn_tab_[(static_cast<std::size_t>(k.cls) * sm_clocks_.size() + sm_idx) * mem_clocks_.size() + mem_idx];
+  }
+  // The activity model: idle(f) + fill busy_w g(f) + (V/V_max)^2 (sum of pJ x work rates) + DRAM pJ/B x bytes/s,
+  // the rates those recorded at (f_rec, m_rec) scaled by how much longer the kernel runs at (f, m).
+  double activity_power_w(const Kernel& k, int sm_idx, int mem_idx) const {
+    double rate_scale = 1.0;
+    if (k.duration_s > 0) {
+      const double t = kernel_time_s(k, sm_idx, mem_idx);
+      if (t > 0) rate_scale = k.duration_s / t;
+    }
+    const double memory_w = activity_.memory_pj_per_byte * k.memory_tbps * rate_scale;
+    if (k.work == WorkSource::copy_engine) return idle_w_tab_[sm_idx] + activity_.copy_engine_w + memory_w;
+    const double ops_w = activity_.tensor_pj[static_cast<int>(k.tensor_precision)] * k.tensor_tflops +
+                         activity_.fma_pj * k.fma_tflops + activity_.alu_pj * k.alu_tops;
+    return idle_w_tab_[sm_idx] + k.sm_fill * activity_.busy_w * g_tab_[sm_idx] + v2_tab_[sm_idx] * ops_w * rate_scale + memory_w;
   }
 
  private:
@@ -158,7 +187,8 @@ class GpuModel {
   NativeGovernorParams governor_;
   SwitchLatency latency_;
   Json provenance_;
-  std::vector<double> g_tab_, idle_w_tab_, dyn_tab_;
+  ActivityPower activity_;
+  std::vector<double> g_tab_, v2_tab_, idle_w_tab_, dyn_tab_;
   std::vector<double> sm_ratio_, mem_ratio_;  // f_max / f and m_max / m per table clock
 };
 

@@ -37,6 +37,25 @@ const char* to_string(Phase p) {
   return "other";
 }
 
+const char* to_string(TensorPrecision p) {
+  switch (p) {
+    case TensorPrecision::none: return "none";
+    case TensorPrecision::bf16: return "bf16";
+    case TensorPrecision::fp8: return "fp8";
+    case TensorPrecision::tf32: return "tf32";
+  }
+  return "none";
+}
+
+const char* to_string(WorkSource s) {
+  switch (s) {
+    case WorkSource::unknown: return "unknown";
+    case WorkSource::shapes: return "shapes";
+    case WorkSource::copy_engine: return "copy_engine";
+  }
+  return "unknown";
+}
+
 static const char* const kCollectiveNames[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast",
                                                "all_to_all", "send", "recv"};
 

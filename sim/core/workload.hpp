@@ -55,6 +55,17 @@ struct CollectiveCall {
   std::int32_t peer = -1;   // send / recv: the other rank (global id)
 };
 
+// The kind of tensor-core work a kernel does, from its operator's input type (fp16 counts as bf16: same rate
+// and, on the GPUs modelled, the same energy per operation).
+enum class TensorPrecision : std::uint8_t { none, bf16, fp8, tf32 };
+constexpr int kTensorPrecisionCount = 4;
+const char* to_string(TensorPrecision p);
+
+// Where a kernel's work figures come from: the launching operator's input shapes (traces/src/kernel_activity),
+// the copy engine (a memcpy: its bytes), or nowhere (the power model then uses its kernel-class prior).
+enum class WorkSource : std::uint8_t { unknown, shapes, copy_engine };
+const char* to_string(WorkSource s);
+
 // Hot data the replay loop touches: kept small so millions of kernels stay in cache-friendly arrays.
 struct Kernel {
   double gap_before_s = 0;      // recorded idle time on the device before this activity starts
@@ -69,6 +80,15 @@ struct Kernel {
   std::uint16_t stream = 0;
   KernelClass cls = KernelClass::other;
   ActivityKind kind = ActivityKind::kernel;
+  // Work per second while it ran at its recorded clocks (0 when work == unknown): tensor-core and CUDA-core
+  // (fp32 FMA of GEMM/convolution) FLOP/s, elementwise operations/s, and DRAM bytes read + written per second,
+  // each in units of 1e12. The activity power model (models/README.md) prices them.
+  float tensor_tflops = 0;
+  float fma_tflops = 0;
+  float alu_tops = 0;
+  float memory_tbps = 0;
+  TensorPrecision tensor_precision = TensorPrecision::none;
+  WorkSource work = WorkSource::unknown;
 };
 
 // Launch details kept for analysis and export; not read by the replay loop.

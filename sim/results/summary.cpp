@@ -16,6 +16,17 @@ namespace {
 double q(double v) { return std::round(v * 1e9) / 1e9; }
 double safe_div(double a, double b) { return b > 0 ? a / b : 0.0; }
 
+// How many activities the power model prices from their own work (operator shapes, copy engine) and how many
+// from their kernel class's prior (a trace recorded without record_shapes, tensor-list operators).
+Json describe_work_sources(const Workload& wl) {
+  std::size_t counts[3] = {0, 0, 0};
+  for (const Rank& r : wl.ranks)
+    for (const Kernel& k : r.kernels) ++counts[static_cast<int>(k.work)];
+  return {{"from_shapes", counts[static_cast<int>(WorkSource::shapes)]},
+          {"copy_engine", counts[static_cast<int>(WorkSource::copy_engine)]},
+          {"class_prior", counts[static_cast<int>(WorkSource::unknown)]}};
+}
+
 }  // namespace
 
 Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& rep, const GpuModel& model,
@@ -33,6 +44,7 @@ Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& r
                 {"overlapped_activities", rep.overlapped_activities}, {"steps", steps_in_trace},
                 {"step_source", rep.step_source}, {"annotation_source", rep.annotation_source},
                 {"repeat", sc.replay.repeat}};
+  s["trace"]["work"] = describe_work_sources(wl);
   if (!wl.collectives.empty()) {
     s["collectives"] = describe_collectives(wl);
     const ClusterSpec cs = cluster_for(sc, model);

@@ -3,6 +3,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
 #include "traces/src/gzip_file.hpp"
+#include "traces/src/kernel_activity.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -33,6 +34,7 @@ struct RawActivity {
   LaunchShape shape;
   double blocks_per_sm;  // < 0 when unknown
   int collective = -1;   // index into the raw collectives
+  long external_id = -1;  // the launching operator (cpu_op) of the same External id
 };
 
 struct Range {
@@ -216,6 +218,7 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
   std::vector<RawActivity> acts;
   std::vector<Range> gpu_ranges, cpu_ranges;
   std::unordered_map<long, double> launch_ts;  // correlation id -> host launch time (µs)
+  OperatorIndex operators;
   bool old_schema = false;
 
   for (std::size_t i = 0; i < events->size(); ++i) {
@@ -247,6 +250,7 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
       a.device = args.contains("device") ? as_long(args["device"], 0) : (ev.contains("pid") ? as_long(ev["pid"], 0) : 0);
       a.stream = args.contains("stream") ? as_long(args["stream"], 0) : (ev.contains("tid") ? as_long(ev["tid"], 0) : 0);
       a.correlation = args.contains("correlation") ? as_long(args["correlation"], -1) : -1;
+      if (args.contains("External id")) a.external_id = as_long(args["External id"], -1);
       read_dim3(args, "grid", a.shape.grid);
       read_dim3(args, "block", a.shape.block);
       if (args.contains("registers per thread")) a.shape.registers_per_thread = static_cast<std::uint32_t>(as_long(args["registers per thread"], 0));
@@ -269,6 +273,11 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
       host_comms.push_back({ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>(),
                             static_cast<int>(raw_collectives.size()) - 1});
       if (global_rank < 0 && args.contains("Rank")) global_rank = static_cast<int>(as_long(args["Rank"], -1));
+      continue;
+    }
+    if (lc == "cpu_op") {  // operators with input shapes (record_shapes=True): what their kernels compute
+      auto name_it = ev.find("name");
+      if (name_it != ev.end() && name_it->is_string()) operators.add(name_it->get_ref<const std::string&>(), args);
       continue;
     }
     if (lc == "gpu_user_annotation" || lc == "user_annotation") {
@@ -316,6 +325,10 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
   std::stable_sort(acts.begin(), acts.end(), [](const RawActivity& a, const RawActivity& b) {
     return a.device != b.device ? a.device < b.device : a.ts_us < b.ts_us;
   });
+  std::vector<ActivityRef> refs;
+  refs.reserve(acts.size());
+  for (const RawActivity& a : acts) refs.push_back({a.external_id, a.dur_us, a.kind, &a.name, a.shape.bytes});
+  const std::vector<KernelRates> rates = estimate_kernel_rates(refs, operators);
   auto by_start = [](const Range& a, const Range& b) { return a.t0_us != b.t0_us ? a.t0_us < b.t0_us : a.t1_us > b.t1_us; };
   std::sort(gpu_ranges.begin(), gpu_ranges.end(), by_start);
   std::sort(cpu_ranges.begin(), cpu_ranges.end(), by_start);
@@ -471,6 +484,7 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
         double blocks = double(a.shape.grid[0]) * std::max(1u, a.shape.grid[1]) * std::max(1u, a.shape.grid[2]);
         k.sm_fill = static_cast<float>(std::clamp(blocks / sm_count, 1e-3, 1.0));
       }
+      apply_rates(rates[i], k);
       if (a.collective >= 0) k.collective = add_collective(raw_collectives[static_cast<std::size_t>(a.collective)], rank.id);
       rank.kernels.push_back(k);
       rank.shapes.push_back(a.shape);

@@ -1,0 +1,333 @@
+#include "traces/src/kernel_activity.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+#include <regex>
+
+namespace dvfs {
+
+namespace {
+
+// Bytes per element of PyTorch's C++ type names as the profiler writes them; 0 = not a tensor type.
+int element_bytes(const std::string& t) {
+  static const std::unordered_map<std::string, int> sizes = {
+      {"c10::BFloat16", 2}, {"c10::Half", 2}, {"float", 4}, {"double", 8}, {"long int", 8}, {"int", 4},
+      {"bool", 1}, {"c10::Float8_e4m3fn", 1}, {"c10::Float8_e5m2", 1}, {"c10::Float8_e4m3fnuz", 1},
+      {"c10::Float8_e5m2fnuz", 1}, {"unsigned char", 1}, {"signed char", 1}, {"short", 2},
+      {"c10::complex<float>", 8}, {"c10::complex<double>", 16}};
+  auto it = sizes.find(t);
+  return it == sizes.end() ? 0 : it->second;
+}
+
+// Estimated instructions per output element of elementwise operators beyond one load/operate/store
+// [estimate: counted from the operators' math (erf, sin and tanh are polynomial/range-reduction code
+// in CUDA's math library; norms and softmaxes do reductions and a rescale); not measured]. Unlisted: 1.
+double alu_intensity(const std::string& base) {
+  static const std::unordered_map<std::string, double> table = {
+      {"gelu", 20}, {"gelu_backward", 25}, {"silu", 8}, {"silu_backward", 12}, {"sigmoid", 8},
+      {"sigmoid_backward", 3}, {"tanh", 12}, {"tanh_backward", 3}, {"exp", 6}, {"log", 8}, {"sin", 16},
+      {"cos", 16}, {"pow", 8}, {"sqrt", 4}, {"rsqrt", 4}, {"div", 4}, {"native_layer_norm", 16},
+      {"native_layer_norm_backward", 16}, {"_fused_rms_norm", 5}, {"_fused_rms_norm_backward", 8},
+      {"_softmax", 8}, {"_log_softmax", 8}, {"_log_softmax_backward_data", 6}, {"_softmax_backward_data", 4},
+      {"addcmul", 2}, {"addcdiv", 4}, {"lerp", 3}, {"cumsum", 2}, {"erf", 12}, {"native_dropout", 6}};
+  auto it = table.find(base);
+  return it == table.end() ? 1.0 : it->second;
+}
+
+bool is_reduction(const std::string& base) {
+  static const char* const names[] = {"sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "norm",
+                                      "linalg_vector_norm", "nll_loss_forward", "var", "std", "var_mean",
+                                      "logsumexp", "prod", "all", "any"};
+  return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return base == n; });
+}
+
+double numel(const std::vector<std::int64_t>& d) {
+  return std::accumulate(d.begin(), d.end(), 1.0, [](double a, std::int64_t x) { return a * static_cast<double>(x); });
+}
+
+std::vector<std::int64_t> int_list(const std::string& s) {
+  std::vector<std::int64_t> out;
+  std::int64_t v = 0;
+  bool in = false, neg = false;
+  for (char c : s) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      v = v * 10 + (c - '0');
+      in = true;
+    } else {
+      if (in) out.push_back(neg ? -v : v);
+      neg = c == '-';
+      v = 0;
+      in = false;
+    }
+  }
+  if (in) out.push_back(neg ? -v : v);
+  return out;
+}
+
+std::string concrete_at(const OperatorCall& op, std::size_t i) { return i < op.concrete.size() ? op.concrete[i] : ""; }
+
+std::vector<std::int64_t> list_or(const OperatorCall& op, std::size_t i, std::size_t n, std::int64_t fallback) {
+  std::vector<std::int64_t> v = int_list(concrete_at(op, i));
+  if (v.empty()) v.assign(n, fallback);
+  while (v.size() < n) v.push_back(v.back());
+  return v;
+}
+
+bool any_name_has(const std::vector<const std::string*>& names, const char* needle) {
+  for (const std::string* n : names) {
+    if (!n) continue;
+    std::string l = *n;
+    std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (l.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+struct Tensor {
+  const std::vector<std::int64_t>* dims;
+  int bytes;  // per element
+};
+
+std::vector<Tensor> tensor_inputs(const OperatorCall& op) {
+  std::vector<Tensor> out;
+  for (std::size_t i = 0; i < op.dims.size() && i < op.types.size(); ++i)
+    if (int b = element_bytes(op.types[i])) out.push_back({&op.dims[i], b});
+  return out;
+}
+
+TensorPrecision precision_of(int element_bytes_, bool tf32) {
+  if (element_bytes_ == 1) return TensorPrecision::fp8;
+  if (element_bytes_ == 2) return TensorPrecision::bf16;
+  return tf32 ? TensorPrecision::tf32 : TensorPrecision::none;
+}
+
+// Tensor-core work, or CUDA-core fp32 work when the precision is none.
+void add_matrix_work(OperatorWork& w, double flops, int es, bool tf32) {
+  w.precision = precision_of(es, tf32);
+  (w.precision == TensorPrecision::none ? w.fma_flops : w.tensor_flops) += flops;
+}
+
+std::optional<OperatorWork> gemm_work(const OperatorCall& op, const std::string& base, const std::vector<const std::string*>& kn) {
+  std::size_t a = 0, b = 1;
+  if (base == "addmm" || base == "baddbmm" || base == "_addmm_activation") a = 1, b = 2;
+  if (op.dims.size() <= b || element_bytes(op.types[a]) == 0) return std::nullopt;
+  const auto &A = op.dims[a], &B = op.dims[b];
+  if (A.size() < 2 || B.size() < 2) return std::nullopt;
+  const double M = static_cast<double>(A[A.size() - 2]), K = static_cast<double>(A.back()), N = static_cast<double>(B.back());
+  const double batch = numel(std::vector<std::int64_t>(A.begin(), A.end() - 2));
+  const int es = element_bytes(op.types[a]);
+  OperatorWork w;
+  add_matrix_work(w, 2.0 * batch * M * N * K, es, any_name_has(kn, "tf32"));
+  w.bytes = es * (numel(A) + numel(B)) + (es == 1 ? 2 : es) * batch * M * N;
+  if (a == 1 && element_bytes(op.types[0])) w.bytes += element_bytes(op.types[0]) * numel(op.dims[0]);
+  return w;
+}
+
+std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::string& base, const std::vector<const std::string*>& kn) {
+  OperatorWork w;
+  const bool backward = base == "convolution_backward";
+  const std::size_t x_i = backward ? 1 : 0, w_i = backward ? 2 : 1;
+  if (op.dims.size() <= w_i) return std::nullopt;
+  const auto &x = op.dims[x_i], &wt = op.dims[w_i];
+  const int es = element_bytes(op.types[x_i]);
+  if (es == 0 || x.size() < 3 || wt.size() != x.size()) return std::nullopt;
+  const std::size_t spatial = x.size() - 2;
+  const double per_output = static_cast<double>(wt[1]) * numel(std::vector<std::int64_t>(wt.begin() + 2, wt.end()));
+  double out_numel = 0, passes = 1;
+  if (backward) {
+    out_numel = numel(op.dims[0]);
+    const std::string mask = concrete_at(op, 10);
+    passes = mask.empty() ? 2 : 0;
+    for (std::size_t p = 0, k = 0; k < 2 && (p = mask.find_first_of("TF", p)) != std::string::npos; ++k, ++p)
+      passes += mask[p] == 'T';
+  } else {
+    // cudnn_convolution(input, weight, padding, stride, dilation, groups, ...);
+    // convolution/_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, ...)
+    const bool cudnn = base == "cudnn_convolution";
+    const auto pad = list_or(op, cudnn ? 2 : 4, spatial, 0), st = list_or(op, 3, spatial, 1);
+    const auto dil = list_or(op, cudnn ? 4 : 5, spatial, 1);
+    out_numel = static_cast<double>(x[0]) * static_cast<double>(wt[0]);
+    for (std::size_t s = 0; s < spatial; ++s) {
+      const std::int64_t o = (x[2 + s] + 2 * pad[s] - dil[s] * (wt[2 + s] - 1) - 1) / std::max<std::int64_t>(1, st[s]) + 1;
+      out_numel *= static_cast<double>(std::max<std::int64_t>(o, 1));
+    }
+  }
+  if (!any_name_has(kn, "fft") && !any_name_has(kn, "winograd"))  // those algorithms do other arithmetic
+    add_matrix_work(w, 2.0 * out_numel * per_output * passes, es, any_name_has(kn, "tf32"));
+  w.bytes = es * (numel(x) + numel(wt) + out_numel) + (backward ? es * (numel(x) + numel(wt)) : 0.0);
+  return w;
+}
+
+// Causal masking, read from the concrete inputs: the value after the dropout probability (the first
+// floating-point scalar) is is_causal (or, for the efficient kernel, a mask type: 1 and 2 are causal).
+bool attention_is_causal(const OperatorCall& op) {
+  static const std::regex float_text(R"(-?\d*\.\d*(e-?\d+)?|-?\d+e-?\d+)");
+  bool after_dropout = false;
+  for (const std::string& v : op.concrete) {
+    if (!after_dropout) {
+      after_dropout = !v.empty() && std::regex_match(v, float_text);
+      continue;
+    }
+    if (!v.empty()) return v == "True" || v == "1" || v == "2";
+  }
+  return false;
+}
+
+std::optional<OperatorWork> attention_work(const OperatorCall& op, const std::string& base) {
+  std::vector<Tensor> four_d;
+  for (const Tensor& t : tensor_inputs(op))
+    if (t.dims->size() == 4) four_d.push_back(t);
+  const bool backward = base.find("backward") != std::string::npos;
+  const std::size_t q_i = backward ? 1 : 0;
+  if (four_d.size() < q_i + 2) return std::nullopt;
+  const auto &q = *four_d[q_i].dims, &k = *four_d[q_i + 1].dims;
+  // flash/efficient kernels take [batch, seq, heads, dim]; the SDPA entry points [batch, heads, seq, dim]
+  const bool seq_first = base.rfind("_flash_attention", 0) == 0 || base.rfind("_efficient_attention", 0) == 0;
+  const double sq = static_cast<double>(seq_first ? q[1] : q[2]), sk = static_cast<double>(seq_first ? k[1] : k[2]);
+  const double causal = attention_is_causal(op) && sq == sk ? 0.5 : 1.0;
+  OperatorWork w;
+  const int es = four_d[q_i].bytes;
+  w.precision = es == 1 ? TensorPrecision::fp8 : es == 2 ? TensorPrecision::bf16 : TensorPrecision::tf32;
+  w.tensor_flops = 4.0 * numel(q) * sk * causal * (backward ? 2.5 : 1.0);
+  double in_bytes = 0;
+  for (const Tensor& t : four_d) in_bytes += t.bytes * numel(*t.dims);
+  w.bytes = in_bytes + es * numel(q) * (backward ? 3 : 1);
+  return w;
+}
+
+std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::string& base) {
+  const std::vector<Tensor> ts = tensor_inputs(op);
+  if (ts.empty()) return std::nullopt;
+  std::vector<double> sizes, elems;
+  for (const Tensor& t : ts) {
+    elems.push_back(numel(*t.dims));
+    sizes.push_back(elems.back() * t.bytes);
+  }
+  const double all = std::accumulate(sizes.begin(), sizes.end(), 0.0);
+  const std::size_t largest = static_cast<std::size_t>(std::max_element(elems.begin(), elems.end()) - elems.begin());
+  double read = all, written = 0, out_elems = elems[largest];
+  const bool in_place = !base.empty() && base.back() == '_' && base.front() != '_';
+  if (base == "fill_" || base == "zero_") {
+    read = 0, written = sizes[0], out_elems = elems[0];
+  } else if (base == "copy_") {
+    read = sizes.size() > 1 ? sizes[1] : sizes[0], written = sizes[0], out_elems = elems[0];
+  } else if (base == "embedding" || base == "index_select" || base == "embedding_dense_backward") {
+    // a gather: rows of the table, as many as there are indices
+    const Tensor& table = ts[0];
+    const double row = table.dims->empty() ? 1.0 : static_cast<double>(table.dims->back());
+    out_elems = (ts.size() > 1 ? elems[1] : 1.0) * row;
+    read = written = out_elems * table.bytes;
+  } else if (in_place) {
+    written = sizes[0], out_elems = elems[0];
+  } else if (!is_reduction(base)) {
+    written = elems[largest] * ts[0].bytes;
+  }
+  OperatorWork w;
+  w.bytes = read + written;
+  std::string stem = base;
+  if (in_place) stem.pop_back();
+  w.alu_ops = out_elems * alu_intensity(stem);
+  return w;
+}
+
+}  // namespace
+
+void OperatorIndex::add(const std::string& name, const Json& args) {
+  auto dims_it = args.find("Input Dims");
+  auto id_it = args.find("External id");
+  if (dims_it == args.end() || !dims_it->is_array() || id_it == args.end() || !id_it->is_number_integer()) return;
+  OperatorCall op;
+  op.name = name;
+  for (const Json& d : *dims_it) {
+    std::vector<std::int64_t> v;
+    if (d.is_array())
+      for (const Json& x : d) {
+        if (!x.is_number_integer()) return;  // a nested list (a tensor list) or garbage: no sizes
+        v.push_back(x.get<std::int64_t>());
+      }
+    op.dims.push_back(std::move(v));
+  }
+  auto strings = [&](const char* key, std::vector<std::string>& out) {
+    auto it = args.find(key);
+    if (it == args.end() || !it->is_array()) return;
+    for (const Json& x : *it) out.push_back(x.is_string() ? x.get<std::string>() : "");
+  };
+  strings("Input type", op.types);
+  strings("Concrete Inputs", op.concrete);
+  for (const std::string& t : op.types)
+    if (t == "TensorList" || t == "GenericList") return;  // sizes of list elements are not recorded
+  if (op.types.size() != op.dims.size()) return;
+  ops_[id_it->get<long>()] = std::move(op);
+}
+
+const OperatorCall* OperatorIndex::find(long external_id) const {
+  auto it = ops_.find(external_id);
+  return it == ops_.end() ? nullptr : &it->second;
+}
+
+std::optional<OperatorWork> operator_work(const OperatorCall& op, const std::vector<const std::string*>& kernel_names) {
+  const std::size_t colon = op.name.rfind("::");
+  const std::string base = colon == std::string::npos ? op.name : op.name.substr(colon + 2);
+  if (base == "mm" || base == "addmm" || base == "bmm" || base == "baddbmm" || base == "_scaled_mm" || base == "_addmm_activation")
+    return gemm_work(op, base, kernel_names);
+  if (base == "cudnn_convolution" || base == "convolution" || base == "_convolution" || base == "convolution_backward")
+    return convolution_work(op, base, kernel_names);
+  if (base.find("attention") != std::string::npos && base.front() == '_') return attention_work(op, base);
+  return streaming_work(op, base);
+}
+
+std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& acts, const OperatorIndex& ops) {
+  std::vector<KernelRates> out(acts.size());
+  struct Group {
+    double duration_us = 0;
+    std::vector<std::size_t> members;
+  };
+  std::unordered_map<long, Group> groups;
+  for (std::size_t i = 0; i < acts.size(); ++i) {
+    const ActivityRef& a = acts[i];
+    if (a.kind == ActivityKind::memcpy) {
+      // the copy engine moves the bytes: a device-to-device copy reads and writes them
+      const bool d2d = a.name && a.name->find("DtoD") != std::string::npos;
+      out[i].source = WorkSource::copy_engine;
+      if (a.duration_us > 0) out[i].memory_tbps = static_cast<float>((d2d ? 2.0 : 1.0) * static_cast<double>(a.bytes) / (a.duration_us * 1e6));
+      continue;
+    }
+    if (a.kind == ActivityKind::memset) {
+      out[i].source = WorkSource::shapes;
+      if (a.duration_us > 0) out[i].memory_tbps = static_cast<float>(static_cast<double>(a.bytes) / (a.duration_us * 1e6));
+      continue;
+    }
+    if (a.external_id < 0 || !ops.find(a.external_id)) continue;
+    Group& g = groups[a.external_id];
+    g.duration_us += a.duration_us;
+    g.members.push_back(i);
+  }
+  for (const auto& [id, g] : groups) {
+    std::vector<const std::string*> names;
+    for (std::size_t i : g.members) names.push_back(acts[i].name);
+    const std::optional<OperatorWork> w = operator_work(*ops.find(id), names);
+    if (!w || g.duration_us <= 0) continue;
+    const double per_s = 1.0 / (g.duration_us * 1e6);  // work over the operator's kernel time, in 1e12 per second
+    KernelRates r;
+    r.source = WorkSource::shapes;
+    r.precision = w->precision;
+    r.tensor_tflops = static_cast<float>(w->tensor_flops * per_s);
+    r.fma_tflops = static_cast<float>(w->fma_flops * per_s);
+    r.alu_tops = static_cast<float>(w->alu_ops * per_s);
+    r.memory_tbps = static_cast<float>(w->bytes * per_s);
+    for (std::size_t i : g.members) out[i] = r;
+  }
+  return out;
+}
+
+void apply_rates(const KernelRates& r, Kernel& k) {
+  k.tensor_tflops = r.tensor_tflops;
+  k.fma_tflops = r.fma_tflops;
+  k.alu_tops = r.alu_tops;
+  k.memory_tbps = r.memory_tbps;
+  k.tensor_precision = r.precision;
+  k.work = r.source;
+}
+
+}  // namespace dvfs

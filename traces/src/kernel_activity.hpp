@@ -1,0 +1,81 @@
+#pragma once
+// What each kernel of a Kineto trace does, estimated from the operator that launched it: PyTorch's profiler
+// with record_shapes=True writes every operator's `Input Dims`, `Input type` and `Concrete Inputs`, and each
+// kernel carries the `External id` of its (innermost) operator. From those:
+//   - GEMMs (mm, addmm, bmm, baddbmm, _scaled_mm): 2 M N K FLOPs on tensor cores (bf16/fp16, fp8, or tf32
+//     when the kernel name says so) or CUDA cores (plain fp32);
+//   - convolutions (cudnn_convolution, convolution_backward): 2 N K Ho Wo C/g R S FLOPs per pass; an
+//     FFT or Winograd algorithm (named in the kernel) does other arithmetic, so only its bytes count;
+//   - attention (flash / efficient / cuDNN SDPA forward and backward): 4 B H Sq Sk D FLOPs forward, half when
+//     causal, 2.5x that backward;
+//   - everything else: bytes read (the tensor inputs) and written (an output the size of the largest input;
+//     the first input for in-place ops; nothing for reductions), and elementwise operations = output elements
+//     x an estimated per-element instruction count of the operator (kAluIntensity in the .cpp, [estimate]).
+// An operator's work is shared among its kernels in proportion to their durations, so every kernel of one
+// operator gets the same rates. Operators whose inputs are tensor lists (foreach and fused optimizers) have no
+// sizes in the trace: their kernels keep WorkSource::unknown and the power model's class prior.
+#include "sim/core/json_util.hpp"
+#include "sim/core/workload.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace dvfs {
+
+struct OperatorCall {
+  std::string name;                               // e.g. "aten::mm"
+  std::vector<std::vector<std::int64_t>> dims;    // per input; empty for non-tensors
+  std::vector<std::string> types;                 // per input, e.g. "c10::BFloat16", "float", "Scalar"
+  std::vector<std::string> concrete;              // per input: scalar values as text ("[2, 2]", "True", "0.")
+};
+
+// The cpu_op events of a trace that carry input shapes, by External id.
+class OperatorIndex {
+ public:
+  // Keeps a cpu_op event's shapes (its args object); events without `Input Dims` are skipped. Malformed
+  // shape fields lose only that operator (its kernels fall back to the class prior).
+  void add(const std::string& name, const Json& args);
+  const OperatorCall* find(long external_id) const;
+  std::size_t size() const { return ops_.size(); }
+
+ private:
+  std::unordered_map<long, OperatorCall> ops_;
+};
+
+struct OperatorWork {
+  double tensor_flops = 0;
+  TensorPrecision precision = TensorPrecision::none;
+  double fma_flops = 0;   // CUDA-core fp32 GEMM/convolution arithmetic
+  double alu_ops = 0;     // elementwise operations
+  double bytes = 0;       // read + written
+};
+
+// The work of one operator call, or nullopt when its inputs say nothing (tensor lists, no tensors).
+// `kernel_names`: the names of the kernels it launched (the tf32 and FFT/Winograd tells).
+std::optional<OperatorWork> operator_work(const OperatorCall& op, const std::vector<const std::string*>& kernel_names);
+
+// One device activity as the importer read it.
+struct ActivityRef {
+  long external_id = -1;
+  double duration_us = 0;
+  ActivityKind kind = ActivityKind::kernel;
+  const std::string* name = nullptr;
+  std::uint64_t bytes = 0;  // memcpy / memset size
+};
+
+struct KernelRates {
+  float tensor_tflops = 0, fma_tflops = 0, alu_tops = 0, memory_tbps = 0;
+  TensorPrecision precision = TensorPrecision::none;
+  WorkSource source = WorkSource::unknown;
+};
+
+// Rates of every activity (same order as `acts`).
+std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& acts, const OperatorIndex& ops);
+
+// Copies the rates into the kernel's fields.
+void apply_rates(const KernelRates& r, Kernel& k);
+
+}  // namespace dvfs
