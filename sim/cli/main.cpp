@@ -1,5 +1,6 @@
 // dvfs-sim command line: run | models | validate | bench. Bad input is one line on stderr and exit 2.
 #include "models/src/model_registry.hpp"
+#include "sim/calibrate/power_fit.hpp"
 #include "sim/calibrate/profile_fit.hpp"
 #include "sim/calibrate/recording_fit.hpp"
 #include "sim/cli/arguments.hpp"
@@ -56,7 +57,8 @@ const char* kUsage =
     "        predict the iteration time of measured pipeline runs (Perseus artifact layout) from their\n"
     "        measured per-micro-batch forward/backward times\n"
     "        check the calibrated models on data their fits did not see (stage profiles, retargeting, H200)\n"
-    "  calibrate (--profile CSV | --recording DIR) --base MODEL [-o OUT.json] [--date YYYY-MM-DD] [--json]\n"
+    "  calibrate (--profile CSV | --recording DIR | --power-suite DIR --split FILE) --base MODEL [-o OUT.json]\n"
+    "            [--date YYYY-MM-DD] [--json]\n"
     "        fit a GPU model: from a per-frequency stage profile (stage,instruction,frequency,time,energy) or\n"
     "        from a recording's natural clock changes; MODEL (name or file) supplies what the data cannot\n"
     "        measure; prints the fit table and writes the model file to OUT.json\n"
@@ -245,10 +247,12 @@ std::string today() {
 }
 
 int cmd_calibrate(std::vector<std::string> args) {
-  std::string profile, recording, base, out_file, date;
+  std::string profile, recording, suite, split, base, out_file, date;
   bool json = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--profile") profile = take_value(args, i);
+    else if (args[i] == "--power-suite") suite = take_value(args, i);
+    else if (args[i] == "--split") split = take_value(args, i);
     else if (args[i] == "--recording") recording = take_value(args, i);
     else if (args[i] == "--base") base = take_value(args, i);
     else if (args[i] == "-o" || args[i] == "--output") out_file = take_value(args, i);
@@ -256,7 +260,10 @@ int cmd_calibrate(std::vector<std::string> args) {
     else if (args[i] == "--json") json = true;
     else throw UsageError("unknown argument for calibrate: " + args[i]);
   }
-  if (profile.empty() == recording.empty()) throw UsageError("calibrate needs exactly one of --profile CSV or --recording DIR");
+  if (int(!profile.empty()) + int(!recording.empty()) + int(!suite.empty()) != 1)
+    throw UsageError("calibrate needs exactly one of --profile CSV, --recording DIR or --power-suite DIR");
+  if (!suite.empty() && split.empty())
+    throw UsageError("calibrate --power-suite needs --split FILE (which loops are fit and which held out)");
   if (base.empty()) throw UsageError("calibrate needs --base MODEL (a model name or file supplying clock tables, idle power, cap and specs)");
   if (date.empty()) date = today();
   {
@@ -266,7 +273,9 @@ int cmd_calibrate(std::vector<std::string> args) {
         d < 1 || d > 31)
       throw dvfs::InputError("--date", "", "expected a date YYYY-MM-DD, got \"" + date + "\"");
   }
-  std::string command = "dvfs-sim calibrate " + (profile.empty() ? "--recording " + recording : "--profile " + profile) +
+  std::string command = "dvfs-sim calibrate " +
+                        (!suite.empty() ? "--power-suite " + suite + " --split " + split
+                                        : profile.empty() ? "--recording " + recording : "--profile " + profile) +
                         " --base " + base;
   const std::string base_path = dvfs::resolve_model_path(base, "", "--base");
   dvfs::Json model, report;
@@ -276,6 +285,11 @@ int cmd_calibrate(std::vector<std::string> args) {
     model = c.model;
     report = {{"fit_error_in_sample", c.fit_error.to_json()}, {"table", c.table}};
     text = dvfs::format_profile_calibration(c);
+  } else if (!suite.empty()) {
+    dvfs::PowerSuiteCalibration c = dvfs::calibrate_from_power_suite(suite, split, base_path, command, date);
+    model = c.model;
+    report = c.report;
+    text = dvfs::format_power_suite_calibration(c);
   } else {
     dvfs::RecordingCalibration c = dvfs::calibrate_from_recording(recording, base_path, command, date);
     model = c.model;

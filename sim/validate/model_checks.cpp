@@ -1,9 +1,13 @@
 #include "sim/validate/model_checks.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "sim/calibrate/power_fit.hpp"
+#include "sim/validate/loop_check.hpp"
 #include "sim/validate/profile_check.hpp"
 #include "sim/validate/validate.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 
@@ -25,6 +29,124 @@ Json profile_row(const ProfileError& e, const std::string& kind, double time_lim
   if (energy_limit > 0) j["energy_target_pct"] = energy_limit;
   j["meets_target"] = (time_limit <= 0 || 100 * e.time_mape <= time_limit) && (energy_limit <= 0 || 100 * e.energy_mape <= energy_limit);
   return j;
+}
+
+// One recording's native-governor row (energy per step, totals) with its recorded-clock figures beside it.
+Json recording_row(const std::string& rel, const GpuModel& model, const std::string& kind) {
+  const Json v = validate_recording(load_validation_recording(data_dir() + "/" + rel), model);
+  const Json& native = v["clock_sources"][0];
+  double worst = 0, worst_recorded = 0;
+  for (const auto& s : native["steps"]) worst = std::max(worst, std::fabs(s["energy_error_pct"].get<double>()));
+  for (const auto& s : v["clock_sources"][1]["steps"])
+    worst_recorded = std::max(worst_recorded, std::fabs(s["energy_error_pct"].get<double>()));
+  return {{"recording", rel},
+          {"model", model.name()},
+          {"policy", "native"},
+          {"kind", kind},
+          {"steps", native["steps"].size()},
+          {"energy_per_step_mape_pct", native["mape"]["energy_pct"]},
+          {"energy_per_step_max_abs_error_pct", worst},
+          // the same worst step replayed at the clocks the GPU reported: what the per-step energy
+          // measurement itself resolves (the counter advances every ~100 ms; a step lasts 0.2-0.3 s)
+          {"recorded_clocks_energy_per_step_max_abs_error_pct", worst_recorded},
+          {"recorded_clocks_total_energy_error_pct", v["clock_sources"][1]["total"]["energy_error_pct"]},
+          {"time_per_step_mape_pct", native["mape"]["time_pct"]},
+          {"total_energy_error_pct", native["total"]["energy_error_pct"]},
+          {"total_time_error_pct", native["total"]["time_error_pct"]},
+          {"measured_mean_power_w", native["total"]["measured_mean_power_w"]},
+          {"simulated_mean_power_w", native["total"]["simulated_mean_power_w"]},
+          {"mean_power_error_pct", native["total"]["power_error_pct"]},
+          {"energy_target_pct", 5.0},
+          {"meets_target", native["mape"]["energy_pct"].get<double>() <= 5.0}};
+}
+
+// Median, 90th percentile and maximum of |x|.
+Json abs_distribution(std::vector<double> x) {
+  for (double& v : x) v = std::fabs(v);
+  std::sort(x.begin(), x.end());
+  if (x.empty()) return Json::object();
+  auto at = [&](double q) { return x[std::min(x.size() - 1, static_cast<std::size_t>(q * static_cast<double>(x.size() - 1) + 0.5))]; };
+  double sum = 0;
+  for (double v : x) sum += v;
+  return {{"count", x.size()}, {"mean_pct", sum / static_cast<double>(x.size())}, {"median_pct", at(0.5)},
+          {"p90_pct", at(0.9)}, {"max_pct", x.back()}};
+}
+
+// The power suite's kernel loops (fit and held out, as the split file lists them) and the held-out whole
+// workloads, on the h200 model.
+Json power_suite_checks(const GpuModel& h200) {
+  const std::string split = data_dir() + "/models/calibration/h200-power-split.json";
+  Json loops = Json::array(), workloads = Json::array(), summary = Json::object();
+  for (const char* side : {"fit", "held_out"}) {
+    std::vector<double> native_err, recorded_err;
+    std::size_t native_ok = 0, recorded_ok = 0;
+    for (const std::string& n : split_names(split, side, "micro")) {
+      const std::string dir = data_dir() + "/traces/recordings/h200-power/" + n;
+      Json row;
+      if (n == "idle") {  // no kernel to replay: the model's idle power against the measured one
+        const Json run = read_json_file(dir + "/run.json");
+        const Json& st = run["micro"]["steady"];
+        const double meas = st["energy_mj"].get<double>() / 1000.0 / ((st["t1_ns"].get<double>() - st["t0_ns"].get<double>()) * 1e-9);
+        const double e = 100.0 * (h200.idle_w() - meas) / meas;
+        row = {{"loop", n}, {"measured_mean_power_w", meas},
+               {"native", {{"mean_power_w", h200.idle_w()}, {"energy_error_pct", e}, {"power_error_pct", e}, {"time_error_pct", 0.0}}},
+               {"recorded", {{"mean_power_w", h200.idle_w()}, {"energy_error_pct", e}, {"power_error_pct", e}, {"time_error_pct", 0.0}}}};
+      } else {
+        row = validate_kernel_loop(load_kernel_loop(dir), h200);
+      }
+      row["kind"] = std::string(side) == "fit" ? "in-sample" : "held-out";
+      const double en = row["native"]["energy_error_pct"].get<double>(), er = row["recorded"]["energy_error_pct"].get<double>();
+      native_err.push_back(en);
+      recorded_err.push_back(er);
+      native_ok += std::fabs(en) <= 8.0;
+      recorded_ok += std::fabs(er) <= 5.0;
+      loops.push_back(row);
+    }
+    summary[std::string(side) == "fit" ? "in_sample" : "held_out"] = {
+        {"native_energy_abs_error", abs_distribution(native_err)},
+        {"recorded_clocks_energy_abs_error", abs_distribution(recorded_err)},
+        {"native_within_8_pct", native_ok}, {"recorded_within_5_pct", recorded_ok}};
+  }
+  for (const std::string& n : split_names(split, "held_out", "workloads"))
+    workloads.push_back(recording_row("traces/recordings/h200-workloads/" + n, h200, "held-out"));
+  return {{"split", "models/calibration/h200-power-split.json"}, {"loops", loops}, {"loop_summary", summary},
+          {"workloads", workloads}};
+}
+
+void format_power_suite(std::ostream& os, const Json& ps) {
+  os << "\nH200 kernel loops of the power suite (" << ps["split"].get<std::string>()
+     << " fixes fit / held out), steady mean power;\n"
+        "energy of one step at the native governor (target <= 8 % held out) and at the recorded clocks (<= 5 %)\n";
+  os << "loop                             kind       measured W  native W  energy err  time err  recorded W  energy err\n";
+  for (const auto& l : ps["loops"]) {
+    os << std::left << std::setw(33) << l["loop"].get<std::string>() << std::setw(10) << l["kind"].get<std::string>()
+       << std::right << std::setprecision(1) << std::setw(11) << l["measured_mean_power_w"].get<double>() << std::setw(10)
+       << l["native"]["mean_power_w"].get<double>() << std::showpos << std::setw(10) << l["native"]["energy_error_pct"].get<double>()
+       << " %" << std::setw(8) << l["native"]["time_error_pct"].get<double>() << " %" << std::noshowpos << std::setw(12)
+       << l["recorded"]["mean_power_w"].get<double>() << std::showpos << std::setw(10)
+       << l["recorded"]["energy_error_pct"].get<double>() << " %" << std::noshowpos << "\n";
+  }
+  for (const char* side : {"in_sample", "held_out"}) {
+    const Json& s = ps["loop_summary"][side];
+    const Json &n = s["native_energy_abs_error"], &rc = s["recorded_clocks_energy_abs_error"];
+    os << std::setprecision(2) << "  " << side << " (" << n["count"].get<std::size_t>() << " loops): |energy error| native mean "
+       << n["mean_pct"].get<double>() << " %, median " << n["median_pct"].get<double>() << " %, p90 " << n["p90_pct"].get<double>()
+       << " %, max " << n["max_pct"].get<double>() << " % (" << s["native_within_8_pct"].get<std::size_t>()
+       << " within 8 %); recorded clocks mean " << rc["mean_pct"].get<double>() << " %, median " << rc["median_pct"].get<double>()
+       << " %, p90 " << rc["p90_pct"].get<double>() << " %, max " << rc["max_pct"].get<double>() << " % ("
+       << s["recorded_within_5_pct"].get<std::size_t>() << " within 5 %)\n";
+  }
+  os << "\nH200 whole workloads below and at the cap, all held out (traces/recordings/h200-workloads), native governor\n";
+  os << "recording              steps  energy/step MAPE  total energy (recorded clocks)  time/step MAPE  mean power sim/meas\n";
+  for (const auto& h : ps["workloads"]) {
+    const std::string p = h["recording"].get<std::string>();
+    os << std::left << std::setw(23) << p.substr(p.find_last_of('/') + 1) << std::right << std::setw(5)
+       << h["steps"].get<std::size_t>() << std::setprecision(2) << std::setw(14) << h["energy_per_step_mape_pct"].get<double>()
+       << " %" << std::showpos << std::setw(12) << h["total_energy_error_pct"].get<double>() << " % (" << std::setw(6)
+       << h["recorded_clocks_total_energy_error_pct"].get<double>() << " %)" << std::noshowpos << std::setw(13)
+       << h["time_per_step_mape_pct"].get<double>() << " %" << std::setprecision(1) << std::setw(11)
+       << h["simulated_mean_power_w"].get<double>() << " / " << h["measured_mean_power_w"].get<double>() << " W\n";
+  }
 }
 
 }  // namespace
@@ -66,36 +188,10 @@ Json validate_models() {
   Json recordings = Json::array();
   const GpuModel h200 = load_gpu_model("h200");
   const std::string h200_fit_on = h200.provenance().contains("calibration") ? h200.provenance()["calibration"].value("data", "") : "";
-  for (const char* name : {"h200-gpt3xl", "h200-llama1b", "h200-gpt3-2.7b", "h200-llama3.2-3b"}) {
-    const Json v = validate_recording(load_validation_recording(data_dir() + "/traces/recordings/" + name), h200);
-    const Json& native = v["clock_sources"][0];
-    double worst = 0, worst_recorded = 0;
-    for (const auto& s : native["steps"]) worst = std::max(worst, std::fabs(s["energy_error_pct"].get<double>()));
-    for (const auto& s : v["clock_sources"][1]["steps"])
-      worst_recorded = std::max(worst_recorded, std::fabs(s["energy_error_pct"].get<double>()));
-    recordings.push_back(
-        {{"recording", std::string("traces/recordings/") + name},
-         {"model", "h200"},
-         {"policy", "native"},
-         // in-sample: the model's time shares and dynamic power scale were fit on this recording
-         {"kind", h200_fit_on == name ? "in-sample" : "held-out"},
-         {"steps", native["steps"].size()},
-         {"energy_per_step_mape_pct", native["mape"]["energy_pct"]},
-         {"energy_per_step_max_abs_error_pct", worst},
-         // the same worst step replayed at the clocks the GPU reported: what the per-step energy
-         // measurement itself resolves (the counter advances every ~100 ms; a step lasts 0.2-0.3 s)
-         {"recorded_clocks_energy_per_step_max_abs_error_pct", worst_recorded},
-         {"recorded_clocks_total_energy_error_pct", v["clock_sources"][1]["total"]["energy_error_pct"]},
-         {"time_per_step_mape_pct", native["mape"]["time_pct"]},
-         {"total_energy_error_pct", native["total"]["energy_error_pct"]},
-         {"total_time_error_pct", native["total"]["time_error_pct"]},
-         {"measured_mean_power_w", native["total"]["measured_mean_power_w"]},
-         {"simulated_mean_power_w", native["total"]["simulated_mean_power_w"]},
-         {"mean_power_error_pct", native["total"]["power_error_pct"]},
-         {"energy_target_pct", 5.0},
-         {"meets_target", native["mape"]["energy_pct"].get<double>() <= 5.0}});
-  }
-  return {{"stage_profiles", rows}, {"retarget", retarget}, {"recordings", recordings},
+  for (const char* name : {"h200-gpt3xl", "h200-llama1b", "h200-gpt3-2.7b", "h200-llama3.2-3b"})
+    // in-sample: the model's time shares and dynamic power scale were fit on this recording
+    recordings.push_back(recording_row(std::string("traces/recordings/") + name, h200, h200_fit_on == name ? "in-sample" : "held-out"));
+  return {{"stage_profiles", rows}, {"retarget", retarget}, {"recordings", recordings}, {"power_suite", power_suite_checks(h200)},
           {"data", "Perseus stage profiles (Chung et al., SOSP 2024, Apache-2.0; traces/profiles/perseus/PROVENANCE.md); "
                    "H200 recordings traces/recordings/h200-* (traces/recordings/PROVENANCE.md)"}};
 }
@@ -143,6 +239,7 @@ std::string format_model_checks(const Json& r) {
   }
   os << "  (a 0.2-0.3 s step sees 2-3 updates of the ~100 ms NVML energy counter: even the replay at the\n"
         "   recorded clocks is off by the worst-step figure in parentheses, while totals agree to a few %)\n";
+  format_power_suite(os, r["power_suite"]);
   os << "data: " << r["data"].get<std::string>() << "\n";
   return os.str();
 }

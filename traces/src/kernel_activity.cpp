@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <numeric>
 #include <regex>
 
@@ -74,14 +75,29 @@ std::vector<std::int64_t> list_or(const OperatorCall& op, std::size_t i, std::si
   return v;
 }
 
-bool any_name_has(const std::vector<const std::string*>& names, const char* needle) {
-  for (const std::string* n : names) {
-    if (!n) continue;
-    std::string l = *n;
-    std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (l.find(needle) != std::string::npos) return true;
-  }
+bool name_has_any(const std::string* name, std::initializer_list<const char*> needles) {
+  if (!name) return false;
+  std::string l = *name;
+  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* n : needles)
+    if (l.find(n) != std::string::npos) return true;
   return false;
+}
+
+bool any_name_has(const std::vector<const std::string*>& names, const char* needle) {
+  return std::any_of(names.begin(), names.end(), [&](const std::string* n) { return name_has_any(n, {needle}); });
+}
+
+// Library kernel names that do a GEMM, convolution or attention's arithmetic (cuBLAS, cuBLASLt nvjet, CUTLASS,
+// cuDNN implicit GEMM / FFT / Winograd, flash attention).
+bool is_matrix_kernel(const std::string* name) {
+  return name_has_any(name, {"gemm", "mma", "nvjet", "cutlass", "conv", "fprop", "dgrad", "wgrad", "fft", "winograd",
+                             "flash", "fmha", "sdpa", "attention", "s16816", "s1688"});
+}
+
+// Names that say tensor cores: (x/w/h)mma instructions, CUTLASS tensorop, cuBLASLt's nvjet, flash attention.
+bool uses_tensor_cores(const std::string* name) {
+  return name_has_any(name, {"mma", "tensorop", "nvjet", "s16816", "s1688", "flash", "fmha", "sdpa", "tf32"});
 }
 
 struct Tensor {
@@ -153,8 +169,8 @@ std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::
       out_numel *= static_cast<double>(std::max<std::int64_t>(o, 1));
     }
   }
-  if (!any_name_has(kn, "fft") && !any_name_has(kn, "winograd"))  // those algorithms do other arithmetic
-    add_matrix_work(w, 2.0 * out_numel * per_output * passes, es, any_name_has(kn, "tf32"));
+  // FFT and Winograd algorithms do other arithmetic than the direct convolution's count: the count stands in
+  add_matrix_work(w, 2.0 * out_numel * per_output * passes, es, any_name_has(kn, "tf32"));
   w.bytes = es * (numel(x) + numel(wt) + out_numel) + (backward ? es * (numel(x) + numel(wt)) : 0.0);
   return w;
 }
@@ -308,15 +324,29 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
     for (std::size_t i : g.members) names.push_back(acts[i].name);
     const std::optional<OperatorWork> w = operator_work(*ops.find(id), names);
     if (!w || g.duration_us <= 0) continue;
-    const double per_s = 1.0 / (g.duration_us * 1e6);  // work over the operator's kernel time, in 1e12 per second
-    KernelRates r;
-    r.source = WorkSource::shapes;
-    r.precision = w->precision;
-    r.tensor_tflops = static_cast<float>(w->tensor_flops * per_s);
-    r.fma_tflops = static_cast<float>(w->fma_flops * per_s);
-    r.alu_tops = static_cast<float>(w->alu_ops * per_s);
-    r.memory_tbps = static_cast<float>(w->bytes * per_s);
-    for (std::size_t i : g.members) out[i] = r;
+    // The arithmetic runs in the operator's matrix kernels (GEMM, convolution, attention names); helper
+    // kernels beside them (padding, layout conversion) only move bytes. Tensor cores only where the kernel's
+    // name says so: a depthwise or fp32 kernel of a bf16 operator runs on CUDA cores.
+    double matrix_us = 0;
+    for (std::size_t i : g.members)
+      if (is_matrix_kernel(acts[i].name)) matrix_us += acts[i].duration_us;
+    const bool all_matrix = matrix_us <= 0;
+    if (all_matrix) matrix_us = g.duration_us;
+    const double flops = w->tensor_flops + w->fma_flops;
+    for (std::size_t i : g.members) {
+      KernelRates& r = out[i];
+      r.source = WorkSource::shapes;
+      r.alu_tops = static_cast<float>(w->alu_ops / (g.duration_us * 1e6));
+      r.memory_tbps = static_cast<float>(w->bytes / (g.duration_us * 1e6));
+      if (flops <= 0 || !(all_matrix || is_matrix_kernel(acts[i].name))) continue;
+      const auto rate = static_cast<float>(flops / (matrix_us * 1e6));
+      if (w->precision != TensorPrecision::none && uses_tensor_cores(acts[i].name)) {
+        r.precision = w->precision;
+        r.tensor_tflops = rate;
+      } else {
+        r.fma_tflops = rate;
+      }
+    }
   }
   return out;
 }

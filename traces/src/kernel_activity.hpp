@@ -4,8 +4,8 @@
 // kernel carries the `External id` of its (innermost) operator. From those:
 //   - GEMMs (mm, addmm, bmm, baddbmm, _scaled_mm): 2 M N K FLOPs on tensor cores (bf16/fp16, fp8, or tf32
 //     when the kernel name says so) or CUDA cores (plain fp32);
-//   - convolutions (cudnn_convolution, convolution_backward): 2 N K Ho Wo C/g R S FLOPs per pass; an
-//     FFT or Winograd algorithm (named in the kernel) does other arithmetic, so only its bytes count;
+//   - convolutions (cudnn_convolution, convolution_backward): 2 N K Ho Wo C/g R S FLOPs per pass (also where
+//     cuDNN chose an FFT or Winograd algorithm, whose own arithmetic differs: the count stands in);
 //   - attention (flash / efficient / cuDNN SDPA forward and backward): 4 B H Sq Sk D FLOPs forward, half when
 //     causal, 2.5x that backward;
 //   - everything else: bytes read (the tensor inputs) and written (an output the size of the largest input;
@@ -54,7 +54,7 @@ struct OperatorWork {
 };
 
 // The work of one operator call, or nullopt when its inputs say nothing (tensor lists, no tensors).
-// `kernel_names`: the names of the kernels it launched (the tf32 and FFT/Winograd tells).
+// `kernel_names`: the names of the kernels it launched (the tf32 tell).
 std::optional<OperatorWork> operator_work(const OperatorCall& op, const std::vector<const std::string*>& kernel_names);
 
 // One device activity as the importer read it.

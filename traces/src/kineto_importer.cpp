@@ -48,6 +48,22 @@ std::string lower(std::string s) {
   return s;
 }
 
+// Ranges in start order, those of one name that overlap the previous one of that name merged into it.
+std::vector<Range> merge_same_name_overlaps(const std::vector<const Range*>& ranges) {
+  std::vector<Range> out;
+  std::map<std::string, std::size_t> last;  // name -> index in out
+  for (const Range* r : ranges) {
+    auto it = last.find(r->name);
+    if (it != last.end() && r->t0_us <= out[it->second].t1_us) {
+      out[it->second].t1_us = std::max(out[it->second].t1_us, r->t1_us);
+      continue;
+    }
+    last[r->name] = out.size();
+    out.push_back(*r);
+  }
+  return out;
+}
+
 bool kind_of(const std::string& cat, ActivityKind& kind, bool& old_schema) {
   std::string c = lower(cat);
   old_schema = cat == "Kernel" || cat == "Memcpy" || cat == "Memset";
@@ -382,6 +398,10 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
     for (const Range& r : gpu_ranges)
       if (r.device == device) (classifier.is_step_annotation(r.name) ? gpu_steps : gpu_ann).push_back(&r);
     for (const Range& r : cpu_ranges) (classifier.is_step_annotation(r.name) ? cpu_steps : cpu_ann).push_back(&r);
+    // Kineto writes a device-side step range once per stream the step used: one step, several ranges.
+    std::vector<Range> merged_gpu_steps = merge_same_name_overlaps(gpu_steps);
+    gpu_steps.clear();
+    for (const Range& r : merged_gpu_steps) gpu_steps.push_back(&r);
     const bool steps_on_gpu = !gpu_steps.empty();
     const std::vector<const Range*>& step_ranges = steps_on_gpu ? gpu_steps : cpu_steps;
     rep.annotation_source = gpu_ann.empty() && cpu_ann.empty() ? "none"

@@ -1,0 +1,287 @@
+#include "sim/calibrate/power_fit.hpp"
+
+#include "models/src/gpu_model.hpp"
+#include "sim/calibrate/rounding.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/core/progress.hpp"
+#include "traces/src/kernel_loop.hpp"
+
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+namespace dvfs {
+
+namespace {
+
+constexpr int kCoefficients = 8;
+const char* const kCoefficientNames[kCoefficients] = {"busy_w", "tensor_bf16", "tensor_fp8", "tensor_tf32",
+                                                      "fma",    "alu",         "memory",     "copy_engine_w"};
+constexpr double kMinKnownShare = 0.9;
+
+// One loop reduced to what the fit needs: per kernel its recorded clock, fill and rates, plus the loop's
+// time, idle energy and the energy of kernels priced by the class prior.
+struct LoopData {
+  std::string name;
+  double measured_w = 0, time_s = 0, idle_j = 0, prior_j = 0, known_share = 0;
+  struct K {
+    double d, f, fill, tensor, fma, alu, memory;
+    TensorPrecision p;
+    bool copy_engine;
+  };
+  std::vector<K> kernels;
+};
+
+LoopData reduce_loop(const KernelLoop& loop, const GpuModel& base) {
+  LoopData out;
+  out.name = loop.name;
+  out.measured_w = loop.measured_power_w;
+  const Workload wl = steady_workload(loop);
+  const Rank& rank = wl.ranks.front();
+  double known = 0, all = 0;
+  for (const Step& st : rank.steps) {
+    if (st.first_kernel < 0) continue;
+    out.time_s += st.lead_s + st.tail_s;
+    for (int i = st.first_kernel; i <= st.last_kernel; ++i) {
+      const Kernel& k = rank.kernels[static_cast<std::size_t>(i)];
+      const double f = k.recorded_sm_mhz > 0 ? k.recorded_sm_mhz : base.default_clocks().sm_mhz;
+      const double gap = i > st.first_kernel ? k.gap_before_s : 0.0;
+      out.time_s += gap + k.duration_s;
+      // idle power during the kernel and the gaps of the step at this kernel's clock
+      out.idle_j += base.idle_power_at(f) * (gap + k.duration_s + (i == st.first_kernel ? st.lead_s : 0.0) +
+                                             (i == st.last_kernel ? st.tail_s : 0.0));
+      all += k.duration_s;
+      if (k.work == WorkSource::unknown) {
+        const int si = base.sm_index(f), mi = base.mem_index(k.recorded_mem_mhz > 0 ? k.recorded_mem_mhz : base.max_mem_mhz());
+        if (si >= 0 && mi >= 0) out.prior_j += (base.kernel_power_w(k, si, mi) - base.idle_power_w(si)) * k.duration_s;
+        continue;
+      }
+      known += k.duration_s;
+      out.kernels.push_back({k.duration_s, f, k.sm_fill, k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps,
+                             k.tensor_precision, k.work == WorkSource::copy_engine});
+    }
+  }
+  out.known_share = all > 0 ? known / all : 1.0;
+  return out;
+}
+
+// (V/V_max)^2 at f for a curve flat at `floor` up to `knee`, linear to 1 at f_max.
+double relative_v(double f, double floor, double knee, double f_max) {
+  if (f <= knee) return floor;
+  if (f >= f_max) return 1.0;
+  return floor + (1.0 - floor) * (f - knee) / (f_max - knee);
+}
+
+std::vector<double> features(const LoopData& l, double floor, double knee, double f_max) {
+  std::vector<double> x(kCoefficients, 0.0);
+  for (const LoopData::K& k : l.kernels) {
+    const double v = relative_v(k.f, floor, knee, f_max), v2 = v * v;
+    if (k.copy_engine) {
+      x[7] += k.d;
+    } else {
+      x[0] += k.d * k.fill * v2 * k.f / f_max;
+      if (k.p != TensorPrecision::none) x[static_cast<int>(k.p)] += k.d * v2 * k.tensor;
+      x[4] += k.d * v2 * k.fma;
+      x[5] += k.d * v2 * k.alu;
+    }
+    x[6] += k.d * k.memory;
+  }
+  for (double& v : x) v /= l.time_s;
+  return x;
+}
+
+double target(const LoopData& l) { return l.measured_w - (l.idle_j + l.prior_j) / l.time_s; }
+
+bool solve(std::vector<std::vector<double>> m, std::vector<double> rhs, std::vector<double>& x) {
+  const std::size_t n = rhs.size();
+  for (std::size_t c = 0; c < n; ++c) {
+    std::size_t p = c;
+    for (std::size_t r = c + 1; r < n; ++r)
+      if (std::fabs(m[r][c]) > std::fabs(m[p][c])) p = r;
+    if (std::fabs(m[p][c]) < 1e-12) return false;
+    std::swap(m[p], m[c]);
+    std::swap(rhs[p], rhs[c]);
+    for (std::size_t r = c + 1; r < n; ++r) {
+      const double f = m[r][c] / m[c][c];
+      for (std::size_t k = c; k < n; ++k) m[r][k] -= f * m[c][k];
+      rhs[r] -= f * rhs[c];
+    }
+  }
+  x.assign(n, 0.0);
+  for (std::size_t c = n; c-- > 0;) {
+    double s = rhs[c];
+    for (std::size_t k = c + 1; k < n; ++k) s -= m[c][k] * x[k];
+    x[c] = s / m[c][c];
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& b) {
+  const std::size_t n = a.empty() ? 0 : a.front().size();
+  std::vector<double> best(n, 0.0);
+  double best_sse = 0;
+  for (const double v : b) best_sse += v * v;
+  for (unsigned mask = 1; mask < (1u << n); ++mask) {
+    std::vector<std::size_t> cols;
+    for (std::size_t j = 0; j < n; ++j)
+      if (mask & (1u << j)) cols.push_back(j);
+    std::vector<std::vector<double>> ata(cols.size(), std::vector<double>(cols.size(), 0.0));
+    std::vector<double> atb(cols.size(), 0.0), x;
+    for (std::size_t r = 0; r < a.size(); ++r)
+      for (std::size_t i = 0; i < cols.size(); ++i) {
+        atb[i] += a[r][cols[i]] * b[r];
+        for (std::size_t j = 0; j < cols.size(); ++j) ata[i][j] += a[r][cols[i]] * a[r][cols[j]];
+      }
+    if (!solve(ata, atb, x)) continue;
+    bool feasible = true;
+    for (double v : x) feasible = feasible && v >= 0;
+    if (!feasible) continue;
+    double sse = 0;
+    for (std::size_t r = 0; r < a.size(); ++r) {
+      double p = 0;
+      for (std::size_t i = 0; i < cols.size(); ++i) p += a[r][cols[i]] * x[i];
+      sse += (p - b[r]) * (p - b[r]);
+    }
+    if (sse < best_sse) {
+      best_sse = sse;
+      best.assign(n, 0.0);
+      for (std::size_t i = 0; i < cols.size(); ++i) best[cols[i]] = x[i];
+    }
+  }
+  return best;
+}
+
+std::vector<std::string> split_names(const std::string& split_path, const std::string& side, const std::string& kind) {
+  const Json doc = read_json_file(split_path);
+  JsonReader r(doc, split_path, "");
+  JsonReader s = r.child(side.c_str());
+  const Json& list = s.raw(kind.c_str());
+  if (!list.is_array()) s.fail(kind.c_str(), "expected a list of recording names");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string()) s.fail(kind.c_str(), "expected names (element " + std::to_string(i) + " is not a string)");
+    out.push_back(list[i].get<std::string>());
+  }
+  return out;
+}
+
+PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, const std::string& split_path,
+                                                 const std::string& base_path, const std::string& command,
+                                                 const std::string& date) {
+  Json model = read_json_file(base_path);
+  const GpuModel base = GpuModel::from_json(model, base_path);
+  const std::vector<std::string> names = split_names(split_path, "fit", "micro");
+  Progress progress("calibrate the activity power model", names.size() + 1);
+  std::vector<LoopData> loops;
+  Json left_out = Json::array();
+  for (const std::string& n : names) {
+    progress.note(n);
+    if (n == "idle") {  // no kernel: idle power is the base's measured idle_w
+      progress.advance();
+      continue;
+    }
+    LoopData l = reduce_loop(load_kernel_loop(suite_dir + "/" + n), base);
+    progress.advance();
+    if (l.kernels.empty()) continue;
+    if (l.known_share < kMinKnownShare) {
+      left_out.push_back({{"loop", n}, {"priced_by_shapes_share", l.known_share}});
+      continue;
+    }
+    loops.push_back(std::move(l));
+  }
+  if (loops.size() < kCoefficients)
+    throw InputError(split_path, "fit.micro", "expected at least " + std::to_string(kCoefficients) + " loops with operator shapes to fit");
+
+  const double f_max = base.max_sm_mhz(), f_min = base.sm_clocks_mhz().front();
+  struct Best {
+    double err = std::numeric_limits<double>::infinity(), floor = 1, knee = 0;
+    std::vector<double> coef;
+  } best;
+  for (int fi = 0; fi <= 8; ++fi) {
+    const double floor = 0.55 + 0.05 * fi;
+    for (double knee = 600; knee <= std::min(1700.0, f_max - 100); knee += 100) {
+      std::vector<std::vector<double>> a;
+      std::vector<double> b;
+      for (const LoopData& l : loops) {
+        std::vector<double> x = features(l, floor, knee, f_max);
+        for (double& v : x) v /= l.measured_w;  // relative error
+        a.push_back(x);
+        b.push_back(target(l) / l.measured_w);
+      }
+      const std::vector<double> coef = nonnegative_least_squares(a, b);
+      double err = 0;
+      for (std::size_t r = 0; r < a.size(); ++r) {
+        double p = 0;
+        for (int j = 0; j < kCoefficients; ++j) p += a[r][static_cast<std::size_t>(j)] * coef[static_cast<std::size_t>(j)];
+        err += std::fabs(p - b[r]);
+      }
+      if (err < best.err) best = {err, floor, knee, coef};
+    }
+  }
+  progress.advance();
+  std::vector<double> c = best.coef;
+  for (double& v : c) v = round_to(v, 0.001);
+
+  model["voltage_curve"]["points"] = Json::array({Json::array({f_min, round_to(best.floor, 0.01)}),
+                                                  Json::array({best.knee, round_to(best.floor, 0.01)}), Json::array({f_max, 1.0})});
+  model["activity"] = {{"busy_w", c[0]},
+                       {"tensor_pj_per_flop", {{"bf16", c[1]}, {"fp8", c[2]}, {"tf32", c[3]}}},
+                       {"fma_pj_per_flop", c[4]},
+                       {"alu_pj_per_op", c[5]},
+                       {"memory_pj_per_byte", c[6]},
+                       {"copy_engine_w", c[7]}};
+  // The fitted model priced on the same loops, as validate will price them (recorded clocks).
+  Json rows = Json::array();
+  double ape = 0;
+  for (const LoopData& l : loops) {
+    const std::vector<double> x = features(l, round_to(best.floor, 0.01), best.knee, f_max);
+    double p = (l.idle_j + l.prior_j) / l.time_s;
+    for (int j = 0; j < kCoefficients; ++j) p += x[static_cast<std::size_t>(j)] * c[static_cast<std::size_t>(j)];
+    const double e = 100.0 * (p - l.measured_w) / l.measured_w;
+    ape += std::fabs(e);
+    rows.push_back({{"loop", l.name}, {"measured_w", l.measured_w}, {"fitted_w", p}, {"error_pct", e}});
+  }
+  const double mape = ape / static_cast<double>(loops.size());
+  Json& prov = model["provenance"];
+  const std::string ref = "dvfs-sim calibrate --power-suite on the fit loops of " + split_path + " (" +
+                          std::to_string(loops.size()) + " H200 kernel loops, " + suite_dir + "); in-sample MAPE " +
+                          std::to_string(std::round(mape * 100) / 100).substr(0, 4) + " %";
+  set_provenance(prov, "/activity", "fit",
+                 "non-negative least squares of the loops' relative power error at their recorded clocks, " + ref);
+  set_provenance(prov, "/voltage_curve", "fit", "voltage floor and knee: grid search (floor 0.55-0.95, knee 600-1700 MHz), " + ref);
+  prov["power_suite_calibration"] = {{"command", command}, {"date", date}, {"split", split_path}, {"data", suite_dir},
+                                     {"fit_loops", loops.size()}, {"in_sample_mape_pct", mape}, {"left_out", left_out}};
+  PowerSuiteCalibration out;
+  out.model = model;
+  Json coef = Json::object();
+  for (int j = 0; j < kCoefficients; ++j) coef[kCoefficientNames[j]] = c[static_cast<std::size_t>(j)];
+  out.report = {{"voltage_floor", round_to(best.floor, 0.01)}, {"voltage_knee_mhz", best.knee}, {"coefficients", coef},
+                {"loops", rows}, {"in_sample_mape_pct", mape}, {"left_out", left_out}};
+  return out;
+}
+
+std::string format_power_suite_calibration(const PowerSuiteCalibration& c) {
+  std::ostringstream os;
+  const Json& r = c.report;
+  os << std::fixed << std::setprecision(3);
+  os << "activity power model of " << c.model.value("name", "") << ": voltage floor " << r["voltage_floor"].get<double>()
+     << " up to " << std::setprecision(0) << r["voltage_knee_mhz"].get<double>() << " MHz\n" << std::setprecision(3);
+  for (auto it = r["coefficients"].begin(); it != r["coefficients"].end(); ++it)
+    os << "  " << std::left << std::setw(14) << it.key() << std::right << std::setw(10) << it->get<double>() << "\n";
+  os << "fit loop                          measured W  fitted W   error\n" << std::setprecision(1);
+  for (const auto& l : r["loops"])
+    os << std::left << std::setw(34) << l["loop"].get<std::string>() << std::right << std::setw(10)
+       << l["measured_w"].get<double>() << std::setw(10) << l["fitted_w"].get<double>() << std::setw(7) << std::showpos
+       << l["error_pct"].get<double>() << std::noshowpos << " %\n";
+  os << "in-sample MAPE " << std::setprecision(2) << r["in_sample_mape_pct"].get<double>()
+     << " % (held-out loops: dvfs-sim validate --models)\n";
+  for (const auto& l : r["left_out"])
+    os << "left out of the fit: " << l["loop"].get<std::string>() << " (" << std::setprecision(0)
+       << 100 * l["priced_by_shapes_share"].get<double>() << " % of its kernel time has operator shapes)\n";
+  return os.str();
+}
+
+}  // namespace dvfs

@@ -1,0 +1,38 @@
+#pragma once
+// `dvfs-sim calibrate --power-suite DIR --split FILE --base MODEL`: fits the activity power model
+// (models/README.md, "Activity power") on the kernel loops the split file lists under fit.micro, and nothing
+// else: the held-out loops are not read.
+//
+// Each loop's steady mean power (NVML energy counter over its unprofiled window) is the time-weighted mean of
+// its kernels' power at their recorded clocks and of idle power in its gaps (traces/src/kernel_loop.hpp). The
+// model is linear in its eight coefficients once the voltage curve is fixed:
+//   P_loop - idle = busy_w * mean(fill g(f)) + sum_p e_p * mean(V^2 tensor rate_p) + e_fma * mean(V^2 fma rate)
+//                   + e_alu * mean(V^2 alu rate) + e_mem * mean(DRAM rate) + copy_engine_w * (copy-engine share)
+// so for every voltage curve of a grid (flat floor up to a knee, linear to 1 at the top clock) the coefficients
+// are the non-negative least squares of the relative error, and the curve with the smallest in-sample mean
+// absolute relative error wins. Loops with less than 90 % of their kernel time priced by operator shapes
+// (tensor-list optimizers) are left out of the fit; their kernels use the class prior.
+#include "sim/core/json_util.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dvfs {
+
+struct PowerSuiteCalibration {
+  Json model;
+  Json report;  // chosen voltage curve, coefficients, per fit loop: measured, fitted, error; loops left out
+};
+
+PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, const std::string& split_path,
+                                                 const std::string& base_path, const std::string& command,
+                                                 const std::string& date);
+std::string format_power_suite_calibration(const PowerSuiteCalibration& c);
+
+// The names a split file lists (`fit.micro` or `held_out.micro`); InputError naming the file and field.
+std::vector<std::string> split_names(const std::string& split_path, const std::string& side, const std::string& kind);
+
+// Non-negative least squares min |A x - b|^2, x >= 0, for a handful of unknowns (every active set is tried).
+std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& b);
+
+}  // namespace dvfs

@@ -1,0 +1,28 @@
+#pragma once
+// A kernel-loop recording of the power suite (traces/recorder/record_power_suite.py): one benchmark run in a
+// loop, its steady unprofiled window measured by the NVML energy counter (run.json `micro.steady`) and three
+// short profiled steps in the trace. What the power model must predict is the steady window's mean power.
+#include "traces/src/recording.hpp"
+
+#include <string>
+
+namespace dvfs {
+
+struct KernelLoop {
+  std::string name;               // the benchmark, e.g. "gemm-bf16-4096"
+  Recording recording;            // the profiled steps, kernels at their recorded clocks
+  double steady_step_s = 0;       // one step of the unprofiled loop
+  double steady_s = 0;            // the steady window
+  double measured_power_w = 0;    // counter energy over the steady window / its length
+  Json micro;                     // run.json `micro`: what the loop runs (kind, dtype, shape, analytic work)
+};
+
+// Reads a loop recording; InputError naming run.json's field when `micro.steady` is missing or malformed.
+KernelLoop load_kernel_loop(const std::string& dir);
+
+// The loop as it ran unprofiled: the profiled steps' kernels, each step's idle time (its lead, the gaps
+// between its kernels and its tail) scaled so that the step lasts steady_step_s. The profiler and the
+// recorder's per-step synchronisation stretch profiled steps by up to 2.5x on launch-bound loops.
+Workload steady_workload(const KernelLoop& loop);
+
+}  // namespace dvfs
