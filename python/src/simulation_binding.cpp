@@ -6,7 +6,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
-#include "sim/pipeline/synthetic_run.hpp"
+#include "sim/synthetic_run.hpp"
 #include "sim/results/summary.hpp"
 #include "sim/simulation.hpp"
 

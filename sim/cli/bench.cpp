@@ -4,7 +4,7 @@
 #include "models/src/model_registry.hpp"
 #include "sim/compare.hpp"
 #include "sim/pipeline/pipeline.hpp"
-#include "sim/pipeline/synthetic_run.hpp"
+#include "sim/synthetic_run.hpp"
 #include "sim/planning/clock_plan.hpp"
 #include "sim/policies/policy_factory.hpp"
 #include "sim/simulation.hpp"

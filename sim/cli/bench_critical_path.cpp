@@ -2,7 +2,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/critical_path/perseus_validation.hpp"
-#include "sim/pipeline/synthetic_run.hpp"
+#include "sim/synthetic_run.hpp"
 
 #include <chrono>
 #include <cstdio>

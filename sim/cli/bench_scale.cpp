@@ -3,7 +3,7 @@
 #include "sim/cli/bench.hpp"
 
 #include "sim/core/json_util.hpp"
-#include "sim/pipeline/synthetic_run.hpp"
+#include "sim/synthetic_run.hpp"
 
 #include <cstdio>
 #include <string>

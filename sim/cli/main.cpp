@@ -12,7 +12,7 @@
 #include "sim/critical_path/perseus_validation.hpp"
 #include "models/src/retarget.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
-#include "sim/pipeline/synthetic_run.hpp"
+#include "sim/synthetic_run.hpp"
 #include "sim/policies/policy_factory.hpp"
 #include "traces/src/kernel_classifier.hpp"
 #include "traces/src/recording.hpp"

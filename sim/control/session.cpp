@@ -4,7 +4,7 @@
 #include "sim/control/controlled_gpu_policy.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/gpu_replayer.hpp"
-#include "sim/engine/simgrid_engine.hpp"
+#include "sim/network/simgrid_world.hpp"
 #include "sim/network/collectives.hpp"
 
 #include <simgrid/Exception.hpp>
@@ -30,13 +30,11 @@ const char* to_string(GpuPhase p) {
 }
 
 struct ControlSession::Engine {
-  std::unique_ptr<sg4::Engine> engine;
-  std::vector<sg4::Host*> hosts;
+  SimWorld world;
   Collectives groups;
   std::vector<int> job_group;                // per job: its DP group (-1 when DP = 1)
   std::vector<sg4::BarrierPtr> rollouts;     // per job: every DP rank's rollouts are done
   std::vector<std::vector<int>> group_size;  // per job and step: decided by the first rank to start it
-  std::exception_ptr failure;
 };
 
 // One simulated GPU: DP rank `rank` of job `job` (its TP group folded into it).
@@ -77,7 +75,7 @@ class JobRankActor {
       throw;  // the session ends: let SimGrid unwind this actor
     } catch (...) {
       ControlSession::Engine& e = *s_.engine_;
-      if (!e.failure) e.failure = std::current_exception();
+      if (!e.world.failure()) e.world.failure() = std::current_exception();
       sg4::Actor::kill_all();
     }
   }
@@ -307,7 +305,6 @@ ControlSession::ControlSession(const SessionSetup& setup) : setup_(setup) {
 
   engine_ = std::make_unique<Engine>();
   Engine& e = *engine_;
-  e.engine = make_simgrid_engine();
   origin_s_ = sg4::Engine::get_clock();
   const std::size_t U = unit_job_rank.size();
   // Data-parallel groups of each job, on a cluster whose hosts stand for TP groups.
@@ -318,10 +315,10 @@ ControlSession::ControlSession(const SessionSetup& setup) : setup_(setup) {
     e.rollouts.push_back(sg4::Barrier::create(static_cast<unsigned>(members[j].size())));
     e.group_size.emplace_back();
   }
+  PlatformSpec platform;
   if (e.groups.group_count() == 0) {
-    auto* zone = sg4::create_full_zone("control");
-    for (std::size_t u = 0; u < U; ++u) e.hosts.push_back(zone->create_host("gpu" + std::to_string(u), 1e9));
-    zone->seal();
+    platform.zone = "control";
+    for (std::size_t u = 0; u < U; ++u) platform.host_names.push_back("gpu" + std::to_string(u));
   } else {
     ClusterSpec cs = setup_.cluster;
     const int tp = setup_.jobs.front()->spec.tp;
@@ -329,11 +326,11 @@ ControlSession::ControlSession(const SessionSetup& setup) : setup_(setup) {
       if (j->spec.tp != tp)
         throw InputError("session", "jobs." + j->spec.name + ".tp", "jobs of one session share a TP size (one simulated host stands for a TP group)");
     cs.gpus_per_node = std::max(1, setup_.cluster.gpus_per_node / tp);  // hosts per node
-    std::vector<int> slots;
-    for (std::size_t u = 0; u < U; ++u) slots.push_back(unit_first_gpu_[u] / tp);
-    e.hosts = build_cluster(cs, slots, e.groups.route_pairs(cs.allreduce));
+    platform.kind = PlatformSpec::Kind::cluster;
+    platform.cluster = cs;
+    for (std::size_t u = 0; u < U; ++u) platform.slots.push_back(unit_first_gpu_[u] / tp);
   }
-  e.groups.prepare(e.hosts, setup_.cluster.allreduce);
+  e.world.build(platform, e.groups, setup_.cluster.allreduce);
   std::mt19937_64 phase_rng(latency_seed(setup_.seed, -1));
   for (std::size_t u = 0; u < U; ++u) {
     units_.push_back(std::make_unique<JobRankActor>(*this, static_cast<int>(u), unit_job_rank[u].first, unit_job_rank[u].second));
@@ -349,12 +346,9 @@ ControlSession::ControlSession(const SessionSetup& setup) : setup_(setup) {
 }
 
 ControlSession::~ControlSession() {
-  if (!engine_ || !engine_->engine) return;
-  if (started_) {
-    sg4::Actor::kill_all();
-    engine_->engine->run();
-  }
-  engine_->engine.reset();
+  if (!engine_ || !engine_->world.live()) return;
+  if (started_) engine_->world.stop();
+  engine_->world.close();
 }
 
 void ControlSession::start_actors() {
@@ -362,7 +356,7 @@ void ControlSession::start_actors() {
   started_ = true;
   for (std::size_t u = 0; u < units_.size(); ++u) {
     JobRankActor* a = units_[u].get();
-    sg4::Actor::create("unit" + std::to_string(u), engine_->hosts[u], [a] { a->body(); });
+    engine_->world.spawn_unguarded("unit" + std::to_string(u), u, [a] { a->body(); });  // the body handles its failures
   }
 }
 
@@ -372,8 +366,7 @@ const IntervalReport& ControlSession::advance() {
   else
     for (auto& u : units_) u->gate->release();
   const double t_end = (tick_ + 1) * setup_.interval_s;
-  engine_->engine->run_until(origin_s_ + t_end);
-  if (engine_->failure) std::rethrow_exception(engine_->failure);
+  engine_->world.run_until(origin_s_ + t_end);
   ++tick_;
   refresh_series(t_end);
 
@@ -415,8 +408,7 @@ void ControlSession::run_to_end() {
   if (started_) throw std::logic_error("control session: run_to_end() on a session already advanced");
   gating_ = false;
   start_actors();
-  engine_->engine->run_until(origin_s_ + ticks_total_ * setup_.interval_s);
-  if (engine_->failure) std::rethrow_exception(engine_->failure);
+  engine_->world.run_until(origin_s_ + ticks_total_ * setup_.interval_s);
   tick_ = ticks_total_;
   refresh_series(ticks_total_ * setup_.interval_s);
 }

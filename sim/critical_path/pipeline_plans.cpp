@@ -4,7 +4,7 @@
 #include "sim/critical_path/critical_path_policy.hpp"
 #include "sim/critical_path/plan_file.hpp"
 #include "sim/engine/gpu_replayer.hpp"
-#include "sim/network/collective_cost.hpp"
+#include "models/src/collective_cost.hpp"
 #include "sim/pipeline/schedule.hpp"
 #include "sim/planning/clock_plan.hpp"
 

@@ -1,7 +1,7 @@
 #include "sim/engine/engine.hpp"
 
-#include "sim/engine/simgrid_engine.hpp"
 #include "sim/network/collectives.hpp"
+#include "sim/network/simgrid_world.hpp"
 #include "traces/src/multi_rank.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -44,7 +44,7 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
                               0});
   }
 
-  auto engine = make_simgrid_engine();
+  SimWorld world;
   // Collectives among ranks that are all here run on the cluster; the others keep their recorded time.
   std::map<int, std::size_t> host_of;  // global rank -> host
   for (std::size_t i = 0; i < wl.ranks.size(); ++i) host_of[wl.ranks[i].id] = i;
@@ -68,60 +68,55 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
         if ((c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) && host_of.count(c.peer))
           pairs.emplace_back(static_cast<int>(host_of[r.id]), static_cast<int>(host_of[c.peer]));
       }
-  std::vector<sg4::Host*> hosts;
+  PlatformSpec platform;
   if (groups.group_count() == 0 && pairs.empty()) {
-    auto* zone = sg4::create_full_zone("node");
-    for (const Rank& r : wl.ranks) hosts.push_back(zone->create_host("gpu" + std::to_string(r.id), 1e9));
-    zone->seal();
+    for (const Rank& r : wl.ranks) platform.host_names.push_back("gpu" + std::to_string(r.id));
   } else {
-    for (const auto& p : groups.route_pairs(cluster.allreduce)) pairs.push_back(p);
-    std::vector<int> slots;
-    for (const Rank& r : wl.ranks) slots.push_back(r.id);  // global rank order: ranks 0..7 on node 0
-    hosts = build_cluster(cluster, slots, pairs);
+    platform.kind = PlatformSpec::Kind::cluster;
+    platform.cluster = cluster;
+    for (const Rank& r : wl.ranks) platform.slots.push_back(r.id);  // global rank order: ranks 0..7 on node 0
+    platform.pairs = pairs;
   }
-  groups.prepare(hosts, cluster.allreduce);
+  world.build(platform, groups, cluster.allreduce);
 
-  std::exception_ptr failure;
   for (std::size_t i = 0; i < wl.ranks.size(); ++i) {
     // A failure stops every GPU: the others may be waiting for this one in a collective.
-    sg4::Actor::create("replay-gpu" + std::to_string(wl.ranks[i].id), hosts[i], [&, i]() {
-      guarded(failure, [&] {
-        const Rank& rank = wl.ranks[i];
-        GpuReplayer replayer(rank, model, *policies[i], opts, out[i].meter);
-        const double origin = sg4::Engine::get_clock();
-        // A collective: the GPU reaches it at local time `now`; it lasts until every member is there and
-        // the transfer is done.
-        auto collective = [&](const Kernel& k, double now) {
-          const CollectiveCall& c = wl.collectives[k.collective - 1];
-          const bool p2p = c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv;
-          if (p2p ? !host_of.count(c.peer) : (c.group < 0 || group_gid[static_cast<std::size_t>(c.group)] < 0)) return k.duration_s;
-          sg4::this_actor::sleep_until(origin + now);
-          const double t0 = sg4::Engine::get_clock();
-          if (p2p) {
-            // NCCL's send and receive kernels both last until the transfer is done (rendezvous).
-            const int from = c.kind == CollectiveKind::send ? rank.id : c.peer, to = c.kind == CollectiveKind::send ? c.peer : rank.id;
-            auto* box = sg4::Mailbox::by_name("p2p" + std::to_string(from) + "-" + std::to_string(to));
-            if (c.kind == CollectiveKind::send) box->put(&message_token, message_bytes(c.bytes));
-            else box->get<int>();
-          } else {
-            groups.run(group_gid[static_cast<std::size_t>(c.group)], position[static_cast<std::size_t>(c.group)][rank.id], c.kind, c.bytes);
-          }
-          return sg4::Engine::get_clock() - t0;
-        };
-        if (mode == EngineMode::event) {
-          SimGridTime tk{origin};
-          out[i].stats = replayer.run(tk, collective);
+    world.spawn("replay-gpu" + std::to_string(wl.ranks[i].id), i, [&, i]() {
+      const Rank& rank = wl.ranks[i];
+      GpuReplayer replayer(rank, model, *policies[i], opts, out[i].meter);
+      const double origin = sg4::Engine::get_clock();
+      // A collective: the GPU reaches it at local time `now`; it lasts until every member is there and
+      // the transfer is done.
+      auto collective = [&](const Kernel& k, double now) {
+        const CollectiveCall& c = wl.collectives[k.collective - 1];
+        const bool p2p = c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv;
+        if (p2p ? !host_of.count(c.peer) : (c.group < 0 || group_gid[static_cast<std::size_t>(c.group)] < 0)) return k.duration_s;
+        sg4::this_actor::sleep_until(origin + now);
+        const double t0 = sg4::Engine::get_clock();
+        if (p2p) {
+          // NCCL's send and receive kernels both last until the transfer is done (rendezvous).
+          const int from = c.kind == CollectiveKind::send ? rank.id : c.peer, to = c.kind == CollectiveKind::send ? c.peer : rank.id;
+          auto* box = sg4::Mailbox::by_name("p2p" + std::to_string(from) + "-" + std::to_string(to));
+          if (c.kind == CollectiveKind::send) box->put(&message_token, message_bytes(c.bytes));
+          else box->get<int>();
         } else {
-          LocalTime tk;
-          out[i].stats = replayer.run(tk, collective);
-          // Nothing outside this GPU could change its course since its last collective: one SimGrid event.
-          sg4::this_actor::sleep_until(origin + out[i].stats.end_s);
+          groups.run(group_gid[static_cast<std::size_t>(c.group)], position[static_cast<std::size_t>(c.group)][rank.id], c.kind, c.bytes);
         }
-        out[i].simgrid_end_s = sg4::Engine::get_clock() - origin;
-      });
+        return sg4::Engine::get_clock() - t0;
+      };
+      if (mode == EngineMode::event) {
+        SimGridTime tk{origin};
+        out[i].stats = replayer.run(tk, collective);
+      } else {
+        LocalTime tk;
+        out[i].stats = replayer.run(tk, collective);
+        // Nothing outside this GPU could change its course since its last collective: one SimGrid event.
+        sg4::this_actor::sleep_until(origin + out[i].stats.end_s);
+      }
+      out[i].simgrid_end_s = sg4::Engine::get_clock() - origin;
     });
   }
-  run_and_rethrow(engine, failure);
+  world.run();
   return out;
 }
 

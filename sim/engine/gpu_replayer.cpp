@@ -1,5 +1,7 @@
 #include "sim/engine/gpu_replayer.hpp"
 
+#include "sim/policies/native_governor.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -24,17 +26,13 @@ GpuReplayer::GpuReplayer(const Rank& rank, const GpuModel& model, Policy& policy
     const NativeGovernorParams& g = model.governor();
     fw_period_ = g.control_period_s;
     next_fw_tick_ = fw_period_;
-    const auto n = static_cast<std::size_t>(std::max(1.0, std::round(g.window_s / fw_period_)));
-    fw_window_.assign(n, model.idle_power_w(sm_idx_) * fw_period_);
-    fw_sum_j_ = fw_window_.front() * static_cast<double>(n);
+    fw_window_ = EnergyWindow(fw_period_, g.window_s, model.idle_power_w(sm_idx_));
   }
   period_ = policy.tick_period_s();
   if (period_ > 0) {
     next_tick_ = period_;
-    const auto n = static_cast<std::size_t>(std::max(1.0, std::round(policy.telemetry_window_s() / period_)));
     // Before the replay the GPU idled at its initial clocks.
-    window_.assign(n, model.idle_power_w(sm_idx_) * period_);
-    window_sum_j_ = window_.front() * static_cast<double>(n);
+    window_ = EnergyWindow(period_, policy.telemetry_window_s(), model.idle_power_w(sm_idx_));
     last_tick_power_w_ = model.idle_power_w(sm_idx_);
   }
 }
@@ -62,24 +60,16 @@ void GpuReplayer::set_effective() {
 }
 
 void GpuReplayer::firmware_tick() {
-  // The same proportional loop as the native governor (sim/policies/native_governor.cpp), acting on a
+  // The native governor's loop (power_limit_step, sim/policies/native_governor.hpp), acting on a
   // ceiling over whatever the policy asked for; its changes take effect at once (firmware latency is
   // below the tick period).
   const NativeGovernorParams& g = model_.governor();
-  fw_sum_j_ += fw_tick_energy_j_ - fw_window_[fw_pos_];
-  fw_window_[fw_pos_] = fw_tick_energy_j_;
-  fw_pos_ = (fw_pos_ + 1) % fw_window_.size();
+  fw_window_.push(fw_tick_energy_j_);
   fw_tick_energy_j_ = 0;
   next_fw_tick_ += fw_period_;
-  const double power = fw_sum_j_ / (fw_period_ * static_cast<double>(fw_window_.size()));
-  const double target = fw_cap_w_ * g.target_fraction;
+  const double power = fw_window_.mean_power_w();
   const int top = static_cast<int>(model_.sm_clocks_mhz().size()) - 1;
-  if (power > target) {
-    const int steps = std::max(1, static_cast<int>(std::lround((power - target) * g.down_gain_steps_per_w)));
-    ceiling_idx_ = std::max(0, std::min(ceiling_idx_, policy_sm_idx_) - steps);
-  } else if (power < target - g.up_margin_w) {
-    ceiling_idx_ = std::min(top, ceiling_idx_ + static_cast<int>(g.up_steps_per_period));
-  }
+  ceiling_idx_ = power_limit_step(g, fw_cap_w_, power, std::min(ceiling_idx_, policy_sm_idx_), ceiling_idx_, top);
   const int before = sm_idx_;
   set_effective();
   if (sm_idx_ != before) ++stats_.firmware_throttle_changes;
@@ -136,7 +126,7 @@ GpuTelemetry GpuReplayer::telemetry(double now) const {
   t.now_s = now;
   t.clocks = clocks_;
   t.requested = requested_;
-  t.window_power_w = window_.empty() ? 0.0 : window_sum_j_ / (period_ * static_cast<double>(window_.size()));
+  t.window_power_w = window_.empty() ? 0.0 : window_.mean_power_w();
   t.last_tick_power_w = last_tick_power_w_;
   return t;
 }

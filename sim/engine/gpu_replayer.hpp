@@ -7,6 +7,7 @@
 #include "sim/core/workload.hpp"
 #include "sim/energy/energy_meter.hpp"
 #include "sim/policies/policy.hpp"
+#include "sim/telemetry/energy_window.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -113,9 +114,7 @@ class GpuReplayer {
   int ceiling_idx_ = 0;                // firmware power-limit ceiling (index into the SM table)
   ClockPair clocks_, policy_clocks_, requested_, pending_;
   double fw_period_ = 0, next_fw_tick_ = std::numeric_limits<double>::infinity(), fw_tick_energy_j_ = 0, fw_cap_w_ = 0;
-  std::vector<double> fw_window_;
-  std::size_t fw_pos_ = 0;
-  double fw_sum_j_ = 0;
+  EnergyWindow fw_window_;        // the firmware loop's power window
   double pending_t_ = kNever;
   int step_ = -1;                // step of the segment being replayed (attributes transition energy)
   SwitchLatency latency_;        // the model's, with the scenario's overrides
@@ -123,9 +122,7 @@ class GpuReplayer {
   std::mt19937_64 rng_;
   double period_ = 0, next_tick_ = kNever;
   double tick_energy_j_ = 0, last_tick_power_w_ = 0;
-  std::vector<double> window_;  // energy per tick, ring buffer
-  std::size_t window_pos_ = 0;
-  double window_sum_j_ = 0;
+  EnergyWindow window_;         // the policy's telemetry window (energy per tick)
   ReplayStats stats_;
   double time_scale_ = 1;
   LognormalLatency jitter_;
@@ -257,9 +254,7 @@ void GpuReplayer::on_boundary(TimeKeeper& tk, int which) {
     return;
   }
   ++stats_.ticks;
-  window_sum_j_ += tick_energy_j_ - window_[window_pos_];
-  window_[window_pos_] = tick_energy_j_;
-  window_pos_ = (window_pos_ + 1) % window_.size();
+  window_.push(tick_energy_j_);
   last_tick_power_w_ = tick_energy_j_ / period_;
   tick_energy_j_ = 0;
   next_tick_ += period_;

@@ -1,16 +1,11 @@
 #pragma once
-// The machine room as SimGrid sees it: one host per simulated GPU (or per folded TP group), grouped
-// into nodes joined by NVLink-class links, and nodes joined by a fabric. Links are full duplex (one
-// SimGrid link per direction), so a GPU can send and receive at full bandwidth at once; transfers
-// that share a link share its bandwidth (max-min), which is how contention is simulated rather than
-// assumed. Only the routes the workload uses are declared (SimGrid's full zone is quadratic otherwise).
+// The machine room, described: one host per simulated GPU (or per folded TP group), grouped into
+// nodes joined by NVLink-class links, and nodes joined by a fabric. This header is SimGrid-free (the
+// scenario parser, the summary writer and the engine's callers read it); sim/network/simgrid_world.hpp
+// turns a description into SimGrid hosts, links and routes.
 #include "sim/core/json_util.hpp"
 
-#include <simgrid/s4u.hpp>
-
 #include <string>
-#include <utility>
-#include <vector>
 
 namespace dvfs {
 
@@ -65,18 +60,5 @@ void read_cluster_json(const JsonReader& c, ClusterSpec& cs);
 
 // Throws InputError(source, "cluster...", ...) on a spec that cannot describe a machine.
 void check_cluster(const ClusterSpec& spec, const std::string& source);
-
-// Hosts gpu0..gpu{n-1} on the cluster. `slot[g]` is host g's position in the machine (node = slot /
-// gpus_per_node); routes are declared for the ordered pairs in `pairs` (both directions are added when
-// both are listed). Must be called with a live engine and before it runs.
-std::vector<simgrid::s4u::Host*> build_cluster(const ClusterSpec& spec, const std::vector<int>& slot,
-                                               const std::vector<std::pair<int, int>>& pairs);
-
-// A star of per-host links (latency split over both ends, one bandwidth): the simple platform of
-// duration-level pipelines that do not ask for a cluster.
-std::vector<simgrid::s4u::Host*> build_star(int hosts, double latency_s, double bandwidth_bps);
-
-// One-way latency of the declared route a -> b (the sum over its links).
-double route_latency_s(const simgrid::s4u::Host* a, const simgrid::s4u::Host* b);
 
 }  // namespace dvfs

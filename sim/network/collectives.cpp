@@ -1,7 +1,7 @@
 #include "sim/network/collectives.hpp"
 
 #include "sim/core/errors.hpp"
-#include "sim/engine/simgrid_engine.hpp"
+#include "sim/network/simgrid_world.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -15,7 +15,7 @@
 //  - All-to-all: every member sends bytes / n to every other member at once.
 #include "sim/core/workload.hpp"
 #include "sim/network/cluster.hpp"
-#include "sim/network/collective_cost.hpp"
+#include "models/src/collective_cost.hpp"
 
 #include <simgrid/s4u.hpp>
 

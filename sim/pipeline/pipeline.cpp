@@ -3,7 +3,7 @@
 #include "models/src/switch_latency.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/gpu_replayer.hpp"
-#include "sim/engine/simgrid_engine.hpp"
+#include "sim/network/simgrid_world.hpp"
 #include "sim/network/collectives.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -89,12 +89,20 @@ double run_schedule(const Shape& sh, int r, int s, int t, double activation_byte
 }
 
 // The platform: a star of p2p links, or the cluster with the routes the pipeline and the groups use.
-std::vector<sg4::Host*> build_hosts(const Shape& sh, bool use_cluster, const ClusterSpec& cs, double p2p_latency_s,
-                                    double p2p_bandwidth_bps, const Collectives& groups) {
-  if (!use_cluster) return build_star(sh.gpus(), p2p_latency_s, p2p_bandwidth_bps);
-  std::vector<std::pair<int, int>> pairs = pipeline_pairs(sh);
-  for (const auto& p : groups.route_pairs(cs.allreduce)) pairs.push_back(p);
-  return build_cluster(cs, slots(sh, cs.placement), pairs);
+PlatformSpec platform_of(const Shape& sh, bool use_cluster, const ClusterSpec& cs, double p2p_latency_s, double p2p_bandwidth_bps) {
+  PlatformSpec p;
+  if (!use_cluster) {
+    p.kind = PlatformSpec::Kind::star;
+    p.hosts = sh.gpus();
+    p.star_latency_s = p2p_latency_s;
+    p.star_bandwidth_bps = p2p_bandwidth_bps;
+    return p;
+  }
+  p.kind = PlatformSpec::Kind::cluster;
+  p.cluster = cs;
+  p.slots = slots(sh, cs.placement);
+  p.pairs = pipeline_pairs(sh);
+  return p;
 }
 
 void check(const PipelineWorkload& wl, const std::string& source) {
@@ -168,36 +176,32 @@ PipelineResult simulate_pipeline(const PipelineWorkload& wl, const std::string& 
       }
   }
 
-  auto engine = make_simgrid_engine();
+  SimWorld world;
   Collectives groups;
   const bool sync = sh.DP > 1 && !wl.gradient_bytes.empty();
   const std::vector<int> dp_group = sync ? add_dp_groups(groups, sh) : std::vector<int>{};
-  const std::vector<sg4::Host*> hosts = build_hosts(sh, wl.use_cluster, wl.cluster, wl.p2p_latency_s, wl.p2p_bandwidth_bps, groups);
-  groups.prepare(hosts, wl.cluster.allreduce);
+  world.build(platform_of(sh, wl.use_cluster, wl.cluster, wl.p2p_latency_s, wl.p2p_bandwidth_bps), groups, wl.cluster.allreduce);
 
-  std::exception_ptr failure;
   for (int g = 0; g < N; ++g) {
-    sg4::Actor::create("gpu" + std::to_string(g), hosts[static_cast<std::size_t>(g)], [&, g]() {
-      guarded(failure, [&] {
-        const std::size_t gi = static_cast<std::size_t>(g);
-        const int r = g / S, s = g % S;
-        const double origin = sg4::Engine::get_clock();
-        res.stage_blocked_s[gi] = run_schedule(sh, r, s, 0, wl.activation_bytes, [&](const PipelineOp& op) {
-          const std::size_t i = static_cast<std::size_t>(op.chunk * wl.microbatches + op.microbatch);
-          const double d = (op.backward ? bwd : fwd)[gi][i];
-          sg4::this_actor::sleep_for(d);
-          res.stage_busy_s[gi] += d;
-        });
-        if (sync && wl.gradient_bytes[static_cast<std::size_t>(s)] > 0) {
-          const double t0 = sg4::Engine::get_clock();
-          groups.run(dp_group[static_cast<std::size_t>(s)], r, CollectiveKind::all_reduce, wl.gradient_bytes[static_cast<std::size_t>(s)]);
-          res.allreduce_s[gi] = sg4::Engine::get_clock() - t0;
-        }
-        res.stage_end_s[gi] = sg4::Engine::get_clock() - origin;
+    world.spawn("gpu" + std::to_string(g), static_cast<std::size_t>(g), [&, g]() {
+      const std::size_t gi = static_cast<std::size_t>(g);
+      const int r = g / S, s = g % S;
+      const double origin = sg4::Engine::get_clock();
+      res.stage_blocked_s[gi] = run_schedule(sh, r, s, 0, wl.activation_bytes, [&](const PipelineOp& op) {
+        const std::size_t i = static_cast<std::size_t>(op.chunk * wl.microbatches + op.microbatch);
+        const double d = (op.backward ? bwd : fwd)[gi][i];
+        sg4::this_actor::sleep_for(d);
+        res.stage_busy_s[gi] += d;
       });
+      if (sync && wl.gradient_bytes[static_cast<std::size_t>(s)] > 0) {
+        const double t0 = sg4::Engine::get_clock();
+        groups.run(dp_group[static_cast<std::size_t>(s)], r, CollectiveKind::all_reduce, wl.gradient_bytes[static_cast<std::size_t>(s)]);
+        res.allreduce_s[gi] = sg4::Engine::get_clock() - t0;
+      }
+      res.stage_end_s[gi] = sg4::Engine::get_clock() - origin;
     });
   }
-  run_and_rethrow(engine, failure);
+  world.run();
   res.iteration_s = *std::max_element(res.stage_end_s.begin(), res.stage_end_s.end());
   return res;
 }
@@ -307,7 +311,7 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
     ops.push_back(schedule_ops(sh.schedule, s, S, sh.M, sh.chunks));
     buckets.push_back(stage_buckets(kp, ops.back(), s));
   }
-  auto engine = make_simgrid_engine();
+  SimWorld world;
   Collectives groups;
   const std::vector<int> dp_group = add_dp_groups(groups, sh);
   std::vector<int> tp_group;  // per (replica, stage)
@@ -318,12 +322,10 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
         for (int t = 0; t < T; ++t) members.push_back(sh.gpu(r, s, t));
         tp_group.push_back(groups.add_group(std::move(members)));
       }
-  const std::vector<sg4::Host*> hosts = build_hosts(sh, kp.use_cluster, kp.cluster, kp.p2p_latency_s, kp.p2p_bandwidth_bps, groups);
-  groups.prepare(hosts, kp.cluster.allreduce);
+  world.build(platform_of(sh, kp.use_cluster, kp.cluster, kp.p2p_latency_s, kp.p2p_bandwidth_bps), groups, kp.cluster.allreduce);
   const CollectiveKind grad_kind =
       kp.gradient_sync == GradientSync::reduce_scatter ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
 
-  std::exception_ptr failure;
   for (int g = 0; g < N; ++g) {
     const int t = g % T, s = (g / T) % S, r = g / (T * S);
     const std::size_t gi = static_cast<std::size_t>(g), si = static_cast<std::size_t>(s);
@@ -334,99 +336,95 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
     auto ready = sg4::Semaphore::create(0), done = sg4::Semaphore::create(0);
     auto queue = std::make_shared<std::deque<double>>();
     if (dp_sync)
-      sg4::Actor::create("grad-sync" + std::to_string(g), hosts[gi], [&, s, t, r, ready, done, queue]() {
-        guarded(failure, [&] {
-          for (std::size_t b = 0; b < buckets[static_cast<std::size_t>(s)].size(); ++b) {
-            ready->acquire();
-            const double bytes = queue->front();
-            queue->pop_front();
-            groups.run(dp_group[static_cast<std::size_t>(s * T + t)], r, grad_kind, bytes);
-          }
-          done->release();
-        });
+      world.spawn("grad-sync" + std::to_string(g), gi, [&, s, t, r, ready, done, queue]() {
+        for (std::size_t b = 0; b < buckets[static_cast<std::size_t>(s)].size(); ++b) {
+          ready->acquire();
+          const double bytes = queue->front();
+          queue->pop_front();
+          groups.run(dp_group[static_cast<std::size_t>(s * T + t)], r, grad_kind, bytes);
+        }
+        done->release();
       });
-    sg4::Actor::create("gpu" + std::to_string(g), hosts[gi], [&, g, t, s, r, gi, si, dp_sync, ready, done, queue]() {
-      guarded(failure, [&] {
-        GpuReplayer replayer(kp.stages[si], model, *policies[gi], opts, res.outcomes[gi].meter);
-        const double slow = (r == kp.straggler_replica ? kp.straggler_factor : 1.0) * (kp.slowdown.empty() ? 1.0 : kp.slowdown[gi]);
-        replayer.set_variation(slow, kp.jitter_cv, latency_seed(kp.seed ^ 0x6a09e667f3bcc909ULL, g));
-        LocalTime tk;
-        const double origin = sg4::Engine::get_clock();
-        auto sync_clock = [&] { sg4::this_actor::sleep_until(origin + tk.now()); };
-        // Idle (at idle power, the clocks in effect) up to SimGrid's clock, adding the energy to `into`.
-        auto idle_to_now = [&](double& into) {
-          const double e0 = res.outcomes[gi].meter.total_j();
-          replayer.idle_until(tk, sg4::Engine::get_clock() - origin);
-          into += res.outcomes[gi].meter.total_j() - e0;
-        };
-        // In-program collectives: the closed form the synthesis wrote (TP folded), or the TP group on SimGrid.
-        auto collective = [&](const Kernel& k, double) {
-          if (T == 1) return k.duration_s;
-          sync_clock();  // the GPU reached the collective: the others may have to wait for it
-          const double t0 = sg4::Engine::get_clock();
-          const CollectiveCall& call = kp.collectives[k.collective - 1];
-          groups.run(tp_group[static_cast<std::size_t>(r * S + s)], t, call.kind, call.bytes);
-          const double d = sg4::Engine::get_clock() - t0;
-          res.collective_s[gi] += d;
-          return d;
-        };
-        // The last backward of each chunk hands its buckets over as it completes them.
-        std::vector<int> last_backward(static_cast<std::size_t>(sh.chunks), -1);
-        for (std::size_t i = 0; i < ops[si].size(); ++i)
-          if (ops[si][i].backward) last_backward[static_cast<std::size_t>(ops[si][i].chunk)] = static_cast<int>(i);
-        std::size_t next_bucket = 0, op_index = 0;
-        auto hand_over = [&](std::size_t b) {
-          queue->push_back(buckets[si][b].bucket.bytes);
-          ready->release();
-        };
-        res.blocked_s[gi] = run_schedule(sh, r, s, t, kp.activation_bytes, [&](const PipelineOp& op) {
-          idle_to_now(res.pipeline_wait_j[gi]);  // the GPU idled while it waited
-          const auto v = static_cast<std::size_t>(op.chunk * S + s);
-          const auto& range = op.backward ? kp.backward[v] : kp.forward[v];
-          replayer.begin_computation(tk, ComputationInfo{s, op.chunk, op.microbatch, static_cast<int>(op_index), op.backward});
-          std::size_t pos = range.first;
-          if (dp_sync && kp.overlap_gradient_sync && op.backward &&
-              last_backward[static_cast<std::size_t>(op.chunk)] == static_cast<int>(op_index)) {
-            for (; next_bucket < buckets[si].size() && buckets[si][next_bucket].chunk == op.chunk; ++next_bucket) {
-              const std::size_t end = buckets[si][next_bucket].bucket.end;
-              replayer.run_kernels(tk, pos, end, collective);
-              pos = end;
-              sync_clock();
-              hand_over(next_bucket);
-            }
+    world.spawn("gpu" + std::to_string(g), gi, [&, g, t, s, r, gi, si, dp_sync, ready, done, queue]() {
+      GpuReplayer replayer(kp.stages[si], model, *policies[gi], opts, res.outcomes[gi].meter);
+      const double slow = (r == kp.straggler_replica ? kp.straggler_factor : 1.0) * (kp.slowdown.empty() ? 1.0 : kp.slowdown[gi]);
+      replayer.set_variation(slow, kp.jitter_cv, latency_seed(kp.seed ^ 0x6a09e667f3bcc909ULL, g));
+      LocalTime tk;
+      const double origin = sg4::Engine::get_clock();
+      auto sync_clock = [&] { sg4::this_actor::sleep_until(origin + tk.now()); };
+      // Idle (at idle power, the clocks in effect) up to SimGrid's clock, adding the energy to `into`.
+      auto idle_to_now = [&](double& into) {
+        const double e0 = res.outcomes[gi].meter.total_j();
+        replayer.idle_until(tk, sg4::Engine::get_clock() - origin);
+        into += res.outcomes[gi].meter.total_j() - e0;
+      };
+      // In-program collectives: the closed form the synthesis wrote (TP folded), or the TP group on SimGrid.
+      auto collective = [&](const Kernel& k, double) {
+        if (T == 1) return k.duration_s;
+        sync_clock();  // the GPU reached the collective: the others may have to wait for it
+        const double t0 = sg4::Engine::get_clock();
+        const CollectiveCall& call = kp.collectives[k.collective - 1];
+        groups.run(tp_group[static_cast<std::size_t>(r * S + s)], t, call.kind, call.bytes);
+        const double d = sg4::Engine::get_clock() - t0;
+        res.collective_s[gi] += d;
+        return d;
+      };
+      // The last backward of each chunk hands its buckets over as it completes them.
+      std::vector<int> last_backward(static_cast<std::size_t>(sh.chunks), -1);
+      for (std::size_t i = 0; i < ops[si].size(); ++i)
+        if (ops[si][i].backward) last_backward[static_cast<std::size_t>(ops[si][i].chunk)] = static_cast<int>(i);
+      std::size_t next_bucket = 0, op_index = 0;
+      auto hand_over = [&](std::size_t b) {
+        queue->push_back(buckets[si][b].bucket.bytes);
+        ready->release();
+      };
+      res.blocked_s[gi] = run_schedule(sh, r, s, t, kp.activation_bytes, [&](const PipelineOp& op) {
+        idle_to_now(res.pipeline_wait_j[gi]);  // the GPU idled while it waited
+        const auto v = static_cast<std::size_t>(op.chunk * S + s);
+        const auto& range = op.backward ? kp.backward[v] : kp.forward[v];
+        replayer.begin_computation(tk, ComputationInfo{s, op.chunk, op.microbatch, static_cast<int>(op_index), op.backward});
+        std::size_t pos = range.first;
+        if (dp_sync && kp.overlap_gradient_sync && op.backward &&
+            last_backward[static_cast<std::size_t>(op.chunk)] == static_cast<int>(op_index)) {
+          for (; next_bucket < buckets[si].size() && buckets[si][next_bucket].chunk == op.chunk; ++next_bucket) {
+            const std::size_t end = buckets[si][next_bucket].bucket.end;
+            replayer.run_kernels(tk, pos, end, collective);
+            pos = end;
+            sync_clock();
+            hand_over(next_bucket);
           }
-          replayer.run_kernels(tk, pos, range.second, collective);
-          // Nothing outside this GPU could change its course meanwhile: one SimGrid event.
-          sync_clock();
-          ++op_index;
-        });
-        if (dp_sync) {
-          const double t0 = sg4::Engine::get_clock();
-          for (; next_bucket < buckets[si].size(); ++next_bucket) hand_over(next_bucket);  // not overlapped
-          done->acquire();
-          res.allreduce_s[gi] = sg4::Engine::get_clock() - t0;
         }
-        idle_to_now(res.sync_wait_j[gi]);  // waiting for the gradient sync
-        if (si < kp.optimizer.size()) {
-          replayer.run_kernels(tk, kp.optimizer[si].first, kp.optimizer[si].second, collective);
-          sync_clock();
-        }
-        if (dp_sync && kp.gradient_sync == GradientSync::reduce_scatter) {
-          // Distributed optimizer: every replica gathers the parameters the others updated.
-          const double t0 = sg4::Engine::get_clock();
-          for (const StageBucket& b : buckets[si])
-            groups.run(dp_group[static_cast<std::size_t>(s * T + t)], r, CollectiveKind::all_gather,
-                       b.bucket.param_bytes > 0 ? b.bucket.param_bytes : b.bucket.bytes);
-          res.allreduce_s[gi] += sg4::Engine::get_clock() - t0;
-          idle_to_now(res.sync_wait_j[gi]);
-        }
-        res.outcomes[gi].stats = replayer.stats();
-        res.outcomes[gi].simgrid_end_s = sg4::Engine::get_clock() - origin;
-        if (kp.on_gpu_done) kp.on_gpu_done(g);
+        replayer.run_kernels(tk, pos, range.second, collective);
+        // Nothing outside this GPU could change its course meanwhile: one SimGrid event.
+        sync_clock();
+        ++op_index;
       });
+      if (dp_sync) {
+        const double t0 = sg4::Engine::get_clock();
+        for (; next_bucket < buckets[si].size(); ++next_bucket) hand_over(next_bucket);  // not overlapped
+        done->acquire();
+        res.allreduce_s[gi] = sg4::Engine::get_clock() - t0;
+      }
+      idle_to_now(res.sync_wait_j[gi]);  // waiting for the gradient sync
+      if (si < kp.optimizer.size()) {
+        replayer.run_kernels(tk, kp.optimizer[si].first, kp.optimizer[si].second, collective);
+        sync_clock();
+      }
+      if (dp_sync && kp.gradient_sync == GradientSync::reduce_scatter) {
+        // Distributed optimizer: every replica gathers the parameters the others updated.
+        const double t0 = sg4::Engine::get_clock();
+        for (const StageBucket& b : buckets[si])
+          groups.run(dp_group[static_cast<std::size_t>(s * T + t)], r, CollectiveKind::all_gather,
+                     b.bucket.param_bytes > 0 ? b.bucket.param_bytes : b.bucket.bytes);
+        res.allreduce_s[gi] += sg4::Engine::get_clock() - t0;
+        idle_to_now(res.sync_wait_j[gi]);
+      }
+      res.outcomes[gi].stats = replayer.stats();
+      res.outcomes[gi].simgrid_end_s = sg4::Engine::get_clock() - origin;
+      if (kp.on_gpu_done) kp.on_gpu_done(g);
     });
   }
-  run_and_rethrow(engine, failure);
+  world.run();
   for (const auto& o : res.outcomes) res.iteration_s = std::max(res.iteration_s, o.stats.end_s);
   return res;
 }

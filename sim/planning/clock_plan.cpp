@@ -54,23 +54,16 @@ struct Choice {
   double time = 0, energy = 0;
 };
 
-}  // namespace
+// Each group's total kernel time T and energy E at every clock pair c (index g * C + c), and whether the
+// pair is offered to the group.
+struct GroupTables {
+  std::size_t G = 0, C = 0;
+  std::vector<double> T, E;
+  std::vector<char> offered;
+};
 
-ClockPlan plan_clocks(const Workload& wl, const Rank& rank, const GpuModel& model, PlanGrouping grouping,
-                      double kernel_time_budget_s) {
-  const auto t0 = std::chrono::steady_clock::now();
-  // Sums taken in another order differ in the last bits: a plan within 1e-9 of the budget meets it.
-  const double budget = kernel_time_budget_s * (1.0 + 1e-9);
-  ClockPlan plan;
-  plan.grouping = grouping;
-  plan.kernel_time_budget_s = kernel_time_budget_s;
-  const auto& sm = model.sm_clocks_mhz();
-  const auto& mem = model.mem_clocks_mhz();
-  for (double m : mem)
-    for (double f : sm) plan.pairs.push_back({f, m});
-  const std::size_t C = plan.pairs.size();
-
-  // Groups.
+// Which group each kernel is planned in, and the groups' names.
+void assign_groups(ClockPlan& plan, const Workload& wl, const Rank& rank, PlanGrouping grouping) {
   const std::size_t N = rank.kernels.size();
   plan.group_of.assign(N, 0);
   if (grouping == PlanGrouping::per_kernel) {
@@ -84,19 +77,29 @@ ClockPlan plan_clocks(const Workload& wl, const Rank& rank, const GpuModel& mode
   } else {
     plan.group_names.push_back("all");
   }
-  const std::size_t G = plan.group_names.size();
+}
 
+GroupTables tabulate(const ClockPlan& plan, const Rank& rank, const GpuModel& model) {
+  const auto& sm = model.sm_clocks_mhz();
+  const auto& mem = model.mem_clocks_mhz();
+  GroupTables tab;
+  tab.G = plan.group_names.size();
+  tab.C = plan.pairs.size();
+  const std::size_t G = tab.G, C = tab.C;
   // Kernels that scale identically (same group, coefficients, recorded clocks and fill) are summed
   // first: the model is linear in the recorded duration, so one evaluation per bucket suffices.
   std::map<std::tuple<std::uint32_t, int, std::uint32_t, float, float, float>, Kernel> buckets;
-  for (std::size_t i = 0; i < N; ++i) {
+  for (std::size_t i = 0; i < rank.kernels.size(); ++i) {
     const Kernel& k = rank.kernels[i];
     auto key = std::make_tuple(plan.group_of[i], static_cast<int>(k.cls), k.name_id, k.recorded_sm_mhz, k.recorded_mem_mhz, k.sm_fill);
     auto it = buckets.find(key);
     if (it == buckets.end()) buckets.emplace(key, k);
     else it->second.duration_s += k.duration_s;
   }
-  std::vector<double> T(G * C, 0.0), E(G * C, 0.0);
+  std::vector<double>& T = tab.T;
+  std::vector<double>& E = tab.E;
+  T.assign(G * C, 0.0);
+  E.assign(G * C, 0.0);
   for (const auto& kv : buckets) {
     const std::uint32_t g = std::get<0>(kv.first);
     const Kernel& k = kv.second;
@@ -113,120 +116,168 @@ ClockPlan plan_clocks(const Workload& wl, const Rank& rank, const GpuModel& mode
   // there, because it regulates a windowed mean. The replay applies the firmware limit either way.)
   // The lowest SM clock is always offered.
   const double cap_mean = model.power_cap_w();
-  std::vector<char> offered(G * C, 1);
+  tab.offered.assign(G * C, 1);
   for (std::size_t g = 0; g < G; ++g)
     for (std::size_t c = 0; c < C; ++c) {
       const double t = T[g * C + c];
-      if (t > 0 && E[g * C + c] / t > cap_mean && c % sm.size() != 0) offered[g * C + c] = 0;
+      if (t > 0 && E[g * C + c] / t > cap_mean && c % sm.size() != 0) tab.offered[g * C + c] = 0;
     }
+  return tab;
+}
 
-  auto choose = [&](double lambda) {
-    Choice ch;
-    ch.pick.assign(G, 0);
-    for (std::size_t g = 0; g < G; ++g) {
-      double best = std::numeric_limits<double>::infinity();
-      for (std::size_t c = 0; c < C; ++c) {
-        if (!offered[g * C + c]) continue;
-        const double v = E[g * C + c] + lambda * T[g * C + c];
-        if (v < best) best = v, ch.pick[g] = static_cast<std::uint32_t>(c);
-      }
-      ch.time += T[g * C + ch.pick[g]];
-      ch.energy += E[g * C + ch.pick[g]];
+// The Lagrangian relaxation's choice: per group, the offered pair of least E + lambda T.
+Choice choose(const GroupTables& tab, double lambda) {
+  const std::size_t G = tab.G, C = tab.C;
+  Choice ch;
+  ch.pick.assign(G, 0);
+  for (std::size_t g = 0; g < G; ++g) {
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < C; ++c) {
+      if (!tab.offered[g * C + c]) continue;
+      const double v = tab.E[g * C + c] + lambda * tab.T[g * C + c];
+      if (v < best) best = v, ch.pick[g] = static_cast<std::uint32_t>(c);
     }
-    return ch;
-  };
-  // Fastest: least time per group (ties: least energy).
+    ch.time += tab.T[g * C + ch.pick[g]];
+    ch.energy += tab.E[g * C + ch.pick[g]];
+  }
+  return ch;
+}
+
+// Fastest: least time per group (ties: least energy).
+Choice fastest_choice(const GroupTables& tab) {
+  const std::size_t G = tab.G, C = tab.C;
+  const std::vector<double>& T = tab.T;
+  const std::vector<double>& E = tab.E;
   Choice fastest;
   fastest.pick.assign(G, 0);
   for (std::size_t g = 0; g < G; ++g) {
     for (std::size_t c = 1; c < C; ++c) {
-      if (!offered[g * C + c]) continue;
+      if (!tab.offered[g * C + c]) continue;
       const std::size_t b = g * C + fastest.pick[g];
       if (T[g * C + c] < T[b] - 1e-15 || (std::fabs(T[g * C + c] - T[b]) <= 1e-15 && E[g * C + c] < E[b])) fastest.pick[g] = static_cast<std::uint32_t>(c);
     }
     fastest.time += T[g * C + fastest.pick[g]];
     fastest.energy += E[g * C + fastest.pick[g]];
   }
-  plan.fastest_kernel_time_s = fastest.time;
+  return fastest;
+}
 
-  Choice result = choose(0.0);
+// Over the budget at lambda 0 but feasible: bisect lambda to the budget, then repair greedily toward the
+// cheaper relaxed choice, best joules saved per second added first. Sets the plan's lambda.
+Choice bisect_and_repair(const GroupTables& tab, double budget, const Choice& fastest, ClockPlan& plan) {
+  const std::size_t G = tab.G, C = tab.C;
+  const std::vector<double>& T = tab.T;
+  const std::vector<double>& E = tab.E;
+  double lo = 0, hi = 1.0;
+  while (choose(tab, hi).time > budget && hi < 1e12) hi *= 4;
+  Choice hi_c = choose(tab, hi);
+  if (hi_c.time > budget) hi_c = fastest;  // ties left a tiny overshoot: fall back
+  for (int it = 0; it < 60; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    Choice c = choose(tab, mid);
+    if (c.time <= budget) hi = mid, hi_c = std::move(c);
+    else lo = mid;
+  }
+  plan.lambda = hi;
+  const Choice lo_c = choose(tab, lo);
+  struct Move {
+    std::size_t g;
+    double dt, de;
+  };
+  std::vector<Move> moves;
+  for (std::size_t g = 0; g < G; ++g) {
+    const std::size_t a = g * C + hi_c.pick[g], b = g * C + lo_c.pick[g];
+    if (hi_c.pick[g] != lo_c.pick[g] && E[b] < E[a]) moves.push_back({g, T[b] - T[a], E[b] - E[a]});
+  }
+  std::sort(moves.begin(), moves.end(), [](const Move& x, const Move& y) {
+    return x.de / std::max(x.dt, 1e-18) < y.de / std::max(y.dt, 1e-18);
+  });
+  Choice result = hi_c;
+  for (const Move& mv : moves) {
+    if (result.time + mv.dt <= budget) {
+      result.time += mv.dt;
+      result.energy += mv.de;
+      result.pick[mv.g] = lo_c.pick[mv.g];
+    }
+  }
+  return result;
+}
+
+// Improving moves over every offered pair until none is left: a group takes another pair when that
+// lowers energy and the budget still holds (the relaxation's one alternative per group misses some).
+void improve(const GroupTables& tab, double budget, Choice& result) {
+  const std::size_t G = tab.G, C = tab.C;
+  const std::vector<double>& T = tab.T;
+  const std::vector<double>& E = tab.E;
+  for (int pass = 0; pass < 20; ++pass) {
+    bool improved = false;
+    for (std::size_t g = 0; g < G; ++g) {
+      const std::size_t cur = g * C + result.pick[g];
+      std::size_t best = cur;
+      for (std::size_t c = 0; c < C; ++c) {
+        const std::size_t i = g * C + c;
+        if (!tab.offered[i] || E[i] >= E[best] - 1e-15) continue;
+        if (result.time - T[cur] + T[i] <= budget) best = i;
+      }
+      if (best != cur) {
+        result.time += T[best] - T[cur];
+        result.energy += E[best] - E[cur];
+        result.pick[g] = static_cast<std::uint32_t>(best - g * C);
+        improved = true;
+      }
+    }
+    if (!improved) break;
+  }
+}
+
+// One pair for every group is also a solution of any grouping: never plan worse than the best one.
+void floor_at_best_single_pair(const GroupTables& tab, double budget, Choice& result) {
+  const std::size_t G = tab.G, C = tab.C;
+  for (std::size_t c = 0; c < C; ++c) {
+    double t = 0, e = 0;
+    bool ok = true;
+    for (std::size_t g = 0; g < G && ok; ++g) {
+      ok = tab.offered[g * C + c];
+      t += tab.T[g * C + c];
+      e += tab.E[g * C + c];
+    }
+    if (ok && t <= budget && e < result.energy) {
+      result.time = t;
+      result.energy = e;
+      std::fill(result.pick.begin(), result.pick.end(), static_cast<std::uint32_t>(c));
+    }
+  }
+}
+
+}  // namespace
+
+ClockPlan plan_clocks(const Workload& wl, const Rank& rank, const GpuModel& model, PlanGrouping grouping,
+                      double kernel_time_budget_s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // Sums taken in another order differ in the last bits: a plan within 1e-9 of the budget meets it.
+  const double budget = kernel_time_budget_s * (1.0 + 1e-9);
+  ClockPlan plan;
+  plan.grouping = grouping;
+  plan.kernel_time_budget_s = kernel_time_budget_s;
+  for (double m : model.mem_clocks_mhz())
+    for (double f : model.sm_clocks_mhz()) plan.pairs.push_back({f, m});
+  assign_groups(plan, wl, rank, grouping);
+  const GroupTables tab = tabulate(plan, rank, model);
+
+  const Choice fastest = fastest_choice(tab);
+  plan.fastest_kernel_time_s = fastest.time;
+  Choice result = choose(tab, 0.0);
   if (result.time > budget) {
     if (fastest.time > budget) {
       plan.feasible = false;
       result = fastest;
     } else {
-      double lo = 0, hi = 1.0;
-      while (choose(hi).time > budget && hi < 1e12) hi *= 4;
-      Choice hi_c = choose(hi);
-      if (hi_c.time > budget) hi_c = fastest;  // ties left a tiny overshoot: fall back
-      for (int it = 0; it < 60; ++it) {
-        const double mid = 0.5 * (lo + hi);
-        Choice c = choose(mid);
-        if (c.time <= budget) hi = mid, hi_c = std::move(c);
-        else lo = mid;
-      }
-      plan.lambda = hi;
-      // Greedy repair toward the cheaper relaxed choice, best joules saved per second added first.
-      const Choice lo_c = choose(lo);
-      struct Move {
-        std::size_t g;
-        double dt, de;
-      };
-      std::vector<Move> moves;
-      for (std::size_t g = 0; g < G; ++g) {
-        const std::size_t a = g * C + hi_c.pick[g], b = g * C + lo_c.pick[g];
-        if (hi_c.pick[g] != lo_c.pick[g] && E[b] < E[a]) moves.push_back({g, T[b] - T[a], E[b] - E[a]});
-      }
-      std::sort(moves.begin(), moves.end(), [](const Move& x, const Move& y) {
-        return x.de / std::max(x.dt, 1e-18) < y.de / std::max(y.dt, 1e-18);
-      });
-      result = hi_c;
-      for (const Move& mv : moves) {
-        if (result.time + mv.dt <= budget) {
-          result.time += mv.dt;
-          result.energy += mv.de;
-          result.pick[mv.g] = lo_c.pick[mv.g];
-        }
-      }
+      result = bisect_and_repair(tab, budget, fastest, plan);
     }
   }
   if (plan.feasible) {
-    // Improving moves over every offered pair until none is left: a group takes another pair when that
-    // lowers energy and the budget still holds (the relaxation's one alternative per group misses some).
-    for (int pass = 0; pass < 20; ++pass) {
-      bool improved = false;
-      for (std::size_t g = 0; g < G; ++g) {
-        const std::size_t cur = g * C + result.pick[g];
-        std::size_t best = cur;
-        for (std::size_t c = 0; c < C; ++c) {
-          const std::size_t i = g * C + c;
-          if (!offered[i] || E[i] >= E[best] - 1e-15) continue;
-          if (result.time - T[cur] + T[i] <= budget) best = i;
-        }
-        if (best != cur) {
-          result.time += T[best] - T[cur];
-          result.energy += E[best] - E[cur];
-          result.pick[g] = static_cast<std::uint32_t>(best - g * C);
-          improved = true;
-        }
-      }
-      if (!improved) break;
-    }
-    // One pair for every group is also a solution of any grouping: never plan worse than the best one.
-    for (std::size_t c = 0; c < C; ++c) {
-      double t = 0, e = 0;
-      bool ok = true;
-      for (std::size_t g = 0; g < G && ok; ++g) {
-        ok = offered[g * C + c];
-        t += T[g * C + c];
-        e += E[g * C + c];
-      }
-      if (ok && t <= budget && e < result.energy) {
-        result.time = t;
-        result.energy = e;
-        std::fill(result.pick.begin(), result.pick.end(), static_cast<std::uint32_t>(c));
-      }
-    }
+    improve(tab, budget, result);
+    floor_at_best_single_pair(tab, budget, result);
   }
   plan.pair_of_group = result.pick;
   plan.planned_kernel_time_s = result.time;

@@ -11,17 +11,20 @@ NativeGovernor::NativeGovernor(const GpuModel& m, double cap_w_override)
       cap_w_(cap_w_override > 0 ? cap_w_override : m.power_cap_w()),
       index_(static_cast<int>(m.sm_clocks_mhz().size()) - 1) {}
 
-std::optional<ClockPair> NativeGovernor::on_tick(const GpuTelemetry& t) {
-  const double target = cap_w_ * params_.target_fraction;
-  const int top = static_cast<int>(model_.sm_clocks_mhz().size()) - 1;
-  int next = index_;
-  if (t.window_power_w > target) {
+int power_limit_step(const NativeGovernorParams& g, double cap_w, double power_w, int down_from, int up_from, int top) {
+  const double target = cap_w * g.target_fraction;
+  if (power_w > target) {
     // Proportional step down: a large excess brings the clock down quickly.
-    const int steps = std::max(1, static_cast<int>(std::lround((t.window_power_w - target) * params_.down_gain_steps_per_w)));
-    next = std::max(0, index_ - steps);
-  } else if (t.window_power_w < target - params_.up_margin_w) {
-    next = std::min(top, index_ + static_cast<int>(params_.up_steps_per_period));
+    const int steps = std::max(1, static_cast<int>(std::lround((power_w - target) * g.down_gain_steps_per_w)));
+    return std::max(0, down_from - steps);
   }
+  if (power_w < target - g.up_margin_w) return std::min(top, up_from + static_cast<int>(g.up_steps_per_period));
+  return up_from;
+}
+
+std::optional<ClockPair> NativeGovernor::on_tick(const GpuTelemetry& t) {
+  const int top = static_cast<int>(model_.sm_clocks_mhz().size()) - 1;
+  const int next = power_limit_step(params_, cap_w_, t.window_power_w, index_, index_, top);
   if (next == index_) return std::nullopt;
   index_ = next;
   return ClockPair{model_.sm_clocks_mhz()[index_], t.requested.mem_mhz};

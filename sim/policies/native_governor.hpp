@@ -6,6 +6,13 @@
 
 namespace dvfs {
 
+// One control period of the GPU's power-limit loop, the one implementation shared by the `native` policy
+// and the firmware ceiling the engine applies under any policy (sim/engine/gpu_replayer.cpp): with the
+// windowed power above cap x target_fraction the SM clock index steps down from `down_from`, in proportion
+// to the excess; below the target by more than the margin it steps up from `up_from` (at most `top`);
+// otherwise it stays at `up_from`.
+int power_limit_step(const NativeGovernorParams& g, double cap_w, double power_w, int down_from, int up_from, int top);
+
 class NativeGovernor : public Policy {
  public:
   explicit NativeGovernor(const GpuModel& m, double cap_w_override = 0);

@@ -27,7 +27,7 @@ struct Scenario {
   std::vector<std::string> trace_paths;
   std::string gpu;           // model name or model file path
   std::string trace_gpu;     // the GPU the trace was recorded on, when it is not `gpu` (retargeting)
-  // A synthesised multi-GPU workload instead of a replayed trace (sim/pipeline/synthetic_run.hpp reads
+  // A synthesised multi-GPU workload instead of a replayed trace (sim/synthetic_run.hpp reads
   // it); `trace_path` is then the recording its layers are taken from.
   Json synthetic;
   // A per-rank clock plan in Perseus's N.sched.json format that the critical-path policy replays on a

@@ -1,7 +1,7 @@
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/engine.hpp"
-#include "sim/network/collective_cost.hpp"
+#include "models/src/collective_cost.hpp"
 #include "sim/policies/policy_factory.hpp"
 #include "traces/src/kineto_importer.hpp"
 #include "traces/src/multi_rank.hpp"

@@ -1,7 +1,7 @@
 #include "traces/src/synthesis.hpp"
 
 #include "sim/core/errors.hpp"
-#include "sim/network/collective_cost.hpp"
+#include "models/src/collective_cost.hpp"
 
 #include <algorithm>
 #include <cmath>

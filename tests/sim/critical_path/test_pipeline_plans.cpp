@@ -3,7 +3,7 @@
 #include "sim/critical_path/critical_path_policy.hpp"
 #include "sim/critical_path/pipeline_plans.hpp"
 #include "sim/critical_path/plan_file.hpp"
-#include "sim/pipeline/synthetic_run.hpp"
+#include "sim/synthetic_run.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,5 +1,5 @@
 #include "sim/core/errors.hpp"
-#include "sim/engine/simgrid_engine.hpp"
+#include "sim/network/simgrid_world.hpp"
 #include "sim/network/cluster.hpp"
 
 #include <catch2/catch.hpp>

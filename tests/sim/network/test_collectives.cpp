@@ -1,4 +1,4 @@
-#include "sim/engine/simgrid_engine.hpp"
+#include "sim/network/simgrid_world.hpp"
 #include "sim/network/collectives.hpp"
 
 #include <catch2/catch.hpp>

@@ -4,7 +4,7 @@
 #include "sim/pipeline/perseus_runs.hpp"
 #include "traces/src/gzip_file.hpp"
 #include "sim/pipeline/pipeline.hpp"
-#include "sim/pipeline/synthetic_run.hpp"
+#include "sim/synthetic_run.hpp"
 #include "tests/sim/pipeline/kernel_pipeline_helpers.hpp"
 
 #include <catch2/catch.hpp>

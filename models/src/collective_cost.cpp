@@ -1,4 +1,4 @@
-#include "sim/network/collective_cost.hpp"
+#include "models/src/collective_cost.hpp"
 
 namespace dvfs {
 

@@ -1,4 +1,4 @@
-#include "sim/pipeline/synthetic_run.hpp"
+#include "sim/synthetic_run.hpp"
 
 #include "models/src/model_registry.hpp"
 #include "models/src/retarget.hpp"
@@ -6,7 +6,7 @@
 #include "sim/core/progress.hpp"
 #include "sim/telemetry/nvml_readout.hpp"
 #include "sim/telemetry/window_stats.hpp"
-#include "sim/network/collective_cost.hpp"
+#include "models/src/collective_cost.hpp"
 #include "sim/critical_path/pipeline_plans.hpp"
 #include "sim/planning/clock_plan.hpp"
 #include "sim/policies/native_governor.hpp"
