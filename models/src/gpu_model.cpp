@@ -52,6 +52,20 @@ ClassCoefficients read_coefficients(const JsonReader& c) {
   return cc;
 }
 
+NativeGovernorParams read_governor(const JsonReader& g) {
+  NativeGovernorParams gp;
+  g.only_keys({"control_period_s", "window_s", "target_fraction", "down_gain_steps_per_w",
+               "up_steps_per_period", "up_margin_w"});
+  gp.control_period_s = g.positive("control_period_s");
+  gp.window_s = g.positive("window_s");
+  if (gp.window_s < gp.control_period_s) g.fail("window_s", "expected window_s >= control_period_s");
+  gp.target_fraction = g.positive("target_fraction");
+  gp.down_gain_steps_per_w = g.non_negative("down_gain_steps_per_w");
+  gp.up_steps_per_period = g.non_negative("up_steps_per_period");
+  gp.up_margin_w = g.non_negative("up_margin_w");
+  return gp;
+}
+
 ActivityPower read_activity(const JsonReader& a) {
   a.only_keys({"busy_w", "tensor_pj_per_flop", "fma_pj_per_flop", "alu_pj_per_op", "memory_pj_per_byte", "copy_engine_w"});
   ActivityPower p;
@@ -163,19 +177,7 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
     if (sp.has("nic_gbs")) m.specs_.nic_gbs = sp.positive("nic_gbs");
   }
 
-  if (r.has("native_governor")) {
-    JsonReader g = r.child("native_governor");
-    g.only_keys({"control_period_s", "window_s", "target_fraction", "down_gain_steps_per_w",
-                 "up_steps_per_period", "up_margin_w"});
-    NativeGovernorParams& gp = m.governor_;
-    gp.control_period_s = g.positive("control_period_s");
-    gp.window_s = g.positive("window_s");
-    if (gp.window_s < gp.control_period_s) g.fail("window_s", "expected window_s >= control_period_s");
-    gp.target_fraction = g.positive("target_fraction");
-    gp.down_gain_steps_per_w = g.non_negative("down_gain_steps_per_w");
-    gp.up_steps_per_period = g.non_negative("up_steps_per_period");
-    gp.up_margin_w = g.non_negative("up_margin_w");
-  }
+  if (r.has("native_governor")) m.governor_ = read_governor(r.child("native_governor"));
   JsonReader sl = r.child("switch_latency");
   sl.only_keys({"sm", "mem", "firmware_s"});
   m.latency_.sm = read_domain_latency(sl.child("sm"));
