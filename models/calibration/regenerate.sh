@@ -1,35 +1,49 @@
 #!/usr/bin/env bash
 # Regenerates the calibrated model files from the data shipped in this repository, or (--check)
 # verifies that the shipped files are exactly what their derivation gives. Run from anywhere after
-# building (./setup.sh --build-only). The fit date is fixed so a re-run reproduces the files.
+# building (./setup.sh --build-only). The fit dates are fixed so a re-run reproduces the files.
+#   1. models/calibration/h200.py: the H200 base from the micro-benchmark recording (idle, cap, clocks);
+#   2. calibrate --power-suite: the activity power model and voltage curve, fit on the kernel loops that
+#      models/calibration/h200-power-split.json lists under fit.micro -> models/calibration/h200.activity.json;
+#   3. calibrate --recording: time scaling and the class priors' power scale on the GPT-3 XL recording -> h200;
+#   4. siblings.py --bases: the activity block, scaled from h200, into the a100-sxm4 / a40 base files;
+#   5. calibrate --profile: a100-sxm4 and a40 on the Perseus stage profiles;
+#   6. siblings.py: the datasheet models rtx-3080-ti and b200-like.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BIN="${DVFS_SIM_BIN:-$ROOT/build/dvfs-sim}"
 DATE=2026-11-29
+POWER_DATE=2026-12-01
 MODE="${1:-}"
 cd "$ROOT"
 OUT=models/gpus
-if [ "$MODE" = "--check" ]; then OUT="$(mktemp -d)"; trap 'rm -rf "$OUT"' EXIT; fi
+CAL=models/calibration
+if [ "$MODE" = "--check" ]; then OUT="$(mktemp -d)"; CAL="$OUT"; trap 'rm -rf "$OUT"' EXIT; fi
+status=0
+same() {  # fresh shipped
+  if ! cmp -s "$1" "$2"; then
+    echo "$2 differs from its derivation (run models/calibration/regenerate.sh)" >&2
+    status=1
+  fi
+}
 
-/usr/bin/python3 models/calibration/h200.py ${MODE:---write} >/dev/null
-"$BIN" calibrate --recording traces/recordings/h200-gpt3xl --base models/calibration/h200.base.json \
+/usr/bin/python3 models/calibration/h200.py ${MODE:---write} >/dev/null || status=1
+"$BIN" calibrate --power-suite traces/recordings/h200-power --split models/calibration/h200-power-split.json \
+  --base models/calibration/h200.base.json --date "$POWER_DATE" -o "$CAL/h200.activity.json" >/dev/null
+[ "$MODE" = "--check" ] && same "$CAL/h200.activity.json" models/calibration/h200.activity.json
+"$BIN" calibrate --recording traces/recordings/h200-gpt3xl --base models/calibration/h200.activity.json \
   --date "$DATE" -o "$OUT/h200.json" >/dev/null
+/usr/bin/python3 models/calibration/siblings.py --bases --out "$OUT" ${MODE:+--check} || status=1
 "$BIN" calibrate --profile traces/profiles/perseus/gpt3-175b+a100_sxm_bf16.csv \
   --base models/calibration/a100-sxm4.base.json --date "$DATE" -o "$OUT/a100-sxm4.json" >/dev/null
 "$BIN" calibrate --profile traces/profiles/perseus/gpt3-175b+a40_bf16.csv \
   --base models/calibration/a40.base.json --date "$DATE" -o "$OUT/a40.json" >/dev/null
 
 if [ "$MODE" = "--check" ]; then
-  status=0
   /usr/bin/python3 models/calibration/siblings.py --check --out "$OUT" || status=1
-  for m in h200 a100-sxm4 a40; do
-    if ! cmp -s "$OUT/$m.json" "models/gpus/$m.json"; then
-      echo "models/gpus/$m.json differs from its derivation (run models/calibration/regenerate.sh)" >&2
-      status=1
-    fi
-  done
+  for m in h200 a100-sxm4 a40; do same "$OUT/$m.json" "models/gpus/$m.json"; done
   [ $status = 0 ] && echo "calibrated models match their derivation"
   exit $status
 fi
 /usr/bin/python3 models/calibration/siblings.py
-echo "regenerated models/gpus/{h200,a100-sxm4,a40,rtx-3080-ti,b200-like}.json"
+echo "regenerated models/calibration/h200.activity.json, models/calibration/{a100-sxm4,a40}.base.json and models/gpus/{h200,a100-sxm4,a40,rtx-3080-ti,b200-like}.json"

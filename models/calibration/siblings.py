@@ -13,6 +13,12 @@ power.idle_sm_fraction, power.dynamic_scale, each kernel class's time_sm/time_me
 governor. Kept from the base: each class's sm_share (how power splits between the SM and memory clocks). Scaled: every class's dynamic_w by the boards' dynamic headroom (cap - idle) ratio.
 Not copied: per-kernel shares (the sibling's kernel names) and stage computations (its workload's).
 
+Every GPU other than the H200 also gets the activity power model's form (models/README.md, "Activity power"):
+the block fit on the H200 kernel loops, scaled to its datasheet [estimate]: energy per operation by the ratio of
+dynamic headroom per unit of dense bf16 throughput, (cap - idle) / TFLOP/s, energy per DRAM byte by
+(cap - idle) / bandwidth, watts (busy, copy engine) by (cap - idle). The calibrated a100-sxm4 and a40 models get it
+through their base files (models/calibration/<name>.base.json, which `dvfs-sim calibrate --profile` copies).
+
   python3 models/calibration/siblings.py [--check] [--out DIR]
 """
 import copy
@@ -22,6 +28,31 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PAIRS = [("rtx-3080-ti", "a100-sxm4"), ("b200-like", "h200")]
+ACTIVITY_SOURCE = "h200"            # the model whose activity block was fit on measurements
+ACTIVITY_BASES = ["a100-sxm4", "a40"]  # calibrated from stage profiles: their base files carry the scaled block
+
+
+def scaled_activity(m, ref):
+    """ref's activity block scaled to m's datasheet, and the provenance entry saying how [estimate]."""
+    a = ref["activity"]
+
+    def headroom(model):
+        return model["power"]["cap_w"] - model["power"]["idle_w"]
+    per_op = (headroom(m) / m["specs"]["bf16_dense_tflops"]) / (headroom(ref) / ref["specs"]["bf16_dense_tflops"])
+    per_byte = (headroom(m) / m["specs"]["mem_bandwidth_gbs"]) / (headroom(ref) / ref["specs"]["mem_bandwidth_gbs"])
+    watts = headroom(m) / headroom(ref)
+    block = {"busy_w": round(a["busy_w"] * watts, 3),
+             "tensor_pj_per_flop": {k: round(v * per_op, 3) for k, v in a["tensor_pj_per_flop"].items()},
+             "fma_pj_per_flop": round(a["fma_pj_per_flop"] * per_op, 3),
+             "alu_pj_per_op": round(a["alu_pj_per_op"] * per_op, 3),
+             "memory_pj_per_byte": round(a["memory_pj_per_byte"] * per_byte, 3),
+             "copy_engine_w": round(a["copy_engine_w"] * watts, 3)}
+    ref_note = {"source": "estimate",
+                "ref": "the activity block of models/gpus/%s.json (fit on its kernel loops) scaled to this GPU's datasheet by "
+                       "models/calibration/siblings.py: energy per operation x %.4f ((cap - idle) per dense bf16 TFLOP/s), "
+                       "per DRAM byte x %.4f ((cap - idle) per GB/s), busy and copy-engine watts x %.4f (cap - idle); "
+                       "no measurement of this GPU's kernels" % (ACTIVITY_SOURCE, per_op, per_byte, watts)}
+    return block, ref_note
 
 
 def fmax(model):
@@ -74,6 +105,8 @@ def derive(name, sibling_name, models_dir):
                                             "kept from models/calibration/%s.base.json: the sibling's value cannot say how "
                                             "power moves with this GPU's memory clock" % name_of(m)}
     p["/native_governor"] = {"source": label, "ref": "copied (the sibling's own provenance says what each value rests on), " + ref}
+    with open(os.path.join(models_dir, ACTIVITY_SOURCE + ".json")) as f:
+        m["activity"], p["/activity"] = scaled_activity(m, json.load(f))
     p["summary"] = ("datasheet, not yet calibrated: scaled from the calibrated %s (V-f shape, time scaling, "
                     "governor, power per class x %.3f); clock tables, cap and specs from datasheets; idle power and "
                     "switch latency estimated" % (sibling_name, head))
@@ -81,22 +114,43 @@ def derive(name, sibling_name, models_dir):
     return m
 
 
+def with_activity_base(name, models_dir):
+    """models/calibration/<name>.base.json with its activity block re-derived from the fitted h200 model."""
+    path = os.path.join(ROOT, "models", "calibration", name + ".base.json")
+    with open(path) as f:
+        m = json.load(f)
+    with open(os.path.join(models_dir, ACTIVITY_SOURCE + ".json")) as f:
+        m["activity"], m["provenance"]["/activity"] = scaled_activity(m, json.load(f))
+    return path, json.dumps(m, indent=2) + "\n"
+
+
+def emit(path, text, check):
+    """Writes text to path, or (check) says whether path already holds it."""
+    if check:
+        with open(path) as f:
+            if f.read() != text:
+                print(path + " differs from what models/calibration/siblings.py derives", file=sys.stderr)
+                return 1
+        return 0
+    with open(path, "w") as f:
+        f.write(text)
+    return 0
+
+
 def main():
+    """--bases: (re)derive the activity blocks of the stage-profile models' base files (run before they are
+    calibrated); otherwise derive the datasheet models. --check: compare instead of writing."""
     check = "--check" in sys.argv
     models_dir = os.path.join(ROOT, "models", "gpus")
     out_dir = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else models_dir
     status = 0
+    if "--bases" in sys.argv:
+        for name in ACTIVITY_BASES:
+            status |= emit(*with_activity_base(name, out_dir), check)
+        sys.exit(status)
     for name, sibling in PAIRS:
         text = json.dumps(derive(name, sibling, out_dir), indent=2) + "\n"
-        path = os.path.join(models_dir, name + ".json")
-        if check:
-            with open(path) as f:
-                if f.read() != text:
-                    print(path + " differs from what models/calibration/siblings.py derives", file=sys.stderr)
-                    status = 1
-        else:
-            with open(os.path.join(out_dir, name + ".json"), "w") as f:
-                f.write(text)
+        status |= emit(os.path.join(models_dir if check else out_dir, name + ".json"), text, check)
     sys.exit(status)
 
 

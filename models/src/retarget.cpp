@@ -29,8 +29,11 @@ RetargetReport retarget_workload(Workload& wl, const GpuModel& from, const GpuMo
       rep.recorded_busy_s += k.duration_s;
       // SM part: throughput at the recorded clock on the source vs the target's top clock.
       // Each part first moved to the source's top clocks (where the datasheet figures hold), then scaled.
+      const double recorded_s = k.duration_s;
       k.duration_s *= sm_part * rep.compute_ratio * f / from.max_sm_mhz() +
                       mem_part * rep.memory_ratio * m / from.max_mem_mhz() + rest;
+      // the same work done in the new time: its rates move inversely
+      if (k.duration_s > 0) scale_work_rates(k, recorded_s / k.duration_s);
       k.recorded_sm_mhz = static_cast<float>(to.max_sm_mhz());
       k.recorded_mem_mhz = static_cast<float>(to.max_mem_mhz());
       rep.retargeted_busy_s += k.duration_s;

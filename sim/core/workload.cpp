@@ -56,6 +56,13 @@ const char* to_string(WorkSource s) {
   return "unknown";
 }
 
+void scale_work_rates(Kernel& k, double factor) {
+  k.tensor_tflops = static_cast<float>(k.tensor_tflops * factor);
+  k.fma_tflops = static_cast<float>(k.fma_tflops * factor);
+  k.alu_tops = static_cast<float>(k.alu_tops * factor);
+  k.memory_tbps = static_cast<float>(k.memory_tbps * factor);
+}
+
 static const char* const kCollectiveNames[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast",
                                                "all_to_all", "send", "recv"};
 

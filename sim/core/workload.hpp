@@ -91,6 +91,9 @@ struct Kernel {
   WorkSource work = WorkSource::unknown;
 };
 
+// Multiplies a kernel's work rates (the same work done in 1/factor of the time).
+void scale_work_rates(Kernel& k, double factor);
+
 // Launch details kept for analysis and export; not read by the replay loop.
 struct LaunchShape {
   std::uint32_t grid[3] = {0, 0, 0};

@@ -31,7 +31,10 @@ std::vector<Rank> stretched(const std::vector<Rank>& stages, double factor) {
   std::vector<Rank> out = stages;
   for (Rank& r : out)
     for (Kernel& k : r.kernels)
-      if (!k.collective) k.duration_s *= factor;
+      if (!k.collective) {
+        k.duration_s *= factor;
+        scale_work_rates(k, 1.0 / factor);  // the same work, slower
+      }
   return out;
 }
 

@@ -52,7 +52,7 @@ TransformerSpec grpo_model_preset(const std::string& name, const std::string& fi
 
 std::vector<std::string> default_decode_recordings() {
   std::vector<std::string> out;
-  for (int b : {16, 64, 256}) out.push_back(data_dir() + "/traces/recordings/h200-decode/qwen2.5-7b-decode-b" + std::to_string(b));
+  for (int b : {16, 64, 256}) out.push_back(data_dir() + "/traces/recordings/h200-decode-shapes/qwen2.5-7b-decode-b" + std::to_string(b));
   return out;
 }
 

@@ -49,7 +49,8 @@ Workload steady_workload(const KernelLoop& loop) {
     for (std::size_t i = first + 1; i <= last; ++i) rank.kernels[i].gap_before_s *= scale;
     const double lead = st.lead_s * scale;
     // the first kernel's gap holds the step's lead and the previous step's tail
-    rank.kernels[first].gap_before_s += lead - st.lead_s + tail_change;
+    double& gap = rank.kernels[first].gap_before_s;
+    gap = std::max(0.0, gap + lead - st.lead_s + tail_change);  // the rank's first kernel has no recorded gap
     st.lead_s = lead;
     const double tail = idle > 0 ? st.tail_s * scale : target_idle;
     tail_change = tail - st.tail_s;

@@ -1,0 +1,82 @@
+#include "models/src/gpu_model.hpp"
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace dvfs;
+using Catch::Detail::Approx;
+
+namespace {
+
+GpuModel with_activity() {
+  Json doc = read_json_file(load_gpu_model("h200").source_file());
+  doc["activity"] = {{"busy_w", 200.0},
+                     {"tensor_pj_per_flop", {{"bf16", 0.5}, {"fp8", 0.25}, {"tf32", 1.0}}},
+                     {"fma_pj_per_flop", 4.0},
+                     {"alu_pj_per_op", 20.0},
+                     {"memory_pj_per_byte", 50.0},
+                     {"copy_engine_w", 3.0}};
+  doc["voltage_curve"] = {{"points", {{345, 0.7}, {1000, 0.7}, {1980, 1.0}}}};
+  return GpuModel::from_json(doc, "a.json");
+}
+
+Kernel gemm_kernel() {
+  Kernel k;
+  k.cls = KernelClass::gemm;
+  k.duration_s = 1e-3;
+  k.recorded_sm_mhz = 1980;
+  k.recorded_mem_mhz = 3201;
+  k.work = WorkSource::shapes;
+  k.tensor_precision = TensorPrecision::bf16;
+  k.tensor_tflops = 600;
+  k.memory_tbps = 1;
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("activity power at the recorded clocks is idle + busy + priced work", "[models][activity]") {
+  const GpuModel m = with_activity();
+  const int top = m.sm_index(1980), mem = m.mem_index(3201);
+  const Kernel k = gemm_kernel();
+  CHECK(m.kernel_power_w(k, top, mem) == Approx(m.idle_power_w(top) + 200 + 0.5 * 600 + 50 * 1));
+}
+
+TEST_CASE("a compute-bound kernel's power falls with V^2 f; a copy's does not move with the SM clock", "[models][activity]") {
+  const GpuModel m = with_activity();
+  const int top = m.sm_index(1980), low = m.sm_index(990), mem = m.mem_index(3201);
+  const Kernel k = gemm_kernel();
+  const double stretch = m.kernel_time_s(k, low, mem) / k.duration_s;
+  REQUIRE(stretch > 1.0);
+  const double v2 = 0.7 * 0.7;
+  CHECK(m.kernel_power_w(k, low, mem) ==
+        Approx(m.idle_power_w(low) + 200 * v2 * 990 / 1980 + (0.5 * 600 * v2 + 50) / stretch));
+  Kernel copy = k;
+  copy.work = WorkSource::copy_engine;
+  copy.cls = KernelClass::copy;
+  copy.tensor_tflops = 0;
+  CHECK(m.kernel_power_w(copy, top, mem) == Approx(m.idle_power_w(top) + 3 + 50));
+}
+
+TEST_CASE("kernels without work figures keep the kernel-class prior", "[models][activity]") {
+  const GpuModel m = with_activity();
+  Json doc = read_json_file(load_gpu_model("h200").source_file());
+  doc.erase("activity");
+  const GpuModel prior_only = GpuModel::from_json(doc, "p.json");
+  Kernel k = gemm_kernel();
+  k.work = WorkSource::unknown;
+  const int top = m.sm_index(1980), mem = m.mem_index(3201);
+  CHECK(m.kernel_power_w(k, top, mem) == Approx(prior_only.kernel_power_w(k, top, mem)));
+  k.work = WorkSource::shapes;  // a model without an activity block prices everything by class
+  CHECK(prior_only.kernel_power_w(k, top, mem) == Approx(prior_only.kernel_power_w(gemm_kernel(), top, mem)));
+}
+
+TEST_CASE("a bad activity block is one error naming the field", "[models][activity]") {
+  Json doc = read_json_file(load_gpu_model("h200").source_file());
+  doc["activity"]["tensor_pj_per_flop"]["int4"] = 0.1;
+  CHECK_THROWS_WITH(GpuModel::from_json(doc, "m.json"), Catch::Contains("m.json: activity.tensor_pj_per_flop.int4: unknown key"));
+  doc = read_json_file(load_gpu_model("h200").source_file());
+  doc["activity"]["busy_w"] = -1;
+  CHECK_THROWS_WITH(GpuModel::from_json(doc, "m.json"), Catch::Contains("activity.busy_w"));
+}

@@ -1,0 +1,45 @@
+#include "sim/calibrate/power_fit.hpp"
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace dvfs;
+using Catch::Detail::Approx;
+
+TEST_CASE("non-negative least squares recovers non-negative coefficients exactly", "[calibrate][power]") {
+  const std::vector<std::vector<double>> a = {{1, 0, 2}, {0, 1, 1}, {1, 1, 0}, {2, 1, 1}, {1, 3, 1}};
+  const std::vector<double> x = {2, 0.5, 1};
+  std::vector<double> b;
+  for (const auto& r : a) b.push_back(r[0] * x[0] + r[1] * x[1] + r[2] * x[2]);
+  const std::vector<double> got = nonnegative_least_squares(a, b);
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK(got[i] == Approx(x[i]));
+}
+
+TEST_CASE("non-negative least squares clamps a coefficient the data would make negative", "[calibrate][power]") {
+  const std::vector<std::vector<double>> a = {{1, 1}, {1, 2}, {1, 3}};
+  const std::vector<double> b = {3, 2, 1};  // unconstrained: slope -1
+  const std::vector<double> got = nonnegative_least_squares(a, b);
+  CHECK(got[1] == 0);
+  CHECK(got[0] == Approx(2));
+}
+
+TEST_CASE("the shipped split file keeps fit and held-out loops apart", "[calibrate][power]") {
+  const std::string split = data_dir() + "/models/calibration/h200-power-split.json";
+  const std::vector<std::string> fit = split_names(split, "fit", "micro"), held = split_names(split, "held_out", "micro");
+  CHECK(fit.size() >= 30);
+  CHECK(held.size() >= 25);
+  for (const std::string& h : held) CHECK(std::find(fit.begin(), fit.end(), h) == fit.end());
+  CHECK_THROWS_WITH(split_names(split, "fit", "nothing"), Catch::Contains("h200-power-split.json: fit.nothing: missing"));
+}
+
+TEST_CASE("the shipped h200 activity block is what the fit loops give", "[calibrate][power]") {
+  const std::string root = data_dir();
+  const PowerSuiteCalibration c = calibrate_from_power_suite(root + "/traces/recordings/h200-power",
+                                                             root + "/models/calibration/h200-power-split.json",
+                                                             root + "/models/calibration/h200.base.json", "test", "2026-12-01");
+  const Json shipped = read_json_file(root + "/models/calibration/h200.activity.json");
+  CHECK(c.model["activity"] == shipped["activity"]);
+  CHECK(c.model["voltage_curve"] == shipped["voltage_curve"]);
+  CHECK(c.report["in_sample_mape_pct"].get<double>() < 6.0);
+}

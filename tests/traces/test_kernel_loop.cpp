@@ -1,0 +1,48 @@
+#include "traces/src/kernel_loop.hpp"
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+using namespace dvfs;
+using Catch::Detail::Approx;
+
+TEST_CASE("a kernel loop replays with the steady loop's step time", "[traces][loop]") {
+  const KernelLoop loop = load_kernel_loop(data_dir() + "/traces/recordings/h200-power/gemm-bf16-1024");
+  CHECK(loop.name == "gemm-bf16-1024");
+  CHECK(loop.measured_power_w > 100);
+  const Workload wl = steady_workload(loop);
+  const Rank& r = wl.ranks.front();
+  REQUIRE(r.steps.size() == 3);
+  for (const Step& st : r.steps) {
+    double t = st.lead_s + st.tail_s;
+    for (int i = st.first_kernel; i <= st.last_kernel; ++i)
+      t += r.kernels[static_cast<std::size_t>(i)].duration_s + (i > st.first_kernel ? r.kernels[static_cast<std::size_t>(i)].gap_before_s : 0.0);
+    CHECK(t == Approx(loop.steady_step_s).epsilon(1e-9));
+  }
+  for (const Kernel& k : r.kernels) CHECK(k.gap_before_s >= 0);
+}
+
+TEST_CASE("a step range written once per stream is one step", "[traces][loop]") {
+  // cuDNN's FFT convolution runs on two streams: Kineto wrote two device-side step<i> ranges per step
+  const KernelLoop loop = load_kernel_loop(data_dir() + "/traces/recordings/h200-power/conv-3x3-128c-28-b64-fp32-nchw");
+  CHECK(loop.recording.workload.ranks.front().steps.size() == 3);
+}
+
+TEST_CASE("a recording without a steady window is not a kernel loop", "[traces][loop]") {
+  namespace fs = std::filesystem;
+  const fs::path src = data_dir() + "/traces/recordings/h200-power/add-bf16";
+  const fs::path dir = fs::temp_directory_path() / "dvfs_loop_without_micro";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* f : {"trace.json.gz", "telemetry.csv"}) fs::copy_file(src / f, dir / f);
+  Json run = read_json_file((src / "run.json").string());
+  run["micro"].erase("steady");
+  std::ofstream(dir / "run.json") << run.dump();
+  CHECK_THROWS_WITH(load_kernel_loop(dir.string()), Catch::Contains("run.json: micro.steady"));
+  fs::remove_all(dir);
+}
