@@ -264,13 +264,46 @@ RangeCost replay_range(const Rank& rank, std::size_t first, std::size_t last, co
   return {tk.now() - t0, meter.total_j() - e0};
 }
 
-bool is_critical_path_policy(const std::string& name) { return name == "critical-path" || name == "critical-path+per-kernel"; }
+void register_critical_path_policies(PolicyRegistry& r) {
+  auto budget = [](const JsonReader&, const JsonReader* object, PolicySpec& spec) {
+    if (object && object->has("budget_pct")) spec.budget_pct = object->non_negative("budget_pct");
+  };
+  PolicyEntry cp;
+  cp.name = "critical-path";
+  cp.summary = "one SM clock per forward / backward: the least-energy plan of the iteration's time-energy frontier (Perseus)";
+  cp.kind = PolicyKind::pipeline;
+  cp.keys = {"budget_pct"};
+  cp.scenario_keys = {"clock_plan"};
+  cp.parse = budget;
+  r.add(cp);
+  PolicyEntry pk = cp;
+  pk.name = "critical-path+per-kernel";
+  pk.summary = "per computation one SM clock or one of its per-kernel plans, chosen on the frontier";
+  pk.scenario_keys.clear();
+  r.add(pk);
+}
+
+namespace {
+const PolicyRegistry& critical_path_family() {
+  static const PolicyRegistry family = [] {
+    PolicyRegistry r;
+    register_critical_path_policies(r);
+    return r;
+  }();
+  return family;
+}
+}  // namespace
+
+bool is_critical_path_policy(const std::string& name) { return critical_path_family().find(name) != nullptr; }
 
 PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<std::string>& names, const GpuModel& model,
                                     const ReplayOptions& opts_in, const CriticalPathSettings& s, Json& report) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (!is_critical_path_policy(s.policy))
-    throw InputError("policy", "", "\"" + s.policy + "\" is not a critical-path policy (expected critical-path or critical-path+per-kernel)");
+  if (!is_critical_path_policy(s.policy)) {
+    std::string expected;
+    for (const std::string& n : critical_path_family().names()) expected += (expected.empty() ? "" : " or ") + n;
+    throw InputError("policy", "", "\"" + s.policy + "\" is not a critical-path policy (expected " + expected + ")");
+  }
   if (!(s.slowdown_pct >= 0)) throw InputError("budget_pct", "", "expected an iteration slowdown budget >= 0 %");
   ReplayOptions opts = opts_in;
   opts.firmware_power_cap = true;  // driver-locked clocks still live under the power limit

@@ -12,8 +12,6 @@ namespace dvfs {
 
 namespace {
 
-const char* const kPlanned[] = {"per-kernel", "per-kernel-online", "pass-level", "static-best", "latency-aware"};
-
 // The engine names GPUs by rank id; plans are indexed by the rank's position in the workload.
 std::size_t rank_position(const Workload& wl, int rank_id) {
   for (std::size_t i = 0; i < wl.ranks.size(); ++i)
@@ -95,16 +93,40 @@ Totals totals(const std::vector<RankOutcome>& o) {
 
 }  // namespace
 
-bool is_planned_policy(const std::string& name) {
-  for (const char* p : kPlanned)
-    if (name == p) return true;
-  return false;
+void register_planned_policies(PolicyRegistry& r) {
+  const struct {
+    const char* name;
+    int compare_rank;  // compared by default from the coarsest plan to the finest
+    const char* summary;
+  } family[] = {
+      {"per-kernel", 4, "oracle: a clock pair per kernel identity, energy-minimal within the slowdown budget"},
+      {"per-kernel-online", 5, "the per-kernel pairs, each requested before the kernel is known (period predictor)"},
+      {"pass-level", 3, "a clock pair per pass (forward / backward / optimizer / other)"},
+      {"static-best", 2, "the best single clock pair within the budget"},
+      {"latency-aware", 6, "per-kernel pairs merged into regions worth a switch's latency; else pass-level or static-best"},
+  };
+  for (const auto& f : family) {
+    PolicyEntry e;
+    e.name = f.name;
+    e.compare_rank = f.compare_rank;
+    e.summary = f.summary;
+    e.kind = PolicyKind::planned;
+    e.keys = {"budget_pct"};
+    e.parse = [](const JsonReader&, const JsonReader* object, PolicySpec& spec) {
+      if (object && object->has("budget_pct")) spec.budget_pct = object->non_negative("budget_pct");
+    };
+    e.plan = run_planned;
+    r.add(std::move(e));
+  }
 }
 
-std::string policy_names() {
-  std::string s = "max, static, native, recorded";
-  for (const char* p : kPlanned) s += std::string(", ") + p;
-  return s;
+bool is_planned_policy(const std::string& name) {
+  static const PolicyRegistry family = [] {
+    PolicyRegistry r;
+    register_planned_policies(r);
+    return r;
+  }();
+  return family.find(name) != nullptr;
 }
 
 PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& model,
