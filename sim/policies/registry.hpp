@@ -42,6 +42,9 @@ struct PolicySpec {
   std::optional<ClockPair> clocks;  // static: sm_mhz, mem_mhz (0 = the model's top memory clock)
   double power_cap_w = 0;           // native: override of the model's cap (0 = model's)
   double budget_pct = 0;            // planned and pipeline policies: allowed slowdown, %
+  // The scenario's policy object as written ({} when the policy is given by name): a policy whose keys
+  // have no field above reads them from here (its `parse` has checked them).
+  Json object = Json::object();
 };
 
 struct PolicyEntry {

@@ -68,6 +68,7 @@ void read_policy(const JsonReader& r, const std::string& base_dir, Scenario& s) 
   } else if (pol.is_object()) {
     object.emplace(pol, r.file(), "policy");
     s.policy.name = object->string("name");
+    s.policy.object = pol;
   } else {
     r.fail("policy", "expected a policy name or an object {name, ...}, got " + json_type_name(pol));
   }

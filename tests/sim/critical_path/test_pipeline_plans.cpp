@@ -4,7 +4,7 @@
 #include "sim/critical_path/pipeline_plans.hpp"
 #include "sim/critical_path/plan_file.hpp"
 #include "sim/pipeline/synthetic_run.hpp"
-#include "sim/scenario/scenario.hpp"
+#include "sim/simulation/scenario_file.hpp"
 
 #include <catch2/catch.hpp>
 
