@@ -292,6 +292,38 @@ const PolicyRegistry& critical_path_family() {
   }();
   return family;
 }
+// The DAG: transfers over the inter-node link; gradient sync (ring estimate) and optimizer per stage.
+PipelineDagSpec pipeline_dag_spec(const KernelPipeline& kp, const GpuModel& model, const ReplayOptions& opts) {
+  const int S = static_cast<int>(kp.stages.size());
+  PipelineDagSpec spec;
+  spec.stages = S;
+  spec.microbatches = kp.microbatches;
+  spec.chunks = kp.chunks;
+  spec.schedule = kp.schedule;
+  const double lat = kp.use_cluster ? kp.cluster.inter_latency_s : kp.p2p_latency_s;
+  const double bw = kp.use_cluster ? kp.cluster.inter_bw_bps : kp.p2p_bandwidth_bps;
+  spec.p2p_s = lat + (bw > 0 ? kp.activation_bytes / bw : 0.0);
+  const int DP = kp.data_parallel;
+  for (int st = 0; st < S; ++st) {
+    double sync = 0;
+    // The stage's gradients: its buckets (every chunk), else gradient_bytes.
+    double bytes = kp.gradient_bytes.empty() ? 0.0 : kp.gradient_bytes[static_cast<std::size_t>(st)];
+    if (!kp.buckets.empty()) {
+      bytes = 0;
+      for (int c = 0; c < kp.chunks; ++c)
+        for (const GradientBucket& gb : kp.buckets[static_cast<std::size_t>(c * S + st)]) bytes += gb.bytes;
+    }
+    if (DP > 1 && bytes > 0 && bw > 0) sync = collective_time_s(CollectiveKind::all_reduce, false, DP, bytes, bw, lat);  // the ring
+    if (static_cast<std::size_t>(st) < kp.optimizer.size() && kp.optimizer[static_cast<std::size_t>(st)].first < kp.optimizer[static_cast<std::size_t>(st)].second) {
+      StaticPolicy top(model.max_clocks());
+      sync += replay_range(kp.stages[static_cast<std::size_t>(st)], kp.optimizer[static_cast<std::size_t>(st)].first,
+                           kp.optimizer[static_cast<std::size_t>(st)].second, model, top, opts, kp.annotation_sets).time_s;
+    }
+    spec.after_last_backward_s.push_back(sync);
+  }
+  return spec;
+}
+
 }  // namespace
 
 bool is_critical_path_policy(const std::string& name) { return critical_path_family().find(name) != nullptr; }
@@ -319,33 +351,7 @@ PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<
   report["p_blocking_w"] = pb;
   using Plans = std::vector<std::shared_ptr<const StageClockPlan>>;
 
-  // The DAG: transfers over the inter-node link; gradient sync (ring estimate) and optimizer per stage.
-  PipelineDagSpec spec;
-  spec.stages = S;
-  spec.microbatches = M;
-  spec.chunks = kp.chunks;
-  spec.schedule = kp.schedule;
-  const double lat = kp.use_cluster ? kp.cluster.inter_latency_s : kp.p2p_latency_s;
-  const double bw = kp.use_cluster ? kp.cluster.inter_bw_bps : kp.p2p_bandwidth_bps;
-  spec.p2p_s = lat + (bw > 0 ? kp.activation_bytes / bw : 0.0);
-  const int DP = kp.data_parallel;
-  for (int st = 0; st < S; ++st) {
-    double sync = 0;
-    // The stage's gradients: its buckets (every chunk), else gradient_bytes.
-    double bytes = kp.gradient_bytes.empty() ? 0.0 : kp.gradient_bytes[static_cast<std::size_t>(st)];
-    if (!kp.buckets.empty()) {
-      bytes = 0;
-      for (int c = 0; c < kp.chunks; ++c)
-        for (const GradientBucket& gb : kp.buckets[static_cast<std::size_t>(c * S + st)]) bytes += gb.bytes;
-    }
-    if (DP > 1 && bytes > 0 && bw > 0) sync = collective_time_s(CollectiveKind::all_reduce, false, DP, bytes, bw, lat);  // the ring
-    if (static_cast<std::size_t>(st) < kp.optimizer.size() && kp.optimizer[static_cast<std::size_t>(st)].first < kp.optimizer[static_cast<std::size_t>(st)].second) {
-      StaticPolicy top(model.max_clocks());
-      sync += replay_range(kp.stages[static_cast<std::size_t>(st)], kp.optimizer[static_cast<std::size_t>(st)].first,
-                           kp.optimizer[static_cast<std::size_t>(st)].second, model, top, opts, kp.annotation_sets).time_s;
-    }
-    spec.after_last_backward_s.push_back(sync);
-  }
+  const PipelineDagSpec spec = pipeline_dag_spec(kp, model, opts);
   const IterationDag dag = build_pipeline_dag(spec);
   const bool straggler = kp.straggler_replica >= 0 && kp.straggler_factor != 1.0;
   const bool per_kernel = s.policy == "critical-path+per-kernel";

@@ -91,6 +91,40 @@ Totals totals(const std::vector<RankOutcome>& o) {
   return t;
 }
 
+// What the plan of rank `r` was: grouping, budget, predicted time and energy, solve time, pairs used (and
+// the online predictor's accuracy when it ran).
+Json plan_report(const ClockPlan& p, std::size_t r, double budget_pct, const PredictionStats* prediction) {
+  Json j = {{"rank", r},
+            {"grouping", to_string(p.grouping)},
+            {"budget_pct", budget_pct},
+            {"groups", p.group_names.size()},
+            {"kernel_time_budget_s", p.kernel_time_budget_s},
+            {"planned_kernel_time_s", p.planned_kernel_time_s},
+            {"planned_kernel_energy_j", p.planned_kernel_energy_j},
+            {"fastest_kernel_time_s", p.fastest_kernel_time_s},
+            {"feasible", p.feasible},
+            {"clock_pairs_considered", p.pairs.size()},
+            {"solve_s", p.solve_s}};
+  std::size_t distinct = 0;
+  std::vector<char> used(p.pairs.size(), 0);
+  for (auto pi : p.pair_of_group) distinct += used[pi]++ == 0;
+  j["distinct_pairs_used"] = distinct;
+  if (p.grouping != PlanGrouping::per_kernel) {
+    Json g = Json::array();
+    for (std::size_t i = 0; i < p.group_names.size(); ++i)
+      g.push_back({{"group", p.group_names[i]}, {"sm_mhz", p.pairs[p.pair_of_group[i]].sm_mhz},
+                   {"mem_mhz", p.pairs[p.pair_of_group[i]].mem_mhz}});
+    j["pairs"] = g;
+  }
+  if (prediction) {
+    const PredictionStats& s = *prediction;
+    j["prediction"] = {{"predictions", s.predictions}, {"hits", s.hits},
+                       {"accuracy", s.predictions ? static_cast<double>(s.hits) / static_cast<double>(s.predictions) : 0.0},
+                       {"period_kernels", s.period}};
+  }
+  return j;
+}
+
 }  // namespace
 
 void register_planned_policies(PolicyRegistry& r) {
@@ -216,35 +250,7 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
     run.outcomes = replay_pairs(sc, wl, model, pairs, per_rank, name);
   }
   for (std::size_t r = 0; r < plans.size(); ++r) {
-    const ClockPlan& p = plans[r];
-    Json j = {{"rank", r},
-              {"grouping", to_string(p.grouping)},
-              {"budget_pct", sc.policy.budget_pct},
-              {"groups", p.group_names.size()},
-              {"kernel_time_budget_s", p.kernel_time_budget_s},
-              {"planned_kernel_time_s", p.planned_kernel_time_s},
-              {"planned_kernel_energy_j", p.planned_kernel_energy_j},
-              {"fastest_kernel_time_s", p.fastest_kernel_time_s},
-              {"feasible", p.feasible},
-              {"clock_pairs_considered", p.pairs.size()},
-              {"solve_s", p.solve_s}};
-    std::size_t distinct = 0;
-    std::vector<char> used(p.pairs.size(), 0);
-    for (auto pi : p.pair_of_group) distinct += used[pi]++ == 0;
-    j["distinct_pairs_used"] = distinct;
-    if (p.grouping != PlanGrouping::per_kernel) {
-      Json g = Json::array();
-      for (std::size_t i = 0; i < p.group_names.size(); ++i)
-        g.push_back({{"group", p.group_names[i]}, {"sm_mhz", p.pairs[p.pair_of_group[i]].sm_mhz},
-                     {"mem_mhz", p.pairs[p.pair_of_group[i]].mem_mhz}});
-      j["pairs"] = g;
-    }
-    if (r < prediction.size()) {
-      const PredictionStats& s = *prediction[r];
-      j["prediction"] = {{"predictions", s.predictions}, {"hits", s.hits},
-                         {"accuracy", s.predictions ? static_cast<double>(s.hits) / static_cast<double>(s.predictions) : 0.0},
-                         {"period_kernels", s.period}};
-    }
+    Json j = plan_report(plans[r], r, sc.policy.budget_pct, r < prediction.size() ? prediction[r].get() : nullptr);
     if (name == "latency-aware") j["chosen"] = chosen;
     run.plan.push_back(j);
   }
