@@ -3,7 +3,7 @@
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/progress.hpp"
-#include "sim/planning/planned_policies.hpp"
+#include "sim/simulation/policy_catalog.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +21,25 @@ void set_fixed_switch_latency(ReplayOptions& opts, double latency_s) {
   opts.mem_latency.spread_s = 0.0;
 }
 
+std::vector<std::string> comparable_policies() {
+  // Replays of a trace that need no settings: the online policies but static (which needs clocks), and the
+  // planned ones; the pipeline policies need a synthetic workload.
+  std::vector<std::string> out;
+  for (const PolicyEntry& e : policy_registry().entries())
+    if ((e.kind == PolicyKind::online && !e.accepts("sm_mhz")) || e.kind == PolicyKind::planned) out.push_back(e.name);
+  return out;
+}
+
+std::vector<std::string> default_comparison() {
+  std::vector<const PolicyEntry*> ranked;
+  for (const PolicyEntry& e : policy_registry().entries())
+    if (e.compare_rank > 0) ranked.push_back(&e);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const PolicyEntry* a, const PolicyEntry* b) { return a->compare_rank < b->compare_rank; });
+  std::vector<std::string> out;
+  for (const PolicyEntry* e : ranked) out.push_back(e->name);
+  return out;
+}
+
 Json compare_policies(const Scenario& sc, const std::vector<std::string>& policies, double budget_pct) {
   const GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
   const LoadedTrace trace = load_scenario_trace(sc, model);
@@ -28,6 +47,16 @@ Json compare_policies(const Scenario& sc, const std::vector<std::string>& polici
 }
 
 namespace {
+
+bool takes_budget(const std::string& name) {
+  const PolicyEntry* e = policy_registry().find(name);
+  return e && e->kind == PolicyKind::planned;
+}
+
+bool comparable(const std::string& name) {
+  const std::vector<std::string> names = comparable_policies();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
 
 // One comparison; `progress` counts one unit per replayed policy (a local bar when null).
 Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const GpuModel& model,
@@ -40,9 +69,8 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
     if (p != "native" && std::find(names.begin(), names.end(), p) != names.end())
       throw InputError("--policies", "", "policy \"" + p + "\" is listed twice");
     if (p == "static") throw InputError("--policies", "", "static needs clocks: use static-best, or run a scenario with {\"name\": \"static\", ...}");
-    if (p != "native" && p != "max" && p != "recorded" && !is_planned_policy(p))
-      throw InputError("--policies", "", "unknown policy \"" + p + "\" (expected any of: max, native, recorded, per-kernel, "
-                                         "per-kernel-online, pass-level, static-best, latency-aware)");
+    if (!comparable(p))
+      throw InputError("--policies", "", "unknown policy \"" + p + "\" (expected any of: " + join_names(comparable_policies()) + ")");
     if (p != "native") names.push_back(p);
   }
   Json rows = Json::array();
@@ -54,14 +82,14 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
     Scenario sc = base;
     sc.policy = PolicySpec{};
     sc.policy.name = name;
-    if (is_planned_policy(name)) sc.policy.budget_pct = budget_pct;
+    if (takes_budget(name)) sc.policy.budget_pct = budget_pct;
     sc.replay.timeline_interval_s = 0;
     const SimulationResult r = simulate(sc, trace, model);
     const Json& t = r.summary["totals"];
     const double e = t["energy_j"].get<double>(), time = t["time_s"].get<double>();
     if (name == "native") ref_e = e, ref_t = time;
     Json row = {{"policy", name},
-                {"budget_pct", is_planned_policy(name) ? budget_pct : 0.0},
+                {"budget_pct", takes_budget(name) ? budget_pct : 0.0},
                 {"energy_j", e},
                 {"time_s", time},
                 {"energy_saved_pct", 100.0 * (ref_e - e) / ref_e},

@@ -2,7 +2,7 @@
 // `dvfs-sim compare`: one scenario's trace and GPU under several policies, side by side: energy,
 // time, energy saved and slowdown against `native`, clock switches and the time spent switching.
 #include "sim/scenario/scenario.hpp"
-#include "sim/simulation.hpp"
+#include "sim/simulation/simulation.hpp"
 
 #include <string>
 #include <vector>
@@ -14,6 +14,11 @@ namespace dvfs {
 // switch_latency_s, switch_energy_j, plan details (prediction accuracy, latency-aware choice).
 // Sets the SM and memory switch latency of every driver request to `latency_s`, without spread.
 void set_fixed_switch_latency(ReplayOptions& opts, double latency_s);
+// The policies `compare` can replay (from the registry): max, native, recorded and the planned ones.
+std::vector<std::string> comparable_policies();
+// What `compare` replays when no policies are named (the registry's compare_rank): max, static-best,
+// pass-level, per-kernel, per-kernel-online, latency-aware.
+std::vector<std::string> default_comparison();
 
 Json compare_policies(const Scenario& sc, const std::vector<std::string>& policies, double budget_pct);
 Json compare_policies(const Scenario& sc, const LoadedTrace& trace, const GpuModel& model,

@@ -25,7 +25,21 @@ OUT = os.path.join(ROOT, "models", "calibration", "h200.base.json")
 
 # Relative voltage vs SM clock [estimate]: flat floor below the knee, linear to the top clock. NVML
 # exposes no voltage on H200; this shape follows published V-f curves of recent NVIDIA GPUs.
-VOLTAGE_POINTS = [[345, 0.68], [1000, 0.68], [1980, 1.0]]
+VOLTAGE_POINTS_ESTIMATE = [[345, 0.68], [1000, 0.68], [1980, 1.0]]
+# Once `dvfs-sim calibrate --power-suite` has fit the curve on the H200 kernel loops (models/calibration/
+# h200.activity.json, step 2 of regenerate.sh), the base uses that curve, so that the kernel-class priors below
+# are anchored on the measured micro-benchmarks with the same curve the activity model uses. The fit keeps, among
+# the curves that fit alike, the one nearest the base's: starting from the estimate, this is a fixed point.
+ACTIVITY = os.path.join(ROOT, "models", "calibration", "h200.activity.json")
+if os.path.exists(ACTIVITY):
+    with open(ACTIVITY) as _f:
+        VOLTAGE_POINTS = json.load(_f)["voltage_curve"]["points"]
+    VOLTAGE_SOURCE = {"source": "fit", "ref": "dvfs-sim calibrate --power-suite on the H200 kernel loops "
+                      "(models/calibration/h200.activity.json; fitted where the loops ran, >= ~1350 MHz; below that "
+                      "the estimate " + json.dumps(VOLTAGE_POINTS_ESTIMATE) + " is the prior)"}
+else:
+    VOLTAGE_POINTS = VOLTAGE_POINTS_ESTIMATE
+    VOLTAGE_SOURCE = {"source": "estimate", "ref": "no voltage read-out on H200; shape of published NVIDIA V-f curves"}
 
 # Per-class priors [estimate]: share of a kernel's duration that scales with 1/f_sm and 1/f_mem, and
 # the share of its dynamic power that scales with V^2 f of the SM domain.
@@ -149,7 +163,7 @@ def derive():
             "/power/idle_w": {"source": "measured", "ref": "mean counter power of settled idle phases: " + src_micro},
             "/power/dynamic_scale": {"source": "fit", "ref": "set by dvfs-sim calibrate --recording"},
             "/power/idle_sm_fraction": {"source": "estimate", "ref": "idle power taken as clock-independent in P0 until measured"},
-            "/voltage_curve": {"source": "estimate", "ref": "no voltage read-out on H200; shape of published NVIDIA V-f curves"},
+            "/voltage_curve": VOLTAGE_SOURCE,
             "/classes/gemm/dynamic_w": {"source": "fit", "ref": "bf16 GEMM 8192^3 power at its capped clock, " + src_micro},
             "/classes/attention/dynamic_w": {"source": "estimate", "ref": "taken equal to gemm (tensor-core bound)"},
             "/classes/elementwise/dynamic_w": {"source": "fit", "ref": "addcmul 2 GiB at 1980 MHz, " + src_micro},

@@ -16,7 +16,7 @@ from ._native import InputError, core as _core_module
 from .calibration import calibrate
 from .comparison import compare
 from .models import GpuModel, available_models, kernel_classes, model
-from .policy import Policy, policy_names
+from .policy import Policy, policy_entries, policy_names
 from .result import Result
 from .scenario import default_scenario_path, load_scenario, set_key, with_changes
 from .simulation import run, simulate
@@ -25,7 +25,7 @@ from .validation import validate, validate_models, validate_perseus_runs
 from . import control  # power-budget scenarios (dvfs_sim.rl, the environment and PPO, loads on first use: numpy)
 
 __all__ = ["run", "simulate", "Result", "load_scenario", "with_changes", "set_key", "sweep", "stop_workers", "default_metrics",
-           "model", "GpuModel", "available_models", "kernel_classes", "Policy", "policy_names", "validate", "validate_models",
+           "model", "GpuModel", "available_models", "kernel_classes", "Policy", "policy_names", "policy_entries", "validate", "validate_models",
            "validate_perseus_runs", "calibrate", "compare", "default_scenario_path", "data_dir", "InputError", "control", "rl"]
 
 

@@ -5,14 +5,19 @@ import os
 
 from ._native import InputError, core
 
-DEFAULT_POLICIES = ("max", "static-best", "pass-level", "per-kernel", "per-kernel-online", "latency-aware")
+def default_policies():
+    """What `dvfs-sim compare` replays when no policies are named (the C++ policy registry decides):
+    max, static-best, pass-level, per-kernel, per-kernel-online, latency-aware."""
+    return list(core().default_comparison())
 
 
-def compare(scenario, policies=DEFAULT_POLICIES, budgets_pct=(0.0,), latencies_s=(None,)):
-    """Replays a scenario file under each policy for every slowdown budget (%) and switch latency (s;
-    None keeps the scenario's / model's), native always included as the reference. Returns
-    {"rows": [...], "wall_s": ...}; each row: gpu, policy, budget, latency, energy, time, energy saved
-    and slowdown vs native, clock switches, switching time. Same code as `dvfs-sim compare`."""
+def compare(scenario, policies=None, budgets_pct=(0.0,), latencies_s=(None,)):
+    """Replays a scenario file under each policy (None: default_policies()) for every slowdown budget (%)
+    and switch latency (s; None keeps the scenario's / model's), native always included as the reference.
+    Returns {"rows": [...], "wall_s": ...}; each row: gpu, policy, budget, latency, energy, time, energy
+    saved and slowdown vs native, clock switches, switching time. Same code as `dvfs-sim compare`."""
+    if policies is None:
+        policies = default_policies()
     if isinstance(policies, str):
         policies = [p.strip() for p in policies.split(",") if p.strip()]
     budgets = [float(b) for b in budgets_pct]

@@ -30,9 +30,16 @@ per-GPU state. Cost: see README ("Python policies").
 
 
 def policy_names():
-    """Every policy a scenario's "policy" key accepts (C++ policies; a Python policy is passed as policy=)."""
+    """Every policy a scenario's "policy" key accepts (the C++ policy registry; a Python policy is passed as
+    policy=). The pipeline ones (critical-path, ...) need a `synthetic` workload: see policy_entries()."""
+    return [e["name"] for e in policy_entries()]
+
+
+def policy_entries():
+    """The C++ policy registry: one dict per policy with name, summary, kind ("online", "planned" or
+    "pipeline"), keys (of the scenario's policy object) and scenario_keys (top-level keys it reads)."""
     from ._native import core
-    return [p.strip() for p in core().policy_names_text().split(",")]
+    return list(core().policy_entries())
 
 
 class Policy:

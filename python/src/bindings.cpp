@@ -6,11 +6,11 @@
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/simulation.hpp"
+#include "sim/simulation/simulation.hpp"
 #include "sim/calibrate/profile_fit.hpp"
 #include "sim/compare.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
-#include "sim/planning/planned_policies.hpp"
+#include "sim/simulation/policy_catalog.hpp"
 #include "sim/calibrate/recording_fit.hpp"
 #include "sim/validate/model_checks.hpp"
 #include "sim/validate/validate.hpp"
@@ -64,6 +64,14 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("available_models", &dvfs::available_models);
   m.def("policy_names_text", [] { return dvfs::policy_names(); });
+  m.def("policy_entries", [] {
+    py::list out;
+    for (const dvfs::PolicyEntry& e : dvfs::policy_registry().entries())
+      out.append(py::dict(py::arg("name") = e.name, py::arg("summary") = e.summary, py::arg("kind") = dvfs::to_string(e.kind),
+                          py::arg("keys") = e.keys, py::arg("scenario_keys") = e.scenario_keys));
+    return out;
+  }, "Every registered policy: name, summary, kind (online / planned / pipeline), the keys it accepts.");
+  m.def("default_comparison", &dvfs::default_comparison);
   m.def("default_scenario_path", &dvfs::default_scenario_path);
   m.def("data_dir", &dvfs::data_dir);
 }

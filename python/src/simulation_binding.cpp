@@ -6,9 +6,8 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
-#include "sim/synthetic_run.hpp"
 #include "sim/results/summary.hpp"
-#include "sim/simulation.hpp"
+#include "sim/simulation/run_scenario.hpp"
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -88,13 +87,6 @@ py::dict timeline_arrays(const std::vector<dvfs::RankOutcome>& outcomes) {
   return d;
 }
 
-// `python_policy`: the scenario's own policy key is optional (the Python policy replaces it).
-dvfs::Scenario parse(const std::string& scenario_json, const std::string& file, const std::string& base_dir, bool python_policy) {
-  dvfs::Json doc = dvfs::parse_json_text(scenario_json, file);
-  if (python_policy && doc.is_object() && !doc.contains("policy")) doc["policy"] = "max";
-  return dvfs::parse_scenario(doc, file, base_dir);
-}
-
 // The scenario under a Python policy: the replay of simulate() with a factory making PythonPolicy.
 // Runs with the GIL held (every callback is a Python call).
 dvfs::SimulationResult simulate_with_python_policy(const dvfs::Scenario& sc, const dvfs::LoadedTrace& trace,
@@ -128,36 +120,31 @@ dvfs::SimulationResult simulate_with_python_policy(const dvfs::Scenario& sc, con
 
 py::tuple simulate_scenario(const std::string& scenario_json, const std::string& file, const std::string& base_dir,
                             const std::string& output_dir, bool want_timeline, const py::object& policy, bool cache_trace) {
-  const dvfs::Scenario sc = parse(scenario_json, file, base_dir, !policy.is_none());
-  SimulationLock lock;
-  if (!sc.synthetic.is_null()) {
-    if (!policy.is_none())
+  dvfs::Json doc = dvfs::parse_json_text(scenario_json, file);
+  const dvfs::ScenarioKind kind = dvfs::scenario_kind(doc);
+  dvfs::ScenarioOptions opts;
+  if (!policy.is_none()) {
+    if (kind == dvfs::ScenarioKind::synthetic)
       throw dvfs::InputError(file, "synthetic", "a Python policy drives replayed traces only; synthesised runs take the scenario's policy");
-    dvfs::Json res;
-    {
-      py::gil_scoped_release no_gil;
-      res = dvfs::run_synthetic(dvfs::synthetic_request(sc));
-    }
-    return py::make_tuple(res.dump(), py::none());
+    if (kind == dvfs::ScenarioKind::control || kind == dvfs::ScenarioKind::fleet)
+      throw dvfs::InputError(file, dvfs::to_string(kind), "a Python policy drives replayed traces only; power-budget scenarios take their controller");
+    if (doc.is_object() && !doc.contains("policy")) doc["policy"] = "max";  // the Python policy replaces it
+    opts.replay = [&policy](const dvfs::Scenario& sc, const dvfs::LoadedTrace& trace, const dvfs::GpuModel& model) {
+      py::gil_scoped_acquire gil;  // every callback is a Python call
+      return simulate_with_python_policy(sc, trace, model, policy);
+    };
   }
-  std::shared_ptr<const dvfs::LoadedTrace> trace;
-  std::unique_ptr<const dvfs::GpuModel> model;
+  if (cache_trace) opts.load_trace = [](const dvfs::Scenario& sc, const dvfs::GpuModel& model) { return trace_cache().get(sc, model); };
+  SimulationLock lock;
+  dvfs::ScenarioRun run;
   {
-    py::gil_scoped_release no_gil;  // loading needs no Python objects
-    model = std::make_unique<const dvfs::GpuModel>(dvfs::load_gpu_model(sc.gpu, sc.file, "gpu"));
-    trace = cache_trace ? trace_cache().get(sc, *model)
-                        : std::make_shared<const dvfs::LoadedTrace>(dvfs::load_scenario_trace(sc, *model));
+    py::gil_scoped_release no_gil;  // loading and replaying need no Python objects (a Python policy takes the GIL back)
+    run = dvfs::run_scenario(doc, file, base_dir, opts);
+    const std::string out = output_dir.empty() ? run.output_dir : output_dir;
+    if (!out.empty()) dvfs::write_scenario_outputs(run, out);
   }
-  dvfs::SimulationResult r;
-  if (policy.is_none()) {
-    py::gil_scoped_release no_gil;
-    r = dvfs::simulate(sc, *trace, *model);
-  } else {
-    r = simulate_with_python_policy(sc, *trace, *model, policy);
-  }
-  const std::string out = output_dir.empty() ? sc.output_dir : output_dir;
-  if (!out.empty()) dvfs::write_results(r, out);
-  return py::make_tuple(r.summary.dump(), want_timeline ? py::object(timeline_arrays(r.outcomes)) : py::object(py::none()));
+  const bool timeline = want_timeline && (run.kind == dvfs::ScenarioKind::replay || run.kind == dvfs::ScenarioKind::multi_rank);
+  return py::make_tuple(run.summary.dump(), timeline ? py::object(timeline_arrays(run.outcomes)) : py::object(py::none()));
 }
 
 void bind_simulation(py::module_& m) {

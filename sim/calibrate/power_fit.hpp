@@ -9,8 +9,10 @@
 //   P_loop - idle = busy_w * mean(fill g(f)) + sum_p e_p * mean(V^2 tensor rate_p) + e_fma * mean(V^2 fma rate)
 //                   + e_alu * mean(V^2 alu rate) + e_mem * mean(DRAM rate) + copy_engine_w * (copy-engine share)
 // so for every voltage curve of a grid (flat floor up to a knee, linear to 1 at the top clock) the coefficients
-// are the non-negative least squares of the relative error, and the curve with the smallest in-sample mean
-// absolute relative error wins. Loops with less than 90 % of their kernel time priced by operator shapes
+// are the non-negative least squares of the relative error. The loops only see the clocks the card chose
+// (down to ~1350 MHz on the H200, under its cap), so many curves fit alike: of those within 0.05 points of the
+// smallest in-sample mean absolute relative error, the one nearest the base model's curve (its stated prior)
+// is kept. Loops with less than 90 % of their kernel time priced by operator shapes
 // (tensor-list optimizers) are left out of the fit; their kernels use the class prior.
 #include "sim/core/json_util.hpp"
 

@@ -3,10 +3,15 @@
 #include "sim/cli/control_commands.hpp"
 
 #include "sim/cli/arguments.hpp"
+#include "sim/cli/command.hpp"
 
 #include "sim/control/control_run.hpp"
+#include "sim/control/control_scenario.hpp"
+#include "sim/control/controllers.hpp"
 #include "sim/control/fleet.hpp"
 #include "sim/core/errors.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstdlib>
@@ -15,13 +20,6 @@
 #include <stdexcept>
 
 namespace dvfs {
-
-const char* kControlUsage =
-    "  control SCENARIO [--controller NAME[,NAME...]] [--policy-file F] [--seed N] [--duration S]\n"
-    "        [--set KEY=JSON ...] [--json] [-o FILE]\n"
-    "        a power-budget scenario (scenarios/power-budget/) run to its end under the scenario's controller, or\n"
-    "        under each one named (uncontrolled, static-cap, reactive, pid, rl) side by side: violations of the\n"
-    "        budget by window, energy, generated tokens/s, tokens per MWh\n";
 
 // Sets a dotted key (list items by index) of a scenario document to a JSON value.
 void set_key(Json& doc, const std::string& assignment) {
@@ -55,48 +53,42 @@ void set_key(Json& doc, const std::string& assignment) {
   *node = value;
 }
 
-int cmd_control(const std::vector<std::string>& a) {
+namespace {
+
+struct ControlArgs {
   std::string file, controllers, policy_file, out_file;
   std::vector<std::string> sets;
+  TextOption seed, duration;
   bool json = false;
+};
+
+int control_main(const ControlArgs& a) {
   long seed = -1;
   double duration = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    auto value = [&]() -> std::string {
-      if (i + 1 >= a.size()) throw InputError(a[i], "", "this option needs a value");
-      return a[++i];
-    };
-    if (a[i] == "--controller") controllers = value();
-    else if (a[i] == "--policy-file") policy_file = value();
-    else if (a[i] == "--set") sets.push_back(value());
-    else if (a[i] == "--seed") {
-      const double s = parse_number("--seed", value(), "a number");
-      if (s < 0 || s != std::floor(s)) throw InputError("--seed", "", "expected an integer >= 0");
-      seed = static_cast<long>(s);
-    } else if (a[i] == "--duration") {
-      duration = parse_number("--duration", value(), "a number");
-      if (!(duration > 0)) throw InputError("--duration", "", "expected seconds > 0");
-    } else if (a[i] == "--json") json = true;
-    else if (a[i] == "-o" || a[i] == "--output") out_file = value();
-    else if (!a[i].empty() && a[i][0] == '-') throw InputError(a[i], "", "unknown option for control");
-    else if (file.empty()) file = a[i];
-    else throw InputError(a[i], "", "control takes one scenario file");
+  if (a.seed.given()) {
+    const double s = parse_number("--seed", a.seed.value, "a number");
+    if (s < 0 || s != std::floor(s)) throw InputError("--seed", "", "expected an integer >= 0");
+    seed = static_cast<long>(s);
   }
-  if (file.empty()) throw InputError("control", "", "expected a scenario file (e.g. scenarios/power-budget/grpo-7b-16gpu.json)");
-  Json doc = read_json_file(file);
-  for (const std::string& kv : sets) set_key(doc, kv);
-  ControlScenario sc = parse_control_scenario(doc, file, dirname_of(file));
+  if (a.duration.given()) {
+    duration = parse_number("--duration", a.duration.value, "a number");
+    if (!(duration > 0)) throw InputError("--duration", "", "expected seconds > 0");
+  }
+  if (a.file.empty()) throw UsageError("control: expected a scenario file (e.g. scenarios/power-budget/grpo-7b-16gpu.json)");
+  Json doc = read_json_file(a.file);
+  for (const std::string& kv : a.sets) set_key(doc, kv);
+  ControlScenario sc = parse_control_scenario(doc, a.file, dirname_of(a.file));
   if (seed >= 0) sc.seed = static_cast<std::uint64_t>(seed);
   if (duration > 0) {
     if (duration < sc.interval_s) throw InputError("--duration", "", "expected at least one control interval");
     sc.duration_s = duration;
   }
   std::vector<ControllerSpec> specs;
-  for (const std::string& name : controllers.empty() ? std::vector<std::string>{sc.controller.name} : split_commas(controllers)) {
+  for (const std::string& name : a.controllers.empty() ? std::vector<std::string>{sc.controller.name} : split_commas(a.controllers)) {
     ControllerSpec c = sc.controller;
     c.name = name;
-    if (!policy_file.empty()) c.policy_file = policy_file;
-    make_controller(c, controllers.empty() ? file : "--controller");  // unknown names fail before any run
+    if (!a.policy_file.empty()) c.policy_file = a.policy_file;
+    make_controller(c, a.controllers.empty() ? a.file : "--controller");  // unknown names fail before any run
     specs.push_back(c);
   }
   Json result;
@@ -108,35 +100,28 @@ int cmd_control(const std::vector<std::string>& a) {
     result = compare_controllers(sc, specs);
     text = format_control_comparison(result);
   }
-  if (!out_file.empty()) write_json_output(out_file, result, "result");
-  std::cout << (json ? result.dump(2) + "\n" : text);
+  if (!a.out_file.empty()) write_json_output(a.out_file, result, "result");
+  std::cout << (a.json ? result.dump(2) + "\n" : text);
   return 0;
 }
 
-int cmd_fleet(const std::vector<std::string>& a) {
+struct FleetArgs {
   std::string file, sizes, out_file;
+  TextOption duration;
   bool json = false;
+};
+
+int fleet_main(const FleetArgs& a) {
   double duration = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    auto value = [&]() -> std::string {
-      if (i + 1 >= a.size()) throw InputError(a[i], "", "this option needs a value");
-      return a[++i];
-    };
-    if (a[i] == "--sizes") sizes = value();
-    else if (a[i] == "--duration") {
-      duration = parse_number("--duration", value(), "a number");
-      if (!(duration > 0)) throw InputError("--duration", "", "expected seconds > 0");
-    } else if (a[i] == "--json") json = true;
-    else if (a[i] == "-o" || a[i] == "--output") out_file = value();
-    else if (!a[i].empty() && a[i][0] == '-') throw InputError(a[i], "", "unknown option for fleet");
-    else if (file.empty()) file = a[i];
-    else throw InputError(a[i], "", "fleet takes one scenario file");
+  if (a.duration.given()) {
+    duration = parse_number("--duration", a.duration.value, "a number");
+    if (!(duration > 0)) throw InputError("--duration", "", "expected seconds > 0");
   }
-  if (file.empty()) throw InputError("fleet", "", "expected a fleet scenario file (e.g. scenarios/power-budget/fleet-mixed.json)");
-  FleetScenario fs = load_fleet_scenario(file);
-  if (!sizes.empty()) {
+  if (a.file.empty()) throw UsageError("fleet: expected a fleet scenario file (e.g. scenarios/power-budget/fleet-mixed.json)");
+  FleetScenario fs = load_fleet_scenario(a.file);
+  if (!a.sizes.empty()) {
     fs.sizes.clear();
-    for (const std::string& s : split_commas(sizes)) {
+    for (const std::string& s : split_commas(a.sizes)) {
       const double n = parse_number("--sizes", s, "a number");
       if (n < 1 || n != std::floor(n) || n > 1e6) throw InputError("--sizes", "", "expected whole numbers of GPUs >= 1");
       fs.sizes.push_back(static_cast<int>(n));
@@ -147,9 +132,59 @@ int cmd_fleet(const std::vector<std::string>& a) {
     fs.duration_s = duration;
   }
   const Json result = run_fleet_study(fs);
-  if (!out_file.empty()) write_json_output(out_file, result, "result");
-  std::cout << (json ? result.dump(2) + "\n" : format_fleet_study(result));
+  if (!a.out_file.empty()) write_json_output(a.out_file, result, "result");
+  std::cout << (a.json ? result.dump(2) + "\n" : format_fleet_study(result));
   return 0;
+}
+
+}  // namespace
+
+Command control_command() {
+  Command c;
+  c.name = "control";
+  c.summary = "run a power-budget scenario under its controller, or several controllers side by side";
+  c.description =
+      "A power-budget scenario (scenarios/power-budget/) run to its end under the scenario's controller, or under\n"
+      "each one named (uncontrolled, static-cap, reactive, pid, rl) side by side: violations of the budget by\n"
+      "window, energy, generated tokens/s, tokens per MWh.";
+  c.unknown_option = "unknown option for control: ";
+  c.extra_argument = "control takes one scenario file";
+  c.declare = [](CLI::App& app) -> std::function<int()> {
+    auto a = std::make_shared<ControlArgs>();
+    app.add_option("scenario", a->file, "power-budget scenario file");
+    app.add_option("--controller", a->controllers, "controller, or several comma-separated (uncontrolled, static-cap, reactive, pid, rl)");
+    app.add_option("--policy-file", a->policy_file, "the rl controller's policy file");
+    add_text_option(app, "--seed", a->seed, "random seed (an integer >= 0)");
+    add_text_option(app, "--duration", a->duration, "simulated seconds (> 0)");
+    app.add_option("--set", a->sets, "KEY=JSON: set a dotted key of the scenario (list items by index); repeatable")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    app.add_flag("--json", a->json, "print the result as JSON");
+    app.add_option("-o,--output", a->out_file, "write the result (JSON) to this file");
+    return [a] { return control_main(*a); };
+  };
+  return c;
+}
+
+Command fleet_command() {
+  Command c;
+  c.name = "fleet";
+  c.summary = "a fleet power study: how far a fleet of jobs can be oversubscribed under a power budget";
+  c.description =
+      "A fleet scenario (scenarios/power-budget/fleet-*.json): per fleet size the jobs drawn, and per window length the\n"
+      "peak and mean share of nameplate power, the violation rate at each budget fraction and the sustainable\n"
+      "oversubscription at each violation rate.";
+  c.unknown_option = "unknown option for fleet: ";
+  c.extra_argument = "fleet takes one scenario file";
+  c.declare = [](CLI::App& app) -> std::function<int()> {
+    auto a = std::make_shared<FleetArgs>();
+    app.add_option("scenario", a->file, "fleet scenario file");
+    app.add_option("--sizes", a->sizes, "fleet sizes in GPUs, comma-separated");
+    add_text_option(app, "--duration", a->duration, "simulated seconds (> 0)");
+    app.add_flag("--json", a->json, "print the result as JSON");
+    app.add_option("-o,--output", a->out_file, "write the result (JSON) to this file");
+    return [a] { return fleet_main(*a); };
+  };
+  return c;
 }
 
 }  // namespace dvfs

@@ -1,11 +1,10 @@
 #pragma once
+// `dvfs-sim control` and `dvfs-sim fleet` (their Command entries are declared in sim/cli/command.hpp).
+#include "sim/core/json_util.hpp"
+
 #include <string>
-#include <vector>
 
 namespace dvfs {
-// dvfs-sim control SCENARIO [--controller NAME[,NAME...]] [--policy-file F] [--seed N] [--duration S] [--json] [-o FILE]
-int cmd_control(const std::vector<std::string>& args);
-// dvfs-sim fleet SCENARIO [--sizes N,N,...] [--duration S] [--json] [-o FILE]
-int cmd_fleet(const std::vector<std::string>& args);
-extern const char* kControlUsage;
+// Sets a dotted key (list items by index) of a scenario document to a JSON value: `--set KEY=JSON`.
+void set_key(Json& doc, const std::string& assignment);
 }  // namespace dvfs

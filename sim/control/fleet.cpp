@@ -68,8 +68,9 @@ JobTrace simulate_alone(const FleetScenario& fs, const GrpoJobSpec& job, std::ui
 
 bool is_fleet_scenario(const std::string& path) { return is_json_object_with_key(path, "fleet"); }
 
-FleetScenario load_fleet_scenario(const std::string& path) {
-  const Json doc = read_json_file(path);
+FleetScenario load_fleet_scenario(const std::string& path) { return parse_fleet_scenario(read_json_file(path), path); }
+
+FleetScenario parse_fleet_scenario(const Json& doc, const std::string& path) {
   JsonReader top(doc, path, "");
   top.only_keys({"name", "description", "gpu", "fleet"});
   FleetScenario fs;

@@ -43,6 +43,8 @@ struct FleetScenario {
 
 bool is_fleet_scenario(const std::string& path);  // a JSON object with a "fleet" key
 FleetScenario load_fleet_scenario(const std::string& path);
+// `file` names the source in errors.
+FleetScenario parse_fleet_scenario(const Json& doc, const std::string& file);
 
 // Result: per fleet size, the jobs drawn, and per window length the peak share of nameplate, the mean share,
 // the violation rate at each budget fraction and the sustainable oversubscription at each violation rate;

@@ -267,32 +267,40 @@ RangeCost replay_range(const Rank& rank, std::size_t first, std::size_t last, co
   return {tk.now() - t0, meter.total_j() - e0};
 }
 
-bool is_critical_path_policy(const std::string& name) { return name == "critical-path" || name == "critical-path+per-kernel"; }
+void register_critical_path_policies(PolicyRegistry& r) {
+  auto budget = [](const JsonReader&, const JsonReader* object, PolicySpec& spec) {
+    if (object && object->has("budget_pct")) spec.budget_pct = object->non_negative("budget_pct");
+  };
+  PolicyEntry cp;
+  cp.name = "critical-path";
+  cp.summary = "one SM clock per forward / backward: the least-energy plan of the iteration's time-energy frontier (Perseus)";
+  cp.kind = PolicyKind::pipeline;
+  cp.keys = {"budget_pct"};
+  cp.scenario_keys = {"clock_plan"};
+  cp.parse = budget;
+  r.add(cp);
+  PolicyEntry pk = cp;
+  pk.name = "critical-path+per-kernel";
+  pk.summary = "per computation one SM clock or one of its per-kernel plans, chosen on the frontier";
+  pk.scenario_keys.clear();
+  r.add(pk);
+}
 
-PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<std::string>& names, const GpuModel& model,
-                                    const ReplayOptions& opts_in, const CriticalPathSettings& s, Json& report) {
-  const auto t0 = std::chrono::steady_clock::now();
-  if (!is_critical_path_policy(s.policy))
-    throw InputError("policy", "", "\"" + s.policy + "\" is not a critical-path policy (expected critical-path or critical-path+per-kernel)");
-  if (!(s.slowdown_pct >= 0)) throw InputError("budget_pct", "", "expected an iteration slowdown budget >= 0 %");
-  ReplayOptions opts = opts_in;
-  opts.firmware_power_cap = true;  // driver-locked clocks still live under the power limit
-  const int S = static_cast<int>(kp.stages.size()), M = kp.microbatches, T = kp.tp_ranks;
-  const double pb = model.idle_power_at(model.max_sm_mhz());
-  // Ask for each computation's clock one switch latency ahead of when the plan needs it.
-  SwitchLatency latency = model.switch_latency();
-  opts.sm_latency.apply_to(latency.sm);
-  const double lead = latency.sm.mean_s;
-  report = Json::object();
-  report["lead_s"] = lead;
-  report["policy"] = s.policy;
-  report["p_blocking_w"] = pb;
-  using Plans = std::vector<std::shared_ptr<const StageClockPlan>>;
-
-  // The DAG: transfers over the inter-node link; gradient sync (ring estimate) and optimizer per stage.
+namespace {
+const PolicyRegistry& critical_path_family() {
+  static const PolicyRegistry family = [] {
+    PolicyRegistry r;
+    register_critical_path_policies(r);
+    return r;
+  }();
+  return family;
+}
+// The DAG: transfers over the inter-node link; gradient sync (ring estimate) and optimizer per stage.
+PipelineDagSpec pipeline_dag_spec(const KernelPipeline& kp, const GpuModel& model, const ReplayOptions& opts) {
+  const int S = static_cast<int>(kp.stages.size());
   PipelineDagSpec spec;
   spec.stages = S;
-  spec.microbatches = M;
+  spec.microbatches = kp.microbatches;
   spec.chunks = kp.chunks;
   spec.schedule = kp.schedule;
   const double lat = kp.use_cluster ? kp.cluster.inter_latency_s : kp.p2p_latency_s;
@@ -316,6 +324,37 @@ PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<
     }
     spec.after_last_backward_s.push_back(sync);
   }
+  return spec;
+}
+
+}  // namespace
+
+bool is_critical_path_policy(const std::string& name) { return critical_path_family().find(name) != nullptr; }
+
+PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<std::string>& names, const GpuModel& model,
+                                    const ReplayOptions& opts_in, const CriticalPathSettings& s, Json& report) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!is_critical_path_policy(s.policy)) {
+    std::string expected;
+    for (const std::string& n : critical_path_family().names()) expected += (expected.empty() ? "" : " or ") + n;
+    throw InputError("policy", "", "\"" + s.policy + "\" is not a critical-path policy (expected " + expected + ")");
+  }
+  if (!(s.slowdown_pct >= 0)) throw InputError("budget_pct", "", "expected an iteration slowdown budget >= 0 %");
+  ReplayOptions opts = opts_in;
+  opts.firmware_power_cap = true;  // driver-locked clocks still live under the power limit
+  const int S = static_cast<int>(kp.stages.size()), M = kp.microbatches, T = kp.tp_ranks;
+  const double pb = model.idle_power_at(model.max_sm_mhz());
+  // Ask for each computation's clock one switch latency ahead of when the plan needs it.
+  SwitchLatency latency = model.switch_latency();
+  opts.sm_latency.apply_to(latency.sm);
+  const double lead = latency.sm.mean_s;
+  report = Json::object();
+  report["lead_s"] = lead;
+  report["policy"] = s.policy;
+  report["p_blocking_w"] = pb;
+  using Plans = std::vector<std::shared_ptr<const StageClockPlan>>;
+
+  const PipelineDagSpec spec = pipeline_dag_spec(kp, model, opts);
   const IterationDag dag = build_pipeline_dag(spec);
   const bool straggler = kp.straggler_replica >= 0 && kp.straggler_factor != 1.0;
   const bool per_kernel = s.policy == "critical-path+per-kernel";

@@ -26,6 +26,7 @@
 #include "sim/critical_path/frontier.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/pipeline/pipeline.hpp"
+#include "sim/policies/registry.hpp"
 
 #include <string>
 
@@ -39,7 +40,10 @@ struct CriticalPathSettings {
   double quantum_s = 1e-3;
 };
 
-bool is_critical_path_policy(const std::string& name);
+// The pipeline family's registry entries: critical-path (which also replays a given `clock_plan`) and
+// critical-path+per-kernel; both take budget_pct (the iteration slowdown) and need a synthetic workload.
+void register_critical_path_policies(PolicyRegistry& r);
+bool is_critical_path_policy(const std::string& name);  // a name of that family
 
 // Builds what the settings ask for and returns the per-GPU factory (GPU g = (replica x stages + stage)
 // x TP + tp); `report` gets the frontier, the targets and the plans' predicted time and energy.

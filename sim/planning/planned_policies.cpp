@@ -12,8 +12,6 @@ namespace dvfs {
 
 namespace {
 
-const char* const kPlanned[] = {"per-kernel", "per-kernel-online", "pass-level", "static-best", "latency-aware"};
-
 // The engine names GPUs by rank id; plans are indexed by the rank's position in the workload.
 std::size_t rank_position(const Workload& wl, int rank_id) {
   for (std::size_t i = 0; i < wl.ranks.size(); ++i)
@@ -93,18 +91,76 @@ Totals totals(const std::vector<RankOutcome>& o) {
   return t;
 }
 
-}  // namespace
-
-bool is_planned_policy(const std::string& name) {
-  for (const char* p : kPlanned)
-    if (name == p) return true;
-  return false;
+// What the plan of rank `r` was: grouping, budget, predicted time and energy, solve time, pairs used (and
+// the online predictor's accuracy when it ran).
+Json plan_report(const ClockPlan& p, std::size_t r, double budget_pct, const PredictionStats* prediction) {
+  Json j = {{"rank", r},
+            {"grouping", to_string(p.grouping)},
+            {"budget_pct", budget_pct},
+            {"groups", p.group_names.size()},
+            {"kernel_time_budget_s", p.kernel_time_budget_s},
+            {"planned_kernel_time_s", p.planned_kernel_time_s},
+            {"planned_kernel_energy_j", p.planned_kernel_energy_j},
+            {"fastest_kernel_time_s", p.fastest_kernel_time_s},
+            {"feasible", p.feasible},
+            {"clock_pairs_considered", p.pairs.size()},
+            {"solve_s", p.solve_s}};
+  std::size_t distinct = 0;
+  std::vector<char> used(p.pairs.size(), 0);
+  for (auto pi : p.pair_of_group) distinct += used[pi]++ == 0;
+  j["distinct_pairs_used"] = distinct;
+  if (p.grouping != PlanGrouping::per_kernel) {
+    Json g = Json::array();
+    for (std::size_t i = 0; i < p.group_names.size(); ++i)
+      g.push_back({{"group", p.group_names[i]}, {"sm_mhz", p.pairs[p.pair_of_group[i]].sm_mhz},
+                   {"mem_mhz", p.pairs[p.pair_of_group[i]].mem_mhz}});
+    j["pairs"] = g;
+  }
+  if (prediction) {
+    const PredictionStats& s = *prediction;
+    j["prediction"] = {{"predictions", s.predictions}, {"hits", s.hits},
+                       {"accuracy", s.predictions ? static_cast<double>(s.hits) / static_cast<double>(s.predictions) : 0.0},
+                       {"period_kernels", s.period}};
+  }
+  return j;
 }
 
-std::string policy_names() {
-  std::string s = "max, static, native, recorded";
-  for (const char* p : kPlanned) s += std::string(", ") + p;
-  return s;
+}  // namespace
+
+void register_planned_policies(PolicyRegistry& r) {
+  const struct {
+    const char* name;
+    int compare_rank;  // compared by default from the coarsest plan to the finest
+    const char* summary;
+  } family[] = {
+      {"per-kernel", 4, "oracle: a clock pair per kernel identity, energy-minimal within the slowdown budget"},
+      {"per-kernel-online", 5, "the per-kernel pairs, each requested before the kernel is known (period predictor)"},
+      {"pass-level", 3, "a clock pair per pass (forward / backward / optimizer / other)"},
+      {"static-best", 2, "the best single clock pair within the budget"},
+      {"latency-aware", 6, "per-kernel pairs merged into regions worth a switch's latency; else pass-level or static-best"},
+  };
+  for (const auto& f : family) {
+    PolicyEntry e;
+    e.name = f.name;
+    e.compare_rank = f.compare_rank;
+    e.summary = f.summary;
+    e.kind = PolicyKind::planned;
+    e.keys = {"budget_pct"};
+    e.parse = [](const JsonReader&, const JsonReader* object, PolicySpec& spec) {
+      if (object && object->has("budget_pct")) spec.budget_pct = object->non_negative("budget_pct");
+    };
+    e.plan = run_planned;
+    r.add(std::move(e));
+  }
+}
+
+bool is_planned_policy(const std::string& name) {
+  static const PolicyRegistry family = [] {
+    PolicyRegistry r;
+    register_planned_policies(r);
+    return r;
+  }();
+  return family.find(name) != nullptr;
 }
 
 PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& model,
@@ -194,35 +250,7 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
     run.outcomes = replay_pairs(sc, wl, model, pairs, per_rank, name);
   }
   for (std::size_t r = 0; r < plans.size(); ++r) {
-    const ClockPlan& p = plans[r];
-    Json j = {{"rank", r},
-              {"grouping", to_string(p.grouping)},
-              {"budget_pct", sc.policy.budget_pct},
-              {"groups", p.group_names.size()},
-              {"kernel_time_budget_s", p.kernel_time_budget_s},
-              {"planned_kernel_time_s", p.planned_kernel_time_s},
-              {"planned_kernel_energy_j", p.planned_kernel_energy_j},
-              {"fastest_kernel_time_s", p.fastest_kernel_time_s},
-              {"feasible", p.feasible},
-              {"clock_pairs_considered", p.pairs.size()},
-              {"solve_s", p.solve_s}};
-    std::size_t distinct = 0;
-    std::vector<char> used(p.pairs.size(), 0);
-    for (auto pi : p.pair_of_group) distinct += used[pi]++ == 0;
-    j["distinct_pairs_used"] = distinct;
-    if (p.grouping != PlanGrouping::per_kernel) {
-      Json g = Json::array();
-      for (std::size_t i = 0; i < p.group_names.size(); ++i)
-        g.push_back({{"group", p.group_names[i]}, {"sm_mhz", p.pairs[p.pair_of_group[i]].sm_mhz},
-                     {"mem_mhz", p.pairs[p.pair_of_group[i]].mem_mhz}});
-      j["pairs"] = g;
-    }
-    if (r < prediction.size()) {
-      const PredictionStats& s = *prediction[r];
-      j["prediction"] = {{"predictions", s.predictions}, {"hits", s.hits},
-                         {"accuracy", s.predictions ? static_cast<double>(s.hits) / static_cast<double>(s.predictions) : 0.0},
-                         {"period_kernels", s.period}};
-    }
+    Json j = plan_report(plans[r], r, sc.policy.budget_pct, r < prediction.size() ? prediction[r].get() : nullptr);
     if (name == "latency-aware") j["chosen"] = chosen;
     run.plan.push_back(j);
   }

@@ -12,15 +12,16 @@
 // The budget is a slowdown of the kernels' busy time relative to the native governor's replay
 // (host gaps do not move with the clocks, so the iteration slows down by at most as much).
 #include "sim/engine/engine.hpp"
+#include "sim/policies/registry.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <string>
 
 namespace dvfs {
 
-bool is_planned_policy(const std::string& name);
-// Every policy name a scenario accepts, for messages.
-std::string policy_names();
+// The planned family's registry entries (each with its summary; `plan` = run_planned).
+void register_planned_policies(PolicyRegistry& r);
+bool is_planned_policy(const std::string& name);  // a name of that family
 
 struct PlannedRun {
   std::vector<RankOutcome> outcomes;

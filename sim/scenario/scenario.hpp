@@ -1,21 +1,16 @@
 #pragma once
-// A scenario file (scenarios/*.json): which trace, which GPU model, which policy, engine options and
-// outputs. Every key is validated; errors name the file, the field and what was expected.
+// A parsed scenario (scenarios/*.json): which trace, which GPU model, which policy, engine options and
+// outputs. The data only: reading and validating a file is sim/simulation/scenario_file.hpp (it needs
+// the whole policy registry); running one is sim/simulation/run_scenario.hpp.
 #include "sim/core/json_util.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/policies/registry.hpp"
 
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace dvfs {
-
-struct PolicySpec {
-  std::string name = "native";       // max | static | native | recorded
-  std::optional<ClockPair> clocks;   // static
-  double power_cap_w = 0;            // native: override of the model's cap (0 = model's)
-  double budget_pct = 0;             // planned policies: allowed slowdown of kernel time vs native, %
-};
 
 struct Scenario {
   std::string file;          // where it was read from ("" for an in-memory scenario)
@@ -33,16 +28,13 @@ struct Scenario {
   // A per-rank clock plan in Perseus's N.sched.json format that the critical-path policy replays on a
   // synthetic workload (sim/critical_path/); "" = none.
   std::string clock_plan;
-  PolicySpec policy;
+  PolicySpec policy;         // sim/policies/registry.hpp
   ReplayOptions replay;
   ClusterSpec cluster = default_cluster_spec();  // where multi-rank collectives run (`cluster` key)
   EngineMode mode = EngineMode::local_loop;
   std::string output_dir;    // "" = no files written unless the CLI says so
 };
 
-Scenario load_scenario(const std::string& path);
-// `file` names the source in errors; relative paths resolve against `base_dir`.
-Scenario parse_scenario(const Json& doc, const std::string& file, const std::string& base_dir);
 std::string default_scenario_path();
 // The scenario's cluster with its bandwidths resolved for the GPU model (sim/network/cluster.hpp).
 ClusterSpec cluster_for(const Scenario& sc, const GpuModel& model);

@@ -1,6 +1,6 @@
 #include "sim/validate/loop_check.hpp"
 
-#include "sim/simulation.hpp"
+#include "sim/simulation/simulation.hpp"
 
 #include <algorithm>
 #include <cmath>

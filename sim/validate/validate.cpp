@@ -2,7 +2,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
-#include "sim/simulation.hpp"
+#include "sim/simulation/simulation.hpp"
 #include "traces/src/multi_rank.hpp"
 #include "traces/src/recording.hpp"
 

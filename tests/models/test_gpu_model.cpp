@@ -1,6 +1,6 @@
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
-#include "sim/simulation.hpp"
+#include "sim/simulation/simulation.hpp"
 
 #include <catch2/catch.hpp>
 

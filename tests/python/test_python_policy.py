@@ -156,8 +156,13 @@ def test_every_cpp_policy_is_selectable_by_name_from_python():
     names = dvfs_sim.policy_names()
     assert {"max", "static", "native", "recorded", "per-kernel", "per-kernel-online", "pass-level", "static-best",
             "latency-aware"} <= set(names)
+    pipeline = {e["name"] for e in dvfs_sim.policy_entries() if e["kind"] == "pipeline"}
     for name in names:
         policy = {"name": "static", "sm_mhz": 1410, "mem_mhz": 3201} if name == "static" else name
+        if name in pipeline:  # critical-path policies plan a pipeline: a synthetic workload, not a trace
+            s = dvfs_sim.run({"synthetic": {"model": "gpt3-xl", "pp": 2, "microbatches": 2}, "gpu": "h200", "policy": policy})
+            assert s["policy"] == name
+            continue
         s = dvfs_sim.run({"trace": FIXTURE, "gpu": "h200", "policy": policy})
         if name == "latency-aware":  # replays the candidates and keeps the best, native included
             assert s["plan"][0]["chosen"] and s["policy"] in names

@@ -4,7 +4,7 @@
 #include "sim/engine/engine.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/policies/policy_factory.hpp"
-#include "sim/simulation.hpp"
+#include "sim/simulation/simulation.hpp"
 
 namespace dvfs::testing {
 

@@ -1,7 +1,7 @@
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/simulation.hpp"
+#include "sim/simulation/simulation.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -4,7 +4,7 @@
 #include "sim/critical_path/pipeline_plans.hpp"
 #include "sim/critical_path/plan_file.hpp"
 #include "sim/synthetic_run.hpp"
-#include "sim/scenario/scenario.hpp"
+#include "sim/simulation/scenario_file.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -68,7 +68,9 @@ TEST_CASE("the critical-path policy asks for each computation's planned clock, o
 TEST_CASE("with microsecond switch latency the no-slowdown plan keeps the iteration time and saves energy", "[critical_path]") {
   const Json native = run_synthetic(small_run("native"));
   const Json cp = run_synthetic(small_run("critical-path"));
-  CHECK(cp["iteration_s"].get<double>() <= native["iteration_s"].get<double>() * 1.005);
+  // The plan has no slowdown; its replay (requests one latency ahead, merged short runs) lands within 1 % of the
+  // native governor (0.6 % with the activity-calibrated h200 of issue 16, 0.4 % before it).
+  CHECK(cp["iteration_s"].get<double>() <= native["iteration_s"].get<double>() * 1.01);
   CHECK(cp["energy_j"].get<double>() < 0.9 * native["energy_j"].get<double>());
   const Json& rep = cp["critical_path"]["replicas"][0];
   CHECK(rep["iteration_s"].get<double>() == Approx(rep["all_max"]["iteration_s"].get<double>()).epsilon(1e-9));  // no slowdown in the plan
@@ -88,7 +90,7 @@ TEST_CASE("straggler-aware: the other replicas slow down to the straggler's iter
   CHECK(reps[0]["target_s"].get<double>() == Approx(reps[1]["all_max"]["iteration_s"].get<double>()));
   CHECK(reps[0]["target_s"].get<double>() > 1.15 * reps[0]["all_max"]["iteration_s"].get<double>());
   CHECK(reps[0]["energy_j"].get<double>() < 0.85 * reps[0]["all_max"]["energy_j"].get<double>());
-  CHECK(cp["iteration_s"].get<double>() <= native["iteration_s"].get<double>() * 1.01);
+  CHECK(cp["iteration_s"].get<double>() <= native["iteration_s"].get<double>() * 1.015);  // 1.07 % with issue 16's h200
   CHECK(cp["energy_j"].get<double>() < native["energy_j"].get<double>());
   // per-kernel with a straggler: its per-kernel plans replayed on every replica, the straggler's stretched kernels included.
   SyntheticRun pk = small_run("per-kernel");

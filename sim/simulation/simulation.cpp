@@ -1,7 +1,8 @@
-#include "sim/simulation.hpp"
+#include "sim/simulation/simulation.hpp"
 
 #include "models/src/retarget.hpp"
 #include "sim/planning/planned_policies.hpp"
+#include "sim/simulation/policy_catalog.hpp"
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
@@ -70,20 +71,22 @@ SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const Gp
   // Per-kernel coefficients resolve against this trace's kernel names.
   const GpuModel model = unbound.bound_to(trace.workload.names);
   SimulationResult r;
-  if (is_planned_policy(sc.policy.name)) {
+  const PolicyEntry* entry = policy_registry().find(sc.policy.name);
+  if (entry && entry->plan) {
     // Planned policies plan against what the GPU does alone (the budget is relative to it).
     Scenario native = sc;
     native.policy = PolicySpec{};
     const std::vector<RankOutcome> reference =
         run_engine(trace.workload, model, make_policy_factory(native.policy, model, sc.file), sc.replay, sc.mode,
                    cluster_for(sc, model));
-    PlannedRun planned = run_planned(sc, trace.workload, model, reference);
+    PlannedRun planned = entry->plan(sc, trace.workload, model, reference);
     r.outcomes = std::move(planned.outcomes);
     r.summary = build_summary(sc, trace.workload, trace.report, model, r.outcomes);
     r.summary["plan"] = planned.plan;
     if (!trace.retargeted.is_null()) r.summary["trace_retargeted"] = trace.retargeted;
     return r;
   }
+  // Online policies (make_policy_factory names the online family when the name is not one of them).
   return simulate_with_factory(sc, trace, model, make_policy_factory(sc.policy, model, sc.file));
 }
 
@@ -131,12 +134,14 @@ void make_directories(const std::string& dir) {
   }
 }
 
-void write_results(const SimulationResult& r, const std::string& dir) {
+void write_results(const SimulationResult& r, const std::string& dir) { write_results(r.summary, r.outcomes, dir); }
+
+void write_results(const Json& summary, const std::vector<RankOutcome>& outcomes, const std::string& dir) {
   make_directories(dir);
   std::ofstream s(dir + "/summary.json");
-  s << r.summary.dump(2) << "\n";
+  s << summary.dump(2) << "\n";
   std::ofstream t(dir + "/timeline.csv");
-  t << r.timeline_csv();
+  t << timeline_csv(outcomes);
   if (!s || !t) throw InputError(dir, "", "cannot write result files");
 }
 

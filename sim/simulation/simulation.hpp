@@ -1,9 +1,11 @@
 #pragma once
-// One simulation from a scenario: load the trace and the GPU model, make the policy, run the engine,
-// build the results. The CLI and the Python module both go through here.
+// One trace replay from a scenario: load the trace and the GPU model, make the policy, run the engine,
+// build the results. Every scenario kind (replay, synthetic, control, fleet) is run through
+// sim/simulation/run_scenario.hpp, which comes here for trace replays.
 #include "models/src/gpu_model.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/simulation/scenario_file.hpp"
 #include "traces/src/kineto_importer.hpp"
 
 #include <string>
@@ -43,5 +45,6 @@ SimulationResult simulate_with_factory(const Scenario& sc, const LoadedTrace& tr
 void make_directories(const std::string& dir);
 // Writes summary.json and timeline.csv into dir (created if missing).
 void write_results(const SimulationResult& r, const std::string& dir);
+void write_results(const Json& summary, const std::vector<RankOutcome>& outcomes, const std::string& dir);
 
 }  // namespace dvfs

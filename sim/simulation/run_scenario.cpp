@@ -1,0 +1,121 @@
+#include "sim/simulation/run_scenario.hpp"
+
+#include "models/src/model_registry.hpp"
+#include "sim/control/control_run.hpp"
+#include "sim/control/control_scenario.hpp"
+#include "sim/control/controllers.hpp"
+#include "sim/control/fleet.hpp"
+#include "sim/synthetic_run.hpp"
+#include "sim/results/summary.hpp"
+
+#include <fstream>
+
+namespace dvfs {
+
+const char* to_string(ScenarioKind k) {
+  switch (k) {
+    case ScenarioKind::replay: return "replay";
+    case ScenarioKind::multi_rank: return "multi-rank";
+    case ScenarioKind::synthetic: return "synthetic";
+    case ScenarioKind::control: return "control";
+    case ScenarioKind::fleet: return "fleet";
+  }
+  return "?";
+}
+
+ScenarioKind scenario_kind(const Json& doc) {
+  if (!doc.is_object()) return ScenarioKind::replay;  // parse_scenario says what is wrong
+  if (doc.contains("control")) return ScenarioKind::control;
+  if (doc.contains("fleet")) return ScenarioKind::fleet;
+  if (doc.contains("synthetic")) return ScenarioKind::synthetic;
+  if (doc.contains("trace") && doc["trace"].is_array()) return ScenarioKind::multi_rank;
+  return ScenarioKind::replay;
+}
+
+namespace {
+
+ScenarioRun run_control_scenario(const Json& doc, const std::string& file, const std::string& base_dir) {
+  const ControlScenario sc = parse_control_scenario(doc, file, base_dir);
+  ScenarioRun run;
+  run.kind = ScenarioKind::control;
+  run.name = sc.name;
+  const ControllerSpec c = sc.controller;
+  make_controller(c, file);  // an unknown controller fails before the run
+  run.summary = run_control(sc, c);
+  return run;
+}
+
+ScenarioRun run_fleet_scenario(const Json& doc, const std::string& file) {
+  const FleetScenario fs = parse_fleet_scenario(doc, file);
+  ScenarioRun run;
+  run.kind = ScenarioKind::fleet;
+  run.name = fs.name;
+  run.summary = run_fleet_study(fs);
+  return run;
+}
+
+ScenarioRun run_trace_scenario(const Scenario& sc, const ScenarioOptions& opts) {
+  const GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
+  const std::shared_ptr<const LoadedTrace> trace =
+      opts.load_trace ? opts.load_trace(sc, model) : std::make_shared<const LoadedTrace>(load_scenario_trace(sc, model));
+  SimulationResult r = opts.replay ? opts.replay(sc, *trace, model) : simulate(sc, *trace, model);
+  ScenarioRun run;
+  const bool ranks = sc.trace_paths.size() > 1 || trace->workload.ranks.size() > 1 || !rank_directories(sc.trace_path).empty();
+  run.kind = ranks ? ScenarioKind::multi_rank : ScenarioKind::replay;
+  run.summary = std::move(r.summary);
+  run.outcomes = std::move(r.outcomes);
+  return run;
+}
+
+}  // namespace
+
+ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::string& base_dir, const ScenarioOptions& opts) {
+  const ScenarioKind kind = scenario_kind(doc);
+  if (kind == ScenarioKind::control) return run_control_scenario(doc, file, base_dir);
+  if (kind == ScenarioKind::fleet) return run_fleet_scenario(doc, file);
+  Scenario sc = parse_scenario(doc, file, base_dir);
+  if (opts.engine) sc.mode = *opts.engine;
+  ScenarioRun run;
+  if (kind == ScenarioKind::synthetic) {
+    run.kind = kind;
+    run.summary = run_synthetic(synthetic_request(sc));
+  } else {
+    run = run_trace_scenario(sc, opts);
+  }
+  run.name = sc.name;
+  run.output_dir = sc.output_dir;
+  return run;
+}
+
+ScenarioRun run_scenario_file(const std::string& path, const ScenarioOptions& opts) {
+  return run_scenario(read_json_file(path), path, dirname_of(path), opts);
+}
+
+std::string ScenarioRun::report() const {
+  switch (kind) {
+    case ScenarioKind::control: return format_control_run(summary);
+    case ScenarioKind::fleet: return format_fleet_study(summary);
+    case ScenarioKind::synthetic: return format_synthetic(summary);
+    default: return format_report(summary);
+  }
+}
+
+std::vector<std::string> write_scenario_outputs(const ScenarioRun& run, const std::string& dir) {
+  switch (run.kind) {
+    case ScenarioKind::control:
+    case ScenarioKind::fleet:
+      return {};
+    case ScenarioKind::synthetic: {
+      make_directories(dir);
+      std::ofstream(dir + "/summary.json") << run.summary.dump(2) << "\n";
+      if (const std::string csv = per_gpu_csv(run.summary); !csv.empty()) std::ofstream(dir + "/gpus.csv") << csv;
+      return {dir + "/summary.json"};
+    }
+    default: {
+      write_results(run.summary, run.outcomes, dir);
+      return {dir + "/summary.json", dir + "/timeline.csv"};
+    }
+  }
+}
+
+}  // namespace dvfs

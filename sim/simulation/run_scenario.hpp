@@ -1,0 +1,54 @@
+#pragma once
+// The one scenario entry point: `dvfs-sim run`, dvfs_sim.run / simulate and the sweeps all come here,
+// for every kind of scenario the project has. The kind is read from the document's keys, once:
+//   control    {"control": ...}    a power-budget scenario under its controller (sim/control/control_run.hpp)
+//   fleet      {"fleet": ...}      a fleet power study (sim/control/fleet.hpp)
+//   synthetic  {"synthetic": ...}  a synthesised multi-GPU training iteration (sim/synthetic_run.hpp)
+//   multi-rank {"trace": [...]} or a directory of rank<N>/ recordings: one job's ranks, collectives matched
+//   replay     {"trace": "..."}    one recorded trace replayed (sim/simulation/simulation.hpp)
+#include "sim/core/json_util.hpp"
+#include "sim/simulation/simulation.hpp"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dvfs {
+
+enum class ScenarioKind { replay, multi_rank, synthetic, control, fleet };
+const char* to_string(ScenarioKind k);
+
+// From the document's top-level keys (a list under "trace" is multi-rank; a directory of rank<N>/
+// recordings is found to be multi-rank only once its path is resolved: run_scenario reports it).
+ScenarioKind scenario_kind(const Json& doc);
+
+struct ScenarioOptions {
+  std::optional<EngineMode> engine;  // overrides the scenario's `engine` (trace replays)
+  // Trace replays only: how the trace is loaded (default: load_scenario_trace) and replayed (default:
+  // simulate), e.g. a cache of loaded traces or a policy defined outside sim/ (Python).
+  std::function<std::shared_ptr<const LoadedTrace>(const Scenario&, const GpuModel&)> load_trace;
+  std::function<SimulationResult(const Scenario&, const LoadedTrace&, const GpuModel&)> replay;
+};
+
+struct ScenarioRun {
+  ScenarioKind kind = ScenarioKind::replay;
+  std::string name;        // the scenario's name
+  std::string output_dir;  // the scenario's output.dir ("" = none given; control and fleet have none)
+  Json summary;            // what `dvfs-sim run --json` prints and summary.json holds
+  std::vector<RankOutcome> outcomes;  // trace replays: per GPU (the timeline)
+  // The text `dvfs-sim run` prints (without the line naming the result files).
+  std::string report() const;
+};
+
+ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::string& base_dir, const ScenarioOptions& opts = {});
+// Reads the file once; relative paths resolve against its directory.
+ScenarioRun run_scenario_file(const std::string& path, const ScenarioOptions& opts = {});
+
+// Writes the run's result files into dir (created if missing) and returns the main ones: trace replays
+// summary.json and timeline.csv; synthetic runs summary.json (and gpus.csv when the run has per-GPU
+// rows). Control and fleet studies write none (their result is what they print).
+std::vector<std::string> write_scenario_outputs(const ScenarioRun& run, const std::string& dir);
+
+}  // namespace dvfs

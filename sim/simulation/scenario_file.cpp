@@ -1,0 +1,163 @@
+#include "sim/simulation/scenario_file.hpp"
+
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/simulation/policy_catalog.hpp"
+
+#include <algorithm>
+
+namespace dvfs {
+
+namespace {
+
+// "static" / "a, b": the policies taking `key`, for "only the ... policy takes ..." messages.
+std::string takers(const std::string& key, std::optional<PolicyKind> kind = std::nullopt) {
+  return join_names(policy_registry().names_accepting(key, kind));
+}
+
+// trace (one path, or a list of ranks' paths), or a synthetic workload with its template recording.
+void read_workload(const JsonReader& r, const std::string& base_dir, Scenario& s) {
+  if (r.has("synthetic")) {
+    s.synthetic = r.raw("synthetic");
+    if (!s.synthetic.is_object()) r.fail("synthetic", "expected an object {model, tp, pp, dp, ...}");
+  }
+  auto trace_path = [&](const std::string& p, const std::string& field) {
+    const std::string full = normalize_path(join_path(base_dir, p));
+    if (!file_exists(full))
+      r.fail(field.c_str(), "file or directory not found: " + full + " (expected a recording directory or a Kineto .json/.json.gz trace)");
+    return full;
+  };
+  if (r.has("trace") && r.raw("trace").is_array()) {
+    // Several ranks of one job.
+    const Json& list = r.raw("trace");
+    if (list.empty()) r.fail("trace", "expected at least one rank's trace in the list");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_string()) r.fail("trace", "expected a list of paths (element " + std::to_string(i) + " is " + json_type_name(list[i]) + ")");
+      s.trace_paths.push_back(trace_path(list[i].get<std::string>(), "trace[" + std::to_string(i) + "]"));
+    }
+    s.trace_path = s.trace_paths.front();
+  } else {
+    s.trace_path = trace_path(s.synthetic.is_null() || r.has("trace") ? r.string("trace") : data_dir() + "/traces/recordings/h200-gpt3xl", "trace");
+  }
+}
+
+// The policy object's keys: each must be one its policy takes (checked before its values are read, so
+// that a key given to the wrong policy says which policies take it).
+void check_policy_keys(const JsonReader& p, const PolicyEntry* entry, const std::string& name) {
+  std::vector<std::string> allowed = {"name"};
+  for (const std::string& k : policy_registry().keys()) allowed.push_back(k);
+  for (auto it = p.node().begin(); it != p.node().end(); ++it)
+    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
+      throw InputError(p.file(), p.field(it.key().c_str()), "unknown key (expected one of: " + join_names(allowed) + ")");
+  auto takes = [&](const char* key) { return entry && entry->accepts(key); };
+  for (const char* clock : {"sm_mhz", "mem_mhz"})
+    if (p.has(clock) && !takes(clock))
+      p.fail(p.has("sm_mhz") ? "sm_mhz" : "mem_mhz", "only the " + takers(clock) + " policy takes clocks (policy is \"" + name + "\")");
+  if (p.has("budget_pct") && !takes("budget_pct"))
+    p.fail("budget_pct", "only the planned policies (" + takers("budget_pct", PolicyKind::planned) + ") and " +
+                             takers("budget_pct", PolicyKind::pipeline) + " take a slowdown budget");
+  if (p.has("power_cap_w") && !takes("power_cap_w")) p.fail("power_cap_w", "only the " + takers("power_cap_w") + " policy takes a power cap");
+}
+
+// `policy`: a name, or {name, ...the keys that policy takes}; then `clock_plan`, read by the policy taking it.
+void read_policy(const JsonReader& r, const std::string& base_dir, Scenario& s) {
+  const Json& pol = r.raw("policy");
+  std::optional<JsonReader> object;
+  if (pol.is_string()) {
+    s.policy.name = pol.get<std::string>();
+  } else if (pol.is_object()) {
+    object.emplace(pol, r.file(), "policy");
+    s.policy.name = object->string("name");
+    s.policy.object = pol;
+  } else {
+    r.fail("policy", "expected a policy name or an object {name, ...}, got " + json_type_name(pol));
+  }
+  const PolicyEntry* entry = policy_registry().find(s.policy.name);
+  if (object) check_policy_keys(*object, entry, s.policy.name);
+  entry = &policy_registry().at(s.policy.name, r.file(), "policy");
+  // The pipeline policies plan a pipeline-parallel iteration: they need a synthetic multi-GPU workload.
+  if (entry->kind == PolicyKind::pipeline && s.synthetic.is_null())
+    r.fail("policy", "\"" + s.policy.name + "\" plans a pipeline-parallel iteration: it needs a `synthetic` workload");
+  if (r.has("clock_plan")) {
+    if (!entry->accepts("clock_plan"))
+      r.fail("clock_plan", "a clock plan is replayed by the " + takers("clock_plan") + " policy (policy is \"" + s.policy.name + "\")");
+    s.clock_plan = normalize_path(join_path(base_dir, r.string("clock_plan")));
+    if (!file_exists(s.clock_plan)) r.fail("clock_plan", "file not found: " + s.clock_plan + " (expected a plan in Perseus's N.sched.json format)");
+  }
+  if (entry->parse) entry->parse(r, object ? &*object : nullptr, s.policy);
+}
+
+void read_switch_latency(const JsonReader& r, ReplayOptions& replay) {
+  JsonReader l = r.child("switch_latency");
+  if (!l.is_object()) r.fail("switch_latency", "expected an object {sm, mem, firmware_s}");
+  // `nvml_s` and `mem_nvml_s` are the older shorthands for a deterministic mean latency.
+  l.only_keys({"sm", "mem", "firmware_s", "nvml_s", "mem_nvml_s"});
+  auto domain = [&](const char* key, const char* shorthand, DomainLatencyOverride& out) {
+    if (l.has(key) && l.has(shorthand))
+      l.fail(shorthand, std::string("give either ") + key + " or " + shorthand + ", not both");
+    if (l.has(key)) {
+      out = read_domain_latency_override(l.child(key));
+    } else if (l.has(shorthand)) {
+      out.mean_s = l.non_negative(shorthand);
+      out.spread_s = 0.0;
+    }
+  };
+  domain("sm", "nvml_s", replay.sm_latency);
+  domain("mem", "mem_nvml_s", replay.mem_latency);
+  if (l.has("firmware_s")) replay.firmware_latency_s = l.non_negative("firmware_s");
+}
+
+// seed, repeat, engine, output.
+void read_run_options(const JsonReader& r, const std::string& base_dir, Scenario& s) {
+  if (r.has("seed")) {
+    const Json& seed = r.raw("seed");
+    if (!seed.is_number_integer()) r.fail("seed", "expected a non-negative integer, got " + json_type_name(seed));
+    if (!seed.is_number_unsigned() && seed.get<long long>() < 0)
+      r.fail("seed", "expected a non-negative integer, got " + std::to_string(seed.get<long long>()));
+    s.replay.seed = seed.get<std::uint64_t>();
+  }
+  s.replay.repeat = static_cast<int>(r.integer_or("repeat", 1));
+  if (s.replay.repeat < 1) r.fail("repeat", "expected an integer >= 1");
+  std::string mode = r.string_or("engine", "local-loop");
+  if (mode == "local-loop") s.mode = EngineMode::local_loop;
+  else if (mode == "event") s.mode = EngineMode::event;
+  else r.fail("engine", "unknown engine mode \"" + mode + "\" (expected \"local-loop\" or \"event\")");
+
+  if (r.has("output")) {
+    JsonReader o = r.child("output");
+    o.only_keys({"dir", "timeline_interval_s"});
+    if (o.has("dir")) s.output_dir = normalize_path(join_path(base_dir, o.string("dir")));
+    if (o.has("timeline_interval_s")) s.replay.timeline_interval_s = o.positive("timeline_interval_s");
+  }
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& path) {
+  Json doc = read_json_file(path);
+  return parse_scenario(doc, path, dirname_of(path));
+}
+
+Scenario parse_scenario(const Json& doc, const std::string& file, const std::string& base_dir) {
+  JsonReader r(doc, file, "");
+  r.only_keys({"name", "description", "trace", "trace_gpu", "gpu", "policy", "switch_latency", "seed", "repeat", "engine",
+               "output", "synthetic", "cluster", "clock_plan"});
+  Scenario s;
+  s.file = file;
+  s.name = r.string_or("name", "scenario");
+  s.description = r.string_or("description", "");
+  read_workload(r, base_dir, s);
+  if (r.has("cluster")) read_cluster_json(r.child("cluster"), s.cluster);
+  s.gpu = r.string("gpu");
+  if (s.gpu.find('/') != std::string::npos) s.gpu = join_path(base_dir, s.gpu);
+  if (r.has("trace_gpu")) {
+    s.trace_gpu = r.string("trace_gpu");
+    if (s.trace_gpu.find('/') != std::string::npos) s.trace_gpu = join_path(base_dir, s.trace_gpu);
+  }
+  read_policy(r, base_dir, s);
+  if (r.has("switch_latency")) read_switch_latency(r, s.replay);
+  read_run_options(r, base_dir, s);
+  return s;
+}
+
+}  // namespace dvfs
