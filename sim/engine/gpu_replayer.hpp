@@ -3,8 +3,13 @@
 // kernels and host gaps; it splits a kernel only where something changes its rate: a policy tick or
 // a clock switch taking effect (work continues at the old clock until then). The time keeper decides
 // whether each segment is also a SimGrid event (event-by-event mode) or not (local-loop mode).
+// The replayer orchestrates; the parts are apart: the clock actuator (switch latency, superseding
+// requests: sim/engine/clock_actuator.hpp), the firmware power-limit loop (the native governor's
+// power_limit_step), the telemetry windows (sim/telemetry/energy_window.hpp) and the energy meter,
+// which only observes the segments the replayer reports (sim/energy/energy_meter.hpp).
 #include "models/src/gpu_model.hpp"
 #include "sim/core/workload.hpp"
+#include "sim/engine/clock_actuator.hpp"
 #include "sim/energy/energy_meter.hpp"
 #include "sim/policies/policy.hpp"
 #include "sim/telemetry/energy_window.hpp"
@@ -99,7 +104,8 @@ class GpuReplayer {
   void set_effective();
   void request(const ClockPair& c, double now);
   void apply(const ClockPair& c);
-  void take_effect(const ClockPair& c, double now);
+  void take_effect(const ClockTransition& t, double now);
+  void read_actuator_counters();  // the switch counts of stats_ from the actuator
   GpuTelemetry telemetry(double now) const;
 
   const Rank& rank_;
@@ -112,14 +118,11 @@ class GpuReplayer {
   int sm_idx_ = 0, mem_idx_ = 0;       // the clocks that run (policy's, capped by the firmware ceiling)
   int policy_sm_idx_ = 0;              // the SM clock the policy's last switch put in effect
   int ceiling_idx_ = 0;                // firmware power-limit ceiling (index into the SM table)
-  ClockPair clocks_, policy_clocks_, requested_, pending_;
+  ClockPair clocks_, policy_clocks_;   // the clocks that run; the clocks the actuator put in effect
+  ClockActuator actuator_;             // switch latency and pending requests
   double fw_period_ = 0, next_fw_tick_ = std::numeric_limits<double>::infinity(), fw_tick_energy_j_ = 0, fw_cap_w_ = 0;
   EnergyWindow fw_window_;        // the firmware loop's power window
-  double pending_t_ = kNever;
   int step_ = -1;                // step of the segment being replayed (attributes transition energy)
-  SwitchLatency latency_;        // the model's, with the scenario's overrides
-  LognormalLatency sm_draw_, mem_draw_;
-  std::mt19937_64 rng_;
   double period_ = 0, next_tick_ = kNever;
   double tick_energy_j_ = 0, last_tick_power_w_ = 0;
   EnergyWindow window_;         // the policy's telemetry window (energy per tick)
@@ -225,8 +228,9 @@ void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const 
     const double power = k ? model_.kernel_power_w(*k, sm_idx_, mem_idx_) : model_.idle_power_w(sm_idx_);
     const double t = tk.now();
     const double need = remaining * unit_s;
-    int which = next_tick_ <= pending_t_ ? 1 : 0;
-    double boundary = which ? next_tick_ : pending_t_;
+    const double pending_t = actuator_.pending_at_s();
+    int which = next_tick_ <= pending_t ? 1 : 0;
+    double boundary = which ? next_tick_ : pending_t;
     if (next_fw_tick_ < boundary) boundary = next_fw_tick_, which = 2;
     const double dt = t + need <= boundary ? need : (boundary > t ? boundary - t : 0.0);
     if (dt > 0) {
@@ -249,8 +253,8 @@ void GpuReplayer::on_boundary(TimeKeeper& tk, int which) {
     return;
   }
   if (which == 0) {
-    pending_t_ = kNever;
-    take_effect(pending_, tk.now());
+    if (auto t = actuator_.complete_pending()) take_effect(*t, tk.now());
+    read_actuator_counters();
     return;
   }
   ++stats_.ticks;
