@@ -1,35 +1,26 @@
 #include "sim/engine/gpu_replayer.hpp"
 
-#include "sim/policies/native_governor.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 namespace dvfs {
 
 GpuReplayer::GpuReplayer(const Rank& rank, const GpuModel& model, Policy& policy, const ReplayOptions& opts,
                          EnergyMeter& meter)
-    : rank_(rank), model_(model), policy_(policy), opts_(opts), meter_(meter) {
+    : rank_(rank), model_(model), policy_(policy), opts_(opts), meter_(meter),
+      firmware_(model, opts.firmware_cap_w > 0 ? opts.firmware_cap_w : model.power_cap_w()) {
   SwitchLatency latency = model.switch_latency();  // the model's, with the scenario's overrides
   opts.sm_latency.apply_to(latency.sm);
   opts.mem_latency.apply_to(latency.mem);
   if (opts.firmware_latency_s) latency.firmware_s = *opts.firmware_latency_s;
-  ceiling_idx_ = static_cast<int>(model.sm_clocks_mhz().size()) - 1;
-  fw_cap_w_ = opts.firmware_cap_w > 0 ? opts.firmware_cap_w : model.power_cap_w();
   apply(policy.initial_clocks());
   actuator_ = ClockActuator(latency, policy.actuator(), latency_seed(opts.seed, rank.id), policy_clocks_);
-  if (opts.firmware_power_cap) {
-    const NativeGovernorParams& g = model.governor();
-    fw_period_ = g.control_period_s;
-    next_fw_tick_ = fw_period_;
-    fw_window_ = EnergyWindow(fw_period_, g.window_s, model.idle_power_w(sm_idx_));
-  }
-  period_ = policy.tick_period_s();
-  if (period_ > 0) {
-    next_tick_ = period_;
-    // Before the replay the GPU idled at its initial clocks.
-    window_ = EnergyWindow(period_, policy.telemetry_window_s(), model.idle_power_w(sm_idx_));
+  // Before the replay the GPU idled at its initial clocks.
+  if (opts.firmware_power_cap) firmware_.start(model.idle_power_w(sm_idx_));
+  const double period_s = policy.tick_period_s();
+  if (period_s > 0) {
+    policy_window_ = TickedWindow(period_s, policy.telemetry_window_s(), model.idle_power_w(sm_idx_));
     last_tick_power_w_ = model.idle_power_w(sm_idx_);
   }
 }
@@ -52,24 +43,21 @@ void GpuReplayer::apply(const ClockPair& c) {
 }
 
 void GpuReplayer::set_effective() {
-  sm_idx_ = std::min(policy_sm_idx_, ceiling_idx_);
+  sm_idx_ = std::min(policy_sm_idx_, firmware_.ceiling());
   clocks_ = {model_.sm_clocks_mhz()[static_cast<std::size_t>(sm_idx_)], policy_clocks_.mem_mhz};
 }
 
 void GpuReplayer::firmware_tick() {
-  // The native governor's loop (power_limit_step, sim/policies/native_governor.hpp), acting on a
-  // ceiling over whatever the policy asked for; its changes take effect at once (firmware latency is
-  // below the tick period).
-  const NativeGovernorParams& g = model_.governor();
-  fw_window_.push(fw_tick_energy_j_);
-  fw_tick_energy_j_ = 0;
-  next_fw_tick_ += fw_period_;
-  const double power = fw_window_.mean_power_w();
-  const int top = static_cast<int>(model_.sm_clocks_mhz().size()) - 1;
-  ceiling_idx_ = power_limit_step(g, fw_cap_w_, power, std::min(ceiling_idx_, policy_sm_idx_), ceiling_idx_, top);
+  firmware_.tick(policy_sm_idx_);
   const int before = sm_idx_;
   set_effective();
   if (sm_idx_ != before) ++stats_.firmware_throttle_changes;
+}
+
+void GpuReplayer::policy_tick(double now) {
+  ++stats_.ticks;
+  last_tick_power_w_ = policy_window_.tick();
+  if (auto c = policy_.on_tick(telemetry(now))) request(*c, now);
 }
 
 void GpuReplayer::take_effect(const ClockTransition& t, double now) {
@@ -95,7 +83,7 @@ GpuTelemetry GpuReplayer::telemetry(double now) const {
   t.now_s = now;
   t.clocks = clocks_;
   t.requested = actuator_.requested();
-  t.window_power_w = window_.empty() ? 0.0 : window_.mean_power_w();
+  t.window_power_w = policy_window_.empty() ? 0.0 : policy_window_.mean_power_w();
   t.last_tick_power_w = last_tick_power_w_;
   return t;
 }
