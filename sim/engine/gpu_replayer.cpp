@@ -1,6 +1,5 @@
 #include "sim/engine/gpu_replayer.hpp"
 
-
 #include <algorithm>
 #include <stdexcept>
 
