@@ -19,6 +19,7 @@
 #include <cmath>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <sstream>
 #include <sys/resource.h>
 
@@ -142,6 +143,256 @@ double native_busy_s(const Rank& program, const GpuModel& model, std::size_t ann
   return meter.busy_s();
 }
 
+// Errors name the scenario file and its synthetic.<key>, or the option on the command line.
+std::string field_name(const SyntheticRun& req, const std::string& key) {
+  if (req.source != "synth") return "synthetic." + key;
+  return key == "layout" ? std::string("--tp/--cp/--pp/--dp") : "--" + key;
+}
+
+// The layout against the GPUs asked for, and the schedule's chunks (micro-batches are checked later).
+void check_layout(const SyntheticRun& req) {
+  const ParallelLayout& lay = req.layout;
+  if (req.gpus > 0 && req.gpus != lay.gpus())
+    throw InputError(req.source, field_name(req, "gpus"), "the layout TP " + std::to_string(lay.tp) + " x CP " + std::to_string(lay.cp) + " x PP " +
+                                     std::to_string(lay.pp) + " x DP " + std::to_string(lay.dp) + " = " + std::to_string(lay.gpus()) +
+                                     " GPUs does not match the " + std::to_string(req.gpus) + " GPUs asked for");
+  check_schedule(req.schedule, lay.pp, lay.pp, lay.vpp, "schedule");  // chunks vs schedule; micro-batches below
+}
+
+// The cluster with the target GPU's bandwidths filled in, checked; then the straggler and unfold_tp keys.
+ClusterSpec checked_cluster(const SyntheticRun& req, const GpuModel& target) {
+  const ParallelLayout& lay = req.layout;
+  const ClusterSpec in = resolve_bandwidths(req.cluster, target.specs().interconnect_gbs * 1e9, target.specs().nic_gbs * 1e9);
+  if (in.gpus_per_node < 1 || !(in.intra_bw_bps > 0) || !(in.inter_bw_bps > 0) || !(in.oversubscription >= 1) ||
+      in.intra_latency_s < 0 || in.inter_latency_s < 0)
+    throw InputError(req.source, field_name(req, "cluster"), "expected gpus_per_node >= 1, bandwidths > 0, latencies >= 0 and oversubscription >= 1");
+  if (in.inter_bw_bps < 1e6 || in.intra_bw_bps < 1e6 || in.oversubscription > 1e3 || in.inter_latency_s > 1 || in.intra_latency_s > 1)
+    throw InputError(req.source, field_name(req, "cluster"), "expected bandwidths >= 1e6 B/s, latencies <= 1 s and oversubscription <= 1000");
+  if (req.straggler_replica >= lay.dp || !(req.straggler_factor > 0) || !(req.straggler_factor <= 100))
+    throw InputError(req.source, field_name(req, "straggler"), "expected a replica index below DP and a slowdown factor in (0, 100]");
+  if (req.unfold_tp && lay.cp > 1) throw InputError(req.source, field_name(req, "unfold_tp"), "simulating every TP rank is not supported with CP > 1");
+  return in;
+}
+
+// The global batch the micro-batches asked for (none: the preset's).
+void apply_microbatches(const SyntheticRun& req, TransformerSpec& spec) {
+  if (req.microbatches > 0) {
+    const double batch = static_cast<double>(req.microbatches) * req.layout.dp * spec.micro_batch;
+    if (batch > 1e8) throw InputError(req.source, field_name(req, "microbatches"), "expected micro-batches x DP x micro-batch size <= 1e8 sequences");
+    spec.global_batch = static_cast<int>(batch);
+  }
+}
+
+SynthesisOptions synthesis_options(const SyntheticRun& req, const ClusterSpec& in) {
+  SynthesisOptions so;
+  so.nvlink_bw_bps = in.intra_bw_bps;
+  so.nvlink_latency_s = in.intra_latency_s;
+  so.inter_bw_bps = in.inter_bw_bps;
+  so.inter_latency_s = in.inter_latency_s;
+  so.gpus_per_node = in.gpus_per_node;
+  so.grad_bytes_per_param = req.grad_bytes_per_param;
+  so.bucket_params = req.bucket_params;
+  so.distributed_optimizer = req.gradient_sync == GradientSync::reduce_scatter;
+  so.sequence_parallel = req.sequence_parallel;
+  return so;
+}
+
+// Micro-batches whose activations the first stage holds at its peak: 1F1B's warm-up plus one, GPipe all.
+int microbatches_in_flight(const SyntheticRun& req, const SynthesizedPipeline& sp) {
+  const ParallelLayout& lay = req.layout;
+  return req.schedule == PipelineSchedule::gpipe ? sp.microbatches
+         : std::min(sp.microbatches * lay.vpp,
+                    req.schedule == PipelineSchedule::interleaved_1f1b ? (lay.pp - 1) * 2 + (lay.vpp - 1) * lay.pp + 1 : lay.pp) /
+               lay.vpp;
+}
+
+void check_memory_fits(const SyntheticRun& req, const MemoryEstimate& mem, const GpuModel& target) {
+  const ParallelLayout& lay = req.layout;
+  const double memory_gb = target.specs().memory_gb;
+  if (req.check_memory && memory_gb > 0 && mem.total_bytes() > memory_gb * 1e9) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "%s with TP %d x CP %d x PP %d x DP %d needs about %.0f GB per GPU (weights %.0f, gradients %.0f, optimizer %.0f, "
+                  "activations %.0f) and the %s holds %.0f GB: use more TP/PP, the distributed optimizer or fewer micro-batches "
+                  "in flight (or turn the check off)",
+                  req.model.c_str(), lay.tp, lay.cp, lay.pp, lay.dp, mem.total_bytes() / 1e9, mem.weights_bytes / 1e9,
+                  mem.gradients_bytes / 1e9, mem.optimizer_bytes / 1e9, mem.activations_bytes / 1e9, target.name().c_str(), memory_gb);
+    throw InputError(req.source, field_name(req, "layout"), buf);
+  }
+}
+
+// The cluster of simulated hosts (a node holds gpus_per_node GPUs, a host stands for gpus_per_host) and,
+// with allreduce auto, NCCL's choice: the algorithm with the smaller estimated time for the largest bucket.
+ClusterSpec simulated_cluster(const SyntheticRun& req, const ClusterSpec& in, const SynthesizedPipeline& sp, int gpus_per_host) {
+  const ParallelLayout& lay = req.layout;
+  ClusterSpec cs = in;
+  cs.gpus_per_node = std::max(1, in.gpus_per_node / gpus_per_host);
+  double largest_bucket = 0;
+  for (const auto& bs : sp.buckets)
+    for (const auto& b : bs) largest_bucket = std::max(largest_bucket, b.bytes);
+  if (req.auto_allreduce && lay.dp > 1) {
+    const double ring = collective_time_s(CollectiveKind::all_reduce, false, lay.dp, largest_bucket, cs.inter_bw_bps, cs.inter_latency_s);
+    const double tree = collective_time_s(CollectiveKind::all_reduce, true, lay.dp, largest_bucket, cs.inter_bw_bps, cs.inter_latency_s);
+    cs.allreduce = tree < ring ? AllReduceAlgorithm::tree : AllReduceAlgorithm::ring;
+  }
+  return cs;
+}
+
+KernelPipeline kernel_pipeline(const SyntheticRun& req, const SynthesizedPipeline& sp, const Workload& wl, const ClusterSpec& cs, int T) {
+  KernelPipeline kp;
+  kp.stages = wl.ranks;
+  kp.chunks = sp.chunks;
+  kp.forward = sp.forward;
+  kp.backward = sp.backward;
+  kp.optimizer = sp.optimizer;
+  kp.schedule = req.schedule;
+  kp.microbatches = sp.microbatches;
+  kp.data_parallel = req.layout.dp;
+  kp.use_cluster = true;
+  kp.cluster = cs;
+  kp.activation_bytes = sp.activation_bytes;
+  kp.buckets = sp.buckets;
+  kp.gradient_sync = req.gradient_sync;
+  kp.overlap_gradient_sync = req.overlap_gradient_sync;
+  kp.tp_ranks = T;
+  kp.collectives = sp.collectives;
+  if (req.straggler_replica >= 0 && req.straggler_factor != 1.0) {
+    kp.straggler_replica = req.straggler_replica;
+    kp.straggler_factor = req.straggler_factor;
+  }
+  return kp;
+}
+
+// Every GPU's replay options: the job's power timeline when there is a budget, the power limit.
+ReplayOptions replay_options(const SyntheticRun& req, const GpuModel& target) {
+  ReplayOptions opts = req.replay;
+  opts.timeline_interval_s = req.power_budget_w > 0 ? kPowerBin_s : 0;  // the job's power, for the budget
+  opts.repeat = 1;
+  if (req.power_cap_w > 0) {
+    if (req.power_cap_w > target.power_cap_w() || req.power_cap_w < target.idle_w())
+      throw InputError(req.source, field_name(req, req.source == "synth" ? "power-cap" : "power.cap_w"), "expected a power limit between the " + target.name() + "'s idle power (" +
+                                                                   std::to_string(static_cast<int>(target.idle_w())) + " W) and its cap (" +
+                                                                   std::to_string(static_cast<int>(target.power_cap_w())) + " W)");
+    opts.firmware_cap_w = req.power_cap_w;
+  }
+  if (!(req.power_budget_w >= 0)) throw InputError(req.source, field_name(req, "power_budget_w"), "expected a budget >= 0 W");
+  return opts;
+}
+
+// The policy of every GPU, and how long planning took.
+struct PolicyChoice {
+  PolicyFactory factory;
+  double plan_s = 0;
+};
+
+// Planned policies: a clock plan per stage program, against its kernel time under the native governor
+// plus the allowed slowdown (as `compare` plans a trace against its native replay).
+PolicyChoice planned_policies(const SyntheticRun& req, const KernelPipeline& kp, const Workload& wl, const GpuModel& bound, int T) {
+  if (!(req.budget_pct >= 0)) throw InputError(req.source, field_name(req, "budget_pct"), "expected a slowdown budget >= 0 %");
+  const PlanGrouping grouping = req.policy == "per-kernel"   ? PlanGrouping::per_kernel
+                                : req.policy == "pass-level" ? PlanGrouping::pass_level
+                                                             : PlanGrouping::single;
+  PolicyChoice pc;
+  auto plans = std::make_shared<std::vector<ClockPlan>>();
+  const auto tp0 = std::chrono::steady_clock::now();
+  for (const Rank& stage : kp.stages)
+    plans->push_back(plan_clocks(wl, stage, bound, grouping, (1.0 + req.budget_pct / 100.0) * native_busy_s(stage, bound, kp.annotation_sets)));
+  pc.plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
+  const int S = req.layout.pp;
+  const std::string policy = req.policy;
+  pc.factory = [plans, &kp, policy, T, S](int g) {
+    const std::size_t s = static_cast<std::size_t>((g / T) % S);
+    return std::make_unique<PlanPolicy>(policy, kp.stages[s], (*plans)[s].pairs, (*plans)[s].pair_index_per_kernel());
+  };
+  return pc;
+}
+
+// Critical-path policies (their plans made from this pipeline by sim/critical_path, described in
+// `critical_path`), planned policies, or an online one; `opts` gets the firmware power limit where it runs.
+PolicyChoice choose_policy(const SyntheticRun& req, const KernelPipeline& kp, const Workload& wl, const GpuModel& bound, int T,
+                           ReplayOptions& opts, Json& critical_path) {
+  const bool planned = req.policy == "per-kernel" || req.policy == "pass-level" || req.policy == "static-best";
+  PolicyChoice pc;
+  if (is_critical_path_policy(req.policy)) {
+    CriticalPathSettings cps;
+    cps.policy = req.policy;
+    cps.slowdown_pct = req.budget_pct;
+    cps.clock_plan = req.clock_plan;
+    opts.firmware_power_cap = true;
+    const auto tp0 = std::chrono::steady_clock::now();
+    pc.factory = critical_path_factory(kp, wl.names, bound, opts, cps, critical_path);
+    pc.plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
+  } else if (planned) {
+    pc = planned_policies(req, kp, wl, bound, T);
+    opts.firmware_power_cap = true;
+  } else {
+    PolicySpec ps;
+    ps.name = req.policy;
+    if (req.policy == "native") ps.power_cap_w = req.power_cap_w;  // native is that firmware loop itself
+    else if (req.power_cap_w > 0) opts.firmware_power_cap = true;
+    pc.factory = make_policy_factory(ps, bound, "policy");
+  }
+  return pc;
+}
+
+// Per stage, over its replicas and (simulated) TP ranks; each host's energy counts for the GPUs it stands for.
+struct StageTotals {
+  double energy = 0, events = 0, intrinsic = 0, extrinsic = 0, exposed_sync = 0, pipeline_wait_j = 0, sync_wait_j = 0;
+  Json stages = Json::array();
+};
+
+StageTotals stage_totals(const KernelPipelineResult& r, int S, int DP, int T) {
+  StageTotals tot;
+  for (int s = 0; s < S; ++s) {
+    double e = 0, wait_sum = 0, wait_max = 0, ar_min = 1e300, ar_max = 0, ext = 0;
+    auto each = [&](auto&& f) {
+      for (int d = 0; d < DP; ++d)
+        for (int t = 0; t < T; ++t) f(static_cast<std::size_t>((d * S + s) * T + t));
+    };
+    each([&](std::size_t g) { ar_min = std::min(ar_min, r.allreduce_s[g]); });
+    each([&](std::size_t g) {
+      e += r.outcomes[g].meter.total_j();
+      tot.events += static_cast<double>(r.outcomes[g].stats.kernel_events);
+      wait_sum += r.blocked_s[g];
+      wait_max = std::max(wait_max, r.blocked_s[g]);
+      ar_max = std::max(ar_max, r.allreduce_s[g]);
+      ext += r.allreduce_s[g] - ar_min;
+      tot.exposed_sync += r.allreduce_s[g];
+      tot.pipeline_wait_j += r.pipeline_wait_j[g];
+      tot.sync_wait_j += r.sync_wait_j[g];
+    });
+    tot.energy += e;
+    tot.intrinsic += wait_sum;
+    tot.extrinsic += ext;
+    const double hosts = DP * T;
+    tot.stages.push_back({{"stage", s}, {"energy_per_gpu_j", e / hosts}, {"pipeline_wait_mean_s", wait_sum / hosts},
+                          {"pipeline_wait_max_s", wait_max}, {"allreduce_min_s", ar_min}, {"allreduce_max_s", ar_max},
+                          {"straggler_wait_s", ext / hosts}});
+  }
+  return tot;
+}
+
+// One row per simulated GPU: index, replica, stage, TP rank, GPUs it stands for, energy, busy, waits, end.
+Json per_gpu_rows(const KernelPipelineResult& r, int S, int DP, int T, int gpus_per_host) {
+  Json per_gpu = Json::array();
+  for (int g = 0; g < S * DP * T; ++g) {
+    const auto gi = static_cast<std::size_t>(g);
+    per_gpu.push_back({g, g / (T * S), (g / T) % S, g % T, gpus_per_host, r.outcomes[gi].meter.total_j(),
+                       r.outcomes[gi].meter.busy_s(), r.blocked_s[gi], r.allreduce_s[gi], r.collective_s[gi], r.outcomes[gi].stats.end_s});
+  }
+  return per_gpu;
+}
+
+std::string simulated_note(const SyntheticRun& req, int T) {
+  return std::string(T > 1 ? "every TP rank a GPU of its own, TP all-reduces as collectives on NVLink; "
+                           : "one actor per TP x CP group (its GPUs run the same stream at the same clocks; "
+                             "energy x TP x CP); ") +
+         "PP transfers and the DP gradient sync (" +
+         (req.overlap_gradient_sync ? "buckets overlapped with the last backward" : "after the last backward") +
+         ") are SimGrid communications; embedding and head on the first and last virtual stage, optimizer "
+         "after the gradient sync";
+}
+
 }  // namespace
 
 std::string per_gpu_csv(const Json& result) {
@@ -160,27 +411,10 @@ std::string per_gpu_csv(const Json& result) {
 
 Json run_synthetic(const SyntheticRun& req) {
   const auto t0 = std::chrono::steady_clock::now();
-  // Errors name the scenario file and its synthetic.<key>, or the option on the command line.
-  auto field_name = [&](const std::string& key) {
-    if (req.source != "synth") return "synthetic." + key;
-    return key == "layout" ? std::string("--tp/--cp/--pp/--dp") : "--" + key;
-  };
   const ParallelLayout& lay = req.layout;
-  if (req.gpus > 0 && req.gpus != lay.gpus())
-    throw InputError(req.source, field_name("gpus"), "the layout TP " + std::to_string(lay.tp) + " x CP " + std::to_string(lay.cp) + " x PP " +
-                                     std::to_string(lay.pp) + " x DP " + std::to_string(lay.dp) + " = " + std::to_string(lay.gpus()) +
-                                     " GPUs does not match the " + std::to_string(req.gpus) + " GPUs asked for");
-  check_schedule(req.schedule, lay.pp, lay.pp, lay.vpp, "schedule");  // chunks vs schedule; micro-batches below
+  check_layout(req);
   const GpuModel target = load_gpu_model(req.gpu, "", "gpu");
-  const ClusterSpec in = resolve_bandwidths(req.cluster, target.specs().interconnect_gbs * 1e9, target.specs().nic_gbs * 1e9);
-  if (in.gpus_per_node < 1 || !(in.intra_bw_bps > 0) || !(in.inter_bw_bps > 0) || !(in.oversubscription >= 1) ||
-      in.intra_latency_s < 0 || in.inter_latency_s < 0)
-    throw InputError(req.source, field_name("cluster"), "expected gpus_per_node >= 1, bandwidths > 0, latencies >= 0 and oversubscription >= 1");
-  if (in.inter_bw_bps < 1e6 || in.intra_bw_bps < 1e6 || in.oversubscription > 1e3 || in.inter_latency_s > 1 || in.intra_latency_s > 1)
-    throw InputError(req.source, field_name("cluster"), "expected bandwidths >= 1e6 B/s, latencies <= 1 s and oversubscription <= 1000");
-  if (req.straggler_replica >= lay.dp || !(req.straggler_factor > 0) || !(req.straggler_factor <= 100))
-    throw InputError(req.source, field_name("straggler"), "expected a replica index below DP and a slowdown factor in (0, 100]");
-  if (req.unfold_tp && lay.cp > 1) throw InputError(req.source, field_name("unfold_tp"), "simulating every TP rank is not supported with CP > 1");
+  const ClusterSpec in = checked_cluster(req, target);
   // On a terminal: what is being done, then the GPUs that finished their iteration.
   Progress progress("synth " + req.model, static_cast<std::size_t>(lay.pp * lay.dp * (req.unfold_tp ? lay.tp : 1)));
   progress.note("loading the template recording");
@@ -188,177 +422,40 @@ Json run_synthetic(const SyntheticRun& req) {
   TransformerSpec spec = transformer_preset(req.model);
   const Recording rec = load_recording(recording, Classifier::load_default());
   const LayerTemplate tpl = extract_layer_template(rec.workload, rec.run.value("run", Json::object()), recording);
-  if (req.microbatches > 0) {
-    const double batch = static_cast<double>(req.microbatches) * lay.dp * spec.micro_batch;
-    if (batch > 1e8) throw InputError(req.source, field_name("microbatches"), "expected micro-batches x DP x micro-batch size <= 1e8 sequences");
-    spec.global_batch = static_cast<int>(batch);
-  }
+  apply_microbatches(req, spec);
   progress.note("synthesising the stage programs");
-  SynthesisOptions so;
-  so.nvlink_bw_bps = in.intra_bw_bps;
-  so.nvlink_latency_s = in.intra_latency_s;
-  so.inter_bw_bps = in.inter_bw_bps;
-  so.inter_latency_s = in.inter_latency_s;
-  so.gpus_per_node = in.gpus_per_node;
-  so.grad_bytes_per_param = req.grad_bytes_per_param;
-  so.bucket_params = req.bucket_params;
-  so.distributed_optimizer = req.gradient_sync == GradientSync::reduce_scatter;
-  so.sequence_parallel = req.sequence_parallel;
+  const SynthesisOptions so = synthesis_options(req, in);
   const SynthesizedPipeline sp = synthesize_pipeline(tpl, spec, lay, so, req.model);
   check_schedule(req.schedule, lay.pp, sp.microbatches, lay.vpp, "microbatches");
-  // Micro-batches whose activations the first stage holds at its peak: 1F1B's warm-up plus one, GPipe all.
-  const int in_flight = req.schedule == PipelineSchedule::gpipe ? sp.microbatches
-                        : std::min(sp.microbatches * lay.vpp,
-                                   req.schedule == PipelineSchedule::interleaved_1f1b ? (lay.pp - 1) * 2 + (lay.vpp - 1) * lay.pp + 1 : lay.pp) /
-                              lay.vpp;
-  const MemoryEstimate mem = estimate_memory(spec, lay, so, std::max(1, in_flight));
-  const double memory_gb = target.specs().memory_gb;
-  if (req.check_memory && memory_gb > 0 && mem.total_bytes() > memory_gb * 1e9) {
-    char buf[400];
-    std::snprintf(buf, sizeof buf,
-                  "%s with TP %d x CP %d x PP %d x DP %d needs about %.0f GB per GPU (weights %.0f, gradients %.0f, optimizer %.0f, "
-                  "activations %.0f) and the %s holds %.0f GB: use more TP/PP, the distributed optimizer or fewer micro-batches "
-                  "in flight (or turn the check off)",
-                  req.model.c_str(), lay.tp, lay.cp, lay.pp, lay.dp, mem.total_bytes() / 1e9, mem.weights_bytes / 1e9,
-                  mem.gradients_bytes / 1e9, mem.optimizer_bytes / 1e9, mem.activations_bytes / 1e9, target.name().c_str(), memory_gb);
-    throw InputError(req.source, field_name("layout"), buf);
-  }
+  const MemoryEstimate mem = estimate_memory(spec, lay, so, std::max(1, microbatches_in_flight(req, sp)));
+  check_memory_fits(req, mem, target);
   // Simulated hosts: one per TP x CP group (folded) or per TP rank; a node holds gpus_per_node GPUs.
   const int T = req.unfold_tp ? lay.tp : 1;
   const int gpus_per_host = lay.tp * lay.cp / T;
-  ClusterSpec cs = in;
-  cs.gpus_per_node = std::max(1, in.gpus_per_node / gpus_per_host);
-  double largest_bucket = 0;
-  for (const auto& bs : sp.buckets)
-    for (const auto& b : bs) largest_bucket = std::max(largest_bucket, b.bytes);
-  if (req.auto_allreduce && lay.dp > 1) {
-    // As NCCL does: the algorithm with the smaller estimated time for the largest bucket.
-    const double ring = collective_time_s(CollectiveKind::all_reduce, false, lay.dp, largest_bucket, cs.inter_bw_bps, cs.inter_latency_s);
-    const double tree = collective_time_s(CollectiveKind::all_reduce, true, lay.dp, largest_bucket, cs.inter_bw_bps, cs.inter_latency_s);
-    cs.allreduce = tree < ring ? AllReduceAlgorithm::tree : AllReduceAlgorithm::ring;
-  }
+  const ClusterSpec cs = simulated_cluster(req, in, sp, gpus_per_host);
   Workload wl;
   wl.names = sp.names;
   wl.ranks = sp.stages;
   if (target.name() != "h200") retarget_workload(wl, load_gpu_model("h200"), target);
-  KernelPipeline kp;
-  kp.stages = wl.ranks;
-  kp.chunks = sp.chunks;
-  kp.forward = sp.forward;
-  kp.backward = sp.backward;
-  kp.optimizer = sp.optimizer;
-  kp.schedule = req.schedule;
-  kp.microbatches = sp.microbatches;
-  kp.data_parallel = lay.dp;
-  kp.use_cluster = true;
-  kp.cluster = cs;
-  kp.activation_bytes = sp.activation_bytes;
-  kp.buckets = sp.buckets;
-  kp.gradient_sync = req.gradient_sync;
-  kp.overlap_gradient_sync = req.overlap_gradient_sync;
-  kp.tp_ranks = T;
-  kp.collectives = sp.collectives;
-  if (req.straggler_replica >= 0 && req.straggler_factor != 1.0) {
-    kp.straggler_replica = req.straggler_replica;
-    kp.straggler_factor = req.straggler_factor;
-  }
-  ReplayOptions opts = req.replay;
-  opts.timeline_interval_s = req.power_budget_w > 0 ? kPowerBin_s : 0;  // the job's power, for the budget
-  opts.repeat = 1;
-  if (req.power_cap_w > 0) {
-    if (req.power_cap_w > target.power_cap_w() || req.power_cap_w < target.idle_w())
-      throw InputError(req.source, field_name(req.source == "synth" ? "power-cap" : "power.cap_w"), "expected a power limit between the " + target.name() + "'s idle power (" +
-                                                                   std::to_string(static_cast<int>(target.idle_w())) + " W) and its cap (" +
-                                                                   std::to_string(static_cast<int>(target.power_cap_w())) + " W)");
-    opts.firmware_cap_w = req.power_cap_w;
-  }
-  if (!(req.power_budget_w >= 0)) throw InputError(req.source, field_name("power_budget_w"), "expected a budget >= 0 W");
+  KernelPipeline kp = kernel_pipeline(req, sp, wl, cs, T);
+  ReplayOptions opts = replay_options(req, target);
   const GpuModel bound = target.bound_to(wl.names);
   const auto t1 = std::chrono::steady_clock::now();
-  PolicyFactory factory;
-  double plan_s = 0;
-  const bool planned = req.policy == "per-kernel" || req.policy == "pass-level" || req.policy == "static-best";
-  std::vector<ClockPlan> plans;
   const int S = lay.pp, DP = lay.dp;
   Json critical_path;  // sim/critical_path makes the critical-path policies' plans from this pipeline
-  if (is_critical_path_policy(req.policy)) {
-    CriticalPathSettings cps;
-    cps.policy = req.policy;
-    cps.slowdown_pct = req.budget_pct;
-    cps.clock_plan = req.clock_plan;
-    opts.firmware_power_cap = true;
-    const auto tp0 = std::chrono::steady_clock::now();
-    factory = critical_path_factory(kp, wl.names, bound, opts, cps, critical_path);
-    plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
-  } else if (planned) {
-    if (!(req.budget_pct >= 0)) throw InputError(req.source, field_name("budget_pct"), "expected a slowdown budget >= 0 %");
-    const PlanGrouping grouping = req.policy == "per-kernel"   ? PlanGrouping::per_kernel
-                                  : req.policy == "pass-level" ? PlanGrouping::pass_level
-                                                               : PlanGrouping::single;
-    const auto tp0 = std::chrono::steady_clock::now();
-    for (const Rank& stage : kp.stages)
-      // Budget: the stage program's kernel time under the native governor, plus the allowed slowdown (as
-      // `compare` plans a trace against its native replay).
-      plans.push_back(plan_clocks(wl, stage, bound, grouping, (1.0 + req.budget_pct / 100.0) * native_busy_s(stage, bound, kp.annotation_sets)));
-    plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
-    opts.firmware_power_cap = true;
-    factory = [&](int g) {
-      const std::size_t s = static_cast<std::size_t>((g / T) % S);
-      return std::make_unique<PlanPolicy>(req.policy, kp.stages[s], plans[s].pairs, plans[s].pair_index_per_kernel());
-    };
-  } else {
-    PolicySpec ps;
-    ps.name = req.policy;
-    if (req.policy == "native") ps.power_cap_w = req.power_cap_w;  // native is that firmware loop itself
-    else if (req.power_cap_w > 0) opts.firmware_power_cap = true;
-    factory = make_policy_factory(ps, bound, "policy");
-  }
+  const PolicyChoice policy = choose_policy(req, kp, wl, bound, T, opts, critical_path);
   progress.note("replaying every GPU");
   kp.on_gpu_done = [&](int) { progress.advance(1, "GPUs done"); };
-  const KernelPipelineResult r = simulate_kernel_pipeline(kp, bound, factory, opts, req.model);
+  const KernelPipelineResult r = simulate_kernel_pipeline(kp, bound, policy.factory, opts, req.model);
   progress.finish();
   const double replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
 
-  // Per stage, over its replicas and (simulated) TP ranks; each host's energy counts for the GPUs it stands for.
-  double energy = 0, events = 0, intrinsic = 0, extrinsic = 0, exposed_sync = 0, pipeline_wait_j = 0, sync_wait_j = 0;
-  Json stages = Json::array();
-  for (int s = 0; s < S; ++s) {
-    double e = 0, wait_sum = 0, wait_max = 0, ar_min = 1e300, ar_max = 0, ext = 0;
-    auto each = [&](auto&& f) {
-      for (int d = 0; d < DP; ++d)
-        for (int t = 0; t < T; ++t) f(static_cast<std::size_t>((d * S + s) * T + t));
-    };
-    each([&](std::size_t g) { ar_min = std::min(ar_min, r.allreduce_s[g]); });
-    each([&](std::size_t g) {
-      e += r.outcomes[g].meter.total_j();
-      events += static_cast<double>(r.outcomes[g].stats.kernel_events);
-      wait_sum += r.blocked_s[g];
-      wait_max = std::max(wait_max, r.blocked_s[g]);
-      ar_max = std::max(ar_max, r.allreduce_s[g]);
-      ext += r.allreduce_s[g] - ar_min;
-      exposed_sync += r.allreduce_s[g];
-      pipeline_wait_j += r.pipeline_wait_j[g];
-      sync_wait_j += r.sync_wait_j[g];
-    });
-    energy += e;
-    intrinsic += wait_sum;
-    extrinsic += ext;
-    const double hosts = DP * T;
-    stages.push_back({{"stage", s}, {"energy_per_gpu_j", e / hosts}, {"pipeline_wait_mean_s", wait_sum / hosts},
-                      {"pipeline_wait_max_s", wait_max}, {"allreduce_min_s", ar_min}, {"allreduce_max_s", ar_max},
-                      {"straggler_wait_s", ext / hosts}});
-  }
+  const StageTotals tot = stage_totals(r, S, DP, T);
   std::size_t buckets = 0;
   for (const auto& bs : sp.buckets) buckets += bs.size();
   Json budget;
   if (req.power_budget_w > 0) budget = judge_budget(r, gpus_per_host, req.power_budget_w, target.power_cap_w() * lay.gpus());
-  Json per_gpu = Json::array();
-  if (req.per_gpu)
-    for (int g = 0; g < S * DP * T; ++g) {
-      const auto gi = static_cast<std::size_t>(g);
-      per_gpu.push_back({g, g / (T * S), (g / T) % S, g % T, gpus_per_host, r.outcomes[gi].meter.total_j(),
-                         r.outcomes[gi].meter.busy_s(), r.blocked_s[gi], r.allreduce_s[gi], r.collective_s[gi], r.outcomes[gi].stats.end_s});
-    }
+  const Json per_gpu = req.per_gpu ? per_gpu_rows(r, S, DP, T, gpus_per_host) : Json::array();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const int hosts = S * DP * T;
@@ -374,7 +471,7 @@ Json run_synthetic(const SyntheticRun& req) {
           {"gpus", lay.gpus()},
           {"memory_per_gpu_gb", {{"estimate", mem.total_bytes() / 1e9}, {"weights", mem.weights_bytes / 1e9},
                                  {"gradients", mem.gradients_bytes / 1e9}, {"optimizer", mem.optimizer_bytes / 1e9},
-                                 {"activations", mem.activations_bytes / 1e9}, {"gpu_memory", memory_gb},
+                                 {"activations", mem.activations_bytes / 1e9}, {"gpu_memory", target.specs().memory_gb},
                                  {"method", "Korthikanti et al. (MLSys 2023) with sequence parallelism and flash attention"}}},
           {"actors", hosts},
           {"microbatches_per_pipeline", sp.microbatches},
@@ -383,32 +480,26 @@ Json run_synthetic(const SyntheticRun& req) {
           {"policy", req.policy},
           {"iteration_s", r.iteration_s},
           {"tokens_per_s", static_cast<double>(sp.microbatches) * DP * spec.micro_batch * spec.seq / r.iteration_s},
-          {"energy_j", energy * gpus_per_host},
-          {"energy_per_gpu_j", energy / hosts},
-          {"intrinsic_wait_gpu_s", intrinsic * gpus_per_host},
-          {"extrinsic_wait_gpu_s", extrinsic * gpus_per_host},
-          {"exposed_gradient_sync_gpu_s", exposed_sync * gpus_per_host},
+          {"energy_j", tot.energy * gpus_per_host},
+          {"energy_per_gpu_j", tot.energy / hosts},
+          {"intrinsic_wait_gpu_s", tot.intrinsic * gpus_per_host},
+          {"extrinsic_wait_gpu_s", tot.extrinsic * gpus_per_host},
+          {"exposed_gradient_sync_gpu_s", tot.exposed_sync * gpus_per_host},
           // Energy drawn while waiting: in the pipeline (intrinsic slack: bubbles and imbalance) and on the
           // gradient sync (communication not hidden, and waiting for stragglers).
-          {"pipeline_wait_energy_j", pipeline_wait_j * gpus_per_host},
-          {"gradient_sync_wait_energy_j", sync_wait_j * gpus_per_host},
-          {"kernel_events", events},
+          {"pipeline_wait_energy_j", tot.pipeline_wait_j * gpus_per_host},
+          {"gradient_sync_wait_energy_j", tot.sync_wait_j * gpus_per_host},
+          {"kernel_events", tot.events},
           {"kernels_per_stage_microbatch", sp.kernels_per_microbatch},
           {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
           {"replay_s", replay_s},
-          {"plan_s", plan_s},
+          {"plan_s", policy.plan_s},
           {"budget_pct", req.budget_pct},
           {"peak_rss_mib", static_cast<double>(ru.ru_maxrss) / 1024.0},
-          {"stages", stages},
+          {"stages", tot.stages},
           {"per_gpu", per_gpu},
           {"power_budget", budget},
-          {"simulated", std::string(T > 1 ? "every TP rank a GPU of its own, TP all-reduces as collectives on NVLink; "
-                                          : "one actor per TP x CP group (its GPUs run the same stream at the same clocks; "
-                                            "energy x TP x CP); ") +
-                            "PP transfers and the DP gradient sync (" +
-                            (req.overlap_gradient_sync ? "buckets overlapped with the last backward" : "after the last backward") +
-                            ") are SimGrid communications; embedding and head on the first and last virtual stage, optimizer "
-                            "after the gradient sync"}};
+          {"simulated", simulated_note(req, T)}};
   if (!critical_path.is_null()) out["critical_path"] = critical_path;
   return out;
 }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <iomanip>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 namespace dvfs {
@@ -176,13 +177,8 @@ double pooled_time_share(const GpuModel& model, const StageProfile& prof) {
   return best;
 }
 
-}  // namespace
-
-ProfileCalibration calibrate_from_profile(const std::string& profile_path, const std::string& base_path,
-                                          const std::string& command, const std::string& date) {
-  const StageProfile prof = load_stage_profile(profile_path);
-  const Json base = read_json_file(base_path);
-  const GpuModel base_model = GpuModel::from_json(base, base_path);
+// The profile's clocks must lie in the base model's clock table.
+void check_profile_range(const StageProfile& prof, const GpuModel& base_model, const std::string& profile_path) {
   const double fmax = base_model.max_sm_mhz();
   if (prof.max_sm_mhz > fmax + 1e-6 || prof.min_sm_mhz < base_model.sm_clocks_mhz().front() - 1e-6) {
     std::ostringstream os;
@@ -190,8 +186,13 @@ ProfileCalibration calibrate_from_profile(const std::string& profile_path, const
        << base_model.describe_sm_clocks();
     throw InputError(profile_path, "frequency", os.str());
   }
-  const std::vector<std::string> instr = prof.instructions();
-  double p_max = 0;
+}
+
+// Every row's mean power, each checked against the base model (a clock of its table, a plausible power);
+// duplicate series add no rows. `p_max` is the largest power kept.
+std::vector<Row> power_rows(const StageProfile& prof, const std::vector<std::string>& instr, const GpuModel& base_model,
+                            const std::string& profile_path, double& p_max) {
+  p_max = 0;
   std::vector<Row> all;
   for (const auto& s : prof.series) {
     const std::size_t k = std::find(instr.begin(), instr.end(), s.instruction) - instr.begin();
@@ -214,57 +215,48 @@ ProfileCalibration calibrate_from_profile(const std::string& profile_path, const
       p_max = std::max(p_max, w);
     }
   }
-  const double cap = base_model.power_cap_w();
-  std::vector<double> targets = {base_model.governor().target_fraction};
-  for (int i = 0; i <= 8; ++i) targets.push_back(round_to(p_max * (0.97 + 0.01 * i) / cap, 0.001));
+  return all;
+}
 
-  ProfileCalibration best;
-  double best_score = std::numeric_limits<double>::infinity();
-  Json candidates = Json::array();
-  Progress progress("calibrate " + base_model.name() + ": cap targets", targets.size());
-  struct CountOnExit {  // every way out of an iteration (continue included) counts one target done
-    Progress& p;
-    ~CountOnExit() { p.advance(); }
-  };
-  for (double tf : targets) {
-    const CountOnExit counted{progress};
-    std::vector<Row> below;  // rows the cap cannot have touched
-    for (const Row& r : all)
-      if (r.p < 0.97 * tf * cap) below.push_back(r);
-    if (below.size() < 3 * (instr.size() + 1)) continue;
-    PowerFit pf = fit_power(below, instr.size(), prof.min_sm_mhz, fmax);
-    if (!std::isfinite(pf.score)) continue;
-    // Physically meaningful only with non-negative static power and power rising with the clock.
-    if (!(pf.a >= 0) || std::any_of(pf.b.begin(), pf.b.end(), [](double b) { return !(b > 0); })) continue;
-    pf.shape.v_floor = round_to(pf.shape.v_floor, 0.01);
-    // Time share: fit through the model with a provisional share, then write the final one.
-    Json provisional = build_model(base, prof, pf, tf, 1.0);
-    const double b = pooled_time_share(GpuModel::from_json(provisional, base_path), prof);
-    Json model_json = build_model(base, prof, pf, tf, b);
-    bool negative = false;
-    for (const auto& c : model_json["computations"]) negative = negative || c["dynamic_w"].get<double>() < 0;
-    if (negative) continue;
-    const GpuModel model = GpuModel::from_json(model_json, base_path);
-    ProfileError err = check_profile(model, prof);
-    const double score = err.time_mape + err.energy_mape;
-    candidates.push_back({{"target_fraction", tf}, {"cap_target_w", tf * cap}, {"v_floor", pf.shape.v_floor},
-                          {"knee_mhz", pf.shape.knee_mhz}, {"static_w", pf.a}, {"time_sm", round_to(b, 0.001)},
-                          {"power_fit_rms_pct", 100 * std::sqrt(pf.score)},
-                          {"time_mape_pct", 100 * err.time_mape}, {"energy_mape_pct", 100 * err.energy_mape}});
-    if (score < best_score) {
-      best_score = score;
-      best.model = model_json;
-      best.fit_error = err;
-      best.table = candidates.back();
-    }
-  }
-  progress.finish();
-  if (!std::isfinite(best_score))
-    throw InputError(profile_path, "energy",
-                     "no physically meaningful power fit: too few distinct rows below the power cap, a clock range "
-                     "under 60 MHz, or power that does not rise with the SM clock");
+// One cap-target candidate: the model written with it, its in-sample error and its row of the fit table.
+struct ProfileCandidate {
+  Json model;
+  ProfileError err;
+  Json row;
+};
 
-  // Provenance of what this fit wrote.
+// Fits the power model on the rows the cap at `tf` x cap cannot have touched; nothing when too few rows
+// remain or the fit is not physically meaningful.
+std::optional<ProfileCandidate> fit_cap_target(double tf, const std::vector<Row>& all, std::size_t instructions, const StageProfile& prof,
+                                               const Json& base, const std::string& base_path, double cap, double fmax) {
+  std::vector<Row> below;  // rows the cap cannot have touched
+  for (const Row& r : all)
+    if (r.p < 0.97 * tf * cap) below.push_back(r);
+  if (below.size() < 3 * (instructions + 1)) return std::nullopt;
+  PowerFit pf = fit_power(below, instructions, prof.min_sm_mhz, fmax);
+  if (!std::isfinite(pf.score)) return std::nullopt;
+  // Physically meaningful only with non-negative static power and power rising with the clock.
+  if (!(pf.a >= 0) || std::any_of(pf.b.begin(), pf.b.end(), [](double b) { return !(b > 0); })) return std::nullopt;
+  pf.shape.v_floor = round_to(pf.shape.v_floor, 0.01);
+  // Time share: fit through the model with a provisional share, then write the final one.
+  Json provisional = build_model(base, prof, pf, tf, 1.0);
+  const double b = pooled_time_share(GpuModel::from_json(provisional, base_path), prof);
+  Json model_json = build_model(base, prof, pf, tf, b);
+  bool negative = false;
+  for (const auto& c : model_json["computations"]) negative = negative || c["dynamic_w"].get<double>() < 0;
+  if (negative) return std::nullopt;
+  const GpuModel model = GpuModel::from_json(model_json, base_path);
+  ProfileError err = check_profile(model, prof);
+  Json row = {{"target_fraction", tf}, {"cap_target_w", tf * cap}, {"v_floor", pf.shape.v_floor},
+              {"knee_mhz", pf.shape.knee_mhz}, {"static_w", pf.a}, {"time_sm", round_to(b, 0.001)},
+              {"power_fit_rms_pct", 100 * std::sqrt(pf.score)},
+              {"time_mape_pct", 100 * err.time_mape}, {"energy_mape_pct", 100 * err.energy_mape}};
+  return ProfileCandidate{std::move(model_json), err, std::move(row)};
+}
+
+// Provenance of what the fit wrote, in the chosen model's provenance block.
+void write_profile_provenance(ProfileCalibration& best, const StageProfile& prof, const GpuModel& base_model,
+                              const std::string& profile_path, const std::string& command, const std::string& date) {
   Json& prov = best.model["provenance"];
   const std::string name = profile_path.substr(profile_path.find_last_of('/') + 1);
   const std::string ref = "fit on the stage profile " + name + " by `dvfs-sim calibrate --profile`";
@@ -304,6 +296,48 @@ ProfileCalibration calibrate_from_profile(const std::string& profile_path, const
                                                   {"time_max_ape_pct", 100 * best.fit_error.time_max_ape},
                                                   {"energy_max_ape_pct", 100 * best.fit_error.energy_max_ape}}},
                          {"chosen", best.table}};
+}
+
+}  // namespace
+
+ProfileCalibration calibrate_from_profile(const std::string& profile_path, const std::string& base_path,
+                                          const std::string& command, const std::string& date) {
+  const StageProfile prof = load_stage_profile(profile_path);
+  const Json base = read_json_file(base_path);
+  const GpuModel base_model = GpuModel::from_json(base, base_path);
+  const double fmax = base_model.max_sm_mhz();
+  check_profile_range(prof, base_model, profile_path);
+  const std::vector<std::string> instr = prof.instructions();
+  double p_max = 0;
+  const std::vector<Row> all = power_rows(prof, instr, base_model, profile_path, p_max);
+  const double cap = base_model.power_cap_w();
+  std::vector<double> targets = {base_model.governor().target_fraction};
+  for (int i = 0; i <= 8; ++i) targets.push_back(round_to(p_max * (0.97 + 0.01 * i) / cap, 0.001));
+
+  // The cap target with the smallest in-sample time + energy error.
+  ProfileCalibration best;
+  double best_score = std::numeric_limits<double>::infinity();
+  Json candidates = Json::array();
+  Progress progress("calibrate " + base_model.name() + ": cap targets", targets.size());
+  for (double tf : targets) {
+    std::optional<ProfileCandidate> c = fit_cap_target(tf, all, instr.size(), prof, base, base_path, cap, fmax);
+    progress.advance();
+    if (!c) continue;
+    const double score = c->err.time_mape + c->err.energy_mape;
+    candidates.push_back(c->row);
+    if (score < best_score) {
+      best_score = score;
+      best.model = std::move(c->model);
+      best.fit_error = c->err;
+      best.table = candidates.back();
+    }
+  }
+  progress.finish();
+  if (!std::isfinite(best_score))
+    throw InputError(profile_path, "energy",
+                     "no physically meaningful power fit: too few distinct rows below the power cap, a clock range "
+                     "under 60 MHz, or power that does not rise with the SM clock");
+  write_profile_provenance(best, prof, base_model, profile_path, command, date);
   best.table = {{"chosen", best.table}, {"candidates", candidates}, {"profile", profile_path}};
   return best;
 }

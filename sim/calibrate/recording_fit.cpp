@@ -100,19 +100,9 @@ ClassFit fit_class(const std::vector<const Group*>& groups, double f_top) {
   return c;
 }
 
-}  // namespace
-
-RecordingCalibration calibrate_from_recording(const std::string& dir, const std::string& base_path,
-                                              const std::string& command, const std::string& date) {
-  // Four stages: load and fit the time shares, then three replays of the recording.
-  Progress progress("calibrate from " + dir, 4);
-  progress.note("loading the recording");
-  const Recording rec = load_validation_recording(dir);
-  Json model = read_json_file(base_path);
-  const GpuModel base = GpuModel::from_json(model, base_path);
+// The base's clock table must cover the clocks the recording ran at.
+void check_recorded_clocks(const Recording& rec, const GpuModel& base) {
   const double f_top = base.max_sm_mhz();
-
-  // The base's clock table must cover the clocks the recording ran at.
   for (const Rank& r : rec.workload.ranks)
     for (const Kernel& k : r.kernels)
       if (k.recorded_sm_mhz > 0 && (k.recorded_sm_mhz > f_top + 1e-6 || k.recorded_sm_mhz < base.sm_clocks_mhz().front() - 1e-6)) {
@@ -121,10 +111,14 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
            << base.describe_sm_clocks() << ": calibrate with a base model of the recorded GPU";
         throw InputError(rec.telemetry.file(), "sm_mhz", os.str());
       }
+}
 
-  // Kernel groups: same name, same launch shape, same class.
-  std::map<std::tuple<std::uint32_t, std::string>, Group> groups;
-  for (const Rank& r : rec.workload.ranks) {
+using GroupKey = std::tuple<std::uint32_t, std::string>;
+
+// Kernel groups: same name, same launch shape, same class; each launch's duration and recorded clock.
+std::map<GroupKey, Group> kernel_groups(const Workload& wl) {
+  std::map<GroupKey, Group> groups;
+  for (const Rank& r : wl.ranks) {
     for (std::size_t i = 0; i < r.kernels.size(); ++i) {
       const Kernel& k = r.kernels[i];
       if (k.kind != ActivityKind::kernel || !(k.recorded_sm_mhz > 0) || !(k.duration_s > 0)) continue;
@@ -137,11 +131,17 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
       }
       Group& g = groups[{k.name_id, shape}];
       g.cls = k.cls;
-      g.name = rec.workload.names[k.name_id];
+      g.name = wl.names[k.name_id];
       g.d.push_back(k.duration_s);
       g.f.push_back(k.recorded_sm_mhz);
     }
   }
+  return groups;
+}
+
+// The groups large enough and spread enough over the clocks to fit, by kernel class (their clock span and
+// mean duration filled in); fails when there is none.
+std::map<int, std::vector<const Group*>> usable_groups_by_class(std::map<GroupKey, Group>& groups, const std::string& dir) {
   std::map<int, std::vector<const Group*>> by_class;
   std::size_t usable = 0;
   for (auto& kv : groups) {
@@ -158,20 +158,24 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
   }
   if (usable == 0)
     throw InputError(dir, "telemetry.csv", "no kernel recurs at clocks 5 % apart: the recording holds no natural clock change to fit time scaling");
+  return by_class;
+}
 
+// Per kernel class: the fitted time share written into `model` where the evidence is strong enough (the
+// class's name in `fitted`), else the base's kept (in `kept`). Returns the per-class report.
+Json fit_class_shares(Json& model, const std::map<int, std::vector<const Group*>>& by_class, double f_top,
+                      std::vector<std::string>& fitted, std::vector<std::string>& kept) {
   Json classes_report = Json::object();
-  std::vector<std::string> fitted, kept;
   for (int ci = 0; ci < kKernelClassCount; ++ci) {
     const char* cname = to_string(static_cast<KernelClass>(ci));
     ClassFit c;
     auto it = by_class.find(ci);
     if (it != by_class.end()) c = fit_class(it->second, f_top);
     Json& mc = model["classes"][cname];
-    const double base_sm = mc.value("time_sm", 0.5), base_mem = mc.value("time_mem", 0.3);
+    const double base_mem = mc.value("time_mem", 0.3);
     c.used = c.kernels >= kMinClassKernels && c.se <= kMaxShareError && std::isfinite(c.share);
     if (c.used) {
       const double b = round_to(std::clamp(c.share, 0.0, 1.0), 0.001);
-      (void)base_sm;
       mc["time_sm"] = b;
       mc["time_mem"] = std::min(base_mem, round_to(1.0 - b, 0.001));  // unidentified: the memory clock did not move
       fitted.push_back(cname);
@@ -182,10 +186,11 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
                              {"time_sm_fit", c.share}, {"standard_error", c.se}, {"used", c.used},
                              {"time_sm", mc["time_sm"]}, {"time_mem", mc["time_mem"]}};
   }
-  // Per kernel: the largest groups' own shares, for the report.
-  std::vector<const Group*> all;
-  for (const auto& kv : by_class) all.insert(all.end(), kv.second.begin(), kv.second.end());
-  std::sort(all.begin(), all.end(), [](const Group* a, const Group* b) { return a->mean_d * static_cast<double>(a->d.size()) > b->mean_d * static_cast<double>(b->d.size()); });
+  return classes_report;
+}
+
+// The largest groups' own shares (time-weighted order), for the report.
+Json largest_groups_report(const std::vector<const Group*>& all, double f_top) {
   Json kernels = Json::array();
   for (std::size_t i = 0; i < std::min<std::size_t>(12, all.size()); ++i) {
     ClassFit c = fit_group(*all[i], f_top);
@@ -193,7 +198,11 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
                        {"mean_us", all[i]->mean_d * 1e6}, {"sm_mhz_span", {c.fmin, c.fmax}},
                        {"time_sm_fit", c.share}, {"standard_error", c.se}});
   }
-  // Per kernel name (over its launch shapes): a share of its own where the evidence is strong.
+  return kernels;
+}
+
+// Per kernel name (over its launch shapes): a share of its own where the evidence is strong.
+Json per_kernel_shares(const Json& model, const std::vector<const Group*>& all, double f_top) {
   std::map<std::string, std::vector<const Group*>> by_name;
   for (const Group* g : all) by_name[g->name].push_back(g);
   Json per_kernel = Json::object();
@@ -204,34 +213,42 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
     const double b = round_to(std::clamp(c.share, 0.0, 1.0), 0.001);
     per_kernel[kv.first] = {{"time_sm", b}, {"time_mem", std::min(cls["time_mem"].get<double>(), round_to(1.0 - b, 0.001))}};
   }
-  if (!per_kernel.empty()) model["kernels"] = per_kernel;
-  else model.erase("kernels");
+  return per_kernel;
+}
 
-  // Dynamic power scale: replay at the recorded clocks; E = idle energy + scale * dynamic energy.
+struct DynamicScaleFit {
+  double scale = 1, t_sim = 0, e_sim = 0, e_meas = 0, e_idle = 0;
+};
+
+// Dynamic power scale: replay at the recorded clocks; E = idle energy + scale * dynamic energy. Writes
+// power.dynamic_scale into `model`.
+DynamicScaleFit fit_dynamic_scale(Json& model, const Recording& rec, const std::string& base_path, const std::string& dir,
+                                  Progress& progress) {
+  DynamicScaleFit f;
   progress.advance(1, "replay at the recorded clocks");
   model["power"]["dynamic_scale"] = 1.0;
   const Json first = validate_recording(rec, GpuModel::from_json(model, base_path));
   const Json& rec_total = first["clock_sources"][1]["total"];
-  const double t_sim = rec_total["simulated_time_s"].get<double>();
-  const double e_sim = rec_total["simulated_energy_j"].get<double>(), e_meas = rec_total["measured_energy_j"].get<double>();
+  f.t_sim = rec_total["simulated_time_s"].get<double>();
+  f.e_sim = rec_total["simulated_energy_j"].get<double>(), f.e_meas = rec_total["measured_energy_j"].get<double>();
   // Idle share of the simulated energy: replay with zero dynamic power.
   progress.advance(1, "replay with idle power only");
   Json idle_only = model;
   idle_only["power"]["dynamic_scale"] = 1e-9;
-  const double e_idle = validate_recording(rec, GpuModel::from_json(idle_only, base_path))["clock_sources"][1]["total"]["simulated_energy_j"].get<double>();
-  const double scale = round_to((e_meas - e_idle) / (e_sim - e_idle), 0.001);
-  if (!std::isfinite(scale) || !(scale > 0))
+  f.e_idle = validate_recording(rec, GpuModel::from_json(idle_only, base_path))["clock_sources"][1]["total"]["simulated_energy_j"].get<double>();
+  f.scale = round_to((f.e_meas - f.e_idle) / (f.e_sim - f.e_idle), 0.001);
+  if (!std::isfinite(f.scale) || !(f.scale > 0))
     throw InputError(dir, "run.profiled_steps",
                      "cannot fit power.dynamic_scale: the measured energy is below the base model's idle energy, or the "
                      "base model has no dynamic power (classes.*.dynamic_w all 0)");
-  model["power"]["dynamic_scale"] = scale;
+  model["power"]["dynamic_scale"] = f.scale;
+  return f;
+}
 
-  progress.advance(1, "checking the fitted model");
-  const GpuModel final_model = GpuModel::from_json(model, base_path);
-  const Json check = validate_recording(rec, final_model);
-  progress.advance();
-  progress.finish();
-  model["status"] = "calibrated";
+// Provenance of what the fit wrote, and the calibration block (with the check replay's errors).
+void write_recording_provenance(Json& model, const std::string& dir, const std::vector<std::string>& fitted,
+                                const std::vector<std::string>& kept, const Json& classes_report, const Json& check,
+                                const std::string& command, const std::string& date) {
   Json& prov = model["provenance"];
   std::string trimmed = dir;
   while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
@@ -265,11 +282,46 @@ RecordingCalibration calibrate_from_recording(const std::string& dir, const std:
                          {"fit_error", {{"recorded_clocks_energy_error_pct", check["clock_sources"][1]["total"]["energy_error_pct"]},
                                         {"native_energy_mape_pct", check["clock_sources"][0]["mape"]["energy_pct"]},
                                         {"native_time_mape_pct", check["clock_sources"][0]["mape"]["time_pct"]}}}};
+}
+
+}  // namespace
+
+RecordingCalibration calibrate_from_recording(const std::string& dir, const std::string& base_path,
+                                              const std::string& command, const std::string& date) {
+  // Four stages: load and fit the time shares, then three replays of the recording.
+  Progress progress("calibrate from " + dir, 4);
+  progress.note("loading the recording");
+  const Recording rec = load_validation_recording(dir);
+  Json model = read_json_file(base_path);
+  const GpuModel base = GpuModel::from_json(model, base_path);
+  const double f_top = base.max_sm_mhz();
+  check_recorded_clocks(rec, base);
+
+  std::map<GroupKey, Group> groups = kernel_groups(rec.workload);
+  const std::map<int, std::vector<const Group*>> by_class = usable_groups_by_class(groups, dir);
+  std::vector<std::string> fitted, kept;
+  const Json classes_report = fit_class_shares(model, by_class, f_top, fitted, kept);
+  std::vector<const Group*> all;
+  for (const auto& kv : by_class) all.insert(all.end(), kv.second.begin(), kv.second.end());
+  std::sort(all.begin(), all.end(), [](const Group* a, const Group* b) { return a->mean_d * static_cast<double>(a->d.size()) > b->mean_d * static_cast<double>(b->d.size()); });
+  const Json kernels = largest_groups_report(all, f_top);
+  const Json per_kernel = per_kernel_shares(model, all, f_top);
+  if (!per_kernel.empty()) model["kernels"] = per_kernel;
+  else model.erase("kernels");
+
+  const DynamicScaleFit dyn = fit_dynamic_scale(model, rec, base_path, dir, progress);
+  progress.advance(1, "checking the fitted model");
+  const GpuModel final_model = GpuModel::from_json(model, base_path);
+  const Json check = validate_recording(rec, final_model);
+  progress.advance();
+  progress.finish();
+  model["status"] = "calibrated";
+  write_recording_provenance(model, dir, fitted, kept, classes_report, check, command, date);
   RecordingCalibration out;
   out.report = {{"recording", dir}, {"classes", classes_report}, {"kernels", kernels},
-                {"kernels_with_own_share", per_kernel.size()}, {"dynamic_scale", scale},
-                {"energy_before_scale_j", e_sim}, {"measured_energy_j", e_meas}, {"idle_energy_j", e_idle},
-                {"replayed_time_s", t_sim}, {"validation", check}};
+                {"kernels_with_own_share", per_kernel.size()}, {"dynamic_scale", dyn.scale},
+                {"energy_before_scale_j", dyn.e_sim}, {"measured_energy_j", dyn.e_meas}, {"idle_energy_j", dyn.e_idle},
+                {"replayed_time_s", dyn.t_sim}, {"validation", check}};
   out.model = model;
   return out;
 }

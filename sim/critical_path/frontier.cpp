@@ -303,6 +303,194 @@ void latest(const IterationDag& dag, const std::vector<std::int64_t>& d, const s
   }
 }
 
+// The frontier's search, Phillips-Dessouky style: from every computation at its slowest, repeatedly cut
+// the critical sub-DAG at minimum cost and shorten (and, with lower bounds, lengthen) its activities.
+class FrontierSolver {
+ public:
+  FrontierSolver(const IterationDag& dag, const std::vector<ComputationCurve>& curves, const FrontierOptions& o, Frontier& f)
+      : dag_(dag), nodes_(dag.nodes()), edges_(dag.edges()), N_(nodes_.size()), o_(o), f_(f),
+        V_(static_cast<int>(2 * N_ + 2)), src_(static_cast<int>(2 * N_)), snk_(static_cast<int>(2 * N_ + 1)) {
+    for (const ComputationCurve& c : curves) {
+      hulls_.push_back(quantise(c, lower_hull(c, o.p_blocking_w), o.quantum_s, o.p_blocking_w));
+      f.hull.push_back(hulls_.back().option);
+      f.hull_q.push_back(hulls_.back().t);
+    }
+    d_.resize(N_);
+    delay_.resize(edges_.size());
+    for (std::size_t e = 0; e < edges_.size(); ++e) delay_[e] = std::llround(edges_[e].delay_s / o.quantum_s);
+    start_at_slowest(curves.size());
+    f.start_q = d_;
+    earliest(dag_, d_, delay_, sc_);
+    f.points.push_back({sc_.span, cost_});
+  }
+
+  void run() {
+    for (; f_.iterations < o_.max_iterations; ++f_.iterations) {
+      latest(dag_, d_, delay_, sc_);
+      const std::int64_t T = sc_.span;
+      critical_arcs(T);
+      Cut cut = solver_.solve(V_, src_, snk_, arcs_);
+      if (!(cut.value < kInf / 2)) break;  // every critical path is at its fastest
+      if (!cut.lower_bounds_used) ++f_.fallback_cuts;
+      std::vector<std::size_t> shorter, longer;
+      std::int64_t room = 0;
+      classify(cut, shorter, longer, room);
+      const std::int64_t step = take_step(T, cut, shorter, longer, room);
+      record(shorter, longer, step);
+    }
+    f_.max_flows = solver_.max_flows;
+  }
+
+ private:
+  const QuantisedHull* hull_of(std::size_t v) const {
+    return nodes_[v].computation ? &hulls_[static_cast<std::size_t>(nodes_[v].curve)] : nullptr;
+  }
+
+  // Every computation at its slowest hull point, fixed steps at their duration; the cost of that.
+  void start_at_slowest(std::size_t curve_count) {
+    for (std::size_t v = 0; v < N_; ++v) {
+      if (nodes_[v].computation) {
+        if (nodes_[v].curve < 0 || static_cast<std::size_t>(nodes_[v].curve) >= curve_count)
+          throw InputError("frontier", "curve", "computation node " + std::to_string(v) + " has no curve");
+        const QuantisedHull& h = hulls_[static_cast<std::size_t>(nodes_[v].curve)];
+        d_[v] = h.slowest();
+        cost_ += h.c.back();
+      } else {
+        d_[v] = std::llround(nodes_[v].fixed_s / o_.quantum_s);
+      }
+    }
+  }
+
+  // The critical sub-DAG as a flow network (node v split into 2v -> 2v+1, its arc priced by the hull's
+  // slopes), for an iteration time T.
+  void critical_arcs(std::int64_t T) {
+    const auto& ins = dag_.in_edges();
+    const auto& outs = dag_.out_edges();
+    arcs_.clear();
+    for (std::size_t v = 0; v < N_; ++v) {
+      if (sc_.ls[v] != sc_.es[v]) continue;
+      FlowArc a{static_cast<int>(2 * v), static_cast<int>(2 * v + 1), kInf, 0};
+      if (const QuantisedHull* h = hull_of(v)) {
+        if (d_[v] > h->fastest()) a.upper = h->slope(h->below(d_[v]));
+        if (d_[v] < h->slowest()) a.lower = h->slope(h->above(d_[v]));
+      }
+      arcs_.push_back(a);
+      if (ins[v].empty() && sc_.es[v] == 0) arcs_.push_back({src_, static_cast<int>(2 * v), kInf, 0});
+      if (outs[v].empty() && sc_.es[v] + d_[v] == T) arcs_.push_back({static_cast<int>(2 * v + 1), snk_, kInf, 0});
+    }
+    for (std::size_t e = 0; e < edges_.size(); ++e) {
+      const std::size_t u = static_cast<std::size_t>(edges_[e].from), w = static_cast<std::size_t>(edges_[e].to);
+      const std::int64_t fl = sc_.ls[w] - (sc_.es[u] + d_[u] + delay_[e]);
+      if (fl == 0 && sc_.ls[u] == sc_.es[u] && sc_.ls[w] == sc_.es[w]) arcs_.push_back({static_cast<int>(2 * u + 1), static_cast<int>(2 * w), kInf, 0});
+    }
+  }
+
+  // Activities the cut shortens and lengthens, and how far their costs stay linear.
+  void classify(const Cut& c, std::vector<std::size_t>& shorter, std::vector<std::size_t>& longer, std::int64_t& room) const {
+    shorter.clear();
+    longer.clear();
+    room = std::numeric_limits<std::int64_t>::max();
+    for (const FlowArc& a : arcs_) {
+      if (a.from >= static_cast<int>(2 * N_) || a.to >= static_cast<int>(2 * N_) || a.to != a.from + 1 || a.from % 2) continue;
+      const std::size_t v = static_cast<std::size_t>(a.from / 2);
+      const bool in_s = c.source_side[static_cast<std::size_t>(a.from)], out_s = c.source_side[static_cast<std::size_t>(a.to)];
+      const QuantisedHull* h = hull_of(v);
+      if (in_s && !out_s) {
+        if (!h) throw std::logic_error("frontier: a finite cut crosses a fixed step");
+        shorter.push_back(v);
+        room = std::min(room, d_[v] - h->t[h->below(d_[v])]);
+      } else if (!in_s && out_s && c.lower_bounds_used && h && d_[v] < h->slowest()) {
+        longer.push_back(v);
+        room = std::min(room, h->t[h->above(d_[v]) + 1] - d_[v]);
+      }
+    }
+  }
+
+  void shift(const std::vector<std::size_t>& shorter, const std::vector<std::size_t>& longer, std::int64_t k) {
+    for (std::size_t v : shorter) d_[v] -= k;
+    for (std::size_t v : longer) d_[v] += k;
+  }
+  // Whether moving the cut by k keeps the iteration at T - k (one longest-path pass).
+  bool fits(std::int64_t T, const std::vector<std::size_t>& shorter, const std::vector<std::size_t>& longer, std::int64_t k) {
+    shift(shorter, longer, k);
+    earliest(dag_, d_, delay_, sc_);
+    shift(shorter, longer, -k);
+    return sc_.span <= T - k;
+  }
+
+  // How far the cut can go at once: within every cut activity's linear segment (room) and until a
+  // path the cut does not shorten reaches the new iteration time. Path lengths are linear in the
+  // step, so the steps that keep the iteration at T - step form an interval [1, s*]: the largest
+  // is found by bisection, each probe one longest-path pass. Within it the critical sub-DAG and
+  // every cost stay as they were, so the cut stays minimal (Phillips-Dessouky's unit step, repeated).
+  // Applies the step (durations and schedule) and returns it.
+  std::int64_t take_step(std::int64_t T, Cut& cut, std::vector<std::size_t>& shorter, std::vector<std::size_t>& longer,
+                         std::int64_t& room) {
+    std::int64_t step = std::max<std::int64_t>(1, room);
+    bool shorten_only = false;
+    for (;;) {
+      if (step > 1 && !fits(T, shorter, longer, step)) {
+        std::int64_t lo = 1, hi = step;  // fits(lo) is checked below; fits(hi) is false
+        while (hi - lo > 1) {
+          const std::int64_t mid = lo + (hi - lo) / 2;
+          (fits(T, shorter, longer, mid) ? lo : hi) = mid;
+        }
+        step = lo;
+      }
+      shift(shorter, longer, step);
+      earliest(dag_, d_, delay_, sc_);
+      if (sc_.span <= T - step) break;
+      shift(shorter, longer, -step);
+      if (step > 1) {
+        step = 1;
+        continue;
+      }
+      // Lengthening pushed a path outside the critical sub-DAG over the new time: shorten only.
+      if (shorten_only) throw std::logic_error("frontier: a shortening cut did not shorten the iteration");
+      shorten_only = true;
+      std::vector<FlowArc> no_lower = arcs_;
+      for (FlowArc& a : no_lower) a.lower = 0;
+      cut = solver_.solve(V_, src_, snk_, no_lower);
+      cut.lower_bounds_used = false;
+      ++f_.fallback_cuts;
+      classify(cut, shorter, longer, room);
+      if (longer.size() || shorter.empty()) throw std::logic_error("frontier: a shortening cut did not shorten");
+    }
+    return step;
+  }
+
+  // The new point: the cost of the step and the durations it changed.
+  void record(const std::vector<std::size_t>& shorter, const std::vector<std::size_t>& longer, std::int64_t step) {
+    std::vector<std::pair<int, std::int64_t>> change;
+    for (std::size_t v : shorter) {
+      const QuantisedHull* h = hull_of(v);
+      cost_ += h->cost(d_[v]) - h->cost(d_[v] + step);
+      change.emplace_back(static_cast<int>(v), d_[v]);
+    }
+    for (std::size_t v : longer) {
+      const QuantisedHull* h = hull_of(v);
+      cost_ += h->cost(d_[v]) - h->cost(d_[v] - step);
+      change.emplace_back(static_cast<int>(v), d_[v]);
+    }
+    f_.changes.push_back(std::move(change));
+    f_.points.push_back({sc_.span, cost_});
+  }
+
+  const IterationDag& dag_;
+  const std::vector<DagNode>& nodes_;
+  const std::vector<DagEdge>& edges_;
+  const std::size_t N_;
+  const FrontierOptions& o_;
+  Frontier& f_;
+  const int V_, src_, snk_;  // flow network: 2 nodes per DAG node, source, sink
+  std::vector<QuantisedHull> hulls_;
+  std::vector<std::int64_t> d_, delay_;  // durations and edge delays, quanta
+  double cost_ = 0;
+  Schedule sc_;
+  std::vector<FlowArc> arcs_;
+  MinCutSolver solver_;
+};
+
 }  // namespace
 
 std::vector<std::int64_t> Frontier::durations_q(std::size_t k) const {
@@ -315,153 +503,12 @@ std::vector<std::int64_t> Frontier::durations_q(std::size_t k) const {
 Frontier solve_frontier(const IterationDag& dag, const std::vector<ComputationCurve>& curves, const FrontierOptions& o) {
   const auto t_start = std::chrono::steady_clock::now();
   if (!(o.quantum_s > 0)) throw InputError("frontier", "quantum_s", "expected a time quantum > 0 s");
-  const auto& nodes = dag.nodes();
-  const auto& edges = dag.edges();
-  const std::size_t N = nodes.size();
   Frontier f;
   f.quantum_s = o.quantum_s;
   f.p_blocking_w = o.p_blocking_w;
   f.gpus = dag.gpus();
-  std::vector<QuantisedHull> hulls;
-  for (const ComputationCurve& c : curves) {
-    hulls.push_back(quantise(c, lower_hull(c, o.p_blocking_w), o.quantum_s, o.p_blocking_w));
-    f.hull.push_back(hulls.back().option);
-    f.hull_q.push_back(hulls.back().t);
-  }
-  std::vector<std::int64_t> d(N), delay(edges.size());
-  for (std::size_t e = 0; e < edges.size(); ++e) delay[e] = std::llround(edges[e].delay_s / o.quantum_s);
-  double cost = 0;
-  for (std::size_t v = 0; v < N; ++v) {
-    if (nodes[v].computation) {
-      if (nodes[v].curve < 0 || static_cast<std::size_t>(nodes[v].curve) >= curves.size())
-        throw InputError("frontier", "curve", "computation node " + std::to_string(v) + " has no curve");
-      const QuantisedHull& h = hulls[static_cast<std::size_t>(nodes[v].curve)];
-      d[v] = h.slowest();
-      cost += h.c.back();
-    } else {
-      d[v] = std::llround(nodes[v].fixed_s / o.quantum_s);
-    }
-  }
-  f.start_q = d;
-  const auto& ins = dag.in_edges();
-  const auto& outs = dag.out_edges();
-  const int V = static_cast<int>(2 * N + 2), src = static_cast<int>(2 * N), snk = static_cast<int>(2 * N + 1);
-  Schedule sc;
-  earliest(dag, d, delay, sc);
-  f.points.push_back({sc.span, cost});
-  auto hull_of = [&](std::size_t v) -> const QuantisedHull* {
-    return nodes[v].computation ? &hulls[static_cast<std::size_t>(nodes[v].curve)] : nullptr;
-  };
-
-  std::vector<FlowArc> arcs;
-  MinCutSolver solver;
-  for (; f.iterations < o.max_iterations; ++f.iterations) {
-    latest(dag, d, delay, sc);
-    const std::int64_t T = sc.span;
-    // The critical sub-DAG and the smallest float outside it.
-    arcs.clear();
-    for (std::size_t v = 0; v < N; ++v) {
-      if (sc.ls[v] != sc.es[v]) continue;
-      FlowArc a{static_cast<int>(2 * v), static_cast<int>(2 * v + 1), kInf, 0};
-      if (const QuantisedHull* h = hull_of(v)) {
-        if (d[v] > h->fastest()) a.upper = h->slope(h->below(d[v]));
-        if (d[v] < h->slowest()) a.lower = h->slope(h->above(d[v]));
-      }
-      arcs.push_back(a);
-      if (ins[v].empty() && sc.es[v] == 0) arcs.push_back({src, static_cast<int>(2 * v), kInf, 0});
-      if (outs[v].empty() && sc.es[v] + d[v] == T) arcs.push_back({static_cast<int>(2 * v + 1), snk, kInf, 0});
-    }
-    for (std::size_t e = 0; e < edges.size(); ++e) {
-      const std::size_t u = static_cast<std::size_t>(edges[e].from), w = static_cast<std::size_t>(edges[e].to);
-      const std::int64_t fl = sc.ls[w] - (sc.es[u] + d[u] + delay[e]);
-      if (fl == 0 && sc.ls[u] == sc.es[u] && sc.ls[w] == sc.es[w]) arcs.push_back({static_cast<int>(2 * u + 1), static_cast<int>(2 * w), kInf, 0});
-    }
-    Cut cut = solver.solve(V, src, snk, arcs);
-    if (!(cut.value < kInf / 2)) break;  // every critical path is at its fastest
-    if (!cut.lower_bounds_used) ++f.fallback_cuts;
-    // Activities the cut shortens and lengthens, and how far their costs stay linear.
-    auto classify = [&](const Cut& c, std::vector<std::size_t>& shorter, std::vector<std::size_t>& longer, std::int64_t& room) {
-      shorter.clear();
-      longer.clear();
-      room = std::numeric_limits<std::int64_t>::max();
-      for (const FlowArc& a : arcs) {
-        if (a.from >= static_cast<int>(2 * N) || a.to >= static_cast<int>(2 * N) || a.to != a.from + 1 || a.from % 2) continue;
-        const std::size_t v = static_cast<std::size_t>(a.from / 2);
-        const bool in_s = c.source_side[static_cast<std::size_t>(a.from)], out_s = c.source_side[static_cast<std::size_t>(a.to)];
-        const QuantisedHull* h = hull_of(v);
-        if (in_s && !out_s) {
-          if (!h) throw std::logic_error("frontier: a finite cut crosses a fixed step");
-          shorter.push_back(v);
-          room = std::min(room, d[v] - h->t[h->below(d[v])]);
-        } else if (!in_s && out_s && c.lower_bounds_used && h && d[v] < h->slowest()) {
-          longer.push_back(v);
-          room = std::min(room, h->t[h->above(d[v]) + 1] - d[v]);
-        }
-      }
-    };
-    std::vector<std::size_t> shorter, longer;
-    std::int64_t room = 0;
-    classify(cut, shorter, longer, room);
-    // How far the cut can go at once: within every cut activity's linear segment (room) and until a
-    // path the cut does not shorten reaches the new iteration time. Path lengths are linear in the
-    // step, so the steps that keep the iteration at T - step form an interval [1, s*]: the largest
-    // is found by bisection, each probe one longest-path pass. Within it the critical sub-DAG and
-    // every cost stay as they were, so the cut stays minimal (Phillips-Dessouky's unit step, repeated).
-    auto apply = [&](std::int64_t k) {
-      for (std::size_t v : shorter) d[v] -= k;
-      for (std::size_t v : longer) d[v] += k;
-    };
-    auto fits = [&](std::int64_t k) {
-      apply(k);
-      earliest(dag, d, delay, sc);
-      apply(-k);
-      return sc.span <= T - k;
-    };
-    std::int64_t step = std::max<std::int64_t>(1, room);
-    bool shorten_only = false;
-    for (;;) {
-      if (step > 1 && !fits(step)) {
-        std::int64_t lo = 1, hi = step;  // fits(lo) is checked below; fits(hi) is false
-        while (hi - lo > 1) {
-          const std::int64_t mid = lo + (hi - lo) / 2;
-          (fits(mid) ? lo : hi) = mid;
-        }
-        step = lo;
-      }
-      apply(step);
-      earliest(dag, d, delay, sc);
-      if (sc.span <= T - step) break;
-      apply(-step);
-      if (step > 1) {
-        step = 1;
-        continue;
-      }
-      // Lengthening pushed a path outside the critical sub-DAG over the new time: shorten only.
-      if (shorten_only) throw std::logic_error("frontier: a shortening cut did not shorten the iteration");
-      shorten_only = true;
-      std::vector<FlowArc> no_lower = arcs;
-      for (FlowArc& a : no_lower) a.lower = 0;
-      cut = solver.solve(V, src, snk, no_lower);
-      cut.lower_bounds_used = false;
-      ++f.fallback_cuts;
-      classify(cut, shorter, longer, room);
-      if (longer.size() || shorter.empty()) throw std::logic_error("frontier: a shortening cut did not shorten");
-    }
-    std::vector<std::pair<int, std::int64_t>> change;
-    for (std::size_t v : shorter) {
-      const QuantisedHull* h = hull_of(v);
-      cost += h->cost(d[v]) - h->cost(d[v] + step);
-      change.emplace_back(static_cast<int>(v), d[v]);
-    }
-    for (std::size_t v : longer) {
-      const QuantisedHull* h = hull_of(v);
-      cost += h->cost(d[v]) - h->cost(d[v] - step);
-      change.emplace_back(static_cast<int>(v), d[v]);
-    }
-    f.changes.push_back(std::move(change));
-    f.points.push_back({sc.span, cost});
-  }
-  f.max_flows = solver.max_flows;
+  FrontierSolver solver(dag, curves, o, f);
+  solver.run();
   f.solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   return f;
 }

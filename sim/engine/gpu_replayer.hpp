@@ -3,11 +3,19 @@
 // kernels and host gaps; it splits a kernel only where something changes its rate: a policy tick or
 // a clock switch taking effect (work continues at the old clock until then). The time keeper decides
 // whether each segment is also a SimGrid event (event-by-event mode) or not (local-loop mode).
+// The replayer orchestrates; the parts are apart: the clock actuator (switch latency, superseding
+// requests: sim/engine/clock_actuator.hpp), the firmware power-limit loop (the native governor's
+// power_limit_step: sim/engine/firmware_power_limit.hpp), the policy's telemetry window
+// (sim/telemetry/ticked_window.hpp) and the energy meter, which only observes: the replayer reports
+// each constant-power segment, transition energies and step bounds to it, and reads nothing back
+// (sim/energy/energy_meter.hpp).
 #include "models/src/gpu_model.hpp"
 #include "sim/core/workload.hpp"
+#include "sim/engine/clock_actuator.hpp"
+#include "sim/engine/firmware_power_limit.hpp"
 #include "sim/energy/energy_meter.hpp"
 #include "sim/policies/policy.hpp"
-#include "sim/telemetry/energy_window.hpp"
+#include "sim/telemetry/ticked_window.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -81,7 +89,7 @@ class GpuReplayer {
   // The power limit the firmware loop holds from now on (firmware_power_cap on): a controller's
   // nvmlDeviceSetPowerManagementLimit. The SM clock index that runs, and whether the loop holds it below
   // the policy's clock.
-  void set_firmware_cap_w(double cap_w) { fw_cap_w_ = cap_w; }
+  void set_firmware_cap_w(double cap_w) { firmware_.set_cap_w(cap_w); }
   int sm_index() const { return sm_idx_; }
   bool firmware_throttling() const { return sm_idx_ < policy_sm_idx_; }
 
@@ -96,10 +104,12 @@ class GpuReplayer {
   template <class TimeKeeper>
   void on_boundary(TimeKeeper& tk, int which);  // 0: switch takes effect, 1: policy tick, 2: firmware tick
   void firmware_tick();
+  void policy_tick(double now);
   void set_effective();
   void request(const ClockPair& c, double now);
   void apply(const ClockPair& c);
-  void take_effect(const ClockPair& c, double now);
+  void take_effect(const ClockTransition& t, double now);
+  void read_actuator_counters();  // the switch counts of stats_ from the actuator
   GpuTelemetry telemetry(double now) const;
 
   const Rank& rank_;
@@ -107,22 +117,15 @@ class GpuReplayer {
   Policy& policy_;
   const ReplayOptions& opts_;
   EnergyMeter& meter_;
-  static constexpr double kNever = std::numeric_limits<double>::infinity();
 
   int sm_idx_ = 0, mem_idx_ = 0;       // the clocks that run (policy's, capped by the firmware ceiling)
   int policy_sm_idx_ = 0;              // the SM clock the policy's last switch put in effect
-  int ceiling_idx_ = 0;                // firmware power-limit ceiling (index into the SM table)
-  ClockPair clocks_, policy_clocks_, requested_, pending_;
-  double fw_period_ = 0, next_fw_tick_ = std::numeric_limits<double>::infinity(), fw_tick_energy_j_ = 0, fw_cap_w_ = 0;
-  EnergyWindow fw_window_;        // the firmware loop's power window
-  double pending_t_ = kNever;
+  ClockPair clocks_, policy_clocks_;   // the clocks that run; the clocks the actuator put in effect
+  ClockActuator actuator_;             // switch latency and pending requests
+  FirmwarePowerLimit firmware_;        // ticks only with opts.firmware_power_cap
   int step_ = -1;                // step of the segment being replayed (attributes transition energy)
-  SwitchLatency latency_;        // the model's, with the scenario's overrides
-  LognormalLatency sm_draw_, mem_draw_;
-  std::mt19937_64 rng_;
-  double period_ = 0, next_tick_ = kNever;
-  double tick_energy_j_ = 0, last_tick_power_w_ = 0;
-  EnergyWindow window_;         // the policy's telemetry window (energy per tick)
+  TickedWindow policy_window_;   // the policy's telemetry (ticks only with a tick period)
+  double last_tick_power_w_ = 0;
   ReplayStats stats_;
   double time_scale_ = 1;
   LognormalLatency jitter_;
@@ -225,14 +228,15 @@ void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const 
     const double power = k ? model_.kernel_power_w(*k, sm_idx_, mem_idx_) : model_.idle_power_w(sm_idx_);
     const double t = tk.now();
     const double need = remaining * unit_s;
-    int which = next_tick_ <= pending_t_ ? 1 : 0;
-    double boundary = which ? next_tick_ : pending_t_;
-    if (next_fw_tick_ < boundary) boundary = next_fw_tick_, which = 2;
+    const double pending_t = actuator_.pending_at_s(), next_tick = policy_window_.next_tick_s();
+    int which = next_tick <= pending_t ? 1 : 0;
+    double boundary = which ? next_tick : pending_t;
+    if (firmware_.next_tick_s() < boundary) boundary = firmware_.next_tick_s(), which = 2;
     const double dt = t + need <= boundary ? need : (boundary > t ? boundary - t : 0.0);
     if (dt > 0) {
       meter_.add(t, dt, power, clocks_.sm_mhz, clocks_.mem_mhz, sm_idx_, ctx);
-      tick_energy_j_ += power * dt;
-      fw_tick_energy_j_ += power * dt;
+      policy_window_.add(power * dt);
+      firmware_.add(power * dt);
       ++stats_.segments;
       tk.advance(dt);
     }
@@ -249,16 +253,11 @@ void GpuReplayer::on_boundary(TimeKeeper& tk, int which) {
     return;
   }
   if (which == 0) {
-    pending_t_ = kNever;
-    take_effect(pending_, tk.now());
+    if (auto t = actuator_.complete_pending()) take_effect(*t, tk.now());
+    read_actuator_counters();
     return;
   }
-  ++stats_.ticks;
-  window_.push(tick_energy_j_);
-  last_tick_power_w_ = tick_energy_j_ / period_;
-  tick_energy_j_ = 0;
-  next_tick_ += period_;
-  if (auto c = policy_.on_tick(telemetry(tk.now()))) request(*c, tk.now());
+  policy_tick(tk.now());
 }
 
 }  // namespace dvfs

@@ -285,145 +285,220 @@ std::vector<StageBucket> stage_buckets(const KernelPipeline& kp, const std::vect
   return out;
 }
 
+// A GPU's gradient-sync stream: the backward hands each bucket's bytes over (`ready`), the stream runs its
+// collective; `done` once every bucket is synchronised.
+struct GradSyncChannel {
+  sg4::SemaphorePtr ready, done;
+  std::shared_ptr<std::deque<double>> queue;
+};
+
+// What every GPU actor of one kernel-pipeline run shares: the workload, the policies, each stage's
+// operations and buckets, the collective groups, and the result they fill in.
+struct KernelPipelineRun {
+  const KernelPipeline& kp;
+  const GpuModel& model;
+  const ReplayOptions& opts;
+  KernelPipelineResult& res;
+  Shape sh;
+  std::vector<std::unique_ptr<Policy>> policies;
+  std::vector<std::vector<PipelineOp>> ops;
+  std::vector<std::vector<StageBucket>> buckets;
+  Collectives* groups = nullptr;
+  std::vector<int> dp_group, tp_group;  // tp_group: per (replica, stage)
+  CollectiveKind grad_kind = CollectiveKind::all_reduce;
+
+  KernelPipelineRun(const KernelPipeline& kp_, const GpuModel& model_, const PolicyFactory& make_policy, const ReplayOptions& opts_,
+                    KernelPipelineResult& res_)
+      : kp(kp_), model(model_), opts(opts_), res(res_),
+        sh{static_cast<int>(kp_.stages.size()), kp_.data_parallel, kp_.tp_ranks, kp_.chunks, kp_.microbatches, kp_.schedule} {
+    const int N = sh.gpus(), S = sh.S;
+    for (int g = 0; g < N; ++g) {
+      policies.push_back(make_policy(g));
+      res.outcomes.push_back(RankOutcome{g, policies.back()->name(), {}, EnergyMeter(0, kp.annotation_sets, model.sm_clocks_mhz().size(), opts.timeline_interval_s), 0});
+    }
+    res.blocked_s.assign(static_cast<std::size_t>(N), 0);
+    res.allreduce_s.assign(static_cast<std::size_t>(N), 0);
+    res.collective_s.assign(static_cast<std::size_t>(N), 0);
+    res.pipeline_wait_j.assign(static_cast<std::size_t>(N), 0);
+    res.sync_wait_j.assign(static_cast<std::size_t>(N), 0);
+    for (int s = 0; s < S; ++s) {
+      ops.push_back(schedule_ops(sh.schedule, s, S, sh.M, sh.chunks));
+      buckets.push_back(stage_buckets(kp, ops.back(), s));
+    }
+  }
+
+  // The DP groups (one per stage and TP rank) and, with TP > 1, one TP group per (replica, stage).
+  void declare_groups(Collectives& c) {
+    groups = &c;
+    dp_group = add_dp_groups(c, sh);
+    if (sh.T > 1)
+      for (int r = 0; r < sh.DP; ++r)
+        for (int s = 0; s < sh.S; ++s) {
+          std::vector<int> members;
+          for (int t = 0; t < sh.T; ++t) members.push_back(sh.gpu(r, s, t));
+          tp_group.push_back(c.add_group(std::move(members)));
+        }
+    grad_kind = kp.gradient_sync == GradientSync::reduce_scatter ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+  }
+};
+
+// The actor of one GPU: its stage program through the schedule, in local time, touching SimGrid where
+// the outside world matters (a transfer, a collective, handing a bucket over, the end of an operation).
+class PipelineGpu {
+ public:
+  PipelineGpu(KernelPipelineRun& run, int g, bool dp_sync, GradSyncChannel ch)
+      : run_(run), kp_(run.kp), g_(g), t_(g % run.sh.T), s_((g / run.sh.T) % run.sh.S), r_(g / (run.sh.T * run.sh.S)),
+        gi_(static_cast<std::size_t>(g)), si_(static_cast<std::size_t>(s_)), dp_sync_(dp_sync), ch_(std::move(ch)),
+        replayer_(kp_.stages[si_], run.model, *run.policies[gi_], run.opts, run.res.outcomes[gi_].meter) {
+    const double slow = (r_ == kp_.straggler_replica ? kp_.straggler_factor : 1.0) * (kp_.slowdown.empty() ? 1.0 : kp_.slowdown[gi_]);
+    replayer_.set_variation(slow, kp_.jitter_cv, latency_seed(kp_.seed ^ 0x6a09e667f3bcc909ULL, g));
+    origin_ = sg4::Engine::get_clock();
+  }
+
+  void run() {
+    KernelPipelineResult& res = run_.res;
+    // The last backward of each chunk hands its buckets over as it completes them.
+    last_backward_.assign(static_cast<std::size_t>(run_.sh.chunks), -1);
+    const auto& ops = run_.ops[si_];
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].backward) last_backward_[static_cast<std::size_t>(ops[i].chunk)] = static_cast<int>(i);
+    res.blocked_s[gi_] = run_schedule(run_.sh, r_, s_, t_, kp_.activation_bytes, [&](const PipelineOp& op) { compute(op); });
+    if (dp_sync_) finish_gradient_sync();
+    idle_to_now(res.sync_wait_j[gi_]);  // waiting for the gradient sync
+    if (si_ < kp_.optimizer.size()) {
+      replayer_.run_kernels(tk_, kp_.optimizer[si_].first, kp_.optimizer[si_].second, collective_time());
+      sync_clock();
+    }
+    if (dp_sync_ && kp_.gradient_sync == GradientSync::reduce_scatter) gather_parameters();
+    res.outcomes[gi_].stats = replayer_.stats();
+    res.outcomes[gi_].simgrid_end_s = sg4::Engine::get_clock() - origin_;
+    if (kp_.on_gpu_done) kp_.on_gpu_done(g_);
+  }
+
+ private:
+  void sync_clock() { sg4::this_actor::sleep_until(origin_ + tk_.now()); }
+
+  // Idle (at idle power, the clocks in effect) up to SimGrid's clock, adding the energy to `into`.
+  void idle_to_now(double& into) {
+    const EnergyMeter& meter = run_.res.outcomes[gi_].meter;
+    const double e0 = meter.total_j();
+    replayer_.idle_until(tk_, sg4::Engine::get_clock() - origin_);
+    into += meter.total_j() - e0;
+  }
+
+  // In-program collectives: the closed form the synthesis wrote (TP folded), or the TP group on SimGrid.
+  double collective(const Kernel& k) {
+    if (run_.sh.T == 1) return k.duration_s;
+    sync_clock();  // the GPU reached the collective: the others may have to wait for it
+    const double t0 = sg4::Engine::get_clock();
+    const CollectiveCall& call = kp_.collectives[k.collective - 1];
+    run_.groups->run(run_.tp_group[static_cast<std::size_t>(r_ * run_.sh.S + s_)], t_, call.kind, call.bytes);
+    const double d = sg4::Engine::get_clock() - t0;
+    run_.res.collective_s[gi_] += d;
+    return d;
+  }
+  // What a collective kernel lasts, for GpuReplayer::run_kernels.
+  struct CollectiveTime {
+    PipelineGpu* gpu;
+    double operator()(const Kernel& k, double) const { return gpu->collective(k); }
+  };
+  CollectiveTime collective_time() { return CollectiveTime{this}; }
+
+  void hand_over(std::size_t b) {
+    ch_.queue->push_back(run_.buckets[si_][b].bucket.bytes);
+    ch_.ready->release();
+  }
+
+  // One operation of the schedule (a forward or backward of a micro-batch and chunk).
+  void compute(const PipelineOp& op) {
+    const auto& buckets = run_.buckets[si_];
+    const int S = run_.sh.S;
+    idle_to_now(run_.res.pipeline_wait_j[gi_]);  // the GPU idled while it waited
+    const auto v = static_cast<std::size_t>(op.chunk * S + s_);
+    const auto& range = op.backward ? kp_.backward[v] : kp_.forward[v];
+    replayer_.begin_computation(tk_, ComputationInfo{s_, op.chunk, op.microbatch, static_cast<int>(op_index_), op.backward});
+    std::size_t pos = range.first;
+    if (dp_sync_ && kp_.overlap_gradient_sync && op.backward &&
+        last_backward_[static_cast<std::size_t>(op.chunk)] == static_cast<int>(op_index_)) {
+      for (; next_bucket_ < buckets.size() && buckets[next_bucket_].chunk == op.chunk; ++next_bucket_) {
+        const std::size_t end = buckets[next_bucket_].bucket.end;
+        replayer_.run_kernels(tk_, pos, end, collective_time());
+        pos = end;
+        sync_clock();
+        hand_over(next_bucket_);
+      }
+    }
+    replayer_.run_kernels(tk_, pos, range.second, collective_time());
+    // Nothing outside this GPU could change its course meanwhile: one SimGrid event.
+    sync_clock();
+    ++op_index_;
+  }
+
+  // The buckets not overlapped with the backward, then the wait for the sync stream.
+  void finish_gradient_sync() {
+    const double t0 = sg4::Engine::get_clock();
+    for (; next_bucket_ < run_.buckets[si_].size(); ++next_bucket_) hand_over(next_bucket_);  // not overlapped
+    ch_.done->acquire();
+    run_.res.allreduce_s[gi_] = sg4::Engine::get_clock() - t0;
+  }
+
+  // Distributed optimizer: every replica gathers the parameters the others updated.
+  void gather_parameters() {
+    const double t0 = sg4::Engine::get_clock();
+    for (const StageBucket& b : run_.buckets[si_])
+      run_.groups->run(run_.dp_group[static_cast<std::size_t>(s_ * run_.sh.T + t_)], r_, CollectiveKind::all_gather,
+                       b.bucket.param_bytes > 0 ? b.bucket.param_bytes : b.bucket.bytes);
+    run_.res.allreduce_s[gi_] += sg4::Engine::get_clock() - t0;
+    idle_to_now(run_.res.sync_wait_j[gi_]);
+  }
+
+  KernelPipelineRun& run_;
+  const KernelPipeline& kp_;
+  const int g_, t_, s_, r_;
+  const std::size_t gi_, si_;
+  const bool dp_sync_;
+  GradSyncChannel ch_;
+  GpuReplayer replayer_;
+  LocalTime tk_;
+  double origin_ = 0;
+  std::vector<int> last_backward_;
+  std::size_t next_bucket_ = 0, op_index_ = 0;
+};
+
+// The actors of GPU g: its gradient-sync stream (with DP > 1 and buckets to sync) and the GPU itself.
+void spawn_gpu(SimWorld& world, KernelPipelineRun& run, int g) {
+  const int s = (g / run.sh.T) % run.sh.S, t = g % run.sh.T, r = g / (run.sh.T * run.sh.S);
+  const std::size_t gi = static_cast<std::size_t>(g);
+  const bool dp_sync = run.sh.DP > 1 && !run.buckets[static_cast<std::size_t>(s)].empty();
+  // The gradient sync runs on its own stream: an actor per GPU that takes each bucket as the backward
+  // hands it over and runs the collective while the compute goes on.
+  GradSyncChannel ch{sg4::Semaphore::create(0), sg4::Semaphore::create(0), std::make_shared<std::deque<double>>()};
+  if (dp_sync)
+    world.spawn("grad-sync" + std::to_string(g), gi, [&run, s, t, r, ch]() {
+      for (std::size_t b = 0; b < run.buckets[static_cast<std::size_t>(s)].size(); ++b) {
+        ch.ready->acquire();
+        const double bytes = ch.queue->front();
+        ch.queue->pop_front();
+        run.groups->run(run.dp_group[static_cast<std::size_t>(s * run.sh.T + t)], r, run.grad_kind, bytes);
+      }
+      ch.done->release();
+    });
+  world.spawn("gpu" + std::to_string(g), gi, [&run, g, dp_sync, ch]() { PipelineGpu(run, g, dp_sync, ch).run(); });
+}
+
 }  // namespace
 
 KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const GpuModel& model,
                                               const PolicyFactory& make_policy, const ReplayOptions& opts,
                                               const std::string& source) {
   check(kp, source);
-  const Shape sh{static_cast<int>(kp.stages.size()), kp.data_parallel, kp.tp_ranks, kp.chunks, kp.microbatches, kp.schedule};
-  const int N = sh.gpus(), S = sh.S, T = sh.T;
   KernelPipelineResult res;
-  std::vector<std::unique_ptr<Policy>> policies;
-  for (int g = 0; g < N; ++g) {
-    policies.push_back(make_policy(g));
-    res.outcomes.push_back(RankOutcome{g, policies.back()->name(), {}, EnergyMeter(0, kp.annotation_sets, model.sm_clocks_mhz().size(), opts.timeline_interval_s), 0});
-  }
-  res.blocked_s.assign(static_cast<std::size_t>(N), 0);
-  res.allreduce_s.assign(static_cast<std::size_t>(N), 0);
-  res.collective_s.assign(static_cast<std::size_t>(N), 0);
-  res.pipeline_wait_j.assign(static_cast<std::size_t>(N), 0);
-  res.sync_wait_j.assign(static_cast<std::size_t>(N), 0);
-
-  std::vector<std::vector<PipelineOp>> ops;
-  std::vector<std::vector<StageBucket>> buckets;
-  for (int s = 0; s < S; ++s) {
-    ops.push_back(schedule_ops(sh.schedule, s, S, sh.M, sh.chunks));
-    buckets.push_back(stage_buckets(kp, ops.back(), s));
-  }
+  KernelPipelineRun run(kp, model, make_policy, opts, res);
   SimWorld world;
   Collectives groups;
-  const std::vector<int> dp_group = add_dp_groups(groups, sh);
-  std::vector<int> tp_group;  // per (replica, stage)
-  if (T > 1)
-    for (int r = 0; r < sh.DP; ++r)
-      for (int s = 0; s < S; ++s) {
-        std::vector<int> members;
-        for (int t = 0; t < T; ++t) members.push_back(sh.gpu(r, s, t));
-        tp_group.push_back(groups.add_group(std::move(members)));
-      }
-  world.build(platform_of(sh, kp.use_cluster, kp.cluster, kp.p2p_latency_s, kp.p2p_bandwidth_bps), groups, kp.cluster.allreduce);
-  const CollectiveKind grad_kind =
-      kp.gradient_sync == GradientSync::reduce_scatter ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-
-  for (int g = 0; g < N; ++g) {
-    const int t = g % T, s = (g / T) % S, r = g / (T * S);
-    const std::size_t gi = static_cast<std::size_t>(g), si = static_cast<std::size_t>(s);
-    const std::vector<StageBucket>& my_buckets = buckets[si];
-    const bool dp_sync = sh.DP > 1 && !my_buckets.empty();
-    // The gradient sync runs on its own stream: an actor per GPU that takes each bucket as the backward
-    // hands it over and runs the collective while the compute goes on.
-    auto ready = sg4::Semaphore::create(0), done = sg4::Semaphore::create(0);
-    auto queue = std::make_shared<std::deque<double>>();
-    if (dp_sync)
-      world.spawn("grad-sync" + std::to_string(g), gi, [&, s, t, r, ready, done, queue]() {
-        for (std::size_t b = 0; b < buckets[static_cast<std::size_t>(s)].size(); ++b) {
-          ready->acquire();
-          const double bytes = queue->front();
-          queue->pop_front();
-          groups.run(dp_group[static_cast<std::size_t>(s * T + t)], r, grad_kind, bytes);
-        }
-        done->release();
-      });
-    world.spawn("gpu" + std::to_string(g), gi, [&, g, t, s, r, gi, si, dp_sync, ready, done, queue]() {
-      GpuReplayer replayer(kp.stages[si], model, *policies[gi], opts, res.outcomes[gi].meter);
-      const double slow = (r == kp.straggler_replica ? kp.straggler_factor : 1.0) * (kp.slowdown.empty() ? 1.0 : kp.slowdown[gi]);
-      replayer.set_variation(slow, kp.jitter_cv, latency_seed(kp.seed ^ 0x6a09e667f3bcc909ULL, g));
-      LocalTime tk;
-      const double origin = sg4::Engine::get_clock();
-      auto sync_clock = [&] { sg4::this_actor::sleep_until(origin + tk.now()); };
-      // Idle (at idle power, the clocks in effect) up to SimGrid's clock, adding the energy to `into`.
-      auto idle_to_now = [&](double& into) {
-        const double e0 = res.outcomes[gi].meter.total_j();
-        replayer.idle_until(tk, sg4::Engine::get_clock() - origin);
-        into += res.outcomes[gi].meter.total_j() - e0;
-      };
-      // In-program collectives: the closed form the synthesis wrote (TP folded), or the TP group on SimGrid.
-      auto collective = [&](const Kernel& k, double) {
-        if (T == 1) return k.duration_s;
-        sync_clock();  // the GPU reached the collective: the others may have to wait for it
-        const double t0 = sg4::Engine::get_clock();
-        const CollectiveCall& call = kp.collectives[k.collective - 1];
-        groups.run(tp_group[static_cast<std::size_t>(r * S + s)], t, call.kind, call.bytes);
-        const double d = sg4::Engine::get_clock() - t0;
-        res.collective_s[gi] += d;
-        return d;
-      };
-      // The last backward of each chunk hands its buckets over as it completes them.
-      std::vector<int> last_backward(static_cast<std::size_t>(sh.chunks), -1);
-      for (std::size_t i = 0; i < ops[si].size(); ++i)
-        if (ops[si][i].backward) last_backward[static_cast<std::size_t>(ops[si][i].chunk)] = static_cast<int>(i);
-      std::size_t next_bucket = 0, op_index = 0;
-      auto hand_over = [&](std::size_t b) {
-        queue->push_back(buckets[si][b].bucket.bytes);
-        ready->release();
-      };
-      res.blocked_s[gi] = run_schedule(sh, r, s, t, kp.activation_bytes, [&](const PipelineOp& op) {
-        idle_to_now(res.pipeline_wait_j[gi]);  // the GPU idled while it waited
-        const auto v = static_cast<std::size_t>(op.chunk * S + s);
-        const auto& range = op.backward ? kp.backward[v] : kp.forward[v];
-        replayer.begin_computation(tk, ComputationInfo{s, op.chunk, op.microbatch, static_cast<int>(op_index), op.backward});
-        std::size_t pos = range.first;
-        if (dp_sync && kp.overlap_gradient_sync && op.backward &&
-            last_backward[static_cast<std::size_t>(op.chunk)] == static_cast<int>(op_index)) {
-          for (; next_bucket < buckets[si].size() && buckets[si][next_bucket].chunk == op.chunk; ++next_bucket) {
-            const std::size_t end = buckets[si][next_bucket].bucket.end;
-            replayer.run_kernels(tk, pos, end, collective);
-            pos = end;
-            sync_clock();
-            hand_over(next_bucket);
-          }
-        }
-        replayer.run_kernels(tk, pos, range.second, collective);
-        // Nothing outside this GPU could change its course meanwhile: one SimGrid event.
-        sync_clock();
-        ++op_index;
-      });
-      if (dp_sync) {
-        const double t0 = sg4::Engine::get_clock();
-        for (; next_bucket < buckets[si].size(); ++next_bucket) hand_over(next_bucket);  // not overlapped
-        done->acquire();
-        res.allreduce_s[gi] = sg4::Engine::get_clock() - t0;
-      }
-      idle_to_now(res.sync_wait_j[gi]);  // waiting for the gradient sync
-      if (si < kp.optimizer.size()) {
-        replayer.run_kernels(tk, kp.optimizer[si].first, kp.optimizer[si].second, collective);
-        sync_clock();
-      }
-      if (dp_sync && kp.gradient_sync == GradientSync::reduce_scatter) {
-        // Distributed optimizer: every replica gathers the parameters the others updated.
-        const double t0 = sg4::Engine::get_clock();
-        for (const StageBucket& b : buckets[si])
-          groups.run(dp_group[static_cast<std::size_t>(s * T + t)], r, CollectiveKind::all_gather,
-                     b.bucket.param_bytes > 0 ? b.bucket.param_bytes : b.bucket.bytes);
-        res.allreduce_s[gi] += sg4::Engine::get_clock() - t0;
-        idle_to_now(res.sync_wait_j[gi]);
-      }
-      res.outcomes[gi].stats = replayer.stats();
-      res.outcomes[gi].simgrid_end_s = sg4::Engine::get_clock() - origin;
-      if (kp.on_gpu_done) kp.on_gpu_done(g);
-    });
-  }
+  run.declare_groups(groups);
+  world.build(platform_of(run.sh, kp.use_cluster, kp.cluster, kp.p2p_latency_s, kp.p2p_bandwidth_bps), groups, kp.cluster.allreduce);
+  for (int g = 0; g < run.sh.gpus(); ++g) spawn_gpu(world, run, g);
   world.run();
   for (const auto& o : res.outcomes) res.iteration_s = std::max(res.iteration_s, o.stats.end_s);
   return res;

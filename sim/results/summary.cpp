@@ -27,10 +27,9 @@ Json describe_work_sources(const Workload& wl) {
           {"class_prior", counts[static_cast<int>(WorkSource::unknown)]}};
 }
 
-}  // namespace
-
-Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& rep, const GpuModel& model,
-                   const std::vector<RankOutcome>& outcomes) {
+// The run's header: scenario, GPU, policy, engine, the trace and its collectives.
+Json describe_run(const Scenario& sc, const Workload& wl, const ImportReport& rep, const GpuModel& model,
+                  const std::vector<RankOutcome>& outcomes) {
   Json s;
   s["scenario"] = sc.name;
   s["gpu"] = {{"name", model.name()}, {"display_name", model.display_name()}, {"status", model.status()},
@@ -51,107 +50,139 @@ Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& r
     s["collectives"]["network"] = {{"topology", to_string(cs.topology)}, {"gpus_per_node", cs.gpus_per_node},
                                    {"intra_bw_bps", cs.intra_bw_bps}, {"inter_bw_bps", cs.inter_bw_bps}};
   }
+  return s;
+}
 
+// Sums over every GPU (in rank order), and the per-GPU and per-step rows.
+struct RunTotals {
   double end_s = 0, energy = 0, busy = 0, gap_s = 0, gap_j = 0, switch_j = 0;
   std::uint64_t events = 0, switches = 0;
   double switch_lat = 0;
-  std::vector<double> phase_j(kPhaseCount, 0.0), class_j(kKernelClassCount, 0.0), class_s(kKernelClassCount, 0.0);
+  std::vector<double> phase_j, class_j, class_s;
   std::map<std::string, double> annotation_j;
-  std::vector<double> residency(model.sm_clocks_mhz().size(), 0.0);
+  std::vector<double> residency;
   Json per_gpu = Json::array();
   Json steps = Json::array();
 
-  for (const RankOutcome& o : outcomes) {
-    const EnergyMeter& m = o.meter;
-    end_s = std::max(end_s, o.stats.end_s);
-    energy += m.total_j();
-    busy += m.busy_s();
-    gap_s += m.gap_s();
-    gap_j += m.gap_j();
-    events += o.stats.kernel_events;
-    switches += o.stats.clock_switches;
-    switch_lat += o.stats.switch_latency_s;
-    switch_j += m.switch_j();
-    for (std::size_t set = 0; set < m.annotation_set_j().size(); ++set) {
-      const double e = m.annotation_set_j()[set];
-      phase_j[static_cast<int>(wl.annotation_sets[set].phase)] += e;
-      for (std::uint32_t a : wl.annotation_sets[set].annotations) annotation_j[wl.annotation_names[a]] += e;
-    }
-    for (int c = 0; c < kKernelClassCount; ++c) {
-      class_j[c] += m.class_j()[c];
-      class_s[c] += m.class_s()[c];
-    }
-    double clock_time = 0;
-    for (std::size_t i = 0; i < residency.size(); ++i) {
-      residency[i] += m.sm_residency_s()[i];
-      clock_time += m.sm_residency_s()[i] * model.sm_clocks_mhz()[i];
-    }
-    per_gpu.push_back({{"rank", o.rank},
-                       {"time_s", q(o.stats.end_s)},
-                       {"energy_j", q(m.total_j())},
-                       {"mean_power_w", q(safe_div(m.total_j(), o.stats.end_s))},
-                       {"mean_sm_mhz", q(safe_div(clock_time, o.stats.end_s))},
-                       {"busy_s", q(m.busy_s())},
-                       {"kernel_events", o.stats.kernel_events},
-                       {"clock_switches", o.stats.clock_switches},
-                       {"switch_latency_s", q(o.stats.switch_latency_s)},
-                       {"switch_energy_j", q(m.switch_j())},
-                       {"policy_ticks", o.stats.ticks},
-                       {"segments", o.stats.segments},
-                       {"simgrid_end_s", q(o.simgrid_end_s)}});
-    const Rank& rank = wl.ranks[static_cast<std::size_t>(&o - outcomes.data())];
-    for (std::size_t i = 0; i < m.steps().size(); ++i) {
-      const StepTotals& st = m.steps()[i];
-      const double t = st.end_s - st.start_s;
-      const Step& src = rank.steps[i % rank.steps.size()];
-      steps.push_back({{"rank", o.rank},
-                       {"index", i},
-                       {"label", src.label},
-                       {"start_s", q(st.start_s)},
-                       {"time_s", q(t)},
-                       {"energy_j", q(st.energy_j)},
-                       {"mean_power_w", q(safe_div(st.energy_j, t))},
-                       {"mean_sm_mhz", q(safe_div(st.sm_mhz_time, t))},
-                       {"busy_s", q(st.busy_s)},
-                       {"kernels", st.kernels}});
-    }
+  explicit RunTotals(std::size_t sm_clocks)
+      : phase_j(kPhaseCount, 0.0), class_j(kKernelClassCount, 0.0), class_s(kKernelClassCount, 0.0), residency(sm_clocks, 0.0) {}
+};
+
+// One GPU's row of per_gpu; `clock_time` is its SM clock integrated over time (MHz*s).
+Json per_gpu_row(const RankOutcome& o, double clock_time) {
+  const EnergyMeter& m = o.meter;
+  return {{"rank", o.rank},
+          {"time_s", q(o.stats.end_s)},
+          {"energy_j", q(m.total_j())},
+          {"mean_power_w", q(safe_div(m.total_j(), o.stats.end_s))},
+          {"mean_sm_mhz", q(safe_div(clock_time, o.stats.end_s))},
+          {"busy_s", q(m.busy_s())},
+          {"kernel_events", o.stats.kernel_events},
+          {"clock_switches", o.stats.clock_switches},
+          {"switch_latency_s", q(o.stats.switch_latency_s)},
+          {"switch_energy_j", q(m.switch_j())},
+          {"policy_ticks", o.stats.ticks},
+          {"segments", o.stats.segments},
+          {"simgrid_end_s", q(o.simgrid_end_s)}};
+}
+
+// One GPU's steps, labelled from its rank's steps (repeats reuse the labels).
+void add_step_rows(Json& steps, const RankOutcome& o, const Rank& rank) {
+  const EnergyMeter& m = o.meter;
+  for (std::size_t i = 0; i < m.steps().size(); ++i) {
+    const StepTotals& st = m.steps()[i];
+    const double t = st.end_s - st.start_s;
+    const Step& src = rank.steps[i % rank.steps.size()];
+    steps.push_back({{"rank", o.rank},
+                     {"index", i},
+                     {"label", src.label},
+                     {"start_s", q(st.start_s)},
+                     {"time_s", q(t)},
+                     {"energy_j", q(st.energy_j)},
+                     {"mean_power_w", q(safe_div(st.energy_j, t))},
+                     {"mean_sm_mhz", q(safe_div(st.sm_mhz_time, t))},
+                     {"busy_s", q(st.busy_s)},
+                     {"kernels", st.kernels}});
   }
+}
+
+void add_outcome(RunTotals& tot, const RankOutcome& o, const Rank& rank, const Workload& wl, const GpuModel& model) {
+  const EnergyMeter& m = o.meter;
+  tot.end_s = std::max(tot.end_s, o.stats.end_s);
+  tot.energy += m.total_j();
+  tot.busy += m.busy_s();
+  tot.gap_s += m.gap_s();
+  tot.gap_j += m.gap_j();
+  tot.events += o.stats.kernel_events;
+  tot.switches += o.stats.clock_switches;
+  tot.switch_lat += o.stats.switch_latency_s;
+  tot.switch_j += m.switch_j();
+  for (std::size_t set = 0; set < m.annotation_set_j().size(); ++set) {
+    const double e = m.annotation_set_j()[set];
+    tot.phase_j[static_cast<int>(wl.annotation_sets[set].phase)] += e;
+    for (std::uint32_t a : wl.annotation_sets[set].annotations) tot.annotation_j[wl.annotation_names[a]] += e;
+  }
+  for (int c = 0; c < kKernelClassCount; ++c) {
+    tot.class_j[c] += m.class_j()[c];
+    tot.class_s[c] += m.class_s()[c];
+  }
+  double clock_time = 0;
+  for (std::size_t i = 0; i < tot.residency.size(); ++i) {
+    tot.residency[i] += m.sm_residency_s()[i];
+    clock_time += m.sm_residency_s()[i] * model.sm_clocks_mhz()[i];
+  }
+  tot.per_gpu.push_back(per_gpu_row(o, clock_time));
+  add_step_rows(tot.steps, o, rank);
+}
+
+// totals, steps, energy by phase / annotation / class, time by class, SM clock residency, per_gpu.
+void write_totals(Json& s, const RunTotals& tot, const GpuModel& model, std::size_t gpus) {
   double clock_time = 0, total_res = 0;
-  for (std::size_t i = 0; i < residency.size(); ++i) {
-    clock_time += residency[i] * model.sm_clocks_mhz()[i];
-    total_res += residency[i];
+  for (std::size_t i = 0; i < tot.residency.size(); ++i) {
+    clock_time += tot.residency[i] * model.sm_clocks_mhz()[i];
+    total_res += tot.residency[i];
   }
-  s["totals"] = {{"time_s", q(end_s)},
-                 {"energy_j", q(energy)},
-                 {"mean_power_w", q(safe_div(energy, end_s * static_cast<double>(std::max<std::size_t>(1, outcomes.size()))))},
+  s["totals"] = {{"time_s", q(tot.end_s)},
+                 {"energy_j", q(tot.energy)},
+                 {"mean_power_w", q(safe_div(tot.energy, tot.end_s * static_cast<double>(std::max<std::size_t>(1, gpus))))},
                  {"mean_sm_mhz", q(safe_div(clock_time, total_res))},
-                 {"busy_s", q(busy)},
-                 {"host_gap_s", q(gap_s)},
-                 {"kernel_events", events},
-                 {"clock_switches", switches},
-                 {"switch_latency_s", q(switch_lat)},
-                 {"switch_energy_j", q(switch_j)}};
-  s["steps"] = steps;
+                 {"busy_s", q(tot.busy)},
+                 {"host_gap_s", q(tot.gap_s)},
+                 {"kernel_events", tot.events},
+                 {"clock_switches", tot.switches},
+                 {"switch_latency_s", q(tot.switch_lat)},
+                 {"switch_energy_j", q(tot.switch_j)}};
+  s["steps"] = tot.steps;
   Json phases;
-  for (int p = 0; p < kPhaseCount; ++p) phases[to_string(static_cast<Phase>(p))] = q(phase_j[p]);
-  phases["host_gaps"] = q(gap_j);
-  phases["clock_switches"] = q(switch_j);  // transition energy: in no phase, class or annotation
+  for (int p = 0; p < kPhaseCount; ++p) phases[to_string(static_cast<Phase>(p))] = q(tot.phase_j[p]);
+  phases["host_gaps"] = q(tot.gap_j);
+  phases["clock_switches"] = q(tot.switch_j);  // transition energy: in no phase, class or annotation
   s["energy_by_phase_j"] = phases;
   Json ann = Json::object();
-  for (const auto& [name, e] : annotation_j) ann[name] = q(e);
+  for (const auto& [name, e] : tot.annotation_j) ann[name] = q(e);
   s["energy_by_annotation_j"] = ann;
   Json cls, cls_t;
   for (int c = 0; c < kKernelClassCount; ++c) {
-    cls[to_string(static_cast<KernelClass>(c))] = q(class_j[c]);
-    cls_t[to_string(static_cast<KernelClass>(c))] = q(class_s[c]);
+    cls[to_string(static_cast<KernelClass>(c))] = q(tot.class_j[c]);
+    cls_t[to_string(static_cast<KernelClass>(c))] = q(tot.class_s[c]);
   }
   s["energy_by_class_j"] = cls;
   s["time_by_class_s"] = cls_t;
   Json res = Json::array();
-  for (std::size_t i = residency.size(); i-- > 0;)
-    if (residency[i] > 0) res.push_back({{"sm_mhz", model.sm_clocks_mhz()[i]}, {"time_s", q(residency[i])}});
+  for (std::size_t i = tot.residency.size(); i-- > 0;)
+    if (tot.residency[i] > 0) res.push_back({{"sm_mhz", model.sm_clocks_mhz()[i]}, {"time_s", q(tot.residency[i])}});
   s["sm_clock_residency"] = res;
-  s["per_gpu"] = per_gpu;
+  s["per_gpu"] = tot.per_gpu;
+}
+
+}  // namespace
+
+Json build_summary(const Scenario& sc, const Workload& wl, const ImportReport& rep, const GpuModel& model,
+                   const std::vector<RankOutcome>& outcomes) {
+  Json s = describe_run(sc, wl, rep, model, outcomes);
+  RunTotals tot(model.sm_clocks_mhz().size());
+  for (std::size_t i = 0; i < outcomes.size(); ++i) add_outcome(tot, outcomes[i], wl.ranks[i], wl, model);
+  write_totals(s, tot, model, outcomes.size());
   return s;
 }
 

@@ -183,62 +183,143 @@ RawCollective read_collective(const Json& args, const std::string& file, std::si
   return c;
 }
 
-}  // namespace
+// Host-side record_param_comms ranges (PyTorch's c10d): their args describe the NCCL kernel launched
+// inside them, for traces whose kernels do not carry the args themselves.
+struct HostComm {
+  double t0_us, t1_us;
+  int collective;
+};
 
-Workload import_kineto(const std::string& path, const Classifier& classifier, ImportReport* report) {
-  return import_kineto_text(read_maybe_gzip(path), path, classifier, report);
-}
-
-Workload import_kineto_text(const std::string& text, const std::string& file, const Classifier& classifier,
-                            ImportReport* report) {
-  Json doc;
+// The parsed document, or an InputError naming the file.
+Json parse_trace(const std::string& text, const std::string& file) {
   try {
-    doc = Json::parse(text);
+    return Json::parse(text);
   } catch (const Json::parse_error& e) {
     throw InputError(file, "", std::string("malformed JSON, expected a Chrome trace (") + e.what() + ")");
   }
+}
+
+const Json& trace_events(const Json& doc, const std::string& file) {
   const Json* events = nullptr;
   if (doc.is_object() && doc.contains("traceEvents")) events = &doc["traceEvents"];
   else if (doc.is_array()) events = &doc;
   if (!events || !events->is_array())
     throw InputError(file, "traceEvents", "missing: expected a Chrome trace object with a \"traceEvents\" array");
+  return *events;
+}
 
+// Trace-wide facts outside the events: the time base, the devices, the rank of a distributed job.
+struct TraceHeader {
   double base_ns = 0;
-  if (doc.is_object() && doc.contains("baseTimeNanoseconds") && doc["baseTimeNanoseconds"].is_number())
-    base_ns = doc["baseTimeNanoseconds"].get<double>();
   int sm_count = 0;
   std::map<long, std::string> device_names;
+  int global_rank = -1;  // PyTorch's distributedInfo; -1 when absent
+};
+
+TraceHeader read_header(const Json& doc) {
+  TraceHeader h;
+  if (doc.is_object() && doc.contains("baseTimeNanoseconds") && doc["baseTimeNanoseconds"].is_number())
+    h.base_ns = doc["baseTimeNanoseconds"].get<double>();
   if (doc.is_object() && doc.contains("deviceProperties") && doc["deviceProperties"].is_array()) {
     for (const auto& d : doc["deviceProperties"]) {
       if (!d.is_object()) continue;
       long id = d.contains("id") ? as_long(d["id"], 0) : 0;
-      if (d.contains("name") && d["name"].is_string()) device_names[id] = d["name"].get<std::string>();
-      if (d.contains("numSms") && d["numSms"].is_number()) sm_count = d["numSms"].get<int>();
+      if (d.contains("name") && d["name"].is_string()) h.device_names[id] = d["name"].get<std::string>();
+      if (d.contains("numSms") && d["numSms"].is_number()) h.sm_count = d["numSms"].get<int>();
     }
   }
-
   // A rank of a distributed job names itself (PyTorch's distributedInfo); NCCL kernels name their groups
   // by global rank.
-  int global_rank = -1;
   if (doc.is_object() && doc.contains("distributedInfo") && doc["distributedInfo"].is_object() &&
       doc["distributedInfo"].contains("rank"))
-    global_rank = static_cast<int>(as_long(doc["distributedInfo"]["rank"], -1));
-  std::vector<RawCollective> raw_collectives;
-  // Host-side record_param_comms ranges (PyTorch's c10d): their args describe the NCCL kernel launched
-  // inside them, for traces whose kernels do not carry the args themselves.
-  struct HostComm {
-    double t0_us, t1_us;
-    int collective;
-  };
+    h.global_rank = static_cast<int>(as_long(doc["distributedInfo"]["rank"], -1));
+  return h;
+}
+
+// What one pass over the events collects.
+struct RawTrace {
+  std::vector<RawCollective> collectives;
   std::vector<HostComm> host_comms;
   std::vector<RawActivity> acts;
   std::vector<Range> gpu_ranges, cpu_ranges;
   std::unordered_map<long, double> launch_ts;  // correlation id -> host launch time (µs)
   OperatorIndex operators;
   bool old_schema = false;
+  int global_rank = -1;
+};
 
-  for (std::size_t i = 0; i < events->size(); ++i) {
-    const Json& ev = (*events)[i];
+// A device activity (kernel, memcpy, memset) and, for an NCCL kernel with collective args, its collective.
+void add_device_activity(RawTrace& t, const Json& ev, const Json& args, ActivityKind kind, const std::string& file, std::size_t i) {
+  RawActivity a;
+  a.ts_us = number_field(ev, "ts", file, i);
+  a.dur_us = number_field(ev, "dur", file, i);
+  if (a.dur_us < 0)
+    throw InputError(file, "traceEvents[" + std::to_string(i) + "].dur", "expected a duration >= 0");
+  auto name_it = ev.find("name");
+  if (name_it == ev.end() || !name_it->is_string())
+    throw InputError(file, "traceEvents[" + std::to_string(i) + "].name", "expected a kernel name string");
+  a.name = name_it->get<std::string>();
+  a.kind = kind;
+  a.device = args.contains("device") ? as_long(args["device"], 0) : (ev.contains("pid") ? as_long(ev["pid"], 0) : 0);
+  a.stream = args.contains("stream") ? as_long(args["stream"], 0) : (ev.contains("tid") ? as_long(ev["tid"], 0) : 0);
+  a.correlation = args.contains("correlation") ? as_long(args["correlation"], -1) : -1;
+  if (args.contains("External id")) a.external_id = as_long(args["External id"], -1);
+  read_dim3(args, "grid", a.shape.grid);
+  read_dim3(args, "block", a.shape.block);
+  if (args.contains("registers per thread")) a.shape.registers_per_thread = static_cast<std::uint32_t>(as_long(args["registers per thread"], 0));
+  if (args.contains("shared memory")) a.shape.shared_memory_bytes = static_cast<std::uint32_t>(as_long(args["shared memory"], 0));
+  if (args.contains("bytes")) a.shape.bytes = static_cast<std::uint64_t>(as_long(args["bytes"], 0));
+  a.blocks_per_sm = -1;
+  if (args.contains("blocks per SM") && args["blocks per SM"].is_number()) a.blocks_per_sm = args["blocks per SM"].get<double>();
+  if (kind == ActivityKind::kernel && args.contains("Collective name")) {
+    t.collectives.push_back(read_collective(args, file, i));
+    a.collective = static_cast<int>(t.collectives.size()) - 1;
+    if (t.global_rank < 0 && args.contains("Rank")) t.global_rank = static_cast<int>(as_long(args["Rank"], -1));
+  }
+  t.acts.push_back(std::move(a));
+}
+
+// A host-side event (lower-case category `lc`): a record_param_comms range, an operator with input
+// shapes, a user annotation range, or a launch (its time, by correlation id).
+void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::string& lc, const std::string& file, std::size_t i) {
+  if (lc == "cpu_op" && args.contains("Collective name") && ev.contains("name") && ev["name"] == "record_param_comms" &&
+      ev.contains("ts") && ev["ts"].is_number() && ev.contains("dur") && ev["dur"].is_number()) {
+    t.collectives.push_back(read_collective(args, file, i));
+    t.host_comms.push_back({ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>(),
+                            static_cast<int>(t.collectives.size()) - 1});
+    if (t.global_rank < 0 && args.contains("Rank")) t.global_rank = static_cast<int>(as_long(args["Rank"], -1));
+    return;
+  }
+  if (lc == "cpu_op") {  // operators with input shapes (record_shapes=True): what their kernels compute
+    auto name_it = ev.find("name");
+    if (name_it != ev.end() && name_it->is_string()) t.operators.add(name_it->get_ref<const std::string&>(), args);
+    return;
+  }
+  if (lc == "gpu_user_annotation" || lc == "user_annotation") {
+    auto name_it = ev.find("name");
+    auto ts = ev.find("ts");
+    auto dur = ev.find("dur");
+    if (name_it == ev.end() || !name_it->is_string() || ts == ev.end() || !ts->is_number() || dur == ev.end() || !dur->is_number())
+      return;  // a malformed annotation loses only itself; kernels are what we cannot lose
+    Range r{ts->get<double>(), ts->get<double>() + dur->get<double>(), -1, name_it->get<std::string>()};
+    if (lc == "gpu_user_annotation") {
+      r.device = args.contains("device") ? as_long(args["device"], 0) : (ev.contains("pid") ? as_long(ev["pid"], 0) : 0);
+      t.gpu_ranges.push_back(std::move(r));
+    } else {
+      t.cpu_ranges.push_back(std::move(r));
+    }
+  } else if ((lc == "cuda_runtime" || lc == "cuda_driver" || lc == "runtime") && args.contains("correlation")) {
+    auto ts = ev.find("ts");
+    if (ts != ev.end() && ts->is_number()) t.launch_ts[as_long(args["correlation"], -1)] = ts->get<double>();
+  }
+}
+
+// One pass over the complete ("X") events with a category; fails when there is no device activity.
+RawTrace read_events(const Json& events, const std::string& file, int global_rank) {
+  RawTrace t;
+  t.global_rank = global_rank;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const Json& ev = events[i];
     if (!ev.is_object()) continue;
     auto cat_it = ev.find("cat");
     if (cat_it == ev.end() || !cat_it->is_string()) continue;
@@ -252,266 +333,200 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
     auto args_it = ev.find("args");
     const Json& args = (args_it != ev.end() && args_it->is_object()) ? *args_it : empty;
     if (kind_of(cat, kind, old)) {
-      old_schema = old_schema || old;
-      RawActivity a;
-      a.ts_us = number_field(ev, "ts", file, i);
-      a.dur_us = number_field(ev, "dur", file, i);
-      if (a.dur_us < 0)
-        throw InputError(file, "traceEvents[" + std::to_string(i) + "].dur", "expected a duration >= 0");
-      auto name_it = ev.find("name");
-      if (name_it == ev.end() || !name_it->is_string())
-        throw InputError(file, "traceEvents[" + std::to_string(i) + "].name", "expected a kernel name string");
-      a.name = name_it->get<std::string>();
-      a.kind = kind;
-      a.device = args.contains("device") ? as_long(args["device"], 0) : (ev.contains("pid") ? as_long(ev["pid"], 0) : 0);
-      a.stream = args.contains("stream") ? as_long(args["stream"], 0) : (ev.contains("tid") ? as_long(ev["tid"], 0) : 0);
-      a.correlation = args.contains("correlation") ? as_long(args["correlation"], -1) : -1;
-      if (args.contains("External id")) a.external_id = as_long(args["External id"], -1);
-      read_dim3(args, "grid", a.shape.grid);
-      read_dim3(args, "block", a.shape.block);
-      if (args.contains("registers per thread")) a.shape.registers_per_thread = static_cast<std::uint32_t>(as_long(args["registers per thread"], 0));
-      if (args.contains("shared memory")) a.shape.shared_memory_bytes = static_cast<std::uint32_t>(as_long(args["shared memory"], 0));
-      if (args.contains("bytes")) a.shape.bytes = static_cast<std::uint64_t>(as_long(args["bytes"], 0));
-      a.blocks_per_sm = -1;
-      if (args.contains("blocks per SM") && args["blocks per SM"].is_number()) a.blocks_per_sm = args["blocks per SM"].get<double>();
-      if (kind == ActivityKind::kernel && args.contains("Collective name")) {
-        raw_collectives.push_back(read_collective(args, file, i));
-        a.collective = static_cast<int>(raw_collectives.size()) - 1;
-        if (global_rank < 0 && args.contains("Rank")) global_rank = static_cast<int>(as_long(args["Rank"], -1));
-      }
-      acts.push_back(std::move(a));
+      t.old_schema = t.old_schema || old;
+      add_device_activity(t, ev, args, kind, file, i);
       continue;
     }
-    std::string lc = lower(cat);
-    if (lc == "cpu_op" && args.contains("Collective name") && ev.contains("name") && ev["name"] == "record_param_comms" &&
-        ev.contains("ts") && ev["ts"].is_number() && ev.contains("dur") && ev["dur"].is_number()) {
-      raw_collectives.push_back(read_collective(args, file, i));
-      host_comms.push_back({ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>(),
-                            static_cast<int>(raw_collectives.size()) - 1});
-      if (global_rank < 0 && args.contains("Rank")) global_rank = static_cast<int>(as_long(args["Rank"], -1));
-      continue;
-    }
-    if (lc == "cpu_op") {  // operators with input shapes (record_shapes=True): what their kernels compute
-      auto name_it = ev.find("name");
-      if (name_it != ev.end() && name_it->is_string()) operators.add(name_it->get_ref<const std::string&>(), args);
-      continue;
-    }
-    if (lc == "gpu_user_annotation" || lc == "user_annotation") {
-      auto name_it = ev.find("name");
-      auto ts = ev.find("ts");
-      auto dur = ev.find("dur");
-      if (name_it == ev.end() || !name_it->is_string() || ts == ev.end() || !ts->is_number() || dur == ev.end() || !dur->is_number())
-        continue;  // a malformed annotation loses only itself; kernels are what we cannot lose
-      Range r{ts->get<double>(), ts->get<double>() + dur->get<double>(), -1, name_it->get<std::string>()};
-      if (lc == "gpu_user_annotation") {
-        r.device = args.contains("device") ? as_long(args["device"], 0) : (ev.contains("pid") ? as_long(ev["pid"], 0) : 0);
-        gpu_ranges.push_back(std::move(r));
-      } else {
-        cpu_ranges.push_back(std::move(r));
-      }
-    } else if ((lc == "cuda_runtime" || lc == "cuda_driver" || lc == "runtime") && args.contains("correlation")) {
-      auto ts = ev.find("ts");
-      if (ts != ev.end() && ts->is_number()) launch_ts[as_long(args["correlation"], -1)] = ts->get<double>();
-    }
+    add_host_event(t, ev, args, lower(cat), file, i);
   }
-  if (acts.empty())
+  if (t.acts.empty())
     throw InputError(file, "traceEvents",
                      "no device activity: expected events with cat \"kernel\", \"gpu_memcpy\" or \"gpu_memset\" "
                      "(or \"Kernel\"/\"Memcpy\"/\"Memset\" in the 2021 schema)");
+  return t;
+}
 
-  // NCCL kernels without collective args take them from the record_param_comms range their launch is in.
-  if (!host_comms.empty()) {
-    std::sort(host_comms.begin(), host_comms.end(), [](const HostComm& a, const HostComm& b) { return a.t0_us < b.t0_us; });
-    for (RawActivity& a : acts) {
-      if (a.collective >= 0 || a.kind != ActivityKind::kernel || lower(a.name).find("nccl") == std::string::npos) continue;
-      auto it = launch_ts.find(a.correlation);
-      if (it == launch_ts.end()) continue;
-      const double t = it->second;
-      auto hc = std::upper_bound(host_comms.begin(), host_comms.end(), t, [](double x, const HostComm& h) { return x < h.t0_us; });
-      while (hc != host_comms.begin()) {
-        --hc;
-        if (hc->t1_us >= t) {
-          a.collective = hc->collective;
-          break;
-        }
-        if (t - hc->t0_us > 1e6) break;  // ranges do not last a second
+// NCCL kernels without collective args take them from the record_param_comms range their launch is in.
+void attach_host_collectives(RawTrace& t) {
+  if (t.host_comms.empty()) return;
+  std::sort(t.host_comms.begin(), t.host_comms.end(), [](const HostComm& a, const HostComm& b) { return a.t0_us < b.t0_us; });
+  for (RawActivity& a : t.acts) {
+    if (a.collective >= 0 || a.kind != ActivityKind::kernel || lower(a.name).find("nccl") == std::string::npos) continue;
+    auto it = t.launch_ts.find(a.correlation);
+    if (it == t.launch_ts.end()) continue;
+    const double tl = it->second;
+    auto hc = std::upper_bound(t.host_comms.begin(), t.host_comms.end(), tl, [](double x, const HostComm& h) { return x < h.t0_us; });
+    while (hc != t.host_comms.begin()) {
+      --hc;
+      if (hc->t1_us >= tl) {
+        a.collective = hc->collective;
+        break;
       }
+      if (tl - hc->t0_us > 1e6) break;  // ranges do not last a second
     }
   }
-  std::stable_sort(acts.begin(), acts.end(), [](const RawActivity& a, const RawActivity& b) {
-    return a.device != b.device ? a.device < b.device : a.ts_us < b.ts_us;
-  });
-  std::vector<ActivityRef> refs;
-  refs.reserve(acts.size());
-  for (const RawActivity& a : acts) refs.push_back({a.external_id, a.dur_us, a.kind, &a.name, a.shape.bytes});
-  const std::vector<KernelRates> rates = estimate_kernel_rates(refs, operators);
-  auto by_start = [](const Range& a, const Range& b) { return a.t0_us != b.t0_us ? a.t0_us < b.t0_us : a.t1_us > b.t1_us; };
-  std::sort(gpu_ranges.begin(), gpu_ranges.end(), by_start);
-  std::sort(cpu_ranges.begin(), cpu_ranges.end(), by_start);
+}
 
-  Workload wl;
-  wl.source = file;
-  ImportReport rep;
-  rep.schema = old_schema ? "kineto-2021" : "kineto";
-  rep.activities = acts.size();
-  std::unordered_map<std::string, std::uint32_t> name_ids, ann_ids;
-  std::map<std::vector<std::uint32_t>, std::uint32_t> set_ids;
-  auto intern = [&](std::unordered_map<std::string, std::uint32_t>& ids, std::vector<std::string>& names,
-                    const std::string& n) {
+// covering[i - begin]: annotation ranges containing time_of(i), for activities [begin, end) (those with a
+// time); a sweep in time order keeps it linear.
+template <class TimeOf>
+void cover(std::size_t begin, std::size_t end, const std::vector<const Range*>& rs, TimeOf time_of,
+           std::vector<std::vector<const Range*>>& covering) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = begin; i < end; ++i)
+    if (!std::isnan(time_of(i))) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return time_of(x) < time_of(y); });
+  std::vector<const Range*> active;
+  std::size_t next = 0;
+  for (std::size_t i : order) {
+    const double t = time_of(i);
+    while (next < rs.size() && rs[next]->t0_us <= t) active.push_back(rs[next++]);
+    active.erase(std::remove_if(active.begin(), active.end(), [&](const Range* r) { return r->t1_us < t; }), active.end());
+    auto& dst = covering[i - begin];
+    dst.insert(dst.end(), active.begin(), active.end());
+  }
+}
+
+// The annotation and step ranges that concern one device.
+struct DeviceRanges {
+  std::vector<const Range*> gpu_ann, cpu_ann, gpu_steps, cpu_steps;
+  std::vector<Range> merged_gpu_steps;  // what gpu_steps points into
+  bool steps_on_gpu = false;
+  const std::vector<const Range*>& step_ranges() const { return steps_on_gpu ? gpu_steps : cpu_steps; }
+};
+
+// The steps of one rank as its activities meet them: index per range, and each step's recorded span.
+struct StepCollector {
+  std::vector<double> start_us, end_us;  // per step index
+  std::map<const Range*, int> index;
+  int step_of(const Range* r, Rank& rank) {
+    auto [it, inserted] = index.emplace(r, static_cast<int>(rank.steps.size()));
+    if (inserted) {
+      Step s;
+      s.label = r->name;
+      rank.steps.push_back(s);
+      start_us.push_back(r->t0_us);
+      end_us.push_back(r->t1_us);
+    }
+    return it->second;
+  }
+};
+
+// Turns the sorted activities into a workload, one rank per device.
+class WorkloadBuilder {
+ public:
+  WorkloadBuilder(const RawTrace& raw, const TraceHeader& header, const std::vector<KernelRates>& rates,
+                  const Classifier& classifier, const std::string& file)
+      : raw_(raw), header_(header), rates_(rates), classifier_(classifier) {
+    wl_.source = file;
+    rep_.schema = raw.old_schema ? "kineto-2021" : "kineto";
+    rep_.activities = raw.acts.size();
+  }
+
+  void build() {
+    const auto& acts = raw_.acts;
+    std::size_t begin = 0;
+    while (begin < acts.size()) {
+      std::size_t end = begin;
+      const long device = acts[begin].device;
+      while (end < acts.size() && acts[end].device == device) ++end;
+      add_rank(begin, end, device);
+      begin = end;
+    }
+  }
+  Workload& workload() { return wl_; }
+  const ImportReport& report() const { return rep_; }
+
+ private:
+  static std::uint32_t intern(std::unordered_map<std::string, std::uint32_t>& ids, std::vector<std::string>& names,
+                              const std::string& n) {
     auto it = ids.find(n);
     if (it != ids.end()) return it->second;
     auto id = static_cast<std::uint32_t>(names.size());
     names.push_back(n);
     ids.emplace(n, id);
     return id;
-  };
+  }
 
   // Collective calls and their process groups, keyed by name and ranks (truncated lists by name and size).
-  std::map<std::pair<std::string, std::vector<int>>, int> group_ids;
-  auto add_collective = [&](const RawCollective& c, int rank_id) -> std::uint32_t {
+  std::uint32_t add_collective(const RawCollective& c, int rank_id) {
     std::vector<int> key = c.group_ranks.empty() ? std::vector<int>{-c.group_size} : c.group_ranks;
-    auto [it, inserted] = group_ids.emplace(std::make_pair(c.group_name, key), static_cast<int>(wl.groups.size()));
+    auto [it, inserted] = group_ids_.emplace(std::make_pair(c.group_name, key), static_cast<int>(wl_.groups.size()));
     if (inserted) {
-      wl.groups.push_back(c.group_ranks);
-      wl.group_names.push_back(c.group_name);
-      wl.group_sizes.push_back(c.group_size);
+      wl_.groups.push_back(c.group_ranks);
+      wl_.group_names.push_back(c.group_name);
+      wl_.group_sizes.push_back(c.group_size);
     }
     CollectiveCall call{c.kind, c.bytes, it->second, c.peer};
     if (call.peer < 0 && (c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) && c.group_ranks.size() == 2)
       call.peer = c.group_ranks[0] == rank_id ? c.group_ranks[1] : c.group_ranks[0];
-    wl.collectives.push_back(call);
-    return static_cast<std::uint32_t>(wl.collectives.size());
-  };
+    wl_.collectives.push_back(call);
+    return static_cast<std::uint32_t>(wl_.collectives.size());
+  }
 
-  std::size_t begin = 0;
-  while (begin < acts.size()) {
-    std::size_t end = begin;
-    const long device = acts[begin].device;
-    while (end < acts.size() && acts[end].device == device) ++end;
-
-    // Annotations covering an activity are the union of the GPU ranges containing its start and
-    // the CPU ranges containing its launch (through the correlation id). Both are needed: Kineto's
-    // gpu_user_annotation spans only the kernels launched directly inside a range, so nested or
-    // autograd-thread work (most of "forward" and "backward") is visible only from the CPU side.
-    // Step ranges are kept apart, from the GPU side when the device has any, else the CPU side.
-    std::vector<const Range*> gpu_ann, cpu_ann, gpu_steps, cpu_steps;
-    for (const Range& r : gpu_ranges)
-      if (r.device == device) (classifier.is_step_annotation(r.name) ? gpu_steps : gpu_ann).push_back(&r);
-    for (const Range& r : cpu_ranges) (classifier.is_step_annotation(r.name) ? cpu_steps : cpu_ann).push_back(&r);
+  // Annotations covering an activity are the union of the GPU ranges containing its start and
+  // the CPU ranges containing its launch (through the correlation id). Both are needed: Kineto's
+  // gpu_user_annotation spans only the kernels launched directly inside a range, so nested or
+  // autograd-thread work (most of "forward" and "backward") is visible only from the CPU side.
+  // Step ranges are kept apart, from the GPU side when the device has any, else the CPU side.
+  void ranges_of(long device, DeviceRanges& d) {
+    for (const Range& r : raw_.gpu_ranges)
+      if (r.device == device) (classifier_.is_step_annotation(r.name) ? d.gpu_steps : d.gpu_ann).push_back(&r);
+    for (const Range& r : raw_.cpu_ranges) (classifier_.is_step_annotation(r.name) ? d.cpu_steps : d.cpu_ann).push_back(&r);
     // Kineto writes a device-side step range once per stream the step used: one step, several ranges.
-    std::vector<Range> merged_gpu_steps = merge_same_name_overlaps(gpu_steps);
-    gpu_steps.clear();
-    for (const Range& r : merged_gpu_steps) gpu_steps.push_back(&r);
-    const bool steps_on_gpu = !gpu_steps.empty();
-    const std::vector<const Range*>& step_ranges = steps_on_gpu ? gpu_steps : cpu_steps;
-    rep.annotation_source = gpu_ann.empty() && cpu_ann.empty() ? "none"
-                            : cpu_ann.empty() ? "gpu_user_annotation"
-                            : gpu_ann.empty() ? "cpu user_annotation via launch correlation"
-                                              : "gpu_user_annotation + cpu user_annotation via launch correlation";
-    std::vector<double> host_ts(end - begin);
-    for (std::size_t i = begin; i < end; ++i) {
-      auto it = launch_ts.find(acts[i].correlation);
-      host_ts[i - begin] = it != launch_ts.end() ? it->second : std::nan("");
+    d.merged_gpu_steps = merge_same_name_overlaps(d.gpu_steps);
+    d.gpu_steps.clear();
+    for (const Range& r : d.merged_gpu_steps) d.gpu_steps.push_back(&r);
+    d.steps_on_gpu = !d.gpu_steps.empty();
+    rep_.annotation_source = d.gpu_ann.empty() && d.cpu_ann.empty() ? "none"
+                             : d.cpu_ann.empty() ? "gpu_user_annotation"
+                             : d.gpu_ann.empty() ? "cpu user_annotation via launch correlation"
+                                                 : "gpu_user_annotation + cpu user_annotation via launch correlation";
+  }
+
+  // The annotation set of the ranges covering an activity; its phase is the outermost range that names
+  // one (ranges were added in start order). 0 (no set) when none covers it.
+  std::uint32_t annotation_set_of(std::vector<const Range*>& cov) {
+    std::vector<std::uint32_t> set;
+    Phase phase = Phase::other;
+    std::stable_sort(cov.begin(), cov.end(), [](const Range* x, const Range* y) { return x->t1_us - x->t0_us > y->t1_us - y->t0_us; });
+    for (const Range* r : cov) {
+      set.push_back(intern(ann_ids_, wl_.annotation_names, r->name));
+      if (phase == Phase::other) phase = classifier_.annotation_phase(r->name);
     }
-    // covering[i]: annotation ranges containing time[i]; a sweep in time order keeps it linear.
-    auto cover = [&](const std::vector<const Range*>& rs, auto time_of, std::vector<std::vector<const Range*>>& covering) {
-      std::vector<std::size_t> order;
-      for (std::size_t i = begin; i < end; ++i)
-        if (!std::isnan(time_of(i))) order.push_back(i);
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return time_of(x) < time_of(y); });
-      std::vector<const Range*> active;
-      std::size_t next = 0;
-      for (std::size_t i : order) {
-        const double t = time_of(i);
-        while (next < rs.size() && rs[next]->t0_us <= t) active.push_back(rs[next++]);
-        active.erase(std::remove_if(active.begin(), active.end(), [&](const Range* r) { return r->t1_us < t; }), active.end());
-        auto& dst = covering[i - begin];
-        dst.insert(dst.end(), active.begin(), active.end());
-      }
-    };
-    std::vector<std::vector<const Range*>> covering(end - begin), step_cover(end - begin);
-    cover(gpu_ann, [&](std::size_t i) { return acts[i].ts_us; }, covering);
-    cover(cpu_ann, [&](std::size_t i) { return host_ts[i - begin]; }, covering);
-    if (steps_on_gpu) cover(step_ranges, [&](std::size_t i) { return acts[i].ts_us; }, step_cover);
-    else cover(step_ranges, [&](std::size_t i) { return host_ts[i - begin]; }, step_cover);
-
-    Rank rank;
-    rank.id = global_rank >= 0 && begin == 0 && end == acts.size() ? global_rank : static_cast<int>(wl.ranks.size());
-    rank.device_name = device_names.count(device) ? device_names[device] : "";
-    const double origin_us = acts[begin].ts_us;
-    rank.origin_epoch_ns = base_ns > 0 ? base_ns + origin_us * 1000.0 : 0;
-
-    std::vector<double> step_start_us;  // per step index
-    std::vector<double> step_end_us;
-    std::map<const Range*, int> step_index;
-    double busy_until = -1e300;
-    for (std::size_t i = begin; i < end; ++i) {
-      const RawActivity& a = acts[i];
-      Kernel k;
-      if (!step_cover[i - begin].empty()) {
-        const Range* r = step_cover[i - begin].back();  // innermost when ranges nest
-        auto [it, inserted] = step_index.emplace(r, static_cast<int>(rank.steps.size()));
-        if (inserted) {
-          Step s;
-          s.label = r->name;
-          rank.steps.push_back(s);
-          step_start_us.push_back(r->t0_us);
-          step_end_us.push_back(r->t1_us);
-        }
-        k.step = it->second;
-      }
-      // Phase: the outermost range that names one (ranges were added in start order).
-      std::vector<std::uint32_t> set;
-      Phase phase = Phase::other;
-      auto& cov = covering[i - begin];
-      std::stable_sort(cov.begin(), cov.end(), [](const Range* x, const Range* y) { return x->t1_us - x->t0_us > y->t1_us - y->t0_us; });
-      for (const Range* r : cov) {
-        set.push_back(intern(ann_ids, wl.annotation_names, r->name));
-        if (phase == Phase::other) phase = classifier.annotation_phase(r->name);
-      }
-      if (!set.empty()) {
-        std::sort(set.begin(), set.end());
-        set.erase(std::unique(set.begin(), set.end()), set.end());
-        auto it = set_ids.find(set);
-        if (it == set_ids.end()) {
-          it = set_ids.emplace(set, static_cast<std::uint32_t>(wl.annotation_sets.size())).first;
-          AnnotationSet as;
-          as.annotations = set;
-          as.phase = phase;
-          wl.annotation_sets.push_back(std::move(as));
-        }
-        k.annotation_set = it->second;
-      }
-
-      // Concurrent activities on other streams are replayed as the busy union: only the part of an
-      // activity that extends past everything before it adds device time.
-      double start = a.ts_us, stop = a.ts_us + a.dur_us;
-      if (start < busy_until) {
-        ++rep.overlapped_activities;
-        start = busy_until;
-        stop = std::max(stop, busy_until);
-      }
-      k.gap_before_s = i == begin ? 0.0 : (start - busy_until) * 1e-6;
-      k.duration_s = (stop - start) * 1e-6;
-      busy_until = std::max(busy_until, stop);
-      k.name_id = intern(name_ids, wl.names, a.name);
-      k.kind = a.kind;
-      k.cls = classifier.kernel_class(a.name, a.kind);
-      k.stream = static_cast<std::uint16_t>(a.stream);
-      if (a.blocks_per_sm >= 0) {
-        k.sm_fill = static_cast<float>(std::clamp(a.blocks_per_sm, 1e-3, 1.0));
-      } else if (sm_count > 0 && a.shape.grid[0] > 0) {
-        double blocks = double(a.shape.grid[0]) * std::max(1u, a.shape.grid[1]) * std::max(1u, a.shape.grid[2]);
-        k.sm_fill = static_cast<float>(std::clamp(blocks / sm_count, 1e-3, 1.0));
-      }
-      apply_rates(rates[i], k);
-      if (a.collective >= 0) k.collective = add_collective(raw_collectives[static_cast<std::size_t>(a.collective)], rank.id);
-      rank.kernels.push_back(k);
-      rank.shapes.push_back(a.shape);
-      rank.recorded_start_s.push_back((start - origin_us) * 1e-6);
+    if (set.empty()) return 0;
+    std::sort(set.begin(), set.end());
+    set.erase(std::unique(set.begin(), set.end()), set.end());
+    auto it = set_ids_.find(set);
+    if (it == set_ids_.end()) {
+      it = set_ids_.emplace(set, static_cast<std::uint32_t>(wl_.annotation_sets.size())).first;
+      AnnotationSet as;
+      as.annotations = set;
+      as.phase = phase;
+      wl_.annotation_sets.push_back(std::move(as));
     }
+    return it->second;
+  }
 
-    // Step boundaries: first/last activity, host lead before the first one, tail after the last one.
+  // The activity's own fields: name, kind, class, stream, SM fill, rates, collective.
+  void describe_kernel(Kernel& k, std::size_t i, int rank_id) {
+    const RawActivity& a = raw_.acts[i];
+    k.name_id = intern(name_ids_, wl_.names, a.name);
+    k.kind = a.kind;
+    k.cls = classifier_.kernel_class(a.name, a.kind);
+    k.stream = static_cast<std::uint16_t>(a.stream);
+    if (a.blocks_per_sm >= 0) {
+      k.sm_fill = static_cast<float>(std::clamp(a.blocks_per_sm, 1e-3, 1.0));
+    } else if (header_.sm_count > 0 && a.shape.grid[0] > 0) {
+      double blocks = double(a.shape.grid[0]) * std::max(1u, a.shape.grid[1]) * std::max(1u, a.shape.grid[2]);
+      k.sm_fill = static_cast<float>(std::clamp(blocks / header_.sm_count, 1e-3, 1.0));
+    }
+    apply_rates(rates_[i], k);
+    if (a.collective >= 0) k.collective = add_collective(raw_.collectives[static_cast<std::size_t>(a.collective)], rank_id);
+  }
+
+  // Step boundaries: first/last activity, host lead before the first one, tail after the last one.
+  static void set_step_bounds(Rank& rank, double origin_us, const StepCollector& steps, bool steps_on_gpu) {
     for (std::size_t i = 0; i < rank.kernels.size(); ++i) {
       const int step = rank.kernels[i].step;
       if (step < 0) continue;
@@ -522,17 +537,106 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
     for (std::size_t s = 0; s < rank.steps.size(); ++s) {
       Step& st = rank.steps[s];
       double first_start_us = origin_us + rank.recorded_start_s[st.first_kernel] * 1e6;
-      st.lead_s = bounded_step_lead(rank, st, (first_start_us - step_start_us[s]) * 1e-6);
+      st.lead_s = bounded_step_lead(rank, st, (first_start_us - steps.start_us[s]) * 1e-6);
       double last_end_us = origin_us + (rank.recorded_start_s[st.last_kernel] + rank.kernels[st.last_kernel].duration_s) * 1e6;
       // A CPU step range ends when the host has queued the work, not when the device is done.
-      st.tail_s = steps_on_gpu ? std::max(0.0, (step_end_us[s] - last_end_us) * 1e-6) : 0.0;
+      st.tail_s = steps_on_gpu ? std::max(0.0, (steps.end_us[s] - last_end_us) * 1e-6) : 0.0;
     }
-    rep.step_source = rank.steps.empty() ? "none" : (steps_on_gpu ? "gpu_user_annotation" : "cpu user_annotation via launch correlation");
-    wl.ranks.push_back(std::move(rank));
-    begin = end;
   }
-  if (report) *report = rep;
-  return wl;
+
+  // The rank of one device: activities [begin, end) of the sorted list.
+  void add_rank(std::size_t begin, std::size_t end, long device) {
+    const auto& acts = raw_.acts;
+    DeviceRanges d;
+    ranges_of(device, d);
+    std::vector<double> host_ts(end - begin);
+    for (std::size_t i = begin; i < end; ++i) {
+      auto it = raw_.launch_ts.find(acts[i].correlation);
+      host_ts[i - begin] = it != raw_.launch_ts.end() ? it->second : std::nan("");
+    }
+    auto device_time = [&](std::size_t i) { return acts[i].ts_us; };
+    auto host_time = [&](std::size_t i) { return host_ts[i - begin]; };
+    std::vector<std::vector<const Range*>> covering(end - begin), step_cover(end - begin);
+    cover(begin, end, d.gpu_ann, device_time, covering);
+    cover(begin, end, d.cpu_ann, host_time, covering);
+    if (d.steps_on_gpu) cover(begin, end, d.step_ranges(), device_time, step_cover);
+    else cover(begin, end, d.step_ranges(), host_time, step_cover);
+
+    Rank rank;
+    rank.id = raw_.global_rank >= 0 && begin == 0 && end == acts.size() ? raw_.global_rank : static_cast<int>(wl_.ranks.size());
+    rank.device_name = header_.device_names.count(device) ? header_.device_names.at(device) : "";
+    const double origin_us = acts[begin].ts_us;
+    rank.origin_epoch_ns = header_.base_ns > 0 ? header_.base_ns + origin_us * 1000.0 : 0;
+
+    StepCollector steps;
+    double busy_until = -1e300;
+    for (std::size_t i = begin; i < end; ++i) {
+      const RawActivity& a = acts[i];
+      Kernel k;
+      if (!step_cover[i - begin].empty()) k.step = steps.step_of(step_cover[i - begin].back(), rank);  // innermost when ranges nest
+      k.annotation_set = annotation_set_of(covering[i - begin]);
+
+      // Concurrent activities on other streams are replayed as the busy union: only the part of an
+      // activity that extends past everything before it adds device time.
+      double start = a.ts_us, stop = a.ts_us + a.dur_us;
+      if (start < busy_until) {
+        ++rep_.overlapped_activities;
+        start = busy_until;
+        stop = std::max(stop, busy_until);
+      }
+      k.gap_before_s = i == begin ? 0.0 : (start - busy_until) * 1e-6;
+      k.duration_s = (stop - start) * 1e-6;
+      busy_until = std::max(busy_until, stop);
+      describe_kernel(k, i, rank.id);
+      rank.kernels.push_back(k);
+      rank.shapes.push_back(a.shape);
+      rank.recorded_start_s.push_back((start - origin_us) * 1e-6);
+    }
+    set_step_bounds(rank, origin_us, steps, d.steps_on_gpu);
+    rep_.step_source = rank.steps.empty() ? "none" : (d.steps_on_gpu ? "gpu_user_annotation" : "cpu user_annotation via launch correlation");
+    wl_.ranks.push_back(std::move(rank));
+  }
+
+  const RawTrace& raw_;
+  const TraceHeader& header_;
+  const std::vector<KernelRates>& rates_;
+  const Classifier& classifier_;
+  Workload wl_;
+  ImportReport rep_;
+  std::unordered_map<std::string, std::uint32_t> name_ids_, ann_ids_;
+  std::map<std::vector<std::uint32_t>, std::uint32_t> set_ids_;
+  std::map<std::pair<std::string, std::vector<int>>, int> group_ids_;
+};
+
+}  // namespace
+
+Workload import_kineto(const std::string& path, const Classifier& classifier, ImportReport* report) {
+  return import_kineto_text(read_maybe_gzip(path), path, classifier, report);
+}
+
+Workload import_kineto_text(const std::string& text, const std::string& file, const Classifier& classifier,
+                            ImportReport* report) {
+  const Json doc = parse_trace(text, file);
+  const Json& events = trace_events(doc, file);
+  const TraceHeader header = read_header(doc);
+  RawTrace raw = read_events(events, file, header.global_rank);
+  attach_host_collectives(raw);
+  std::stable_sort(raw.acts.begin(), raw.acts.end(), [](const RawActivity& a, const RawActivity& b) {
+    return a.device != b.device ? a.device < b.device : a.ts_us < b.ts_us;
+  });
+  // The work of each activity, from the operator that launched it (its input shapes).
+  std::vector<ActivityRef> refs;
+  refs.reserve(raw.acts.size());
+  for (const RawActivity& a : raw.acts) refs.push_back({a.external_id, a.dur_us, a.kind, &a.name, a.shape.bytes});
+  const std::vector<KernelRates> rates = estimate_kernel_rates(refs, raw.operators);
+  auto by_start = [](const Range& a, const Range& b) { return a.t0_us != b.t0_us ? a.t0_us < b.t0_us : a.t1_us > b.t1_us; };
+  std::sort(raw.gpu_ranges.begin(), raw.gpu_ranges.end(), by_start);
+  std::sort(raw.cpu_ranges.begin(), raw.cpu_ranges.end(), by_start);
+
+  WorkloadBuilder b(raw, header, rates, classifier, file);
+  b.build();
+  if (report) *report = b.report();
+  return std::move(b.workload());
 }
 
 }  // namespace dvfs

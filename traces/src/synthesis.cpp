@@ -122,8 +122,11 @@ LayerTemplate extract_layer_template(const Workload& wl, const Json& run, const 
   return t;
 }
 
-SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const TransformerSpec& tg, const ParallelLayout& lay,
-                                        const SynthesisOptions& opts, const std::string& source) {
+namespace {
+
+// The layout must divide the model (layers, heads, sequence, batch); gradient sizes must be positive.
+void check_synthesis_inputs(const TransformerSpec& tg, const ParallelLayout& lay, const SynthesisOptions& opts,
+                            const std::string& source) {
   if (lay.tp < 1 || lay.pp < 1 || lay.dp < 1 || lay.cp < 1 || lay.vpp < 1)
     throw InputError(source, "layout", "expected TP, PP, DP, CP and VPP >= 1");
   const int V = lay.pp * lay.vpp;  // virtual stages
@@ -141,153 +144,204 @@ SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const Transfor
     throw InputError(source, "global_batch", "global batch " + std::to_string(tg.global_batch) + " is not a multiple of DP x micro-batch");
   if (!(opts.grad_bytes_per_param > 0) || !(opts.param_bytes_per_param > 0) || !(opts.bucket_params >= 0))
     throw InputError(source, "gradients", "expected bytes per parameter > 0 and bucket parameters >= 0");
-  const TransformerSpec& rf = tpl.reference;
-  // Tokens one GPU works on per micro-batch: CP splits the sequence.
-  const double tok_t = static_cast<double>(tg.micro_batch) * tg.seq / lay.cp, tok_r = static_cast<double>(rf.micro_batch) * rf.seq;
-  const double r_gemm = tok_t * gemm_flops_per_token(tg) / lay.tp / (tok_r * gemm_flops_per_token(rf));
-  // Attention: this GPU's queries against the whole sequence's keys.
-  const double r_attn = tok_t * tg.seq * tg.hidden / lay.tp / (tok_r * rf.seq * rf.hidden);
-  const double sp = opts.sequence_parallel ? lay.tp : 1.0;  // per-token elementwise work split over TP, or repeated
-  const double r_other = tok_t * (tg.hidden + tg.ffn) / sp / (tok_r * (rf.hidden + rf.ffn));
-  auto scaled_by = [](Kernel k, double r) {
+}
+
+// How the template's kernels scale from its reference model to the target on one GPU of the layout.
+struct KernelScaling {
+  double tok_t = 0;  // tokens one GPU works on per micro-batch: CP splits the sequence
+  double r_gemm = 0, r_attn = 0, r_other = 0, r_head = 0, r_bytes = 0, r_logits = 0;
+
+  KernelScaling(const TransformerSpec& rf, const TransformerSpec& tg, const ParallelLayout& lay, bool sequence_parallel) {
+    tok_t = static_cast<double>(tg.micro_batch) * tg.seq / lay.cp;
+    const double tok_r = static_cast<double>(rf.micro_batch) * rf.seq;
+    r_gemm = tok_t * gemm_flops_per_token(tg) / lay.tp / (tok_r * gemm_flops_per_token(rf));
+    // Attention: this GPU's queries against the whole sequence's keys.
+    r_attn = tok_t * tg.seq * tg.hidden / lay.tp / (tok_r * rf.seq * rf.hidden);
+    const double sp = sequence_parallel ? lay.tp : 1.0;  // per-token elementwise work split over TP, or repeated
+    r_other = tok_t * (tg.hidden + tg.ffn) / sp / (tok_r * (rf.hidden + rf.ffn));
+    const double vocab_r = rf.vocab > 0 ? rf.vocab : 50257.0;
+    r_head = tok_t * tg.hidden * tg.vocab / lay.tp / (tok_r * rf.hidden * vocab_r);
+    r_bytes = tok_t * tg.hidden / sp / (tok_r * rf.hidden);
+    // LM head: its GEMMs by tokens x hidden x vocabulary; the final norm by tokens x hidden; everything
+    // else works on the logits (casts, softmax, loss and their gradients): tokens x vocabulary.
+    r_logits = tok_t * tg.vocab / lay.tp / (tok_r * vocab_r);
+  }
+  static Kernel by(Kernel k, double r) {
     k.duration_s = std::max(1e-6, k.duration_s * r);
     k.annotation_set = 0;
     k.step = -1;
     return k;
-  };
-  auto scaled = [&](const Kernel& k) {
-    return scaled_by(k, k.cls == KernelClass::gemm ? r_gemm : k.cls == KernelClass::attention ? r_attn : r_other);
-  };
-  const double vocab_r = rf.vocab > 0 ? rf.vocab : 50257.0;
-  const double r_head = tok_t * tg.hidden * tg.vocab / lay.tp / (tok_r * rf.hidden * vocab_r);
-  const double r_bytes = tok_t * tg.hidden / sp / (tok_r * rf.hidden);
-  // LM head: its GEMMs by tokens x hidden x vocabulary; the final norm by tokens x hidden; everything
-  // else works on the logits (casts, softmax, loss and their gradients): tokens x vocabulary.
-  const double r_logits = tok_t * tg.vocab / lay.tp / (tok_r * vocab_r);
-  auto scaled_head = [&](const Kernel& k) {
-    return scaled_by(k, k.cls == KernelClass::gemm ? r_head : k.cls == KernelClass::normalization ? r_bytes : r_logits);
-  };
-  SynthesizedPipeline out;
-  out.names = tpl.names;
-  out.chunks = lay.vpp;
-  const float rec_sm = tpl.forward.front().recorded_sm_mhz, rec_mem = tpl.forward.front().recorded_mem_mhz;
+  }
+  Kernel layer(const Kernel& k) const {
+    return by(k, k.cls == KernelClass::gemm ? r_gemm : k.cls == KernelClass::attention ? r_attn : r_other);
+  }
+  Kernel head(const Kernel& k) const {
+    return by(k, k.cls == KernelClass::gemm ? r_head : k.cls == KernelClass::normalization ? r_bytes : r_logits);
+  }
+};
+
+// Builds the stage programs of one layout, stage by stage and chunk by chunk.
+class PipelineSynthesizer {
+ public:
+  PipelineSynthesizer(const LayerTemplate& tpl, const TransformerSpec& tg, const ParallelLayout& lay, const SynthesisOptions& opts)
+      : tpl_(tpl), tg_(tg), lay_(lay), opts_(opts), V_(lay.pp * lay.vpp), scale_(tpl.reference, tg, lay, opts.sequence_parallel) {
+    out_.names = tpl.names;
+    out_.chunks = lay.vpp;
+    add_layer_collectives();
+    out_.microbatches = tg.global_batch / (lay.dp * tg.micro_batch);
+    per_chunk_ = tg.layers / V_;
+    out_.activation_bytes = scale_.tok_t * tg.hidden * 2.0 / lay.tp;
+    // Parameters: linear layers (= their FLOPs per token / 2); the embedding and the LM head vocab x hidden each.
+    one_layer_params_ = layer_params(tg), vocab_params_ = static_cast<double>(tg.vocab) * tg.hidden;
+    bucket_params_ = opts.bucket_params > 0 ? opts.bucket_params : std::max(40e6, 1e6 * lay.dp);
+  }
+
+  SynthesizedPipeline run() {
+    out_.forward.resize(static_cast<std::size_t>(V_));
+    out_.backward.resize(static_cast<std::size_t>(V_));
+    out_.buckets.resize(static_cast<std::size_t>(V_));
+    out_.gradient_bytes.assign(static_cast<std::size_t>(lay_.pp), 0.0);
+    for (int s = 0; s < lay_.pp; ++s) add_stage(s);
+    return std::move(out_);
+  }
+
+ private:
   // A communication kernel standing for one collective call, lasting its closed-form ring time.
-  auto comm_kernel = [&](const std::string& name, CollectiveKind kind, int group, int members, double bytes, double bw, double lat) {
+  Kernel comm_kernel(const std::string& name, CollectiveKind kind, int group, int members, double bytes, double bw, double lat) {
     Kernel k;
     k.cls = KernelClass::communication;
     k.kind = ActivityKind::kernel;
     k.sm_fill = 0.1f;
     k.duration_s = collective_time_s(kind, false, members, bytes, bw, lat);
-    k.recorded_sm_mhz = rec_sm;
-    k.recorded_mem_mhz = rec_mem;
-    auto it = std::find(out.names.begin(), out.names.end(), name);
-    k.name_id = static_cast<std::uint32_t>(it - out.names.begin());
-    if (it == out.names.end()) out.names.push_back(name);
-    out.collectives.push_back(CollectiveCall{kind, bytes, group, -1});
-    k.collective = static_cast<std::uint32_t>(out.collectives.size());
+    k.recorded_sm_mhz = tpl_.forward.front().recorded_sm_mhz;
+    k.recorded_mem_mhz = tpl_.forward.front().recorded_mem_mhz;
+    auto it = std::find(out_.names.begin(), out_.names.end(), name);
+    k.name_id = static_cast<std::uint32_t>(it - out_.names.begin());
+    if (it == out_.names.end()) out_.names.push_back(name);
+    out_.collectives.push_back(CollectiveCall{kind, bytes, group, -1});
+    k.collective = static_cast<std::uint32_t>(out_.collectives.size());
     return k;
-  };
-  // TP: two all-reduces of the layer's activations per layer and pass (after attention, after the MLP).
-  const double tp_bytes = tok_t * tg.hidden * 2.0;
-  const Kernel tp_allreduce = lay.tp > 1 ? comm_kernel("synthetic TP all-reduce (ring over NVLink)", CollectiveKind::all_reduce, -1,
-                                                      lay.tp, tp_bytes, opts.nvlink_bw_bps, opts.nvlink_latency_s)
-                                          : Kernel{};
-  // CP: every GPU needs every other GPU's keys and values (all-gather before attention) and returns
-  // their gradients (reduce-scatter in the backward, after re-gathering them), as Megatron's ring
-  // attention moves them; not overlapped with the attention here.
-  const double kv_bytes = static_cast<double>(tg.micro_batch) * tg.seq * 2.0 * tg.kv_heads * (tg.hidden / tg.heads) / lay.tp * 2.0;
-  const bool cp_in_node = lay.tp * lay.cp <= opts.gpus_per_node;
-  const double cp_bw = cp_in_node ? opts.nvlink_bw_bps : opts.inter_bw_bps, cp_lat = cp_in_node ? opts.nvlink_latency_s : opts.inter_latency_s;
-  Kernel cp_gather, cp_scatter;
-  if (lay.cp > 1) {
-    cp_gather = comm_kernel("synthetic CP all-gather of K and V", CollectiveKind::all_gather, -2, lay.cp, kv_bytes, cp_bw, cp_lat);
-    cp_scatter = comm_kernel("synthetic CP reduce-scatter of dK and dV", CollectiveKind::reduce_scatter, -2, lay.cp, kv_bytes, cp_bw, cp_lat);
   }
-  // Where a layer's forward and backward put their collectives: the TP all-reduces after the first
-  // and second half of its kernels; CP's before its first attention kernel.
-  auto first_attention = [](const std::vector<Kernel>& ks) {
+
+  void add_layer_collectives() {
+    // TP: two all-reduces of the layer's activations per layer and pass (after attention, after the MLP).
+    const double tp_bytes = scale_.tok_t * tg_.hidden * 2.0;
+    if (lay_.tp > 1)
+      tp_allreduce_ = comm_kernel("synthetic TP all-reduce (ring over NVLink)", CollectiveKind::all_reduce, -1, lay_.tp, tp_bytes,
+                                  opts_.nvlink_bw_bps, opts_.nvlink_latency_s);
+    // CP: every GPU needs every other GPU's keys and values (all-gather before attention) and returns
+    // their gradients (reduce-scatter in the backward, after re-gathering them), as Megatron's ring
+    // attention moves them; not overlapped with the attention here.
+    const double kv_bytes = static_cast<double>(tg_.micro_batch) * tg_.seq * 2.0 * tg_.kv_heads * (tg_.hidden / tg_.heads) / lay_.tp * 2.0;
+    const bool cp_in_node = lay_.tp * lay_.cp <= opts_.gpus_per_node;
+    const double cp_bw = cp_in_node ? opts_.nvlink_bw_bps : opts_.inter_bw_bps, cp_lat = cp_in_node ? opts_.nvlink_latency_s : opts_.inter_latency_s;
+    if (lay_.cp > 1) {
+      cp_gather_ = comm_kernel("synthetic CP all-gather of K and V", CollectiveKind::all_gather, -2, lay_.cp, kv_bytes, cp_bw, cp_lat);
+      cp_scatter_ = comm_kernel("synthetic CP reduce-scatter of dK and dV", CollectiveKind::reduce_scatter, -2, lay_.cp, kv_bytes, cp_bw, cp_lat);
+    }
+    fwd_attn_ = first_attention(tpl_.forward);
+    bwd_attn_ = first_attention(tpl_.backward);
+  }
+
+  static std::size_t first_attention(const std::vector<Kernel>& ks) {
     for (std::size_t i = 0; i < ks.size(); ++i)
       if (ks[i].cls == KernelClass::attention) return i;
     return std::size_t{0};
-  };
-  const std::size_t fwd_attn = first_attention(tpl.forward), bwd_attn = first_attention(tpl.backward);
-  auto add_layer = [&](Rank& r, const std::vector<Kernel>& layer, bool backward) {
+  }
+
+  // Where a layer's forward and backward put their collectives: the TP all-reduces after the first
+  // and second half of its kernels; CP's before its first attention kernel.
+  void add_layer(Rank& r, const std::vector<Kernel>& layer, bool backward) const {
     const std::size_t half = layer.size() / 2;
     for (std::size_t i = 0; i < layer.size(); ++i) {
-      if (lay.cp > 1 && i == (backward ? bwd_attn : fwd_attn)) {
-        r.kernels.push_back(cp_gather);
-        if (backward) r.kernels.push_back(cp_scatter);
+      if (lay_.cp > 1 && i == (backward ? bwd_attn_ : fwd_attn_)) {
+        r.kernels.push_back(cp_gather_);
+        if (backward) r.kernels.push_back(cp_scatter_);
       }
-      r.kernels.push_back(scaled(layer[i]));
-      if (lay.tp > 1 && (i + 1 == half || i + 1 == layer.size())) r.kernels.push_back(tp_allreduce);
+      r.kernels.push_back(scale_.layer(layer[i]));
+      if (lay_.tp > 1 && (i + 1 == half || i + 1 == layer.size())) r.kernels.push_back(tp_allreduce_);
     }
-  };
-  out.microbatches = tg.global_batch / (lay.dp * tg.micro_batch);
-  const int per_chunk = tg.layers / V;
-  out.activation_bytes = tok_t * tg.hidden * 2.0 / lay.tp;
-  // Parameters: linear layers (= their FLOPs per token / 2); the embedding and the LM head vocab x hidden each.
-  const double one_layer_params = layer_params(tg), vocab_params = static_cast<double>(tg.vocab) * tg.hidden;
-  const double bucket_params = opts.bucket_params > 0 ? opts.bucket_params : std::max(40e6, 1e6 * lay.dp);
-  out.forward.resize(static_cast<std::size_t>(V));
-  out.backward.resize(static_cast<std::size_t>(V));
-  out.buckets.resize(static_cast<std::size_t>(V));
-  out.gradient_bytes.assign(static_cast<std::size_t>(lay.pp), 0.0);
-  for (int s = 0; s < lay.pp; ++s) {
+  }
+
+  // Chunk c of stage s: its forward and its backward with the gradient buckets; adds its parameters to
+  // `stage_params`.
+  void add_chunk(Rank& r, int s, int c, double& stage_params) {
+    const int v = c * lay_.pp + s;
+    const bool first = v == 0, last = v == V_ - 1;
+    const std::size_t fwd_begin = r.kernels.size();
+    if (first) {
+      for (const Kernel& k : tpl_.embed_forward) r.kernels.push_back(KernelScaling::by(k, scale_.r_bytes));
+      // The recording's first gap is the host time between steps (data loading, step start): not part
+      // of every micro-batch.
+      if (!tpl_.embed_forward.empty()) r.kernels[fwd_begin].gap_before_s = 0;
+    }
+    for (int l = 0; l < per_chunk_; ++l) add_layer(r, tpl_.forward, false);
+    if (last)
+      for (const Kernel& k : tpl_.head_forward) r.kernels.push_back(scale_.head(k));
+    const std::size_t bwd_begin = r.kernels.size();
+    out_.forward[static_cast<std::size_t>(v)] = {fwd_begin, bwd_begin};
+    // Backward: the head's, then the layers' in reverse, then the embedding's. A bucket closes at the end
+    // of a layer once it holds bucket_params parameters; the last one at the end of the chunk.
+    auto& buckets = out_.buckets[static_cast<std::size_t>(v)];
+    double pending = 0;
+    auto close_bucket = [&] {
+      buckets.push_back({r.kernels.size(), pending * opts_.grad_bytes_per_param / lay_.tp, pending * opts_.param_bytes_per_param / lay_.tp});
+      stage_params += pending;
+      pending = 0;
+    };
+    if (last) {
+      for (const Kernel& k : tpl_.head_backward) r.kernels.push_back(scale_.head(k));
+      pending += vocab_params_;
+    }
+    for (int l = 0; l < per_chunk_; ++l) {
+      add_layer(r, tpl_.backward, true);
+      pending += one_layer_params_;
+      if (pending >= bucket_params_) close_bucket();
+    }
+    if (first) {
+      for (const Kernel& k : tpl_.embed_backward) r.kernels.push_back(KernelScaling::by(k, scale_.r_bytes));
+      pending += vocab_params_;
+    }
+    if (pending > 0) close_bucket();
+    out_.backward[static_cast<std::size_t>(v)] = {bwd_begin, r.kernels.size()};
+    for (const auto& b : buckets) out_.gradient_bytes[static_cast<std::size_t>(s)] += b.bytes;
+  }
+
+  void add_stage(int s) {
     Rank r;
     r.id = s;
     double stage_params = 0;
-    for (int c = 0; c < lay.vpp; ++c) {
-      const int v = c * lay.pp + s;
-      const bool first = v == 0, last = v == V - 1;
-      const std::size_t fwd_begin = r.kernels.size();
-      if (first) {
-        for (const Kernel& k : tpl.embed_forward) r.kernels.push_back(scaled_by(k, r_bytes));
-        // The recording's first gap is the host time between steps (data loading, step start): not part
-        // of every micro-batch.
-        if (!tpl.embed_forward.empty()) r.kernels[fwd_begin].gap_before_s = 0;
-      }
-      for (int l = 0; l < per_chunk; ++l) add_layer(r, tpl.forward, false);
-      if (last)
-        for (const Kernel& k : tpl.head_forward) r.kernels.push_back(scaled_head(k));
-      const std::size_t bwd_begin = r.kernels.size();
-      out.forward[static_cast<std::size_t>(v)] = {fwd_begin, bwd_begin};
-      // Backward: the head's, then the layers' in reverse, then the embedding's. A bucket closes at the end
-      // of a layer once it holds bucket_params parameters; the last one at the end of the chunk.
-      auto& buckets = out.buckets[static_cast<std::size_t>(v)];
-      double pending = 0;
-      auto close_bucket = [&] {
-        buckets.push_back({r.kernels.size(), pending * opts.grad_bytes_per_param / lay.tp, pending * opts.param_bytes_per_param / lay.tp});
-        stage_params += pending;
-        pending = 0;
-      };
-      if (last) {
-        for (const Kernel& k : tpl.head_backward) r.kernels.push_back(scaled_head(k));
-        pending += vocab_params;
-      }
-      for (int l = 0; l < per_chunk; ++l) {
-        add_layer(r, tpl.backward, true);
-        pending += one_layer_params;
-        if (pending >= bucket_params) close_bucket();
-      }
-      if (first) {
-        for (const Kernel& k : tpl.embed_backward) r.kernels.push_back(scaled_by(k, r_bytes));
-        pending += vocab_params;
-      }
-      if (pending > 0) close_bucket();
-      out.backward[static_cast<std::size_t>(v)] = {bwd_begin, r.kernels.size()};
-      for (const auto& b : buckets) out.gradient_bytes[static_cast<std::size_t>(s)] += b.bytes;
-    }
-    out.kernels_per_microbatch = static_cast<double>(r.kernels.size());  // every chunk once per micro-batch
+    for (int c = 0; c < lay_.vpp; ++c) add_chunk(r, s, c, stage_params);
+    out_.kernels_per_microbatch = static_cast<double>(r.kernels.size());  // every chunk once per micro-batch
     // Optimizer step: streaming over the stage's parameters held by one TP rank (and one DP shard of
     // them with the distributed optimizer).
     const std::size_t opt_begin = r.kernels.size();
-    const double shard = opts.distributed_optimizer ? lay.dp : 1.0;
-    const double r_opt = tpl.reference_params > 0 ? stage_params / lay.tp / shard / tpl.reference_params : 0.0;
-    for (Kernel k : tpl.optimizer) r.kernels.push_back(scaled_by(k, r_opt));
-    out.optimizer.push_back({opt_begin, r.kernels.size()});
-    out.stages.push_back(std::move(r));
+    const double shard = opts_.distributed_optimizer ? lay_.dp : 1.0;
+    const double r_opt = tpl_.reference_params > 0 ? stage_params / lay_.tp / shard / tpl_.reference_params : 0.0;
+    for (Kernel k : tpl_.optimizer) r.kernels.push_back(KernelScaling::by(k, r_opt));
+    out_.optimizer.push_back({opt_begin, r.kernels.size()});
+    out_.stages.push_back(std::move(r));
   }
-  return out;
+
+  const LayerTemplate& tpl_;
+  const TransformerSpec& tg_;
+  const ParallelLayout& lay_;
+  const SynthesisOptions& opts_;
+  const int V_;  // virtual stages
+  const KernelScaling scale_;
+  SynthesizedPipeline out_;
+  Kernel tp_allreduce_{}, cp_gather_{}, cp_scatter_{};
+  std::size_t fwd_attn_ = 0, bwd_attn_ = 0;
+  int per_chunk_ = 0;
+  double one_layer_params_ = 0, vocab_params_ = 0, bucket_params_ = 0;
+};
+
+}  // namespace
+
+SynthesizedPipeline synthesize_pipeline(const LayerTemplate& tpl, const TransformerSpec& tg, const ParallelLayout& lay,
+                                        const SynthesisOptions& opts, const std::string& source) {
+  check_synthesis_inputs(tg, lay, opts, source);
+  return PipelineSynthesizer(tpl, tg, lay, opts).run();
 }
 
 MemoryEstimate estimate_memory(const TransformerSpec& m, const ParallelLayout& lay, const SynthesisOptions& opts,
