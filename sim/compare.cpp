@@ -103,6 +103,7 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
       row["plan_feasible"] = p["feasible"];
       if (p.contains("prediction")) row["prediction_accuracy"] = p["prediction"]["accuracy"];
       if (p.contains("chosen")) row["latency_aware_choice"] = p["chosen"];
+      if (p.contains("budget_held")) row["budget_held"] = p["budget_held"];
     }
     rows.push_back(row);
     progress->advance();
@@ -179,6 +180,7 @@ std::string format_comparison(const Json& t) {
     }
     if (r.contains("latency_aware_choice")) note = "chose " + r["latency_aware_choice"].get<std::string>();
     if (r.contains("plan_feasible") && !r["plan_feasible"].get<bool>()) note += " (budget infeasible: fastest pairs)";
+    if (r.contains("budget_held") && !r["budget_held"].get<bool>()) note += " (budget not held in the replay)";
     std::snprintf(buf, sizeof buf, "%-18s %10.1f %9.4f %9.2f %11.2f %9llu %12.4f  %s\n", r["policy"].get<std::string>().c_str(),
                   r["energy_j"].get<double>(), r["time_s"].get<double>(), r["energy_saved_pct"].get<double>(),
                   r["slowdown_pct"].get<double>(), static_cast<unsigned long long>(r["clock_switches"].get<std::uint64_t>()),

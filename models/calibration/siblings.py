@@ -13,11 +13,14 @@ power.idle_sm_fraction, power.dynamic_scale, each kernel class's time_sm/time_me
 governor. Kept from the base: each class's sm_share (how power splits between the SM and memory clocks). Scaled: every class's dynamic_w by the boards' dynamic headroom (cap - idle) ratio.
 Not copied: per-kernel shares (the sibling's kernel names) and stage computations (its workload's).
 
-Every GPU other than the H200 also gets the activity power model's form (models/README.md, "Activity power"):
+A datasheet model derived from the H200 also gets the activity power model (models/README.md, "Activity power"):
 the block fit on the H200 kernel loops, scaled to its datasheet [estimate]: energy per operation by the ratio of
 dynamic headroom per unit of dense bf16 throughput, (cap - idle) / TFLOP/s, energy per DRAM byte by
-(cap - idle) / bandwidth, watts (busy, copy engine) by (cap - idle). The calibrated a100-sxm4 and a40 models get it
-through their base files (models/calibration/<name>.base.json, which `dvfs-sim calibrate --profile` copies).
+(cap - idle) / bandwidth, watts (busy, copy engine) by (cap - idle). `--bases` can write the same scaled block
+into the stage-profile models' base files (ACTIVITY_BASES), but none is listed: scaled to the Ampere boards the
+rule prices a retargeted GEMM far above their caps (the RTX 3080 Ti ran a GPT-3 XL step 55 % slower under its
+simulated 350 W cap than at its top clocks), so a100-sxm4, a40 and rtx-3080-ti keep their kernel-class priors
+(A100/A40: fit on measured stage profiles) until their kernels' power is measured.
 
   python3 models/calibration/siblings.py [--check] [--out DIR]
 """
@@ -29,7 +32,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PAIRS = [("rtx-3080-ti", "a100-sxm4"), ("b200-like", "h200")]
 ACTIVITY_SOURCE = "h200"            # the model whose activity block was fit on measurements
-ACTIVITY_BASES = ["a100-sxm4", "a40"]  # calibrated from stage profiles: their base files carry the scaled block
+ACTIVITY_BASES = []  # stage-profile models whose base files would carry the scaled block (see the docstring)
 
 
 def scaled_activity(m, ref):
@@ -105,8 +108,9 @@ def derive(name, sibling_name, models_dir):
                                             "kept from models/calibration/%s.base.json: the sibling's value cannot say how "
                                             "power moves with this GPU's memory clock" % name_of(m)}
     p["/native_governor"] = {"source": label, "ref": "copied (the sibling's own provenance says what each value rests on), " + ref}
-    with open(os.path.join(models_dir, ACTIVITY_SOURCE + ".json")) as f:
-        m["activity"], p["/activity"] = scaled_activity(m, json.load(f))
+    if sibling_name == ACTIVITY_SOURCE:
+        with open(os.path.join(models_dir, ACTIVITY_SOURCE + ".json")) as f:
+            m["activity"], p["/activity"] = scaled_activity(m, json.load(f))
     p["summary"] = ("datasheet, not yet calibrated: scaled from the calibrated %s (V-f shape, time scaling, "
                     "governor, power per class x %.3f); clock tables, cap and specs from datasheets; idle power and "
                     "switch latency estimated" % (sibling_name, head))

@@ -24,8 +24,10 @@ std::optional<ClockPair> PlanPolicy::before_kernel(const Kernel& k, const GpuTel
 }
 
 OnlinePlanPolicy::OnlinePlanPolicy(const Rank& rank, std::vector<std::uint32_t> identity,
-                                   std::vector<ClockPair> pair_of_identity, std::shared_ptr<PredictionStats> stats)
-    : rank_(rank), identity_(std::move(identity)), pair_of_identity_(std::move(pair_of_identity)), stats_(std::move(stats)) {}
+                                   std::vector<ClockPair> pair_of_identity, std::shared_ptr<PredictionStats> stats,
+                                   ClockPair safe)
+    : rank_(rank), identity_(std::move(identity)), pair_of_identity_(std::move(pair_of_identity)), stats_(std::move(stats)),
+      safe_(safe) {}
 
 ClockPair OnlinePlanPolicy::initial_clocks() const {
   // It starts at the pair planned for identity 0 (the first kernel of the trace): a deterministic start,
@@ -63,9 +65,16 @@ std::optional<ClockPair> OnlinePlanPolicy::before_kernel(const Kernel& k, const 
   ++stats_->predictions;
   const bool hit = guess == actual && !history_.empty();
   if (hit) ++stats_->hits;
+  // Trust the guess only while a period is locked and the last guess was right; else the safe pair.
+  const bool trusted = period_ > 0 && last_hit_;
   history_.push_back(actual);
+  last_hit_ = hit;
   if (!hit) find_period();
   stats_->period = period_;
+  if (!trusted) {
+    ++stats_->safe_requests;
+    return safe_;
+  }
   return pair_of_identity_[std::min<std::size_t>(guess, pair_of_identity_.size() - 1)];
 }
 

@@ -30,14 +30,17 @@ class PlanPolicy : public Policy {
 
 struct PredictionStats {
   std::uint64_t predictions = 0, hits = 0;
+  std::uint64_t safe_requests = 0;  // kernels run at the safe pair because the prediction was not trusted
   std::size_t period = 0;  // the repeat period in kernels it locked onto last (0: none)
 };
 
 class OnlinePlanPolicy : public Policy {
  public:
   // identity: per kernel of `rank`, its identity; pair_of_identity: the pair planned for it.
+  // safe: the pair requested while the prediction is not to be trusted (no repeat period locked, or the last
+  // prediction missed): a wrong low clock on a compute-bound kernel costs far more time than a high clock saves.
   OnlinePlanPolicy(const Rank& rank, std::vector<std::uint32_t> identity, std::vector<ClockPair> pair_of_identity,
-                   std::shared_ptr<PredictionStats> stats);
+                   std::shared_ptr<PredictionStats> stats, ClockPair safe);
   std::string name() const override { return "per-kernel-online"; }
   ClockPair initial_clocks() const override;
   bool wants_kernel_events() const override { return true; }
@@ -53,6 +56,8 @@ class OnlinePlanPolicy : public Policy {
   std::shared_ptr<PredictionStats> stats_;
   std::vector<std::uint32_t> history_;
   std::size_t period_ = 0;
+  ClockPair safe_;
+  bool last_hit_ = false;
 };
 
 }  // namespace dvfs

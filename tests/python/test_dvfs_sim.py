@@ -98,7 +98,11 @@ def test_compare_grid_from_python():
     by = {(r["policy"], r["switch_latency_s"]): r for r in rows}
     assert by[("per-kernel", 0.0)]["energy_saved_pct"] > by[("static-best", 0.0)]["energy_saved_pct"] > 0
     for r in rows:
-        assert r["slowdown_pct"] <= 1.5, r  # the firmware limit and latency may add a little over the plan
+        # the budget holds in the replay (the firmware limit may add a little over the plan), or the policy says
+        # it did not (per-kernel under the H200's power cap: the plan prices kernels alone)
+        assert r["slowdown_pct"] <= 1.5 or r["budget_held"] is False, r
+        if r["policy"] != "native":
+            assert r["budget_held"] == (r["slowdown_pct"] <= 1.0 + 1e-6), r
     for bad in ({"budgets_pct": [float("nan")]}, {"budgets_pct": [-1]}, {"budgets_pct": []},
                 {"latencies_s": [-1]}, {"latencies_s": [float("inf")]}, {"latencies_s": [None, 0]}):
         with pytest.raises(dvfs_sim.InputError):

@@ -102,12 +102,30 @@ TEST_CASE("the online policy locks onto the iteration period and predicts the st
   const auto ids = kernel_identities(wl.ranks[0]);
   std::vector<ClockPair> by_id(40, ClockPair{1980, 3201});
   auto stats = std::make_shared<PredictionStats>();
-  OnlinePlanPolicy p(wl.ranks[0], ids, by_id, stats);
+  OnlinePlanPolicy p(wl.ranks[0], ids, by_id, stats, ClockPair{1980, 3201});
   for (const Kernel& k : wl.ranks[0].kernels) p.before_kernel(k, GpuTelemetry{});
   CHECK(stats->predictions == 400);
   CHECK(stats->period == 40);
   // Misses only while the first iteration and the window that proves the period go by.
   CHECK(stats->hits >= 400 - 40 - 17);
+}
+
+TEST_CASE("the online policy asks for the safe pair while its prediction is not to be trusted", "[planning]") {
+  std::mt19937_64 rng(5);
+  const Workload wl = mixed_workload(rng, 20, 6);
+  const auto ids = kernel_identities(wl.ranks[0]);
+  std::vector<ClockPair> by_id(20, ClockPair{990, 3201});
+  const ClockPair safe{1980, 3201};
+  auto stats = std::make_shared<PredictionStats>();
+  OnlinePlanPolicy p(wl.ranks[0], ids, by_id, stats, safe);
+  std::size_t safe_seen = 0, planned_seen = 0;
+  for (const Kernel& k : wl.ranks[0].kernels) {
+    const ClockPair c = *p.before_kernel(k, GpuTelemetry{});
+    (c == safe ? safe_seen : planned_seen) += 1;
+  }
+  CHECK(stats->safe_requests == safe_seen);
+  CHECK(safe_seen >= 20);              // at least the first iteration, before any period is known
+  CHECK(planned_seen >= 120 - 20 - 17 - 2);  // then the plan, once the period holds
 }
 
 TEST_CASE("latency-aware never loses to native, over random traces, latencies and budgets", "[planning][property]") {
