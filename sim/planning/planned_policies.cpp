@@ -126,6 +126,17 @@ Json plan_report(const ClockPlan& p, std::size_t r, double budget_pct, const Pre
   return j;
 }
 
+// Whether the replay held the budget, and with which budget the plan was finally made.
+void add_budget_outcome(Json& j, double time_s, double reference_s, double time_limit_s, double planned_budget) {
+  j["replayed_slowdown_pct"] = 100.0 * (time_s / reference_s - 1.0);
+  j["planned_with_budget_pct"] = 100.0 * planned_budget;
+  j["budget_held"] = time_s <= time_limit_s;
+  if (time_s > time_limit_s)
+    j["budget_note"] = "the replay runs past the budget even with the plan's budget cut to " +
+                       std::to_string(100.0 * planned_budget).substr(0, 5) + " %: the power limit, switch latency or "
+                       "mispredictions cost more than this policy can win back";
+}
+
 }  // namespace
 
 void register_planned_policies(PolicyRegistry& r) {
@@ -273,19 +284,10 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
   } else {
     hold_budget([&] { return replay_pairs(sc, wl, model, pairs, per_rank, name); });
   }
-  const double slowdown_pct = 100.0 * (totals(run.outcomes).time / ref.time - 1.0);
   for (std::size_t r = 0; r < plans.size(); ++r) {
     Json j = plan_report(plans[r], r, sc.policy.budget_pct, r < prediction.size() ? prediction[r].get() : nullptr);
     if (name == "latency-aware") j["chosen"] = chosen;
-    if (budget_checked) {
-      j["replayed_slowdown_pct"] = slowdown_pct;
-      j["planned_with_budget_pct"] = 100.0 * b_eff;
-      j["budget_held"] = totals(run.outcomes).time <= time_limit;
-      if (!j["budget_held"].get<bool>())
-        j["budget_note"] = "the replay runs past the budget even with the plan's budget cut to " +
-                           std::to_string(100.0 * b_eff).substr(0, 5) + " %: the power limit, switch latency or "
-                           "mispredictions cost more than this policy can win back";
-    }
+    if (budget_checked) add_budget_outcome(j, totals(run.outcomes).time, ref.time, time_limit, b_eff);
     run.plan.push_back(j);
   }
   return run;
