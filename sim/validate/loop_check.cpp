@@ -1,6 +1,7 @@
 #include "sim/validate/loop_check.hpp"
 
 #include "sim/simulation/simulation.hpp"
+#include "sim/validate/validate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -22,13 +23,7 @@ Json validate_kernel_loop(const KernelLoop& loop, const GpuModel& model) {
               {"activities", kernels},
               {"activities_priced_by_work", priced}};
   for (const char* source : {"native", "recorded"}) {
-    Scenario sc;
-    sc.name = std::string("validate-loop-") + source;
-    sc.file = dir;
-    sc.trace_path = dir;
-    sc.gpu = model.source_file();
-    sc.policy.name = source;
-    sc.replay.timeline_interval_s = 0;
+    Scenario sc = validation_scenario(dir, model, source);
     // The loop ran for seconds, the governor settled: replay the profiled steps for 2 s and measure the second.
     const std::size_t nsteps = trace.workload.ranks.front().steps.size();
     sc.replay.repeat = static_cast<int>(std::clamp(std::ceil(2.0 / (static_cast<double>(nsteps) * loop.steady_step_s)), 1.0, 2000.0));

@@ -17,8 +17,9 @@ namespace {
 
 double pct(double sim, double meas) { return meas != 0 ? 100.0 * (sim - meas) / meas : 0.0; }
 
-// A replay of recording `dir` on `model` with the clocks of `source`: the native governor's, or those the
-// telemetry recorded.
+
+}  // namespace
+
 Scenario validation_scenario(const std::string& dir, const GpuModel& model, const char* source) {
   Scenario sc;
   sc.name = std::string("validate-") + source;
@@ -29,8 +30,6 @@ Scenario validation_scenario(const std::string& dir, const GpuModel& model, cons
   sc.replay.timeline_interval_s = 0;
   return sc;
 }
-
-}  // namespace
 
 Recording load_validation_recording(const std::string& dir) {
   Recording rec = load_recording(dir, Classifier::load_default());

@@ -5,6 +5,7 @@
 // so a power-model error can be told from a governor-model error.
 #include "models/src/gpu_model.hpp"
 #include "sim/core/json_util.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "sim/network/cluster.hpp"
 #include "traces/src/recording.hpp"
 
@@ -13,6 +14,9 @@
 namespace dvfs {
 
 Json validate_recording(const std::string& dir, const std::string& gpu);
+// A replay of recording `dir` on `model` with the clocks of `source`: the native governor's ("native"), or those
+// the telemetry recorded ("recorded").
+Scenario validation_scenario(const std::string& dir, const GpuModel& model, const char* source);
 // The same for a recording already loaded (with measured steps and an energy counter) and a model.
 Recording load_validation_recording(const std::string& dir);
 Json validate_recording(const Recording& rec, const GpuModel& model);

@@ -403,6 +403,18 @@ def record_micro(name, out, steady_s, gpu):
 
 # --- whole workloads (held out) ------------------------------------------------------------------------------------
 
+def training_step(loss_of, opt):
+    """One step in the forward / backward / optimizer ranges (bf16 autocast), as train_gpt.train_step does for
+    a model that returns its own loss."""
+    with torch.profiler.record_function("forward"), torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = loss_of()
+    with torch.profiler.record_function("backward"):
+        loss.backward()
+    with torch.profiler.record_function("optimizer"):
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+
 def resnet(arch, batch, train, res=224):
     import torchvision
     model = getattr(torchvision.models, arch)(weights=None).to(DEV).to(memory_format=torch.channels_last)
@@ -416,16 +428,7 @@ def resnet(arch, batch, train, res=224):
                 model(x)
         return infer
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-
-    def step():
-        with torch.profiler.record_function("forward"), torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = F.cross_entropy(model(x), y)
-        with torch.profiler.record_function("backward"):
-            loss.backward()
-        with torch.profiler.record_function("optimizer"):
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-    return step
+    return lambda: training_step(lambda: F.cross_entropy(model(x), y), opt)
 
 
 def gpt(preset, batch, seq=None):
@@ -449,15 +452,7 @@ def vit(batch, layers=12, d=768, heads=12, patches=196):
     x = torch.randn(batch, patches, d, device=DEV)
     y = torch.randint(0, 1000, (batch,), device=DEV)
 
-    def step():
-        with torch.profiler.record_function("forward"), torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = F.cross_entropy(head(enc(x).mean(1)), y)
-        with torch.profiler.record_function("backward"):
-            loss.backward()
-        with torch.profiler.record_function("optimizer"):
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-    return step
+    return lambda: training_step(lambda: F.cross_entropy(head(enc(x).mean(1)), y), opt)
 
 
 def decode(preset, batch, prompt=512):
