@@ -36,6 +36,20 @@ Kernel activity(KernelClass c, double duration_s, double fill, std::uint32_t nam
   return k;
 }
 
+// Adds a recorded kernel's work, at the top clocks (its rates scaled to its top-clock time t), to its class.
+void add_class_work(const Kernel& k, double t, std::array<double, kKernelClassCount>& class_time,
+                    std::array<double, kKernelClassCount>& known_time, std::array<std::array<double, 4>, kKernelClassCount>& work,
+                    std::array<std::array<double, kTensorPrecisionCount>, kKernelClassCount>& tensor_by_precision) {
+  const auto c = static_cast<std::size_t>(k.cls);
+  class_time[c] += t;
+  if (k.work == WorkSource::unknown || t <= 0) return;
+  known_time[c] += t;
+  const double to_top = k.duration_s / t;  // the same work in the top-clock time
+  const double rates[4] = {k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps};
+  for (std::size_t j = 0; j < 4; ++j) work[c][j] += rates[j] * to_top * t;
+  tensor_by_precision[c][static_cast<std::size_t>(k.tensor_precision)] += k.tensor_tflops * k.duration_s;
+}
+
 }  // namespace
 
 TransformerSpec grpo_model_preset(const std::string& name, const std::string& file, const std::string& field) {
@@ -81,6 +95,7 @@ DecodeProfile load_decode_profile(const std::vector<std::string>& dirs, const Gp
   struct Loaded {
     double batch;
     DecodeProfile::Part layers, head, rest;
+    std::array<DecodeProfile::ClassWork, kKernelClassCount> work;
   };
   std::vector<Loaded> loaded;
   for (const std::string& dir : dirs) {
@@ -105,8 +120,11 @@ DecodeProfile load_decode_profile(const std::vector<std::string>& dirs, const Gp
     const Recording rec = load_recording(dir, cls);
     const Rank& r = rec.workload.ranks.at(0);
     if (r.steps.empty()) throw InputError(dir, "steps", "expected profiled decode steps");
-    Loaded L{batch, {}, {}, {}};
+    Loaded L{batch, {}, {}, {}, {}};
     std::array<double, kKernelClassCount> fill_time[3]{};
+    std::array<double, kKernelClassCount> class_time{}, known_time{};
+    std::array<std::array<double, 4>, kKernelClassCount> work{};  // rate x top-clock time
+    std::array<std::array<double, kTensorPrecisionCount>, kKernelClassCount> tensor_by_precision{};
     for (std::size_t si = 0; si < r.steps.size(); ++si) {
       const Step& st = r.steps[si];
       const double ctx = ctx0 + static_cast<double>(si);
@@ -114,6 +132,7 @@ DecodeProfile load_decode_profile(const std::vector<std::string>& dirs, const Gp
       for (int i = st.first_kernel; i <= st.last_kernel; ++i) {
         const Kernel& k = r.kernels[static_cast<std::size_t>(i)];
         const double t = model.kernel_time_s(k, top_sm, top_mem);
+        add_class_work(k, t, class_time, known_time, work, tensor_by_precision);
         int part = 2;  // rest
         for (auto a : rec.workload.annotation_sets[k.annotation_set].annotations) {
           const std::string& n = rec.workload.annotation_names[a];
@@ -143,6 +162,14 @@ DecodeProfile load_decode_profile(const std::vector<std::string>& dirs, const Gp
         dst.time_s[c] /= steps;
       }
     }
+    for (int c = 0; c < kKernelClassCount; ++c) {
+      DecodeProfile::ClassWork& w = L.work[static_cast<std::size_t>(c)];
+      const auto ci = static_cast<std::size_t>(c);
+      w.known = class_time[ci] > 0 && known_time[ci] >= 0.9 * class_time[ci];
+      for (std::size_t j = 0; j < 4; ++j) w.rates[j] = known_time[ci] > 0 ? work[ci][j] / known_time[ci] : 0.0;
+      const auto& tp = tensor_by_precision[ci];
+      w.precision = static_cast<TensorPrecision>(std::max_element(tp.begin(), tp.end()) - tp.begin());
+    }
     loaded.push_back(L);
   }
   std::sort(loaded.begin(), loaded.end(), [](const Loaded& a, const Loaded& b) { return a.batch < b.batch; });
@@ -153,6 +180,7 @@ DecodeProfile load_decode_profile(const std::vector<std::string>& dirs, const Gp
     p.layers.push_back(L.layers);
     p.head.push_back(L.head);
     p.rest.push_back(L.rest);
+    p.work.push_back(L.work);
   }
   // Least squares y = a0 + a1 x.
   const double n = static_cast<double>(attn_x.size());
@@ -202,6 +230,12 @@ DecodeStepModel::DecodeStepModel(const DecodeProfile& p, const TransformerSpec& 
       const double total = layer + head + rest;
       cv.time_s.push_back(total);
       cv.fill.push_back(total > 0 ? (layer * p.layers[b].fill[ci] + head * p.head[b].fill[ci] + rest * p.rest[b].fill[ci]) / total : 1.0);
+      if (b < p.work.size()) {
+        const DecodeProfile::ClassWork& w = p.work[b][ci];
+        for (std::size_t j = 0; j < 4; ++j) cv.rates[j].push_back(w.rates[j]);
+        cv.known = (b == 0 || cv.known) && w.known;
+        cv.precision = w.precision;
+      }
     }
   }
   attn_fixed_s_ = p.attention_fixed_s * t.layers;
@@ -235,7 +269,18 @@ void DecodeStepModel::step(int batch, double sum_context, float sm, float mem, s
         d += attn_fixed_s_ + ctx;
       }
     }
-    if (d > 0) out.push_back(activity(c, d, fill, grpo_name_id("decode", c), sm, mem));
+    if (d <= 0) continue;
+    out.push_back(activity(c, d, fill, grpo_name_id("decode", c), sm, mem));
+    const Curve& cv = curves_[static_cast<std::size_t>(c)];
+    if (c != KernelClass::communication && cv.known) {  // what the recorded decode kernels of this class do per second
+      Kernel& k = out.back();
+      k.work = WorkSource::shapes;
+      k.tensor_precision = cv.precision;
+      k.tensor_tflops = static_cast<float>(interpolate_in_batch(batches_, cv.rates[0], batch));
+      k.fma_tflops = static_cast<float>(interpolate_in_batch(batches_, cv.rates[1], batch));
+      k.alu_tops = static_cast<float>(interpolate_in_batch(batches_, cv.rates[2], batch));
+      k.memory_tbps = static_cast<float>(interpolate_in_batch(batches_, cv.rates[3], batch));
+    }
   }
   if (!out.empty()) out.front().gap_before_s = host_s_;
 }

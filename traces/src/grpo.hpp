@@ -57,6 +57,15 @@ struct DecodeProfile {
   TransformerSpec reference;           // the recorded model's shape (generation.json)
   std::vector<double> batches;
   std::vector<Part> layers, head, rest;  // layers: attention excluded (see below)
+  // What each class's kernels do per second at the top clocks (time-weighted over the recorded steps and parts,
+  // attention included), per batch: the activity power model's inputs (sim/core/workload.hpp). A class whose
+  // recorded time is < 90 % priced by operator shapes keeps WorkSource::unknown (its class prior).
+  struct ClassWork {
+    std::array<double, 4> rates{};  // tensor TFLOP/s, fma TFLOP/s, alu Top/s, memory TB/s
+    TensorPrecision precision = TensorPrecision::none;
+    bool known = false;
+  };
+  std::vector<std::array<ClassWork, kKernelClassCount>> work;  // per batch
   double attention_fixed_s = 0;        // per layer and decode step
   double attention_per_token_s = 0;    // per layer and cached token of an active sequence
   double attention_fill = 1;
@@ -96,6 +105,9 @@ class DecodeStepModel {
  private:
   struct Curve {
     std::vector<double> time_s, fill;
+    std::array<std::vector<double>, 4> rates;  // per batch, as DecodeProfile::ClassWork
+    TensorPrecision precision = TensorPrecision::none;
+    bool known = false;
   };
   std::vector<double> batches_;
   std::array<Curve, kKernelClassCount> curves_;  // layers + head + rest, attention excluded
