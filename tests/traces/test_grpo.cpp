@@ -160,3 +160,34 @@ TEST_CASE("training programs of a GRPO step come from the synthesis and scale wi
   CHECK(a.training.gradient_bytes == Approx(4.0 * 7.6e9).epsilon(0.05));  // fp32 gradients of every parameter
   CHECK(busy_at_top(a.training.prefill_one, h200()) < fa);        // one 512-token prompt vs 4 x 1536 tokens
 }
+
+TEST_CASE("decode steps carry the recorded decode kernels' work, so the activity model prices them", "[grpo]") {
+  const DecodeProfile& p = profile();
+  const DecodeStepModel m(p, grpo_model_preset("qwen2.5-7b"), 1, 0, 0);
+  const Classifier cls = Classifier::load_default();
+  const Recording rec = load_recording(p.sources[1], cls);  // batch 64
+  const Rank& r = rec.workload.ranks[0];
+  const int top = static_cast<int>(h200().sm_clocks_mhz().size()) - 1, mem = static_cast<int>(h200().mem_clocks_mhz().size()) - 1;
+  double rec_t = 0, rec_j = 0;
+  for (const Kernel& k : r.kernels)
+    if (k.step >= 0) {
+      const double t = h200().kernel_time_s(k, top, mem);
+      rec_t += t;
+      rec_j += t * h200().kernel_power_w(k, top, mem);
+    }
+  std::vector<Kernel> step;
+  m.step(64, 64 * p.reference_context, static_cast<float>(h200().max_sm_mhz()), static_cast<float>(h200().max_mem_mhz()), step);
+  std::size_t priced = 0;
+  double syn_t = 0, syn_j = 0;
+  for (const Kernel& k : step) {
+    priced += k.work == WorkSource::shapes;
+    const double t = h200().kernel_time_s(k, top, mem);
+    syn_t += t;
+    syn_j += t * h200().kernel_power_w(k, top, mem);
+  }
+  CHECK(priced >= 3);  // gemm, attention, elementwise at least
+  // the coalesced step draws the recorded steps' busy power at the top clocks (work rates averaged per class)
+  const double steps = static_cast<double>(r.steps.size());
+  CHECK(syn_j / syn_t == Approx(rec_j / rec_t).epsilon(0.1));
+  CHECK(syn_t == Approx(rec_t / steps).epsilon(0.05));
+}
