@@ -175,6 +175,67 @@ bool is_planned_policy(const std::string& name) {
   return family.find(name) != nullptr;
 }
 
+// latency-aware: regions of a per-kernel plan worth a switch's latency, one pair per pass, or one pair, each
+// replayed with the latency; the least energy within the budget wins (`chosen` names it), native if none beats it.
+static std::vector<RankOutcome> run_latency_aware(const Scenario& sc, const Workload& wl, const GpuModel& model,
+                                                  const std::vector<RankOutcome>& reference, const std::vector<ClockPair>& pairs,
+                                                  double budget, double time_limit, std::string& chosen) {
+  const std::string& name = sc.policy.name;
+  const Totals ref = totals(reference);
+  std::vector<ClockPlan> statics;
+  SwitchLatency lat = model.switch_latency();
+  sc.replay.sm_latency.apply_to(lat.sm);
+  std::vector<std::vector<std::uint32_t>> flat;
+  for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
+    const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
+    statics.push_back(plan_clocks(wl, wl.ranks[r], model, PlanGrouping::single, (1.0 + budget) * busy));
+    flat.push_back(std::vector<std::uint32_t>(wl.ranks[r].kernels.size(), statics.back().pair_of_group.front()));
+  }
+  // Regions from a per-kernel plan; where the switches' delays push the replay over the budget, the
+  // per-kernel plan is remade with that overshoot taken off its budget (a few rounds).
+  auto make_regions = [&](double b) {
+    std::vector<std::vector<std::uint32_t>> merged;
+    for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
+      const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
+      const ClockPlan p = plan_clocks(wl, wl.ranks[r], model, PlanGrouping::per_kernel, std::max(0.0, 1.0 + b) * busy);
+      merged.push_back(merge_regions(wl.ranks[r], model, pairs, p.pair_index_per_kernel(),
+                                     statics[r].pair_of_group.front(), lat.sm.mean_s, lat.sm.energy_j, p.lambda));
+    }
+    return replay_pairs(sc, wl, model, pairs, merged, name);
+  };
+  double region_budget = budget;
+  auto regions = make_regions(region_budget);
+  for (int round = 0; round < 4 && totals(regions).time > time_limit; ++round) {
+    region_budget -= (totals(regions).time - time_limit) / ref.time + 0.001;
+    regions = make_regions(region_budget);
+  }
+  std::vector<std::vector<std::uint32_t>> passes;
+  for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
+    const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
+    passes.push_back(plan_clocks(wl, wl.ranks[r], model, PlanGrouping::pass_level, (1.0 + budget) * busy).pair_index_per_kernel());
+  }
+  // Candidates, each checked by replay with the latency: regions, one pair per pass, one pair.
+  struct Candidate {
+    const char* name;
+    std::vector<RankOutcome> outcomes;
+  };
+  std::vector<Candidate> candidates;
+  candidates.push_back({"regions", std::move(regions)});
+  candidates.push_back({"pass-level", replay_pairs(sc, wl, model, pairs, passes, name)});
+  candidates.push_back({"static-best", replay_pairs(sc, wl, model, pairs, flat, name)});
+  Candidate* best = nullptr;
+  for (auto& c : candidates) {
+    const Totals t = totals(c.outcomes);
+    if (t.time <= time_limit && t.energy < ref.energy && (!best || t.energy < totals(best->outcomes).energy)) best = &c;
+  }
+  if (best) {
+    chosen = best->name;
+    return std::move(best->outcomes);
+  }
+  chosen = "native";  // nothing beats what the GPU does alone
+  return reference;
+}
+
 PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& model,
                        const std::vector<RankOutcome>& reference) {
   const std::string& name = sc.policy.name;
@@ -184,7 +245,7 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
                                                         : PlanGrouping::per_kernel;
   PlannedRun run;
   run.plan = Json::array();
-  std::vector<ClockPlan> plans, statics;
+  std::vector<ClockPlan> plans;
   std::vector<std::vector<std::uint32_t>> per_rank;
   auto make_plans = [&](double b) {
     plans.clear();
@@ -244,58 +305,7 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
       return run_engine(wl, model, f, capped(sc.replay), sc.mode, cluster_for(sc, model));
     });
   } else if (name == "latency-aware") {
-    SwitchLatency lat = model.switch_latency();
-    sc.replay.sm_latency.apply_to(lat.sm);
-    std::vector<std::vector<std::uint32_t>> flat;
-    for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
-      const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
-      statics.push_back(plan_clocks(wl, wl.ranks[r], model, PlanGrouping::single, (1.0 + budget) * busy));
-      flat.push_back(std::vector<std::uint32_t>(wl.ranks[r].kernels.size(), statics.back().pair_of_group.front()));
-    }
-    // Regions from a per-kernel plan; where the switches' delays push the replay over the budget, the
-    // per-kernel plan is remade with that overshoot taken off its budget (a few rounds).
-    auto make_regions = [&](double b) {
-      std::vector<std::vector<std::uint32_t>> merged;
-      for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
-        const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
-        const ClockPlan p = plan_clocks(wl, wl.ranks[r], model, PlanGrouping::per_kernel, std::max(0.0, 1.0 + b) * busy);
-        merged.push_back(merge_regions(wl.ranks[r], model, pairs, p.pair_index_per_kernel(),
-                                       statics[r].pair_of_group.front(), lat.sm.mean_s, lat.sm.energy_j, p.lambda));
-      }
-      return replay_pairs(sc, wl, model, pairs, merged, name);
-    };
-    double region_budget = budget;
-    auto regions = make_regions(region_budget);
-    for (int round = 0; round < 4 && totals(regions).time > time_limit; ++round) {
-      region_budget -= (totals(regions).time - time_limit) / ref.time + 0.001;
-      regions = make_regions(region_budget);
-    }
-    std::vector<std::vector<std::uint32_t>> passes;
-    for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
-      const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
-      passes.push_back(plan_clocks(wl, wl.ranks[r], model, PlanGrouping::pass_level, (1.0 + budget) * busy).pair_index_per_kernel());
-    }
-    // Candidates, each checked by replay with the latency: regions, one pair per pass, one pair.
-    struct Candidate {
-      const char* name;
-      std::vector<RankOutcome> outcomes;
-    };
-    std::vector<Candidate> candidates;
-    candidates.push_back({"regions", std::move(regions)});
-    candidates.push_back({"pass-level", replay_pairs(sc, wl, model, pairs, passes, name)});
-    candidates.push_back({"static-best", replay_pairs(sc, wl, model, pairs, flat, name)});
-    Candidate* best = nullptr;
-    for (auto& c : candidates) {
-      const Totals t = totals(c.outcomes);
-      if (t.time <= time_limit && t.energy < ref.energy && (!best || t.energy < totals(best->outcomes).energy)) best = &c;
-    }
-    if (best) {
-      run.outcomes = std::move(best->outcomes);
-      chosen = best->name;
-    } else {  // nothing beats what the GPU does alone
-      run.outcomes = reference;
-      chosen = "native";
-    }
+    run.outcomes = run_latency_aware(sc, wl, model, reference, pairs, budget, time_limit, chosen);
   } else {
     hold_budget([&] { return replay_pairs(sc, wl, model, pairs, per_rank, name); });
   }
