@@ -58,6 +58,9 @@ struct ActivityPower {
   double alu_pj = 0;                                // per elementwise operation
   double memory_pj_per_byte = 0;                    // per byte read or written in DRAM
   double copy_engine_w = 0;                         // a copy-engine transfer's own power, beside its bytes
+  // A kernel of duration t draws its dynamic power over t / (t + ramp_s) of it: SMs filling and draining at its
+  // start and end, which dominates kernels of a few microseconds.
+  double ramp_s = 0;
 };
 
 // Datasheet figures used to retarget work between GPUs (0 = not given).
@@ -156,19 +159,21 @@ class GpuModel {
     return idle_w_tab_[sm_idx] +
            k.sm_fill * dyn_tab_[(static_cast<std::size_t>(k.cls) * sm_clocks_.size() + sm_idx) * mem_clocks_.size() + mem_idx];
   }
-  // The activity model: idle(f) + fill busy_w g(f) + (V/V_max)^2 (sum of pJ x work rates) + DRAM pJ/B x bytes/s,
-  // the rates those recorded at (f_rec, m_rec) scaled by how much longer the kernel runs at (f, m).
+  // The activity model: idle(f) + ramp x [fill busy_w g(f) + (V/V_max)^2 (sum of pJ x work rates) + DRAM pJ/B x
+  // bytes/s], the rates those recorded at (f_rec, m_rec) scaled by how much longer the kernel runs at (f, m), and
+  // ramp = t / (t + ramp_s) for a kernel that runs t.
   double activity_power_w(const Kernel& k, int sm_idx, int mem_idx) const {
-    double rate_scale = 1.0;
+    double rate_scale = 1.0, ramp = 1.0;
     if (k.duration_s > 0) {
       const double t = kernel_time_s(k, sm_idx, mem_idx);
-      if (t > 0) rate_scale = k.duration_s / t;
+      if (t > 0) rate_scale = k.duration_s / t, ramp = t / (t + activity_.ramp_s);
     }
     const double memory_w = activity_.memory_pj_per_byte * k.memory_tbps * rate_scale;
-    if (k.work == WorkSource::copy_engine) return idle_w_tab_[sm_idx] + activity_.copy_engine_w + memory_w;
+    if (k.work == WorkSource::copy_engine) return idle_w_tab_[sm_idx] + ramp * (activity_.copy_engine_w + memory_w);
     const double ops_w = activity_.tensor_pj[static_cast<int>(k.tensor_precision)] * k.tensor_tflops +
                          activity_.fma_pj * k.fma_tflops + activity_.alu_pj * k.alu_tops;
-    return idle_w_tab_[sm_idx] + k.sm_fill * activity_.busy_w * g_tab_[sm_idx] + v2_tab_[sm_idx] * ops_w * rate_scale + memory_w;
+    return idle_w_tab_[sm_idx] +
+           ramp * (k.sm_fill * activity_.busy_w * g_tab_[sm_idx] + v2_tab_[sm_idx] * ops_w * rate_scale + memory_w);
   }
 
  private:

@@ -73,19 +73,21 @@ double relative_v(double f, double floor, double knee, double f_max) {
   return floor + (1.0 - floor) * (f - knee) / (f_max - knee);
 }
 
-std::vector<double> features(const LoopData& l, double floor, double knee, double f_max) {
+// At the recorded clocks a kernel runs its recorded duration d, so its ramp weight is d / (d + ramp_s).
+std::vector<double> features(const LoopData& l, double floor, double knee, double f_max, double ramp_s) {
   std::vector<double> x(kCoefficients, 0.0);
   for (const LoopData::K& k : l.kernels) {
     const double v = relative_v(k.f, floor, knee, f_max), v2 = v * v;
+    const double d = k.d * k.d / (k.d + ramp_s);  // duration x ramp weight
     if (k.copy_engine) {
-      x[7] += k.d;
+      x[7] += d;
     } else {
-      x[0] += k.d * k.fill * v2 * k.f / f_max;
-      if (k.p != TensorPrecision::none) x[static_cast<int>(k.p)] += k.d * v2 * k.tensor;
-      x[4] += k.d * v2 * k.fma;
-      x[5] += k.d * v2 * k.alu;
+      x[0] += d * k.fill * v2 * k.f / f_max;
+      if (k.p != TensorPrecision::none) x[static_cast<int>(k.p)] += d * v2 * k.tensor;
+      x[4] += d * v2 * k.fma;
+      x[5] += d * v2 * k.alu;
     }
-    x[6] += k.d * k.memory;
+    x[6] += d * k.memory;
   }
   for (double& v : x) v /= l.time_s;
   return x;
@@ -197,19 +199,19 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
 
   const double f_max = base.max_sm_mhz(), f_min = base.sm_clocks_mhz().front();
   struct Candidate {
-    double err = std::numeric_limits<double>::infinity(), floor = 1, knee = 0;
+    double err = std::numeric_limits<double>::infinity(), floor = 1, knee = 0, ramp_s = 0;
     std::vector<double> coef;
   };
-  auto fit_curve = [&](double floor, double knee) {
+  auto fit_curve = [&](double floor, double knee, double ramp_s) {
     std::vector<std::vector<double>> a;
     std::vector<double> b;
     for (const LoopData& l : loops) {
-      std::vector<double> x = features(l, floor, knee, f_max);
+      std::vector<double> x = features(l, floor, knee, f_max, ramp_s);
       for (double& v : x) v /= l.measured_w;  // relative error
       a.push_back(x);
       b.push_back(target(l) / l.measured_w);
     }
-    Candidate cand{0, floor, knee, nonnegative_least_squares(a, b)};
+    Candidate cand{0, floor, knee, ramp_s, nonnegative_least_squares(a, b)};
     for (std::size_t r = 0; r < a.size(); ++r) {
       double p = 0;
       for (int j = 0; j < kCoefficients; ++j) p += a[r][static_cast<std::size_t>(j)] * cand.coef[static_cast<std::size_t>(j)];
@@ -220,14 +222,15 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
   Candidate best;
   Json surface = Json::array();
   std::vector<Candidate> grid;
-  for (int fi = 0; fi <= 8; ++fi) {
-    const double floor = 0.55 + 0.05 * fi;
-    for (double knee = 600; knee <= std::min(1700.0, f_max - 100); knee += 100) {
-      grid.push_back(fit_curve(floor, knee));
-      surface.push_back({floor, knee, 100 * grid.back().err});
-      if (grid.back().err < best.err) best = grid.back();
+  for (double ramp_s : {0.0, 1e-6, 2e-6, 3e-6, 5e-6, 7.5e-6, 1e-5})
+    for (int fi = 0; fi <= 8; ++fi) {
+      const double floor = 0.55 + 0.05 * fi;
+      for (double knee = 600; knee <= std::min(1700.0, f_max - 100); knee += 100) {
+        grid.push_back(fit_curve(floor, knee, ramp_s));
+        surface.push_back({floor, knee, ramp_s, 100 * grid.back().err});
+        if (grid.back().err < best.err) best = grid.back();
+      }
     }
-  }
   // The loops ran at the clocks the card chose (throttled GEMMs down to ~1350 MHz on the H200): below that the
   // curve is not seen, and many floor/knee pairs fit alike. Among the curves within 0.05 points of the best
   // MAPE, the one closest to the base's (its stated prior) is kept: the data decide where they reach, the prior
@@ -235,7 +238,7 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
   double best_distance = std::numeric_limits<double>::infinity();
   const Candidate fitted_best = best;
   for (const Candidate& cand : grid) {
-    if (cand.err > fitted_best.err + 0.0005) continue;
+    if (cand.err > fitted_best.err + 0.0005 || cand.ramp_s != fitted_best.ramp_s) continue;
     double d = 0;
     for (double f : base.sm_clocks_mhz()) d += std::fabs(relative_v(f, cand.floor, cand.knee, f_max) - base.relative_voltage(f) / base.relative_voltage(f_max));
     if (d < best_distance) best_distance = d, best = cand;
@@ -251,12 +254,13 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                        {"fma_pj_per_flop", c[4]},
                        {"alu_pj_per_op", c[5]},
                        {"memory_pj_per_byte", c[6]},
-                       {"copy_engine_w", c[7]}};
+                       {"copy_engine_w", c[7]},
+                       {"ramp_s", best.ramp_s}};
   // The fitted model priced on the same loops, as validate will price them (recorded clocks).
   Json rows = Json::array();
   double ape = 0;
   for (const LoopData& l : loops) {
-    const std::vector<double> x = features(l, round_to(best.floor, 0.01), best.knee, f_max);
+    const std::vector<double> x = features(l, round_to(best.floor, 0.01), best.knee, f_max, best.ramp_s);
     double p = (l.idle_j + l.prior_j) / l.time_s;
     for (int j = 0; j < kCoefficients; ++j) p += x[static_cast<std::size_t>(j)] * c[static_cast<std::size_t>(j)];
     const double e = 100.0 * (p - l.measured_w) / l.measured_w;
@@ -269,7 +273,8 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                           std::to_string(loops.size()) + " H200 kernel loops, " + suite_dir + "); in-sample MAPE " +
                           std::to_string(std::round(mape * 100) / 100).substr(0, 4) + " %";
   set_provenance(prov, "/activity", "fit",
-                 "non-negative least squares of the loops' relative power error at their recorded clocks, " + ref);
+                 "non-negative least squares of the loops' relative power error at their recorded clocks; ramp_s by grid "
+                 "(0-10 us) with the voltage curve, " + ref);
   set_provenance(prov, "/voltage_curve", "fit",
                  "voltage floor and knee: grid search (floor 0.55-0.95, knee 600-1700 MHz); of the curves within 0.05 points "
                  "of the best MAPE, the closest to the base's estimate (the loops see only the clocks the card chose, "
@@ -280,7 +285,7 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
   out.model = model;
   Json coef = Json::object();
   for (int j = 0; j < kCoefficients; ++j) coef[kCoefficientNames[j]] = c[static_cast<std::size_t>(j)];
-  out.report = {{"voltage_floor", round_to(best.floor, 0.01)}, {"voltage_knee_mhz", best.knee},
+  out.report = {{"voltage_floor", round_to(best.floor, 0.01)}, {"voltage_knee_mhz", best.knee}, {"ramp_s", best.ramp_s},
                 {"voltage_curve", "fitted where the loops ran (>= ~1350 MHz); nearest to the base's estimate below"},
                 {"voltage_grid_mape_pct", surface}, {"coefficients", coef},
                 {"loops", rows}, {"in_sample_mape_pct", mape}, {"left_out", left_out}};
@@ -293,7 +298,7 @@ std::string format_power_suite_calibration(const PowerSuiteCalibration& c) {
   os << std::fixed << std::setprecision(3);
   os << "activity power model of " << c.model.value("name", "") << ": voltage floor " << r["voltage_floor"].get<double>()
      << " up to " << std::setprecision(0) << r["voltage_knee_mhz"].get<double>() << " MHz (" << r["voltage_curve"].get<std::string>()
-     << ")\n" << std::setprecision(3);
+     << "), ramp " << std::setprecision(1) << 1e6 * r["ramp_s"].get<double>() << " us\n" << std::setprecision(3);
   for (auto it = r["coefficients"].begin(); it != r["coefficients"].end(); ++it)
     os << "  " << std::left << std::setw(14) << it.key() << std::right << std::setw(10) << it->get<double>() << "\n";
   os << "fit loop                          measured W  fitted W   error\n" << std::setprecision(1);

@@ -8,7 +8,8 @@
 // model is linear in its eight coefficients once the voltage curve is fixed:
 //   P_loop - idle = busy_w * mean(fill g(f)) + sum_p e_p * mean(V^2 tensor rate_p) + e_fma * mean(V^2 fma rate)
 //                   + e_alu * mean(V^2 alu rate) + e_mem * mean(DRAM rate) + copy_engine_w * (copy-engine share)
-// so for every voltage curve of a grid (flat floor up to a knee, linear to 1 at the top clock) the coefficients
+// (each kernel's terms weighted by d / (d + ramp_s), see GpuModel::activity_power_w), so for every voltage curve
+// and ramp_s of a grid (flat floor up to a knee, linear to 1 at the top clock) the coefficients
 // are the non-negative least squares of the relative error. The loops only see the clocks the card chose
 // (down to ~1350 MHz on the H200, under its cap), so many curves fit alike: of those within 0.05 points of the
 // smallest in-sample mean absolute relative error, the one nearest the base model's curve (its stated prior)

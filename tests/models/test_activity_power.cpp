@@ -80,3 +80,18 @@ TEST_CASE("a bad activity block is one error naming the field", "[models][activi
   doc["activity"]["busy_w"] = -1;
   CHECK_THROWS_WITH(GpuModel::from_json(doc, "m.json"), Catch::Contains("activity.busy_w"));
 }
+
+TEST_CASE("a kernel of a few microseconds draws its dynamic power over t / (t + ramp) of it", "[models][activity]") {
+  Json doc = read_json_file(load_gpu_model("h200").source_file());
+  doc["activity"]["ramp_s"] = 2e-6;
+  const GpuModel m = GpuModel::from_json(doc, "r.json");
+  doc["activity"]["ramp_s"] = 0.0;
+  const GpuModel flat = GpuModel::from_json(doc, "f.json");
+  const int top = m.sm_index(1980), mem = m.mem_index(3201);
+  Kernel k = gemm_kernel();
+  k.duration_s = 2e-6;  // as long as the ramp: half its dynamic power
+  const double idle = m.idle_power_w(top);
+  CHECK(m.kernel_power_w(k, top, mem) - idle == Approx(0.5 * (flat.kernel_power_w(k, top, mem) - idle)));
+  k.duration_s = 1e-3;  // long kernels barely notice
+  CHECK(m.kernel_power_w(k, top, mem) - idle == Approx(flat.kernel_power_w(k, top, mem) - idle).epsilon(0.003));
+}

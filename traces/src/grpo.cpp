@@ -37,13 +37,14 @@ Kernel activity(KernelClass c, double duration_s, double fill, std::uint32_t nam
 }
 
 // Adds a recorded kernel's work, at the top clocks (its rates scaled to its top-clock time t), to its class.
-void add_class_work(const Kernel& k, double t, std::array<double, kKernelClassCount>& class_time,
-                    std::array<double, kKernelClassCount>& known_time, std::array<std::array<double, 4>, kKernelClassCount>& work,
+void add_class_work(const Kernel& k, double t, double ramp_s, std::array<double, kKernelClassCount>& class_time,
+                    std::array<double, kKernelClassCount>& known_time, std::array<std::array<double, 5>, kKernelClassCount>& work,
                     std::array<std::array<double, kTensorPrecisionCount>, kKernelClassCount>& tensor_by_precision) {
   const auto c = static_cast<std::size_t>(k.cls);
   class_time[c] += t;
   if (k.work == WorkSource::unknown || t <= 0) return;
   known_time[c] += t;
+  work[c][4] += t * t / (t + ramp_s);  // ramp weight x time
   const double to_top = k.duration_s / t;  // the same work in the top-clock time
   const double rates[4] = {k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps};
   for (std::size_t j = 0; j < 4; ++j) work[c][j] += rates[j] * to_top * t;
@@ -123,7 +124,7 @@ DecodeProfile load_decode_profile(const std::vector<std::string>& dirs, const Gp
     Loaded L{batch, {}, {}, {}, {}};
     std::array<double, kKernelClassCount> fill_time[3]{};
     std::array<double, kKernelClassCount> class_time{}, known_time{};
-    std::array<std::array<double, 4>, kKernelClassCount> work{};  // rate x top-clock time
+    std::array<std::array<double, 5>, kKernelClassCount> work{};  // rate x top-clock time; [4]: ramp weight x time
     std::array<std::array<double, kTensorPrecisionCount>, kKernelClassCount> tensor_by_precision{};
     for (std::size_t si = 0; si < r.steps.size(); ++si) {
       const Step& st = r.steps[si];
@@ -132,7 +133,7 @@ DecodeProfile load_decode_profile(const std::vector<std::string>& dirs, const Gp
       for (int i = st.first_kernel; i <= st.last_kernel; ++i) {
         const Kernel& k = r.kernels[static_cast<std::size_t>(i)];
         const double t = model.kernel_time_s(k, top_sm, top_mem);
-        add_class_work(k, t, class_time, known_time, work, tensor_by_precision);
+        add_class_work(k, t, model.activity().ramp_s, class_time, known_time, work, tensor_by_precision);
         int part = 2;  // rest
         for (auto a : rec.workload.annotation_sets[k.annotation_set].annotations) {
           const std::string& n = rec.workload.annotation_names[a];
@@ -167,6 +168,7 @@ DecodeProfile load_decode_profile(const std::vector<std::string>& dirs, const Gp
       const auto ci = static_cast<std::size_t>(c);
       w.known = class_time[ci] > 0 && known_time[ci] >= 0.9 * class_time[ci];
       for (std::size_t j = 0; j < 4; ++j) w.rates[j] = known_time[ci] > 0 ? work[ci][j] / known_time[ci] : 0.0;
+      w.ramp = known_time[ci] > 0 ? work[ci][4] / known_time[ci] : 1.0;
       const auto& tp = tensor_by_precision[ci];
       w.precision = static_cast<TensorPrecision>(std::max_element(tp.begin(), tp.end()) - tp.begin());
     }
@@ -233,6 +235,7 @@ DecodeStepModel::DecodeStepModel(const DecodeProfile& p, const TransformerSpec& 
       if (b < p.work.size()) {
         const DecodeProfile::ClassWork& w = p.work[b][ci];
         for (std::size_t j = 0; j < 4; ++j) cv.rates[j].push_back(w.rates[j]);
+        cv.ramp.push_back(w.ramp);
         cv.known = (b == 0 || cv.known) && w.known;
         cv.precision = w.precision;
       }
@@ -274,12 +277,14 @@ void DecodeStepModel::step(int batch, double sum_context, float sm, float mem, s
     const Curve& cv = curves_[static_cast<std::size_t>(c)];
     if (c != KernelClass::communication && cv.known) {  // what the recorded decode kernels of this class do per second
       Kernel& k = out.back();
+      const double ramp = interpolate_in_batch(batches_, cv.ramp, batch);
       k.work = WorkSource::shapes;
       k.tensor_precision = cv.precision;
-      k.tensor_tflops = static_cast<float>(interpolate_in_batch(batches_, cv.rates[0], batch));
-      k.fma_tflops = static_cast<float>(interpolate_in_batch(batches_, cv.rates[1], batch));
-      k.alu_tops = static_cast<float>(interpolate_in_batch(batches_, cv.rates[2], batch));
-      k.memory_tbps = static_cast<float>(interpolate_in_batch(batches_, cv.rates[3], batch));
+      k.sm_fill = static_cast<float>(std::clamp(k.sm_fill * ramp, 0.001, 1.0));
+      k.tensor_tflops = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[0], batch));
+      k.fma_tflops = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[1], batch));
+      k.alu_tops = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[2], batch));
+      k.memory_tbps = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[3], batch));
     }
   }
   if (!out.empty()) out.front().gap_before_s = host_s_;

@@ -64,6 +64,9 @@ struct DecodeProfile {
     std::array<double, 4> rates{};  // tensor TFLOP/s, fma TFLOP/s, alu Top/s, memory TB/s
     TensorPrecision precision = TensorPrecision::none;
     bool known = false;
+    // time-weighted t / (t + ramp_s) of the class's kernels (GpuModel::activity_power_w): one coalesced activity
+    // stands for many kernels of a few microseconds, so it carries their ramp in its fill and rates
+    double ramp = 1.0;
   };
   std::vector<std::array<ClassWork, kKernelClassCount>> work;  // per batch
   double attention_fixed_s = 0;        // per layer and decode step
@@ -106,6 +109,7 @@ class DecodeStepModel {
   struct Curve {
     std::vector<double> time_s, fill;
     std::array<std::vector<double>, 4> rates;  // per batch, as DecodeProfile::ClassWork
+    std::vector<double> ramp;                  // per batch, as DecodeProfile::ClassWork
     TensorPrecision precision = TensorPrecision::none;
     bool known = false;
   };
