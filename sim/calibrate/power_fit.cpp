@@ -119,6 +119,25 @@ bool solve(std::vector<std::vector<double>> m, std::vector<double> rhs, std::vec
   return true;
 }
 
+// The fit loops reduced, except idle (its power is the base's measured idle_w) and loops with too little of their
+// kernel time priced by shapes (listed in left_out).
+std::vector<LoopData> load_fit_loops(const std::string& suite_dir, const std::vector<std::string>& names,
+                                     const GpuModel& base, Progress& progress, Json& left_out) {
+  std::vector<LoopData> loops;
+  for (const std::string& n : names) {
+    progress.note(n);
+    if (n != "idle") {
+      LoopData l = reduce_loop(load_kernel_loop(suite_dir + "/" + n), base);
+      if (!l.kernels.empty() && l.known_share < kMinKnownShare)
+        left_out.push_back({{"loop", n}, {"priced_by_shapes_share", l.known_share}});
+      else if (!l.kernels.empty())
+        loops.push_back(std::move(l));
+    }
+    progress.advance();
+  }
+  return loops;
+}
+
 }  // namespace
 
 std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& b) {
@@ -177,23 +196,8 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
   const GpuModel base = GpuModel::from_json(model, base_path);
   const std::vector<std::string> names = split_names(split_path, "fit", "micro");
   Progress progress("calibrate the activity power model", names.size() + 1);
-  std::vector<LoopData> loops;
   Json left_out = Json::array();
-  for (const std::string& n : names) {
-    progress.note(n);
-    if (n == "idle") {  // no kernel: idle power is the base's measured idle_w
-      progress.advance();
-      continue;
-    }
-    LoopData l = reduce_loop(load_kernel_loop(suite_dir + "/" + n), base);
-    progress.advance();
-    if (l.kernels.empty()) continue;
-    if (l.known_share < kMinKnownShare) {
-      left_out.push_back({{"loop", n}, {"priced_by_shapes_share", l.known_share}});
-      continue;
-    }
-    loops.push_back(std::move(l));
-  }
+  const std::vector<LoopData> loops = load_fit_loops(suite_dir, names, base, progress, left_out);
   if (loops.size() < kCoefficients)
     throw InputError(split_path, "fit.micro", "expected at least " + std::to_string(kCoefficients) + " loops with operator shapes to fit");
 
