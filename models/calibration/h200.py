@@ -154,8 +154,11 @@ def derive():
         "specs": {"memory_gb": 141, "mem_bandwidth_gbs": 4800, "bf16_dense_tflops": 989, "interconnect_gbs": 450, "nic_gbs": 50},
         "provenance": {
             "summary": "calibrated on one H200 (traces/recordings/h200-*): idle, GEMM, copy and elementwise power, "
-                       "clock table and cap measured; V-f shape and governor gains estimated",
-            "generated_by": "models/calibration/h200.py, then dvfs-sim calibrate --recording (models/calibration/regenerate.sh)",
+                       "clock table and cap measured; " + ("activity power model and V-f curve (above ~1350 MHz) fit on "
+                       "the power suite's kernel loops; governor gains estimated" if os.path.exists(ACTIVITY) else
+                       "V-f shape and governor gains estimated"),
+            "generated_by": "models/calibration/h200.py, then dvfs-sim calibrate --power-suite and --recording "
+                            "(models/calibration/regenerate.sh)",
             "measured_inputs": measured,
             "/clocks": {"source": "measured", "ref": "run.json device.supported_sm_mhz / supported_mem_mhz (NVML read-out)"},
             "/sm_count": {"source": "measured", "ref": "run.json device.sm_count"},
