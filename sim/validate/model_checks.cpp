@@ -84,9 +84,7 @@ Json power_suite_checks(const GpuModel& h200) {
       const std::string dir = data_dir() + "/traces/recordings/h200-power/" + n;
       Json row;
       if (n == "idle") {  // no kernel to replay: the model's idle power against the measured one
-        const Json run = read_json_file(dir + "/run.json");
-        const Json& st = run["micro"]["steady"];
-        const double meas = st["energy_mj"].get<double>() / 1000.0 / ((st["t1_ns"].get<double>() - st["t0_ns"].get<double>()) * 1e-9);
+        const double meas = read_steady_window(read_json_file(dir + "/run.json"), dir + "/run.json").mean_power_w;
         const double e = 100.0 * (h200.idle_w() - meas) / meas;
         row = {{"loop", n}, {"measured_mean_power_w", meas},
                {"native", {{"mean_power_w", h200.idle_w()}, {"energy_error_pct", e}, {"power_error_pct", e}, {"time_error_pct", 0.0}}},

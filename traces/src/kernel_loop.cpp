@@ -7,25 +7,32 @@
 
 namespace dvfs {
 
+SteadyWindow read_steady_window(const Json& run, const std::string& run_path) {
+  if (!run.is_object() || !run.contains("micro"))
+    throw InputError(run_path, "micro", "missing: expected a kernel-loop recording of the power suite (micro.steady)");
+  JsonReader micro(run["micro"], run_path, "micro");
+  JsonReader steady = micro.child("steady");
+  const double t0 = steady.number("t0_ns"), t1 = steady.number("t1_ns");
+  if (!(t1 > t0)) steady.fail("t1_ns", "expected t1_ns > t0_ns");
+  SteadyWindow w;
+  w.seconds = (t1 - t0) * 1e-9;
+  w.step_s = w.seconds / steady.positive("steps");
+  const double energy_j = steady.non_negative("energy_mj") / 1000.0;
+  if (energy_j <= 0) steady.fail("energy_mj", "expected the counter to advance over the steady window");
+  w.mean_power_w = energy_j / w.seconds;
+  return w;
+}
+
 KernelLoop load_kernel_loop(const std::string& dir) {
   KernelLoop loop;
   loop.recording = load_recording(dir, Classifier::load_default());
   const std::string run_path = dir + "/run.json";
-  const Json& run = loop.recording.run;
-  if (!run.is_object() || !run.contains("micro"))
-    throw InputError(run_path, "micro", "missing: expected a kernel-loop recording of the power suite (micro.steady)");
-  JsonReader micro(run["micro"], run_path, "micro");
-  loop.micro = run["micro"];
-  loop.name = micro.string_or("name", dir.substr(dir.find_last_of('/') + 1));
-  JsonReader steady = micro.child("steady");
-  const double t0 = steady.number("t0_ns"), t1 = steady.number("t1_ns");
-  if (!(t1 > t0)) steady.fail("t1_ns", "expected t1_ns > t0_ns");
-  const double steps = steady.positive("steps");
-  loop.steady_s = (t1 - t0) * 1e-9;
-  loop.steady_step_s = loop.steady_s / steps;
-  const double energy_j = steady.non_negative("energy_mj") / 1000.0;
-  if (energy_j <= 0) steady.fail("energy_mj", "expected the counter to advance over the steady window");
-  loop.measured_power_w = energy_j / loop.steady_s;
+  const SteadyWindow w = read_steady_window(loop.recording.run, run_path);
+  loop.micro = loop.recording.run["micro"];
+  loop.name = JsonReader(loop.micro, run_path, "micro").string_or("name", dir.substr(dir.find_last_of('/') + 1));
+  loop.steady_s = w.seconds;
+  loop.steady_step_s = w.step_s;
+  loop.measured_power_w = w.mean_power_w;
   if (loop.recording.workload.ranks.empty() || loop.recording.workload.ranks.front().steps.empty())
     throw InputError(dir, "trace", "no profiled step in the trace (expected step<i> ranges)");
   return loop;

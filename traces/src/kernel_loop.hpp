@@ -17,6 +17,13 @@ struct KernelLoop {
   Json micro;                     // run.json `micro`: what the loop runs (kind, dtype, shape, analytic work)
 };
 
+// run.json `micro.steady`: the unprofiled window's length, step time and counter mean power; InputError naming
+// run_path and the field when missing or malformed. (A loop without kernels, idle, has only this.)
+struct SteadyWindow {
+  double seconds = 0, step_s = 0, mean_power_w = 0;
+};
+SteadyWindow read_steady_window(const Json& run, const std::string& run_path);
+
 // Reads a loop recording; InputError naming run.json's field when `micro.steady` is missing or malformed.
 KernelLoop load_kernel_loop(const std::string& dir);
 
