@@ -273,10 +273,12 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
     budget_checked = true;
     run.outcomes = replay();
     std::vector<RankOutcome> best;
+    std::vector<ClockPlan> best_plans;
     double best_budget = b_eff;
     auto keep_if_better = [&] {
       const Totals t = totals(run.outcomes);
-      if (t.time <= time_limit && (best.empty() || t.energy < totals(best).energy)) best = run.outcomes, best_budget = b_eff;
+      if (t.time <= time_limit && (best.empty() || t.energy < totals(best).energy))
+        best = run.outcomes, best_plans = plans, best_budget = b_eff;
     };
     keep_if_better();
     for (int round = 0; round < 4 && totals(run.outcomes).time > time_limit; ++round) {
@@ -285,9 +287,9 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
       run.outcomes = replay();
       keep_if_better();
     }
-    if (!best.empty() && b_eff != best_budget) {
+    if (!best.empty() && b_eff != best_budget) {  // the reports describe the plan that was kept
       b_eff = best_budget;
-      make_plans(b_eff);  // the reports describe the plan that was kept
+      plans = std::move(best_plans);
       run.outcomes = std::move(best);
     }
   };
