@@ -6,9 +6,8 @@
 #   2. calibrate --power-suite: the activity power model and voltage curve, fit on the kernel loops that
 #      models/calibration/h200-power-split.json lists under fit.micro -> models/calibration/h200.activity.json;
 #   3. calibrate --recording: time scaling and the class priors' power scale on the GPT-3 XL recording -> h200;
-#   4. siblings.py --bases: the activity block, scaled from h200, into the a100-sxm4 / a40 base files;
-#   5. calibrate --profile: a100-sxm4 and a40 on the Perseus stage profiles;
-#   6. siblings.py: the datasheet models rtx-3080-ti and b200-like.
+#   4. calibrate --profile: a100-sxm4 and a40 on the Perseus stage profiles;
+#   5. siblings.py: the datasheet models rtx-3080-ti and b200-like (b200-like with the h200 activity block scaled).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BIN="${DVFS_SIM_BIN:-$ROOT/build/dvfs-sim}"
@@ -33,7 +32,6 @@ same() {  # fresh shipped
 [ "$MODE" = "--check" ] && same "$CAL/h200.activity.json" models/calibration/h200.activity.json
 "$BIN" calibrate --recording traces/recordings/h200-gpt3xl --base models/calibration/h200.activity.json \
   --date "$DATE" -o "$OUT/h200.json" >/dev/null
-/usr/bin/python3 models/calibration/siblings.py --bases --out "$OUT" ${MODE:+--check} || status=1
 "$BIN" calibrate --profile traces/profiles/perseus/gpt3-175b+a100_sxm_bf16.csv \
   --base models/calibration/a100-sxm4.base.json --date "$DATE" -o "$OUT/a100-sxm4.json" >/dev/null
 "$BIN" calibrate --profile traces/profiles/perseus/gpt3-175b+a40_bf16.csv \
@@ -46,4 +44,4 @@ if [ "$MODE" = "--check" ]; then
   exit $status
 fi
 /usr/bin/python3 models/calibration/siblings.py
-echo "regenerated models/calibration/h200.activity.json, models/calibration/{a100-sxm4,a40}.base.json and models/gpus/{h200,a100-sxm4,a40,rtx-3080-ti,b200-like}.json"
+echo "regenerated models/calibration/h200.activity.json and models/gpus/{h200,a100-sxm4,a40,rtx-3080-ti,b200-like}.json"

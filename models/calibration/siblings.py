@@ -16,9 +16,8 @@ Not copied: per-kernel shares (the sibling's kernel names) and stage computation
 A datasheet model derived from the H200 also gets the activity power model (models/README.md, "Activity power"):
 the block fit on the H200 kernel loops, scaled to its datasheet [estimate]: energy per operation by the ratio of
 dynamic headroom per unit of dense bf16 throughput, (cap - idle) / TFLOP/s, energy per DRAM byte by
-(cap - idle) / bandwidth, watts (busy, copy engine) by (cap - idle). `--bases` can write the same scaled block
-into the stage-profile models' base files (ACTIVITY_BASES), but none is listed: scaled to the Ampere boards the
-rule prices a retargeted GEMM far above their caps (the RTX 3080 Ti ran a GPT-3 XL step 55 % slower under its
+(cap - idle) / bandwidth, watts (busy, copy engine) by (cap - idle). The Ampere boards do not get it: scaled to them
+the rule prices a retargeted GEMM far above their caps (the RTX 3080 Ti ran a GPT-3 XL step 55 % slower under its
 simulated 350 W cap than at its top clocks), so a100-sxm4, a40 and rtx-3080-ti keep their kernel-class priors
 (A100/A40: fit on measured stage profiles) until their kernels' power is measured.
 
@@ -32,7 +31,6 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PAIRS = [("rtx-3080-ti", "a100-sxm4"), ("b200-like", "h200")]
 ACTIVITY_SOURCE = "h200"            # the model whose activity block was fit on measurements
-ACTIVITY_BASES = []  # stage-profile models whose base files would carry the scaled block (see the docstring)
 
 
 def scaled_activity(m, ref):
@@ -118,16 +116,6 @@ def derive(name, sibling_name, models_dir):
     return m
 
 
-def with_activity_base(name, models_dir):
-    """models/calibration/<name>.base.json with its activity block re-derived from the fitted h200 model."""
-    path = os.path.join(ROOT, "models", "calibration", name + ".base.json")
-    with open(path) as f:
-        m = json.load(f)
-    with open(os.path.join(models_dir, ACTIVITY_SOURCE + ".json")) as f:
-        m["activity"], m["provenance"]["/activity"] = scaled_activity(m, json.load(f))
-    return path, json.dumps(m, indent=2) + "\n"
-
-
 def emit(path, text, check):
     """Writes text to path, or (check) says whether path already holds it."""
     if check:
@@ -142,16 +130,11 @@ def emit(path, text, check):
 
 
 def main():
-    """--bases: (re)derive the activity blocks of the stage-profile models' base files (run before they are
-    calibrated); otherwise derive the datasheet models. --check: compare instead of writing."""
+    """Derives the datasheet models; --check: compare instead of writing."""
     check = "--check" in sys.argv
     models_dir = os.path.join(ROOT, "models", "gpus")
     out_dir = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else models_dir
     status = 0
-    if "--bases" in sys.argv:
-        for name in ACTIVITY_BASES:
-            status |= emit(*with_activity_base(name, out_dir), check)
-        sys.exit(status)
     for name, sibling in PAIRS:
         text = json.dumps(derive(name, sibling, out_dir), indent=2) + "\n"
         status |= emit(os.path.join(models_dir if check else out_dir, name + ".json"), text, check)
