@@ -90,3 +90,22 @@ def test_a_loop_with_gradients_on_and_no_optimizer_says_how_to_mark_its_steps(tm
                        capture_output=True, text=True, env=e, timeout=120)
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "rec" / "run.json").read_text())["run"]["step_source"] == "forward"
+
+
+@pytest.mark.parametrize("name,steps,window_resolved", [("vit-b32", 6, True), ("vit-b256", 6, True), ("cnn", 6, False),
+                                                        ("infer", 6, True)])
+def test_the_h200_recordings_of_the_user_scripts_validate(name, steps, window_resolved):
+    """The scripts above recorded unchanged on an H200 (PyTorch 2.11): trace, run.json and validate agree."""
+    from dvfs_sim.record.trace_file import check_steps
+    from repo_paths import BIN
+    d = os.path.join(ROOT, "traces", "recordings", "h200-user-scripts", name)
+    run = json.load(open(os.path.join(d, "run.json")))["run"]
+    with gzip.open(os.path.join(d, "trace.json.gz")) as f:
+        check = check_steps(json.load(f), len(run["profiled_steps"]))
+    assert check["device"] and min(check["kernels_per_step"]) > 100 and check["kernels_outside"] == 0
+    r = subprocess.run([BIN, "validate", d, "--gpu", "h200", "--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert len(rep["clock_sources"][0]["steps"]) == steps == len(run["profiled_steps"])
+    assert rep["energy_counter"]["steps_resolved"] == 0  # 20-76 ms steps against ~100 ms counter updates
+    assert rep["energy_counter"]["window_resolved"] == window_resolved == run["energy_counter"]["window_resolved"]
