@@ -54,6 +54,19 @@ Json validate_recording(const Recording& rec, const GpuModel& model) {
   report["measured_from"] =
       "step time: run.json profiled_steps t0_ns..t1_ns (GPU synchronised); step energy: NVML energy counter "
       "interpolated between its ~100 ms updates; mean SM clock: NVML clock samples";
+  std::size_t resolved = 0;
+  for (const MeasuredStep& m : rec.steps) resolved += m.energy_resolved ? 1 : 0;
+  const double update_s = rec.telemetry.counter_update_interval_s();
+  report["energy_counter"] = {
+      {"update_interval_s", update_s},
+      {"resolve_updates", kCounterResolveUpdates},
+      {"min_resolved_step_s", kCounterResolveUpdates * update_s},
+      {"steps_resolved", resolved},
+      {"window_resolved", counter_resolves((rec.steps.back().t1_ns - rec.steps.front().t0_ns) * 1e-9, update_s)},
+      {"rule", "a step's measured energy is compared only when the step spans >= " + std::to_string(kCounterResolveUpdates) +
+                   " updates of the energy counter (update interval: median time between its advances in telemetry.csv); "
+                   "otherwise only the profiled window (the total row) is: per-step energy and power figures of "
+                   "unresolved steps (energy_resolved false) are interpolation, not measurement"}};
   Json sources = Json::array();
   for (const char* source : {"native", "recorded"}) {
     SimulationResult r = simulate(validation_scenario(dir, model, source), trace, model);
@@ -77,6 +90,7 @@ Json validate_recording(const Recording& rec, const GpuModel& model) {
                       {"measured_mean_power_w", m_power},
                       {"simulated_mean_power_w", s_power},
                       {"power_error_pct", pct(s_power, m_power)},
+                      {"energy_resolved", m.energy_resolved},
                       {"measured_mean_sm_mhz", m.mean_sm_mhz},
                       {"simulated_mean_sm_mhz", s["mean_sm_mhz"].get<double>()}});
       mt += m_time;
@@ -105,6 +119,51 @@ Json validate_recording(const Recording& rec, const GpuModel& model) {
   return report;
 }
 
+namespace {
+
+// The MAPE line: energy and power over the steps the counter resolves, or, with none, the window's figures.
+void format_mape(std::ostream& os, const Json& src, const Json& counter) {
+  char buf[320];
+  std::size_t n = 0, resolved = 0;
+  double ape_e = 0, ape_p = 0;
+  for (const Json& r : src["steps"]) {
+    ++n;
+    if (!r.value("energy_resolved", true)) continue;
+    ++resolved;
+    ape_e += std::fabs(r["energy_error_pct"].get<double>());
+    ape_p += std::fabs(r["power_error_pct"].get<double>());
+  }
+  if (resolved == n) {
+    std::snprintf(buf, sizeof buf, "MAPE over steps: time %.2f%%, energy %.2f%%, mean power %.2f%%\n",
+                  src["mape"]["time_pct"].get<double>(), src["mape"]["energy_pct"].get<double>(),
+                  src["mape"]["mean_power_pct"].get<double>());
+    os << buf;
+    return;
+  }
+  std::snprintf(buf, sizeof buf, "MAPE over steps: time %.2f%%", src["mape"]["time_pct"].get<double>());
+  os << buf;
+  if (resolved > 0) {
+    std::snprintf(buf, sizeof buf, "; over the %zu of %zu steps the energy counter resolves: energy %.2f%%, mean power %.2f%%",
+                  resolved, n, ape_e / static_cast<double>(resolved), ape_p / static_cast<double>(resolved));
+    os << buf;
+  }
+  const double u = counter.is_object() ? counter["update_interval_s"].get<double>() : -1;
+  if (counter.is_object() && !counter["window_resolved"].get<bool>()) {
+    std::snprintf(buf, sizeof buf, "\nenergy: not resolved, not even over the whole profiled window (%.0f ms < %d x the "
+                  "counter's %.0f ms updates): no measured energy figure; record more steps (--steps WARMUP:PROFILED)\n",
+                  src["total"]["measured_time_s"].get<double>() * 1e3, kCounterResolveUpdates, u * 1e3);
+    os << buf;
+    return;
+  }
+  std::snprintf(buf, sizeof buf, "\nenergy per step: %s (steps shorter than %d x the counter's %.0f ms updates show '-'); "
+                "the total row compares the whole profiled window: energy %+.2f%%\n",
+                resolved ? "partly resolved" : "not resolved", kCounterResolveUpdates, u * 1e3,
+                src["total"]["energy_error_pct"].get<double>());
+  os << buf;
+}
+
+}  // namespace
+
 std::string format_validation(const Json& rep) {
   std::ostringstream os;
   char buf[256];
@@ -117,12 +176,17 @@ std::string format_validation(const Json& rep) {
                   "sim ms", "err %", "meas J", "sim J", "err %", "meas W", "sim W", "err %", "meas MHz", "sim MHz");
     os << buf;
     auto line = [&](const std::string& label, const Json& r, bool clocks) {
-      std::snprintf(buf, sizeof buf, "%-5s %9.2f %9.2f %+7.2f | %9.2f %9.2f %+7.2f | %8.1f %8.1f %+7.2f |", label.c_str(),
-                    r["measured_time_s"].get<double>() * 1e3, r["simulated_time_s"].get<double>() * 1e3,
-                    r["time_error_pct"].get<double>(), r["measured_energy_j"].get<double>(),
-                    r["simulated_energy_j"].get<double>(), r["energy_error_pct"].get<double>(),
-                    r["measured_mean_power_w"].get<double>(), r["simulated_mean_power_w"].get<double>(),
-                    r["power_error_pct"].get<double>());
+      std::snprintf(buf, sizeof buf, "%-5s %9.2f %9.2f %+7.2f |", label.c_str(), r["measured_time_s"].get<double>() * 1e3,
+                    r["simulated_time_s"].get<double>() * 1e3, r["time_error_pct"].get<double>());
+      os << buf;
+      if (r.value("energy_resolved", true))
+        std::snprintf(buf, sizeof buf, " %9.2f %9.2f %+7.2f | %8.1f %8.1f %+7.2f |", r["measured_energy_j"].get<double>(),
+                      r["simulated_energy_j"].get<double>(), r["energy_error_pct"].get<double>(),
+                      r["measured_mean_power_w"].get<double>(), r["simulated_mean_power_w"].get<double>(),
+                      r["power_error_pct"].get<double>());
+      else  // the counter cannot resolve this step: no measured figure (see energy_counter.rule)
+        std::snprintf(buf, sizeof buf, " %9s %9.2f %7s | %8s %8.1f %7s |", "-", r["simulated_energy_j"].get<double>(), "-",
+                      "-", r["simulated_mean_power_w"].get<double>(), "-");
       os << buf;
       if (clocks) {
         std::snprintf(buf, sizeof buf, " %7.0f %7.0f", r["measured_mean_sm_mhz"].get<double>(),
@@ -132,11 +196,10 @@ std::string format_validation(const Json& rep) {
       os << "\n";
     };
     for (const Json& r : src["steps"]) line(std::to_string(r["step"].get<int>()), r, true);
-    line("total", src["total"], false);
-    std::snprintf(buf, sizeof buf, "MAPE over steps: time %.2f%%, energy %.2f%%, mean power %.2f%%\n",
-                  src["mape"]["time_pct"].get<double>(), src["mape"]["energy_pct"].get<double>(),
-                  src["mape"]["mean_power_pct"].get<double>());
-    os << buf;
+    Json total = src["total"];
+    if (rep.contains("energy_counter")) total["energy_resolved"] = rep["energy_counter"]["window_resolved"];
+    line("total", total, false);
+    format_mape(os, src, rep.contains("energy_counter") ? rep["energy_counter"] : Json());
   }
   return os.str();
 }

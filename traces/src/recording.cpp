@@ -66,6 +66,14 @@ Telemetry Telemetry::load_csv(const std::string& path) {
     for (std::size_t i = 1; i < sm.size(); ++i)
       if (sm[i].energy_mj != sm[i - 1].energy_mj)
         t.counter_points_.emplace_back(0.5 * (sm[i].t_ns + sm[i - 1].t_ns), sm[i].energy_mj / 1000.0);
+    std::vector<double> gaps;  // between advances (the first point is the first sample, not an advance)
+    for (std::size_t i = 2; i < t.counter_points_.size(); ++i)
+      gaps.push_back((t.counter_points_[i].first - t.counter_points_[i - 1].first) * 1e-9);
+    if (gaps.size() >= 2) {
+      std::sort(gaps.begin(), gaps.end());
+      const std::size_t h = gaps.size() / 2;
+      t.update_interval_s_ = gaps.size() % 2 ? gaps[h] : 0.5 * (gaps[h - 1] + gaps[h]);
+    }
   }
   return t;
 }
@@ -157,6 +165,7 @@ Recording load_recording(const std::string& dir, const Classifier& classifier) {
     if (m.t1_ns <= m.t0_ns) r.fail("t1_ns", "expected t1_ns > t0_ns");
     m.counter_energy_j = r.has("energy_mj") ? r.number("energy_mj") / 1000.0 : -1;
     m.energy_j = rec.telemetry.energy_j_between(m.t0_ns, m.t1_ns);
+    m.energy_resolved = counter_resolves((m.t1_ns - m.t0_ns) * 1e-9, rec.telemetry.counter_update_interval_s());
     m.mean_sm_mhz = rec.telemetry.mean_sm_mhz(m.t0_ns, m.t1_ns);
     rec.steps.push_back(m);
     // The measured bounds are the better step boundaries: the host lead and tail come from them.

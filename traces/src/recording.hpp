@@ -30,6 +30,8 @@ class Telemetry {
   const TelemetrySample& at(double t_ns) const;
   // Energy counter interpolated between the instants it advanced (it ticks only every ~100 ms).
   double energy_j_between(double t0_ns, double t1_ns) const;
+  // Median time between the counter's advances (~0.1 s on an H200); -1 with fewer than three advances.
+  double counter_update_interval_s() const { return update_interval_s_; }
   // Time-weighted mean SM clock reported over [t0, t1].
   double mean_sm_mhz(double t0_ns, double t1_ns) const;
   const std::string& file() const { return file_; }
@@ -40,12 +42,21 @@ class Telemetry {
   std::vector<TelemetrySample> samples_;
   std::vector<std::pair<double, double>> counter_points_;  // (t_ns, J) where the counter advanced
   bool has_energy_ = false;
+  double update_interval_s_ = -1;
 };
+
+// The counter's resolution rule: an interval's energy is a measurement only when the interval spans at least
+// kCounterResolveUpdates of the counter's updates; shorter steps are compared over the profiled window.
+inline constexpr int kCounterResolveUpdates = 2;
+inline bool counter_resolves(double duration_s, double update_interval_s) {
+  return update_interval_s > 0 && duration_s >= kCounterResolveUpdates * update_interval_s;
+}
 
 struct MeasuredStep {
   double t0_ns = 0, t1_ns = 0;
   double counter_energy_j = -1;  // run.json's counter difference over the step (coarse)
   double energy_j = -1;          // interpolated counter over [t0, t1]
+  bool energy_resolved = false;  // the step spans >= kCounterResolveUpdates counter updates (counter_resolves)
   double mean_sm_mhz = 0;
 };
 
