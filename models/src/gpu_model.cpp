@@ -67,8 +67,8 @@ NativeGovernorParams read_governor(const JsonReader& g) {
 }
 
 ActivityPower read_activity(const JsonReader& a) {
-  a.only_keys({"busy_w", "tensor_pj_per_flop", "fma_pj_per_flop", "alu_pj_per_op", "memory_pj_per_byte", "copy_engine_w",
-               "ramp_s"});
+  a.only_keys({"busy_w", "tensor_pj_per_flop", "fma_pj_per_flop", "alu_pj_per_op", "memory_pj_per_byte",
+               "memory_fill_pj_per_byte", "copy_engine_w", "ramp_s"});
   ActivityPower p;
   p.present = true;
   p.busy_w = a.non_negative("busy_w");
@@ -80,6 +80,7 @@ ActivityPower read_activity(const JsonReader& a) {
   p.fma_pj = a.non_negative("fma_pj_per_flop");
   p.alu_pj = a.non_negative("alu_pj_per_op");
   p.memory_pj_per_byte = a.non_negative("memory_pj_per_byte");
+  p.memory_fill_pj_per_byte = a.has("memory_fill_pj_per_byte") ? a.non_negative("memory_fill_pj_per_byte") : p.memory_pj_per_byte;
   p.copy_engine_w = a.non_negative("copy_engine_w");
   p.ramp_s = a.has("ramp_s") ? a.non_negative("ramp_s") : 0.0;
   return p;

@@ -80,7 +80,7 @@ Json power_suite_checks(const GpuModel& h200) {
   for (const char* side : {"fit", "held_out"}) {
     std::vector<double> native_err, recorded_err;
     std::size_t native_ok = 0, recorded_ok = 0;
-    for (const std::string& n : split_names(split, side, "micro")) {
+    for (const std::string& n : split_loop_names(split, side)) {
       const std::string dir = data_dir() + "/traces/recordings/h200-power/" + n;
       Json row;
       if (n == "idle") {  // no kernel to replay: the model's idle power against the measured one

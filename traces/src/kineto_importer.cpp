@@ -627,7 +627,10 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
   // The work of each activity, from the operator that launched it (its input shapes).
   std::vector<ActivityRef> refs;
   refs.reserve(raw.acts.size());
-  for (const RawActivity& a : raw.acts) refs.push_back({a.external_id, a.dur_us, a.kind, &a.name, a.shape.bytes});
+  for (const RawActivity& a : raw.acts) {
+    const std::uint64_t blocks = std::uint64_t{a.shape.grid[0]} * std::max(1u, a.shape.grid[1]) * std::max(1u, a.shape.grid[2]);
+    refs.push_back({a.external_id, a.dur_us, a.kind, &a.name, a.shape.bytes, blocks});
+  }
   const std::vector<KernelRates> rates = estimate_kernel_rates(refs, raw.operators);
   auto by_start = [](const Range& a, const Range& b) { return a.t0_us != b.t0_us ? a.t0_us < b.t0_us : a.t1_us > b.t1_us; };
   std::sort(raw.gpu_ranges.begin(), raw.gpu_ranges.end(), by_start);
