@@ -57,6 +57,9 @@ int run_main(const RunArgs& a) {
     std::cout << (a.json ? run.summary.dump(2) + "\n" : run.report());
     return 0;
   }
+  // What the summary's notes say about the trace (another vendor's GPU, unrelated ranks) is not silent.
+  if (run.summary.contains("notes"))
+    for (const Json& n : run.summary["notes"]) std::cerr << "dvfs-sim: warning: " << n.get<std::string>() << "\n";
   const std::string out = !a.out_dir.empty() ? a.out_dir : run.output_dir.empty() ? "out/" + run.name : run.output_dir;
   const std::vector<std::string> files = write_scenario_outputs(run, out);
   if (a.json) {
