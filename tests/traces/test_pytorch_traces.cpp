@@ -204,6 +204,9 @@ TEST_CASE("a 2021-schema trace (PyTorch 1.8) marks its steps as Operator events:
   CHECK(r.steps[0].last_kernel == 2);
   CHECK(r.steps[1].first_kernel == 3);
   CHECK(r.kernels[0].cls == KernelClass::gemm);
+  // Its operators' "Input dims" and the kernels' "external id" give the GEMM its work (2 M N K, fp32).
+  CHECK(r.kernels[0].work == WorkSource::shapes);
+  CHECK(r.kernels[0].fma_tflops == Approx(2.0 * 64 * 1024 * 1024 / 120e-6 / 1e12).epsilon(1e-6));
   CHECK(r.kernels[2].kind == ActivityKind::memcpy);                 // cat "Memcpy"
   CHECK(r.kernels[0].sm_fill == Approx(1.0));                       // "blocks per SM" 1.6, no numSms needed
   CHECK(r.kernels[1].sm_fill == Approx(0.8));

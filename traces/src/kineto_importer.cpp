@@ -324,6 +324,7 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
   a.stream = args.contains("stream") ? as_long(args["stream"], 0) : (ev.contains("tid") ? as_long(ev["tid"], 0) : 0);
   a.correlation = args.contains("correlation") ? as_long(args["correlation"], -1) : -1;
   if (args.contains("External id")) a.external_id = as_long(args["External id"], -1);
+  else if (args.contains("external id")) a.external_id = as_long(args["external id"], -1);  // 2021 schema
   read_dim3(args, "grid", a.shape.grid);
   read_dim3(args, "block", a.shape.block);
   if (args.contains("registers per thread")) a.shape.registers_per_thread = static_cast<std::uint32_t>(as_long(args["registers per thread"], 0));
@@ -374,6 +375,14 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
   if (lc == "cpu_op") {  // operators with input shapes (record_shapes=True): what their kernels compute
     auto name_it = ev.find("name");
     if (name_it != ev.end() && name_it->is_string()) t.operators.add(name_it->get_ref<const std::string&>(), args);
+    return;
+  }
+  if (lc == "operator" && args.contains("Input dims")) {  // the 2021 schema's operators spell it "Input dims"
+    auto name_it = ev.find("name");
+    if (name_it == ev.end() || !name_it->is_string()) return;
+    Json renamed = args;
+    renamed["Input Dims"] = renamed["Input dims"];
+    t.operators.add(name_it->get_ref<const std::string&>(), renamed);
     return;
   }
   if (lc == "gpu_user_annotation" || lc == "user_annotation") {
