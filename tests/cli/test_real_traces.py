@@ -23,6 +23,9 @@ def test_a_rocm_trace_replayed_on_an_nvidia_model_warns_naming_the_device(cli, r
     assert len(warnings) == 1 and "AMD Instinct MI300X" in warnings[0] and "h200" in warnings[0], r.stderr
     notes = json.loads((tmp_path / "out" / "summary.json").read_text())["notes"]
     assert len(notes) == 1 and "AMD Instinct MI300X (ROCm)" in notes[0]
+    c = cli("compare", scenario(tmp_path, fixture(root, "rocm_mi300x.json")), "--policies", "max", "-o", tmp_path / "cmp")
+    assert c.returncode == 0, c.stderr
+    assert "dvfs-sim: warning: the trace was recorded on AMD Instinct MI300X" in c.stderr
 
 
 def test_a_ddp_trace_with_wait_records_runs_and_notes_the_calls_kept_at_their_recorded_duration(cli, root, tmp_path):
