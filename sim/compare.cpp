@@ -73,7 +73,7 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
       throw InputError("--policies", "", "unknown policy \"" + p + "\" (expected any of: " + join_names(comparable_policies()) + ")");
     if (p != "native") names.push_back(p);
   }
-  Json rows = Json::array();
+  Json rows = Json::array(), notes;
   double ref_e = 0, ref_t = 0;
   std::optional<Progress> local;
   if (!progress) progress = &local.emplace("compare " + model.name(), names.size());
@@ -88,6 +88,7 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
     const Json& t = r.summary["totals"];
     const double e = t["energy_j"].get<double>(), time = t["time_s"].get<double>();
     if (name == "native") ref_e = e, ref_t = time;
+    if (name == "native" && r.summary.contains("notes")) notes = r.summary["notes"];
     Json row = {{"policy", name},
                 {"budget_pct", takes_budget(name) ? budget_pct : 0.0},
                 {"energy_j", e},
@@ -115,6 +116,7 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
               {"budget_pct", budget_pct}, {"sm_switch_latency_s", lat.sm.mean_s}, {"mem_switch_latency_s", lat.mem.mean_s},
               {"rows", rows}};
   if (!trace.retargeted.is_null()) out["trace_retargeted"] = trace.retargeted;
+  if (!notes.is_null()) out["notes"] = notes;  // what the summaries say about the trace
   return out;
 }
 

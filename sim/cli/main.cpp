@@ -57,6 +57,9 @@ int run_main(const RunArgs& a) {
     std::cout << (a.json ? run.summary.dump(2) + "\n" : run.report());
     return 0;
   }
+  // What the summary's notes say about the trace (another vendor's GPU, unrelated ranks) is not silent.
+  if (run.summary.contains("notes"))
+    for (const Json& n : run.summary["notes"]) std::cerr << "dvfs-sim: warning: " << n.get<std::string>() << "\n";
   const std::string out = !a.out_dir.empty() ? a.out_dir : run.output_dir.empty() ? "out/" + run.name : run.output_dir;
   const std::vector<std::string> files = write_scenario_outputs(run, out);
   if (a.json) {
@@ -256,6 +259,8 @@ int compare_main(const CompareArgs& a) {
   Scenario sc = load_scenario(a.scenario.empty() ? default_scenario_path() : a.scenario);
   if (latency) set_fixed_switch_latency(sc.replay, *latency);
   const Json table = compare_policies(sc, a.policies.empty() ? default_comparison() : split_commas(a.policies), budget);
+  if (table.contains("notes"))
+    for (const Json& n : table["notes"]) std::cerr << "dvfs-sim: warning: " << n.get<std::string>() << "\n";
   const std::string out_dir = !a.out_dir.empty() ? a.out_dir : (sc.output_dir.empty() ? "out/" + sc.name : sc.output_dir) + "/compare";
   make_directories(out_dir);
   std::ofstream(out_dir + "/compare.json") << table.dump(2) << "\n";

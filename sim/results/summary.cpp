@@ -3,6 +3,7 @@
 #include "traces/src/multi_rank.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -28,6 +29,21 @@ Json describe_work_sources(const Workload& wl) {
           {"class_prior", counts[static_cast<int>(WorkSource::unknown)]}};
 }
 
+// What the user should know about the trace, one line each: the importer's notes, and a trace recorded on
+// an AMD GPU (ROCm) replayed on a model of another vendor's GPU (its kernel times are the AMD GPU's).
+Json trace_notes(const ImportReport& rep, const GpuModel& model) {
+  Json notes = Json::array();
+  for (const std::string& n : rep.notes) notes.push_back(n);
+  std::string gpu = model.display_name();
+  for (char& c : gpu) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool amd_model = gpu.find("amd") != std::string::npos || gpu.find("instinct") != std::string::npos;
+  if (rep.device_platform == "rocm" && !amd_model)
+    notes.push_back("the trace was recorded on " + (rep.device_name.empty() ? std::string("an AMD GPU") : rep.device_name) +
+                    " (ROCm) and is replayed on the " + model.name() + " model (" + model.display_name() +
+                    "): its kernel times and launch shapes are that GPU's, not this one's");
+  return notes;
+}
+
 // The run's header: scenario, GPU, policy, engine, the trace and its collectives.
 Json describe_run(const Scenario& sc, const Workload& wl, const ImportReport& rep, const GpuModel& model,
                   const std::vector<RankOutcome>& outcomes) {
@@ -45,6 +61,7 @@ Json describe_run(const Scenario& sc, const Workload& wl, const ImportReport& re
                 {"step_source", rep.step_source}, {"annotation_source", rep.annotation_source},
                 {"repeat", sc.replay.repeat}};
   s["trace"]["work"] = describe_work_sources(wl);
+  if (const Json notes = trace_notes(rep, model); !notes.empty()) s["notes"] = notes;
   if (!wl.collectives.empty()) {
     s["collectives"] = describe_collectives(wl);
     const ClusterSpec cs = cluster_for(sc, model);

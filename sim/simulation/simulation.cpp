@@ -36,13 +36,17 @@ LoadedTrace load_traces(const std::vector<std::string>& paths) {
   }
   std::vector<RankTrace> parts;
   LoadedTrace t;
+  std::vector<std::string> notes;
   for (const std::string& p : paths) {
     LoadedTrace one = load_trace(p);
+    for (const std::string& n : one.report.notes) notes.push_back(p + ": " + n);
     if (t.report.schema.empty()) t.report = one.report;
     else t.report.activities += one.report.activities, t.report.overlapped_activities += one.report.overlapped_activities;
-    parts.push_back({std::move(one.workload), p});
+    if (one.report.device_platform == "rocm") t.report.device_platform = "rocm", t.report.device_name = one.report.device_name;
+    parts.push_back({std::move(one.workload), p, one.report.world_size, one.report.backend});
   }
-  t.workload = merge_rank_workloads(std::move(parts));
+  t.workload = merge_rank_workloads(std::move(parts), &notes);
+  t.report.notes = notes;
   return t;
 }
 

@@ -211,7 +211,7 @@ Json validate_multi_rank(const std::string& dir, const std::string& gpu, const C
   std::vector<RankTrace> parts;
   for (const std::string& rank_dir : rank_directories(dir)) {
     recs.push_back(load_validation_recording(rank_dir));
-    parts.push_back({recs.back().workload, recs.back().dir});
+    parts.push_back({recs.back().workload, recs.back().dir, recs.back().import_report.world_size, recs.back().import_report.backend});
   }
   if (recs.empty()) throw InputError(dir, "rank0", "missing: expected rank<N>/ recordings of one job");
   const GpuModel model = load_gpu_model(gpu, "", "--gpu");
