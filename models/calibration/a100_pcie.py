@@ -114,6 +114,17 @@ def derive():
         for cc in m[group].values():
             cc["dynamic_w"] = round(cc["dynamic_w"] * scale, 1)
     sustained = board.capped(p0, CAP_W)
+    per_pass = {}
+    for k in ("forward", "backward"):  # the clock where each computation meets the cap, off the table (capped_sm_mhz)
+        p0_pass = board.idle + m["computations"][k]["dynamic_w"]
+        lo, hi = board.fmin, board.fmax
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            if board.power(p0_pass, mid) <= CAP_W * board.target:
+                lo = mid
+            else:
+                hi = mid
+        per_pass[k] = round(lo, 1)
     prov = m["provenance"]
     fitted_names = ", ".join(k for k, v in fits.items() if v["fitted"])
     prov["/power/cap_w"] = {"source": "datasheet", "ref": "NVIDIA A100 80GB PCIe datasheet: 300 W maximum board power (the Perseus A100 "
@@ -133,7 +144,8 @@ def derive():
         if k.startswith("/classes/") and k.endswith("/dynamic_w"):
             prov[k] = {"source": "estimate", "ref": "a100-sxm4's value (gemm = its fitted forward computation), " + note}
     prov["calibration"] = {"derived_from": "models/gpus/a100-sxm4.json", "data": BASELINES, "command": "python3 models/calibration/a100_pcie.py",
-                           "p0_w": p0, "sustained_sm_mhz_at_cap": sustained, "per_workload": fits,
+                           "p0_w": p0, "sustained_sm_mhz_at_cap": sustained, "capped_sm_mhz_per_computation": per_pass,
+                           "per_workload": fits,
                            "held_out_workloads": held, "split": SPLIT}
     prov["summary"] = ("A100 80GB PCIe (300 W): a100-sxm4's chip model (GPT-3 175B SXM stage profile) with the PCIe board's datasheet "
                        "power limit and memory, and the computations' power fit on the A100 PCIe power-limit baselines so the "

@@ -514,20 +514,14 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
   const double floor_mhz = o.min_sm_mhz >= 0 ? o.min_sm_mhz : calibrated_min_sm_mhz(model);
   Json variants = Json::array();
   bool has_anchor = true;
-  for (int n : {0}) {
-    (void)n;
-    try {
-      measured_anchor(runs, model, pb);
-    } catch (const InputError&) {
-      has_anchor = false;
-    }
+  try {
+    measured_anchor(runs, model, pb);
+  } catch (const InputError&) {
+    has_anchor = false;
   }
   const bool fits = o.fits && has_anchor;
   if (wl) variants.push_back(models_only_variant(runs, *wl, model, pb, floor_mhz, o, !fits && !o.write_plans.empty()));
-  std::string base_name = runs.dir;
-  base_name = normalize_path(base_name);
-  while (!base_name.empty() && base_name.back() == '/') base_name.pop_back();
-  base_name = base_name.substr(base_name.find_last_of('/') == std::string::npos ? 0 : base_name.find_last_of('/') + 1);
+  const std::string base_name = perseus_run_set_name(runs.dir);
   Json head = {{"runs", dir}, {"gpu", model.name()}, {"model_file", model.source_file()}, {"p_blocking_w", pb},
                {"frontier_min_sm_mhz", floor_mhz}, {"plans", runs.plans}, {"split_role", split_role(base_name)},
                {"workload", wl ? Json(wl->file + " (run_sets." + wl->run_set + ")") : Json(nullptr)}};
@@ -622,6 +616,46 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
   return head;
 }
 
+namespace {
+
+// A variant's second and third lines: what lies outside the computations, busy power and share per rank, the anchor's clock.
+void format_variant_header(std::ostringstream& os, const Json& v) {
+  char buf[512];
+  if (v.contains("outside_dag")) {
+    const Json& od = v["outside_dag"];
+    std::snprintf(buf, sizeof buf, "   outside the computations, modelled: transfer %.2f ms per stage boundary, load %.1f ms per micro-batch "
+                  "(first and last stage), gradient all-reduce %.3f s, optimizer step %.3f s\n",
+                  1e3 * od["p2p_s_per_transfer"].get<double>(), 1e3 * od["load_s_per_microbatch"].get<double>(),
+                  od["allreduce_s"].get<double>(), od["optimizer_s"].get<double>());
+    os << buf << "   busy power per rank (W):";
+  } else {
+    std::snprintf(buf, sizeof buf, "   time not covered by the DAG (from the anchor): %.3f s; busy power per rank (W):",
+                  v["residual_s"].get<double>());
+    os << buf;
+  }
+  for (const Json& w : v["busy_power_w"]) os << " " << std::lround(w.get<double>());
+  os << " (busy share";
+  for (const Json& rk : v["per_rank"]) {
+    std::snprintf(buf, sizeof buf, " %.2f", rk["busy_share"].get<double>());
+    os << buf;
+  }
+  if (v["rank_cap_clock_mhz"].is_null()) {
+    std::snprintf(buf, sizeof buf, ")\n   clock at the requested highest (the anchor's): forward %.0f, backward %.0f MHz",
+                  v["anchor_sm_mhz"]["forward"].get<double>(), v["anchor_sm_mhz"]["backward"].get<double>());
+    os << buf;
+  } else {
+    os << ")\n   clock at the requested highest (the anchor's), per rank (MHz):";
+    for (const Json& c : v["rank_cap_clock_mhz"]) os << " " << std::lround(c.get<double>());
+  }
+  if (v.contains("fit_rms_pct")) {
+    std::snprintf(buf, sizeof buf, "; time-ratio fit rms %.2f %% over %d (stage, pass, clock) conditions", v["fit_rms_pct"].get<double>(),
+                  v["fit_bins"].get<int>());
+    os << buf;
+  }
+}
+
+}  // namespace
+
 std::string format_perseus_report(const Json& r) {
   std::ostringstream os;
   char buf[512];
@@ -641,37 +675,7 @@ std::string format_perseus_report(const Json& r) {
   os << r["method"].get<std::string>() << "\n";
   for (const Json& v : r["variants"]) {
     os << "\n== " << v["name"].get<std::string>() << ": " << v["how"].get<std::string>() << "\n";
-    if (v.contains("outside_dag")) {
-      const Json& od = v["outside_dag"];
-      std::snprintf(buf, sizeof buf, "   outside the computations, modelled: transfer %.2f ms per stage boundary, load %.1f ms per micro-batch "
-                    "(first and last stage), gradient all-reduce %.3f s, optimizer step %.3f s\n",
-                    1e3 * od["p2p_s_per_transfer"].get<double>(), 1e3 * od["load_s_per_microbatch"].get<double>(),
-                    od["allreduce_s"].get<double>(), od["optimizer_s"].get<double>());
-      os << buf << "   busy power per rank (W):";
-    } else {
-      std::snprintf(buf, sizeof buf, "   time not covered by the DAG (from the anchor): %.3f s; busy power per rank (W):",
-                    v["residual_s"].get<double>());
-      os << buf;
-    }
-    for (const Json& w : v["busy_power_w"]) os << " " << std::lround(w.get<double>());
-    os << " (busy share";
-    for (const Json& rk : v["per_rank"]) {
-      std::snprintf(buf, sizeof buf, " %.2f", rk["busy_share"].get<double>());
-      os << buf;
-    }
-    if (v["rank_cap_clock_mhz"].is_null()) {
-      std::snprintf(buf, sizeof buf, ")\n   clock at the requested highest (the anchor's): forward %.0f, backward %.0f MHz",
-                    v["anchor_sm_mhz"]["forward"].get<double>(), v["anchor_sm_mhz"]["backward"].get<double>());
-      os << buf;
-    } else {
-      os << ")\n   clock at the requested highest (the anchor's), per rank (MHz):";
-      for (const Json& c : v["rank_cap_clock_mhz"]) os << " " << std::lround(c.get<double>());
-    }
-    if (v.contains("fit_rms_pct")) {
-      std::snprintf(buf, sizeof buf, "; time-ratio fit rms %.2f %% over %d (stage, pass, clock) conditions", v["fit_rms_pct"].get<double>(),
-                    v["fit_bins"].get<int>());
-      os << buf;
-    }
+    format_variant_header(os, v);
     os << "\n plan   measured s  predicted s  time err %   measured kJ  predicted kJ  energy err %\n";
     for (const Json& row : v["rows"]) {
       std::snprintf(buf, sizeof buf, " %4d%s %11.3f %12.3f %11.2f %13.2f %13.2f %13.2f\n", row["plan"].get<int>(),

@@ -5,7 +5,12 @@
 // predicted from the measured all-max-clock run(s) plus a calibrated GPU model, and compared with
 // what was measured; then the time-energy frontier on the same model, against Perseus's own plans.
 //
-// The prediction (no number of plan N is used to predict plan N):
+// First, the models-only prediction (issue 22): no number of the run set's N.prof.json is read to predict; the
+// anchor (every computation at the highest requested clock, what lies outside the computations, busy power)
+// comes from the workload and its default-settings run (perseus_workload.hpp) and the GPU model's own capped
+// clock; models/calibration/perseus-split.json names the run sets no fit may see. Then the fitted variants,
+// each labelled "fitted on this run set" with the plans it saw:
+// The measured-anchor prediction (no number of plan N is used to predict plan N):
 //  - anchor: the plans whose every instruction ran at the highest clock (0 and 1 in the artifact),
 //    iterations after the first (warm-up): per stage, pass and micro-batch the mean measured time;
 //    per rank the busy power P_r = (E_r - P_blocking (T - busy_r)) / busy_r from its measured energy;

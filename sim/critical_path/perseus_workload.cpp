@@ -53,10 +53,14 @@ std::vector<double> PerseusWorkload::stage_parameters() const {
   return p;
 }
 
-std::optional<PerseusWorkload> find_perseus_workload(const std::string& run_dir, const std::string& file) {
+std::string perseus_run_set_name(const std::string& run_dir) {
   std::string base = normalize_path(run_dir);
   while (!base.empty() && base.back() == '/') base.pop_back();
-  base = base.substr(base.find_last_of('/') == std::string::npos ? 0 : base.find_last_of('/') + 1);
+  return base.substr(base.find_last_of('/') == std::string::npos ? 0 : base.find_last_of('/') + 1);
+}
+
+std::optional<PerseusWorkload> find_perseus_workload(const std::string& run_dir, const std::string& file) {
+  const std::string base = perseus_run_set_name(run_dir);
   if (!file_exists(file)) throw InputError(file, "", "expected the Perseus workloads file (traces/perseus-baselines/workloads.json)");
   const Json doc = read_json_file(file);
   JsonReader top(doc, file, "");

@@ -36,6 +36,7 @@ struct PerseusWorkload {
 // The entry of `file` for the run directory's base name; nullopt when it has none. InputError on a bad entry.
 std::optional<PerseusWorkload> find_perseus_workload(const std::string& run_dir, const std::string& file);
 std::string default_perseus_workloads_file();
+std::string perseus_run_set_name(const std::string& run_dir);  // the directory's base name, e.g. a100_gpt3-xl_pp4
 
 // What a prediction is anchored on: per stage (one GPU of it) and micro-batch, at the highest requested clock.
 struct PerseusAnchor {
