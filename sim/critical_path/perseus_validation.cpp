@@ -75,6 +75,9 @@ PerseusRunSet find_perseus_runs(const std::string& dir) {
 double calibrated_min_sm_mhz(const GpuModel& model) {
   const Json& prov = model.provenance();
   if (!prov.contains("calibration") || !prov["calibration"].is_object()) return 0;
+  // A model derived from a calibrated one (a100-pcie from a100-sxm4) keeps its clock response: its profile's floor.
+  const std::string parent = prov["calibration"].value("derived_from", "");
+  if (!parent.empty() && file_exists(data_dir() + "/" + parent)) return calibrated_min_sm_mhz(load_gpu_model(data_dir() + "/" + parent, "", "derived_from"));
   const std::string data = prov["calibration"].value("data", "");
   const std::string path = data_dir() + "/traces/profiles/perseus/" + data;
   if (data.size() < 5 || data.substr(data.size() - 4) != ".csv" || !file_exists(path)) return 0;
@@ -161,15 +164,14 @@ PerseusPrediction build_perseus_prediction(const PerseusAnchor& anchor, const Gp
     p.busy_power_w.push_back((anchor.stage_energy_j[si] - pb * (T - busy)) / busy);
     p.busy_share.push_back(busy / T);
   }
-  // The DAG: 1F1B with per-computation curves, the loads as fixed steps, the anchor's transfers and
-  // gradient all-reduce, and what the anchor's iteration holds beyond them as one step after everything.
+  // The DAG: 1F1B with per-computation curves, the loads as fixed steps, and what the anchor's iteration
+  // holds beyond them (transfers, all-reduce, optimizer: measured, or modelled by workload_anchor) as one step
+  // after everything. Transfers as DAG nodes moved no figure by 0.1 point but made the frontier 3-4x slower.
   PipelineDagSpec spec;
   spec.stages = S;
   spec.microbatches = M;
   spec.per_microbatch_curves = true;
   spec.load_s = anchor.ld;
-  spec.p2p_s = anchor.p2p_s;
-  spec.after_last_backward_s = anchor.after_last_backward_s;
   IterationDag probe = build_pipeline_dag(spec);
   std::vector<double> d(probe.size(), 0.0);
   for (std::size_t v = 0; v < probe.size(); ++v) {
@@ -177,7 +179,6 @@ PerseusPrediction build_perseus_prediction(const PerseusAnchor& anchor, const Gp
     if (nd.computation) d[v] = (nd.backward ? bw : fw)[static_cast<std::size_t>(nd.stage)][static_cast<std::size_t>(nd.microbatch)];
   }
   p.residual_s = std::max(0.0, T - longest_path(probe, d));
-  p.modelled_outside_s = anchor.tail_s;
   spec.tail_s = p.residual_s;
   p.dag = build_pipeline_dag(spec);
   // Curves: per rank and pass one unit curve (anchor time 1 s), scaled by each micro-batch's time.

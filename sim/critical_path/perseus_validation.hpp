@@ -70,7 +70,6 @@ struct PerseusPrediction {
   std::vector<int> anchor_plans;  // measured anchor plans; empty for the models-only anchor
   int gpus_per_stage = 1;          // a 3D run's data- and tensor-parallel GPUs per stage (energies x this)
   std::string anchor_file;
-  double modelled_outside_s = 0;   // models-only: the optimizer step modelled after everything
 };
 
 // The measured anchor: the plans whose every instruction ran at the highest clock, iterations after the warm-up.
