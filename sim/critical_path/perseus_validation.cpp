@@ -166,7 +166,7 @@ PerseusPrediction build_perseus_prediction(const PerseusAnchor& anchor, const Gp
   }
   // The DAG: 1F1B with per-computation curves, the loads as fixed steps, and what the anchor's iteration
   // holds beyond them (transfers, all-reduce, optimizer: measured, or modelled by workload_anchor) as one step
-  // after everything. Transfers as DAG nodes moved no figure by 0.1 point but made the frontier 3-4x slower.
+  // after everything. Transfers as DAG nodes moved no MAPE by 0.01 point but made the frontier several times slower.
   PipelineDagSpec spec;
   spec.stages = S;
   spec.microbatches = M;
