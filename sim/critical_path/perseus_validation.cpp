@@ -488,12 +488,12 @@ Json models_only_variant(const PerseusRunSet& runs, const PerseusWorkload& wl, c
                 "computation at the highest clock from the workload (%s: %s, dp %d x pp %d x tp %d, %d micro-batches of %d) "
                 "scaled to its default-settings run (power-limit baseline at %.0f W: %.3f s, %.1f kJ), the clock the board "
                 "sustains from %s's power under its %.0f W cap; transfers, loads, all-reduce and optimizer modelled",
-                wl.file.c_str(), wl.model.c_str(), wl.dp, wl.pp, wl.tp, wl.microbatches, wl.microbatch_size, wl.default_power_limit_w,
+                (wl.file.rfind(data_dir() + "/", 0) == 0 ? wl.file.substr(data_dir().size() + 1) : wl.file).c_str(), wl.model.c_str(), wl.dp, wl.pp, wl.tp, wl.microbatches, wl.microbatch_size, wl.default_power_limit_w,
                 wl.default_iteration_s, wl.default_energy_j / 1e3, model.name().c_str(), model.power_cap_w());
   Json v = run_variant("models only", how, runs, p, model, o, runs.plans, write, true);
   v["fitted_on_plans"] = Json::array();
   v["outside_dag"] = {{"p2p_s_per_transfer", anchor.p2p_s},
-                      {"load_s_per_microbatch", wl.load_s},
+                      {"load_s_per_microbatch", anchor.ld.front().front()},  // none in 3D runs
                       {"allreduce_s", anchor.after_last_backward_s.empty() ? 0.0 : anchor.after_last_backward_s.front()},
                       {"optimizer_s", anchor.tail_s}};
   return v;
