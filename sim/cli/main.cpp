@@ -116,9 +116,9 @@ int models_main(bool json) {
 // ---- validate -------------------------------------------------------------------------------------
 
 struct ValidateArgs {
-  std::string dir, gpu, out_file, perseus_runs, perseus, cluster_file, write_plans;
+  std::string dir, gpu, out_file, perseus_runs, perseus, cluster_file, write_plans, workloads;
   TextOption p_blocking, power_cap, quantum, min_clock, p2p_latency;
-  bool json = false, models = false, no_frontier = false;
+  bool json = false, models = false, no_frontier = false, no_fits = false;
 };
 
 PerseusValidationOptions perseus_options(const ValidateArgs& a) {
@@ -134,6 +134,8 @@ PerseusValidationOptions perseus_options(const ValidateArgs& a) {
     if (po.min_sm_mhz < 0) throw InputError("--min-clock", "", "expected an SM clock >= 0 MHz");
   }
   if (a.no_frontier) po.frontier = false;
+  if (a.no_fits) po.fits = false;
+  po.workloads = a.workloads;
   if (!a.write_plans.empty()) po.write_plans = a.write_plans;
   po.gpu = a.gpu;
   return po;
@@ -321,9 +323,11 @@ Command validate_command() {
       "  run on the cluster of FILE).\n"
       "validate --models: check the calibrated models on data their fits did not see (stage profiles, retargeting, H200).\n"
       "validate --perseus DIR: every plan N of a Perseus run directory (N.sched.json + N.prof.json, .gz allowed):\n"
-      "  iteration time and energy predicted from the all-max-clock plans and the GPU model vs measured, per plan and\n"
-      "  MAPE; then the critical-path frontier against Perseus's own plans at equal iteration time; --write-plans: our\n"
-      "  no-slowdown plan and ours at each Perseus plan's time, as N.sched.json files.\n"
+      "  first the models-only prediction (no fit on DIR: the workload of traces/perseus-baselines/workloads.json, its\n"
+      "  default-settings run and the GPU model; only the plans' clocks read from DIR), then the variants fitted on DIR\n"
+      "  (measured all-max anchor, cap-clock fit, board fit; each says which plans it saw), per plan and MAPE; then the\n"
+      "  critical-path frontier against Perseus's own plans at equal iteration time; --write-plans: our no-slowdown plan\n"
+      "  and ours at each Perseus plan's time, as N.sched.json files.\n"
       "validate --perseus-runs DIR: predict the iteration time of measured pipeline runs (Perseus artifact layout)\n"
       "  from their measured per-micro-batch forward/backward times.";
   c.unknown_option = "unknown option for validate: ";
@@ -340,6 +344,8 @@ Command validate_command() {
     add_text_option(app, "--quantum", a->quantum, "--perseus: the frontier's time quantum, s (in (0, 1])");
     add_text_option(app, "--min-clock", a->min_clock, "--perseus: lowest SM clock considered, MHz");
     app.add_flag("--no-frontier", a->no_frontier, "--perseus: skip the critical-path frontier");
+    app.add_flag("--no-fits", a->no_fits, "--perseus: the models-only prediction alone (no variant fitted on DIR)");
+    app.add_option("--workloads", a->workloads, "--perseus: workloads file (default traces/perseus-baselines/workloads.json)");
     app.add_option("--write-plans", a->write_plans, "--perseus: write our plans as N.sched.json files into this directory");
     app.add_option("--perseus-runs", a->perseus_runs, "measured pipeline runs (Perseus artifact layout)");
     add_text_option(app, "--p2p-latency", a->p2p_latency, "--perseus-runs: point-to-point latency, s (>= 0)");
