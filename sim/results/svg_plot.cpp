@@ -176,8 +176,8 @@ std::string bar_chart(const ChartLabels& labels, const std::vector<std::string>&
   f.y1 += span * (groups.size() > 1 ? 0.25 : 0.08);
   if (f.y0 < 0) f.y0 -= span * 0.05;
   std::string s = open_svg(labels) + axes(f, false);
-  const double plot_w = kW - kLeft - kRight, slot = plot_w / std::max<std::size_t>(1, categories.size());
-  const double bar = slot * 0.8 / std::max<std::size_t>(1, groups.size());
+  const double plot_w = kW - kLeft - kRight, slot = plot_w / static_cast<double>(std::max<std::size_t>(1, categories.size()));
+  const double bar = slot * 0.8 / static_cast<double>(std::max<std::size_t>(1, groups.size()));
   for (std::size_t c = 0; c < categories.size(); ++c) {
     const double cx = kLeft + slot * (static_cast<double>(c) + 0.5);
     s += "<text x=\"" + fmt(cx) + "\" y=\"" + fmt(kH - kBottom + 16) + "\" text-anchor=\"middle\">" + html_escape(categories[c]) + "</text>";

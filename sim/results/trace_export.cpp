@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -205,10 +206,11 @@ void activity_event(Context& c, const ExportedGpu& g, const ActivityRecord& r) {
   num(s, static_cast<double>(k.sm_fill));
   if (k.collective) collective_args(c, k, s);
   if (dur_s > 0) {
+    // Time-weighted over the activity, to 1 kHz (the sum of its segments' clock x time leaves rounding dust).
     s += ",\"sm clock (MHz)\":";
-    num(s, r.sm_mhz_time / dur_s);
+    num(s, std::round(r.sm_mhz_time / dur_s * 1e3) / 1e3);
     s += ",\"mem clock (MHz)\":";
-    num(s, r.mem_mhz_time / dur_s);
+    num(s, std::round(r.mem_mhz_time / dur_s * 1e3) / 1e3);
     s += ",\"power (W)\":";
     num(s, r.energy_j / dur_s);
   }
