@@ -576,9 +576,9 @@ std::string format_synthetic(const Json& j) {
     }
   if (j.contains("trace_export")) {
     const Json& t = j["trace_export"];
-    std::snprintf(buf, sizeof buf, "trace: %s (%.0f events, %.1f MB of JSON, %.1f MB on disk, written in %.2f s)\n",
+    std::snprintf(buf, sizeof buf, "trace: %s (%.0f events, %.1f MB of JSON, %.1f MB on disk, written in %.2f s, %.2f s CPU)\n",
                   t["file"].get<std::string>().c_str(), t["events"].get<double>(), t["bytes"].get<double>() / 1e6,
-                  t["file_bytes"].get<double>() / 1e6, t["seconds"].get<double>());
+                  t["file_bytes"].get<double>() / 1e6, t["seconds"].get<double>(), t["cpu_s"].get<double>());
     os << buf;
   }
   return os.str();

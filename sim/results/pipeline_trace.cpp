@@ -36,7 +36,6 @@ Workload phase_annotated(const KernelPipeline& kp, const std::vector<std::string
 }  // namespace
 
 Json write_pipeline_trace(const PipelineTraceRequest& req, const std::string& path) {
-  const auto t0 = std::chrono::steady_clock::now();
   const KernelPipeline& kp = *req.pipeline;
   const Workload wl = phase_annotated(kp, *req.names);
   TraceExport t;
@@ -58,7 +57,7 @@ Json write_pipeline_trace(const PipelineTraceRequest& req, const std::string& pa
     t.gpus.push_back(std::move(e));
   }
   const TraceExportStats st = write_trace_export(t, path);
-  return trace_export_stats_json(st, path, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return trace_export_stats_json(st, path);
 }
 
 }  // namespace dvfs

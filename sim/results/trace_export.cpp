@@ -5,7 +5,14 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <charconv>
+#include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -19,29 +26,78 @@ namespace {
 // Tracks of a GPU's process besides its streams (Perfetto sorts threads by tid).
 constexpr long kStepTid = 1000001, kPhaseTid = 1000002, kAnnotationTid = 1000003;
 
-// Where the text goes: a string, or a gzip file written in chunks (a 1,024-GPU trace never sits in memory).
+// Where the text goes: a string, or a gzip file written in 1 MiB chunks that a second thread compresses while
+// the text of the next ones is made (a 1,024-GPU trace never sits in memory, and text and deflate overlap).
 class Sink {
  public:
-  explicit Sink(gzFile gz = nullptr) : gz_(gz) { buf_.reserve(kChunk + 4096); }
+  explicit Sink(gzFile gz = nullptr) : gz_(gz) {
+    buf_.reserve(kChunk + 4096);
+    if (gz_) worker_ = std::thread([this] { compress_loop(); });
+  }
+  ~Sink() { finish(); }
   std::string& buf() { return buf_; }
   void maybe_flush() {
     if (gz_ && buf_.size() >= kChunk) flush();
   }
+  // Hands the buffer to the compressor (waits while it is two chunks behind).
   void flush() {
     if (!gz_ || buf_.empty()) return;
     bytes_ += buf_.size();
-    if (gzwrite(gz_, buf_.data(), static_cast<unsigned>(buf_.size())) != static_cast<int>(buf_.size())) ok_ = false;
-    buf_.clear();
+    std::unique_lock<std::mutex> lock(m_);
+    cv_.wait(lock, [this] { return queue_.size() < 2; });
+    queue_.push_back(std::move(buf_));
+    cv_.notify_all();
+    lock.unlock();
+    buf_ = std::string();
+    buf_.reserve(kChunk + 4096);
+  }
+  // Everything handed over is compressed; returns false when a write failed.
+  bool finish() {
+    if (!worker_.joinable()) return ok_;
+    flush();
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+    return ok_;
   }
   std::size_t bytes() const { return bytes_ + buf_.size(); }
-  bool ok() const { return ok_; }
+  double compress_cpu_s() const { return compress_cpu_s_; }  // the compressor thread's CPU time, once finished
 
  private:
+  void compress_loop() {
+    for (;;) {
+      std::string chunk;
+      {
+        std::unique_lock<std::mutex> lock(m_);
+        cv_.wait(lock, [this] { return !queue_.empty() || done_; });
+        if (queue_.empty()) {
+          timespec ts{};
+          clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+          compress_cpu_s_ = static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+          return;
+        }
+        chunk = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      cv_.notify_all();
+      if (gzwrite(gz_, chunk.data(), static_cast<unsigned>(chunk.size())) != static_cast<int>(chunk.size())) ok_ = false;
+    }
+  }
+
   static constexpr std::size_t kChunk = 1 << 20;
   gzFile gz_;
   std::string buf_;
   std::size_t bytes_ = 0;
-  bool ok_ = true;
+  std::atomic<bool> ok_{true};
+  std::thread worker_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<std::string> queue_;
+  bool done_ = false;
+  double compress_cpu_s_ = 0;
 };
 
 void num(std::string& s, double v) {
@@ -396,16 +452,28 @@ std::string trace_export_text(const TraceExport& t, TraceExportStats* stats) {
   return std::move(sink.buf());
 }
 
+static double cpu_now_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 TraceExportStats write_trace_export(const TraceExport& t, const std::string& path) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  const double cpu0 = cpu_now_s();
   TraceExportStats st;
   make_parent_directories(path);
   if (ends_with(path, ".gz")) {
     gzFile gz = gzopen(path.c_str(), "wb1");  // fastest level: a 1,024-GPU iteration in seconds
     if (!gz) throw InputError(path, "", "cannot write the trace file");
-    Sink sink(gz);
-    st = export_into(t, sink);
-    sink.flush();
-    const bool ok = sink.ok() && gzclose(gz) == Z_OK;
+    bool ok = false;
+    {
+      Sink sink(gz);
+      st = export_into(t, sink);
+      ok = sink.finish();
+      st.compress_cpu_s = sink.compress_cpu_s();
+    }
+    ok = gzclose(gz) == Z_OK && ok;
     if (!ok) throw InputError(path, "", "cannot write the trace file");
   } else {
     const std::string text = trace_export_text(t, &st);
@@ -416,12 +484,14 @@ TraceExportStats write_trace_export(const TraceExport& t, const std::string& pat
   }
   struct stat sb {};
   if (::stat(path.c_str(), &sb) == 0) st.file_bytes = static_cast<std::size_t>(sb.st_size);
+  st.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  st.cpu_s = cpu_now_s() - cpu0;
   return st;
 }
 
-Json trace_export_stats_json(const TraceExportStats& st, const std::string& path, double seconds) {
+Json trace_export_stats_json(const TraceExportStats& st, const std::string& path) {
   return {{"file", path}, {"events", st.events}, {"activities", st.activities}, {"bytes", st.bytes}, {"file_bytes", st.file_bytes},
-          {"seconds", seconds}};
+          {"seconds", st.wall_s}, {"cpu_s", st.cpu_s}, {"compress_cpu_s", st.compress_cpu_s}};
 }
 
 TraceExport engine_trace_export(const Workload& wl, const std::vector<RankOutcome>& outcomes, const std::string& gpu_model,

@@ -45,6 +45,9 @@ struct TraceExportStats {
   std::size_t activities = 0;        // of which device activities
   std::size_t bytes = 0;             // JSON text
   std::size_t file_bytes = 0;        // on disk (gzip when the path ends in .gz)
+  double wall_s = 0;                 // writing it, wall clock
+  double cpu_s = 0;                  // writing it, CPU time of the process (text and compression threads)
+  double compress_cpu_s = 0;         // of which the compression thread's (gzip only)
 };
 
 // Writes the trace to `path` (gzip when it ends in ".gz"); an InputError names the path when it cannot.
@@ -52,8 +55,8 @@ TraceExportStats write_trace_export(const TraceExport& t, const std::string& pat
 // The JSON text (tests, Python).
 std::string trace_export_text(const TraceExport& t, TraceExportStats* stats = nullptr);
 
-// {file, events, activities, bytes, file_bytes, seconds}: what a command reports.
-Json trace_export_stats_json(const TraceExportStats& st, const std::string& path, double seconds);
+// {file, events, activities, bytes, file_bytes, seconds, cpu_s}: what a command reports.
+Json trace_export_stats_json(const TraceExportStats& st, const std::string& path);
 
 // The engine run of `wl` (outcomes in rank order, recorded with record_activities) as a TraceExport.
 TraceExport engine_trace_export(const Workload& wl, const std::vector<RankOutcome>& outcomes, const std::string& gpu_model,
