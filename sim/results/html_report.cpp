@@ -75,7 +75,7 @@ struct Page {
     return read_json_file(path(name));
   }
   Table csv(const std::string& name, const std::vector<std::string>& required) {
-    sources.push_back(path(name));
+    if (std::find(sources.begin(), sources.end(), path(name)) == sources.end()) sources.push_back(path(name));
     return read_csv(path(name), required);
   }
 };
@@ -108,10 +108,20 @@ void named_bars(Page& p, const Json& obj, const ChartLabels& labels) {
   if (!cats.empty()) p.figure(bar_chart(labels, cats, {g}));
 }
 
+// A field as text: a string as it is, an object by its "name" (or "source"), anything else as JSON.
+std::string text_of(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end()) return "?";
+  if (it->is_string()) return it->get<std::string>();
+  for (const char* k : {"name", "source"})
+    if (it->is_object() && it->contains(k) && (*it)[k].is_string()) return (*it)[k].get<std::string>();
+  return it->dump();
+}
+
 void replay_section(Page& p, const Json& s) {
   const Json& t = s["totals"];
-  p.section("Simulated run: " + s.value("scenario", std::string("?")),
-            "Model output (summary.json): GPU model " + s["gpu"].dump() + ", policy " + s["policy"].dump() + ", trace " + s.value("trace", std::string("?")) + ".");
+  p.section("Simulated run: " + text_of(s, "scenario"),
+            "Model output (summary.json): GPU model " + text_of(s, "gpu") + ", policy " + text_of(s, "policy") + ", trace " + text_of(s, "trace") + ".");
   p.body += "<table><tr><th>time (s)</th><th>energy (J)</th><th>mean power (W)</th><th>mean SM clock (MHz)</th><th>clock switches</th></tr><tr><td>" +
             num(t.value("time_s", 0.0), "%.4f") + "</td><td>" + num(t.value("energy_j", 0.0), "%.1f") + "</td><td>" + num(t.value("mean_power_w", 0.0), "%.1f") +
             "</td><td>" + num(t.value("mean_sm_mhz", 0.0), "%.0f") + "</td><td>" + t.value("clock_switches", Json(0)).dump() + "</td></tr></table>\n";
@@ -125,9 +135,9 @@ void replay_section(Page& p, const Json& s) {
 }
 
 void synthetic_section(Page& p, const Json& s) {
-  p.section("Synthesised iteration: " + s.value("model", std::string("?")) + " on " + std::to_string(s.value("gpus", 0)) + " GPUs",
+  p.section("Synthesised iteration: " + text_of(s, "model") + " on " + text_of(s, "gpus") + " GPUs",
             "Model output (summary.json): iteration " + num(s.value("iteration_s", 0.0), "%.3f") + " s, energy " +
-                num(s.value("energy_j", 0.0) / 1e6, "%.3f") + " MJ, policy " + s.value("policy", std::string("?")) + ".");
+                num(s.value("energy_j", 0.0) / 1e6, "%.3f") + " MJ, policy " + text_of(s, "policy") + ".");
   std::vector<std::string> cats;
   BarGroup e{"energy per GPU (kJ)", {}}, w{"mean pipeline wait (s)", {}};
   for (const Json& st : s["stages"]) {
@@ -141,8 +151,8 @@ void synthetic_section(Page& p, const Json& s) {
 
 void validate_section(Page& p) {
   const Json v = p.json("validate.json");
-  p.section("Validation: " + v.value("recording", std::string("?")) + " on " + v["gpu"].value("name", std::string("?")),
-            "Measured: " + v.value("measured_from", std::string("")) + " Simulated: the replay under the native governor model and at "
+  p.section("Validation: " + text_of(v, "recording") + " on " + text_of(v, "gpu"),
+            "Measured: " + text_of(v, "measured_from") + ". Simulated: the replay under the native governor model and at "
             "the recorded clocks (model outputs).");
   if (p.has("measured.csv")) {
     const Table m = p.csv("measured.csv", {"t_s", "power_w", "sm_mhz"});
@@ -165,22 +175,22 @@ void validate_section(Page& p) {
       meas.values.push_back(r.value("measured_energy_j", 0.0));
       sim.values.push_back(r.value("simulated_energy_j", 0.0));
     }
-    p.figure(bar_chart({"Step energy, measured vs simulated (clocks: " + src.value("clock_source", std::string("?")) + ")", "step", "energy (J)"},
+    p.figure(bar_chart({"Step energy, measured vs simulated (clocks: " + text_of(src, "clock_source") + ")", "step", "energy (J)"},
                        cats, {meas, sim}));
-    p.body += "<p>MAPE over steps (" + html_escape(src.value("clock_source", std::string("?"))) + "): time " +
+    p.body += "<p>MAPE over steps (" + html_escape(text_of(src, "clock_source")) + "): time " +
               num(src["mape"].value("time_pct", 0.0), "%.2f") + " %, energy " + num(src["mape"].value("energy_pct", 0.0), "%.2f") + " %.</p>\n";
   }
 }
 
 void compare_section(Page& p, const std::string& file) {
   const Json c = p.json(file);
-  p.section("Policies compared: " + c.value("scenario", std::string("?")) + " on " + c.value("gpu", std::string("?")),
+  p.section("Policies compared: " + text_of(c, "scenario") + " on " + text_of(c, "gpu"),
             "Model outputs (" + file + "): each policy's replay against native, budget " + num(c.value("budget_pct", 0.0), "%.3g") + " %.");
   std::vector<std::string> cats;
   BarGroup saved{"energy saved vs native (%)", {}}, slow{"slowdown vs native (%)", {}};
   std::string rows;
   for (const Json& r : c["rows"]) {
-    cats.push_back(r.value("policy", std::string("?")));
+    cats.push_back(text_of(r, "policy"));
     saved.values.push_back(r.value("energy_saved_pct", 0.0));
     slow.values.push_back(r.value("slowdown_pct", 0.0));
     rows += "<tr><td>" + html_escape(cats.back()) + "</td><td>" + num(r.value("energy_j", 0.0), "%.1f") + "</td><td>" + num(r.value("time_s", 0.0), "%.4f") +

@@ -20,11 +20,13 @@ std::string fmt(double v) {
 std::string tick_label(double v, double step) {
   char b[32];
   const double a = std::fabs(v);
-  if (a != 0 && (a >= 1e6 || a < 1e-3)) std::snprintf(b, sizeof b, "%.2g", v);
-  else if (step >= 1) std::snprintf(b, sizeof b, "%.0f", v);
-  else if (step >= 0.1) std::snprintf(b, sizeof b, "%.1f", v);
-  else if (step >= 0.01) std::snprintf(b, sizeof b, "%.2f", v);
-  else std::snprintf(b, sizeof b, "%.3f", v);
+  if (a != 0 && (a >= 1e6 || a < 1e-4)) {
+    std::snprintf(b, sizeof b, "%.3g", v);
+    return b;
+  }
+  int decimals = 0;  // as many as the step needs (0.25 -> 2), so that ticks read exactly
+  for (double scaled = step; decimals < 6 && std::fabs(scaled - std::round(scaled)) > 1e-6 * std::max(1.0, scaled); scaled *= 10) ++decimals;
+  std::snprintf(b, sizeof b, "%.*f", decimals, v);
   return b;
 }
 
