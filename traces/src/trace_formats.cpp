@@ -1,9 +1,12 @@
 #include "traces/src/trace_formats.hpp"
 
+#include "traces/src/nsys/nsys_importer.hpp"
+
 namespace dvfs {
 
 const std::vector<TraceFormat>& trace_formats() {
   static const std::vector<TraceFormat> formats = {
+      {"nsys-sqlite", "Nsight Systems `nsys export --type sqlite` files (.sqlite; docs/nsys-import.md)", is_nsys_sqlite, import_nsys_sqlite},
       {"kineto", "PyTorch profiler (Kineto) Chrome traces, .json or .json.gz", [](const std::string&) { return true; },
        [](const std::string& p, const Classifier& c, ImportReport* r) { return import_kineto(p, c, r); }},
   };
