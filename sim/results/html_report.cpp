@@ -215,7 +215,8 @@ const Json* find_frontier(const Json& j) {
 }
 
 void frontier_section(Page& p, const std::string& file, const Json& f) {
-  p.section("Time-energy frontier (" + file + ")", "Model output: the critical-path frontier; Perseus's plans as they predict them.");
+  p.section("Time-energy frontier (" + file + ")",
+            "Model outputs: the critical-path frontier, and Perseus's own plans (points) at the time and energy this model predicts for them.");
   Series ours{"frontier (ours)", {}, {}, "#1f77b4", false, false}, perseus{"Perseus plans", {}, {}, "#d62728", true, false};
   for (const Json& pt : f["relaxed_points"]) ours.x.push_back(pt[0].get<double>()), ours.y.push_back(pt[1].get<double>());
   if (f.contains("vs_perseus"))
