@@ -122,3 +122,31 @@ def test_exported_trace_has_kineto_layout_and_replays_as_a_trace(cli, run_dir, t
 def test_trace_out_on_a_study_is_refused(cli, root, tmp_path):
     r = cli("run", os.path.join(root, "scenarios/power-budget/fleet-mixed.json"), "--trace-out", tmp_path / "t.json.gz")
     assert r.returncode == 2 and "--trace-out" in r.stderr
+
+
+def test_validate_trace_out_feeds_a_report_of_measured_against_simulated(cli, root, tmp_path):
+    out = tmp_path / "val"
+    r = cli("validate", os.path.join(root, "traces/recordings/h200-gpt3xl"), "--gpu", "h200", "--trace-out", out)
+    assert r.returncode == 0, r.stderr
+    for f in ("native.trace.json.gz", "recorded.trace.json.gz", "native.timeline.csv", "recorded.timeline.csv", "measured.csv", "validate.json"):
+        assert (out / f).exists(), f
+    measured = (out / "measured.csv").read_text().splitlines()
+    assert measured[0] == "t_s,power_w,sm_mhz,mem_mhz" and len(measured) > 10
+    assert cli("report", out).returncode == 0
+    html = (out / "report.html").read_text()
+    assert "Simulated vs measured power (W)" in html and "Simulated vs measured SM clock (MHz)" in html
+    assert "measured.csv" in html and "MAPE over steps" in html
+
+
+def test_compare_trace_writes_one_trace_per_policy_and_the_report_draws_the_table(cli, root, tmp_path):
+    out = tmp_path / "cmp"
+    r = cli("compare", "--policies", "static-best", "--trace", "-o", out, "--json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["rows"]
+    assert [row["policy"] for row in rows] == ["native", "static-best"]
+    for row in rows:
+        doc = json.load(gzip.open(row["trace"], "rt"))
+        assert any(e.get("cat") == "kernel" for e in doc["traceEvents"])
+        assert doc["dvfs_sim"]["policy"] == row["policy"]
+    assert cli("report", out).returncode == 0
+    assert "Energy saved and slowdown vs native" in (out / "report.html").read_text()
