@@ -1,5 +1,7 @@
 #include "sim/compare.hpp"
 
+#include "sim/simulation/run_scenario.hpp"
+
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/progress.hpp"
@@ -40,10 +42,10 @@ std::vector<std::string> default_comparison() {
   return out;
 }
 
-Json compare_policies(const Scenario& sc, const std::vector<std::string>& policies, double budget_pct) {
+Json compare_policies(const Scenario& sc, const std::vector<std::string>& policies, double budget_pct, const std::string& trace_dir) {
   const GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
   const LoadedTrace trace = load_scenario_trace(sc, model);
-  return compare_policies(sc, trace, model, policies, budget_pct);
+  return compare_policies(sc, trace, model, policies, budget_pct, trace_dir);
 }
 
 namespace {
@@ -60,7 +62,8 @@ bool comparable(const std::string& name) {
 
 // One comparison; `progress` counts one unit per replayed policy (a local bar when null).
 Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const GpuModel& model,
-                           const std::vector<std::string>& policies, double budget_pct, Progress* progress) {
+                           const std::vector<std::string>& policies, double budget_pct, Progress* progress,
+                           const std::string& trace_dir = "") {
   if (!(budget_pct >= 0) || !std::isfinite(budget_pct))
     throw InputError("--budget", "", "expected a slowdown budget >= 0 %, got " + std::to_string(budget_pct));
   if (policies.empty()) throw InputError("--policies", "", "expected at least one policy to compare with native");
@@ -84,6 +87,7 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
     sc.policy.name = name;
     if (takes_budget(name)) sc.policy.budget_pct = budget_pct;
     sc.replay.timeline_interval_s = 0;
+    if (!trace_dir.empty()) sc.replay.record_activities = true, sc.replay.timeline_interval_s = base.replay.timeline_interval_s;
     const SimulationResult r = simulate(sc, trace, model);
     const Json& t = r.summary["totals"];
     const double e = t["energy_j"].get<double>(), time = t["time_s"].get<double>();
@@ -106,6 +110,8 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
       if (p.contains("chosen")) row["latency_aware_choice"] = p["chosen"];
       if (p.contains("budget_held")) row["budget_held"] = p["budget_held"];
     }
+    if (!trace_dir.empty())
+      row["trace"] = export_replay_trace(sc, trace.workload, model, r.outcomes, trace_dir + "/" + name + ".trace.json.gz")["file"];
     rows.push_back(row);
     progress->advance();
   }
@@ -123,8 +129,8 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
 }  // namespace
 
 Json compare_policies(const Scenario& base, const LoadedTrace& trace, const GpuModel& model,
-                      const std::vector<std::string>& policies, double budget_pct) {
-  return compare_with_progress(base, trace, model, policies, budget_pct, nullptr);
+                      const std::vector<std::string>& policies, double budget_pct, const std::string& trace_dir) {
+  return compare_with_progress(base, trace, model, policies, budget_pct, nullptr, trace_dir);
 }
 
 Json compare_grid(const Scenario& base, const std::vector<std::string>& policies, const std::vector<double>& budgets_pct,

@@ -123,6 +123,7 @@ struct Rank {
   std::vector<Step> steps;
   double origin_epoch_ns = 0;  // absolute time of recorded t=0 (first activity start), 0 if unknown
   std::vector<double> recorded_start_s;  // recorded start of each kernel relative to origin
+  std::vector<std::int64_t> correlations;  // parallel to kernels (may be empty): the trace's correlation id, -1 if none
 };
 
 // The host lead of a step lies inside the gap before its first activity; the rank's very first

@@ -23,6 +23,17 @@ struct TimelinePoint {
   double mem_mhz_time = 0;
 };
 
+// One device activity as it ran in the replay (recorded only when the meter is asked to: the trace
+// export, sim/results/trace_export.hpp): its kernel (index in the rank's program), step, simulated start
+// and end, the energy of its busy segments, and the integrals of the SM and memory clocks over them.
+struct ActivityRecord {
+  std::uint32_t kernel = 0;
+  std::int32_t step = -1;
+  double start_s = 0, end_s = 0;
+  double energy_j = 0;
+  double sm_mhz_time = 0, mem_mhz_time = 0;
+};
+
 // Attribution of a segment: an activity (class + annotation set) or a host-bound gap.
 struct SegmentContext {
   int step = -1;
@@ -44,6 +55,11 @@ class EnergyMeter {
       set_j_[ctx.annotation_set] += e;
       class_j_[static_cast<int>(ctx.cls)] += e;
       class_s_[static_cast<int>(ctx.cls)] += dt_s;
+      if (record_) {
+        cur_.energy_j += e;
+        cur_.sm_mhz_time += sm_mhz * dt_s;
+        cur_.mem_mhz_time += mem_mhz * dt_s;
+      }
     } else {
       gap_j_ += e;
       gap_s_ += dt_s;
@@ -66,6 +82,20 @@ class EnergyMeter {
   void count_kernel(int step) {
     if (step >= 0) ++steps_[step].kernels;
   }
+
+  // Per-activity records (off by default: they cost memory at scale). When on, the replayer reports each
+  // activity's end; the busy segments since the previous one are its energy and clocks.
+  void record_activities(bool on) { record_ = on; }
+  bool recording_activities() const { return record_; }
+  void activity_done(std::uint32_t kernel, int step, double start_s, double end_s) {
+    cur_.kernel = kernel;
+    cur_.step = step;
+    cur_.start_s = start_s;
+    cur_.end_s = end_s;
+    activities_.push_back(cur_);
+    cur_ = ActivityRecord{};
+  }
+  const std::vector<ActivityRecord>& activities() const { return activities_; }
 
   double total_j() const { return total_j_; }
   double busy_s() const { return busy_s_; }
@@ -91,6 +121,9 @@ class EnergyMeter {
   std::vector<double> residency_s_;
   double interval_s_;
   std::vector<TimelinePoint> timeline_;
+  bool record_ = false;
+  ActivityRecord cur_;
+  std::vector<ActivityRecord> activities_;
 };
 
 }  // namespace dvfs

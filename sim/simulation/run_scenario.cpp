@@ -1,13 +1,16 @@
 #include "sim/simulation/run_scenario.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
 #include "sim/control/control_run.hpp"
 #include "sim/control/control_scenario.hpp"
 #include "sim/control/controllers.hpp"
 #include "sim/control/fleet.hpp"
 #include "sim/synthetic_run.hpp"
 #include "sim/results/summary.hpp"
+#include "sim/results/trace_export.hpp"
 
+#include <chrono>
 #include <fstream>
 
 namespace dvfs {
@@ -54,12 +57,15 @@ ScenarioRun run_fleet_scenario(const Json& doc, const std::string& file) {
   return run;
 }
 
-ScenarioRun run_trace_scenario(const Scenario& sc, const ScenarioOptions& opts) {
+ScenarioRun run_trace_scenario(Scenario sc, const ScenarioOptions& opts) {
   const GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
   const std::shared_ptr<const LoadedTrace> trace =
       opts.load_trace ? opts.load_trace(sc, model) : std::make_shared<const LoadedTrace>(load_scenario_trace(sc, model));
+  if (!opts.trace_out.empty()) sc.replay.record_activities = true;
   SimulationResult r = opts.replay ? opts.replay(sc, *trace, model) : simulate(sc, *trace, model);
   ScenarioRun run;
+  if (!opts.trace_out.empty())
+    run.trace_export = export_replay_trace(sc, trace->workload, model, r.outcomes, opts.trace_out);
   const bool ranks = sc.trace_paths.size() > 1 || trace->workload.ranks.size() > 1 || !rank_directories(sc.trace_path).empty();
   run.kind = ranks ? ScenarioKind::multi_rank : ScenarioKind::replay;
   run.summary = std::move(r.summary);
@@ -69,8 +75,21 @@ ScenarioRun run_trace_scenario(const Scenario& sc, const ScenarioOptions& opts) 
 
 }  // namespace
 
+// The replay of a trace scenario as a trace file; what was written.
+Json export_replay_trace(const Scenario& sc, const Workload& wl, const GpuModel& model, const std::vector<RankOutcome>& outcomes,
+                         const std::string& path) {
+  const Json meta = {{"scenario", sc.name}, {"gpu_model", model.name()}, {"policy", sc.policy.name}, {"source", wl.source},
+                     {"repeat", sc.replay.repeat}, {"timeline_interval_s", sc.replay.timeline_interval_s}};
+  const TraceExport t = engine_trace_export(wl, outcomes, model.name(), model.sm_count(), sc.replay.repeat, meta);
+  const TraceExportStats st = write_trace_export(t, path);
+  return trace_export_stats_json(st, path);
+}
+
 ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::string& base_dir, const ScenarioOptions& opts) {
   const ScenarioKind kind = scenario_kind(doc);
+  if (!opts.trace_out.empty() && (kind == ScenarioKind::control || kind == ScenarioKind::fleet))
+    throw InputError("--trace-out", "", std::string("expected a trace replay or synthetic scenario: a ") + to_string(kind) +
+                                            " study has no single replay to export");
   if (kind == ScenarioKind::control) return run_control_scenario(doc, file, base_dir);
   if (kind == ScenarioKind::fleet) return run_fleet_scenario(doc, file);
   Scenario sc = parse_scenario(doc, file, base_dir);
@@ -78,7 +97,10 @@ ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::st
   ScenarioRun run;
   if (kind == ScenarioKind::synthetic) {
     run.kind = kind;
-    run.summary = run_synthetic(synthetic_request(sc));
+    SyntheticRun req = synthetic_request(sc);
+    req.trace_out = opts.trace_out;
+    run.summary = run_synthetic(req);
+    if (run.summary.contains("trace_export")) run.trace_export = run.summary["trace_export"];
   } else {
     run = run_trace_scenario(sc, opts);
   }

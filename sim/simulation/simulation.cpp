@@ -10,6 +10,7 @@
 #include "sim/results/summary.hpp"
 #include "traces/src/multi_rank.hpp"
 #include "traces/src/recording.hpp"
+#include "traces/src/trace_formats.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -64,7 +65,7 @@ LoadedTrace load_trace(const std::string& path) {
     if (file_exists(path + "/telemetry.csv"))
       attach_recorded_clocks(t.workload, Telemetry::load_csv(path + "/telemetry.csv"), trace);
   } else {
-    t.workload = import_kineto(path, classifier, &t.report);
+    t.workload = import_trace_file(path, classifier, &t.report);  // the format's reader (traces/src/trace_formats.hpp)
   }
   return t;
 }

@@ -2,6 +2,8 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/results/summary.hpp"
+#include "sim/simulation/run_scenario.hpp"
 #include "sim/simulation/simulation.hpp"
 #include "traces/src/multi_rank.hpp"
 #include "traces/src/recording.hpp"
@@ -9,6 +11,7 @@
 #include <cmath>
 #include <map>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 namespace dvfs {
@@ -16,6 +19,31 @@ namespace dvfs {
 namespace {
 
 double pct(double sim, double meas) { return meas != 0 ? 100.0 * (sim - meas) / meas : 0.0; }
+
+// One clock source's replay beside the validation report: its trace and its timeline.
+void write_replay_files(const Scenario& sc, const Workload& wl, const GpuModel& model, const SimulationResult& r,
+                        const std::string& prefix) {
+  export_replay_trace(sc, wl, model, r.outcomes, prefix + ".trace.json.gz");
+  std::ofstream t(prefix + ".timeline.csv");
+  t << timeline_csv(r.outcomes);
+  if (!t) throw InputError(prefix + ".timeline.csv", "", "cannot write the timeline");
+}
+
+// The telemetry on the replay's time axis: the first measured step (run.json's t0) starts where the replay's
+// first step starts (`sim_step0_s`).
+void write_measured_csv(const Recording& rec, double sim_step0_s, const std::string& path) {
+  std::ofstream f(path);
+  f << "t_s,power_w,sm_mhz,mem_mhz\n";
+  const double t0_ns = rec.steps.front().t0_ns;
+  char line[128];
+  for (const TelemetrySample& s : rec.telemetry.samples()) {
+    const double t = (s.t_ns - t0_ns) * 1e-9 + sim_step0_s;
+    if (t < 0 || s.t_ns > rec.steps.back().t1_ns) continue;
+    std::snprintf(line, sizeof line, "%.6f,%.3f,%.1f,%.1f\n", t, s.power_instant_w >= 0 ? s.power_instant_w : s.power_w, s.sm_mhz, s.mem_mhz);
+    f << line;
+  }
+  if (!f) throw InputError(path, "", "cannot write the measured telemetry");
+}
 
 
 }  // namespace
@@ -40,11 +68,11 @@ Recording load_validation_recording(const std::string& dir) {
   return rec;
 }
 
-Json validate_recording(const std::string& dir, const std::string& gpu) {
-  return validate_recording(load_validation_recording(dir), load_gpu_model(gpu, "", "--gpu"));
+Json validate_recording(const std::string& dir, const std::string& gpu, const std::string& out_dir) {
+  return validate_recording(load_validation_recording(dir), load_gpu_model(gpu, "", "--gpu"), out_dir);
 }
 
-Json validate_recording(const Recording& rec, const GpuModel& model) {
+Json validate_recording(const Recording& rec, const GpuModel& model, const std::string& out_dir) {
   const std::string& dir = rec.dir;
   LoadedTrace trace{rec.workload, rec.import_report, Json()};
 
@@ -68,8 +96,16 @@ Json validate_recording(const Recording& rec, const GpuModel& model) {
                    "otherwise only the profiled window (the total row) is: per-step energy and power figures of "
                    "unresolved steps (energy_resolved false) are interpolation, not measurement"}};
   Json sources = Json::array();
+  double sim_step0_s = 0;
+  if (!out_dir.empty()) make_directories(out_dir);
   for (const char* source : {"native", "recorded"}) {
-    SimulationResult r = simulate(validation_scenario(dir, model, source), trace, model);
+    Scenario vsc = validation_scenario(dir, model, source);
+    if (!out_dir.empty()) vsc.replay.record_activities = true, vsc.replay.timeline_interval_s = 0.01;
+    SimulationResult r = simulate(vsc, trace, model);
+    if (!out_dir.empty()) {
+      write_replay_files(vsc, trace.workload, model, r, out_dir + "/" + source);
+      if (!r.outcomes.empty() && !r.outcomes[0].meter.steps().empty()) sim_step0_s = r.outcomes[0].meter.steps()[0].start_s;
+    }
     const Json& steps = r.summary["steps"];
     Json rows = Json::array();
     double mt = 0, st = 0, me = 0, se = 0, ape_t = 0, ape_e = 0, ape_p = 0;
@@ -116,6 +152,10 @@ Json validate_recording(const Recording& rec, const GpuModel& model) {
                        {"mape", {{"time_pct", ape_t / n}, {"energy_pct", ape_e / n}, {"mean_power_pct", ape_p / n}}}});
   }
   report["clock_sources"] = sources;
+  if (!out_dir.empty()) {
+    write_measured_csv(rec, sim_step0_s, out_dir + "/measured.csv");
+    std::ofstream(out_dir + "/validate.json") << report.dump(2) << "\n";
+  }
   return report;
 }
 

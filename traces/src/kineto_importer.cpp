@@ -4,6 +4,7 @@
 #include "sim/core/json_util.hpp"
 #include "traces/src/gzip_file.hpp"
 #include "traces/src/kernel_activity.hpp"
+#include "traces/src/simulated_args.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -38,6 +39,7 @@ struct RawActivity {
   double blocks_per_sm;  // < 0 when unknown
   int collective = -1;   // index into the raw collectives; kNotModelled for a comm record we keep as a kernel
   long external_id = -1;  // the launching operator (cpu_op) of the same External id
+  SimulatedArgs simulated;  // a dvfs-sim export's clocks and work (traces/src/simulated_args.hpp)
 };
 
 struct Range {
@@ -332,6 +334,7 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
   if (args.contains("bytes")) a.shape.bytes = static_cast<std::uint64_t>(as_long(args["bytes"], 0));
   a.blocks_per_sm = -1;
   if (args.contains("blocks per SM") && args["blocks per SM"].is_number()) a.blocks_per_sm = args["blocks per SM"].get<double>();
+  a.simulated = read_simulated_args(args, file, i);
   if (kind == ActivityKind::kernel && args.contains("Collective name")) {
     const int c = add_comm_record(t, args, file, i);
     a.collective = c == -1 ? kNotModelled : c;  // a kernel is never a wait: kept as it ran
@@ -628,6 +631,7 @@ class WorkloadBuilder {
       k.sm_fill = static_cast<float>(std::clamp(blocks / header_.sm_count, 1e-3, 1.0));
     }
     apply_rates(rates_[i], k);
+    apply_simulated_args(a.simulated, k);
     if (a.collective >= 0) k.collective = add_collective(raw_.collectives[static_cast<std::size_t>(a.collective)], rank_id);
   }
 
@@ -737,6 +741,7 @@ class WorkloadBuilder {
       rank.kernels.push_back(k);
       rank.shapes.push_back(a.shape);
       rank.recorded_start_s.push_back((start - origin_us) * 1e-6);
+      rank.correlations.push_back(a.correlation);
     }
     set_step_bounds(rank, origin_us, steps, d.steps_on_gpu);
     rep_.step_source = rank.steps.empty() ? "none" : (d.steps_on_gpu ? "gpu_user_annotation" : "cpu user_annotation via launch correlation");
