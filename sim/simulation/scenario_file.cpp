@@ -2,6 +2,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/simulation/policy_catalog.hpp"
 
 #include <algorithm>
@@ -116,8 +117,7 @@ void read_run_options(const JsonReader& r, const std::string& base_dir, Scenario
       r.fail("seed", "expected a non-negative integer, got " + std::to_string(seed.get<long long>()));
     s.replay.seed = seed.get<std::uint64_t>();
   }
-  s.replay.repeat = static_cast<int>(r.integer_or("repeat", 1));
-  if (s.replay.repeat < 1) r.fail("repeat", "expected an integer >= 1");
+  s.replay.repeat = static_cast<int>(r.integer_in_or("repeat", 1, kMaxRepeat, 1));
   std::string mode = r.string_or("engine", "local-loop");
   if (mode == "local-loop") s.mode = EngineMode::local_loop;
   else if (mode == "event") s.mode = EngineMode::event;
