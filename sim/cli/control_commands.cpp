@@ -28,8 +28,9 @@ void set_key(Json& doc, const std::string& assignment) {
   const std::string key = assignment.substr(0, eq);
   Json value;
   try {
-    value = Json::parse(assignment.substr(eq + 1));
-  } catch (const Json::parse_error&) {
+    value = parse_json_text(assignment.substr(eq + 1), "--set " + key);
+  } catch (const InputError& e) {
+    if (e.problem().rfind("malformed JSON", 0) != 0) throw;  // 1e400, nesting too deep
     value = assignment.substr(eq + 1);  // a bare word is a string
   }
   Json* node = &doc;

@@ -207,6 +207,8 @@ void JsonReader::fail(const char* key, const std::string& problem) const {
 }
 
 void JsonReader::only_keys(std::initializer_list<const char*> allowed) const {
+  if (!node_.is_object())
+    throw InputError(file_, path_.empty() ? "(top level)" : path_, "expected an object, got " + json_type_name(node_));
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     bool ok = false;
     for (const char* a : allowed) ok = ok || it.key() == a;

@@ -19,6 +19,8 @@ constexpr long kMaxGroupSize = 65536;
 
 // Scenarios: `repeat` (whole passes over the trace).
 constexpr long kMaxRepeat = 1000000;
+// Scenarios: steps replayed in all (steps of the trace x `repeat`): each is a row of summary.json.
+constexpr double kMaxReplayedSteps = 1e6;
 // Scenarios: rows of the NVML-like timeline (simulated span / `output.timeline_interval_s`), 32 bytes each.
 constexpr double kMaxTimelineRows = 1e7;
 

@@ -6,6 +6,7 @@
 #include "sim/simulation/policy_catalog.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace dvfs {
 
@@ -131,6 +132,14 @@ void read_run_options(const JsonReader& r, const std::string& base_dir, Scenario
   }
 }
 
+// A GPU model given as a file (a path, or a name ending in .json: resolve_model_path's rule) is relative to
+// the scenario's folder. It is made absolute here: the model loaders join a relative path to the folder of
+// the scenario file, which would join it a second time.
+std::string model_path(const std::string& name_or_path, const std::string& base_dir) {
+  if (name_or_path.find('/') == std::string::npos && name_or_path.find(".json") == std::string::npos) return name_or_path;
+  return normalize_path(std::filesystem::absolute(join_path(base_dir, name_or_path)).string());
+}
+
 }  // namespace
 
 Scenario load_scenario(const std::string& path) {
@@ -148,12 +157,8 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
   s.description = r.string_or("description", "");
   read_workload(r, base_dir, s);
   if (r.has("cluster")) read_cluster_json(r.child("cluster"), s.cluster);
-  s.gpu = r.string("gpu");
-  if (s.gpu.find('/') != std::string::npos) s.gpu = join_path(base_dir, s.gpu);
-  if (r.has("trace_gpu")) {
-    s.trace_gpu = r.string("trace_gpu");
-    if (s.trace_gpu.find('/') != std::string::npos) s.trace_gpu = join_path(base_dir, s.trace_gpu);
-  }
+  s.gpu = model_path(r.string("gpu"), base_dir);
+  if (r.has("trace_gpu")) s.trace_gpu = model_path(r.string("trace_gpu"), base_dir);
   read_policy(r, base_dir, s);
   if (r.has("switch_latency")) read_switch_latency(r, s.replay);
   read_run_options(r, base_dir, s);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -277,6 +278,10 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
   a.dur_us = number_field(ev, "dur", file, i);
   if (a.dur_us < 0)
     throw InputError(file, "traceEvents[" + std::to_string(i) + "].dur", "expected a duration >= 0");
+  if (a.dur_us * 1e-6 > kMaxTraceSpanS)
+    throw InputError(file, event_field(i) + ".dur",
+                     "expected a duration of at most " + std::to_string(static_cast<long>(kMaxTraceSpanS)) + " s (" +
+                         std::to_string(static_cast<long>(kMaxTraceSpanS * 1e6)) + " us), got " + ev["dur"].dump());
   auto name_it = ev.find("name");
   if (name_it == ev.end() || !name_it->is_string())
     throw InputError(file, "traceEvents[" + std::to_string(i) + "].name", "expected a kernel name string");
@@ -367,6 +372,23 @@ RawTrace read_events(const Json& events, const std::string& file, int global_ran
                      "no device activity: expected events with cat \"kernel\", \"gpu_memcpy\" or \"gpu_memset\" "
                      "(or \"Kernel\"/\"Memcpy\"/\"Memset\" in the 2021 schema)");
   return t;
+}
+
+// A device whose activities span more than kMaxTraceSpanS is refused: replaying it would take hours and its
+// timeline gigabytes (`acts` sorted by device, then start).
+void check_span(const std::vector<RawActivity>& acts, const std::string& file) {
+  for (std::size_t begin = 0, end = 0; begin < acts.size(); begin = end) {
+    double last_end = acts[begin].ts_us + acts[begin].dur_us;
+    for (end = begin; end < acts.size() && acts[end].device == acts[begin].device; ++end)
+      last_end = std::max(last_end, acts[end].ts_us + acts[end].dur_us);
+    const double span_s = (last_end - acts[begin].ts_us) * 1e-6;
+    if (span_s > kMaxTraceSpanS) {
+      char msg[256];
+      std::snprintf(msg, sizeof msg, "device %ld's activities span %.6g s (ts %.17g to %.17g us); expected at most %.0f s in one trace",
+                    acts[begin].device, span_s, acts[begin].ts_us, last_end, kMaxTraceSpanS);
+      throw InputError(file, "traceEvents[].ts", msg);
+    }
+  }
 }
 
 // NCCL kernels without collective args take them from the record_param_comms range their launch is in.
@@ -647,6 +669,7 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
   std::stable_sort(raw.acts.begin(), raw.acts.end(), [](const RawActivity& a, const RawActivity& b) {
     return a.device != b.device ? a.device < b.device : a.ts_us < b.ts_us;
   });
+  check_span(raw.acts, file);
   // The work of each activity, from the operator that launched it (its input shapes).
   std::vector<ActivityRef> refs;
   refs.reserve(raw.acts.size());
