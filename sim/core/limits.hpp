@@ -22,7 +22,7 @@ constexpr long kMaxRepeat = 1000000;
 // Scenarios: steps replayed in all (steps of the trace x `repeat`): each is a row of summary.json.
 constexpr double kMaxReplayedSteps = 1e6;
 // Scenarios: rows of the NVML-like timeline (simulated span / `output.timeline_interval_s`), 32 bytes each.
-constexpr double kMaxTimelineRows = 1e7;
+constexpr double kMaxTimelineRows = 2e6;
 
 // GPU model files: entries of a clock table (max - min) / step + 1.
 constexpr double kMaxClockSteps = 4096;

@@ -64,6 +64,7 @@ ScenarioRun run_trace_scenario(const Scenario& sc, const ScenarioOptions& opts) 
   run.kind = ranks ? ScenarioKind::multi_rank : ScenarioKind::replay;
   run.summary = std::move(r.summary);
   run.outcomes = std::move(r.outcomes);
+  run.timing = std::move(r.timing);
   return run;
 }
 
@@ -113,7 +114,9 @@ std::vector<std::string> write_scenario_outputs(const ScenarioRun& run, const st
     }
     default: {
       write_results(run.summary, run.outcomes, dir);
-      return {dir + "/summary.json", dir + "/timeline.csv"};
+      if (run.timing.is_null()) return {dir + "/summary.json", dir + "/timeline.csv"};
+      std::ofstream(dir + "/timing.json") << run.timing.dump(2) << "\n";
+      return {dir + "/summary.json", dir + "/timeline.csv", dir + "/timing.json"};
     }
   }
 }

@@ -38,6 +38,7 @@ struct ScenarioRun {
   std::string output_dir;  // the scenario's output.dir ("" = none given; control and fleet have none)
   Json summary;            // what `dvfs-sim run --json` prints and summary.json holds
   std::vector<RankOutcome> outcomes;  // trace replays: per GPU (the timeline)
+  Json timing;             // wall-clock figures (timing.json), kept out of the summary
   // The text `dvfs-sim run` prints (without the line naming the result files).
   std::string report() const;
 };
