@@ -68,10 +68,15 @@ class CheckedDomBuilder {
   void open(bool array) {
     element();
     if (frames_.size() >= kMaxJsonDepth)
-      throw InputError(file_, path(false).empty() ? "(top level)" : path(false), "nested deeper than " + std::to_string(kMaxJsonDepth) +
+      throw InputError(file_, clipped(path(false)), "nested deeper than " + std::to_string(kMaxJsonDepth) +
                                                " levels (expected at most " + std::to_string(kMaxJsonDepth) +
                                                " levels of objects and arrays)");
     frames_.push_back({array, 0, {}});
+  }
+  // A path cut to its first 80 and last 20 characters (one of 64 levels can be long).
+  static std::string clipped(const std::string& p) {
+    if (p.empty()) return "(top level)";
+    return p.size() <= 110 ? p : p.substr(0, 80) + "..." + p.substr(p.size() - 20);
   }
   // The path of the value being read; `pending`: the innermost array's next element is not started yet.
   std::string path(bool pending) const {

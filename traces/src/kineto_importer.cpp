@@ -288,8 +288,10 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
   a.name = name_it->get<std::string>();
   a.kind = kind;
   const std::string where = args_field(i);
-  a.device = args.contains("device") ? int_field(args, "device", 0, file, where) : int_field(ev, "pid", 0, file, event_field(i));
-  a.stream = args.contains("stream") ? int_field(args, "stream", 0, file, where) : int_field(ev, "tid", 0, file, event_field(i));
+  a.device = args.contains("device") ? int_field(args, "device", 0, file, where, kIntMin, kIntMax)
+                                     : int_field(ev, "pid", 0, file, event_field(i), kIntMin, kIntMax);
+  a.stream = args.contains("stream") ? int_field(args, "stream", 0, file, where, kIntMin, kIntMax)
+                                     : int_field(ev, "tid", 0, file, event_field(i), kIntMin, kIntMax);
   a.correlation = int_field(args, "correlation", -1, file, where);
   a.external_id = int_field(args, "External id", -1, file, where);
   read_dim3(args, "grid", a.shape.grid, file, i);
