@@ -68,7 +68,7 @@ int control_main(const ControlArgs& a) {
   double duration = 0;
   if (a.seed.given()) {
     const double s = parse_number("--seed", a.seed.value, "a number");
-    if (s < 0 || s != std::floor(s)) throw InputError("--seed", "", "expected an integer >= 0");
+    if (s < 0 || s != std::floor(s) || s > 9007199254740992.0) throw InputError("--seed", "", "expected an integer in [0, 2^53]");
     seed = static_cast<long>(s);
   }
   if (a.duration.given()) {
