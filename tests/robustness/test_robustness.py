@@ -284,6 +284,8 @@ def test_validate_run_json_number_overflow_is_refused(tmp_path):
     (["bench", "--events", "0"], ["--events"]),
     (["control", os.path.join(ROOT, "scenarios", "power-budget", "grpo-7b-16gpu.json"), "--set", "seed=1e400"],
      ["--set seed", "1e400", "expected a finite number"]),
+    (["control", os.path.join(ROOT, "scenarios", "power-budget", "grpo-7b-16gpu.json"), "--seed", "1e30"], ["--seed", "expected an integer"]),
+    (["synth", "--model", "gpt3-xl", "--nodes-per-leaf", "1e30"], ["--nodes-per-leaf", "expected a positive integer"]),
 ])
 def test_bad_command_lines_are_usage_errors(args, parts):
     assert_refused(run(*args), *parts)
