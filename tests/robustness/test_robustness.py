@@ -193,6 +193,18 @@ def test_summary_holds_no_wall_clock_and_two_runs_are_identical(tmp_path):
     assert "plan_solve_s" in json.load(open(tmp_path / "out0" / "timing.json"))
 
 
+def test_synthetic_summary_holds_no_wall_clock(tmp_path):
+    sc = tmp_path / "synthetic.json"
+    sc.write_text(json.dumps({"synthetic": {"model": "gpt3-xl", "tp": 1, "pp": 2, "dp": 1, "microbatches": 2},
+                              "gpu": "h200", "policy": "native"}))
+    r = run("run", sc, "-o", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    summary = (tmp_path / "out" / "summary.json").read_text()
+    for key in ("wall_s", "replay_s", "peak_rss_mib"):
+        assert f'"{key}"' not in summary
+    assert "wall_s" in json.load(open(tmp_path / "out" / "timing.json"))
+
+
 def test_relative_model_path_is_joined_to_the_scenario_folder_once(tmp_path):
     d = write_case(tmp_path, json.dumps({"traceEvents": [kernel(), kernel(ts=200.0)]}), {"gpu": "./model.json"})
     shutil.copy(os.path.join(ROOT, "models", "gpus", "h200.json"), d / "model.json")
