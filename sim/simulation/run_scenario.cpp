@@ -85,6 +85,16 @@ Json take_wall_clock(Json& doc) {
   return taken;
 }
 
+// take_wall_clock's inverse: `taken` merged back into `doc`.
+void put_back(Json& doc, const Json& taken) {
+  if (!taken.is_object()) return;
+  for (auto it = taken.begin(); it != taken.end(); ++it) {
+    if (doc.is_array()) put_back(doc[std::stoul(it.key())], it.value());
+    else if (it.value().is_object() && doc.contains(it.key())) put_back(doc[it.key()], it.value());
+    else doc[it.key()] = it.value();
+  }
+}
+
 }  // namespace
 
 ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::string& base_dir, const ScenarioOptions& opts) {
@@ -97,6 +107,7 @@ ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::st
   if (kind == ScenarioKind::synthetic) {
     run.kind = kind;
     run.summary = run_synthetic(synthetic_request(sc));
+    run.timing = take_wall_clock(run.summary);
   } else {
     run = run_trace_scenario(sc, opts);
   }
@@ -113,7 +124,11 @@ std::string ScenarioRun::report() const {
   switch (kind) {
     case ScenarioKind::control: return format_control_run(summary);
     case ScenarioKind::fleet: return format_fleet_study(summary);
-    case ScenarioKind::synthetic: return format_synthetic(summary);
+    case ScenarioKind::synthetic: {
+      Json full = summary;  // the text report prints the timings beside the model outputs
+      put_back(full, timing);
+      return format_synthetic(full);
+    }
     default: return format_report(summary);
   }
 }
@@ -125,12 +140,14 @@ std::vector<std::string> write_scenario_outputs(const ScenarioRun& run, const st
       return {};
     case ScenarioKind::synthetic: {
       make_directories(dir);
-      Json summary = run.summary;
-      const Json timing = take_wall_clock(summary);
-      std::ofstream(dir + "/summary.json") << summary.dump(2) << "\n";
-      if (!timing.is_null()) std::ofstream(dir + "/timing.json") << timing.dump(2) << "\n";
+      std::ofstream(dir + "/summary.json") << run.summary.dump(2) << "\n";
+      std::vector<std::string> files = {dir + "/summary.json"};
+      if (!run.timing.is_null()) {
+        std::ofstream(dir + "/timing.json") << run.timing.dump(2) << "\n";
+        files.push_back(dir + "/timing.json");
+      }
       if (const std::string csv = per_gpu_csv(run.summary); !csv.empty()) std::ofstream(dir + "/gpus.csv") << csv;
-      return {dir + "/summary.json"};
+      return files;
     }
     default: {
       write_results(run.summary, run.outcomes, dir);
