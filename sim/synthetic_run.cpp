@@ -87,7 +87,7 @@ SyntheticRun synthetic_request(const Scenario& sc) {
   if (r.has("straggler")) {
     JsonReader st = r.child("straggler");
     st.only_keys({"replica", "factor"});
-    req.straggler_replica = static_cast<int>(st.integer("replica"));
+    req.straggler_replica = static_cast<int>(st.integer_in("replica", 0, 1 << 30));
     req.straggler_factor = st.positive("factor");
     if (req.straggler_replica < 0 || req.straggler_replica >= req.layout.dp)
       st.fail("replica", "expected a replica index in [0, dp)");

@@ -109,7 +109,7 @@ void read_cluster(const SynthArgs& a, SyntheticRun& req) {
   if (a.topology.given()) read_cluster_json(JsonReader(Json{{"topology", a.topology.value}}, "--topology", ""), req.cluster);
   if (a.placement.given()) read_cluster_json(JsonReader(Json{{"placement", a.placement.value}}, "--placement", ""), req.cluster);
   if (a.nodes_per_leaf.given()) {
-    const Json n = {{"nodes_per_leaf", static_cast<long>(parse_number("--nodes-per-leaf", a.nodes_per_leaf.value, "a positive integer"))}};
+    const Json n = {{"nodes_per_leaf", positive_int(a.nodes_per_leaf, "--nodes-per-leaf")}};
     read_cluster_json(JsonReader(n, "--nodes-per-leaf", ""), req.cluster);
   }
   if (a.allreduce.given()) {

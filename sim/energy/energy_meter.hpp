@@ -109,10 +109,14 @@ class EnergyMeter {
   const std::vector<double>& sm_residency_s() const { return residency_s_; }
   const std::vector<TimelinePoint>& timeline() const { return timeline_; }
   double timeline_interval_s() const { return interval_s_; }
+  // Whether the timeline reached kMaxTimelineRows (sim/core/limits.hpp) and stopped growing: the caller
+  // refuses such a run (the interval is too fine for the simulated span).
+  bool timeline_overflowed() const { return timeline_overflowed_; }
 
  private:
   void add_to_timeline(double t0, double dt, double p, double f, double m);
   std::size_t timeline_bin(double t) const;
+  bool room_for(std::size_t bin);  // grows the timeline to hold `bin`; false past the row limit
 
   double total_j_ = 0, busy_s_ = 0, gap_j_ = 0, gap_s_ = 0, switch_j_ = 0;
   std::vector<StepTotals> steps_;
@@ -124,6 +128,7 @@ class EnergyMeter {
   bool record_ = false;
   ActivityRecord cur_;
   std::vector<ActivityRecord> activities_;
+  bool timeline_overflowed_ = false;
 };
 
 }  // namespace dvfs

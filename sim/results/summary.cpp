@@ -51,6 +51,10 @@ Json describe_run(const Scenario& sc, const Workload& wl, const ImportReport& re
   s["scenario"] = sc.name;
   s["gpu"] = {{"name", model.name()}, {"display_name", model.display_name()}, {"status", model.status()},
               {"power_cap_w", model.power_cap_w()}};
+  if (sc.policy.power_cap_w > 0) {  // the scenario's cap replaces the model's
+    s["gpu"]["power_cap_w"] = sc.policy.power_cap_w;
+    s["gpu"]["model_power_cap_w"] = model.power_cap_w();
+  }
   s["policy"] = outcomes.empty() ? sc.policy.name : outcomes.front().policy;
   s["engine"] = to_string(sc.mode);
   s["seed"] = sc.replay.seed;

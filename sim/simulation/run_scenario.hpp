@@ -42,6 +42,7 @@ struct ScenarioRun {
   Json summary;            // what `dvfs-sim run --json` prints and summary.json holds
   std::vector<RankOutcome> outcomes;  // trace replays: per GPU (the timeline)
   Json trace_export;       // with ScenarioOptions::trace_out: {file, events, activities, bytes, file_bytes, seconds}
+  Json timing;             // wall-clock figures (timing.json), kept out of the summary
   // The text `dvfs-sim run` prints (without the line naming the result files).
   std::string report() const;
 };

@@ -64,7 +64,14 @@ Recording load_validation_recording(const std::string& dir) {
   if (rec.steps.empty())
     throw InputError(dir + "/run.json", "run.profiled_steps", "missing: validation needs the measured step bounds and energy");
   if (!rec.telemetry.has_energy())
-    throw InputError(rec.telemetry.file(), "energy_mj", "missing column: validation needs the NVML energy counter");
+    throw InputError(rec.telemetry.file(), "energy_mj",
+                     rec.telemetry.energy_note().empty() ? "missing column: validation needs the NVML energy counter"
+                                                         : rec.telemetry.energy_note() + " (expected an advancing NVML energy counter or power_mw samples)");
+  for (std::size_t i = 0; i < rec.steps.size(); ++i)
+    if (!(rec.steps[i].energy_j > 0))
+      throw InputError(rec.telemetry.file(), rec.telemetry.energy_note().empty() ? "energy_mj" : "power_mw",
+                       "measures " + std::to_string(rec.steps[i].energy_j) + " J over profiled step " + std::to_string(i) +
+                           " (expected a positive energy: a step cannot be scored against nothing)");
   return rec;
 }
 
@@ -95,6 +102,11 @@ Json validate_recording(const Recording& rec, const GpuModel& model, const std::
                    " updates of the energy counter (update interval: median time between its advances in telemetry.csv); "
                    "otherwise only the profiled window (the total row) is: per-step energy and power figures of "
                    "unresolved steps (energy_resolved false) are interpolation, not measurement"}};
+  if (!rec.telemetry.energy_note().empty()) {
+    report["measured_from"] = "step time: run.json profiled_steps t0_ns..t1_ns (GPU synchronised); step energy: NVML power "
+                              "samples integrated over the step (the energy counter is not usable); mean SM clock: NVML clock samples";
+    report["energy_note"] = rec.telemetry.file() + ": " + rec.telemetry.energy_note();
+  }
   Json sources = Json::array();
   double sim_step0_s = 0;
   if (!out_dir.empty()) make_directories(out_dir);
@@ -210,6 +222,7 @@ std::string format_validation(const Json& rep) {
   os << "validate " << rep["recording"].get<std::string>() << " on " << rep["gpu"]["name"].get<std::string>() << " ["
      << rep["gpu"]["status"].get<std::string>() << "]\n";
   os << "measured: " << rep["measured_from"].get<std::string>() << "\n";
+  if (rep.contains("energy_note")) os << "note: " << rep["energy_note"].get<std::string>() << "\n";
   for (const Json& src : rep["clock_sources"]) {
     os << "\nclock source: " << src["clock_source"].get<std::string>() << "\n";
     std::snprintf(buf, sizeof buf, "%-5s %9s %9s %7s | %9s %9s %7s | %8s %8s %7s | %7s %7s\n", "step", "meas ms",
@@ -251,6 +264,8 @@ Json validate_multi_rank(const std::string& dir, const std::string& gpu, const C
   std::vector<RankTrace> parts;
   for (const std::string& rank_dir : rank_directories(dir)) {
     recs.push_back(load_validation_recording(rank_dir));
+    const Telemetry& tel = recs.back().telemetry;
+    if (!tel.energy_note().empty()) std::fprintf(stderr, "dvfs-sim: note: %s: %s\n", tel.file().c_str(), tel.energy_note().c_str());
     parts.push_back({recs.back().workload, recs.back().dir, recs.back().import_report.world_size, recs.back().import_report.backend});
   }
   if (recs.empty()) throw InputError(dir, "rank0", "missing: expected rank<N>/ recordings of one job");

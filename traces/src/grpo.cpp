@@ -105,14 +105,14 @@ DecodeProfile load_decode_profile(const std::vector<std::string>& dirs, const Gp
     JsonReader g(gen, gen_file, "");
     TransformerSpec shape;
     shape.name = g.string_or("preset", "recorded");
-    shape.layers = static_cast<int>(g.integer("layers"));
-    shape.hidden = static_cast<int>(g.integer("d"));
-    shape.heads = static_cast<int>(g.integer("heads"));
-    shape.kv_heads = static_cast<int>(g.integer("kv_heads"));
-    shape.ffn = static_cast<int>(g.integer("ffn"));
-    shape.vocab = static_cast<int>(g.integer("vocab"));
+    shape.layers = static_cast<int>(g.integer_in("layers", 1, 1 << 24));
+    shape.hidden = static_cast<int>(g.integer_in("d", 1, 1 << 24));
+    shape.heads = static_cast<int>(g.integer_in("heads", 1, 1 << 24));
+    shape.kv_heads = static_cast<int>(g.integer_in("kv_heads", 1, 1 << 24));
+    shape.ffn = static_cast<int>(g.integer_in("ffn", 1, 1 << 24));
+    shape.vocab = static_cast<int>(g.integer_in("vocab", 1, 1 << 24));
     shape.gated_mlp = true;
-    const double batch = static_cast<double>(g.integer("batch"));
+    const double batch = static_cast<double>(g.integer_in("batch", 1, 1 << 24));
     const double ctx0 = g.number("context_at_first_profiled_step");
     if (p.sources.empty()) p.reference = shape;
     else if (shape.layers != p.reference.layers || shape.hidden != p.reference.hidden || shape.ffn != p.reference.ffn)

@@ -44,6 +44,10 @@ bool is_reduction(const std::string& base) {
   return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return base == n; });
 }
 
+// The largest tensor size or operator argument taken from a trace (2^31); larger ones are garbage, and the
+// integer arithmetic on them below stays far from overflow.
+constexpr std::int64_t kMaxOperandSize = std::int64_t{1} << 31;
+
 double numel(const std::vector<std::int64_t>& d) {
   return std::accumulate(d.begin(), d.end(), 1.0, [](double a, std::int64_t x) { return a * static_cast<double>(x); });
 }
@@ -54,7 +58,7 @@ std::vector<std::int64_t> int_list(const std::string& s) {
   bool in = false, neg = false;
   for (char c : s) {
     if (std::isdigit(static_cast<unsigned char>(c))) {
-      v = v * 10 + (c - '0');
+      v = std::min<std::int64_t>(v * 10 + (c - '0'), kMaxOperandSize);  // saturates: no overflow in the arithmetic below
       in = true;
     } else {
       if (in) out.push_back(neg ? -v : v);
@@ -307,6 +311,9 @@ void OperatorIndex::add(const std::string& name, const Json& args) {
     if (d.is_array())
       for (const Json& x : d) {
         if (!x.is_number_integer()) return;  // a nested list (a tensor list) or garbage: no sizes
+        if (x.is_number_unsigned() ? x.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxOperandSize)
+                                   : x.get<std::int64_t>() < -kMaxOperandSize || x.get<std::int64_t>() > kMaxOperandSize)
+          return;  // beyond any tensor: no sizes
         v.push_back(x.get<std::int64_t>());
       }
     op.dims.push_back(std::move(v));

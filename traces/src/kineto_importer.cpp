@@ -2,12 +2,15 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
+#include "sim/core/limits.hpp"
 #include "traces/src/gzip_file.hpp"
 #include "traces/src/kernel_activity.hpp"
 #include "traces/src/simulated_args.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -80,31 +83,45 @@ bool kind_of(const std::string& cat, ActivityKind& kind, bool& old_schema) {
   return true;
 }
 
-long as_long(const Json& j, long fallback) {
-  if (j.is_number_integer()) return j.get<long>();
-  if (j.is_number()) return static_cast<long>(j.get<double>());
-  if (j.is_string()) {
-    // "stream 7", "7", "GPU 0"
-    const std::string& s = j.get_ref<const std::string&>();
-    auto pos = s.find_first_of("0123456789");
-    if (pos != std::string::npos) return std::stol(s.substr(pos));
-  }
+constexpr long kIntMin = std::numeric_limits<int>::min(), kIntMax = std::numeric_limits<int>::max();
+constexpr long kLongMin = std::numeric_limits<long>::min(), kLongMax = std::numeric_limits<long>::max();
+
+// An integer field of a trace object (an event, its args, a device entry) named `where.key`: a number
+// (a fraction is dropped), or a string whose first digits are the value ("stream 7", "GPU 0");
+// `fallback` when absent or neither. A value outside [lo, hi] is an InputError naming the field.
+long int_field(const Json& obj, const char* key, long fallback, const std::string& file, const std::string& where,
+               long lo = kLongMin, long hi = kLongMax) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return fallback;
+  const std::string field = where.empty() ? key : where + "." + key;
+  if (it->is_number_float()) return checked_integer(Json(std::trunc(it->get<double>())), file, field, lo, hi);
+  if (it->is_number() || (it->is_string() && it->get_ref<const std::string&>().find_first_of("0123456789") != std::string::npos))
+    return checked_integer(*it, file, field, lo, hi, true);
   return fallback;
 }
+
+std::string event_field(std::size_t i) { return "traceEvents[" + std::to_string(i) + "]"; }
+std::string args_field(std::size_t i) { return event_field(i) + ".args"; }
 
 double number_field(const Json& ev, const char* key, const std::string& file, std::size_t i) {
   auto it = ev.find(key);
   if (it == ev.end() || !it->is_number())
     throw InputError(file, "traceEvents[" + std::to_string(i) + "]." + key,
                      std::string("expected a number (") + (it == ev.end() ? "missing" : json_type_name(*it)) + ")");
-  return it->get<double>();
+  const double v = it->get<double>();
+  if (!(std::fabs(v) <= kMaxTraceTimeUs))
+    throw InputError(file, event_field(i) + "." + key,
+                     "expected a time within +-" + std::to_string(static_cast<long long>(kMaxTraceTimeUs)) + " us, got " + it->dump());
+  return v;
 }
 
-void read_dim3(const Json& args, const char* key, std::uint32_t out[3]) {
+void read_dim3(const Json& args, const char* key, std::uint32_t out[3], const std::string& file, std::size_t i) {
   auto it = args.find(key);
   if (it == args.end() || !it->is_array()) return;
+  const std::string field = args_field(i) + "." + key;
   for (std::size_t d = 0; d < 3 && d < it->size(); ++d)
-    if ((*it)[d].is_number()) out[d] = (*it)[d].get<std::uint32_t>();
+    if ((*it)[d].is_number())
+      out[d] = static_cast<std::uint32_t>(checked_integer((*it)[d], file, field + "[" + std::to_string(d) + "]", 0, 0xffffffffL));
 }
 
 // What a "Collective name" (PyTorch c10d's record_param_comms) stands for.
@@ -148,11 +165,11 @@ int dtype_bytes(const std::string& t) {
 }
 
 // "[0, 1, 2, 3]" -> {0, 1, 2, 3}; a list truncated with "..." -> {} (resolved across ranks later).
-std::vector<int> parse_rank_list(const Json& j) {
+std::vector<int> parse_rank_list(const Json& j, const std::string& file, const std::string& field) {
   std::vector<int> out;
   if (j.is_array()) {
-    for (const auto& v : j)
-      if (v.is_number_integer()) out.push_back(v.get<int>());
+    for (std::size_t k = 0; k < j.size(); ++k)
+      if (j[k].is_number_integer()) out.push_back(static_cast<int>(checked_integer(j[k], file, field + "[" + std::to_string(k) + "]", 0, kIntMax)));
     return out;
   }
   if (!j.is_string()) return out;
@@ -160,33 +177,40 @@ std::vector<int> parse_rank_list(const Json& j) {
   if (s.find("...") != std::string::npos) return {};
   long cur = -1;
   for (char c : s) {
-    if (std::isdigit(static_cast<unsigned char>(c))) cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
-    else if (cur >= 0) out.push_back(static_cast<int>(cur)), cur = -1;
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
+      if (cur > kIntMax) throw InputError(file, field, "expected ranks in [0, " + std::to_string(kIntMax) + "]");
+    } else if (cur >= 0) {
+      out.push_back(static_cast<int>(cur)), cur = -1;
+    }
   }
   if (cur >= 0) out.push_back(static_cast<int>(cur));
   return out;
 }
 
+// `text` cut to `n` characters, for an error message.
+std::string clipped(const std::string& text, std::size_t n = 60) { return text.size() > n ? text.substr(0, n) + "..." : text; }
+
 // What the record's "Collective name" stands for (`kind` set for a collective); an unknown name is an error.
 CommName comm_record(const Json& args, const std::string& file, std::size_t i, CollectiveKind& kind) {
-  const std::string where = "traceEvents[" + std::to_string(i) + "].args";
+  const std::string where = args_field(i);
   const Json& name = args["Collective name"];
   const CommName what = name.is_string() ? comm_name_of(name.get<std::string>(), kind) : CommName::unknown;
   if (what == CommName::unknown)
     throw InputError(file, where + ".Collective name",
                      "expected an NCCL collective (allreduce, allgather, reduce_scatter, all_to_all, broadcast, send, recv), got " +
-                         name.dump());
+                         clipped(name.dump()));
   return what;
 }
 
 RawCollective read_collective(const Json& args, CollectiveKind kind, const std::string& file, std::size_t i) {
-  const std::string where = "traceEvents[" + std::to_string(i) + "].args";
+  const std::string where = args_field(i);
   RawCollective c;
   c.kind = kind;
   const std::string dtype = args.contains("dtype") && args["dtype"].is_string() ? args["dtype"].get<std::string>() : "";
   const int size = dtype_bytes(dtype);
   if (size == 0) throw InputError(file, where + ".dtype", "expected a tensor type such as Float or BFloat16, got \"" + dtype + "\"");
-  auto nelems = [&](const char* key) { return args.contains(key) ? static_cast<double>(as_long(args[key], 0)) : 0.0; };
+  auto nelems = [&](const char* key) { return static_cast<double>(int_field(args, key, 0, file, where, 0, kLongMax)); };
   const double in = nelems("In msg nelems"), out = nelems("Out msg nelems");
   // The buffer every member holds (collectives.hpp): all-gather's output, reduce-scatter's input, i.e. the
   // larger of the two counts.
@@ -194,16 +218,21 @@ RawCollective read_collective(const Json& args, CollectiveKind kind, const std::
   c.group_name = args.contains("Process Group Name") ? (args["Process Group Name"].is_string() ? args["Process Group Name"].get<std::string>()
                                                                                                : args["Process Group Name"].dump())
                                                      : "";
-  c.group_size = args.contains("Group size") ? static_cast<int>(as_long(args["Group size"], 0)) : 0;
-  if (args.contains("Process Group Ranks")) c.group_ranks = parse_rank_list(args["Process Group Ranks"]);
+  c.group_size = static_cast<int>(int_field(args, "Group size", 0, file, where, 0, kMaxGroupSize));
+  if (args.contains("Process Group Ranks")) c.group_ranks = parse_rank_list(args["Process Group Ranks"], file, where + ".Process Group Ranks");
+  if (c.group_ranks.size() > static_cast<std::size_t>(kMaxGroupSize))
+    throw InputError(file, where + ".Process Group Ranks", "expected at most " + std::to_string(kMaxGroupSize) + " ranks in a group");
   if (c.group_ranks.empty() && c.group_size > 0 && args.contains("Global rank start") && args.contains("Global rank stride")) {
     // A truncated list: its ranks are start + i x stride when the group is strided (PyTorch writes both).
-    const long start = as_long(args["Global rank start"], -1), stride = as_long(args["Global rank stride"], 0);
+    const long start = int_field(args, "Global rank start", -1, file, where, kIntMin, kIntMax);
+    const long stride = int_field(args, "Global rank stride", 0, file, where, kIntMin, kIntMax);
+    if (start >= 0 && stride > 0 && start + (c.group_size - 1L) * stride > kIntMax)
+      throw InputError(file, where + ".Global rank stride", "expected the group's last rank (start + (size - 1) x stride) to be at most " + std::to_string(kIntMax));
     if (start >= 0 && stride > 0)
       for (int k = 0; k < c.group_size; ++k) c.group_ranks.push_back(static_cast<int>(start + k * stride));
   }
-  if (c.kind == CollectiveKind::send && args.contains("Dst Rank")) c.peer = static_cast<int>(as_long(args["Dst Rank"], -1));
-  if (c.kind == CollectiveKind::recv && args.contains("Src Rank")) c.peer = static_cast<int>(as_long(args["Src Rank"], -1));
+  if (c.kind == CollectiveKind::send) c.peer = static_cast<int>(int_field(args, "Dst Rank", -1, file, where, kIntMin, kIntMax));
+  if (c.kind == CollectiveKind::recv) c.peer = static_cast<int>(int_field(args, "Src Rank", -1, file, where, kIntMin, kIntMax));
   if (c.group_size < 1 && c.group_ranks.empty())
     throw InputError(file, where + ".Group size", "expected the process group's size or its ranks");
   if (c.group_size < 1) c.group_size = static_cast<int>(c.group_ranks.size());
@@ -216,15 +245,6 @@ struct HostComm {
   double t0_us, t1_us;
   int collective;
 };
-
-// The parsed document, or an InputError naming the file.
-Json parse_trace(const std::string& text, const std::string& file) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw InputError(file, "", std::string("malformed JSON, expected a Chrome trace (") + e.what() + ")");
-  }
-}
 
 const Json& trace_events(const Json& doc, const std::string& file) {
   const Json* events = nullptr;
@@ -252,31 +272,35 @@ bool amd_device_name(const std::string& name) {
 }
 
 // distributedInfo: the rank, the job's size and its backend.
-void read_distributed_info(const Json& doc, TraceHeader& h) {
+void read_distributed_info(const Json& doc, const std::string& file, TraceHeader& h) {
   if (!doc.is_object() || !doc.contains("distributedInfo") || !doc["distributedInfo"].is_object()) return;
   const Json& d = doc["distributedInfo"];
-  if (d.contains("rank")) h.global_rank = static_cast<int>(as_long(d["rank"], -1));
-  if (d.contains("world_size") && d["world_size"].is_number_integer()) h.world_size = static_cast<int>(as_long(d["world_size"], -1));
+  h.global_rank = static_cast<int>(int_field(d, "rank", -1, file, "distributedInfo", kIntMin, kIntMax));
+  if (d.contains("world_size") && d["world_size"].is_number_integer())
+    h.world_size = static_cast<int>(int_field(d, "world_size", -1, file, "distributedInfo", kIntMin, kIntMax));
   if (d.contains("backend") && d["backend"].is_string()) h.backend = d["backend"].get<std::string>();
 }
 
-TraceHeader read_header(const Json& doc) {
+TraceHeader read_header(const Json& doc, const std::string& file) {
   TraceHeader h;
   if (doc.is_object() && doc.contains("baseTimeNanoseconds") && doc["baseTimeNanoseconds"].is_number())
     h.base_ns = doc["baseTimeNanoseconds"].get<double>();
   if (doc.is_object() && doc.contains("deviceProperties") && doc["deviceProperties"].is_array()) {
-    for (const auto& d : doc["deviceProperties"]) {
+    const Json& props = doc["deviceProperties"];
+    for (std::size_t k = 0; k < props.size(); ++k) {
+      const Json& d = props[k];
       if (!d.is_object()) continue;
-      long id = d.contains("id") ? as_long(d["id"], 0) : 0;
+      const std::string where = "deviceProperties[" + std::to_string(k) + "]";
+      long id = int_field(d, "id", 0, file, where);
       if (d.contains("name") && d["name"].is_string()) h.device_names[id] = d["name"].get<std::string>();
-      if (d.contains("numSms") && d["numSms"].is_number()) h.sm_count = d["numSms"].get<int>();
+      if (d.contains("numSms") && d["numSms"].is_number()) h.sm_count = static_cast<int>(int_field(d, "numSms", 0, file, where, 0, kIntMax));
       h.amd = h.amd || d.contains("maxSharedMemoryPerMultiProcessor") || (d.contains("warpSize") && d["warpSize"] == 64) ||
               (d.contains("name") && d["name"].is_string() && amd_device_name(d["name"].get<std::string>()));
     }
   }
   // A rank of a distributed job names itself (PyTorch's distributedInfo); NCCL kernels name their groups
   // by global rank.
-  read_distributed_info(doc, h);
+  read_distributed_info(doc, file, h);
   return h;
 }
 
@@ -300,7 +324,7 @@ struct RawTrace {
 int add_comm_record(RawTrace& t, const Json& args, const std::string& file, std::size_t i) {
   CollectiveKind kind = CollectiveKind::all_reduce;
   const CommName what = comm_record(args, file, i, kind);
-  if (t.global_rank < 0 && args.contains("Rank")) t.global_rank = static_cast<int>(as_long(args["Rank"], -1));
+  if (t.global_rank < 0) t.global_rank = static_cast<int>(int_field(args, "Rank", -1, file, args_field(i), kIntMin, kIntMax));
   if (what == CommName::not_collective) return -1;
   if (what == CommName::not_modelled) {
     ++t.not_modelled[args["Collective name"].get<std::string>()];
@@ -317,21 +341,28 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
   a.dur_us = number_field(ev, "dur", file, i);
   if (a.dur_us < 0)
     throw InputError(file, "traceEvents[" + std::to_string(i) + "].dur", "expected a duration >= 0");
+  if (a.dur_us * 1e-6 > kMaxTraceSpanS)
+    throw InputError(file, event_field(i) + ".dur",
+                     "expected a duration of at most " + std::to_string(static_cast<long>(kMaxTraceSpanS)) + " s (" +
+                         std::to_string(static_cast<long>(kMaxTraceSpanS * 1e6)) + " us), got " + ev["dur"].dump());
   auto name_it = ev.find("name");
   if (name_it == ev.end() || !name_it->is_string())
     throw InputError(file, "traceEvents[" + std::to_string(i) + "].name", "expected a kernel name string");
   a.name = name_it->get<std::string>();
   a.kind = kind;
-  a.device = args.contains("device") ? as_long(args["device"], 0) : (ev.contains("pid") ? as_long(ev["pid"], 0) : 0);
-  a.stream = args.contains("stream") ? as_long(args["stream"], 0) : (ev.contains("tid") ? as_long(ev["tid"], 0) : 0);
-  a.correlation = args.contains("correlation") ? as_long(args["correlation"], -1) : -1;
-  if (args.contains("External id")) a.external_id = as_long(args["External id"], -1);
-  else if (args.contains("external id")) a.external_id = as_long(args["external id"], -1);  // 2021 schema
-  read_dim3(args, "grid", a.shape.grid);
-  read_dim3(args, "block", a.shape.block);
-  if (args.contains("registers per thread")) a.shape.registers_per_thread = static_cast<std::uint32_t>(as_long(args["registers per thread"], 0));
-  if (args.contains("shared memory")) a.shape.shared_memory_bytes = static_cast<std::uint32_t>(as_long(args["shared memory"], 0));
-  if (args.contains("bytes")) a.shape.bytes = static_cast<std::uint64_t>(as_long(args["bytes"], 0));
+  const std::string where = args_field(i);
+  a.device = args.contains("device") ? int_field(args, "device", 0, file, where, kIntMin, kIntMax)
+                                     : int_field(ev, "pid", 0, file, event_field(i), kIntMin, kIntMax);
+  a.stream = args.contains("stream") ? int_field(args, "stream", 0, file, where, kIntMin, kIntMax)
+                                     : int_field(ev, "tid", 0, file, event_field(i), kIntMin, kIntMax);
+  a.correlation = int_field(args, "correlation", -1, file, where);
+  a.external_id = args.contains("External id") ? int_field(args, "External id", -1, file, where)
+                                               : int_field(args, "external id", -1, file, where);  // 2021 schema
+  read_dim3(args, "grid", a.shape.grid, file, i);
+  read_dim3(args, "block", a.shape.block, file, i);
+  a.shape.registers_per_thread = static_cast<std::uint32_t>(int_field(args, "registers per thread", 0, file, where, 0, 0xffffffffL));
+  a.shape.shared_memory_bytes = static_cast<std::uint32_t>(int_field(args, "shared memory", 0, file, where, 0, 0xffffffffL));
+  a.shape.bytes = static_cast<std::uint64_t>(int_field(args, "bytes", 0, file, where, 0, kLongMax));
   a.blocks_per_sm = -1;
   if (args.contains("blocks per SM") && args["blocks per SM"].is_number()) a.blocks_per_sm = args["blocks per SM"].get<double>();
   a.simulated = read_simulated_args(args, file, i);
@@ -392,7 +423,7 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
     Range r;
     if (!range_of(ev, r)) return;
     if (lc == "gpu_user_annotation") {
-      r.device = args.contains("device") ? as_long(args["device"], 0) : (ev.contains("pid") ? as_long(ev["pid"], 0) : 0);
+      r.device = args.contains("device") ? int_field(args, "device", 0, file, args_field(i)) : int_field(ev, "pid", 0, file, event_field(i));
       t.gpu_ranges.push_back(std::move(r));
     } else {
       t.cpu_ranges.push_back(std::move(r));
@@ -401,7 +432,7 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
     auto name_it = ev.find("name");
     if (name_it != ev.end() && name_it->is_string() && name_it->get_ref<const std::string&>().rfind("hip", 0) == 0) t.hip_runtime = true;
     auto ts = ev.find("ts");
-    if (ts != ev.end() && ts->is_number()) t.launch_ts[as_long(args["correlation"], -1)] = ts->get<double>();
+    if (ts != ev.end() && ts->is_number()) t.launch_ts[int_field(args, "correlation", -1, file, args_field(i))] = ts->get<double>();
   }
 }
 
@@ -439,6 +470,23 @@ RawTrace read_events(const Json& events, const std::string& file, int global_ran
                                      [](const Range& r) { return r.name.rfind("ProfilerStep#", 0) == 0; });
   if (!annotated) t.cpu_ranges.insert(t.cpu_ranges.end(), t.operator_steps.begin(), t.operator_steps.end());
   return t;
+}
+
+// A device whose activities span more than kMaxTraceSpanS is refused: replaying it would take hours and its
+// timeline gigabytes (`acts` sorted by device, then start).
+void check_span(const std::vector<RawActivity>& acts, const std::string& file) {
+  for (std::size_t begin = 0, end = 0; begin < acts.size(); begin = end) {
+    double last_end = acts[begin].ts_us + acts[begin].dur_us;
+    for (end = begin; end < acts.size() && acts[end].device == acts[begin].device; ++end)
+      last_end = std::max(last_end, acts[end].ts_us + acts[end].dur_us);
+    const double span_s = (last_end - acts[begin].ts_us) * 1e-6;
+    if (span_s > kMaxTraceSpanS) {
+      char msg[256];
+      std::snprintf(msg, sizeof msg, "device %ld's activities span %.6g s (ts %.17g to %.17g us); expected at most %.0f s in one trace",
+                    acts[begin].device, span_s, acts[begin].ts_us, last_end, kMaxTraceSpanS);
+      throw InputError(file, "traceEvents[].ts", msg);
+    }
+  }
 }
 
 // NCCL kernels without collective args take them from the record_param_comms range their launch is in.
@@ -767,14 +815,15 @@ Workload import_kineto(const std::string& path, const Classifier& classifier, Im
 
 Workload import_kineto_text(const std::string& text, const std::string& file, const Classifier& classifier,
                             ImportReport* report) {
-  const Json doc = parse_trace(text, file);
+  const Json doc = parse_json_text(text, file);
   const Json& events = trace_events(doc, file);
-  const TraceHeader header = read_header(doc);
+  const TraceHeader header = read_header(doc, file);
   RawTrace raw = read_events(events, file, header.global_rank);
   attach_host_collectives(raw);
   std::stable_sort(raw.acts.begin(), raw.acts.end(), [](const RawActivity& a, const RawActivity& b) {
     return a.device != b.device ? a.device < b.device : a.ts_us < b.ts_us;
   });
+  check_span(raw.acts, file);
   // The work of each activity, from the operator that launched it (its input shapes).
   std::vector<ActivityRef> refs;
   refs.reserve(raw.acts.size());
