@@ -46,7 +46,7 @@ std::string allreduce(double nelems, const char* ranks = "[0, 1]", const char* n
 
 RankTrace part(int rank, const std::vector<Ev>& evs) {
   const std::string file = "rank" + std::to_string(rank) + ".json";
-  return {import_kineto_text(rank_trace(rank, evs), file, Classifier::load_default()), file};
+  return {import_kineto_text(rank_trace(rank, evs), file, Classifier::load_default()), file, -1, ""};
 }
 
 // Rank 1 computes for 2 ms before the all-reduce of 100 MB, rank 0 for 1 ms.
