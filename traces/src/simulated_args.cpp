@@ -22,7 +22,8 @@ void read_work(const Json& w, const std::string& file, const std::string& field,
   const std::string source = w.contains("source") && w["source"].is_string() ? w["source"].get<std::string>() : "";
   if (source == "shapes") out.source = WorkSource::shapes;
   else if (source == "copy_engine") out.source = WorkSource::copy_engine;
-  else throw InputError(file, field + ".source", "expected \"shapes\" or \"copy_engine\", got " + (w.contains("source") ? w["source"].dump() : "nothing"));
+  else if (source == "launch_shape") out.source = WorkSource::launch_shape;
+  else throw InputError(file, field + ".source", "expected \"shapes\", \"launch_shape\" or \"copy_engine\", got " + (w.contains("source") ? w["source"].dump() : "nothing"));
   const std::string prec = w.contains("tensor precision") && w["tensor precision"].is_string() ? w["tensor precision"].get<std::string>() : "none";
   if (prec == "bf16") out.precision = TensorPrecision::bf16;
   else if (prec == "fp8") out.precision = TensorPrecision::fp8;
@@ -33,6 +34,9 @@ void read_work(const Json& w, const std::string& file, const std::string& field,
   out.fma_tflops = static_cast<float>(number_arg(w, "fma TFLOP/s", file, field, 0));
   out.alu_tops = static_cast<float>(number_arg(w, "alu TOP/s", file, field, 0));
   out.memory_tbps = static_cast<float>(number_arg(w, "memory TB/s", file, field, 0));
+  out.memory_fill_tbps = static_cast<float>(number_arg(w, "memory fill TB/s", file, field, 0));
+  if (out.memory_fill_tbps > out.memory_tbps)
+    throw InputError(file, field + ".memory fill TB/s", "expected at most the activity's memory TB/s (fills are part of it)");
   out.has_work = true;
 }
 
@@ -59,6 +63,7 @@ void apply_simulated_args(const SimulatedArgs& a, Kernel& k) {
   k.fma_tflops = a.fma_tflops;
   k.alu_tops = a.alu_tops;
   k.memory_tbps = a.memory_tbps;
+  k.memory_fill_tbps = a.memory_fill_tbps;
   k.tensor_precision = a.precision;
   k.work = a.source;
 }
