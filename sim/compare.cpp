@@ -99,7 +99,6 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
                 {"switch_energy_j", t.value("switch_energy_j", Json(0.0))}};
     if (r.summary.contains("plan")) {
       const Json& p = r.summary["plan"][0];
-      row["plan_solve_s"] = p["solve_s"];
       row["plan_feasible"] = p["feasible"];
       if (p.contains("prediction")) row["prediction_accuracy"] = p["prediction"]["accuracy"];
       if (p.contains("chosen")) row["latency_aware_choice"] = p["chosen"];
