@@ -32,8 +32,10 @@ std::string demangled(const char* name) {
 void expect_input_errors_only(const char* target, const std::function<void()>& body) {
   try {
     body();
-  } catch (const InputError&) {
-    // the expected outcome of a bad input: exit 2 with one line
+  } catch (const InputError& e) {
+    // the expected outcome of a bad input: exit 2 with one line (DVFS_FUZZ_VERBOSE=1 prints it)
+    static const bool verbose = std::getenv("DVFS_FUZZ_VERBOSE") != nullptr;
+    if (verbose) std::fprintf(stderr, "%s: input error: %s\n", target, e.what());
   } catch (const std::exception& e) {
     finding(target, demangled(typeid(e).name()), e.what());
   } catch (...) {
@@ -41,15 +43,24 @@ void expect_input_errors_only(const char* target, const std::function<void()>& b
   }
 }
 
-const std::string& scratch_dir() {
-  static const std::string dir = [] {
+namespace {
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
     const char* tmp = std::getenv("TMPDIR");
-    std::string d = std::string(tmp && *tmp ? tmp : "/tmp") + "/dvfs-fuzz-" + std::to_string(::getpid());
-    std::filesystem::create_directories(d);
-    std::atexit([] { std::error_code ec; std::filesystem::remove_all(scratch_dir(), ec); });
-    return d;
-  }();
-  return dir;
+    path = std::string(tmp && *tmp ? tmp : "/tmp") + "/dvfs-fuzz-" + std::to_string(::getpid());
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+}  // namespace
+
+const std::string& scratch_dir() {
+  static const ScratchDir dir;
+  return dir.path;
 }
 
 void write_file(const std::string& path, const std::uint8_t* data, std::size_t size) {

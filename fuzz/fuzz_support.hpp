@@ -11,7 +11,8 @@
 
 namespace dvfs::fuzz {
 
-// Runs `body`; InputError is swallowed, any other exception is reported as a finding of `target`.
+// Runs `body`; InputError is swallowed (printed with DVFS_FUZZ_VERBOSE=1: how far a seed gets), any other
+// exception is reported as a finding of `target`.
 void expect_input_errors_only(const char* target, const std::function<void()>& body);
 
 // A scratch directory private to this process (fuzz targets that read files write the input there);
