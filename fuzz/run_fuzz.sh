@@ -56,11 +56,23 @@ for t in "${TARGETS[@]}"; do
 done
 wait
 
-# Signature of a finding: the FINDING line, or the sanitizer's SUMMARY line, or libFuzzer's own
-# out-of-memory / timeout line, with addresses and numbers blanked so that repeats count once.
+# Signature of a finding: its input is replayed alone and the first FINDING line, sanitizer SUMMARY line
+# or libFuzzer out-of-memory / timeout line is kept, with numbers and quoted values blanked so that
+# repeats count once.
+signature() {
+  local t=$1 input=$2
+  timeout 60 "$BUILD/fuzz/fuzz_$t" -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=1024 "$input" 2>&1 |
+    grep -aE '^FINDING |^SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer|ERROR: libFuzzer: (out-of-memory|timeout)|^SUMMARY: libFuzzer: (out-of-memory|timeout)' |
+    grep -avE '^SUMMARY: libFuzzer: deadly signal' | head -1 |
+    sed -E "s/==[0-9]+==//; s/'[^']*'/'…'/g; s/0x[0-9a-f]+/ADDR/g; s/[0-9]+/N/g; s/ +/ /g" || true
+}
 signatures() {
-  grep -aE '^FINDING |^SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer|ERROR: libFuzzer: (out-of-memory|timeout)|==ERROR: libFuzzer' "$1" |
-    sed -E 's/0x[0-9a-f]+/ADDR/g; s/[0-9]+/N/g' | sort | uniq -c | sort -rn || true
+  local t=$1 f sig
+  for f in "$WORK/$t/artifacts"/*; do
+    [[ -f "$f" ]] || continue
+    sig=$(signature "$t" "$f")
+    echo "${sig:-no report on replay ($(basename "$f" | cut -d- -f1))}"
+  done | sort | uniq -c | sort -rn
 }
 
 known_file=fuzz/findings/KNOWN
@@ -75,7 +87,7 @@ for t in "${TARGETS[@]}"; do
   ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$stats")
   corp=$(sed -nE 's/.* corp: ([0-9]+).*/\1/p' <<<"$stats")
   eps=$(( ${execs:-0} / (SECONDS_PER_TARGET > 0 ? SECONDS_PER_TARGET : 1) ))
-  sigs=$(signatures "$w/log")
+  sigs=$(signatures "$t")
   n_art=$(find "$w/artifacts" -type f 2>/dev/null | wc -l)
   n_unique=0; n_new=0
   while read -r count sig; do
