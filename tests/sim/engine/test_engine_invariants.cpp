@@ -297,3 +297,41 @@ TEST_CASE("engine invariants: identical inputs give byte-identical summary.json 
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("engine invariants: local-loop and event modes agree on ranks joined by a collective", "[sim][property]") {
+  const GpuModel m = load_gpu_model("h200");
+  Workload wl;
+  wl.source = "generated";
+  wl.names = {"k"};
+  wl.groups = {{0, 1}};
+  wl.group_names = {"dp"};
+  wl.group_sizes = {2};
+  wl.collectives = {CollectiveCall{CollectiveKind::all_reduce, 256e6, 0, -1}};
+  for (int id = 0; id < 2; ++id) {
+    Rank r;
+    r.id = id;
+    for (int i = 0; i < 3; ++i) {
+      Kernel k;
+      k.cls = i == 1 ? KernelClass::communication : KernelClass::gemm;
+      k.duration_s = (id + 1) * 1e-3;
+      k.gap_before_s = 1e-4;
+      k.recorded_sm_mhz = 1980;
+      k.recorded_mem_mhz = 3201;
+      k.collective = i == 1 ? 1 : 0;
+      r.kernels.push_back(k);
+    }
+    r.recorded_start_s = {0, 0, 0};
+    wl.ranks.push_back(std::move(r));
+  }
+  auto end_of = [&](EngineMode mode) {
+    Case c;
+    c.model = "h200";
+    c.policy = PolicySpec{"max", {}, 0};
+    c.mode = mode;
+    c.workload = wl;
+    const std::vector<RankOutcome> out = run_case(c, m).outcomes;
+    return std::vector<double>{out[0].stats.end_s, out[1].stats.end_s, out[0].meter.total_j(), out[1].meter.total_j()};
+  };
+  const std::vector<double> local = end_of(EngineMode::local_loop), event = end_of(EngineMode::event);
+  for (std::size_t i = 0; i < local.size(); ++i) CHECK(event[i] == Approx(local[i]).epsilon(1e-9));
+}
