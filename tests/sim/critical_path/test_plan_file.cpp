@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <unistd.h>  // getpid: temp files of their own when tests run in parallel (ctest -j, other checkouts)
 
 using namespace dvfs;
 
@@ -14,7 +15,7 @@ namespace {
 std::string runs(const char* set) { return data_dir() + "/traces/perseus-runs/" + set; }
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = "/tmp/dvfs_cp_test_" + name;
+  const std::string path = "/tmp/dvfs_cp_test_" + std::to_string(::getpid()) + "_" + name;
   std::ofstream(path) << text;
   return path;
 }
