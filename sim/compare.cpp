@@ -1,5 +1,7 @@
 #include "sim/compare.hpp"
 
+#include "sim/simulation/run_scenario.hpp"
+
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/progress.hpp"
@@ -40,10 +42,10 @@ std::vector<std::string> default_comparison() {
   return out;
 }
 
-Json compare_policies(const Scenario& sc, const std::vector<std::string>& policies, double budget_pct) {
+Json compare_policies(const Scenario& sc, const std::vector<std::string>& policies, double budget_pct, const std::string& trace_dir) {
   const GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
   const LoadedTrace trace = load_scenario_trace(sc, model);
-  return compare_policies(sc, trace, model, policies, budget_pct);
+  return compare_policies(sc, trace, model, policies, budget_pct, trace_dir);
 }
 
 namespace {
@@ -60,7 +62,8 @@ bool comparable(const std::string& name) {
 
 // One comparison; `progress` counts one unit per replayed policy (a local bar when null).
 Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const GpuModel& model,
-                           const std::vector<std::string>& policies, double budget_pct, Progress* progress) {
+                           const std::vector<std::string>& policies, double budget_pct, Progress* progress,
+                           const std::string& trace_dir = "") {
   if (!(budget_pct >= 0) || !std::isfinite(budget_pct))
     throw InputError("--budget", "", "expected a slowdown budget >= 0 %, got " + std::to_string(budget_pct));
   if (policies.empty()) throw InputError("--policies", "", "expected at least one policy to compare with native");
@@ -73,7 +76,7 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
       throw InputError("--policies", "", "unknown policy \"" + p + "\" (expected any of: " + join_names(comparable_policies()) + ")");
     if (p != "native") names.push_back(p);
   }
-  Json rows = Json::array();
+  Json rows = Json::array(), notes;
   double ref_e = 0, ref_t = 0;
   std::optional<Progress> local;
   if (!progress) progress = &local.emplace("compare " + model.name(), names.size());
@@ -84,10 +87,12 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
     sc.policy.name = name;
     if (takes_budget(name)) sc.policy.budget_pct = budget_pct;
     sc.replay.timeline_interval_s = 0;
+    if (!trace_dir.empty()) sc.replay.record_activities = true, sc.replay.timeline_interval_s = base.replay.timeline_interval_s;
     const SimulationResult r = simulate(sc, trace, model);
     const Json& t = r.summary["totals"];
     const double e = t["energy_j"].get<double>(), time = t["time_s"].get<double>();
     if (name == "native") ref_e = e, ref_t = time;
+    if (name == "native" && r.summary.contains("notes")) notes = r.summary["notes"];
     Json row = {{"policy", name},
                 {"budget_pct", takes_budget(name) ? budget_pct : 0.0},
                 {"energy_j", e},
@@ -99,11 +104,14 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
                 {"switch_energy_j", t.value("switch_energy_j", Json(0.0))}};
     if (r.summary.contains("plan")) {
       const Json& p = r.summary["plan"][0];
+      if (r.timing.contains("plan_solve_s")) row["plan_solve_s"] = r.timing["plan_solve_s"][0];
       row["plan_feasible"] = p["feasible"];
       if (p.contains("prediction")) row["prediction_accuracy"] = p["prediction"]["accuracy"];
       if (p.contains("chosen")) row["latency_aware_choice"] = p["chosen"];
       if (p.contains("budget_held")) row["budget_held"] = p["budget_held"];
     }
+    if (!trace_dir.empty())
+      row["trace"] = export_replay_trace(sc, trace.workload, model, r.outcomes, trace_dir + "/" + name + ".trace.json.gz")["file"];
     rows.push_back(row);
     progress->advance();
   }
@@ -114,14 +122,15 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
               {"budget_pct", budget_pct}, {"sm_switch_latency_s", lat.sm.mean_s}, {"mem_switch_latency_s", lat.mem.mean_s},
               {"rows", rows}};
   if (!trace.retargeted.is_null()) out["trace_retargeted"] = trace.retargeted;
+  if (!notes.is_null()) out["notes"] = notes;  // what the summaries say about the trace
   return out;
 }
 
 }  // namespace
 
 Json compare_policies(const Scenario& base, const LoadedTrace& trace, const GpuModel& model,
-                      const std::vector<std::string>& policies, double budget_pct) {
-  return compare_with_progress(base, trace, model, policies, budget_pct, nullptr);
+                      const std::vector<std::string>& policies, double budget_pct, const std::string& trace_dir) {
+  return compare_with_progress(base, trace, model, policies, budget_pct, nullptr, trace_dir);
 }
 
 Json compare_grid(const Scenario& base, const std::vector<std::string>& policies, const std::vector<double>& budgets_pct,

@@ -20,9 +20,12 @@ std::vector<std::string> comparable_policies();
 // pass-level, per-kernel, per-kernel-online, latency-aware.
 std::vector<std::string> default_comparison();
 
-Json compare_policies(const Scenario& sc, const std::vector<std::string>& policies, double budget_pct);
+// `trace_dir` (not ""): each policy's replay is also written there as a trace, <policy>.trace.json.gz
+// (sim/results/trace_export.hpp); each row then names its file under "trace".
+Json compare_policies(const Scenario& sc, const std::vector<std::string>& policies, double budget_pct,
+                      const std::string& trace_dir = "");
 Json compare_policies(const Scenario& sc, const LoadedTrace& trace, const GpuModel& model,
-                      const std::vector<std::string>& policies, double budget_pct);
+                      const std::vector<std::string>& policies, double budget_pct, const std::string& trace_dir = "");
 // A sweep for studies: the scenario's trace loaded once, compare_policies for every budget x SM and
 // memory switch latency (spread 0); rows carry their budget and latency. `wall_s` is the sweep's time.
 Json compare_grid(const Scenario& sc, const std::vector<std::string>& policies, const std::vector<double>& budgets_pct,

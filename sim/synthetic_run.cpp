@@ -1,5 +1,7 @@
 #include "sim/synthetic_run.hpp"
 
+#include "sim/results/pipeline_trace.hpp"
+
 #include "models/src/model_registry.hpp"
 #include "models/src/retarget.hpp"
 #include "sim/core/errors.hpp"
@@ -85,7 +87,7 @@ SyntheticRun synthetic_request(const Scenario& sc) {
   if (r.has("straggler")) {
     JsonReader st = r.child("straggler");
     st.only_keys({"replica", "factor"});
-    req.straggler_replica = static_cast<int>(st.integer("replica"));
+    req.straggler_replica = static_cast<int>(st.integer_in("replica", 0, 1 << 30));
     req.straggler_factor = st.positive("factor");
     if (req.straggler_replica < 0 || req.straggler_replica >= req.layout.dp)
       st.fail("replica", "expected a replica index in [0, dp)");
@@ -439,6 +441,10 @@ Json run_synthetic(const SyntheticRun& req) {
   if (target.name() != "h200") retarget_workload(wl, load_gpu_model("h200"), target);
   KernelPipeline kp = kernel_pipeline(req, sp, wl, cs, T);
   ReplayOptions opts = replay_options(req, target);
+  if (!req.trace_out.empty()) {  // the trace export needs each activity and a power and clock timeline
+    opts.record_activities = true;
+    if (opts.timeline_interval_s <= 0) opts.timeline_interval_s = 0.01;
+  }
   const GpuModel bound = target.bound_to(wl.names);
   const auto t1 = std::chrono::steady_clock::now();
   const int S = lay.pp, DP = lay.dp;
@@ -501,6 +507,11 @@ Json run_synthetic(const SyntheticRun& req) {
           {"power_budget", budget},
           {"simulated", simulated_note(req, T)}};
   if (!critical_path.is_null()) out["critical_path"] = critical_path;
+  if (!req.trace_out.empty()) {
+    PipelineTraceRequest ptr{&kp, &r, &wl.names, S, gpus_per_host, target.name(), target.sm_count(),
+                             {{"model", spec.name}, {"gpu_model", target.name()}, {"policy", req.policy}, {"gpus", lay.gpus()}}};
+    out["trace_export"] = write_pipeline_trace(ptr, req.trace_out);
+  }
   return out;
 }
 
@@ -563,6 +574,13 @@ std::string format_synthetic(const Json& j) {
                     rep.value("energy_j", 0.0) / 1e3, rep["all_max"].value("iteration_s", 0.0), rep["all_max"].value("energy_j", 0.0) / 1e3);
       os << buf;
     }
+  if (j.contains("trace_export")) {
+    const Json& t = j["trace_export"];
+    std::snprintf(buf, sizeof buf, "trace: %s (%.0f events, %.1f MB of JSON, %.1f MB on disk, written in %.2f s, %.2f s CPU)\n",
+                  t["file"].get<std::string>().c_str(), t["events"].get<double>(), t["bytes"].get<double>() / 1e6,
+                  t["file_bytes"].get<double>() / 1e6, t["seconds"].get<double>(), t["cpu_s"].get<double>());
+    os << buf;
+  }
   return os.str();
 }
 

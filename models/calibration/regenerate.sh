@@ -7,7 +7,8 @@
 #      models/calibration/h200-power-split.json lists under fit.micro -> models/calibration/h200.activity.json;
 #   3. calibrate --recording: time scaling and the class priors' power scale on the GPT-3 XL recording -> h200;
 #   4. calibrate --profile: a100-sxm4 and a40 on the Perseus stage profiles;
-#   5. siblings.py: the datasheet models rtx-3080-ti and b200-like (b200-like with the h200 activity block scaled).
+#   5. siblings.py: the datasheet models rtx-3080-ti and b200-like (b200-like with the h200 activity block scaled);
+#   6. a100_pcie.py: the A100 80GB PCIe board from a100-sxm4 and the A100 power-limit baselines (issue 22).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BIN="${DVFS_SIM_BIN:-$ROOT/build/dvfs-sim}"
@@ -39,9 +40,11 @@ same() {  # fresh shipped
 
 if [ "$MODE" = "--check" ]; then
   /usr/bin/python3 models/calibration/siblings.py --check --out "$OUT" || status=1
+  /usr/bin/python3 models/calibration/a100_pcie.py --check || status=1
   for m in h200 a100-sxm4 a40; do same "$OUT/$m.json" "models/gpus/$m.json"; done
   [ $status = 0 ] && echo "calibrated models match their derivation"
   exit $status
 fi
 /usr/bin/python3 models/calibration/siblings.py
-echo "regenerated models/calibration/h200.activity.json and models/gpus/{h200,a100-sxm4,a40,rtx-3080-ti,b200-like}.json"
+/usr/bin/python3 models/calibration/a100_pcie.py
+echo "regenerated models/calibration/h200.activity.json and models/gpus/{h200,a100-sxm4,a40,rtx-3080-ti,b200-like,a100-pcie}.json"

@@ -47,6 +47,7 @@ def scaled_activity(m, ref):
              "fma_pj_per_flop": round(a["fma_pj_per_flop"] * per_op, 3),
              "alu_pj_per_op": round(a["alu_pj_per_op"] * per_op, 3),
              "memory_pj_per_byte": round(a["memory_pj_per_byte"] * per_byte, 3),
+             "memory_fill_pj_per_byte": round(a.get("memory_fill_pj_per_byte", a["memory_pj_per_byte"]) * per_byte, 3),
              "copy_engine_w": round(a["copy_engine_w"] * watts, 3)}
     ref_note = {"source": "estimate",
                 "ref": "the activity block of models/gpus/%s.json (fit on its kernel loops) scaled to this GPU's datasheet by "

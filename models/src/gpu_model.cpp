@@ -1,9 +1,11 @@
 #include "models/src/gpu_model.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <unordered_map>
 
@@ -19,8 +21,15 @@ std::vector<double> read_clock_list(const JsonReader& parent, const char* key) {
     r.only_keys({"min", "max", "step"});
     double lo = r.positive("min"), hi = r.positive("max"), step = r.positive("step");
     if (hi < lo) r.fail("max", "expected max >= min");
+    if ((hi - lo) / step + 1 > kMaxClockSteps) {
+      char got[64];
+      std::snprintf(got, sizeof got, "%g MHz gives %.3g", step, (hi - lo) / step + 1);
+      r.fail("step", "expected at most " + std::to_string(static_cast<long>(kMaxClockSteps)) + " clocks from min to max (step " + got + ")");
+    }
     for (double f = lo; f <= hi + 1e-9; f += step) out.push_back(std::round(f * 1000.0) / 1000.0);
   } else if (j.is_array()) {
+    if (j.size() > static_cast<std::size_t>(kMaxClockSteps))
+      parent.fail(key, "expected at most " + std::to_string(static_cast<long>(kMaxClockSteps)) + " clocks");
     for (std::size_t i = 0; i < j.size(); ++i) {
       if (!j[i].is_number() || !(j[i].get<double>() > 0))
         parent.fail(key, "expected positive clock values in MHz (element " + std::to_string(i) + ")");
@@ -67,8 +76,8 @@ NativeGovernorParams read_governor(const JsonReader& g) {
 }
 
 ActivityPower read_activity(const JsonReader& a) {
-  a.only_keys({"busy_w", "tensor_pj_per_flop", "fma_pj_per_flop", "alu_pj_per_op", "memory_pj_per_byte", "copy_engine_w",
-               "ramp_s"});
+  a.only_keys({"busy_w", "tensor_pj_per_flop", "fma_pj_per_flop", "alu_pj_per_op", "memory_pj_per_byte",
+               "memory_fill_pj_per_byte", "copy_engine_w", "ramp_s"});
   ActivityPower p;
   p.present = true;
   p.busy_w = a.non_negative("busy_w");
@@ -80,6 +89,7 @@ ActivityPower read_activity(const JsonReader& a) {
   p.fma_pj = a.non_negative("fma_pj_per_flop");
   p.alu_pj = a.non_negative("alu_pj_per_op");
   p.memory_pj_per_byte = a.non_negative("memory_pj_per_byte");
+  p.memory_fill_pj_per_byte = a.has("memory_fill_pj_per_byte") ? a.non_negative("memory_fill_pj_per_byte") : p.memory_pj_per_byte;
   p.copy_engine_w = a.non_negative("copy_engine_w");
   p.ramp_s = a.has("ramp_s") ? a.non_negative("ramp_s") : 0.0;
   return p;
@@ -102,7 +112,7 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
   m.derived_from_ = r.string_or("derived_from", "");
   if (m.status_ != "calibrated" && m.status_ != "datasheet")
     r.fail("status", "expected \"calibrated\" or \"datasheet\", got \"" + m.status_ + "\"");
-  m.sm_count_ = static_cast<int>(r.integer("sm_count"));
+  m.sm_count_ = static_cast<int>(r.integer_in("sm_count", 1, 1 << 20));
   if (m.sm_count_ <= 0) r.fail("sm_count", "expected a positive integer");
 
   JsonReader clocks = r.child("clocks");

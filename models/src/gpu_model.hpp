@@ -57,6 +57,7 @@ struct ActivityPower {
   double fma_pj = 0;                                // per CUDA-core fp32 FLOP (GEMM / convolution)
   double alu_pj = 0;                                // per elementwise operation
   double memory_pj_per_byte = 0;                    // per byte read or written in DRAM
+  double memory_fill_pj_per_byte = 0;               // per byte a fill or memset writes (one repeated value)
   double copy_engine_w = 0;                         // a copy-engine transfer's own power, beside its bytes
   // A kernel of duration t draws its dynamic power over t / (t + ramp_s) of it: SMs filling and draining at its
   // start and end, which dominates kernels of a few microseconds.
@@ -160,7 +161,7 @@ class GpuModel {
            k.sm_fill * dyn_tab_[(static_cast<std::size_t>(k.cls) * sm_clocks_.size() + sm_idx) * mem_clocks_.size() + mem_idx];
   }
   // The activity model: idle(f) + ramp x [fill busy_w g(f) + (V/V_max)^2 (sum of pJ x work rates) + DRAM pJ/B x
-  // bytes/s], the rates those recorded at (f_rec, m_rec) scaled by how much longer the kernel runs at (f, m), and
+  // bytes/s + fill pJ/B x bytes/s a fill writes], the rates those recorded at (f_rec, m_rec) scaled by how much longer the kernel runs at (f, m), and
   // ramp = t / (t + ramp_s) for a kernel that runs t.
   double activity_power_w(const Kernel& k, int sm_idx, int mem_idx) const {
     double rate_scale = 1.0, ramp = 1.0;
@@ -168,7 +169,8 @@ class GpuModel {
       const double t = kernel_time_s(k, sm_idx, mem_idx);
       if (t > 0) rate_scale = k.duration_s / t, ramp = t / (t + activity_.ramp_s);
     }
-    const double memory_w = activity_.memory_pj_per_byte * k.memory_tbps * rate_scale;
+    const double memory_w = (activity_.memory_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +
+                             activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * rate_scale;
     if (k.work == WorkSource::copy_engine) return idle_w_tab_[sm_idx] + ramp * (activity_.copy_engine_w + memory_w);
     const double ops_w = activity_.tensor_pj[static_cast<int>(k.tensor_precision)] * k.tensor_tflops +
                          activity_.fma_pj * k.fma_tflops + activity_.alu_pj * k.alu_tops;

@@ -15,9 +15,9 @@ namespace dvfs {
 
 namespace {
 
-constexpr int kCoefficients = 8;
-const char* const kCoefficientNames[kCoefficients] = {"busy_w", "tensor_bf16", "tensor_fp8", "tensor_tf32",
-                                                      "fma",    "alu",         "memory",     "copy_engine_w"};
+constexpr int kCoefficients = 9;
+const char* const kCoefficientNames[kCoefficients] = {"busy_w", "tensor_bf16", "tensor_fp8",    "tensor_tf32",  "fma",
+                                                      "alu",    "memory",      "copy_engine_w", "memory_fill"};
 constexpr double kMinKnownShare = 0.9;
 
 // One loop reduced to what the fit needs: per kernel its recorded clock, fill and rates, plus the loop's
@@ -26,7 +26,7 @@ struct LoopData {
   std::string name;
   double measured_w = 0, time_s = 0, idle_j = 0, prior_j = 0, known_share = 0;
   struct K {
-    double d, f, fill, tensor, fma, alu, memory;
+    double d, f, fill, tensor, fma, alu, memory, memory_filled;
     TensorPrecision p;
     bool copy_engine;
   };
@@ -59,7 +59,7 @@ LoopData reduce_loop(const KernelLoop& loop, const GpuModel& base) {
       }
       known += k.duration_s;
       out.kernels.push_back({k.duration_s, f, k.sm_fill, k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps,
-                             k.tensor_precision, k.work == WorkSource::copy_engine});
+                             k.memory_fill_tbps, k.tensor_precision, k.work == WorkSource::copy_engine});
     }
   }
   out.known_share = all > 0 ? known / all : 1.0;
@@ -87,7 +87,8 @@ std::vector<double> features(const LoopData& l, double floor, double knee, doubl
       x[4] += d * v2 * k.fma;
       x[5] += d * v2 * k.alu;
     }
-    x[6] += d * k.memory;
+    x[6] += d * (k.memory - k.memory_filled);
+    x[8] += d * k.memory_filled;
   }
   for (double& v : x) v /= l.time_s;
   return x;
@@ -189,12 +190,20 @@ std::vector<std::string> split_names(const std::string& split_path, const std::s
   return out;
 }
 
+std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side) {
+  std::vector<std::string> out = split_names(split_path, side, "micro");
+  const Json doc = read_json_file(split_path);
+  if (doc.is_object() && doc.contains(side) && doc[side].is_object() && doc[side].contains("micro_stores"))
+    for (const std::string& n : split_names(split_path, side, "micro_stores")) out.push_back(n);
+  return out;
+}
+
 PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, const std::string& split_path,
                                                  const std::string& base_path, const std::string& command,
                                                  const std::string& date) {
   Json model = read_json_file(base_path);
   const GpuModel base = GpuModel::from_json(model, base_path);
-  const std::vector<std::string> names = split_names(split_path, "fit", "micro");
+  const std::vector<std::string> names = split_loop_names(split_path, "fit");
   Progress progress("calibrate the activity power model", names.size() + 1);
   Json left_out = Json::array();
   const std::vector<LoopData> loops = load_fit_loops(suite_dir, names, base, progress, left_out);
@@ -258,6 +267,7 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                        {"fma_pj_per_flop", c[4]},
                        {"alu_pj_per_op", c[5]},
                        {"memory_pj_per_byte", c[6]},
+                       {"memory_fill_pj_per_byte", c[8]},
                        {"copy_engine_w", c[7]},
                        {"ramp_s", best.ramp_s}};
   // The fitted model priced on the same loops, as validate will price them (recorded clocks).

@@ -50,7 +50,8 @@ Command bench_command() {
       double n = 5e6;
       if (events->given()) {
         n = parse_number("--events", events->value, "a number of kernel events (> 0)");
-        if (!(n > 0) || n > 1e10) throw InputError("--events", "", "expected a number of kernel events in (0, 1e10]");
+        // 1e8 events keep the replay inside the run limits (sim/core/limits.hpp: timeline rows, replayed steps).
+        if (!(n > 0) || n > 1e8) throw InputError("--events", "", "expected a number of kernel events in (0, 1e8], got " + events->value);
       }
       return run_bench(n);
     };

@@ -49,5 +49,6 @@ Command synth_command();      // sim/cli/synth_command.cpp
 Command control_command();    // sim/cli/control_commands.cpp
 Command fleet_command();      // sim/cli/control_commands.cpp
 Command bench_command();      // sim/cli/bench.cpp
+Command report_command();     // sim/cli/report_command.cpp
 
 }  // namespace dvfs

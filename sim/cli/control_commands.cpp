@@ -28,8 +28,9 @@ void set_key(Json& doc, const std::string& assignment) {
   const std::string key = assignment.substr(0, eq);
   Json value;
   try {
-    value = Json::parse(assignment.substr(eq + 1));
-  } catch (const Json::parse_error&) {
+    value = parse_json_text(assignment.substr(eq + 1), "--set " + key);
+  } catch (const InputError& e) {
+    if (e.problem().rfind("malformed JSON", 0) != 0) throw;  // 1e400, nesting too deep
     value = assignment.substr(eq + 1);  // a bare word is a string
   }
   Json* node = &doc;
@@ -67,7 +68,7 @@ int control_main(const ControlArgs& a) {
   double duration = 0;
   if (a.seed.given()) {
     const double s = parse_number("--seed", a.seed.value, "a number");
-    if (s < 0 || s != std::floor(s)) throw InputError("--seed", "", "expected an integer >= 0");
+    if (s < 0 || s != std::floor(s) || s > 9007199254740992.0) throw InputError("--seed", "", "expected an integer in [0, 2^53]");
     seed = static_cast<long>(s);
   }
   if (a.duration.given()) {

@@ -43,7 +43,7 @@ TextOption& add_text_option(CLI::App& app, const std::string& names, TextOption&
 namespace {
 
 struct RunArgs {
-  std::string scenario, out_dir, engine;
+  std::string scenario, out_dir, engine, trace_out;
   bool json = false;
 };
 
@@ -52,11 +52,15 @@ int run_main(const RunArgs& a) {
   if (a.engine == "event") opts.engine = EngineMode::event;
   else if (a.engine == "local-loop") opts.engine = EngineMode::local_loop;
   else if (!a.engine.empty()) throw InputError("--engine", "", "expected local-loop or event, got \"" + a.engine + "\"");
+  opts.trace_out = a.trace_out;
   const ScenarioRun run = run_scenario_file(a.scenario.empty() ? default_scenario_path() : a.scenario, opts);
   if (run.kind == ScenarioKind::control || run.kind == ScenarioKind::fleet) {  // studies print their result
     std::cout << (a.json ? run.summary.dump(2) + "\n" : run.report());
     return 0;
   }
+  // What the summary's notes say about the trace (another vendor's GPU, unrelated ranks) is not silent.
+  if (run.summary.contains("notes"))
+    for (const Json& n : run.summary["notes"]) std::cerr << "dvfs-sim: warning: " << n.get<std::string>() << "\n";
   const std::string out = !a.out_dir.empty() ? a.out_dir : run.output_dir.empty() ? "out/" + run.name : run.output_dir;
   const std::vector<std::string> files = write_scenario_outputs(run, out);
   if (a.json) {
@@ -64,6 +68,7 @@ int run_main(const RunArgs& a) {
   } else {
     std::string list;
     for (const std::string& f : files) list += (list.empty() ? "" : ", ") + f;
+    if (!run.trace_export.is_null()) list += ", " + run.trace_export["file"].get<std::string>();
     std::cout << run.report() << "results: " << list << "\n";
   }
   return 0;
@@ -113,9 +118,9 @@ int models_main(bool json) {
 // ---- validate -------------------------------------------------------------------------------------
 
 struct ValidateArgs {
-  std::string dir, gpu, out_file, perseus_runs, perseus, cluster_file, write_plans;
+  std::string dir, gpu, out_file, perseus_runs, perseus, cluster_file, write_plans, workloads, trace_out;
   TextOption p_blocking, power_cap, quantum, min_clock, p2p_latency;
-  bool json = false, models = false, no_frontier = false;
+  bool json = false, models = false, no_frontier = false, no_fits = false;
 };
 
 PerseusValidationOptions perseus_options(const ValidateArgs& a) {
@@ -131,6 +136,8 @@ PerseusValidationOptions perseus_options(const ValidateArgs& a) {
     if (po.min_sm_mhz < 0) throw InputError("--min-clock", "", "expected an SM clock >= 0 MHz");
   }
   if (a.no_frontier) po.frontier = false;
+  if (a.no_fits) po.fits = false;
+  po.workloads = a.workloads;
   if (!a.write_plans.empty()) po.write_plans = a.write_plans;
   po.gpu = a.gpu;
   return po;
@@ -166,7 +173,9 @@ int validate_main(const ValidateArgs& a) {
   if (!a.models && a.dir.empty()) throw UsageError("validate needs a recording directory (or --models)");
   if (!a.models && a.gpu.empty()) throw UsageError("validate needs --gpu NAME (see dvfs-sim models)");
   const bool multi = !a.models && is_multi_rank_recording(a.dir);
-  const Json rep = a.models ? validate_models() : multi ? validate_multi_rank(a.dir, a.gpu, cluster) : validate_recording(a.dir, a.gpu);
+  if (!a.trace_out.empty() && (a.models || multi))
+    throw UsageError("validate --trace-out takes one single-GPU recording (not --models or a multi-rank directory)");
+  const Json rep = a.models ? validate_models() : multi ? validate_multi_rank(a.dir, a.gpu, cluster) : validate_recording(a.dir, a.gpu, a.trace_out);
   if (!a.out_file.empty()) write_json_output(a.out_file, rep, "validation report");
   std::cout << (a.json ? rep.dump(2) + "\n"
                        : a.models ? format_model_checks(rep)
@@ -238,7 +247,7 @@ int calibrate_main(CalibrateArgs a) {
 struct CompareArgs {
   std::string scenario, out_dir, policies;
   TextOption budget, latency;
-  bool json = false;
+  bool json = false, trace = false;
 };
 
 int compare_main(const CompareArgs& a) {
@@ -255,9 +264,11 @@ int compare_main(const CompareArgs& a) {
   }
   Scenario sc = load_scenario(a.scenario.empty() ? default_scenario_path() : a.scenario);
   if (latency) set_fixed_switch_latency(sc.replay, *latency);
-  const Json table = compare_policies(sc, a.policies.empty() ? default_comparison() : split_commas(a.policies), budget);
   const std::string out_dir = !a.out_dir.empty() ? a.out_dir : (sc.output_dir.empty() ? "out/" + sc.name : sc.output_dir) + "/compare";
   make_directories(out_dir);
+  const Json table = compare_policies(sc, a.policies.empty() ? default_comparison() : split_commas(a.policies), budget, a.trace ? out_dir : "");
+  if (table.contains("notes"))
+    for (const Json& n : table["notes"]) std::cerr << "dvfs-sim: warning: " << n.get<std::string>() << "\n";
   std::ofstream(out_dir + "/compare.json") << table.dump(2) << "\n";
   std::ofstream csv(out_dir + "/compare.csv");
   csv << comparison_csv(table);
@@ -286,6 +297,8 @@ Command run_command() {
     app.add_option("scenario", a->scenario, "scenario file (default: scenarios/default.json)");
     app.add_option("-o,--output", a->out_dir, "directory for the result files");
     app.add_option("--engine", a->engine, "local-loop or event: overrides the scenario's engine (trace replays)");
+    app.add_option("--trace-out", a->trace_out,
+                   "also write the simulated run as a Chrome trace in Kineto's layout (FILE.json.gz: gzip; docs/trace-export.md)");
     app.add_flag("--json", a->json, "print the summary as JSON");
     return [a] { return run_main(*a); };
   };
@@ -316,9 +329,11 @@ Command validate_command() {
       "  run on the cluster of FILE).\n"
       "validate --models: check the calibrated models on data their fits did not see (stage profiles, retargeting, H200).\n"
       "validate --perseus DIR: every plan N of a Perseus run directory (N.sched.json + N.prof.json, .gz allowed):\n"
-      "  iteration time and energy predicted from the all-max-clock plans and the GPU model vs measured, per plan and\n"
-      "  MAPE; then the critical-path frontier against Perseus's own plans at equal iteration time; --write-plans: our\n"
-      "  no-slowdown plan and ours at each Perseus plan's time, as N.sched.json files.\n"
+      "  first the models-only prediction (no fit on DIR: the workload of traces/perseus-baselines/workloads.json, its\n"
+      "  default-settings run and the GPU model; only the plans' clocks read from DIR), then the variants fitted on DIR\n"
+      "  (measured all-max anchor, cap-clock fit, board fit; each says which plans it saw), per plan and MAPE; then the\n"
+      "  critical-path frontier against Perseus's own plans at equal iteration time; --write-plans: our no-slowdown plan\n"
+      "  and ours at each Perseus plan's time, as N.sched.json files.\n"
       "validate --perseus-runs DIR: predict the iteration time of measured pipeline runs (Perseus artifact layout)\n"
       "  from their measured per-micro-batch forward/backward times.";
   c.unknown_option = "unknown option for validate: ";
@@ -335,11 +350,16 @@ Command validate_command() {
     add_text_option(app, "--quantum", a->quantum, "--perseus: the frontier's time quantum, s (in (0, 1])");
     add_text_option(app, "--min-clock", a->min_clock, "--perseus: lowest SM clock considered, MHz");
     app.add_flag("--no-frontier", a->no_frontier, "--perseus: skip the critical-path frontier");
+    app.add_flag("--no-fits", a->no_fits, "--perseus: the models-only prediction alone (no variant fitted on DIR)");
+    app.add_option("--workloads", a->workloads, "--perseus: workloads file (default traces/perseus-baselines/workloads.json)");
     app.add_option("--write-plans", a->write_plans, "--perseus: write our plans as N.sched.json files into this directory");
     app.add_option("--perseus-runs", a->perseus_runs, "measured pipeline runs (Perseus artifact layout)");
     add_text_option(app, "--p2p-latency", a->p2p_latency, "--perseus-runs: point-to-point latency, s (>= 0)");
     app.add_flag("--json", a->json, "print the report as JSON");
     app.add_option("-o,--output", a->out_file, "write the report (JSON) to this file");
+    app.add_option("--trace-out", a->trace_out,
+                   "RECORDING: write into this directory each replay as a trace and timeline, the measured telemetry and the "
+                   "report (for `dvfs-sim report`; docs/trace-export.md)");
     return [a] { return validate_main(*a); };
   };
   return c;
@@ -390,6 +410,7 @@ Command compare_command() {
     add_text_option(app, "--budget", a->budget, "allowed slowdown in % for the planned policies (default 0)");
     add_text_option(app, "--latency", a->latency, "SM and memory switch latency in s (default: the scenario's / model's)");
     app.add_option("-o,--output", a->out_dir, "directory for compare.csv and compare.json");
+    app.add_flag("--trace", a->trace, "also write each policy's replay as a trace, DIR/<policy>.trace.json.gz (docs/trace-export.md)");
     app.add_flag("--json", a->json, "print the table as JSON");
     return [a] { return compare_main(*a); };
   };
@@ -403,7 +424,7 @@ namespace {
 std::vector<dvfs::Command> all_commands() {
   return {dvfs::run_command(),     dvfs::models_command(), dvfs::validate_command(),
           dvfs::calibrate_command(), dvfs::compare_command(), dvfs::synth_command(),
-          dvfs::control_command(), dvfs::fleet_command(),  dvfs::bench_command()};
+          dvfs::control_command(), dvfs::fleet_command(),  dvfs::bench_command(), dvfs::report_command()};
 }
 
 std::string overview(const std::vector<dvfs::Command>& cmds) {

@@ -19,7 +19,7 @@ namespace dvfs {
 namespace {
 
 struct SynthArgs {
-  std::string model, gpu, policy, recording, out_file, per_gpu_file;
+  std::string model, gpu, policy, recording, out_file, per_gpu_file, trace_out;
   TextOption tp, pp, dp, cp, vpp, gpus, microbatches;                        // layout
   TextOption power_cap, power_budget, latency, budget, straggler;            // power, clocks, replicas
   TextOption gradient_sync, bucket_params, grad_dtype;                        // gradient synchronisation
@@ -109,7 +109,7 @@ void read_cluster(const SynthArgs& a, SyntheticRun& req) {
   if (a.topology.given()) read_cluster_json(JsonReader(Json{{"topology", a.topology.value}}, "--topology", ""), req.cluster);
   if (a.placement.given()) read_cluster_json(JsonReader(Json{{"placement", a.placement.value}}, "--placement", ""), req.cluster);
   if (a.nodes_per_leaf.given()) {
-    const Json n = {{"nodes_per_leaf", static_cast<long>(parse_number("--nodes-per-leaf", a.nodes_per_leaf.value, "a positive integer"))}};
+    const Json n = {{"nodes_per_leaf", positive_int(a.nodes_per_leaf, "--nodes-per-leaf")}};
     read_cluster_json(JsonReader(n, "--nodes-per-leaf", ""), req.cluster);
   }
   if (a.allreduce.given()) {
@@ -132,6 +132,7 @@ int synth_main(const SynthArgs& a) {
   read_gradient_sync(a, req);
   read_cluster(a, req);
   req.per_gpu = !a.per_gpu_file.empty();
+  req.trace_out = a.trace_out;
   const Json r = run_synthetic(req);
   if (!a.per_gpu_file.empty()) {
     std::ofstream f(a.per_gpu_file);
@@ -177,6 +178,7 @@ void declare_synth(CLI::App& app, SynthArgs& a) {
   app.add_option("--per-gpu", a.per_gpu_file, "write one row per simulated GPU to this CSV file");
   app.add_flag("--json", a.json, "print the result as JSON");
   app.add_option("-o,--output", a.out_file, "write the result (JSON) to this file");
+  app.add_option("--trace-out", a.trace_out, "also write the iteration as a Chrome trace in Kineto's layout (FILE.json.gz; docs/trace-export.md)");
 }
 
 }  // namespace

@@ -1,8 +1,12 @@
 #include "sim/core/json_util.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 
+#include <cmath>
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <sys/stat.h>
 #include <vector>
@@ -17,12 +21,130 @@ Json read_json_file(const std::string& path) {
   return parse_json_text(buf.str(), path);
 }
 
-Json parse_json_text(const std::string& text, const std::string& file) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw InputError(file, "", std::string("malformed JSON (") + e.what() + ")");
+namespace {
+
+// Builds the document through nlohmann's (iterative) SAX parser, keeping the JSON path of the value
+// being read so that an error names its field, and refusing nesting deeper than kMaxJsonDepth as soon
+// as it is opened.
+class CheckedDomBuilder {
+ public:
+  CheckedDomBuilder(Json& root, const std::string& file) : dom_(root, true), file_(file) {}
+
+  bool null() { return element(), dom_.null(); }
+  bool boolean(bool v) { return element(), dom_.boolean(v); }
+  bool number_integer(Json::number_integer_t v) { return element(), dom_.number_integer(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return element(), dom_.number_unsigned(v); }
+  bool number_float(Json::number_float_t v, const Json::string_t& s) { return element(), dom_.number_float(v, s); }
+  bool string(Json::string_t& v) { return element(), dom_.string(v); }
+  bool binary(Json::binary_t& v) { return element(), dom_.binary(v); }
+  bool start_object(std::size_t n) { return open(false), dom_.start_object(n); }
+  bool key(Json::string_t& k) {
+    frames_.back().key = k;
+    return dom_.key(k);
   }
+  bool end_object() { return frames_.pop_back(), dom_.end_object(); }
+  bool start_array(std::size_t n) { return open(true), dom_.start_array(n); }
+  bool end_array() { return frames_.pop_back(), dom_.end_array(); }
+
+  template <class Exception>
+  bool parse_error(std::size_t /*position*/, const std::string& token, const Exception& e) {
+    const std::string at = path(true);
+    if (e.id == 406)  // nlohmann's out_of_range.406: a number beyond a double's range
+      throw InputError(file_, at.empty() ? "(top level)" : at,
+                       "number " + token + " is out of range (expected a finite number, |x| < 1.8e308)");
+    throw InputError(file_, "", std::string("malformed JSON") + (at.empty() ? "" : " in " + at) + " (" + e.what() + ")");
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    std::size_t next = 0;  // elements started (arrays)
+    std::string key;       // the last key read (objects)
+  };
+
+  void element() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().next;
+  }
+  void open(bool array) {
+    element();
+    if (frames_.size() >= kMaxJsonDepth)
+      throw InputError(file_, clipped(path(false)), "nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                               " levels (expected at most " + std::to_string(kMaxJsonDepth) +
+                                               " levels of objects and arrays)");
+    frames_.push_back({array, 0, {}});
+  }
+  // A path cut to its first 80 and last 20 characters (one of 64 levels can be long).
+  static std::string clipped(const std::string& p) {
+    if (p.empty()) return "(top level)";
+    return p.size() <= 110 ? p : p.substr(0, 80) + "..." + p.substr(p.size() - 20);
+  }
+  // The path of the value being read; `pending`: the innermost array's next element is not started yet.
+  std::string path(bool pending) const {
+    std::string p;
+    for (std::size_t i = 0; i < frames_.size(); ++i) {
+      const Frame& f = frames_[i];
+      const bool innermost = i + 1 == frames_.size();
+      if (f.array) {
+        const std::size_t idx = innermost && pending ? f.next : (f.next > 0 ? f.next - 1 : 0);
+        p += "[" + std::to_string(idx) + "]";
+      } else if (!f.key.empty() || !innermost) {
+        p += (p.empty() ? "" : ".") + f.key;
+      }
+    }
+    return p;
+  }
+
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  const std::string& file_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+Json parse_json_text(const std::string& text, const std::string& file) {
+  Json doc;
+  CheckedDomBuilder builder(doc, file);
+  Json::sax_parse(text, &builder);
+  return doc;
+}
+
+long checked_integer(const Json& j, const std::string& file, const std::string& field, long lo, long hi,
+                     bool digits_in_string) {
+  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  auto out_of_range = [&](const std::string& got) -> long {
+    throw InputError(file, field, "expected an integer in " + range + ", got " + got);
+  };
+  if (j.is_number_unsigned()) {
+    const auto v = j.get<std::uint64_t>();
+    if (v > static_cast<std::uint64_t>(hi) || (lo > 0 && v < static_cast<std::uint64_t>(lo))) return out_of_range(std::to_string(v));
+    return static_cast<long>(v);
+  }
+  if (j.is_number_integer()) {
+    const auto v = j.get<std::int64_t>();
+    if (v < lo || v > hi) return out_of_range(std::to_string(v));
+    return static_cast<long>(v);
+  }
+  if (j.is_number_float()) {
+    const double v = j.get<double>();
+    // Compared as doubles before any conversion: a float outside [lo, hi] never reaches static_cast.
+    if (!(v >= static_cast<double>(lo) && v <= static_cast<double>(hi))) return out_of_range(j.dump());
+    if (v != std::floor(v)) throw InputError(file, field, "expected an integer, got " + j.dump());
+    return static_cast<long>(v);
+  }
+  if (digits_in_string && j.is_string()) {
+    const std::string& s = j.get_ref<const std::string&>();
+    const auto pos = s.find_first_of("0123456789");
+    if (pos != std::string::npos) {
+      const auto end = s.find_first_not_of("0123456789", pos);
+      const std::string digits = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      const std::string shown = "\"" + (s.size() > 40 ? s.substr(0, 40) + "..." : s) + "\"";
+      if (digits.size() > 18) return out_of_range(shown);
+      const long v = std::stol(digits);  // at most 18 digits: never overflows
+      if (v < lo || v > hi) return out_of_range(shown);
+      return v;
+    }
+  }
+  throw InputError(file, field, "expected an integer in " + range + ", got " + json_type_name(j));
 }
 
 bool is_json_object_with_key(const std::string& path, const char* key) {
@@ -90,6 +212,8 @@ void JsonReader::fail(const char* key, const std::string& problem) const {
 }
 
 void JsonReader::only_keys(std::initializer_list<const char*> allowed) const {
+  if (!node_.is_object())
+    throw InputError(file_, path_.empty() ? "(top level)" : path_, "expected an object, got " + json_type_name(node_));
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     bool ok = false;
     for (const char* a : allowed) ok = ok || it.key() == a;
@@ -146,11 +270,21 @@ double JsonReader::non_negative(const char* key) const {
 long JsonReader::integer(const char* key) const {
   const Json& j = raw(key);
   if (!j.is_number_integer()) fail(key, "expected an integer, got " + json_type_name(j));
-  return j.get<long>();
+  return checked_integer(j, file_, field(key), std::numeric_limits<long>::min(), std::numeric_limits<long>::max());
 }
 
 long JsonReader::integer_or(const char* key, long fallback) const {
   return has(key) ? integer(key) : fallback;
+}
+
+long JsonReader::integer_in(const char* key, long lo, long hi) const {
+  const Json& j = raw(key);
+  if (!j.is_number_integer()) fail(key, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + json_type_name(j));
+  return checked_integer(j, file_, field(key), lo, hi);
+}
+
+long JsonReader::integer_in_or(const char* key, long lo, long hi, long fallback) const {
+  return has(key) ? integer_in(key, lo, hi) : fallback;
 }
 
 std::string JsonReader::string(const char* key) const {

@@ -10,9 +10,16 @@ namespace dvfs {
 
 using Json = nlohmann::json;
 
+// Every file the tool reads goes through these two: malformed JSON, a number that overflows a double
+// (1e400) and nesting deeper than kMaxJsonDepth (sim/core/limits.hpp) are InputErrors naming the file and the JSON path.
 Json read_json_file(const std::string& path);
 // JSON text that came from `file` (malformed JSON is an InputError naming it).
 Json parse_json_text(const std::string& text, const std::string& file);
+
+// `j` as an integer in [lo, hi], or an InputError naming `file` and `field`: an integer, a whole float
+// (3.0, 1e3), or with `digits_in_string` a string whose first run of digits is the value ("stream 7").
+long checked_integer(const Json& j, const std::string& file, const std::string& field, long lo, long hi,
+                     bool digits_in_string = false);
 // Whether `path` is a readable JSON object with top-level `key` (false for anything else: no error).
 bool is_json_object_with_key(const std::string& path, const char* key);
 std::string dirname_of(const std::string& path);
@@ -36,8 +43,10 @@ class JsonReader {
   double number_or(const char* key, double fallback) const;
   double positive(const char* key) const;
   double non_negative(const char* key) const;
-  long integer(const char* key) const;
+  long integer(const char* key) const;  // any integer a long holds
   long integer_or(const char* key, long fallback) const;
+  long integer_in(const char* key, long lo, long hi) const;  // an integer in [lo, hi]
+  long integer_in_or(const char* key, long lo, long hi, long fallback) const;
   std::string string(const char* key) const;
   std::string string_or(const char* key, const std::string& fallback) const;
   bool boolean_or(const char* key, bool fallback) const;  // true / false only

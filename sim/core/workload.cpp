@@ -52,6 +52,7 @@ const char* to_string(WorkSource s) {
     case WorkSource::unknown: return "unknown";
     case WorkSource::shapes: return "shapes";
     case WorkSource::copy_engine: return "copy_engine";
+    case WorkSource::launch_shape: return "launch_shape";
   }
   return "unknown";
 }
@@ -61,6 +62,7 @@ void scale_work_rates(Kernel& k, double factor) {
   k.fma_tflops = static_cast<float>(k.fma_tflops * factor);
   k.alu_tops = static_cast<float>(k.alu_tops * factor);
   k.memory_tbps = static_cast<float>(k.memory_tbps * factor);
+  k.memory_fill_tbps = static_cast<float>(k.memory_fill_tbps * factor);
 }
 
 static const char* const kCollectiveNames[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast",

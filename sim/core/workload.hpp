@@ -63,7 +63,7 @@ const char* to_string(TensorPrecision p);
 
 // Where a kernel's work figures come from: the launching operator's input shapes (traces/src/kernel_activity),
 // the copy engine (a memcpy: its bytes), or nowhere (the power model then uses its kernel-class prior).
-enum class WorkSource : std::uint8_t { unknown, shapes, copy_engine };
+enum class WorkSource : std::uint8_t { unknown, shapes, copy_engine, launch_shape };
 const char* to_string(WorkSource s);
 
 // Hot data the replay loop touches: kept small so millions of kernels stay in cache-friendly arrays.
@@ -81,12 +81,14 @@ struct Kernel {
   KernelClass cls = KernelClass::other;
   ActivityKind kind = ActivityKind::kernel;
   // Work per second while it ran at its recorded clocks (0 when work == unknown): tensor-core and CUDA-core
-  // (fp32 FMA of GEMM/convolution) FLOP/s, elementwise operations/s, and DRAM bytes read + written per second,
-  // each in units of 1e12. The activity power model (models/README.md) prices them.
+  // (fp32 FMA of GEMM/convolution) FLOP/s, elementwise operations/s, and DRAM bytes read + written per second
+  // (of which memory_fill_tbps written with one repeated value: fills and memsets), each in units of 1e12. The
+  // activity power model (models/README.md) prices them.
   float tensor_tflops = 0;
   float fma_tflops = 0;
   float alu_tops = 0;
   float memory_tbps = 0;
+  float memory_fill_tbps = 0;
   TensorPrecision tensor_precision = TensorPrecision::none;
   WorkSource work = WorkSource::unknown;
 };
@@ -121,6 +123,7 @@ struct Rank {
   std::vector<Step> steps;
   double origin_epoch_ns = 0;  // absolute time of recorded t=0 (first activity start), 0 if unknown
   std::vector<double> recorded_start_s;  // recorded start of each kernel relative to origin
+  std::vector<std::int64_t> correlations;  // parallel to kernels (may be empty): the trace's correlation id, -1 if none
 };
 
 // The host lead of a step lies inside the gap before its first activity; the rank's very first

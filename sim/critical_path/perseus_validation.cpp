@@ -35,13 +35,24 @@ std::string PerseusRunSet::prof_file(int n) const { return existing(join_path(di
 
 const ClockPlanFile& PerseusRunSet::schedule(int n) const {
   auto it = schedules_.find(n);
-  if (it == schedules_.end()) it = schedules_.emplace(n, read_clock_plan(sched_file(n))).first;
+  if (it == schedules_.end()) {
+    ClockPlanFile f = read_clock_plan(sched_file(n));
+    if (stages > 0 && static_cast<int>(f.ranks.size()) > stages) {
+      // A 3D plan: every rank of a stage runs its first rank's clocks (checked).
+      for (std::size_t r = static_cast<std::size_t>(stages); r < f.ranks.size(); ++r)
+        if (f.ranks[r].power_states_mhz != f.ranks[r % static_cast<std::size_t>(stages)].power_states_mhz)
+          throw InputError(f.file, "[" + std::to_string(r) + "].power_states",
+                           "expected the clocks of rank " + std::to_string(r % static_cast<std::size_t>(stages)) + " (the same pipeline stage)");
+      f.ranks.resize(static_cast<std::size_t>(stages));
+    }
+    it = schedules_.emplace(n, std::move(f)).first;
+  }
   return it->second;
 }
 
 const PerseusMeasurement& PerseusRunSet::measurement(int n) const {
   auto it = measurements_.find(n);
-  if (it == measurements_.end()) it = measurements_.emplace(n, load_perseus_measurement(prof_file(n))).first;
+  if (it == measurements_.end()) it = measurements_.emplace(n, fold_to_stages(load_perseus_measurement(prof_file(n)), stages)).first;
   return it->second;
 }
 
@@ -64,64 +75,81 @@ PerseusRunSet find_perseus_runs(const std::string& dir) {
 double calibrated_min_sm_mhz(const GpuModel& model) {
   const Json& prov = model.provenance();
   if (!prov.contains("calibration") || !prov["calibration"].is_object()) return 0;
+  // A model derived from a calibrated one (a100-pcie from a100-sxm4) keeps its clock response: its profile's floor.
+  const std::string parent = prov["calibration"].value("derived_from", "");
+  if (!parent.empty() && file_exists(data_dir() + "/" + parent)) return calibrated_min_sm_mhz(load_gpu_model(data_dir() + "/" + parent, "", "derived_from"));
   const std::string data = prov["calibration"].value("data", "");
   const std::string path = data_dir() + "/traces/profiles/perseus/" + data;
   if (data.size() < 5 || data.substr(data.size() - 4) != ".csv" || !file_exists(path)) return 0;
   return load_stage_profile(path).min_sm_mhz;
 }
 
-PerseusPrediction build_perseus_prediction(const PerseusRunSet& runs, const GpuModel& model, double pb, double cap_clock_mhz,
-                                           double min_sm_mhz, double time_sm, const std::vector<double>& rank_cap) {
-  PerseusPrediction p;
-  p.p_blocking_w = pb;
-  p.cap_clock_mhz = cap_clock_mhz;
-  p.time_sm = time_sm;
+PerseusAnchor measured_anchor(const PerseusRunSet& runs, const GpuModel& model, double pb) {
   const double fmax = model.max_sm_mhz();
   // Anchors: every instruction at the model's highest clock.
   std::vector<PerseusMeasurement> anchors;
+  PerseusAnchor a;
   for (int n : runs.plans) {
     const ClockPlanFile& plan = runs.schedule(n);
     bool all_max = true;
     for (const auto& r : plan.ranks)
       for (double f : r.power_states_mhz) all_max = all_max && f == fmax;
     if (!all_max) continue;
-    p.anchor_plans.push_back(n);
+    a.plans.push_back(n);
     anchors.push_back(runs.measurement(n));
   }
   if (anchors.empty())
     throw InputError(runs.dir, "", "expected at least one plan with every instruction at " + std::to_string(static_cast<int>(fmax)) +
-                                       " MHz (the highest clock of " + model.name() + "): the anchor of the prediction");
+                                       " MHz (the highest clock of " + model.name() + "): the anchor of a measured-anchor prediction");
   const int S = anchors.front().stages, M = anchors.front().microbatches;
-  if (!rank_cap.empty() && static_cast<int>(rank_cap.size()) != S)
-    throw InputError(runs.dir, "", "expected one clock ceiling per rank (" + std::to_string(S) + "), got " + std::to_string(rank_cap.size()));
-  p.rank_cap_clock_mhz = rank_cap;
-  for (const auto& a : anchors)
-    if (a.stages != S || a.microbatches != M) throw InputError(a.file, "", "expected the same stages and micro-batches as the other anchors");
-  // Mean measured times per stage, pass and micro-batch; loads; busy power per rank.
-  std::vector<std::vector<double>> fw(static_cast<std::size_t>(S), std::vector<double>(static_cast<std::size_t>(M), 0.0)), bw = fw, ld = fw;
-  std::vector<double> energy(static_cast<std::size_t>(S), 0.0);
+  for (const auto& m : anchors)
+    if (m.stages != S || m.microbatches != M) throw InputError(m.file, "", "expected the same stages and micro-batches as the other anchors");
+  a.stages = S, a.microbatches = M, a.gpus_per_stage = anchors.front().gpus_per_stage, a.file = anchors.front().file;
+  // Mean measured times per stage, pass and micro-batch; loads; energy per rank.
+  a.fw.assign(static_cast<std::size_t>(S), std::vector<double>(static_cast<std::size_t>(M), 0.0));
+  a.bw = a.ld = a.fw;
+  a.stage_energy_j.assign(static_cast<std::size_t>(S), 0.0);
   double T = 0;
   int n = 0;
-  for (const auto& a : anchors)
-    for (std::size_t it = 1; it < a.iteration_s.front().size(); ++it, ++n) {
+  for (const auto& m : anchors)
+    for (std::size_t it = 1; it < m.iteration_s.front().size(); ++it, ++n) {
       double t = 0;
-      for (int s = 0; s < S; ++s) {
-        const std::size_t si = static_cast<std::size_t>(s);
-        for (int m = 0; m < M; ++m) {
-          const std::size_t mi = static_cast<std::size_t>(m);
-          fw[si][mi] += a.forward_s[si][it][mi];
-          bw[si][mi] += a.backward_s[si][it][mi];
-          ld[si][mi] += a.load_s[si][it][mi];
+      for (std::size_t s = 0; s < static_cast<std::size_t>(S); ++s) {
+        for (std::size_t mi = 0; mi < static_cast<std::size_t>(M); ++mi) {
+          a.fw[s][mi] += m.forward_s[s][it][mi];
+          a.bw[s][mi] += m.backward_s[s][it][mi];
+          a.ld[s][mi] += m.load_s[s][it][mi];
         }
-        energy[si] += a.energy_j[si][it];
-        t = std::max(t, a.iteration_s[si][it]);
+        a.stage_energy_j[s] += m.energy_j[s][it] / m.gpus_per_stage;
+        t = std::max(t, m.iteration_s[s][it]);
       }
       T += t;
     }
-  T /= n;
-  for (auto* tab : {&fw, &bw, &ld})
+  a.iteration_s = T / n;
+  for (auto* tab : {&a.fw, &a.bw, &a.ld})
     for (auto& row : *tab)
       for (double& x : row) x /= n;
+  for (double& e : a.stage_energy_j) e /= n;
+  // What the measured iteration holds beyond its DAG (p2p, optimizer): one step after everything.
+  (void)pb;
+  return a;
+}
+
+PerseusPrediction build_perseus_prediction(const PerseusAnchor& anchor, const GpuModel& model, double pb, double cap_clock_mhz,
+                                           double min_sm_mhz, double time_sm, const std::vector<double>& rank_cap) {
+  PerseusPrediction p;
+  p.p_blocking_w = pb;
+  p.cap_clock_mhz = cap_clock_mhz;
+  p.time_sm = time_sm;
+  p.anchor_plans = anchor.plans;
+  p.gpus_per_stage = anchor.gpus_per_stage;
+  p.anchor_file = anchor.file;
+  const int S = anchor.stages, M = anchor.microbatches;
+  if (!rank_cap.empty() && static_cast<int>(rank_cap.size()) != S)
+    throw InputError(anchor.file, "", "expected one clock ceiling per rank (" + std::to_string(S) + "), got " + std::to_string(rank_cap.size()));
+  p.rank_cap_clock_mhz = rank_cap;
+  std::vector<std::vector<double>> fw = anchor.fw, bw = anchor.bw;
+  const double T = anchor.iteration_s;
   p.anchor_iteration_s = T;
   if (!model.computation("forward") || !model.computation("backward"))
     throw InputError(model.source_file(), "computations", "expected `forward` and `backward` coefficient sets (dvfs-sim calibrate --profile)");
@@ -131,18 +159,19 @@ PerseusPrediction build_perseus_prediction(const PerseusRunSet& runs, const GpuM
   const ClassCoefficients *cf = &cf_own, *cb = &cb_own;
   for (int s = 0; s < S; ++s) {
     const std::size_t si = static_cast<std::size_t>(s);
-    energy[si] /= n;
-    p.anchor_energy_j += energy[si];
+    p.anchor_energy_j += anchor.stage_energy_j[si] * anchor.gpus_per_stage;
     const double busy = std::accumulate(fw[si].begin(), fw[si].end(), 0.0) + std::accumulate(bw[si].begin(), bw[si].end(), 0.0);
-    p.busy_power_w.push_back((energy[si] - pb * (T - busy)) / busy);
+    p.busy_power_w.push_back((anchor.stage_energy_j[si] - pb * (T - busy)) / busy);
     p.busy_share.push_back(busy / T);
   }
-  // The DAG: 1F1B with per-computation curves and the loads as fixed steps.
+  // The DAG: 1F1B with per-computation curves, the loads as fixed steps, and what the anchor's iteration
+  // holds beyond them (transfers, all-reduce, optimizer: measured, or modelled by workload_anchor) as one step
+  // after everything. Transfers as DAG nodes moved no MAPE by 0.01 point but made the frontier several times slower.
   PipelineDagSpec spec;
   spec.stages = S;
   spec.microbatches = M;
   spec.per_microbatch_curves = true;
-  spec.load_s = ld;
+  spec.load_s = anchor.ld;
   IterationDag probe = build_pipeline_dag(spec);
   std::vector<double> d(probe.size(), 0.0);
   for (std::size_t v = 0; v < probe.size(); ++v) {
@@ -170,7 +199,7 @@ PerseusPrediction build_perseus_prediction(const PerseusRunSet& runs, const GpuM
       const ComputationCurve unit = stage_model_curve(model, cc, {1.0, pw, model.max_clocks()}, pb, ceiling, min_sm_mhz);
       for (int m = 0; m < M; ++m) {
         const double ta = (b ? bw : fw)[static_cast<std::size_t>(s)][static_cast<std::size_t>(m)];
-        if (!(ta > 0)) throw InputError(anchors.front().file, "time_breakdown", "expected forward and backward times > 0 s");
+        if (!(ta > 0)) throw InputError(anchor.file, "time_breakdown", "expected forward and backward times > 0 s");
         ComputationCurve c = unit;
         for (CurveOption& o : c.options) o.time_s *= ta, o.energy_j *= ta;
         p.curves[static_cast<std::size_t>(2 * (s * M + m) + b)] = std::move(c);
@@ -178,6 +207,11 @@ PerseusPrediction build_perseus_prediction(const PerseusRunSet& runs, const GpuM
     }
   p.node_of = nodes_by_schedule_index(p.dag);
   return p;
+}
+
+PerseusPrediction build_perseus_prediction(const PerseusRunSet& runs, const GpuModel& model, double pb, double cap_clock_mhz,
+                                           double min_sm_mhz, double time_sm, const std::vector<double>& rank_cap) {
+  return build_perseus_prediction(measured_anchor(runs, model, pb), model, pb, cap_clock_mhz, min_sm_mhz, time_sm, rank_cap);
 }
 
 std::vector<int> perseus_plan_options(const PerseusPrediction& p, const ClockPlanFile& plan, const GpuModel& model) {
@@ -309,7 +343,8 @@ Json run_variant(const std::string& name, const std::string& how, const PerseusR
     const PerseusMeasurement& meas = runs.measurement(n);
     const IterationPlan pred = evaluate_plan(p.dag, p.curves, perseus_plan_options(p, plan, model), p.p_blocking_w);
     const double mt = meas.mean_iteration_s(), me = meas.mean_energy_j();
-    const double te = 100 * (pred.time_s - mt) / mt, ee = 100 * (pred.energy_j - me) / me;
+    const double g = p.gpus_per_stage, pred_e = pred.energy_j * g;  // every GPU of a stage runs its first rank's clocks
+    const double te = 100 * (pred.time_s - mt) / mt, ee = 100 * (pred_e - me) / me;
     const bool anchor = std::find(p.anchor_plans.begin(), p.anchor_plans.end(), n) != p.anchor_plans.end();
     // Per rank: its computations plus P_blocking for the rest of the predicted iteration, against the
     // rank's measured energy (the NVML counter of its GPU, iterations after the warm-up).
@@ -326,7 +361,7 @@ Json run_variant(const std::string& name, const std::string& how, const PerseusR
       double e = 0;
       for (std::size_t it = 1; it < meas.energy_j[s].size(); ++it) e += meas.energy_j[s][it];
       e /= static_cast<double>(meas.energy_j[s].size() - 1);
-      const double err = 100 * (energy[s] + p.p_blocking_w * (pred.time_s - busy[s]) - e) / e;
+      const double err = 100 * (g * (energy[s] + p.p_blocking_w * (pred.time_s - busy[s])) - e) / e;
       rank_errors.push_back(err);
       if (!anchor) rank_err[s] += err, rank_abs[s] += std::fabs(err);
     }
@@ -336,7 +371,7 @@ Json run_variant(const std::string& name, const std::string& how, const PerseusR
     if (is_held) held.add(te, ee);
     rows.push_back({{"plan", n}, {"anchor", anchor}, {"held_out", is_held}, {"measured_iteration_s", mt},
                     {"predicted_iteration_s", pred.time_s}, {"time_error_pct", te}, {"measured_energy_j", me},
-                    {"predicted_energy_j", pred.energy_j}, {"energy_error_pct", ee}, {"rank_energy_error_pct", rank_errors}});
+                    {"predicted_energy_j", pred_e}, {"energy_error_pct", ee}, {"rank_energy_error_pct", rank_errors}});
   }
   Json per_rank = Json::array();
   for (std::size_t s = 0; s < S; ++s)
@@ -417,7 +452,7 @@ GpuModel model_for(const std::string& dir, const PerseusValidationOptions& o) {
     std::string base = normalize_path(dir);
     while (!base.empty() && base.back() == '/') base.pop_back();
     base = base.substr(base.find_last_of('/') == std::string::npos ? 0 : base.find_last_of('/') + 1);
-    if (base.rfind("a100", 0) == 0) gpu = "a100-sxm4";
+    if (base.rfind("a100", 0) == 0) gpu = "a100-pcie";  // the Perseus A100 runs used the 300 W PCIe board
     else if (base.rfind("a40", 0) == 0) gpu = "a40";
     else throw InputError(dir, "", "cannot tell the GPU from the directory name (a100..., a40...): pass --gpu MODEL");
   }
@@ -429,32 +464,100 @@ GpuModel model_for(const std::string& dir, const PerseusValidationOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// The run set's role in models/calibration/perseus-split.json: "held_out", "development" or "unlisted".
+std::string split_role(const std::string& run_set) {
+  const std::string path = data_dir() + "/models/calibration/perseus-split.json";
+  if (!file_exists(path)) return "unlisted";
+  const Json doc = read_json_file(path);
+  for (const char* role : {"held_out", "development"})
+    if (doc.contains(role) && doc[role].is_array())
+      for (const Json& n : doc[role])
+        if (n.is_string() && n.get<std::string>() == run_set) return role;
+  return "unlisted";
+}
+
+Json models_only_variant(const PerseusRunSet& runs, const PerseusWorkload& wl, const GpuModel& model, double pb, double floor_mhz,
+                         const PerseusValidationOptions& o, bool write) {
+  const PerseusAnchor anchor = workload_anchor(wl, model, pb);
+  const PerseusPrediction p = build_perseus_prediction(anchor, model, pb, 0, floor_mhz);
+  char how[700];
+  std::snprintf(how, sizeof how,
+                "models only, no fit on this run set: nothing read from its plans but their clocks (N.sched.json); each "
+                "computation at the highest clock from the workload (%s: %s, dp %d x pp %d x tp %d, %d micro-batches of %d) "
+                "scaled to its default-settings run (power-limit baseline at %.0f W: %.3f s, %.1f kJ), the clock the board "
+                "sustains from %s's power under its %.0f W cap; transfers, loads, all-reduce and optimizer modelled",
+                (wl.file.rfind(data_dir() + "/", 0) == 0 ? wl.file.substr(data_dir().size() + 1) : wl.file).c_str(), wl.model.c_str(), wl.dp, wl.pp, wl.tp, wl.microbatches, wl.microbatch_size, wl.default_power_limit_w,
+                wl.default_iteration_s, wl.default_energy_j / 1e3, model.name().c_str(), model.power_cap_w());
+  Json v = run_variant("models only", how, runs, p, model, o, runs.plans, write, true);
+  v["fitted_on_plans"] = Json::array();
+  v["outside_dag"] = {{"p2p_s_per_transfer", anchor.p2p_s},
+                      {"load_s_per_microbatch", anchor.ld.front().front()},  // none in 3D runs
+                      {"allreduce_s", anchor.after_last_backward_s.empty() ? 0.0 : anchor.after_last_backward_s.front()},
+                      {"optimizer_s", anchor.tail_s}};
+  return v;
+}
+
+}  // namespace
+
 Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o) {
-  const PerseusRunSet runs = find_perseus_runs(dir);
+  PerseusRunSet runs = find_perseus_runs(dir);
+  const std::optional<PerseusWorkload> wl = find_perseus_workload(dir, o.workloads.empty() ? default_perseus_workloads_file() : o.workloads);
+  if (wl) runs.stages = wl->pp;
   if (!o.write_plans.empty() && !is_directory(o.write_plans))
     throw InputError(o.write_plans, "", "expected an existing directory for --write-plans");
   if (!o.write_plans.empty() && !o.frontier) throw InputError("--write-plans", "", "needs the frontier (drop --no-frontier)");
-  const GpuModel model = model_for(dir, o);
+  PerseusValidationOptions mo = o;
+  if (mo.gpu.empty() && wl) mo.gpu = wl->board;
+  const GpuModel model = model_for(dir, mo);
   const double pb = o.p_blocking_w >= 0 ? o.p_blocking_w : model.idle_w();
   const double floor_mhz = o.min_sm_mhz >= 0 ? o.min_sm_mhz : calibrated_min_sm_mhz(model);
+  Json variants = Json::array();
+  // A measured anchor needs a plan with every instruction at the top clock (reading the plans: their errors stop here).
+  bool has_anchor = false;
+  for (int n : runs.plans) {
+    bool all_max = true;
+    for (const auto& r : runs.schedule(n).ranks)
+      for (double f : r.power_states_mhz) all_max = all_max && f == model.max_sm_mhz();
+    has_anchor = has_anchor || all_max;
+  }
+  if (!has_anchor && !wl) measured_anchor(runs, model, pb);  // no workload either: the anchor's one-line error
+  const bool fits = o.fits && has_anchor;
+  if (wl) variants.push_back(models_only_variant(runs, *wl, model, pb, floor_mhz, o, !fits && !o.write_plans.empty()));
+  const std::string base_name = perseus_run_set_name(runs.dir);
+  Json head = {{"runs", dir}, {"gpu", model.name()}, {"model_file", model.source_file()}, {"p_blocking_w", pb},
+               {"frontier_min_sm_mhz", floor_mhz}, {"plans", runs.plans}, {"split_role", split_role(base_name)},
+               {"workload", wl ? Json(wl->file + " (run_sets." + wl->run_set + ")") : Json(nullptr)}};
+  const PerseusMeasurement& first = runs.measurement(runs.plans.front());
+  head["stages"] = first.stages, head["microbatches"] = first.microbatches, head["gpus_per_stage"] = first.gpus_per_stage;
+  if (!fits) {
+    head["anchor_plans"] = Json::array();
+    head["fits_skipped"] = has_anchor ? "--no-fits" : "no plan runs every instruction at the highest clock: no measured anchor to fit on";
+    head["method"] = "models only (see the variant); fitted variants skipped";
+    head["variants"] = variants;
+    head["board_fit_by_subset"] = Json::array();
+    return head;
+  }
   const PerseusPrediction base = build_perseus_prediction(runs, model, pb, 0, floor_mhz);
   std::vector<int> even, odd;
   for (int n : runs.plans) {
     if (std::find(base.anchor_plans.begin(), base.anchor_plans.end(), n) != base.anchor_plans.end()) continue;
     (n % 2 ? odd : even).push_back(n);
   }
-  Json variants = Json::array();
   const std::string cap = std::to_string(static_cast<int>(model.power_cap_w())) + " W";
-  variants.push_back(run_variant("model", o.power_cap_w > 0 ? "the model with its power cap set to " + cap + " (" + model.name() + ")"
-                                                            : "the model as calibrated (" + model.name() + ", cap " + cap + ")",
-                                 runs, base, model, o, {}, even.empty() && !o.write_plans.empty(), true));
+  std::string anchors;
+  for (int n : base.anchor_plans) anchors += (anchors.empty() ? "" : ", ") + std::to_string(n);
+  variants.push_back(run_variant("measured anchor", "fitted on this run set: every computation's time and each rank's busy power from its "
+                                 "measured all-max plans (" + anchors + "), moved by the model (" + model.name() + ", cap " + cap + ")",
+                                 runs, base, model, o, {}, false, false));
   Json stability = Json::array();
   if (!even.empty()) {
     // The ceiling alone, with the model's time shares (fitted on GPT-3 175B stage profiles): no frontier,
     // it is there to show what the time share adds.
     const BoardResponse ceiling = fit_board_response(runs, even, base, model, false);
     const PerseusPrediction capped = build_perseus_prediction(runs, model, pb, ceiling.cap_clock_mhz, floor_mhz);
-    Json vc = run_variant("cap-clock fit", "the model with the board's clock ceiling " + std::to_string(static_cast<int>(ceiling.cap_clock_mhz)) +
+    Json vc = run_variant("cap-clock fit", "fitted on this run set: the model with the board's clock ceiling " + std::to_string(static_cast<int>(ceiling.cap_clock_mhz)) +
                                                " MHz fitted on the per-computation times of the even-numbered plans, the model's time shares; "
                                                "odd-numbered plans held out",
                           runs, capped, model, o, odd, false, false);
@@ -471,7 +574,9 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
                   "the model with each board's clock ceiling (%s MHz, per rank) and the computations' time share %.3f (model: "
                   "%.3f / %.3f) fitted together on the per-computation times of the even-numbered plans; odd-numbered plans held out",
                   ceilings.c_str(), board.time_sm, model.computation("forward")->time_sm, model.computation("backward")->time_sm);
-    Json vb = run_variant("board fit", how, runs, fitted, model, o, odd, !o.write_plans.empty(), true);
+    Json vb = run_variant("board fit", std::string("fitted on this run set: ") + how, runs, fitted, model, o, odd, !o.write_plans.empty(), true);
+    vb["fitted_on_plans"] = even;
+    vc["fitted_on_plans"] = even;
     vb["fit_rms_pct"] = board.rms_pct, vb["fit_bins"] = board.bins;
     // How much the figures rest on the ceilings: every rank's one table step (15 MHz on both GPUs) lower
     // and higher. The anchor's busy power is referred to g(ceiling), so energy moves with it.
@@ -503,25 +608,57 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
                            {"time_sm", r.time_sm}, {"rms_pct", r.rms_pct}});
     }
   }
-  const PerseusMeasurement& a0 = runs.measurement(base.anchor_plans.front());
-  return {{"runs", dir},
-          {"gpu", model.name()},
-          {"model_file", model.source_file()},
-          {"p_blocking_w", pb},
-          {"frontier_min_sm_mhz", floor_mhz},
-          {"stages", a0.stages},
-          {"microbatches", a0.microbatches},
-          {"plans", runs.plans},
-          {"anchor_plans", base.anchor_plans},
-          {"anchor_iteration_s", base.anchor_iteration_s},
-          {"anchor_energy_j", base.anchor_energy_j},
-          {"method", "per plan: each computation's measured time at the highest clock (anchor plans, iterations after the "
-                     "warm-up) moved to the plan's clock by the stage model, its energy from the rank's measured busy power "
-                     "(iteration energy minus P_blocking x blocked time); the 1F1B DAG's longest path with the measured loads "
-                     "and the anchor's remaining time (p2p, optimizer); energy = computations + P_blocking x other GPU-seconds"},
-          {"board_fit_by_subset", stability},
-          {"variants", variants}};
+  head["anchor_plans"] = base.anchor_plans;
+  head["anchor_iteration_s"] = base.anchor_iteration_s;
+  head["anchor_energy_j"] = base.anchor_energy_j;
+  head["method"] = "models only first (no number of the run set's plans used); then fitted on the run set: per plan, each computation's "
+                   "measured time at the highest clock (anchor plans, iterations after the warm-up) moved to the plan's clock by the "
+                   "stage model, its energy from the rank's measured busy power; the 1F1B DAG's longest path with the measured loads "
+                   "and the anchor's remaining time (p2p, optimizer); energy = computations + P_blocking x other GPU-seconds";
+  head["board_fit_by_subset"] = stability;
+  head["variants"] = variants;
+  return head;
 }
+
+namespace {
+
+// A variant's second and third lines: what lies outside the computations, busy power and share per rank, the anchor's clock.
+void format_variant_header(std::ostringstream& os, const Json& v) {
+  char buf[512];
+  if (v.contains("outside_dag")) {
+    const Json& od = v["outside_dag"];
+    std::snprintf(buf, sizeof buf, "   outside the computations, modelled: transfer %.2f ms per stage boundary, load %.1f ms per micro-batch "
+                  "(first and last stage), gradient all-reduce %.3f s, optimizer step %.3f s\n",
+                  1e3 * od["p2p_s_per_transfer"].get<double>(), 1e3 * od["load_s_per_microbatch"].get<double>(),
+                  od["allreduce_s"].get<double>(), od["optimizer_s"].get<double>());
+    os << buf << "   busy power per rank (W):";
+  } else {
+    std::snprintf(buf, sizeof buf, "   time not covered by the DAG (from the anchor): %.3f s; busy power per rank (W):",
+                  v["residual_s"].get<double>());
+    os << buf;
+  }
+  for (const Json& w : v["busy_power_w"]) os << " " << std::lround(w.get<double>());
+  os << " (busy share";
+  for (const Json& rk : v["per_rank"]) {
+    std::snprintf(buf, sizeof buf, " %.2f", rk["busy_share"].get<double>());
+    os << buf;
+  }
+  if (v["rank_cap_clock_mhz"].is_null()) {
+    std::snprintf(buf, sizeof buf, ")\n   clock at the requested highest (the anchor's): forward %.0f, backward %.0f MHz",
+                  v["anchor_sm_mhz"]["forward"].get<double>(), v["anchor_sm_mhz"]["backward"].get<double>());
+    os << buf;
+  } else {
+    os << ")\n   clock at the requested highest (the anchor's), per rank (MHz):";
+    for (const Json& c : v["rank_cap_clock_mhz"]) os << " " << std::lround(c.get<double>());
+  }
+  if (v.contains("fit_rms_pct")) {
+    std::snprintf(buf, sizeof buf, "; time-ratio fit rms %.2f %% over %d (stage, pass, clock) conditions", v["fit_rms_pct"].get<double>(),
+                  v["fit_bins"].get<int>());
+    os << buf;
+  }
+}
+
+}  // namespace
 
 std::string format_perseus_report(const Json& r) {
   std::ostringstream os;
@@ -530,33 +667,19 @@ std::string format_perseus_report(const Json& r) {
                 r["runs"].get<std::string>().c_str(), r["stages"].get<int>(), r["microbatches"].get<int>(), r["plans"].size(),
                 r["gpu"].get<std::string>().c_str(), r["p_blocking_w"].get<double>());
   os << buf;
-  std::snprintf(buf, sizeof buf, "anchor (all-max plans %s): %.3f s, %.1f kJ per iteration\n", r["anchor_plans"].dump().c_str(),
-                r["anchor_iteration_s"].get<double>(), r["anchor_energy_j"].get<double>() / 1e3);
-  os << buf << r["method"].get<std::string>() << "\n";
+  os << "run set in models/calibration/perseus-split.json: " << r["split_role"].get<std::string>()
+     << (r["gpus_per_stage"].get<int>() > 1 ? "; " + std::to_string(r["gpus_per_stage"].get<int>()) + " GPUs per stage (dp x tp)" : "")
+     << "\n";
+  if (r.contains("anchor_iteration_s")) {
+    std::snprintf(buf, sizeof buf, "measured anchor (all-max plans %s): %.3f s, %.1f kJ per iteration\n", r["anchor_plans"].dump().c_str(),
+                  r["anchor_iteration_s"].get<double>(), r["anchor_energy_j"].get<double>() / 1e3);
+    os << buf;
+  }
+  if (r.contains("fits_skipped")) os << "fitted variants skipped: " << r["fits_skipped"].get<std::string>() << "\n";
+  os << r["method"].get<std::string>() << "\n";
   for (const Json& v : r["variants"]) {
     os << "\n== " << v["name"].get<std::string>() << ": " << v["how"].get<std::string>() << "\n";
-    std::snprintf(buf, sizeof buf, "   time not covered by the DAG (from the anchor): %.3f s; busy power per rank (W):",
-                  v["residual_s"].get<double>());
-    os << buf;
-    for (const Json& w : v["busy_power_w"]) os << " " << std::lround(w.get<double>());
-    os << " (busy share";
-    for (const Json& rk : v["per_rank"]) {
-      std::snprintf(buf, sizeof buf, " %.2f", rk["busy_share"].get<double>());
-      os << buf;
-    }
-    if (v["rank_cap_clock_mhz"].is_null()) {
-      std::snprintf(buf, sizeof buf, ")\n   clock at the requested highest (the anchor's): forward %.0f, backward %.0f MHz",
-                    v["anchor_sm_mhz"]["forward"].get<double>(), v["anchor_sm_mhz"]["backward"].get<double>());
-      os << buf;
-    } else {
-      os << ")\n   clock at the requested highest (the anchor's), per rank (MHz):";
-      for (const Json& c : v["rank_cap_clock_mhz"]) os << " " << std::lround(c.get<double>());
-    }
-    if (v.contains("fit_rms_pct")) {
-      std::snprintf(buf, sizeof buf, "; time-ratio fit rms %.2f %% over %d (stage, pass, clock) conditions", v["fit_rms_pct"].get<double>(),
-                    v["fit_bins"].get<int>());
-      os << buf;
-    }
+    format_variant_header(os, v);
     os << "\n plan   measured s  predicted s  time err %   measured kJ  predicted kJ  energy err %\n";
     for (const Json& row : v["rows"]) {
       std::snprintf(buf, sizeof buf, " %4d%s %11.3f %12.3f %11.2f %13.2f %13.2f %13.2f\n", row["plan"].get<int>(),
@@ -566,11 +689,17 @@ std::string format_perseus_report(const Json& r) {
                     row["energy_error_pct"].get<double>());
       os << buf;
     }
-    std::snprintf(buf, sizeof buf, " MAPE over all %d plans: time %.2f %%, energy %.2f %% (targets 2 %% / 5 %%); without the anchors: %.2f %% / %.2f %%\n",
-                  v["plans"].get<int>(), v["time_mape_pct"].get<double>(), v["energy_mape_pct"].get<double>(),
-                  v["time_mape_non_anchor_pct"].get<double>(), v["energy_mape_non_anchor_pct"].get<double>());
+    const bool models_only = v["name"] == "models only";
+    if (models_only)
+      std::snprintf(buf, sizeof buf, " MAPE over all %d plans, none of them seen by any fit: time %.2f %%, energy %.2f %% (targets 3 %% / 6 %%)\n",
+                    v["plans"].get<int>(), v["time_mape_pct"].get<double>(), v["energy_mape_pct"].get<double>());
+    else
+      std::snprintf(buf, sizeof buf, " MAPE over all %d plans: time %.2f %%, energy %.2f %% (targets 2 %% / 5 %%); without the anchors: %.2f %% / %.2f %%\n",
+                    v["plans"].get<int>(), v["time_mape_pct"].get<double>(), v["energy_mape_pct"].get<double>(),
+                    v["time_mape_non_anchor_pct"].get<double>(), v["energy_mape_non_anchor_pct"].get<double>());
     os << buf;
-    if (v.contains("time_mape_held_out_pct")) {
+    if (v.contains("fitted_on_plans") && !v["fitted_on_plans"].empty()) os << " fitted on plans " << v["fitted_on_plans"].dump() << "\n";
+    if (v.contains("time_mape_held_out_pct") && !models_only) {
       std::snprintf(buf, sizeof buf, " held out (h, %d odd-numbered plans): time %.2f %%, energy %.2f %%\n", v["held_out_plans"].get<int>(),
                     v["time_mape_held_out_pct"].get<double>(), v["energy_mape_held_out_pct"].get<double>());
       os << buf;

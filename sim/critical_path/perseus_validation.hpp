@@ -5,7 +5,12 @@
 // predicted from the measured all-max-clock run(s) plus a calibrated GPU model, and compared with
 // what was measured; then the time-energy frontier on the same model, against Perseus's own plans.
 //
-// The prediction (no number of plan N is used to predict plan N):
+// First, the models-only prediction (issue 22): no number of the run set's N.prof.json is read to predict; the
+// anchor (every computation at the highest requested clock, what lies outside the computations, busy power)
+// comes from the workload and its default-settings run (perseus_workload.hpp) and the GPU model's own capped
+// clock; models/calibration/perseus-split.json names the run sets no fit may see. Then the fitted variants,
+// each labelled "fitted on this run set" with the plans it saw:
+// The measured-anchor prediction (no number of plan N is used to predict plan N):
 //  - anchor: the plans whose every instruction ran at the highest clock (0 and 1 in the artifact),
 //    iterations after the first (warm-up): per stage, pass and micro-batch the mean measured time;
 //    per rank the busy power P_r = (E_r - P_blocking (T - busy_r)) / busy_r from its measured energy;
@@ -25,6 +30,7 @@
 #include "models/src/gpu_model.hpp"
 #include "sim/core/json_util.hpp"
 #include "sim/critical_path/frontier.hpp"
+#include "sim/critical_path/perseus_workload.hpp"
 #include "sim/critical_path/plan_file.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
 
@@ -36,6 +42,7 @@ namespace dvfs {
 
 struct PerseusRunSet {
   std::string dir;
+  int stages = 0;  // > 0: pipeline stages of a 3D run set; its ranks are folded to them (fold_to_stages)
   std::vector<int> plans;  // plan numbers with both files, ascending
   std::string sched_file(int n) const;
   std::string prof_file(int n) const;
@@ -60,8 +67,16 @@ struct PerseusPrediction {
   double anchor_iteration_s = 0, anchor_energy_j = 0, residual_s = 0;
   std::vector<double> busy_power_w;  // per rank, at the anchor
   std::vector<double> busy_share;    // per rank, at the anchor: computation time / iteration time
-  std::vector<int> anchor_plans;
+  std::vector<int> anchor_plans;  // measured anchor plans; empty for the models-only anchor
+  int gpus_per_stage = 1;          // a 3D run's data- and tensor-parallel GPUs per stage (energies x this)
+  std::string anchor_file;
 };
+
+// The measured anchor: the plans whose every instruction ran at the highest clock, iterations after the warm-up.
+PerseusAnchor measured_anchor(const PerseusRunSet& runs, const GpuModel& model, double p_blocking_w);
+PerseusPrediction build_perseus_prediction(const PerseusAnchor& anchor, const GpuModel& model, double p_blocking_w,
+                                           double cap_clock_mhz, double min_sm_mhz = 0, double time_sm = -1,
+                                           const std::vector<double>& rank_cap_clock_mhz = {});
 
 // `min_sm_mhz`: clocks below it stay replayable but are not offered to the frontier solver.
 // `cap_clock_mhz` > 0: the board's clock ceiling (f_e = min(f, ceiling)) instead of the model's power cap.
@@ -103,6 +118,8 @@ struct PerseusValidationOptions {
   double min_sm_mhz = -1;      // frontier clock floor; < 0: calibrated_min_sm_mhz(model); 0: none
   bool frontier = true;        // also solve the frontier and compare with Perseus's plans
   std::string write_plans;     // a directory: our plans in Perseus's N.sched.json format (last variant)
+  std::string workloads;       // the workloads file ("" = traces/perseus-baselines/workloads.json)
+  bool fits = true;            // also the fitted variants (measured anchor, cap-clock fit, board fit)
 };
 
 // Our plan as a Perseus plan file: a clock per Merak 1F1B instruction (computations' clocks carried over).

@@ -19,7 +19,7 @@ ClockPlanFile read_clock_plan(const std::string& path) {
     if (!rank.is_object()) rank.fail("", "expected an object {\"rank\", \"power_states\"}");
     rank.only_keys({"rank", "power_states"});
     RankClockPlan rp;
-    rp.rank = static_cast<int>(rank.integer("rank"));
+    rp.rank = static_cast<int>(rank.integer_in("rank", 0, 1 << 30));
     if (rp.rank != static_cast<int>(r)) rank.fail("rank", "expected ranks in order 0, 1, ... (got " + std::to_string(rp.rank) + ")");
     const Json& ps = rank.raw("power_states");
     if (!ps.is_array() || ps.empty()) rank.fail("power_states", "expected a non-empty list of SM clocks in MHz");

@@ -1,5 +1,7 @@
 #include "sim/energy/energy_meter.hpp"
 
+#include "sim/core/limits.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -15,8 +17,10 @@ EnergyMeter::EnergyMeter(std::size_t steps, std::size_t annotation_sets, std::si
 
 std::size_t EnergyMeter::timeline_bin(double t) const {
   // The bin index is corrected after the division so that rounding can never leave t outside
-  // [bin start, bin end).
-  auto bin = static_cast<std::size_t>(std::max(0.0, std::floor(t / interval_s_)));
+  // [bin start, bin end). Bins past the row limit all map to it (room_for refuses them).
+  const double raw = std::max(0.0, std::floor(t / interval_s_));
+  if (!(raw < kMaxTimelineRows)) return static_cast<std::size_t>(kMaxTimelineRows);
+  auto bin = static_cast<std::size_t>(raw);
   while ((static_cast<double>(bin) + 1) * interval_s_ <= t) ++bin;
   return bin;
 }
@@ -26,20 +30,30 @@ void EnergyMeter::add_energy(double t_s, double joules, int step) {
   total_j_ += joules;
   switch_j_ += joules;
   if (step >= 0) steps_[step].energy_j += joules;
-  if (interval_s_ > 0) {
+  if (interval_s_ > 0 && !timeline_overflowed_) {
     const std::size_t bin = timeline_bin(t_s);
-    if (bin >= timeline_.size()) timeline_.resize(bin + 1);
+    if (!room_for(bin)) return;
     timeline_[bin].energy_j += joules;
   }
 }
 
+bool EnergyMeter::room_for(std::size_t bin) {
+  if (bin >= static_cast<std::size_t>(kMaxTimelineRows)) {
+    timeline_overflowed_ = true;
+    return false;
+  }
+  if (bin >= timeline_.size()) timeline_.resize(bin + 1);
+  return true;
+}
+
 void EnergyMeter::add_to_timeline(double t0, double dt, double p, double f, double m) {
   // Spread the segment over the fixed intervals it covers.
+  if (timeline_overflowed_) return;
   const double t1 = t0 + dt;
   auto bin = timeline_bin(t0);
   double t = t0;
   for (;;) {
-    if (bin >= timeline_.size()) timeline_.resize(bin + 1);
+    if (!room_for(bin)) return;
     const double bin_end = (static_cast<double>(bin) + 1) * interval_s_;
     const double piece = std::min(t1, bin_end) - t;
     TimelinePoint& tp = timeline_[bin];

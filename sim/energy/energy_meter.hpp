@@ -23,6 +23,17 @@ struct TimelinePoint {
   double mem_mhz_time = 0;
 };
 
+// One device activity as it ran in the replay (recorded only when the meter is asked to: the trace
+// export, sim/results/trace_export.hpp): its kernel (index in the rank's program), step, simulated start
+// and end, the energy of its busy segments, and the integrals of the SM and memory clocks over them.
+struct ActivityRecord {
+  std::uint32_t kernel = 0;
+  std::int32_t step = -1;
+  double start_s = 0, end_s = 0;
+  double energy_j = 0;
+  double sm_mhz_time = 0, mem_mhz_time = 0;
+};
+
 // Attribution of a segment: an activity (class + annotation set) or a host-bound gap.
 struct SegmentContext {
   int step = -1;
@@ -44,6 +55,11 @@ class EnergyMeter {
       set_j_[ctx.annotation_set] += e;
       class_j_[static_cast<int>(ctx.cls)] += e;
       class_s_[static_cast<int>(ctx.cls)] += dt_s;
+      if (record_) {
+        cur_.energy_j += e;
+        cur_.sm_mhz_time += sm_mhz * dt_s;
+        cur_.mem_mhz_time += mem_mhz * dt_s;
+      }
     } else {
       gap_j_ += e;
       gap_s_ += dt_s;
@@ -67,6 +83,20 @@ class EnergyMeter {
     if (step >= 0) ++steps_[step].kernels;
   }
 
+  // Per-activity records (off by default: they cost memory at scale). When on, the replayer reports each
+  // activity's end; the busy segments since the previous one are its energy and clocks.
+  void record_activities(bool on) { record_ = on; }
+  bool recording_activities() const { return record_; }
+  void activity_done(std::uint32_t kernel, int step, double start_s, double end_s) {
+    cur_.kernel = kernel;
+    cur_.step = step;
+    cur_.start_s = start_s;
+    cur_.end_s = end_s;
+    activities_.push_back(cur_);
+    cur_ = ActivityRecord{};
+  }
+  const std::vector<ActivityRecord>& activities() const { return activities_; }
+
   double total_j() const { return total_j_; }
   double busy_s() const { return busy_s_; }
   double gap_j() const { return gap_j_; }
@@ -79,10 +109,14 @@ class EnergyMeter {
   const std::vector<double>& sm_residency_s() const { return residency_s_; }
   const std::vector<TimelinePoint>& timeline() const { return timeline_; }
   double timeline_interval_s() const { return interval_s_; }
+  // Whether the timeline reached kMaxTimelineRows (sim/core/limits.hpp) and stopped growing: the caller
+  // refuses such a run (the interval is too fine for the simulated span).
+  bool timeline_overflowed() const { return timeline_overflowed_; }
 
  private:
   void add_to_timeline(double t0, double dt, double p, double f, double m);
   std::size_t timeline_bin(double t) const;
+  bool room_for(std::size_t bin);  // grows the timeline to hold `bin`; false past the row limit
 
   double total_j_ = 0, busy_s_ = 0, gap_j_ = 0, gap_s_ = 0, switch_j_ = 0;
   std::vector<StepTotals> steps_;
@@ -91,6 +125,10 @@ class EnergyMeter {
   std::vector<double> residency_s_;
   double interval_s_;
   std::vector<TimelinePoint> timeline_;
+  bool record_ = false;
+  ActivityRecord cur_;
+  std::vector<ActivityRecord> activities_;
+  bool timeline_overflowed_ = false;
 };
 
 }  // namespace dvfs

@@ -13,6 +13,7 @@ GpuReplayer::GpuReplayer(const Rank& rank, const GpuModel& model, Policy& policy
   opts.sm_latency.apply_to(latency.sm);
   opts.mem_latency.apply_to(latency.mem);
   if (opts.firmware_latency_s) latency.firmware_s = *opts.firmware_latency_s;
+  if (opts.record_activities) meter.record_activities(true);
   apply(policy.initial_clocks());
   actuator_ = ClockActuator(latency, policy.actuator(), latency_seed(opts.seed, rank.id), policy_clocks_);
   // Before the replay the GPU idled at its initial clocks.

@@ -40,6 +40,9 @@ struct ReplayOptions {
   // planned policies turn it on. Off for `native` (it is that loop) and, by default, for the others.
   bool firmware_power_cap = false;
   double firmware_cap_w = 0;  // the power limit that loop holds (0 = the model's cap); see set_firmware_cap_w
+  // Keep one record per device activity in the meter (start, end, energy, clocks): what a trace export
+  // needs (sim/results/trace_export.hpp). Off by default.
+  bool record_activities = false;
 };
 
 struct ReplayStats {
@@ -151,6 +154,7 @@ ReplayStats GpuReplayer::run(TimeKeeper& tk, CollectiveTime&& collective_s) {
   const std::vector<Step>& steps = rank_.steps;
   const int nsteps = static_cast<int>(steps.size());
   const bool kernel_hook = policy_.wants_kernel_events();
+  const bool record = meter_.recording_activities();
   for (int rep = 0; rep < opts_.repeat; ++rep) {
     double tail_spent = 0;
     for (std::size_t i = 0; i < ks.size(); ++i) {
@@ -171,8 +175,10 @@ ReplayStats GpuReplayer::run(TimeKeeper& tk, CollectiveTime&& collective_s) {
         if (auto c = policy_.before_kernel(k, telemetry(tk.now()))) request(*c, tk.now());
       }
       // A collective's duration is the network's and its peers', not the clocks'.
+      const double k0 = tk.now();
       advance(tk, &k, 0.0, SegmentContext{step, k.annotation_set, k.cls, true}, k.collective ? collective_s(k, tk.now()) : -1.0);
       meter_.count_kernel(step);
+      if (record) meter_.activity_done(static_cast<std::uint32_t>(i), step, k0, tk.now());
       ++stats_.kernel_events;
       if (k.step >= 0 && steps[k.step].last_kernel == static_cast<int>(i)) {
         const double tail = steps[k.step].tail_s;
@@ -201,6 +207,7 @@ template <class TimeKeeper, class CollectiveTime>
 void GpuReplayer::run_kernels(TimeKeeper& tk, std::size_t first, std::size_t last, CollectiveTime&& collective_s) {
   const std::vector<Kernel>& ks = rank_.kernels;
   const bool kernel_hook = policy_.wants_kernel_events();
+  const bool record = meter_.recording_activities();
   for (std::size_t i = first; i < last && i < ks.size(); ++i) {
     const Kernel& k = ks[i];
     advance(tk, nullptr, k.gap_before_s, SegmentContext{-1, 0, k.cls, false});
@@ -208,8 +215,10 @@ void GpuReplayer::run_kernels(TimeKeeper& tk, std::size_t first, std::size_t las
       if (auto c = policy_.before_kernel(k, telemetry(tk.now()))) request(*c, tk.now());
     }
     const SegmentContext ctx{-1, k.annotation_set, k.cls, true};
+    const double k0 = tk.now();
     if (k.collective) advance(tk, &k, 0.0, ctx, collective_s(k, tk.now()));
     else advance(tk, &k, 0.0, ctx);
+    if (record) meter_.activity_done(static_cast<std::uint32_t>(i), -1, k0, tk.now());
     ++stats_.kernel_events;
   }
   stats_.end_s = tk.now();

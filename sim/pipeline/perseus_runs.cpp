@@ -66,6 +66,10 @@ PerseusMeasurement load_perseus_measurement(const std::string& given) {
     std::vector<std::vector<std::vector<std::vector<double>>>*> dst = {&m.forward_s, &m.backward_s, &m.load_s};
     const char* keys[] = {"forward", "backward", "load"};
     for (int k = 0; k < 3; ++k) {
+      if (k == 2 && !tb.has("load")) {  // 3D run sets log no loads: none
+        dst[2]->push_back(std::vector<std::vector<double>>(its));
+        continue;
+      }
       const Json& t = tb.raw(keys[k]);
       if (!t.is_array() || t.size() != its) tb.fail(keys[k], "expected one list of times per iteration");
       std::vector<std::vector<double>> per_it;
@@ -95,6 +99,28 @@ PerseusMeasurement load_perseus_measurement(const std::string& given) {
       ld = std::move(per_mb);
     }
   return m;
+}
+
+PerseusMeasurement fold_to_stages(const PerseusMeasurement& m, int stages) {
+  if (stages <= 0 || stages == m.stages) return m;
+  if (m.stages % stages != 0)
+    throw InputError(m.file, "", "expected a multiple of " + std::to_string(stages) + " ranks (pipeline stages), got " + std::to_string(m.stages));
+  PerseusMeasurement f = m;
+  f.stages = stages;
+  f.iteration_s.resize(static_cast<std::size_t>(stages));
+  f.energy_j.resize(static_cast<std::size_t>(stages));
+  f.forward_s.resize(static_cast<std::size_t>(stages));
+  f.backward_s.resize(static_cast<std::size_t>(stages));
+  f.load_s.resize(static_cast<std::size_t>(stages));
+  for (std::size_t r = static_cast<std::size_t>(stages); r < m.iteration_s.size(); ++r) {
+    const std::size_t s = r % static_cast<std::size_t>(stages);
+    for (std::size_t it = 0; it < m.iteration_s[r].size(); ++it) {
+      f.iteration_s[s][it] = std::max(f.iteration_s[s][it], m.iteration_s[r][it]);
+      f.energy_j[s][it] += m.energy_j[r][it];
+    }
+  }
+  f.gpus_per_stage = m.stages / stages;
+  return f;
 }
 
 PipelineWorkload perseus_pipeline(const PerseusMeasurement& run, std::size_t it, double p2p_latency_s) {

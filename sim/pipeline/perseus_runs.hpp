@@ -17,6 +17,7 @@ namespace dvfs {
 struct PerseusMeasurement {
   std::string file;
   int stages = 0, microbatches = 0;
+  int gpus_per_stage = 1;  // > 1 after fold_to_stages (data- and tensor-parallel ranks of one stage)
   // [rank][iteration]; iteration 0 is the warm-up.
   std::vector<std::vector<double>> iteration_s, energy_j;
   // [rank][iteration][micro-batch]; loads summed per micro-batch (the last stage logs two per micro-batch).
@@ -26,6 +27,10 @@ struct PerseusMeasurement {
   double mean_energy_j() const;     // summed over ranks, averaged
 };
 PerseusMeasurement load_perseus_measurement(const std::string& prof_json);
+// A 3D run (ranks = dp x pp x tp, rank r in pipeline stage r % stages, as Merak numbers them): one entry per
+// stage, its times those of its first rank, its iteration time the slowest of its ranks', its energy the sum
+// of its ranks' (the stage's GPUs). `stages` <= 0 or equal to the ranks: unchanged.
+PerseusMeasurement fold_to_stages(const PerseusMeasurement& m, int stages);
 
 // The pipeline of iteration `it`: the stage's data load is part of its forward pass.
 PipelineWorkload perseus_pipeline(const PerseusMeasurement& run, std::size_t it, double p2p_latency_s);

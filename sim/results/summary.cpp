@@ -3,6 +3,7 @@
 #include "traces/src/multi_rank.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -19,12 +20,28 @@ double safe_div(double a, double b) { return b > 0 ? a / b : 0.0; }
 // How many activities the power model prices from their own work (operator shapes, copy engine) and how many
 // from their kernel class's prior (a trace recorded without record_shapes, tensor-list operators).
 Json describe_work_sources(const Workload& wl) {
-  std::size_t counts[3] = {0, 0, 0};
+  std::size_t counts[4] = {0, 0, 0, 0};
   for (const Rank& r : wl.ranks)
     for (const Kernel& k : r.kernels) ++counts[static_cast<int>(k.work)];
   return {{"from_shapes", counts[static_cast<int>(WorkSource::shapes)]},
+          {"from_launch_shape", counts[static_cast<int>(WorkSource::launch_shape)]},
           {"copy_engine", counts[static_cast<int>(WorkSource::copy_engine)]},
           {"class_prior", counts[static_cast<int>(WorkSource::unknown)]}};
+}
+
+// What the user should know about the trace, one line each: the importer's notes, and a trace recorded on
+// an AMD GPU (ROCm) replayed on a model of another vendor's GPU (its kernel times are the AMD GPU's).
+Json trace_notes(const ImportReport& rep, const GpuModel& model) {
+  Json notes = Json::array();
+  for (const std::string& n : rep.notes) notes.push_back(n);
+  std::string gpu = model.display_name();
+  for (char& c : gpu) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool amd_model = gpu.find("amd") != std::string::npos || gpu.find("instinct") != std::string::npos;
+  if (rep.device_platform == "rocm" && !amd_model)
+    notes.push_back("the trace was recorded on " + (rep.device_name.empty() ? std::string("an AMD GPU") : rep.device_name) +
+                    " (ROCm) and is replayed on the " + model.name() + " model (" + model.display_name() +
+                    "): its kernel times and launch shapes are that GPU's, not this one's");
+  return notes;
 }
 
 // The run's header: scenario, GPU, policy, engine, the trace and its collectives.
@@ -34,6 +51,10 @@ Json describe_run(const Scenario& sc, const Workload& wl, const ImportReport& re
   s["scenario"] = sc.name;
   s["gpu"] = {{"name", model.name()}, {"display_name", model.display_name()}, {"status", model.status()},
               {"power_cap_w", model.power_cap_w()}};
+  if (sc.policy.power_cap_w > 0) {  // the scenario's cap replaces the model's
+    s["gpu"]["power_cap_w"] = sc.policy.power_cap_w;
+    s["gpu"]["model_power_cap_w"] = model.power_cap_w();
+  }
   s["policy"] = outcomes.empty() ? sc.policy.name : outcomes.front().policy;
   s["engine"] = to_string(sc.mode);
   s["seed"] = sc.replay.seed;
@@ -44,6 +65,7 @@ Json describe_run(const Scenario& sc, const Workload& wl, const ImportReport& re
                 {"step_source", rep.step_source}, {"annotation_source", rep.annotation_source},
                 {"repeat", sc.replay.repeat}};
   s["trace"]["work"] = describe_work_sources(wl);
+  if (const Json notes = trace_notes(rep, model); !notes.empty()) s["notes"] = notes;
   if (!wl.collectives.empty()) {
     s["collectives"] = describe_collectives(wl);
     const ClusterSpec cs = cluster_for(sc, model);

@@ -1,13 +1,16 @@
 #include "sim/simulation/run_scenario.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
 #include "sim/control/control_run.hpp"
 #include "sim/control/control_scenario.hpp"
 #include "sim/control/controllers.hpp"
 #include "sim/control/fleet.hpp"
 #include "sim/synthetic_run.hpp"
 #include "sim/results/summary.hpp"
+#include "sim/results/trace_export.hpp"
 
+#include <chrono>
 #include <fstream>
 
 namespace dvfs {
@@ -54,23 +57,67 @@ ScenarioRun run_fleet_scenario(const Json& doc, const std::string& file) {
   return run;
 }
 
-ScenarioRun run_trace_scenario(const Scenario& sc, const ScenarioOptions& opts) {
+ScenarioRun run_trace_scenario(Scenario sc, const ScenarioOptions& opts) {
   const GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
   const std::shared_ptr<const LoadedTrace> trace =
       opts.load_trace ? opts.load_trace(sc, model) : std::make_shared<const LoadedTrace>(load_scenario_trace(sc, model));
+  if (!opts.trace_out.empty()) sc.replay.record_activities = true;
   SimulationResult r = opts.replay ? opts.replay(sc, *trace, model) : simulate(sc, *trace, model);
   ScenarioRun run;
+  if (!opts.trace_out.empty())
+    run.trace_export = export_replay_trace(sc, trace->workload, model, r.outcomes, opts.trace_out);
   const bool ranks = sc.trace_paths.size() > 1 || trace->workload.ranks.size() > 1 || !rank_directories(sc.trace_path).empty();
   run.kind = ranks ? ScenarioKind::multi_rank : ScenarioKind::replay;
   run.summary = std::move(r.summary);
   run.outcomes = std::move(r.outcomes);
+  run.timing = std::move(r.timing);
   return run;
+}
+
+// Moves the machine's own figures (wall-clock seconds, peak memory) out of `doc`, keeping their paths: they
+// differ between two runs, so summary.json holds none of them and timing.json holds them.
+Json take_wall_clock(Json& doc) {
+  static const char* const kWallClock[] = {"wall_s", "replay_s", "plan_s", "curves_s", "solve_s", "peak_rss_mib"};
+  Json taken;
+  if (doc.is_object()) {
+    for (const char* k : kWallClock)
+      if (doc.contains(k)) taken[k] = doc[k], doc.erase(k);
+    for (auto it = doc.begin(); it != doc.end(); ++it)
+      if (Json sub = take_wall_clock(it.value()); !sub.is_null()) taken[it.key()] = sub;
+  } else if (doc.is_array()) {
+    for (std::size_t i = 0; i < doc.size(); ++i)
+      if (Json sub = take_wall_clock(doc[i]); !sub.is_null()) taken[std::to_string(i)] = sub;
+  }
+  return taken;
+}
+
+// take_wall_clock's inverse: `taken` merged back into `doc`.
+void put_back(Json& doc, const Json& taken) {
+  if (!taken.is_object()) return;
+  for (auto it = taken.begin(); it != taken.end(); ++it) {
+    if (doc.is_array()) put_back(doc[std::stoul(it.key())], it.value());
+    else if (it.value().is_object() && doc.contains(it.key())) put_back(doc[it.key()], it.value());
+    else doc[it.key()] = it.value();
+  }
 }
 
 }  // namespace
 
+// The replay of a trace scenario as a trace file; what was written.
+Json export_replay_trace(const Scenario& sc, const Workload& wl, const GpuModel& model, const std::vector<RankOutcome>& outcomes,
+                         const std::string& path) {
+  const Json meta = {{"scenario", sc.name}, {"gpu_model", model.name()}, {"policy", sc.policy.name}, {"source", wl.source},
+                     {"repeat", sc.replay.repeat}, {"timeline_interval_s", sc.replay.timeline_interval_s}};
+  const TraceExport t = engine_trace_export(wl, outcomes, model.name(), model.sm_count(), sc.replay.repeat, meta);
+  const TraceExportStats st = write_trace_export(t, path);
+  return trace_export_stats_json(st, path);
+}
+
 ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::string& base_dir, const ScenarioOptions& opts) {
   const ScenarioKind kind = scenario_kind(doc);
+  if (!opts.trace_out.empty() && (kind == ScenarioKind::control || kind == ScenarioKind::fleet))
+    throw InputError("--trace-out", "", std::string("expected a trace replay or synthetic scenario: a ") + to_string(kind) +
+                                            " study has no single replay to export");
   if (kind == ScenarioKind::control) return run_control_scenario(doc, file, base_dir);
   if (kind == ScenarioKind::fleet) return run_fleet_scenario(doc, file);
   Scenario sc = parse_scenario(doc, file, base_dir);
@@ -78,7 +125,14 @@ ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::st
   ScenarioRun run;
   if (kind == ScenarioKind::synthetic) {
     run.kind = kind;
-    run.summary = run_synthetic(synthetic_request(sc));
+    SyntheticRun req = synthetic_request(sc);
+    req.trace_out = opts.trace_out;
+    run.summary = run_synthetic(req);
+    if (run.summary.contains("trace_export")) {  // what was written and how long it took: not a result
+      run.trace_export = run.summary["trace_export"];
+      run.summary.erase("trace_export");
+    }
+    run.timing = take_wall_clock(run.summary);
   } else {
     run = run_trace_scenario(sc, opts);
   }
@@ -95,7 +149,11 @@ std::string ScenarioRun::report() const {
   switch (kind) {
     case ScenarioKind::control: return format_control_run(summary);
     case ScenarioKind::fleet: return format_fleet_study(summary);
-    case ScenarioKind::synthetic: return format_synthetic(summary);
+    case ScenarioKind::synthetic: {
+      Json full = summary;  // the text report prints the timings beside the model outputs
+      put_back(full, timing);
+      return format_synthetic(full);
+    }
     default: return format_report(summary);
   }
 }
@@ -108,12 +166,19 @@ std::vector<std::string> write_scenario_outputs(const ScenarioRun& run, const st
     case ScenarioKind::synthetic: {
       make_directories(dir);
       std::ofstream(dir + "/summary.json") << run.summary.dump(2) << "\n";
+      std::vector<std::string> files = {dir + "/summary.json"};
+      if (!run.timing.is_null()) {
+        std::ofstream(dir + "/timing.json") << run.timing.dump(2) << "\n";
+        files.push_back(dir + "/timing.json");
+      }
       if (const std::string csv = per_gpu_csv(run.summary); !csv.empty()) std::ofstream(dir + "/gpus.csv") << csv;
-      return {dir + "/summary.json"};
+      return files;
     }
     default: {
       write_results(run.summary, run.outcomes, dir);
-      return {dir + "/summary.json", dir + "/timeline.csv"};
+      if (run.timing.is_null()) return {dir + "/summary.json", dir + "/timeline.csv"};
+      std::ofstream(dir + "/timing.json") << run.timing.dump(2) << "\n";
+      return {dir + "/summary.json", dir + "/timeline.csv", dir + "/timing.json"};
     }
   }
 }

@@ -30,6 +30,9 @@ struct ScenarioOptions {
   // simulate), e.g. a cache of loaded traces or a policy defined outside sim/ (Python).
   std::function<std::shared_ptr<const LoadedTrace>(const Scenario&, const GpuModel&)> load_trace;
   std::function<SimulationResult(const Scenario&, const LoadedTrace&, const GpuModel&)> replay;
+  // Trace replays and synthetic runs: also write the simulated run as a Chrome trace (Kineto layout; gzip
+  // when it ends in .gz) to this path (sim/results/trace_export.hpp). "" = none.
+  std::string trace_out;
 };
 
 struct ScenarioRun {
@@ -38,6 +41,8 @@ struct ScenarioRun {
   std::string output_dir;  // the scenario's output.dir ("" = none given; control and fleet have none)
   Json summary;            // what `dvfs-sim run --json` prints and summary.json holds
   std::vector<RankOutcome> outcomes;  // trace replays: per GPU (the timeline)
+  Json trace_export;       // with ScenarioOptions::trace_out: {file, events, activities, bytes, file_bytes, seconds}
+  Json timing;             // wall-clock figures (timing.json), kept out of the summary
   // The text `dvfs-sim run` prints (without the line naming the result files).
   std::string report() const;
 };
@@ -45,6 +50,11 @@ struct ScenarioRun {
 ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::string& base_dir, const ScenarioOptions& opts = {});
 // Reads the file once; relative paths resolve against its directory.
 ScenarioRun run_scenario_file(const std::string& path, const ScenarioOptions& opts = {});
+
+// A trace replay's outcomes (recorded with ReplayOptions::record_activities) written as a trace file
+// (sim/results/trace_export.hpp); returns {file, events, activities, bytes, file_bytes, seconds}.
+Json export_replay_trace(const Scenario& sc, const Workload& wl, const GpuModel& model, const std::vector<RankOutcome>& outcomes,
+                         const std::string& path);
 
 // Writes the run's result files into dir (created if missing) and returns the main ones: trace replays
 // summary.json and timeline.csv; synthetic runs summary.json (and gpus.csv when the run has per-GPU

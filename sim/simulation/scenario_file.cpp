@@ -2,9 +2,11 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/simulation/policy_catalog.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace dvfs {
 
@@ -116,8 +118,7 @@ void read_run_options(const JsonReader& r, const std::string& base_dir, Scenario
       r.fail("seed", "expected a non-negative integer, got " + std::to_string(seed.get<long long>()));
     s.replay.seed = seed.get<std::uint64_t>();
   }
-  s.replay.repeat = static_cast<int>(r.integer_or("repeat", 1));
-  if (s.replay.repeat < 1) r.fail("repeat", "expected an integer >= 1");
+  s.replay.repeat = static_cast<int>(r.integer_in_or("repeat", 1, kMaxRepeat, 1));
   std::string mode = r.string_or("engine", "local-loop");
   if (mode == "local-loop") s.mode = EngineMode::local_loop;
   else if (mode == "event") s.mode = EngineMode::event;
@@ -129,6 +130,14 @@ void read_run_options(const JsonReader& r, const std::string& base_dir, Scenario
     if (o.has("dir")) s.output_dir = normalize_path(join_path(base_dir, o.string("dir")));
     if (o.has("timeline_interval_s")) s.replay.timeline_interval_s = o.positive("timeline_interval_s");
   }
+}
+
+// A GPU model given as a file (a path, or a name ending in .json: resolve_model_path's rule) is relative to
+// the scenario's folder. It is made absolute here: the model loaders join a relative path to the folder of
+// the scenario file, which would join it a second time.
+std::string model_path(const std::string& name_or_path, const std::string& base_dir) {
+  if (name_or_path.find('/') == std::string::npos && name_or_path.find(".json") == std::string::npos) return name_or_path;
+  return normalize_path(std::filesystem::absolute(join_path(base_dir, name_or_path)).string());
 }
 
 }  // namespace
@@ -148,12 +157,8 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
   s.description = r.string_or("description", "");
   read_workload(r, base_dir, s);
   if (r.has("cluster")) read_cluster_json(r.child("cluster"), s.cluster);
-  s.gpu = r.string("gpu");
-  if (s.gpu.find('/') != std::string::npos) s.gpu = join_path(base_dir, s.gpu);
-  if (r.has("trace_gpu")) {
-    s.trace_gpu = r.string("trace_gpu");
-    if (s.trace_gpu.find('/') != std::string::npos) s.trace_gpu = join_path(base_dir, s.trace_gpu);
-  }
+  s.gpu = model_path(r.string("gpu"), base_dir);
+  if (r.has("trace_gpu")) s.trace_gpu = model_path(r.string("trace_gpu"), base_dir);
   read_policy(r, base_dir, s);
   if (r.has("switch_latency")) read_switch_latency(r, s.replay);
   read_run_options(r, base_dir, s);

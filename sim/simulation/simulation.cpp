@@ -6,12 +6,16 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/policies/policy_factory.hpp"
 #include "sim/results/summary.hpp"
 #include "traces/src/multi_rank.hpp"
 #include "traces/src/recording.hpp"
+#include "traces/src/trace_formats.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sys/stat.h>
@@ -36,13 +40,17 @@ LoadedTrace load_traces(const std::vector<std::string>& paths) {
   }
   std::vector<RankTrace> parts;
   LoadedTrace t;
+  std::vector<std::string> notes;
   for (const std::string& p : paths) {
     LoadedTrace one = load_trace(p);
+    for (const std::string& n : one.report.notes) notes.push_back(p + ": " + n);
     if (t.report.schema.empty()) t.report = one.report;
     else t.report.activities += one.report.activities, t.report.overlapped_activities += one.report.overlapped_activities;
-    parts.push_back({std::move(one.workload), p});
+    if (one.report.device_platform == "rocm") t.report.device_platform = "rocm", t.report.device_name = one.report.device_name;
+    parts.push_back({std::move(one.workload), p, one.report.world_size, one.report.backend});
   }
-  t.workload = merge_rank_workloads(std::move(parts));
+  t.workload = merge_rank_workloads(std::move(parts), &notes);
+  t.report.notes = notes;
   return t;
 }
 
@@ -60,15 +68,54 @@ LoadedTrace load_trace(const std::string& path) {
     if (file_exists(path + "/telemetry.csv"))
       attach_recorded_clocks(t.workload, Telemetry::load_csv(path + "/telemetry.csv"), trace);
   } else {
-    t.workload = import_kineto(path, classifier, &t.report);
+    t.workload = import_trace_file(path, classifier, &t.report);  // the format's reader (traces/src/trace_formats.hpp)
   }
   return t;
 }
 
 std::string SimulationResult::timeline_csv() const { return dvfs::timeline_csv(outcomes); }
 
+namespace {
+
+// Refuses, before replaying, a run whose per-step rows or timeline would need gigabytes (the limits of
+// sim/core/limits.hpp); the timeline estimate uses the recorded span, check_timeline the simulated one.
+void check_run_size(const Scenario& sc, const Workload& wl) {
+  const double repeat = sc.replay.repeat;
+  double steps = 0, span_s = 0;
+  for (const Rank& r : wl.ranks) {
+    steps += static_cast<double>(r.steps.size());
+    if (!r.kernels.empty()) span_s = std::max(span_s, r.recorded_start_s.back() + r.kernels.back().duration_s);
+  }
+  char msg[256];
+  if (steps * repeat > kMaxReplayedSteps) {
+    std::snprintf(msg, sizeof msg, "expected at most %.0f replayed steps in all (%.0f steps x repeat %.0f = %.3g)",
+                  kMaxReplayedSteps, steps, repeat, steps * repeat);
+    throw InputError(sc.file, "repeat", msg);
+  }
+  const double dt = sc.replay.timeline_interval_s;
+  if (dt > 0 && span_s * repeat / dt > kMaxTimelineRows) {
+    std::snprintf(msg, sizeof msg,
+                  "expected at most %.0f timeline rows (recorded span %.6g s x repeat %.0f / interval %g s = %.3g rows)",
+                  kMaxTimelineRows, span_s, repeat, dt, span_s * repeat / dt);
+    throw InputError(sc.file, "output.timeline_interval_s", msg);
+  }
+}
+
+void check_timeline(const Scenario& sc, const std::vector<RankOutcome>& outcomes) {
+  for (const RankOutcome& o : outcomes)
+    if (o.meter.timeline_overflowed()) {
+      char msg[256];
+      std::snprintf(msg, sizeof msg, "expected at most %.0f timeline rows: the simulated run is longer than %.6g s at interval %g s",
+                    kMaxTimelineRows, kMaxTimelineRows * sc.replay.timeline_interval_s, sc.replay.timeline_interval_s);
+      throw InputError(sc.file, "output.timeline_interval_s", msg);
+    }
+}
+
+}  // namespace
+
 SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const GpuModel& unbound) {
   // Per-kernel coefficients resolve against this trace's kernel names.
+  check_run_size(sc, trace.workload);
   const GpuModel model = unbound.bound_to(trace.workload.names);
   SimulationResult r;
   const PolicyEntry* entry = policy_registry().find(sc.policy.name);
@@ -81,7 +128,11 @@ SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const Gp
                    cluster_for(sc, model));
     PlannedRun planned = entry->plan(sc, trace.workload, model, reference);
     r.outcomes = std::move(planned.outcomes);
+    check_timeline(sc, r.outcomes);
     r.summary = build_summary(sc, trace.workload, trace.report, model, r.outcomes);
+    // A plan's solve time is wall-clock: it goes to timing.json, so that two runs write the same summary.
+    for (Json& p : planned.plan)
+      if (p.contains("solve_s")) r.timing["plan_solve_s"].push_back(p["solve_s"]), p.erase("solve_s");
     r.summary["plan"] = planned.plan;
     if (!trace.retargeted.is_null()) r.summary["trace_retargeted"] = trace.retargeted;
     return r;
@@ -92,8 +143,10 @@ SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const Gp
 
 SimulationResult simulate_with_factory(const Scenario& sc, const LoadedTrace& trace, const GpuModel& model,
                                        const PolicyFactory& factory) {
+  check_run_size(sc, trace.workload);
   SimulationResult r;
   r.outcomes = run_engine(trace.workload, model, factory, sc.replay, sc.mode, cluster_for(sc, model));
+  check_timeline(sc, r.outcomes);
   r.summary = build_summary(sc, trace.workload, trace.report, model, r.outcomes);
   if (!trace.retargeted.is_null()) r.summary["trace_retargeted"] = trace.retargeted;
   return r;
@@ -134,7 +187,13 @@ void make_directories(const std::string& dir) {
   }
 }
 
-void write_results(const SimulationResult& r, const std::string& dir) { write_results(r.summary, r.outcomes, dir); }
+void write_results(const SimulationResult& r, const std::string& dir) {
+  write_results(r.summary, r.outcomes, dir);
+  if (r.timing.is_null()) return;
+  std::ofstream t(dir + "/timing.json");
+  t << r.timing.dump(2) << "\n";
+  if (!t) throw InputError(dir, "", "cannot write timing.json");
+}
 
 void write_results(const Json& summary, const std::vector<RankOutcome>& outcomes, const std::string& dir) {
   make_directories(dir);

@@ -30,7 +30,8 @@ LoadedTrace load_scenario_trace(const Scenario& sc, const GpuModel& model);
 std::vector<std::string> rank_directories(const std::string& dir);
 
 struct SimulationResult {
-  Json summary;
+  Json summary;  // model outputs only: identical inputs give identical bytes
+  Json timing;   // wall-clock figures (seconds of this machine, e.g. plan_solve_s): never in the summary
   std::vector<RankOutcome> outcomes;
   std::string timeline_csv() const;
 };
@@ -43,7 +44,8 @@ SimulationResult simulate_with_factory(const Scenario& sc, const LoadedTrace& tr
                                        const PolicyFactory& factory);
 // Creates dir and its parents (InputError naming it when that fails).
 void make_directories(const std::string& dir);
-// Writes summary.json and timeline.csv into dir (created if missing).
+// Writes summary.json and timeline.csv into dir (created if missing), and timing.json when the run has
+// wall-clock figures.
 void write_results(const SimulationResult& r, const std::string& dir);
 void write_results(const Json& summary, const std::vector<RankOutcome>& outcomes, const std::string& dir);
 

@@ -2,6 +2,8 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/results/summary.hpp"
+#include "sim/simulation/run_scenario.hpp"
 #include "sim/simulation/simulation.hpp"
 #include "traces/src/multi_rank.hpp"
 #include "traces/src/recording.hpp"
@@ -9,6 +11,7 @@
 #include <cmath>
 #include <map>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 namespace dvfs {
@@ -16,6 +19,31 @@ namespace dvfs {
 namespace {
 
 double pct(double sim, double meas) { return meas != 0 ? 100.0 * (sim - meas) / meas : 0.0; }
+
+// One clock source's replay beside the validation report: its trace and its timeline.
+void write_replay_files(const Scenario& sc, const Workload& wl, const GpuModel& model, const SimulationResult& r,
+                        const std::string& prefix) {
+  export_replay_trace(sc, wl, model, r.outcomes, prefix + ".trace.json.gz");
+  std::ofstream t(prefix + ".timeline.csv");
+  t << timeline_csv(r.outcomes);
+  if (!t) throw InputError(prefix + ".timeline.csv", "", "cannot write the timeline");
+}
+
+// The telemetry on the replay's time axis: the first measured step (run.json's t0) starts where the replay's
+// first step starts (`sim_step0_s`).
+void write_measured_csv(const Recording& rec, double sim_step0_s, const std::string& path) {
+  std::ofstream f(path);
+  f << "t_s,power_w,sm_mhz,mem_mhz\n";
+  const double t0_ns = rec.steps.front().t0_ns;
+  char line[128];
+  for (const TelemetrySample& s : rec.telemetry.samples()) {
+    const double t = (s.t_ns - t0_ns) * 1e-9 + sim_step0_s;
+    if (t < 0 || s.t_ns > rec.steps.back().t1_ns) continue;
+    std::snprintf(line, sizeof line, "%.6f,%.3f,%.1f,%.1f\n", t, s.power_instant_w >= 0 ? s.power_instant_w : s.power_w, s.sm_mhz, s.mem_mhz);
+    f << line;
+  }
+  if (!f) throw InputError(path, "", "cannot write the measured telemetry");
+}
 
 
 }  // namespace
@@ -36,15 +64,22 @@ Recording load_validation_recording(const std::string& dir) {
   if (rec.steps.empty())
     throw InputError(dir + "/run.json", "run.profiled_steps", "missing: validation needs the measured step bounds and energy");
   if (!rec.telemetry.has_energy())
-    throw InputError(rec.telemetry.file(), "energy_mj", "missing column: validation needs the NVML energy counter");
+    throw InputError(rec.telemetry.file(), "energy_mj",
+                     rec.telemetry.energy_note().empty() ? "missing column: validation needs the NVML energy counter"
+                                                         : rec.telemetry.energy_note() + " (expected an advancing NVML energy counter or power_mw samples)");
+  for (std::size_t i = 0; i < rec.steps.size(); ++i)
+    if (!(rec.steps[i].energy_j > 0))
+      throw InputError(rec.telemetry.file(), rec.telemetry.energy_note().empty() ? "energy_mj" : "power_mw",
+                       "measures " + std::to_string(rec.steps[i].energy_j) + " J over profiled step " + std::to_string(i) +
+                           " (expected a positive energy: a step cannot be scored against nothing)");
   return rec;
 }
 
-Json validate_recording(const std::string& dir, const std::string& gpu) {
-  return validate_recording(load_validation_recording(dir), load_gpu_model(gpu, "", "--gpu"));
+Json validate_recording(const std::string& dir, const std::string& gpu, const std::string& out_dir) {
+  return validate_recording(load_validation_recording(dir), load_gpu_model(gpu, "", "--gpu"), out_dir);
 }
 
-Json validate_recording(const Recording& rec, const GpuModel& model) {
+Json validate_recording(const Recording& rec, const GpuModel& model, const std::string& out_dir) {
   const std::string& dir = rec.dir;
   LoadedTrace trace{rec.workload, rec.import_report, Json()};
 
@@ -54,9 +89,35 @@ Json validate_recording(const Recording& rec, const GpuModel& model) {
   report["measured_from"] =
       "step time: run.json profiled_steps t0_ns..t1_ns (GPU synchronised); step energy: NVML energy counter "
       "interpolated between its ~100 ms updates; mean SM clock: NVML clock samples";
+  std::size_t resolved = 0;
+  for (const MeasuredStep& m : rec.steps) resolved += m.energy_resolved ? 1 : 0;
+  const double update_s = rec.telemetry.counter_update_interval_s();
+  report["energy_counter"] = {
+      {"update_interval_s", update_s},
+      {"resolve_updates", kCounterResolveUpdates},
+      {"min_resolved_step_s", kCounterResolveUpdates * update_s},
+      {"steps_resolved", resolved},
+      {"window_resolved", counter_resolves((rec.steps.back().t1_ns - rec.steps.front().t0_ns) * 1e-9, update_s)},
+      {"rule", "a step's measured energy is compared only when the step spans >= " + std::to_string(kCounterResolveUpdates) +
+                   " updates of the energy counter (update interval: median time between its advances in telemetry.csv); "
+                   "otherwise only the profiled window (the total row) is: per-step energy and power figures of "
+                   "unresolved steps (energy_resolved false) are interpolation, not measurement"}};
+  if (!rec.telemetry.energy_note().empty()) {
+    report["measured_from"] = "step time: run.json profiled_steps t0_ns..t1_ns (GPU synchronised); step energy: NVML power "
+                              "samples integrated over the step (the energy counter is not usable); mean SM clock: NVML clock samples";
+    report["energy_note"] = rec.telemetry.file() + ": " + rec.telemetry.energy_note();
+  }
   Json sources = Json::array();
+  double sim_step0_s = 0;
+  if (!out_dir.empty()) make_directories(out_dir);
   for (const char* source : {"native", "recorded"}) {
-    SimulationResult r = simulate(validation_scenario(dir, model, source), trace, model);
+    Scenario vsc = validation_scenario(dir, model, source);
+    if (!out_dir.empty()) vsc.replay.record_activities = true, vsc.replay.timeline_interval_s = 0.01;
+    SimulationResult r = simulate(vsc, trace, model);
+    if (!out_dir.empty()) {
+      write_replay_files(vsc, trace.workload, model, r, out_dir + "/" + source);
+      if (!r.outcomes.empty() && !r.outcomes[0].meter.steps().empty()) sim_step0_s = r.outcomes[0].meter.steps()[0].start_s;
+    }
     const Json& steps = r.summary["steps"];
     Json rows = Json::array();
     double mt = 0, st = 0, me = 0, se = 0, ape_t = 0, ape_e = 0, ape_p = 0;
@@ -77,6 +138,7 @@ Json validate_recording(const Recording& rec, const GpuModel& model) {
                       {"measured_mean_power_w", m_power},
                       {"simulated_mean_power_w", s_power},
                       {"power_error_pct", pct(s_power, m_power)},
+                      {"energy_resolved", m.energy_resolved},
                       {"measured_mean_sm_mhz", m.mean_sm_mhz},
                       {"simulated_mean_sm_mhz", s["mean_sm_mhz"].get<double>()}});
       mt += m_time;
@@ -102,8 +164,57 @@ Json validate_recording(const Recording& rec, const GpuModel& model) {
                        {"mape", {{"time_pct", ape_t / n}, {"energy_pct", ape_e / n}, {"mean_power_pct", ape_p / n}}}});
   }
   report["clock_sources"] = sources;
+  if (!out_dir.empty()) {
+    write_measured_csv(rec, sim_step0_s, out_dir + "/measured.csv");
+    std::ofstream(out_dir + "/validate.json") << report.dump(2) << "\n";
+  }
   return report;
 }
+
+namespace {
+
+// The MAPE line: energy and power over the steps the counter resolves, or, with none, the window's figures.
+void format_mape(std::ostream& os, const Json& src, const Json& counter) {
+  char buf[320];
+  std::size_t n = 0, resolved = 0;
+  double ape_e = 0, ape_p = 0;
+  for (const Json& r : src["steps"]) {
+    ++n;
+    if (!r.value("energy_resolved", true)) continue;
+    ++resolved;
+    ape_e += std::fabs(r["energy_error_pct"].get<double>());
+    ape_p += std::fabs(r["power_error_pct"].get<double>());
+  }
+  if (resolved == n) {
+    std::snprintf(buf, sizeof buf, "MAPE over steps: time %.2f%%, energy %.2f%%, mean power %.2f%%\n",
+                  src["mape"]["time_pct"].get<double>(), src["mape"]["energy_pct"].get<double>(),
+                  src["mape"]["mean_power_pct"].get<double>());
+    os << buf;
+    return;
+  }
+  std::snprintf(buf, sizeof buf, "MAPE over steps: time %.2f%%", src["mape"]["time_pct"].get<double>());
+  os << buf;
+  if (resolved > 0) {
+    std::snprintf(buf, sizeof buf, "; over the %zu of %zu steps the energy counter resolves: energy %.2f%%, mean power %.2f%%",
+                  resolved, n, ape_e / static_cast<double>(resolved), ape_p / static_cast<double>(resolved));
+    os << buf;
+  }
+  const double u = counter.is_object() ? counter["update_interval_s"].get<double>() : -1;
+  if (counter.is_object() && !counter["window_resolved"].get<bool>()) {
+    std::snprintf(buf, sizeof buf, "\nenergy: not resolved, not even over the whole profiled window (%.0f ms < %d x the "
+                  "counter's %.0f ms updates): no measured energy figure; record more steps (--steps WARMUP:PROFILED)\n",
+                  src["total"]["measured_time_s"].get<double>() * 1e3, kCounterResolveUpdates, u * 1e3);
+    os << buf;
+    return;
+  }
+  std::snprintf(buf, sizeof buf, "\nenergy per step: %s (steps shorter than %d x the counter's %.0f ms updates show '-'); "
+                "the total row compares the whole profiled window: energy %+.2f%%\n",
+                resolved ? "partly resolved" : "not resolved", kCounterResolveUpdates, u * 1e3,
+                src["total"]["energy_error_pct"].get<double>());
+  os << buf;
+}
+
+}  // namespace
 
 std::string format_validation(const Json& rep) {
   std::ostringstream os;
@@ -111,18 +222,24 @@ std::string format_validation(const Json& rep) {
   os << "validate " << rep["recording"].get<std::string>() << " on " << rep["gpu"]["name"].get<std::string>() << " ["
      << rep["gpu"]["status"].get<std::string>() << "]\n";
   os << "measured: " << rep["measured_from"].get<std::string>() << "\n";
+  if (rep.contains("energy_note")) os << "note: " << rep["energy_note"].get<std::string>() << "\n";
   for (const Json& src : rep["clock_sources"]) {
     os << "\nclock source: " << src["clock_source"].get<std::string>() << "\n";
     std::snprintf(buf, sizeof buf, "%-5s %9s %9s %7s | %9s %9s %7s | %8s %8s %7s | %7s %7s\n", "step", "meas ms",
                   "sim ms", "err %", "meas J", "sim J", "err %", "meas W", "sim W", "err %", "meas MHz", "sim MHz");
     os << buf;
     auto line = [&](const std::string& label, const Json& r, bool clocks) {
-      std::snprintf(buf, sizeof buf, "%-5s %9.2f %9.2f %+7.2f | %9.2f %9.2f %+7.2f | %8.1f %8.1f %+7.2f |", label.c_str(),
-                    r["measured_time_s"].get<double>() * 1e3, r["simulated_time_s"].get<double>() * 1e3,
-                    r["time_error_pct"].get<double>(), r["measured_energy_j"].get<double>(),
-                    r["simulated_energy_j"].get<double>(), r["energy_error_pct"].get<double>(),
-                    r["measured_mean_power_w"].get<double>(), r["simulated_mean_power_w"].get<double>(),
-                    r["power_error_pct"].get<double>());
+      std::snprintf(buf, sizeof buf, "%-5s %9.2f %9.2f %+7.2f |", label.c_str(), r["measured_time_s"].get<double>() * 1e3,
+                    r["simulated_time_s"].get<double>() * 1e3, r["time_error_pct"].get<double>());
+      os << buf;
+      if (r.value("energy_resolved", true))
+        std::snprintf(buf, sizeof buf, " %9.2f %9.2f %+7.2f | %8.1f %8.1f %+7.2f |", r["measured_energy_j"].get<double>(),
+                      r["simulated_energy_j"].get<double>(), r["energy_error_pct"].get<double>(),
+                      r["measured_mean_power_w"].get<double>(), r["simulated_mean_power_w"].get<double>(),
+                      r["power_error_pct"].get<double>());
+      else  // the counter cannot resolve this step: no measured figure (see energy_counter.rule)
+        std::snprintf(buf, sizeof buf, " %9s %9.2f %7s | %8s %8.1f %7s |", "-", r["simulated_energy_j"].get<double>(), "-",
+                      "-", r["simulated_mean_power_w"].get<double>(), "-");
       os << buf;
       if (clocks) {
         std::snprintf(buf, sizeof buf, " %7.0f %7.0f", r["measured_mean_sm_mhz"].get<double>(),
@@ -132,11 +249,10 @@ std::string format_validation(const Json& rep) {
       os << "\n";
     };
     for (const Json& r : src["steps"]) line(std::to_string(r["step"].get<int>()), r, true);
-    line("total", src["total"], false);
-    std::snprintf(buf, sizeof buf, "MAPE over steps: time %.2f%%, energy %.2f%%, mean power %.2f%%\n",
-                  src["mape"]["time_pct"].get<double>(), src["mape"]["energy_pct"].get<double>(),
-                  src["mape"]["mean_power_pct"].get<double>());
-    os << buf;
+    Json total = src["total"];
+    if (rep.contains("energy_counter")) total["energy_resolved"] = rep["energy_counter"]["window_resolved"];
+    line("total", total, false);
+    format_mape(os, src, rep.contains("energy_counter") ? rep["energy_counter"] : Json());
   }
   return os.str();
 }
@@ -148,7 +264,9 @@ Json validate_multi_rank(const std::string& dir, const std::string& gpu, const C
   std::vector<RankTrace> parts;
   for (const std::string& rank_dir : rank_directories(dir)) {
     recs.push_back(load_validation_recording(rank_dir));
-    parts.push_back({recs.back().workload, recs.back().dir});
+    const Telemetry& tel = recs.back().telemetry;
+    if (!tel.energy_note().empty()) std::fprintf(stderr, "dvfs-sim: note: %s: %s\n", tel.file().c_str(), tel.energy_note().c_str());
+    parts.push_back({recs.back().workload, recs.back().dir, recs.back().import_report.world_size, recs.back().import_report.backend});
   }
   if (recs.empty()) throw InputError(dir, "rank0", "missing: expected rank<N>/ recordings of one job");
   const GpuModel model = load_gpu_model(gpu, "", "--gpu");

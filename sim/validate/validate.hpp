@@ -13,13 +13,17 @@
 
 namespace dvfs {
 
-Json validate_recording(const std::string& dir, const std::string& gpu);
+// `out_dir` (not ""): also writes there each clock source's replay as a trace (<source>.trace.json.gz,
+// sim/results/trace_export.hpp) and timeline (<source>.timeline.csv), the measured telemetry on the
+// replay's time axis (measured.csv: t_s,power_w,sm_mhz,mem_mhz) and the report (validate.json), for
+// `dvfs-sim report`.
+Json validate_recording(const std::string& dir, const std::string& gpu, const std::string& out_dir = "");
 // A replay of recording `dir` on `model` with the clocks of `source`: the native governor's ("native"), or those
 // the telemetry recorded ("recorded").
 Scenario validation_scenario(const std::string& dir, const GpuModel& model, const char* source);
 // The same for a recording already loaded (with measured steps and an energy counter) and a model.
 Recording load_validation_recording(const std::string& dir);
-Json validate_recording(const Recording& rec, const GpuModel& model);
+Json validate_recording(const Recording& rec, const GpuModel& model, const std::string& out_dir = "");
 std::string format_validation(const Json& report);
 
 // A multi-GPU recording: a directory of rank<N>/ recordings of one job (each with its own trace,

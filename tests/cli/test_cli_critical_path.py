@@ -54,3 +54,25 @@ def test_validate_perseus_bad_input_is_one_line_and_exit_code_2(cli, root, tmp_p
     other = tmp_path / "h100_runs"
     other.mkdir()
     assert_one_line_error(cli("validate", "--perseus", other), "expected plans")
+
+
+def test_validate_perseus_models_only_first_and_fitted_variants_labelled(cli, root, tmp_path):
+    # A run set named as in traces/perseus-baselines/workloads.json gets the models-only prediction first.
+    src = os.path.join(root, "traces", "perseus-runs", "a100_gpt3-xl_pp4")
+    runs = tmp_path / "a100_gpt3-xl_pp4"
+    runs.mkdir()
+    for n in (0, 1, 2, 3, 4, 5):
+        for kind in ("sched", "prof"):
+            shutil.copy(os.path.join(src, f"{n}.{kind}.json.gz"), runs)
+    r = cli("validate", "--perseus", runs, "--no-frontier")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.index("== models only") < r.stdout.index("== measured anchor") < r.stdout.index("== board fit")
+    assert "none of them seen by any fit" in r.stdout and "fitted on plans [2,4]" in r.stdout
+    assert "run set in models/calibration/perseus-split.json: held_out" in r.stdout
+    r = cli("validate", "--perseus", runs, "--no-frontier", "--no-fits", "--json")
+    rep = json.loads(r.stdout)
+    assert [v["name"] for v in rep["variants"]] == ["models only"]
+    assert rep["gpu"] == "a100-pcie"
+    bad = tmp_path / "w.json"
+    bad.write_text('{"run_sets": {"a100_gpt3-xl_pp4": {"board": "a100-pcie"}}, "pipeline_model": {}}')
+    assert_one_line_error(cli("validate", "--perseus", runs, "--no-frontier", "--workloads", bad), "w.json")

@@ -9,10 +9,15 @@ ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<4, at::native::Gel
 
 
 class FakeBackend:
-    def __init__(self, kernels_per_step=20, drop_step_ranges=False):
+    """drop_markers: a profiler that loses the recorder's step-bound marks (the ranges are then placed from the
+    epoch-ns bounds); empty_steps: steps whose GPU work the trace lacks (the recorder must refuse the trace)."""
+
+    def __init__(self, kernels_per_step=20, drop_markers=False, empty_steps=()):
         self.kernels_per_step = kernels_per_step
-        self.drop_step_ranges = drop_step_ranges  # like a profiler that loses ranges that do not nest
-        self.ranges = []       # [name, t0_ns, t1_ns or None]
+        self.drop_markers = drop_markers
+        self.empty_steps = set(empty_steps)
+        self.ranges = []       # [name, t0_ns, t1_ns or None]: ranges other than the marks
+        self.marks = []        # [name, t_ns]
         self.calls = []        # what the recorder asked, in order
         self.profiling = False
 
@@ -42,17 +47,23 @@ class FakeBackend:
     def close_range(self, r):
         r[2] = time.time_ns()
 
+    def mark(self, name):
+        assert self.profiling, f"mark {name} while not profiling"
+        self.marks.append([name, time.time_ns()])
+
     def export_trace(self, path):
-        base = min(r[1] for r in self.ranges) - 1_000_000
+        base = self.marks[0][1] - 1_000_000
         us = lambda ns: (ns - base) / 1000.0  # noqa: E731
         events, corr = [], 1
-        for name, t0, t1 in self.ranges:
-            if not self.drop_step_ranges:
-                events.append({"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": 1, "ts": us(t0),
-                               "dur": (t1 - t0) / 1000.0})
+        for i, (name, t) in enumerate(self.marks):
+            if not self.drop_markers:
+                events.append({"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": 1, "ts": us(t), "dur": 0.5})
+            if i + 1 == len(self.marks) or i in self.empty_steps:
+                continue
+            t0, t1 = t, self.marks[i + 1][1]
             slot = (t1 - t0) / 1000.0 / self.kernels_per_step
             for k in range(self.kernels_per_step):
-                launch = us(t0) + k * slot
+                launch = us(t0) + 1.0 + k * slot
                 events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
                                "ts": launch, "dur": 1.0, "args": {"correlation": corr}})
                 events.append({"ph": "X", "cat": "kernel", "name": GEMM if k % 2 == 0 else ELEMENTWISE, "pid": 0,

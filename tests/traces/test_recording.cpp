@@ -103,3 +103,21 @@ TEST_CASE("telemetry and run.json problems are one-line errors naming file and f
          "run.profiled_steps");
   expect(temp_dir(), "trace.json.gz");
 }
+
+TEST_CASE("a step's counter energy is a measurement only when the step spans two counter updates", "[traces][recording]") {
+  // Samples every 10 us over the fixture trace; the counter advances 5 mJ every 50 us (5 samples).
+  std::string csv = "t_ns,energy_mj,sm_mhz,mem_mhz\n";
+  for (int i = 0; i <= 210; ++i)
+    csv += std::to_string(1700000000000900000LL + 10000LL * i) + "," + std::to_string(1000 + 5 * (i / 5)) + ",1980,3201\n";
+  std::string dir = make_recording(csv, R"({"run": {"profiled_steps": [
+      {"t0_ns": 1700000000001000000, "t1_ns": 1700000000001160000},
+      {"t0_ns": 1700000000002000000, "t1_ns": 1700000000002050000}]}})");
+  Recording rec = load_recording(dir, Classifier::load_default());
+  CHECK(rec.telemetry.counter_update_interval_s() == Catch::Detail::Approx(50e-6).margin(0.5e-6));  // epoch ns near 1.7e18 carry ~256 ns
+  REQUIRE(rec.steps.size() == 2);
+  CHECK(rec.steps[0].energy_resolved);        // 160 us >= 2 x 50 us
+  CHECK_FALSE(rec.steps[1].energy_resolved);  // 50 us: one update
+  CHECK(counter_resolves(0.2, 0.1));
+  CHECK_FALSE(counter_resolves(0.19, 0.1));
+  CHECK_FALSE(counter_resolves(10.0, -1));  // a counter seen advancing fewer than three times resolves nothing
+}

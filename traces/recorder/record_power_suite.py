@@ -341,6 +341,42 @@ MICRO = {
 }
 
 
+def store(kind, numel, dtype, to_dtype=None):
+    """Kernels that mostly write (fills) or convert between dtypes (read one width, write another): added after the
+    first validation showed a store-only kernel (memset-2g, a zero_ fill) far below the model, to separate the energy
+    of bytes written from bytes read."""
+    dts = {"bf16": torch.bfloat16, "fp32": torch.float32, "fp16": torch.float16}
+
+    def build():
+        x = torch.empty(numel, device=DEV, dtype=dts[dtype])
+        if kind == "fill":
+            return (lambda: x.fill_(1.5)), {}
+        if kind == "zero":
+            return (lambda: x.zero_()), {}
+        if kind == "convert":
+            y = torch.empty(numel, device=DEV, dtype=dts[to_dtype])
+            x.normal_()
+            return (lambda: y.copy_(x)), {}
+        raise ValueError(kind)
+    es = {"bf16": 2, "fp16": 2, "fp32": 4}
+    read = numel * es[dtype] if kind == "convert" else 0
+    written = numel * es[to_dtype if kind == "convert" else dtype]
+    return build, {"kind": "store", "op": kind, "dtype": dtype, "to_dtype": to_dtype, "numel": numel,
+                   "bytes_read": float(read), "bytes_written": float(written)}
+
+
+MICRO.update({
+    # stores and conversions (recorded after the first validation; models/calibration/h200-power-split.json lists
+    # them under fit.micro_stores and held_out.micro_stores, split before they were recorded)
+    "fill-fp32-1g": store("fill", 1 << 28, "fp32"),
+    "zero-bf16-512m": store("zero", 1 << 28, "bf16"),
+    "convert-bf16-fp32-256m": store("convert", 1 << 28, "bf16", "fp32"),
+    "convert-fp32-bf16-256m": store("convert", 1 << 28, "fp32", "bf16"),
+    "fill-bf16-256m": store("fill", 1 << 27, "bf16"),
+    "convert-fp32-fp16-128m": store("convert", 1 << 27, "fp32", "fp16"),
+})
+
+
 def size_step(call, self_paced, target_s=0.04, max_calls=300):
     """Calls per step: about target_s of GPU work, at most max_calls."""
     if self_paced:

@@ -38,16 +38,16 @@ Kernel activity(KernelClass c, double duration_s, double fill, std::uint32_t nam
 
 // Adds a recorded kernel's work, at the top clocks (its rates scaled to its top-clock time t), to its class.
 void add_class_work(const Kernel& k, double t, double ramp_s, std::array<double, kKernelClassCount>& class_time,
-                    std::array<double, kKernelClassCount>& known_time, std::array<std::array<double, 5>, kKernelClassCount>& work,
+                    std::array<double, kKernelClassCount>& known_time, std::array<std::array<double, kRates + 1>, kKernelClassCount>& work,
                     std::array<std::array<double, kTensorPrecisionCount>, kKernelClassCount>& tensor_by_precision) {
   const auto c = static_cast<std::size_t>(k.cls);
   class_time[c] += t;
   if (k.work == WorkSource::unknown || t <= 0) return;
   known_time[c] += t;
-  work[c][4] += t * t / (t + ramp_s);  // ramp weight x time
+  work[c][kRates] += t * t / (t + ramp_s);  // ramp weight x time
   const double to_top = k.duration_s / t;  // the same work in the top-clock time
-  const double rates[4] = {k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps};
-  for (std::size_t j = 0; j < 4; ++j) work[c][j] += rates[j] * to_top * t;
+  const double rates[kRates] = {k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps, k.memory_fill_tbps};
+  for (std::size_t j = 0; j < kRates; ++j) work[c][j] += rates[j] * to_top * t;
   tensor_by_precision[c][static_cast<std::size_t>(k.tensor_precision)] += k.tensor_tflops * k.duration_s;
 }
 
@@ -105,14 +105,14 @@ DecodeProfile load_decode_profile(const std::vector<std::string>& dirs, const Gp
     JsonReader g(gen, gen_file, "");
     TransformerSpec shape;
     shape.name = g.string_or("preset", "recorded");
-    shape.layers = static_cast<int>(g.integer("layers"));
-    shape.hidden = static_cast<int>(g.integer("d"));
-    shape.heads = static_cast<int>(g.integer("heads"));
-    shape.kv_heads = static_cast<int>(g.integer("kv_heads"));
-    shape.ffn = static_cast<int>(g.integer("ffn"));
-    shape.vocab = static_cast<int>(g.integer("vocab"));
+    shape.layers = static_cast<int>(g.integer_in("layers", 1, 1 << 24));
+    shape.hidden = static_cast<int>(g.integer_in("d", 1, 1 << 24));
+    shape.heads = static_cast<int>(g.integer_in("heads", 1, 1 << 24));
+    shape.kv_heads = static_cast<int>(g.integer_in("kv_heads", 1, 1 << 24));
+    shape.ffn = static_cast<int>(g.integer_in("ffn", 1, 1 << 24));
+    shape.vocab = static_cast<int>(g.integer_in("vocab", 1, 1 << 24));
     shape.gated_mlp = true;
-    const double batch = static_cast<double>(g.integer("batch"));
+    const double batch = static_cast<double>(g.integer_in("batch", 1, 1 << 24));
     const double ctx0 = g.number("context_at_first_profiled_step");
     if (p.sources.empty()) p.reference = shape;
     else if (shape.layers != p.reference.layers || shape.hidden != p.reference.hidden || shape.ffn != p.reference.ffn)
@@ -124,7 +124,7 @@ DecodeProfile load_decode_profile(const std::vector<std::string>& dirs, const Gp
     Loaded L{batch, {}, {}, {}, {}};
     std::array<double, kKernelClassCount> fill_time[3]{};
     std::array<double, kKernelClassCount> class_time{}, known_time{};
-    std::array<std::array<double, 5>, kKernelClassCount> work{};  // rate x top-clock time; [4]: ramp weight x time
+    std::array<std::array<double, kRates + 1>, kKernelClassCount> work{};  // rate x top-clock time; [kRates]: ramp weight x time
     std::array<std::array<double, kTensorPrecisionCount>, kKernelClassCount> tensor_by_precision{};
     for (std::size_t si = 0; si < r.steps.size(); ++si) {
       const Step& st = r.steps[si];
@@ -167,8 +167,8 @@ DecodeProfile load_decode_profile(const std::vector<std::string>& dirs, const Gp
       DecodeProfile::ClassWork& w = L.work[static_cast<std::size_t>(c)];
       const auto ci = static_cast<std::size_t>(c);
       w.known = class_time[ci] > 0 && known_time[ci] >= 0.9 * class_time[ci];
-      for (std::size_t j = 0; j < 4; ++j) w.rates[j] = known_time[ci] > 0 ? work[ci][j] / known_time[ci] : 0.0;
-      w.ramp = known_time[ci] > 0 ? work[ci][4] / known_time[ci] : 1.0;
+      for (std::size_t j = 0; j < kRates; ++j) w.rates[j] = known_time[ci] > 0 ? work[ci][j] / known_time[ci] : 0.0;
+      w.ramp = known_time[ci] > 0 ? work[ci][kRates] / known_time[ci] : 1.0;
       const auto& tp = tensor_by_precision[ci];
       w.precision = static_cast<TensorPrecision>(std::max_element(tp.begin(), tp.end()) - tp.begin());
     }
@@ -234,7 +234,7 @@ DecodeStepModel::DecodeStepModel(const DecodeProfile& p, const TransformerSpec& 
       cv.fill.push_back(total > 0 ? (layer * p.layers[b].fill[ci] + head * p.head[b].fill[ci] + rest * p.rest[b].fill[ci]) / total : 1.0);
       if (b < p.work.size()) {
         const DecodeProfile::ClassWork& w = p.work[b][ci];
-        for (std::size_t j = 0; j < 4; ++j) cv.rates[j].push_back(w.rates[j]);
+        for (std::size_t j = 0; j < kRates; ++j) cv.rates[j].push_back(w.rates[j]);
         cv.ramp.push_back(w.ramp);
         cv.known = (b == 0 || cv.known) && w.known;
         cv.precision = w.precision;
@@ -285,6 +285,7 @@ void DecodeStepModel::step(int batch, double sum_context, float sm, float mem, s
       k.fma_tflops = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[1], batch));
       k.alu_tops = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[2], batch));
       k.memory_tbps = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[3], batch));
+      k.memory_fill_tbps = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[4], batch));
     }
   }
   if (!out.empty()) out.front().gap_before_s = host_s_;

@@ -1,6 +1,7 @@
 #include "traces/src/kernel_activity.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <initializer_list>
 #include <numeric>
@@ -31,7 +32,7 @@ double alu_intensity(const std::string& base) {
       {"cos", 16}, {"pow", 8}, {"sqrt", 4}, {"rsqrt", 4}, {"div", 4}, {"native_layer_norm", 16},
       {"native_layer_norm_backward", 16}, {"_fused_rms_norm", 5}, {"_fused_rms_norm_backward", 8},
       {"_softmax", 8}, {"_log_softmax", 8}, {"_log_softmax_backward_data", 6}, {"_softmax_backward_data", 4},
-      {"addcmul", 2}, {"addcdiv", 4}, {"lerp", 3}, {"cumsum", 2}, {"erf", 12}, {"native_dropout", 6}};
+      {"addcmul", 2}, {"addcdiv", 4}, {"lerp", 3}, {"fused_optimizer", 12}, {"cumsum", 2}, {"erf", 12}, {"native_dropout", 6}};
   auto it = table.find(base);
   return it == table.end() ? 1.0 : it->second;
 }
@@ -43,6 +44,10 @@ bool is_reduction(const std::string& base) {
   return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return base == n; });
 }
 
+// The largest tensor size or operator argument taken from a trace (2^31); larger ones are garbage, and the
+// integer arithmetic on them below stays far from overflow.
+constexpr std::int64_t kMaxOperandSize = std::int64_t{1} << 31;
+
 double numel(const std::vector<std::int64_t>& d) {
   return std::accumulate(d.begin(), d.end(), 1.0, [](double a, std::int64_t x) { return a * static_cast<double>(x); });
 }
@@ -53,7 +58,7 @@ std::vector<std::int64_t> int_list(const std::string& s) {
   bool in = false, neg = false;
   for (char c : s) {
     if (std::isdigit(static_cast<unsigned char>(c))) {
-      v = v * 10 + (c - '0');
+      v = std::min<std::int64_t>(v * 10 + (c - '0'), kMaxOperandSize);  // saturates: no overflow in the arithmetic below
       in = true;
     } else {
       if (in) out.push_back(neg ? -v : v);
@@ -149,7 +154,11 @@ std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::
   const int es = element_bytes(op.types[x_i]);
   if (es == 0 || x.size() < 3 || wt.size() != x.size()) return std::nullopt;
   const std::size_t spatial = x.size() - 2;
-  const double per_output = static_cast<double>(wt[1]) * numel(std::vector<std::int64_t>(wt.begin() + 2, wt.end()));
+  // cuDNN's tensor-core kernels need the channels in multiples of 8: for fewer (an RGB stem's 3) it pads the input
+  // first (nhwcAddPaddingKernel) and the convolution does the padded channels' arithmetic.
+  const bool padded = any_name_has(kn, "addpadding");
+  const double channels = padded ? 8.0 * std::ceil(static_cast<double>(wt[1]) / 8.0) : static_cast<double>(wt[1]);
+  const double per_output = channels * numel(std::vector<std::int64_t>(wt.begin() + 2, wt.end()));
   double out_numel = 0, passes = 1;
   if (backward) {
     out_numel = numel(op.dims[0]);
@@ -241,10 +250,52 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
   }
   OperatorWork w;
   w.bytes = read + written;
+  if (base == "fill_" || base == "zero_") w.filled = written;
   std::string stem = base;
   if (in_place) stem.pop_back();
   w.alu_ops = out_elems * alu_intensity(stem);
   return w;
+}
+
+// PyTorch's foreach and fused-optimizer kernels (multi_tensor_apply_kernel): their operators take tensor lists,
+// whose sizes the profiler does not record, but each block of the launch works through one chunk of
+// kMultiTensorChunk elements (ATen's kChunkSize in MultiTensorApply.cuh), and the kernel's name names the
+// element type and the functor: `...Functor<float, depth, r_args_depth, res_arg_index>` reads r_args_depth
+// lists and writes one; the fused optimizers' `Fused...MathFunctor<float, depth, ...>` read all `depth` lists
+// (parameters, gradients, moments) and write all but the gradients. Elements = blocks x chunk, an upper bound
+// where tensors end in partial chunks (small tensors); large parameter lists are dominated by full chunks.
+constexpr double kMultiTensorChunk = 65536;
+
+struct MultiTensorTraffic {
+  int element_bytes = 0;
+  double lists_per_element = 0;  // lists read + written
+  double alu_per_element = 1;
+};
+
+std::optional<MultiTensorTraffic> multi_tensor_traffic(const std::string& name) {
+  if (name.find("multi_tensor_apply_kernel") == std::string::npos) return std::nullopt;
+  static const std::regex functor(R"((\w+)Functor<([\w:]+), (\d+)(?:, (\d+))?)");
+  std::smatch m;
+  if (!std::regex_search(name, m, functor)) return std::nullopt;
+  MultiTensorTraffic t;
+  t.element_bytes = element_bytes(m[2].str());
+  if (t.element_bytes == 0) return std::nullopt;
+  const std::string kind = m[1].str();
+  const double depth = std::stod(m[3].str());
+  if (kind.rfind("Fused", 0) == 0) {
+    t.lists_per_element = depth + (depth - 1);
+    t.alu_per_element = alu_intensity("fused_optimizer");
+  } else {
+    t.lists_per_element = (m[4].matched ? std::stod(m[4].str()) : depth) + 1;
+    for (const char* op : {"Lerp", "Sqrt", "divides", "Exp", "Log", "Pow", "Addcdiv", "Sigmoid", "Tanh"})
+      if (name.find(op) != std::string::npos) {
+        std::string stem = op;
+        std::transform(stem.begin(), stem.end(), stem.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        t.alu_per_element = alu_intensity(stem == "divides" ? "div" : stem);
+        break;
+      }
+  }
+  return t;
 }
 
 }  // namespace
@@ -260,6 +311,9 @@ void OperatorIndex::add(const std::string& name, const Json& args) {
     if (d.is_array())
       for (const Json& x : d) {
         if (!x.is_number_integer()) return;  // a nested list (a tensor list) or garbage: no sizes
+        if (x.is_number_unsigned() ? x.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxOperandSize)
+                                   : x.get<std::int64_t>() < -kMaxOperandSize || x.get<std::int64_t>() > kMaxOperandSize)
+          return;  // beyond any tensor: no sizes
         v.push_back(x.get<std::int64_t>());
       }
     op.dims.push_back(std::move(v));
@@ -306,15 +360,26 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
       // the copy engine moves the bytes: a device-to-device copy reads and writes them
       const bool d2d = a.name && a.name->find("DtoD") != std::string::npos;
       out[i].source = WorkSource::copy_engine;
-      if (a.duration_us > 0) out[i].memory_tbps = static_cast<float>((d2d ? 2.0 : 1.0) * static_cast<double>(a.bytes) / (a.duration_us * 1e6));
+      if (a.duration_us > 0) {
+        out[i].memory_tbps = static_cast<float>((d2d ? 2.0 : 1.0) * static_cast<double>(a.bytes) / (a.duration_us * 1e6));
+      }
       continue;
     }
     if (a.kind == ActivityKind::memset) {
       out[i].source = WorkSource::shapes;
-      if (a.duration_us > 0) out[i].memory_tbps = static_cast<float>(static_cast<double>(a.bytes) / (a.duration_us * 1e6));
+      if (a.duration_us > 0) out[i].memory_tbps = out[i].memory_fill_tbps = static_cast<float>(static_cast<double>(a.bytes) / (a.duration_us * 1e6));
       continue;
     }
-    if (a.external_id < 0 || !ops.find(a.external_id)) continue;
+    if (a.external_id < 0 || !ops.find(a.external_id)) {
+      if (a.kind == ActivityKind::kernel && a.name && a.blocks > 0 && a.duration_us > 0)
+        if (const auto t = multi_tensor_traffic(*a.name)) {
+          const double elements = static_cast<double>(a.blocks) * kMultiTensorChunk;
+          out[i].source = WorkSource::launch_shape;
+          out[i].memory_tbps = static_cast<float>(elements * t->lists_per_element * t->element_bytes / (a.duration_us * 1e6));
+          out[i].alu_tops = static_cast<float>(elements * t->alu_per_element / (a.duration_us * 1e6));
+        }
+      continue;
+    }
     Group& g = groups[a.external_id];
     g.duration_us += a.duration_us;
     g.members.push_back(i);
@@ -338,6 +403,7 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
       r.source = WorkSource::shapes;
       r.alu_tops = static_cast<float>(w->alu_ops / (g.duration_us * 1e6));
       r.memory_tbps = static_cast<float>(w->bytes / (g.duration_us * 1e6));
+      r.memory_fill_tbps = static_cast<float>(w->filled / (g.duration_us * 1e6));
       if (flops <= 0 || !(all_matrix || is_matrix_kernel(acts[i].name))) continue;
       const auto rate = static_cast<float>(flops / (matrix_us * 1e6));
       if (w->precision != TensorPrecision::none && uses_tensor_cores(acts[i].name)) {
@@ -356,6 +422,7 @@ void apply_rates(const KernelRates& r, Kernel& k) {
   k.fma_tflops = r.fma_tflops;
   k.alu_tops = r.alu_tops;
   k.memory_tbps = r.memory_tbps;
+  k.memory_fill_tbps = r.memory_fill_tbps;
   k.tensor_precision = r.precision;
   k.work = r.source;
 }

@@ -13,7 +13,8 @@
 //     x an estimated per-element instruction count of the operator (kAluIntensity in the .cpp, [estimate]).
 // An operator's work is shared among its kernels in proportion to their durations, so every kernel of one
 // operator gets the same rates. Operators whose inputs are tensor lists (foreach and fused optimizers) have no
-// sizes in the trace: their kernels keep WorkSource::unknown and the power model's class prior.
+// sizes in the trace: their multi_tensor_apply kernels are sized from the launch instead (blocks x ATen's chunk
+// of 65536 elements, lists and element type from the functor in the kernel's name: WorkSource::launch_shape).
 #include "sim/core/json_util.hpp"
 #include "sim/core/workload.hpp"
 
@@ -51,6 +52,7 @@ struct OperatorWork {
   double fma_flops = 0;   // CUDA-core fp32 GEMM/convolution arithmetic
   double alu_ops = 0;     // elementwise operations
   double bytes = 0;       // read + written
+  double filled = 0;      // of which written with one repeated value (fill_, zero_)
 };
 
 // The work of one operator call, or nullopt when its inputs say nothing (tensor lists, no tensors).
@@ -64,10 +66,11 @@ struct ActivityRef {
   ActivityKind kind = ActivityKind::kernel;
   const std::string* name = nullptr;
   std::uint64_t bytes = 0;  // memcpy / memset size
+  std::uint64_t blocks = 0;  // a kernel's grid size (x y z), 0 when not recorded
 };
 
 struct KernelRates {
-  float tensor_tflops = 0, fma_tflops = 0, alu_tops = 0, memory_tbps = 0;
+  float tensor_tflops = 0, fma_tflops = 0, alu_tops = 0, memory_tbps = 0, memory_fill_tbps = 0;
   TensorPrecision precision = TensorPrecision::none;
   WorkSource source = WorkSource::unknown;
 };

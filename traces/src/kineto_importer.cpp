@@ -2,11 +2,15 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
+#include "sim/core/limits.hpp"
 #include "traces/src/gzip_file.hpp"
 #include "traces/src/kernel_activity.hpp"
+#include "traces/src/simulated_args.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -24,6 +28,9 @@ struct RawCollective {
   int peer = -1;
 };
 
+// A communication kernel (or record_param_comms range) that names no modelled collective.
+constexpr int kNotModelled = -2;
+
 struct RawActivity {
   double ts_us, dur_us;
   long device;
@@ -33,8 +40,9 @@ struct RawActivity {
   ActivityKind kind;
   LaunchShape shape;
   double blocks_per_sm;  // < 0 when unknown
-  int collective = -1;   // index into the raw collectives
+  int collective = -1;   // index into the raw collectives; kNotModelled for a comm record we keep as a kernel
   long external_id = -1;  // the launching operator (cpu_op) of the same External id
+  SimulatedArgs simulated;  // a dvfs-sim export's clocks and work (traces/src/simulated_args.hpp)
 };
 
 struct Range {
@@ -48,18 +56,19 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Ranges in start order, those of one name that overlap the previous one of that name merged into it.
-std::vector<Range> merge_same_name_overlaps(const std::vector<const Range*>& ranges) {
+// One range per name, spanning every range of that name, in start order. Kineto writes a device-side
+// step range once per stream the step used, and a late stream's range (an NCCL kernel that ran after the
+// next step had started) need not touch the others: still one step.
+std::vector<Range> merge_same_name(const std::vector<const Range*>& ranges) {
   std::vector<Range> out;
-  std::map<std::string, std::size_t> last;  // name -> index in out
+  std::map<std::string, std::size_t> first;  // name -> index in out
   for (const Range* r : ranges) {
-    auto it = last.find(r->name);
-    if (it != last.end() && r->t0_us <= out[it->second].t1_us) {
-      out[it->second].t1_us = std::max(out[it->second].t1_us, r->t1_us);
+    auto [it, inserted] = first.emplace(r->name, out.size());
+    if (inserted) {
+      out.push_back(*r);
       continue;
     }
-    last[r->name] = out.size();
-    out.push_back(*r);
+    out[it->second].t1_us = std::max(out[it->second].t1_us, r->t1_us);
   }
   return out;
 }
@@ -74,48 +83,75 @@ bool kind_of(const std::string& cat, ActivityKind& kind, bool& old_schema) {
   return true;
 }
 
-long as_long(const Json& j, long fallback) {
-  if (j.is_number_integer()) return j.get<long>();
-  if (j.is_number()) return static_cast<long>(j.get<double>());
-  if (j.is_string()) {
-    // "stream 7", "7", "GPU 0"
-    const std::string& s = j.get_ref<const std::string&>();
-    auto pos = s.find_first_of("0123456789");
-    if (pos != std::string::npos) return std::stol(s.substr(pos));
-  }
+constexpr long kIntMin = std::numeric_limits<int>::min(), kIntMax = std::numeric_limits<int>::max();
+constexpr long kLongMin = std::numeric_limits<long>::min(), kLongMax = std::numeric_limits<long>::max();
+
+// An integer field of a trace object (an event, its args, a device entry) named `where.key`: a number
+// (a fraction is dropped), or a string whose first digits are the value ("stream 7", "GPU 0");
+// `fallback` when absent or neither. A value outside [lo, hi] is an InputError naming the field.
+long int_field(const Json& obj, const char* key, long fallback, const std::string& file, const std::string& where,
+               long lo = kLongMin, long hi = kLongMax) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return fallback;
+  const std::string field = where.empty() ? key : where + "." + key;
+  if (it->is_number_float()) return checked_integer(Json(std::trunc(it->get<double>())), file, field, lo, hi);
+  if (it->is_number() || (it->is_string() && it->get_ref<const std::string&>().find_first_of("0123456789") != std::string::npos))
+    return checked_integer(*it, file, field, lo, hi, true);
   return fallback;
 }
+
+std::string event_field(std::size_t i) { return "traceEvents[" + std::to_string(i) + "]"; }
+std::string args_field(std::size_t i) { return event_field(i) + ".args"; }
 
 double number_field(const Json& ev, const char* key, const std::string& file, std::size_t i) {
   auto it = ev.find(key);
   if (it == ev.end() || !it->is_number())
     throw InputError(file, "traceEvents[" + std::to_string(i) + "]." + key,
                      std::string("expected a number (") + (it == ev.end() ? "missing" : json_type_name(*it)) + ")");
-  return it->get<double>();
+  const double v = it->get<double>();
+  if (!(std::fabs(v) <= kMaxTraceTimeUs))
+    throw InputError(file, event_field(i) + "." + key,
+                     "expected a time within +-" + std::to_string(static_cast<long long>(kMaxTraceTimeUs)) + " us, got " + it->dump());
+  return v;
 }
 
-void read_dim3(const Json& args, const char* key, std::uint32_t out[3]) {
+void read_dim3(const Json& args, const char* key, std::uint32_t out[3], const std::string& file, std::size_t i) {
   auto it = args.find(key);
   if (it == args.end() || !it->is_array()) return;
+  const std::string field = args_field(i) + "." + key;
   for (std::size_t d = 0; d < 3 && d < it->size(); ++d)
-    if ((*it)[d].is_number()) out[d] = (*it)[d].get<std::uint32_t>();
+    if ((*it)[d].is_number())
+      out[d] = static_cast<std::uint32_t>(checked_integer((*it)[d], file, field + "[" + std::to_string(d) + "]", 0, 0xffffffffL));
 }
 
-// NCCL collective names as PyTorch writes them ("allreduce", "_allgather_base", "reduce_scatter_tensor_coalesced", ...).
-bool collective_kind_of(const std::string& name, CollectiveKind& out) {
+// What a "Collective name" (PyTorch c10d's record_param_comms) stands for.
+enum class CommName {
+  collective,     // one of ours (CollectiveKind)
+  not_modelled,   // a collective whose buffers differ between the root and the others (gather, scatter), or a
+                  // coalescing group's end ("coalesced": its calls were recorded one by one, its kernel does
+                  // them all): its kernel is kept at its recorded duration
+  not_collective, // a record around no transfer: "wait" (waiting on a work handle), "init" (communicator set-up)
+  unknown,
+};
+
+// NCCL collective names as PyTorch writes them ("allreduce", "_allgather_base", "reduce_scatter_tensor_coalesced",
+// "all_to_allv", "_reduce_oop", "recvAnySource", ...).
+CommName comm_name_of(const std::string& name, CollectiveKind& out) {
   std::string n;
   for (char c : name)
     if (c != '_') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+  if (n == "wait" || n == "init") return CommName::not_collective;
+  if (n == "gather" || n == "scatter" || n == "coalesced") return CommName::not_modelled;
   if (has("allreduce") || n == "barrier") out = CollectiveKind::all_reduce;
   else if (has("reducescatter")) out = CollectiveKind::reduce_scatter;
-  else if (has("allgather") || n == "gather" || n == "scatter") out = CollectiveKind::all_gather;
+  else if (has("allgather")) out = CollectiveKind::all_gather;
   else if (has("alltoall")) out = CollectiveKind::all_to_all;
-  else if (has("broadcast") || n == "reduce") out = CollectiveKind::broadcast;
+  else if (has("broadcast") || n == "reduce" || n == "reduceoop") out = CollectiveKind::broadcast;
   else if (n == "send") out = CollectiveKind::send;
-  else if (n == "recv") out = CollectiveKind::recv;
-  else return false;
-  return true;
+  else if (n == "recv" || n == "recvanysource") out = CollectiveKind::recv;
+  else return CommName::unknown;
+  return CommName::collective;
 }
 
 int dtype_bytes(const std::string& t) {
@@ -129,11 +165,11 @@ int dtype_bytes(const std::string& t) {
 }
 
 // "[0, 1, 2, 3]" -> {0, 1, 2, 3}; a list truncated with "..." -> {} (resolved across ranks later).
-std::vector<int> parse_rank_list(const Json& j) {
+std::vector<int> parse_rank_list(const Json& j, const std::string& file, const std::string& field) {
   std::vector<int> out;
   if (j.is_array()) {
-    for (const auto& v : j)
-      if (v.is_number_integer()) out.push_back(v.get<int>());
+    for (std::size_t k = 0; k < j.size(); ++k)
+      if (j[k].is_number_integer()) out.push_back(static_cast<int>(checked_integer(j[k], file, field + "[" + std::to_string(k) + "]", 0, kIntMax)));
     return out;
   }
   if (!j.is_string()) return out;
@@ -141,25 +177,40 @@ std::vector<int> parse_rank_list(const Json& j) {
   if (s.find("...") != std::string::npos) return {};
   long cur = -1;
   for (char c : s) {
-    if (std::isdigit(static_cast<unsigned char>(c))) cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
-    else if (cur >= 0) out.push_back(static_cast<int>(cur)), cur = -1;
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
+      if (cur > kIntMax) throw InputError(file, field, "expected ranks in [0, " + std::to_string(kIntMax) + "]");
+    } else if (cur >= 0) {
+      out.push_back(static_cast<int>(cur)), cur = -1;
+    }
   }
   if (cur >= 0) out.push_back(static_cast<int>(cur));
   return out;
 }
 
-RawCollective read_collective(const Json& args, const std::string& file, std::size_t i) {
-  const std::string where = "traceEvents[" + std::to_string(i) + "].args";
-  RawCollective c;
+// `text` cut to `n` characters, for an error message.
+std::string clipped(const std::string& text, std::size_t n = 60) { return text.size() > n ? text.substr(0, n) + "..." : text; }
+
+// What the record's "Collective name" stands for (`kind` set for a collective); an unknown name is an error.
+CommName comm_record(const Json& args, const std::string& file, std::size_t i, CollectiveKind& kind) {
+  const std::string where = args_field(i);
   const Json& name = args["Collective name"];
-  if (!name.is_string() || !collective_kind_of(name.get<std::string>(), c.kind))
+  const CommName what = name.is_string() ? comm_name_of(name.get<std::string>(), kind) : CommName::unknown;
+  if (what == CommName::unknown)
     throw InputError(file, where + ".Collective name",
                      "expected an NCCL collective (allreduce, allgather, reduce_scatter, all_to_all, broadcast, send, recv), got " +
-                         name.dump());
+                         clipped(name.dump()));
+  return what;
+}
+
+RawCollective read_collective(const Json& args, CollectiveKind kind, const std::string& file, std::size_t i) {
+  const std::string where = args_field(i);
+  RawCollective c;
+  c.kind = kind;
   const std::string dtype = args.contains("dtype") && args["dtype"].is_string() ? args["dtype"].get<std::string>() : "";
   const int size = dtype_bytes(dtype);
   if (size == 0) throw InputError(file, where + ".dtype", "expected a tensor type such as Float or BFloat16, got \"" + dtype + "\"");
-  auto nelems = [&](const char* key) { return args.contains(key) ? static_cast<double>(as_long(args[key], 0)) : 0.0; };
+  auto nelems = [&](const char* key) { return static_cast<double>(int_field(args, key, 0, file, where, 0, kLongMax)); };
   const double in = nelems("In msg nelems"), out = nelems("Out msg nelems");
   // The buffer every member holds (collectives.hpp): all-gather's output, reduce-scatter's input, i.e. the
   // larger of the two counts.
@@ -167,16 +218,21 @@ RawCollective read_collective(const Json& args, const std::string& file, std::si
   c.group_name = args.contains("Process Group Name") ? (args["Process Group Name"].is_string() ? args["Process Group Name"].get<std::string>()
                                                                                                : args["Process Group Name"].dump())
                                                      : "";
-  c.group_size = args.contains("Group size") ? static_cast<int>(as_long(args["Group size"], 0)) : 0;
-  if (args.contains("Process Group Ranks")) c.group_ranks = parse_rank_list(args["Process Group Ranks"]);
+  c.group_size = static_cast<int>(int_field(args, "Group size", 0, file, where, 0, kMaxGroupSize));
+  if (args.contains("Process Group Ranks")) c.group_ranks = parse_rank_list(args["Process Group Ranks"], file, where + ".Process Group Ranks");
+  if (c.group_ranks.size() > static_cast<std::size_t>(kMaxGroupSize))
+    throw InputError(file, where + ".Process Group Ranks", "expected at most " + std::to_string(kMaxGroupSize) + " ranks in a group");
   if (c.group_ranks.empty() && c.group_size > 0 && args.contains("Global rank start") && args.contains("Global rank stride")) {
     // A truncated list: its ranks are start + i x stride when the group is strided (PyTorch writes both).
-    const long start = as_long(args["Global rank start"], -1), stride = as_long(args["Global rank stride"], 0);
+    const long start = int_field(args, "Global rank start", -1, file, where, kIntMin, kIntMax);
+    const long stride = int_field(args, "Global rank stride", 0, file, where, kIntMin, kIntMax);
+    if (start >= 0 && stride > 0 && start + (c.group_size - 1L) * stride > kIntMax)
+      throw InputError(file, where + ".Global rank stride", "expected the group's last rank (start + (size - 1) x stride) to be at most " + std::to_string(kIntMax));
     if (start >= 0 && stride > 0)
       for (int k = 0; k < c.group_size; ++k) c.group_ranks.push_back(static_cast<int>(start + k * stride));
   }
-  if (c.kind == CollectiveKind::send && args.contains("Dst Rank")) c.peer = static_cast<int>(as_long(args["Dst Rank"], -1));
-  if (c.kind == CollectiveKind::recv && args.contains("Src Rank")) c.peer = static_cast<int>(as_long(args["Src Rank"], -1));
+  if (c.kind == CollectiveKind::send) c.peer = static_cast<int>(int_field(args, "Dst Rank", -1, file, where, kIntMin, kIntMax));
+  if (c.kind == CollectiveKind::recv) c.peer = static_cast<int>(int_field(args, "Src Rank", -1, file, where, kIntMin, kIntMax));
   if (c.group_size < 1 && c.group_ranks.empty())
     throw InputError(file, where + ".Group size", "expected the process group's size or its ranks");
   if (c.group_size < 1) c.group_size = static_cast<int>(c.group_ranks.size());
@@ -189,15 +245,6 @@ struct HostComm {
   double t0_us, t1_us;
   int collective;
 };
-
-// The parsed document, or an InputError naming the file.
-Json parse_trace(const std::string& text, const std::string& file) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw InputError(file, "", std::string("malformed JSON, expected a Chrome trace (") + e.what() + ")");
-  }
-}
 
 const Json& trace_events(const Json& doc, const std::string& file) {
   const Json* events = nullptr;
@@ -214,25 +261,46 @@ struct TraceHeader {
   int sm_count = 0;
   std::map<long, std::string> device_names;
   int global_rank = -1;  // PyTorch's distributedInfo; -1 when absent
+  int world_size = -1;
+  std::string backend;
+  bool amd = false;  // a device property only ROCm writes, a warp of 64 or an AMD device name
 };
 
-TraceHeader read_header(const Json& doc) {
+bool amd_device_name(const std::string& name) {
+  const std::string n = lower(name);
+  return n.find("amd") != std::string::npos || n.find("instinct") != std::string::npos || n.find("radeon") != std::string::npos;
+}
+
+// distributedInfo: the rank, the job's size and its backend.
+void read_distributed_info(const Json& doc, const std::string& file, TraceHeader& h) {
+  if (!doc.is_object() || !doc.contains("distributedInfo") || !doc["distributedInfo"].is_object()) return;
+  const Json& d = doc["distributedInfo"];
+  h.global_rank = static_cast<int>(int_field(d, "rank", -1, file, "distributedInfo", kIntMin, kIntMax));
+  if (d.contains("world_size") && d["world_size"].is_number_integer())
+    h.world_size = static_cast<int>(int_field(d, "world_size", -1, file, "distributedInfo", kIntMin, kIntMax));
+  if (d.contains("backend") && d["backend"].is_string()) h.backend = d["backend"].get<std::string>();
+}
+
+TraceHeader read_header(const Json& doc, const std::string& file) {
   TraceHeader h;
   if (doc.is_object() && doc.contains("baseTimeNanoseconds") && doc["baseTimeNanoseconds"].is_number())
     h.base_ns = doc["baseTimeNanoseconds"].get<double>();
   if (doc.is_object() && doc.contains("deviceProperties") && doc["deviceProperties"].is_array()) {
-    for (const auto& d : doc["deviceProperties"]) {
+    const Json& props = doc["deviceProperties"];
+    for (std::size_t k = 0; k < props.size(); ++k) {
+      const Json& d = props[k];
       if (!d.is_object()) continue;
-      long id = d.contains("id") ? as_long(d["id"], 0) : 0;
+      const std::string where = "deviceProperties[" + std::to_string(k) + "]";
+      long id = int_field(d, "id", 0, file, where);
       if (d.contains("name") && d["name"].is_string()) h.device_names[id] = d["name"].get<std::string>();
-      if (d.contains("numSms") && d["numSms"].is_number()) h.sm_count = d["numSms"].get<int>();
+      if (d.contains("numSms") && d["numSms"].is_number()) h.sm_count = static_cast<int>(int_field(d, "numSms", 0, file, where, 0, kIntMax));
+      h.amd = h.amd || d.contains("maxSharedMemoryPerMultiProcessor") || (d.contains("warpSize") && d["warpSize"] == 64) ||
+              (d.contains("name") && d["name"].is_string() && amd_device_name(d["name"].get<std::string>()));
     }
   }
   // A rank of a distributed job names itself (PyTorch's distributedInfo); NCCL kernels name their groups
   // by global rank.
-  if (doc.is_object() && doc.contains("distributedInfo") && doc["distributedInfo"].is_object() &&
-      doc["distributedInfo"].contains("rank"))
-    h.global_rank = static_cast<int>(as_long(doc["distributedInfo"]["rank"], -1));
+  read_distributed_info(doc, file, h);
   return h;
 }
 
@@ -246,7 +314,25 @@ struct RawTrace {
   OperatorIndex operators;
   bool old_schema = false;
   int global_rank = -1;
+  bool hip_runtime = false;                         // launches through hipLaunchKernel & co. (ROCm)
+  std::vector<Range> operator_steps;                // ProfilerStep#N as cat "Operator"/"cpu_op" (2021 schema)
+  std::map<std::string, std::size_t> not_modelled;  // comm records kept at their recorded duration, by name
 };
+
+// A "Collective name" record (kernel args or a record_param_comms range): the index of its collective, or
+// kNotModelled / -1 (a wait or init: no transfer).
+int add_comm_record(RawTrace& t, const Json& args, const std::string& file, std::size_t i) {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  const CommName what = comm_record(args, file, i, kind);
+  if (t.global_rank < 0) t.global_rank = static_cast<int>(int_field(args, "Rank", -1, file, args_field(i), kIntMin, kIntMax));
+  if (what == CommName::not_collective) return -1;
+  if (what == CommName::not_modelled) {
+    ++t.not_modelled[args["Collective name"].get<std::string>()];
+    return kNotModelled;
+  }
+  t.collectives.push_back(read_collective(args, kind, file, i));
+  return static_cast<int>(t.collectives.size()) - 1;
+}
 
 // A device activity (kernel, memcpy, memset) and, for an NCCL kernel with collective args, its collective.
 void add_device_activity(RawTrace& t, const Json& ev, const Json& args, ActivityKind kind, const std::string& file, std::size_t i) {
@@ -255,39 +341,69 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
   a.dur_us = number_field(ev, "dur", file, i);
   if (a.dur_us < 0)
     throw InputError(file, "traceEvents[" + std::to_string(i) + "].dur", "expected a duration >= 0");
+  if (a.dur_us * 1e-6 > kMaxTraceSpanS)
+    throw InputError(file, event_field(i) + ".dur",
+                     "expected a duration of at most " + std::to_string(static_cast<long>(kMaxTraceSpanS)) + " s (" +
+                         std::to_string(static_cast<long>(kMaxTraceSpanS * 1e6)) + " us), got " + ev["dur"].dump());
   auto name_it = ev.find("name");
   if (name_it == ev.end() || !name_it->is_string())
     throw InputError(file, "traceEvents[" + std::to_string(i) + "].name", "expected a kernel name string");
   a.name = name_it->get<std::string>();
   a.kind = kind;
-  a.device = args.contains("device") ? as_long(args["device"], 0) : (ev.contains("pid") ? as_long(ev["pid"], 0) : 0);
-  a.stream = args.contains("stream") ? as_long(args["stream"], 0) : (ev.contains("tid") ? as_long(ev["tid"], 0) : 0);
-  a.correlation = args.contains("correlation") ? as_long(args["correlation"], -1) : -1;
-  if (args.contains("External id")) a.external_id = as_long(args["External id"], -1);
-  read_dim3(args, "grid", a.shape.grid);
-  read_dim3(args, "block", a.shape.block);
-  if (args.contains("registers per thread")) a.shape.registers_per_thread = static_cast<std::uint32_t>(as_long(args["registers per thread"], 0));
-  if (args.contains("shared memory")) a.shape.shared_memory_bytes = static_cast<std::uint32_t>(as_long(args["shared memory"], 0));
-  if (args.contains("bytes")) a.shape.bytes = static_cast<std::uint64_t>(as_long(args["bytes"], 0));
+  const std::string where = args_field(i);
+  a.device = args.contains("device") ? int_field(args, "device", 0, file, where, kIntMin, kIntMax)
+                                     : int_field(ev, "pid", 0, file, event_field(i), kIntMin, kIntMax);
+  a.stream = args.contains("stream") ? int_field(args, "stream", 0, file, where, kIntMin, kIntMax)
+                                     : int_field(ev, "tid", 0, file, event_field(i), kIntMin, kIntMax);
+  a.correlation = int_field(args, "correlation", -1, file, where);
+  a.external_id = args.contains("External id") ? int_field(args, "External id", -1, file, where)
+                                               : int_field(args, "external id", -1, file, where);  // 2021 schema
+  read_dim3(args, "grid", a.shape.grid, file, i);
+  read_dim3(args, "block", a.shape.block, file, i);
+  a.shape.registers_per_thread = static_cast<std::uint32_t>(int_field(args, "registers per thread", 0, file, where, 0, 0xffffffffL));
+  a.shape.shared_memory_bytes = static_cast<std::uint32_t>(int_field(args, "shared memory", 0, file, where, 0, 0xffffffffL));
+  a.shape.bytes = static_cast<std::uint64_t>(int_field(args, "bytes", 0, file, where, 0, kLongMax));
   a.blocks_per_sm = -1;
   if (args.contains("blocks per SM") && args["blocks per SM"].is_number()) a.blocks_per_sm = args["blocks per SM"].get<double>();
+  a.simulated = read_simulated_args(args, file, i);
   if (kind == ActivityKind::kernel && args.contains("Collective name")) {
-    t.collectives.push_back(read_collective(args, file, i));
-    a.collective = static_cast<int>(t.collectives.size()) - 1;
-    if (t.global_rank < 0 && args.contains("Rank")) t.global_rank = static_cast<int>(as_long(args["Rank"], -1));
+    const int c = add_comm_record(t, args, file, i);
+    a.collective = c == -1 ? kNotModelled : c;  // a kernel is never a wait: kept as it ran
   }
   t.acts.push_back(std::move(a));
+}
+
+// A host or device range: false when the event lacks a name, ts or dur (a malformed annotation loses only
+// itself; kernels are what we cannot lose).
+bool range_of(const Json& ev, Range& r) {
+  auto name_it = ev.find("name");
+  auto ts = ev.find("ts");
+  auto dur = ev.find("dur");
+  if (name_it == ev.end() || !name_it->is_string() || ts == ev.end() || !ts->is_number() || dur == ev.end() || !dur->is_number())
+    return false;
+  r = Range{ts->get<double>(), ts->get<double>() + dur->get<double>(), -1, name_it->get<std::string>()};
+  return true;
+}
+
+bool is_profiler_step(const Json& ev) {
+  auto name_it = ev.find("name");
+  return name_it != ev.end() && name_it->is_string() && name_it->get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0;
 }
 
 // A host-side event (lower-case category `lc`): a record_param_comms range, an operator with input
 // shapes, a user annotation range, or a launch (its time, by correlation id).
 void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::string& lc, const std::string& file, std::size_t i) {
+  // The 2021 schema writes the profiler's steps as operators (cat "Operator"); some later ones as cpu_op.
+  if ((lc == "operator" || lc == "cpu_op") && is_profiler_step(ev)) {
+    Range r;
+    if (range_of(ev, r)) t.operator_steps.push_back(std::move(r));
+    return;
+  }
   if (lc == "cpu_op" && args.contains("Collective name") && ev.contains("name") && ev["name"] == "record_param_comms" &&
       ev.contains("ts") && ev["ts"].is_number() && ev.contains("dur") && ev["dur"].is_number()) {
-    t.collectives.push_back(read_collective(args, file, i));
-    t.host_comms.push_back({ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>(),
-                            static_cast<int>(t.collectives.size()) - 1});
-    if (t.global_rank < 0 && args.contains("Rank")) t.global_rank = static_cast<int>(as_long(args["Rank"], -1));
+    // A wait or init launches nothing: only the ranges that launch a kernel are kept to attach it to.
+    const int c = add_comm_record(t, args, file, i);
+    if (c != -1) t.host_comms.push_back({ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>(), c});
     return;
   }
   if (lc == "cpu_op") {  // operators with input shapes (record_shapes=True): what their kernels compute
@@ -295,22 +411,28 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
     if (name_it != ev.end() && name_it->is_string()) t.operators.add(name_it->get_ref<const std::string&>(), args);
     return;
   }
-  if (lc == "gpu_user_annotation" || lc == "user_annotation") {
+  if (lc == "operator" && args.contains("Input dims")) {  // the 2021 schema's operators spell it "Input dims"
     auto name_it = ev.find("name");
-    auto ts = ev.find("ts");
-    auto dur = ev.find("dur");
-    if (name_it == ev.end() || !name_it->is_string() || ts == ev.end() || !ts->is_number() || dur == ev.end() || !dur->is_number())
-      return;  // a malformed annotation loses only itself; kernels are what we cannot lose
-    Range r{ts->get<double>(), ts->get<double>() + dur->get<double>(), -1, name_it->get<std::string>()};
+    if (name_it == ev.end() || !name_it->is_string()) return;
+    Json renamed = args;
+    renamed["Input Dims"] = renamed["Input dims"];
+    t.operators.add(name_it->get_ref<const std::string&>(), renamed);
+    return;
+  }
+  if (lc == "gpu_user_annotation" || lc == "user_annotation") {
+    Range r;
+    if (!range_of(ev, r)) return;
     if (lc == "gpu_user_annotation") {
-      r.device = args.contains("device") ? as_long(args["device"], 0) : (ev.contains("pid") ? as_long(ev["pid"], 0) : 0);
+      r.device = args.contains("device") ? int_field(args, "device", 0, file, args_field(i)) : int_field(ev, "pid", 0, file, event_field(i));
       t.gpu_ranges.push_back(std::move(r));
     } else {
       t.cpu_ranges.push_back(std::move(r));
     }
   } else if ((lc == "cuda_runtime" || lc == "cuda_driver" || lc == "runtime") && args.contains("correlation")) {
+    auto name_it = ev.find("name");
+    if (name_it != ev.end() && name_it->is_string() && name_it->get_ref<const std::string&>().rfind("hip", 0) == 0) t.hip_runtime = true;
     auto ts = ev.find("ts");
-    if (ts != ev.end() && ts->is_number()) t.launch_ts[as_long(args["correlation"], -1)] = ts->get<double>();
+    if (ts != ev.end() && ts->is_number()) t.launch_ts[int_field(args, "correlation", -1, file, args_field(i))] = ts->get<double>();
   }
 }
 
@@ -343,7 +465,28 @@ RawTrace read_events(const Json& events, const std::string& file, int global_ran
     throw InputError(file, "traceEvents",
                      "no device activity: expected events with cat \"kernel\", \"gpu_memcpy\" or \"gpu_memset\" "
                      "(or \"Kernel\"/\"Memcpy\"/\"Memset\" in the 2021 schema)");
+  // Steps written as operators mark the steps only where no user_annotation range does (some traces have both).
+  const bool annotated = std::any_of(t.cpu_ranges.begin(), t.cpu_ranges.end(),
+                                     [](const Range& r) { return r.name.rfind("ProfilerStep#", 0) == 0; });
+  if (!annotated) t.cpu_ranges.insert(t.cpu_ranges.end(), t.operator_steps.begin(), t.operator_steps.end());
   return t;
+}
+
+// A device whose activities span more than kMaxTraceSpanS is refused: replaying it would take hours and its
+// timeline gigabytes (`acts` sorted by device, then start).
+void check_span(const std::vector<RawActivity>& acts, const std::string& file) {
+  for (std::size_t begin = 0, end = 0; begin < acts.size(); begin = end) {
+    double last_end = acts[begin].ts_us + acts[begin].dur_us;
+    for (end = begin; end < acts.size() && acts[end].device == acts[begin].device; ++end)
+      last_end = std::max(last_end, acts[end].ts_us + acts[end].dur_us);
+    const double span_s = (last_end - acts[begin].ts_us) * 1e-6;
+    if (span_s > kMaxTraceSpanS) {
+      char msg[256];
+      std::snprintf(msg, sizeof msg, "device %ld's activities span %.6g s (ts %.17g to %.17g us); expected at most %.0f s in one trace",
+                    acts[begin].device, span_s, acts[begin].ts_us, last_end, kMaxTraceSpanS);
+      throw InputError(file, "traceEvents[].ts", msg);
+    }
+  }
 }
 
 // NCCL kernels without collective args take them from the record_param_comms range their launch is in.
@@ -351,7 +494,7 @@ void attach_host_collectives(RawTrace& t) {
   if (t.host_comms.empty()) return;
   std::sort(t.host_comms.begin(), t.host_comms.end(), [](const HostComm& a, const HostComm& b) { return a.t0_us < b.t0_us; });
   for (RawActivity& a : t.acts) {
-    if (a.collective >= 0 || a.kind != ActivityKind::kernel || lower(a.name).find("nccl") == std::string::npos) continue;
+    if (a.collective != -1 || a.kind != ActivityKind::kernel || lower(a.name).find("nccl") == std::string::npos) continue;
     auto it = t.launch_ts.find(a.correlation);
     if (it == t.launch_ts.end()) continue;
     const double tl = it->second;
@@ -421,6 +564,20 @@ class WorkloadBuilder {
     wl_.source = file;
     rep_.schema = raw.old_schema ? "kineto-2021" : "kineto";
     rep_.activities = raw.acts.size();
+    rep_.device_platform = header.amd || raw.hip_runtime ? "rocm" : "cuda";
+    if (!header.device_names.empty()) rep_.device_name = header.device_names.begin()->second;
+    rep_.world_size = header.world_size;
+    rep_.backend = header.backend;
+    if (!raw.not_modelled.empty()) {
+      std::size_t n = 0;
+      std::string names;
+      for (const auto& [name, count] : raw.not_modelled) {
+        n += count;
+        names += (names.empty() ? "" : ", ") + name + " x" + std::to_string(count);
+      }
+      rep_.notes.push_back(std::to_string(n) + " communication call" + (n == 1 ? "" : "s") + " name no modelled collective (" + names +
+                           "): their kernels keep their recorded durations");
+    }
   }
 
   void build() {
@@ -474,7 +631,7 @@ class WorkloadBuilder {
       if (r.device == device) (classifier_.is_step_annotation(r.name) ? d.gpu_steps : d.gpu_ann).push_back(&r);
     for (const Range& r : raw_.cpu_ranges) (classifier_.is_step_annotation(r.name) ? d.cpu_steps : d.cpu_ann).push_back(&r);
     // Kineto writes a device-side step range once per stream the step used: one step, several ranges.
-    d.merged_gpu_steps = merge_same_name_overlaps(d.gpu_steps);
+    d.merged_gpu_steps = merge_same_name(d.gpu_steps);
     d.gpu_steps.clear();
     for (const Range& r : d.merged_gpu_steps) d.gpu_steps.push_back(&r);
     d.steps_on_gpu = !d.gpu_steps.empty();
@@ -522,11 +679,51 @@ class WorkloadBuilder {
       k.sm_fill = static_cast<float>(std::clamp(blocks / header_.sm_count, 1e-3, 1.0));
     }
     apply_rates(rates_[i], k);
+    apply_simulated_args(a.simulated, k);
     if (a.collective >= 0) k.collective = add_collective(raw_.collectives[static_cast<std::size_t>(a.collective)], rank_id);
+  }
+
+  // Per-step figures partition the run. Steps are numbered in the order of their first activity; a step
+  // owns every activity from its first one up to the next step's first one (an activity of another step
+  // or of none that runs in that window moves into it: an NCCL kernel launched in step N that runs after
+  // step N+1 has started is step N+1's), the last step up to the last activity of any step. Ranges that
+  // overlap their neighbours, as the profiler's can, would otherwise count the overlap in both steps.
+  static void partition_steps(Rank& rank) {
+    const std::size_t n = rank.steps.size();
+    if (n == 0) return;
+    std::vector<int> first(n, -1), last(n, -1);
+    for (std::size_t i = 0; i < rank.kernels.size(); ++i) {
+      const int step = rank.kernels[i].step;
+      if (step < 0) continue;
+      if (first[static_cast<std::size_t>(step)] < 0) first[static_cast<std::size_t>(step)] = static_cast<int>(i);
+      last[static_cast<std::size_t>(step)] = static_cast<int>(i);
+    }
+    // Steps meet their first activity in index order (StepCollector), so first[] increases.
+    int covered_to = -1;  // the last activity of the steps so far
+    for (std::size_t s = 0; s < n; ++s) {
+      covered_to = std::max(covered_to, last[s]);
+      const int end = s + 1 < n ? std::min(first[s + 1] - 1, covered_to) : covered_to;
+      for (int i = first[s]; i <= end; ++i) rank.kernels[static_cast<std::size_t>(i)].step = static_cast<int>(s);
+    }
+  }
+
+  // A step ends where the next one starts: its tail and the next step's lead share the recorded gap between
+  // them (the tail gives way), so the replay adds no time the recording did not have.
+  static void clip_step_tails(Rank& rank) {
+    for (Step& st : rank.steps) {
+      const std::size_t next = static_cast<std::size_t>(st.last_kernel) + 1;
+      if (next >= rank.kernels.size() || st.tail_s <= 0) continue;
+      const Kernel& k = rank.kernels[next];
+      const double lead = k.step >= 0 && rank.steps[static_cast<std::size_t>(k.step)].first_kernel == static_cast<int>(next)
+                              ? rank.steps[static_cast<std::size_t>(k.step)].lead_s
+                              : 0.0;
+      st.tail_s = std::min(st.tail_s, std::max(0.0, k.gap_before_s - lead));
+    }
   }
 
   // Step boundaries: first/last activity, host lead before the first one, tail after the last one.
   static void set_step_bounds(Rank& rank, double origin_us, const StepCollector& steps, bool steps_on_gpu) {
+    partition_steps(rank);
     for (std::size_t i = 0; i < rank.kernels.size(); ++i) {
       const int step = rank.kernels[i].step;
       if (step < 0) continue;
@@ -542,6 +739,7 @@ class WorkloadBuilder {
       // A CPU step range ends when the host has queued the work, not when the device is done.
       st.tail_s = steps_on_gpu ? std::max(0.0, (steps.end_us[s] - last_end_us) * 1e-6) : 0.0;
     }
+    clip_step_tails(rank);
   }
 
   // The rank of one device: activities [begin, end) of the sorted list.
@@ -591,6 +789,7 @@ class WorkloadBuilder {
       rank.kernels.push_back(k);
       rank.shapes.push_back(a.shape);
       rank.recorded_start_s.push_back((start - origin_us) * 1e-6);
+      rank.correlations.push_back(a.correlation);
     }
     set_step_bounds(rank, origin_us, steps, d.steps_on_gpu);
     rep_.step_source = rank.steps.empty() ? "none" : (d.steps_on_gpu ? "gpu_user_annotation" : "cpu user_annotation via launch correlation");
@@ -616,18 +815,22 @@ Workload import_kineto(const std::string& path, const Classifier& classifier, Im
 
 Workload import_kineto_text(const std::string& text, const std::string& file, const Classifier& classifier,
                             ImportReport* report) {
-  const Json doc = parse_trace(text, file);
+  const Json doc = parse_json_text(text, file);
   const Json& events = trace_events(doc, file);
-  const TraceHeader header = read_header(doc);
+  const TraceHeader header = read_header(doc, file);
   RawTrace raw = read_events(events, file, header.global_rank);
   attach_host_collectives(raw);
   std::stable_sort(raw.acts.begin(), raw.acts.end(), [](const RawActivity& a, const RawActivity& b) {
     return a.device != b.device ? a.device < b.device : a.ts_us < b.ts_us;
   });
+  check_span(raw.acts, file);
   // The work of each activity, from the operator that launched it (its input shapes).
   std::vector<ActivityRef> refs;
   refs.reserve(raw.acts.size());
-  for (const RawActivity& a : raw.acts) refs.push_back({a.external_id, a.dur_us, a.kind, &a.name, a.shape.bytes});
+  for (const RawActivity& a : raw.acts) {
+    const std::uint64_t blocks = std::uint64_t{a.shape.grid[0]} * std::max(1u, a.shape.grid[1]) * std::max(1u, a.shape.grid[2]);
+    refs.push_back({a.external_id, a.dur_us, a.kind, &a.name, a.shape.bytes, blocks});
+  }
   const std::vector<KernelRates> rates = estimate_kernel_rates(refs, raw.operators);
   auto by_start = [](const Range& a, const Range& b) { return a.t0_us != b.t0_us ? a.t0_us < b.t0_us : a.t1_us > b.t1_us; };
   std::sort(raw.gpu_ranges.begin(), raw.gpu_ranges.end(), by_start);

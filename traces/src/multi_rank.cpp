@@ -3,6 +3,7 @@
 #include "sim/core/errors.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <map>
 #include <set>
@@ -36,8 +37,67 @@ bool group_complete(const Workload& wl, int g) {
   return true;
 }
 
-Workload merge_rank_workloads(std::vector<RankTrace> parts) {
+namespace {
+
+// Facts every rank of one job shares (distributedInfo): a difference proves two jobs.
+void check_one_job(const std::vector<RankTrace>& parts) {
+  const RankTrace* sized = nullptr;
+  const RankTrace* backed = nullptr;
+  for (const RankTrace& p : parts) {
+    if (p.world_size > 0) {
+      if (sized && sized->world_size != p.world_size)
+        throw InputError(p.file, "distributedInfo.world_size",
+                         "world size " + std::to_string(p.world_size) + " here, " + std::to_string(sized->world_size) + " in " +
+                             sized->file + ": the traces are ranks of different jobs");
+      if (!sized) sized = &p;
+      for (const Rank& r : p.workload.ranks)
+        if (r.id >= p.world_size)
+          throw InputError(p.file, "distributedInfo.rank",
+                           "rank " + std::to_string(r.id) + " is outside the job's world size " + std::to_string(p.world_size));
+    }
+    if (!p.backend.empty()) {
+      if (backed && backed->backend != p.backend)
+        throw InputError(p.file, "distributedInfo.backend",
+                         "backend \"" + p.backend + "\" here, \"" + backed->backend + "\" in " + backed->file +
+                             ": the traces are ranks of different jobs");
+      if (!backed) backed = &p;
+    }
+  }
+}
+
+// Signs that the ranks were not recorded together, each as one line saying why.
+void note_unrelated_ranks(const std::vector<RankTrace>& parts, std::vector<std::string>& notes) {
+  const RankTrace& a = parts.front();
+  if (a.workload.ranks.empty()) return;
+  const Rank& ra = a.workload.ranks.front();
+  auto span_ns = [](const Rank& r) {
+    return r.kernels.empty() ? 0.0 : (r.recorded_start_s.back() + r.kernels.back().duration_s) * 1e9;
+  };
+  char buf[96];
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const RankTrace& b = parts[i];
+    if (b.workload.ranks.empty()) continue;
+    const Rank& rb = b.workload.ranks.front();
+    if (rb.steps.size() != ra.steps.size())
+      notes.push_back("rank " + std::to_string(rb.id) + " (" + b.file + ") has " + std::to_string(rb.steps.size()) + " steps, rank " +
+                      std::to_string(ra.id) + " (" + a.file + ") " + std::to_string(ra.steps.size()) +
+                      ": the traces do not cover the same steps of one job");
+    if (ra.origin_epoch_ns <= 0 || rb.origin_epoch_ns <= 0) continue;
+    const double a0 = ra.origin_epoch_ns, a1 = a0 + span_ns(ra), b0 = rb.origin_epoch_ns, b1 = b0 + span_ns(rb);
+    if (b0 <= a1 && a0 <= b1) continue;
+    std::snprintf(buf, sizeof buf, "%.3f s", (b0 > a1 ? b0 - a1 : a0 - b1) * 1e-9);
+    notes.push_back("rank " + std::to_string(rb.id) + " (" + b.file + ") was recorded " + buf + (b0 > a1 ? " after" : " before") +
+                    " rank " + std::to_string(ra.id) + " (" + a.file +
+                    "): their timelines do not overlap, so they may be ranks of different runs (or of hosts whose clocks disagree)");
+  }
+}
+
+}  // namespace
+
+Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::string>* notes) {
   if (parts.empty()) throw InputError("traces", "", "expected at least one rank trace");
+  check_one_job(parts);
+  if (notes) note_unrelated_ranks(parts, *notes);
   Workload out;
   out.source = parts.front().file;
   std::unordered_map<std::string, std::uint32_t> names, ann_names;

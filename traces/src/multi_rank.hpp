@@ -16,9 +16,15 @@ namespace dvfs {
 struct RankTrace {
   Workload workload;  // one rank (or the ranks of one process)
   std::string file;   // for error messages
+  int world_size = -1;  // distributedInfo.world_size (-1 when the trace has none)
+  std::string backend;  // distributedInfo.backend ("" when the trace has none)
 };
 
-Workload merge_rank_workloads(std::vector<RankTrace> parts);
+// Traces of unrelated jobs are refused where they provably are (an error naming both files): a rank given
+// twice, different world sizes or backends, a rank outside the world size. Where they only look unrelated
+// -- different step counts, timelines that do not overlap (clocks of different hosts may also disagree) --
+// a line saying why goes to `notes` (when given).
+Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::string>* notes = nullptr);
 
 // A group can be simulated when all its members are in the workload.
 bool group_complete(const Workload& wl, int group);

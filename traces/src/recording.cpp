@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -58,6 +59,7 @@ Telemetry Telemetry::load_csv(const std::string& path) {
     t.samples_.push_back(s);
   }
   if (t.samples_.size() < 2) throw InputError(path, "", "expected at least two telemetry samples");
+  t.check_counter();
   if (t.has_energy_) {
     // The counter advances in steps; the instant of a step lies between the sample that first shows
     // it and the one before, so take the midpoint.
@@ -66,8 +68,52 @@ Telemetry Telemetry::load_csv(const std::string& path) {
     for (std::size_t i = 1; i < sm.size(); ++i)
       if (sm[i].energy_mj != sm[i - 1].energy_mj)
         t.counter_points_.emplace_back(0.5 * (sm[i].t_ns + sm[i - 1].t_ns), sm[i].energy_mj / 1000.0);
+    std::vector<double> gaps;  // between advances (the first point is the first sample, not an advance)
+    for (std::size_t i = 2; i < t.counter_points_.size(); ++i)
+      gaps.push_back((t.counter_points_[i].first - t.counter_points_[i - 1].first) * 1e-9);
+    if (gaps.size() >= 2) {
+      std::sort(gaps.begin(), gaps.end());
+      const std::size_t h = gaps.size() / 2;
+      t.update_interval_s_ = gaps.size() % 2 ? gaps[h] : 0.5 * (gaps[h - 1] + gaps[h]);
+    }
   }
   return t;
+}
+
+// An energy counter that never advances (NVML energy unsupported or stuck) or that decreases measures
+// nothing: it is set aside, with a note, and power samples integrated over time stand in when present.
+void Telemetry::check_counter() {
+  if (!has_energy_) return;
+  const auto& sm = samples_;
+  char note[256] = "";
+  for (std::size_t i = 1; i < sm.size() && !note[0]; ++i)
+    if (sm[i].energy_mj < sm[i - 1].energy_mj)
+      std::snprintf(note, sizeof note, "energy_mj decreases (from %.0f to %.0f mJ at t_ns %.0f)", sm[i - 1].energy_mj,
+                    sm[i].energy_mj, sm[i].t_ns);
+  if (!note[0] && sm.back().energy_mj == sm.front().energy_mj)
+    std::snprintf(note, sizeof note, "energy_mj never advances (%.0f mJ in all %zu samples)", sm.front().energy_mj, sm.size());
+  if (!note[0]) return;
+  has_energy_ = false;
+  use_power_ = std::any_of(sm.begin(), sm.end(), [](const TelemetrySample& s) { return s.power_instant_w >= 0 || s.power_w >= 0; });
+  energy_note_ = std::string(note) + (use_power_ ? ": the counter is not used; step energy is the integral of the power samples (" +
+                                                       std::string(sm.front().power_instant_w >= 0 ? "power_instant_mw" : "power_mw") + ")"
+                                                 : ": the counter is not used and there are no power samples");
+}
+
+double Telemetry::power_j_between(double t0_ns, double t1_ns) const {
+  // Each sample's power holds until the next sample (the first one also before it).
+  auto power = [](const TelemetrySample& s) { return s.power_instant_w >= 0 ? s.power_instant_w : s.power_w; };
+  auto it = std::upper_bound(samples_.begin(), samples_.end(), t0_ns,
+                             [](double v, const TelemetrySample& s) { return v < s.t_ns; });
+  double p = power(it == samples_.begin() ? *it : *std::prev(it));
+  double acc = 0, t = t0_ns;
+  for (; it != samples_.end() && it->t_ns < t1_ns; ++it) {
+    acc += p * (it->t_ns - t);
+    t = it->t_ns;
+    p = power(*it);
+  }
+  acc += p * (t1_ns - t);
+  return acc * 1e-9;
 }
 
 const TelemetrySample& Telemetry::at(double t_ns) const {
@@ -87,6 +133,7 @@ double Telemetry::counter_j_at(double t_ns) const {
 }
 
 double Telemetry::energy_j_between(double t0_ns, double t1_ns) const {
+  if (use_power_) return power_j_between(t0_ns, t1_ns);
   if (!has_energy_) return -1;
   return counter_j_at(t1_ns) - counter_j_at(t0_ns);
 }
@@ -155,8 +202,11 @@ Recording load_recording(const std::string& dir, const Classifier& classifier) {
     m.t0_ns = r.number("t0_ns");
     m.t1_ns = r.number("t1_ns");
     if (m.t1_ns <= m.t0_ns) r.fail("t1_ns", "expected t1_ns > t0_ns");
+    if (i > 0 && m.t0_ns < rec.steps.back().t0_ns)
+      r.fail("t0_ns", "expected steps in time order (this step starts before the previous one)");
     m.counter_energy_j = r.has("energy_mj") ? r.number("energy_mj") / 1000.0 : -1;
     m.energy_j = rec.telemetry.energy_j_between(m.t0_ns, m.t1_ns);
+    m.energy_resolved = counter_resolves((m.t1_ns - m.t0_ns) * 1e-9, rec.telemetry.counter_update_interval_s());
     m.mean_sm_mhz = rec.telemetry.mean_sm_mhz(m.t0_ns, m.t1_ns);
     rec.steps.push_back(m);
     // The measured bounds are the better step boundaries: the host lead and tail come from them.

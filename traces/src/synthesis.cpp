@@ -57,15 +57,15 @@ LayerTemplate extract_layer_template(const Workload& wl, const Json& run, const 
   JsonReader c(cfg, source, "run.cfg");
   LayerTemplate t;
   t.reference.name = "recorded";
-  t.reference.layers = static_cast<int>(c.integer("layers"));
-  t.reference.hidden = static_cast<int>(c.integer("d"));
-  t.reference.heads = static_cast<int>(c.integer("nh"));
-  t.reference.kv_heads = static_cast<int>(c.integer_or("nkv", t.reference.heads));
-  t.reference.ffn = static_cast<int>(c.integer("ffn"));
-  t.reference.seq = static_cast<int>(c.integer("seq"));
-  t.reference.micro_batch = static_cast<int>(c.integer("batch"));
+  t.reference.layers = static_cast<int>(c.integer_in("layers", 1, 1 << 24));
+  t.reference.hidden = static_cast<int>(c.integer_in("d", 1, 1 << 24));
+  t.reference.heads = static_cast<int>(c.integer_in("nh", 1, 1 << 24));
+  t.reference.kv_heads = static_cast<int>(c.integer_in_or("nkv", 1, 1 << 24, t.reference.heads));
+  t.reference.ffn = static_cast<int>(c.integer_in("ffn", 1, 1 << 24));
+  t.reference.seq = static_cast<int>(c.integer_in("seq", 1, 1 << 24));
+  t.reference.micro_batch = static_cast<int>(c.integer_in("batch", 1, 1 << 24));
   t.reference.gated_mlp = c.has("llama") && c.raw("llama").is_boolean() && c.raw("llama").get<bool>();
-  t.reference.vocab = static_cast<int>(c.integer_or("vocab", 50257));
+  t.reference.vocab = static_cast<int>(c.integer_in_or("vocab", 1, 1 << 24, 50257));
   t.reference_params = run.contains("params") && run["params"].is_number() ? run["params"].get<double>() : 0.0;
   t.names = wl.names;
   if (wl.ranks.empty() || wl.ranks[0].steps.size() < 2)

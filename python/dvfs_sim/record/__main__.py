@@ -1,12 +1,17 @@
-"""python3 -m dvfs_sim.record -o DIR [--steps WARMUP:PROFILED] [--gpu INDEX] [--sample-ms MS] -- python3 train.py ARGS...
+"""python3 -m dvfs_sim.record -o DIR [--steps WARMUP:PROFILED] [--step-on auto|optimizer|forward] [--gpu INDEX]
+                            [--sample-ms MS] -- python3 train.py ARGS...
 
-Runs the training script in this process (as `python3 train.py ARGS...` would, sys.argv set), marks a step
-after every optimizer step (a global PyTorch hook: the script is unchanged; a loop that steps several
-optimizers per training step should use dvfs_sim.record.Recorder and rec.step() instead), profiles the PROFILED steps
-after WARMUP with Kineto, samples NVML in a separate process, and writes DIR/trace.json.gz,
-DIR/telemetry.csv and DIR/run.json (docs/recording-format.md). The script is stopped once the profiled
-steps are recorded (--run-to-end lets it finish). NVML is only read: no card setting is changed.
-Exit code 2 with a one-line message when no recording can be made (no GPU, no NVML, no PyTorch).
+Runs the training script in this process (as `python3 train.py ARGS...` would, sys.argv set) and marks its
+steps with global PyTorch hooks (the script is unchanged): --step-on optimizer, a step ends after every
+optimizer step (gradient accumulation included: one step per optimizer step); forward, after every outermost
+module call (an inference loop); auto (default), optimizer steps, or, in a script that runs its model with
+gradients off (no_grad / inference_mode) before any optimizer steps, each such forward. A loop that steps
+several optimizers per training step should use dvfs_sim.record.Recorder and rec.step() instead. Profiles the
+PROFILED steps after WARMUP with Kineto, samples NVML in a separate process, writes DIR/trace.json.gz,
+DIR/telemetry.csv and DIR/run.json (docs/recording-format.md) and checks the trace against run.json. The
+script is stopped once the profiled steps are recorded (--run-to-end lets it finish). NVML is only read: no
+card setting is changed. Exit code 2 with a one-line message when no usable recording can be made (no GPU, no
+NVML, no PyTorch, too few steps, a trace that disagrees with its steps).
 """
 import argparse
 import os
@@ -58,6 +63,8 @@ def main(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-o", "--out", required=True, help="recording directory (created)")
     p.add_argument("--steps", type=_steps, default=(3, 6), metavar="WARMUP:PROFILED", help="default 3:6")
+    p.add_argument("--step-on", choices=Recorder.STEP_SOURCES, default="auto",
+                   help="what ends a step: optimizer steps, outermost forwards, or auto (default; see above)")
     p.add_argument("--gpu", type=int, default=0, help="NVML index of the GPU (it becomes the script's cuda:0)")
     p.add_argument("--sample-ms", type=float, default=5.0, help="NVML sampling period (default 5 ms)")
     p.add_argument("--idle-s", type=float, default=1.0, help="idle time measured before and after (default 1 s)")
@@ -89,7 +96,7 @@ def main(argv=None):
         rec.start()
         if a.phase_ranges:
             rec.install_phase_ranges()
-        rec.install_step_hook()
+        rec.install_step_hook(a.step_on)
     except Exception as e:  # a RecorderError, or e.g. TorchMissing from an old PyTorch
         rec.finish(failed=True)
         _fail(str(e))

@@ -12,16 +12,19 @@ profiled step bounds taken with the GPU synchronised).
                 break
 
 Steps: the first `warmup` steps run unprofiled; the profiler starts at the end of the last of them, so the
-first profiled step begins at a GPU-synchronised bound and its profiler start-up lands outside it. NVML is
-only read, never set (see nvml.py).
+first profiled step begins at a GPU-synchronised bound and its profiler start-up lands outside it. Each
+bound is marked in the trace with a zero-length range and the `step<i>` ranges are written between the
+marks after the export (trace_file.py says why); the written trace is checked against run.json. Energy
+figures follow the counter's resolution rule (energy.py). NVML is only read, never set (see nvml.py).
 """
 import json
 import os
 import sys
 import time
 
+from . import energy as energy_io
 from . import nvml as nvml_io
-from .trace_file import finish_trace
+from .trace_file import TraceMismatch, finish_trace
 
 
 class RecorderError(RuntimeError):
@@ -59,12 +62,14 @@ class Recorder:
         self.bounds = []        # profiled steps: {t0_ns, t1_ns, energy_mj}
         self.phases = []        # {name, t0_ns, t1_ns, energy_mj}
         self._nv = self._h = self._sampler = self._device = None
-        self._range = None
         self._open_step = None  # (t0_ns, e0_mj) of the profiled step in progress
         self._last_end = None   # (t1_ns, e1_mj) of the last profiled step
         self._profiling = False
         self._phase_start = None
         self._removers = []
+        self.step_source = None  # what marked the steps: "optimizer", "forward" or None (the API's rec.step())
+        self.energy = None      # energy.summarize() of the profiled steps, once written
+        self.trace_check = None  # trace_file.check_steps() of the written trace
         self.started = self.finished = False
 
     # --- life cycle ----------------------------------------------------------------------------------
@@ -130,9 +135,35 @@ class Recorder:
         time.sleep(self.idle_s)
         self._end_phase("idle:start")
 
-    def install_step_hook(self):
-        """Marks a step after every optimizer step of any optimizer (the CLI's way: the script is unchanged)."""
-        self._removers.append(self.backend.on_optimizer_step(self.step))
+    STEP_SOURCES = ("auto", "optimizer", "forward")
+
+    def install_step_hook(self, on="auto"):
+        """Marks steps without changing the script (the CLI's way). on="optimizer": a step ends after every
+        optimizer step of any optimizer. on="forward": after every outermost module call (a model's forward,
+        e.g. an inference loop). on="auto": optimizer steps; in a script whose model runs with gradients off
+        (torch.no_grad / inference_mode) before any optimizer has stepped, each such forward is a step, until
+        an optimizer steps during the warm-up (the counting then restarts on optimizer steps)."""
+        if on not in self.STEP_SOURCES:
+            raise RecorderError(f"step source: expected one of {', '.join(self.STEP_SOURCES)}, got {on!r}")
+        if on in ("auto", "optimizer"):
+            self._removers.append(self.backend.on_optimizer_step(self._optimizer_stepped))
+        if on in ("auto", "forward"):
+            self._removers.append(self.backend.on_forward(lambda grad: self._forward_done(grad, on == "forward")))
+        self.step_source = None if on == "auto" else on
+
+    def _optimizer_stepped(self):
+        if self.step_source == "forward":
+            if self._profiling or self.bounds:
+                return
+            self._say("an optimizer stepped: counting optimizer steps from here (the forwards before were warm-up)")
+            self.steps_seen = 0
+        self.step_source = "optimizer"
+        self.step()
+
+    def _forward_done(self, grad_enabled, always):
+        if always or (self.step_source in (None, "forward") and not grad_enabled):
+            self.step_source = "forward"
+            self.step()
 
     def install_phase_ranges(self):
         """Adds forward/backward/optimizer ranges while profiling (for scripts without ranges of their own).
@@ -142,7 +173,9 @@ class Recorder:
     # --- steps ---------------------------------------------------------------------------------------
     def _open_profiled_step(self, t0_ns, e0_mj):
         self._open_step = (t0_ns, e0_mj)
-        self._range = self.backend.open_range(f"step{len(self.bounds)}")
+
+    def _mark(self):
+        self.backend.mark(f"dvfs_sim.step_bound#{len(self.bounds)}")
 
     def step(self):
         """Marks the end of one training step. Returns False once every profiled step is recorded."""
@@ -159,14 +192,15 @@ class Recorder:
             self._profiling = True
             b.synchronize()
             t0, e0 = time.time_ns(), self._energy()
+            self._mark()
             self._phase_start = (t0, e0)
             self._open_profiled_step(t0, e0)
             return True
         b.synchronize()
         t1, e1 = time.time_ns(), self._energy()
-        b.close_range(self._range)
         t0, e0 = self._open_step
         self.bounds.append({"t0_ns": t0, "t1_ns": t1, "energy_mj": e1 - e0})
+        self._mark()
         self._last_end = (t1, e1)
         self._open_step = None
         if not self.done:
@@ -174,7 +208,7 @@ class Recorder:
             return True
         self._end_phase("train:profiled", at=(t1, e1))  # the profiler's shutdown belongs to the next phase
         self._stop_profiling()
-        self._say(f"recorded {len(self.bounds)} profiled steps")
+        self._say(f"recorded {len(self.bounds)} profiled steps (ended by {self.step_source or 'rec.step()'})")
         if self.stop_script:
             raise StopRecording()
         return False
@@ -184,7 +218,6 @@ class Recorder:
             return
         self._profiling = False
         if self._open_step is not None:  # a step cut short by the end of the script: not a step
-            self.backend.close_range(self._range)
             self._open_step = None
             self._end_phase("train:profiled", at=self._last_end if self.bounds else None)
         self.backend.synchronize()
@@ -216,7 +249,9 @@ class Recorder:
             return
         if not self.bounds:
             raise RecorderError(f"the training made {self.steps_seen} step(s); a recording needs warm-up ({self.warmup}) "
-                                f"+ at least 1 profiled step: use a longer run or --steps with fewer warm-up steps")
+                                f"+ at least 1 profiled step: use a longer run, --steps with fewer warm-up steps, or "
+                                f"--step-on forward for a loop without an optimizer (steps counted: "
+                                f"{self.step_source or 'none marked'})")
         if not self.done:
             self._say(f"the training ended after {len(self.bounds)} of {self.profiled} profiled steps: keeping those")
         self._write()
@@ -227,18 +262,38 @@ class Recorder:
         except Exception:
             pass
 
+    def _energy_summary(self):
+        tel = os.path.join(self.out_dir, "telemetry.csv")
+        idle = next(((p["t0_ns"], p["t1_ns"]) for p in self.phases if p["name"] == "idle:start"), None)
+        return energy_io.summarize(self.bounds, energy_io.read_counter(tel), idle)
+
     def _write(self):
+        """Writes trace.json.gz and run.json, then checks the trace against the steps: RecorderError (one
+        line) when they disagree, the files kept for a look."""
         raw = os.path.join(self.out_dir, "trace.json")
         self.backend.export_trace(raw)
-        finish_trace(raw, self.bounds, self._say)
+        mismatch = None
+        try:
+            self.trace_check = finish_trace(raw, self.bounds, self._say)
+        except TraceMismatch as e:
+            mismatch = str(e)
+        n = len(self.bounds)
         s = (self.bounds[-1]["t1_ns"] - self.bounds[0]["t0_ns"]) / 1e9
-        j = sum(b["energy_mj"] for b in self.bounds) / 1e3
+        self.energy = self._energy_summary()
+        j = self.energy["window_energy_j"]
         run = {"profiled_steps": self.bounds, "profiled_s": s, "profiled_energy_j": j,
-               "s_per_step": s / len(self.bounds), "j_per_step": j / len(self.bounds),
+               "s_per_step": s / n, "j_per_step": j / n if j is not None else None,
+               "energy_counter": self.energy, "step_source": self.step_source or "Recorder.step()",
                "warmup_steps": self.warmup, "steps_seen": self.steps_seen, "sample_ms": self.sample_ms,
                "peak_mem": self.backend.peak_memory(), "recorder": self.command or "dvfs_sim.record.Recorder"}
+        if self.trace_check is not None:
+            run["trace_check"] = self.trace_check
         doc = {"device": self._device, "phases": self.phases, "run": run}
         with open(os.path.join(self.out_dir, "run.json"), "w") as f:
             json.dump(doc, f, indent=1)
-        self._say(f"wrote {self.out_dir}: {len(self.bounds)} steps, {s / len(self.bounds):.4f} s and "
-                  f"{j / len(self.bounds):.1f} J per step (counter), mean {j / s if s else 0:.0f} W")
+        if mismatch:
+            raise RecorderError(f"the recording in {self.out_dir} is not usable: {mismatch}")
+        k = self.trace_check["kernels_per_step"]
+        kernels = (f", {min(k)}-{max(k)} GPU kernels per step" if self.trace_check["device"] else ", no GPU activity (CPU run)")
+        self._say(f"wrote {self.out_dir}: {n} steps checked against the trace{kernels}; "
+                  + energy_io.describe(self.energy, n))

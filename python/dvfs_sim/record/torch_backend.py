@@ -36,11 +36,15 @@ class TorchBackend:
 
     # --- profiler ----------------------------------------------------------------------------------
     def start_profiler(self):
+        import inspect
         from torch.profiler import ProfilerActivity, profile
         acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.cuda() else [])
         # record_shapes: each operator's input shapes and dtypes (`Input Dims`, `Input type`), from which
         # dvfs-sim estimates every kernel's FLOPs and bytes (traces/src/kernel_activity).
-        self._prof = profile(activities=acts, record_shapes=True)
+        kwargs = {"activities": acts, "record_shapes": True}
+        if "acc_events" in inspect.signature(profile.__init__).parameters:
+            kwargs["acc_events"] = True  # one cycle (no schedule); keeps events should a PyTorch cycle anyway
+        self._prof = profile(**kwargs)
         self._prof.__enter__()
 
     def stop_profiler(self):
@@ -58,6 +62,11 @@ class TorchBackend:
     def close_range(self, r):
         r.__exit__(None, None, None)
 
+    def mark(self, name):
+        """A zero-length range `name` in the trace: nests wherever it is emitted."""
+        with self.torch.autograd.profiler.record_function(name):
+            pass
+
     # --- hooks -------------------------------------------------------------------------------------
     def _optimizer_hooks(self):
         """(register pre hook, register post hook) for every optimizer, or TorchMissing."""
@@ -66,12 +75,51 @@ class TorchBackend:
         post = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
         if pre is None or post is None:
             raise TorchMissing(f"PyTorch {self.torch.__version__} has no global optimizer step hooks (2.0 or later has): "
-                               "mark steps with the Recorder API instead (rec.step() after each training step)")
+                               "--phase-ranges needs them; leave it out")
         return pre, post
 
     def on_optimizer_step(self, callback):
-        """Calls callback() after every optimizer step of any optimizer; returns the remover."""
-        return self._optimizer_hooks()[1](lambda optimizer, args, kwargs: callback()).remove
+        """Calls callback() after every optimizer step of any optimizer; returns the remover. PyTorch 2.0+:
+        its global post hook; older (Debian's 1.13): Optimizer._optimizer_step_code, the no-op every
+        optimizer's profiled step() calls after stepping."""
+        import torch.optim.optimizer as optimizer_module
+        post = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
+        if post is not None:
+            return post(lambda optimizer, args, kwargs: callback()).remove
+        cls = optimizer_module.Optimizer
+        if not hasattr(cls, "_optimizer_step_code"):
+            raise TorchMissing(f"PyTorch {self.torch.__version__} has neither global optimizer step hooks (2.0+) nor "
+                               "Optimizer._optimizer_step_code: mark steps with the Recorder API (rec.step())")
+        original = cls._optimizer_step_code
+
+        def step_code(optimizer):
+            original(optimizer)
+            callback()
+        cls._optimizer_step_code = step_code
+
+        def remove():
+            cls._optimizer_step_code = original
+        return remove
+
+    def on_forward(self, callback):
+        """Calls callback(grad_enabled) after every outermost module call (a model's forward; the modules it
+        calls inside are not counted); returns the remover."""
+        mod = self.torch.nn.modules.module
+        state = {"depth": 0}
+
+        def pre(module, args):
+            state["depth"] += 1
+
+        def post(module, args, out):
+            state["depth"] -= 1
+            if state["depth"] == 0:
+                callback(self.torch.is_grad_enabled())
+        handles = [mod.register_module_forward_pre_hook(pre), mod.register_module_forward_hook(post)]
+
+        def remove():
+            for h in handles:
+                h.remove()
+        return remove
 
     def phase_ranges(self, active):
         """`forward` over each outermost module call, `backward` over each autograd.backward and `optimizer`

@@ -1,0 +1,30 @@
+#pragma once
+// Limits on what an input may ask for (README "Limits and bad input"). An input beyond one is refused up
+// front with one line naming the file, the field and the limit, instead of running for hours or needing
+// gigabytes of memory.
+#include <cstddef>
+
+namespace dvfs {
+
+// JSON documents: the deepest nesting of objects and arrays (shipped files nest at most 7 deep). Deeper
+// documents are refused while parsing, before anything recurses over them.
+constexpr std::size_t kMaxJsonDepth = 64;
+
+// Kineto traces: a time stamp or duration (µs; epoch time stamps are ~1.8e15 µs).
+constexpr double kMaxTraceTimeUs = 1e17;
+// Kineto traces: first activity start to last activity end on one device (s).
+constexpr double kMaxTraceSpanS = 86400.0;
+// Kineto traces: ranks in one process group (`Group size`, `Process Group Ranks`).
+constexpr long kMaxGroupSize = 65536;
+
+// Scenarios: `repeat` (whole passes over the trace).
+constexpr long kMaxRepeat = 1000000;
+// Scenarios: steps replayed in all (steps of the trace x `repeat`): each is a row of summary.json.
+constexpr double kMaxReplayedSteps = 1e6;
+// Scenarios: rows of the NVML-like timeline (simulated span / `output.timeline_interval_s`), 32 bytes each.
+constexpr double kMaxTimelineRows = 2e6;
+
+// GPU model files: entries of a clock table (max - min) / step + 1.
+constexpr double kMaxClockSteps = 4096;
+
+}  // namespace dvfs

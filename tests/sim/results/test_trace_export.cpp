@@ -1,0 +1,153 @@
+// The trace export (sim/results/trace_export.hpp): a simulated run written in Kineto's layout imports back
+// through our own importer as a recording made at the simulated clocks, and replaying that recording at
+// those clocks gives the same run.
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/policies/policy_factory.hpp"
+#include "sim/results/trace_export.hpp"
+#include "sim/simulation/simulation.hpp"
+#include "traces/src/kineto_importer.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+using namespace dvfs;
+
+namespace {
+
+std::vector<RankOutcome> replay(const Workload& wl, const GpuModel& m, const PolicySpec& spec, ReplayOptions opts) {
+  opts.record_activities = true;
+  return run_engine(wl, m, make_policy_factory(spec, m, "test"), opts, EngineMode::local_loop);
+}
+
+std::string export_text(const Workload& wl, const std::vector<RankOutcome>& out, const GpuModel& m, int repeat = 1) {
+  return trace_export_text(engine_trace_export(wl, out, m.name(), m.sm_count(), repeat, Json::object()));
+}
+
+bool same(double a, double b, double tol = 1e-9) { return std::fabs(a - b) <= tol * std::max({1.0, std::fabs(a), std::fabs(b)}); }
+
+// Totals of two replays agree to 1e-9 (relative): time, energy, busy time, host gaps; each step's and class's
+// energy to `parts_tol`.
+void check_same_run(const RankOutcome& a, const RankOutcome& b, double parts_tol = 1e-9) {
+  CHECK(same(a.stats.end_s, b.stats.end_s));
+  CHECK(same(a.meter.total_j(), b.meter.total_j()));
+  CHECK(same(a.meter.busy_s(), b.meter.busy_s()));
+  CHECK(same(a.meter.gap_j(), b.meter.gap_j()));
+  CHECK(a.stats.kernel_events == b.stats.kernel_events);
+  REQUIRE(a.meter.steps().size() == b.meter.steps().size());
+  for (std::size_t s = 0; s < a.meter.steps().size(); ++s) {
+    CHECK(same(a.meter.steps()[s].energy_j, b.meter.steps()[s].energy_j, parts_tol));
+    CHECK(same(a.meter.steps()[s].end_s - a.meter.steps()[s].start_s, b.meter.steps()[s].end_s - b.meter.steps()[s].start_s));
+  }
+  for (int c = 0; c < kKernelClassCount; ++c) CHECK(same(a.meter.class_j()[c], b.meter.class_j()[c], parts_tol));
+}
+
+const GpuModel& h200() {
+  static const GpuModel m = load_gpu_model("h200");
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("round trip: a replay at the recorded clocks exports, imports and replays to the same totals", "[export]") {
+  // The shapes recording: kernels carry work rates (the activity power model) and their recorded clocks.
+  const LoadedTrace trace = load_trace(data_dir() + "/traces/recordings/h200-gpt3xl-shapes");
+  const GpuModel m = h200().bound_to(trace.workload.names);
+  ReplayOptions opts;
+  opts.firmware_latency_s = 0.0;  // the clocks change between activities, not inside one
+  const PolicySpec recorded{"recorded", {}, 0};
+  const auto first = replay(trace.workload, m, recorded, opts);
+  const std::string text = export_text(trace.workload, first, m);
+
+  ImportReport rep;
+  const Workload again = import_kineto_text(text, "exported.json", Classifier::load_default(), &rep);
+  REQUIRE(again.ranks.size() == 1);
+  REQUIRE(again.ranks[0].kernels.size() == trace.workload.ranks[0].kernels.size());
+  CHECK(rep.step_source == "gpu_user_annotation");
+  const auto second = replay(again, h200().bound_to(again.names), recorded, opts);
+  check_same_run(first[0], second[0]);
+}
+
+TEST_CASE("round trip at other fixed clocks: kernels come back at their simulated duration and clocks", "[export]") {
+  // Kernels with class priors, and with work rates: Kernel keeps rates as floats, so rates rescaled to the
+  // simulated duration round (~6e-8 each); the totals still agree to 1e-9, a step or a class to 1e-7.
+  const std::string rec = GENERATE(std::string("h200-gpt3xl"), std::string("h200-gpt3xl-shapes"));
+  const LoadedTrace trace = load_trace(data_dir() + "/traces/recordings/" + rec);
+  const GpuModel m = h200().bound_to(trace.workload.names);
+  const PolicySpec slow{"static", ClockPair{1410, 3201}, 0};
+  ReplayOptions opts;
+  opts.repeat = 2;
+  const auto first = replay(trace.workload, m, slow, opts);
+  const Workload again = import_kineto_text(export_text(trace.workload, first, m, 2), "exported.json", Classifier::load_default());
+  // The imported trace is one pass of twice the steps, recorded at 1410 MHz.
+  REQUIRE(again.ranks[0].kernels.size() == 2 * trace.workload.ranks[0].kernels.size());
+  CHECK(again.ranks[0].steps.size() == 2 * trace.workload.ranks[0].steps.size());
+  for (const Kernel& k : again.ranks[0].kernels)
+    if (k.duration_s > 0) CHECK(k.recorded_sm_mhz == 1410.0f);
+  ReplayOptions once;
+  const auto second = replay(again, h200().bound_to(again.names), slow, once);
+  check_same_run(first[0], second[0], rec == "h200-gpt3xl" ? 1e-9 : 1e-7);
+}
+
+TEST_CASE("export layout: a process per GPU, a track per stream, names and correlation ids kept, counters", "[export]") {
+  const LoadedTrace trace = load_trace(data_dir() + "/traces/recordings/h200-gpt3xl");
+  const GpuModel m = h200().bound_to(trace.workload.names);
+  ReplayOptions opts;
+  const auto out = replay(trace.workload, m, PolicySpec{"native", {}, 0}, opts);
+  const Json doc = Json::parse(export_text(trace.workload, out, m));
+  const Rank& rank = trace.workload.ranks[0];
+
+  std::set<std::string> counters, threads;
+  std::vector<std::pair<std::string, long>> kernels;  // name, correlation in start order
+  std::size_t steps = 0, with_clocks = 0;
+  double energy = 0;
+  for (const Json& ev : doc["traceEvents"]) {
+    const std::string ph = ev["ph"];
+    if (ph == "C") counters.insert(ev["name"].get<std::string>());
+    if (ph == "M" && ev["name"] == "thread_name") threads.insert(ev["args"]["name"].get<std::string>());
+    if (ph == "M" && ev["name"] == "process_name") CHECK(ev["pid"] == rank.id);
+    if (ph != "X") continue;
+    const std::string cat = ev["cat"];
+    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+      kernels.emplace_back(ev["name"].get<std::string>(), ev["args"]["correlation"].get<long>());
+      energy += ev["args"]["energy (J)"].get<double>();
+      if (ev["args"].contains("sm clock (MHz)")) ++with_clocks;
+      CHECK(ev["tid"] == ev["args"]["stream"]);
+    }
+    if (cat == "gpu_user_annotation" && Classifier::load_default().is_step_annotation(ev["name"])) ++steps;
+  }
+  REQUIRE(kernels.size() == rank.kernels.size());
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    CHECK(kernels[i].first == trace.workload.names[rank.kernels[i].name_id]);
+    CHECK(kernels[i].second == rank.correlations[i]);
+  }
+  CHECK(rank.correlations.front() >= 0);  // the recorded trace had them: they are the ones exported
+  CHECK(steps == rank.steps.size());
+  CHECK(with_clocks > kernels.size() / 2);
+  // The activities' energies are the busy energy of the replay.
+  CHECK(energy == Approx(out[0].meter.total_j() - out[0].meter.gap_j() - out[0].meter.switch_j()).epsilon(1e-9));
+  for (const char* c : {"power (W)", "SM clock (MHz)", "memory clock (MHz)", "energy (J)"}) CHECK(counters.count(c) == 1);
+  for (const char* t : {"steps", "phases", "annotations"}) CHECK(threads.count(t) == 1);
+}
+
+TEST_CASE("export needs the replay's activity records", "[export]") {
+  const LoadedTrace trace = load_trace(data_dir() + "/traces/recordings/h200-gpt3xl");
+  const GpuModel m = h200().bound_to(trace.workload.names);
+  const auto out = run_engine(trace.workload, m, make_policy_factory(PolicySpec{"max", {}, 0}, m, "test"), ReplayOptions{},
+                              EngineMode::local_loop);
+  CHECK_THROWS_AS(export_text(trace.workload, out, m), std::logic_error);
+}
+
+TEST_CASE("importer: malformed simulated args name the event and field", "[export]") {
+  const std::string bad = R"J({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":0,"dur":1,
+      "args":{"device":0,"stream":7,"sm clock (MHz)":"fast"}}]})J";
+  try {
+    import_kineto_text(bad, "bad.json", Classifier::load_default());
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("bad.json: traceEvents[0].args.sm clock (MHz)") != std::string::npos);
+  }
+}
