@@ -38,7 +38,9 @@ Json clock_plan_to_json(const ClockPlanFile& plan) {
   for (const RankClockPlan& r : plan.ranks) {
     Json ps = Json::array();
     for (double f : r.power_states_mhz) {
-      if (f == std::floor(f)) ps.push_back(static_cast<long>(f));
+      // Whole clocks as integers, as Perseus writes them; only where a long holds them (a plan read back
+      // may carry any positive finite number: converting 1e308 to long is undefined behaviour).
+      if (f == std::floor(f) && std::fabs(f) < 9.0e15) ps.push_back(static_cast<long>(f));
       else ps.push_back(f);
     }
     out.push_back({{"rank", r.rank}, {"power_states", ps}});

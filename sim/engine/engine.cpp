@@ -18,10 +18,18 @@ namespace dvfs {
 namespace {
 
 // Event mode: each segment is a SimGrid sleep and time is read back from the engine's clock.
+// The GPU's local time is the sum of its advances, as in LocalTime; SimGrid's clock follows it (sleep_until).
+// Reading it back as clock - origin would (a) count a collective twice: the actor has already waited for it
+// in SimGrid when the replayer advances over its duration, and (b) round differently from run to run,
+// since SimGrid's clock carries on from the previous engine in the process (origin > 0).
 struct SimGridTime {
   double origin;
-  double now() const { return sg4::Engine::get_clock() - origin; }
-  void advance(double dt) { sg4::this_actor::sleep_for(dt); }
+  double t = 0;
+  double now() const { return t; }
+  void advance(double dt) {
+    t += dt;
+    sg4::this_actor::sleep_until(origin + t);
+  }
 };
 
 }  // namespace

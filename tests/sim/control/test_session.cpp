@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <numeric>
+#include <unistd.h>  // getpid: temp files of their own when tests run in parallel (ctest -j, other checkouts)
 
 using namespace dvfs;
 using Catch::Detail::Approx;
@@ -234,7 +235,7 @@ TEST_CASE("bad control input is one error naming the file and the field", "[cont
   CHECK(field_of({{"control", {{"jobs", {job}}, {"controller", {{"name", "rl"}}}}}}) == "controller.policy_file");
   CHECK(field_of({{"control", {{"jobs", {job}}, {"telemetry", {{"field", "psychic"}}}}}}) == "control.telemetry.field");
   // A policy file trained for another observation.
-  const std::string path = "/tmp/dvfs_bad_policy.json";
+  const std::string path = "/tmp/dvfs_bad_policy_" + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << Json{{"format", "dvfs-sim-mlp-policy/1"}, {"observation", {"a", "b"}}, {"action", {"power_target"}},
                               {"obs_mean", {0, 0}}, {"obs_std", {1, 1}},
                               {"layers", {{{"weight", {{1.0, 1.0}}}, {"bias", {0.0}}, {"activation", "tanh"}}}}}

@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <unistd.h>  // getpid: temp files of their own when tests run in parallel (ctest -j, other checkouts)
 
 using namespace dvfs;
 using Catch::Detail::Approx;
@@ -103,7 +104,7 @@ TEST_CASE("straggler-aware: the other replicas slow down to the straggler's iter
 }
 
 TEST_CASE("a given clock plan is replayed as it is on every replica", "[critical_path]") {
-  const std::string path = "/tmp/dvfs_cp_plan_1500.json";
+  const std::string path = "/tmp/dvfs_cp_plan_1500_" + std::to_string(::getpid()) + ".json";
   std::vector<std::vector<double>> clocks(4, std::vector<double>(16, 1500.0));
   write_clock_plan(path, plan_from_computation_clocks(clocks, 4, 8, PlanLayout::per_computation));
   SyntheticRun r = small_run("critical-path");

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <unistd.h>  // getpid: temp files of their own when tests run in parallel (ctest -j, other checkouts)
 
 using namespace dvfs;
 
@@ -14,7 +15,7 @@ namespace {
 std::string runs(const char* set) { return data_dir() + "/traces/perseus-runs/" + set; }
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = "/tmp/dvfs_cp_test_" + name;
+  const std::string path = "/tmp/dvfs_cp_test_" + std::to_string(::getpid()) + "_" + name;
   std::ofstream(path) << text;
   return path;
 }
@@ -104,4 +105,16 @@ TEST_CASE("a plan clock the GPU model does not have is an error naming the plan 
   plan.file = "37.sched.json";
   CHECK_THROWS_WITH(perseus_plan_options(p, plan, m), Catch::Contains("37.sched.json") && Catch::Contains("[2].power_states") &&
                                                           Catch::Contains("1412") && Catch::Contains("not an SM clock of a100-sxm4"));
+}
+
+TEST_CASE("a plan read back with clocks beyond any integer writes them as numbers", "[critical_path]") {
+  // fuzz/findings/plan-clock-1e308.json: the writer converted every whole clock to long (UB for 1e308).
+  const std::string path = write_temp("huge.json", R"([{"rank": 0, "power_states": [1e308, 1410, 1410.5]}])");
+  const ClockPlanFile plan = read_clock_plan(path);
+  const Json j = clock_plan_to_json(plan);
+  CHECK(j[0]["power_states"][0].get<double>() == 1e308);
+  CHECK(j[0]["power_states"][1].is_number_integer());
+  CHECK(j[0]["power_states"][1].get<long>() == 1410);
+  CHECK(j[0]["power_states"][2].get<double>() == 1410.5);
+  std::remove(path.c_str());
 }

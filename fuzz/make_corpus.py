@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Rebuilds the committed seed corpora of fuzz/ from inputs the project ships (run from anywhere).
+
+Each corpus stays small (a few KB per file): test fixtures as they are, and slices of shipped
+recordings, scenarios and Perseus plans. libFuzzer grows its own working corpus from these; the
+committed seeds only give every target a start inside the formats.
+"""
+import gzip
+import json
+import os
+import shutil
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "fuzz", "corpus")
+
+
+def write(target, name, text):
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    mode = "wb" if isinstance(text, bytes) else "w"
+    with open(os.path.join(d, name), mode) as f:
+        f.write(text)
+
+
+def load_trace(rel):
+    path = os.path.join(ROOT, rel)
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)
+
+
+def trace_slice(doc, per_category=12, window_us=None):
+    """The metadata and the first events of each category from the first GPU annotation (a step) on,
+    so that the slice still holds a step, kernels, their launches and the flows linking them."""
+    events = doc["traceEvents"]
+    starts = [e["ts"] for e in events if e.get("cat") == "gpu_user_annotation" and "ts" in e]
+    t0 = min(starts) if starts else min(e["ts"] for e in events if "ts" in e)
+    kept, count = [], {}
+    for e in sorted((e for e in events if "ts" in e and e["ts"] >= t0), key=lambda e: e["ts"]):
+        if window_us is not None and e["ts"] > t0 + window_us:
+            break
+        c = e.get("cat")
+        if count.get(c, 0) < per_category:
+            count[c] = count.get(c, 0) + 1
+            kept.append(e)
+    meta = [e for e in events if e.get("ph") == "M"][:6]
+    out = {k: v for k, v in doc.items() if k != "traceEvents"}
+    if "deviceProperties" in out:
+        out["deviceProperties"] = out["deviceProperties"][:1]
+    out["traceEvents"] = meta + kept
+    return json.dumps(out, separators=(",", ":"))
+
+
+def kineto():
+    for name in ["kineto_current.json", "kineto_2021.json", "overlapping_streams.json", "bad_duration.json",
+                 "no_kernels.json", "no_trace_events.json"]:
+        shutil.copy(os.path.join(ROOT, "tests", "fixtures", name), os.path.join(OUT, "kineto_importer", name))
+    for rel, name in [("traces/recordings/h200-power/add-bf16/trace.json.gz", "slice-add-bf16.json"),
+                      ("traces/recordings/h200-gpt3xl/trace.json.gz", "slice-gpt3xl.json"),
+                      ("traces/recordings/h200-gpt3xl-ddp1/rank0/trace.json.gz", "slice-gpt3xl-ddp1-rank0.json")]:
+        write("kineto_importer", name, trace_slice(load_trace(rel)))
+    # record_param_comms ranges (collectives) of the DDP recording
+    doc = load_trace("traces/recordings/h200-gpt3xl-ddp1/rank0/trace.json.gz")
+    comms = [e for e in doc["traceEvents"] if e.get("name") == "record_param_comms"][:3]
+    base = json.loads(trace_slice(doc, per_category=6))
+    base["traceEvents"] += comms
+    write("kineto_importer", "slice-ddp1-comms.json", json.dumps(base, separators=(",", ":")))
+
+
+def scenarios():
+    d = os.path.join(ROOT, "scenarios")
+    for sub, _, files in os.walk(d):
+        for f in sorted(files):
+            if f.endswith(".json"):
+                rel = os.path.relpath(os.path.join(sub, f), d)
+                with open(os.path.join(sub, f)) as src:
+                    text = src.read()
+                if "/" not in rel:  # the target reads scenarios one folder below scenarios/, as most are
+                    text = text.replace('"../', '"../../')
+                write("scenario_file", rel.replace("/", "__"), text)
+
+
+def telemetry():
+    rec = os.path.join(ROOT, "traces", "recordings", "h200-power", "add-bf16")
+    with open(os.path.join(rec, "run.json")) as f:
+        run = json.load(f)
+    run["device"].pop("supported_sm_mhz", None)
+    prof = next(p for p in run["phases"] if p["name"] == "train:profiled")
+    with open(os.path.join(rec, "telemetry.csv")) as f:
+        lines = f.read().splitlines()
+    header, rows = lines[0], lines[1:]
+    inside = [r for r in rows if prof["t0_ns"] - 2e8 <= int(r.split(",")[0]) <= prof["t1_ns"] + 2e8]
+    csv = "\n".join([header] + inside) + "\n"
+    write("telemetry", "add-bf16", csv + "@run.json\n" + json.dumps(run, separators=(",", ":")))
+    # the same without the steady window, and without energy / power columns
+    no_micro = {k: v for k, v in run.items() if k != "micro"}
+    write("telemetry", "add-bf16-no-micro", csv + "@run.json\n" + json.dumps(no_micro, separators=(",", ":")))
+    cols = header.split(",")
+    keep = [cols.index(c) for c in ("t_ns", "sm_mhz", "mem_mhz")]
+    slim = "\n".join(",".join(r.split(",")[i] for i in keep) for r in [header] + inside[:20]) + "\n"
+    write("telemetry", "add-bf16-slim", slim + "@run.json\n" + json.dumps({"micro": run["micro"]}, separators=(",", ":")))
+    write("telemetry", "csv-only", "\n".join([header] + rows[:8]) + "\n")
+
+
+def plans():
+    d = os.path.join(ROOT, "traces", "perseus-runs", "a100_gpt3-xl_pp4")
+    for n in ["7", "37"]:
+        with gzip.open(os.path.join(d, n + ".sched.json.gz"), "rt") as f:
+            write("plan_file", n + ".sched.json", f.read())
+    with open(os.path.join(d, "3.sched.json.gz"), "rb") as f:
+        write("plan_file", "3.sched.json.gz", f.read())
+    with gzip.open(os.path.join(d, "3.sched.json.gz"), "rt") as f:
+        plan = json.load(f)
+    small = [{"rank": r["rank"], "power_states": r["power_states"][:8]} for r in plan[:2]]
+    write("plan_file", "per-computation-2x4.json", json.dumps(small))
+
+
+if __name__ == "__main__":
+    for t in ["kineto_importer", "scenario_file", "telemetry", "plan_file"]:
+        shutil.rmtree(os.path.join(OUT, t), ignore_errors=True)
+        os.makedirs(os.path.join(OUT, t))
+    kineto()
+    scenarios()
+    telemetry()
+    plans()
