@@ -11,6 +11,7 @@
 #include "traces/src/multi_rank.hpp"
 #include "traces/src/recording.hpp"
 #include "traces/src/trace_formats.hpp"
+#include "traces/src/workload_cache.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -51,7 +52,9 @@ LoadedTrace load_traces(const std::vector<std::string>& paths) {
   return t;
 }
 
-LoadedTrace load_trace(const std::string& path) {
+namespace {
+
+LoadedTrace load_trace_uncached(const std::string& path) {
   Classifier classifier = Classifier::load_default();
   LoadedTrace t;
   if (is_directory(path) && file_exists(path + "/telemetry.csv") && file_exists(path + "/run.json")) {
@@ -67,6 +70,36 @@ LoadedTrace load_trace(const std::string& path) {
   } else {
     t.workload = import_trace_file(path, classifier, &t.report);  // the format's reader (traces/src/trace_formats.hpp)
   }
+  return t;
+}
+
+// The workload cache's key of load_trace_uncached(path): every file it reads (traces/src/workload_cache.hpp).
+// "" (no caching) where the load is going to fail anyway: the uncached load then reports it as always.
+std::string trace_cache_key(const std::string& path) {
+  const std::string rules = Classifier::default_path();
+  if (!is_directory(path)) return workload_cache_key("trace-file", path, {path, rules});
+  std::vector<std::string> candidates = {path + "/trace.json.gz", path + "/trace.json"};
+  std::string trace;
+  for (const std::string& c : candidates)
+    if (file_exists(c) && trace.empty()) trace = c;
+  if (trace.empty()) return "";
+  const bool telemetry = file_exists(path + "/telemetry.csv");
+  if (telemetry && file_exists(path + "/run.json"))
+    return workload_cache_key("recording", path, {trace, path + "/telemetry.csv", path + "/run.json", rules});
+  if (telemetry) return workload_cache_key("kineto-dir+telemetry", path, {trace, path + "/telemetry.csv", rules});
+  return workload_cache_key("kineto-dir", path, {trace, rules});
+}
+
+}  // namespace
+
+LoadedTrace load_trace(const std::string& path) {
+  CachedImport c = cached_import(trace_cache_key(path), [&] {
+    LoadedTrace t = load_trace_uncached(path);
+    return CachedImport{std::move(t.workload), std::move(t.report)};
+  });
+  LoadedTrace t;
+  t.workload = std::move(c.workload);
+  t.report = std::move(c.report);
   return t;
 }
 
