@@ -13,7 +13,11 @@
 #include "traces/src/trace_formats.hpp"
 #include "traces/src/workload_cache.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <exception>
+#include <thread>
 #include <cstring>
 #include <fstream>
 #include <sys/stat.h>
@@ -30,6 +34,30 @@ std::vector<std::string> rank_directories(const std::string& dir) {
   return out;
 }
 
+std::vector<LoadedTrace> load_each_trace(const std::vector<std::string>& paths) {
+  std::vector<LoadedTrace> out(paths.size());
+  std::vector<std::exception_ptr> errors(paths.size());
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = std::min({paths.size(), kMaxTraceLoadThreads, cores});
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < paths.size(); i = next++) {
+      try {
+        out[i] = load_trace(paths[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < threads; ++k) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
+  for (const std::exception_ptr& e : errors)  // the first file's error, as a one-by-one load would report it
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
 LoadedTrace load_traces(const std::vector<std::string>& paths) {
   if (paths.size() == 1) {
     const std::vector<std::string> ranks = rank_directories(paths.front());
@@ -39,8 +67,10 @@ LoadedTrace load_traces(const std::vector<std::string>& paths) {
   std::vector<RankTrace> parts;
   LoadedTrace t;
   std::vector<std::string> notes;
-  for (const std::string& p : paths) {
-    LoadedTrace one = load_trace(p);
+  std::vector<LoadedTrace> loaded = load_each_trace(paths);
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const std::string& p = paths[i];
+    LoadedTrace one = std::move(loaded[i]);
     for (const std::string& n : one.report.notes) notes.push_back(p + ": " + n);
     if (t.report.schema.empty()) t.report = one.report;
     else t.report.activities += one.report.activities, t.report.overlapped_activities += one.report.overlapped_activities;
