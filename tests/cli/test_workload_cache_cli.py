@@ -6,7 +6,9 @@ import re
 import subprocess
 
 import pytest
-from conftest import BIN, ROOT
+
+ROOT = os.environ.get("DVFS_SIM_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+BIN = os.environ.get("DVFS_SIM_BIN", os.path.join(ROOT, "build", "dvfs-sim"))
 
 TRACE = os.path.join(ROOT, "tests", "fixtures", "kineto_current.json")
 

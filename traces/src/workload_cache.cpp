@@ -9,7 +9,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
-#include <fstream>
+#include <memory>
 #include <sstream>
 #include <sys/stat.h>
 #include <type_traits>
@@ -283,9 +283,11 @@ WorkloadCache WorkloadCache::user() {
 std::string WorkloadCache::entry_path(const std::string& key) const { return dir_ + "/" + hex64(xxh64(key)) + ".wlc"; }
 
 bool WorkloadCache::load(const std::string& key, CachedImport& out) const {
-  std::ifstream f(entry_path(key), std::ios::binary);
-  if (!f) return false;
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(entry_path(key).c_str(), "rb"), std::fclose);
+  struct stat st {};
+  if (!f || ::fstat(::fileno(f.get()), &st) != 0) return false;
+  std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
+  if (std::fread(&bytes[0], 1, bytes.size(), f.get()) != bytes.size()) return false;
   return decode_cached_import(bytes, key, out);
 }
 
