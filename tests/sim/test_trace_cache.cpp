@@ -1,5 +1,6 @@
 // load_trace through the workload cache (traces/src/workload_cache.hpp): a second load reads the entry, a
 // changed trace gets a new one, a damaged entry is rebuilt, and a disabled cache is neither read nor written.
+#include "sim/core/errors.hpp"
 #include "sim/simulation/simulation.hpp"
 #include "traces/src/workload_cache.hpp"
 
@@ -153,4 +154,33 @@ TEST_CASE("a missing trace fails as it does without the cache", "[workload_cache
   const std::string missing = temp_dir() + "/missing.json";
   CHECK_THROWS_AS(load_trace(missing), InputError);
   CHECK(scoped.cache.info().entries == 0);
+}
+
+TEST_CASE("a multi-rank job's files load on several threads, each as it loads alone", "[workload_cache]") {
+  ScopedCacheDir scoped;
+  set_workload_cache_enabled(false);
+  const std::string dir = std::string(DVFS_TEST_FIXTURES) + "/pytorch/";
+  const std::vector<std::string> paths = {dir + "ddp_rank0_wait.json", dir + "ddp_rank1_wait.json",
+                                          dir + "ddp_rank0_wait.json", std::string(DVFS_TEST_FIXTURES) + "/kineto_current.json"};
+  const std::vector<LoadedTrace> all = load_each_trace(paths);
+  REQUIRE(all.size() == paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const LoadedTrace one = load_trace(paths[i]);
+    CHECK(encode_cached_import("k", {all[i].workload, all[i].report}) == encode_cached_import("k", {one.workload, one.report}));
+  }
+}
+
+TEST_CASE("a multi-rank load that fails names the first file that fails", "[workload_cache]") {
+  ScopedCacheDir scoped;
+  const std::string dir = temp_dir();
+  const std::vector<std::string> paths = {std::string(DVFS_TEST_FIXTURES) + "/kineto_current.json", dir + "/first_missing.json",
+                                          dir + "/second_missing.json"};
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    try {
+      load_each_trace(paths);
+      FAIL("expected an InputError");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("first_missing.json") != std::string::npos);
+    }
+  }
 }
