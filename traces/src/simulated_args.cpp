@@ -22,7 +22,8 @@ void read_work(const Json& w, const std::string& file, const std::string& field,
   const std::string source = w.contains("source") && w["source"].is_string() ? w["source"].get<std::string>() : "";
   if (source == "shapes") out.source = WorkSource::shapes;
   else if (source == "copy_engine") out.source = WorkSource::copy_engine;
-  else throw InputError(file, field + ".source", "expected \"shapes\" or \"copy_engine\", got " + (w.contains("source") ? w["source"].dump() : "nothing"));
+  else if (source == "launch_shape") out.source = WorkSource::launch_shape;
+  else throw InputError(file, field + ".source", "expected \"shapes\", \"copy_engine\" or \"launch_shape\", got " + (w.contains("source") ? w["source"].dump() : "nothing"));
   const std::string prec = w.contains("tensor precision") && w["tensor precision"].is_string() ? w["tensor precision"].get<std::string>() : "none";
   if (prec == "bf16") out.precision = TensorPrecision::bf16;
   else if (prec == "fp8") out.precision = TensorPrecision::fp8;
