@@ -34,6 +34,7 @@ void read_work(const Json& w, const std::string& file, const std::string& field,
   out.fma_tflops = static_cast<float>(number_arg(w, "fma TFLOP/s", file, field, 0));
   out.alu_tops = static_cast<float>(number_arg(w, "alu TOP/s", file, field, 0));
   out.memory_tbps = static_cast<float>(number_arg(w, "memory TB/s", file, field, 0));
+  out.memory_fill_tbps = static_cast<float>(number_arg(w, "memory fill TB/s", file, field, 0));
   out.has_work = true;
 }
 
@@ -60,6 +61,7 @@ void apply_simulated_args(const SimulatedArgs& a, Kernel& k) {
   k.fma_tflops = a.fma_tflops;
   k.alu_tops = a.alu_tops;
   k.memory_tbps = a.memory_tbps;
+  k.memory_fill_tbps = a.memory_fill_tbps;
   k.tensor_precision = a.precision;
   k.work = a.source;
 }

@@ -17,7 +17,7 @@ namespace dvfs {
 struct SimulatedArgs {
   float sm_mhz = 0, mem_mhz = 0;  // 0 = not given
   bool has_work = false;
-  float tensor_tflops = 0, fma_tflops = 0, alu_tops = 0, memory_tbps = 0;
+  float tensor_tflops = 0, fma_tflops = 0, alu_tops = 0, memory_tbps = 0, memory_fill_tbps = 0;
   TensorPrecision precision = TensorPrecision::none;
   WorkSource source = WorkSource::unknown;
 };
