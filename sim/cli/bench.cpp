@@ -107,7 +107,7 @@ int run_bench(double target_events) {
   const double per_pass = static_cast<double>(trace.workload.kernel_count());
   std::printf("dvfs-sim bench: default scenario (%s, %.0f device activities, policy %s)\n", sc.name.c_str(), per_pass,
               sc.policy.name.c_str());
-  std::printf("  default scenario end to end: %.3f s (load %.3f s + simulate %.3f s)   target < 2 s   ratio %.2fx\n",
+  std::printf("  default scenario end to end (through the user's workload cache): %.3f s (load %.3f s + simulate %.3f s)   target < 2 s   ratio %.2fx\n",
               total_default_s, load_s, default_sim_s, 2.0 / total_default_s);
   bench_workload_cache(sc.trace_path);
 
