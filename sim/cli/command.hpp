@@ -50,5 +50,6 @@ Command control_command();    // sim/cli/control_commands.cpp
 Command fleet_command();      // sim/cli/control_commands.cpp
 Command bench_command();      // sim/cli/bench.cpp
 Command report_command();     // sim/cli/report_command.cpp
+Command cache_command();      // sim/cli/cache_command.cpp
 
 }  // namespace dvfs

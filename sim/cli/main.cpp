@@ -16,6 +16,7 @@
 #include "sim/simulation/run_scenario.hpp"
 #include "sim/validate/model_checks.hpp"
 #include "sim/validate/validate.hpp"
+#include "traces/src/workload_cache.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -424,7 +425,8 @@ namespace {
 std::vector<dvfs::Command> all_commands() {
   return {dvfs::run_command(),     dvfs::models_command(), dvfs::validate_command(),
           dvfs::calibrate_command(), dvfs::compare_command(), dvfs::synth_command(),
-          dvfs::control_command(), dvfs::fleet_command(),  dvfs::bench_command(), dvfs::report_command()};
+          dvfs::control_command(), dvfs::fleet_command(),  dvfs::bench_command(), dvfs::report_command(),
+          dvfs::cache_command()};
 }
 
 std::string overview(const std::vector<dvfs::Command>& cmds) {
@@ -435,6 +437,7 @@ std::string overview(const std::vector<dvfs::Command>& cmds) {
     s += buf + c.summary + "\n";
   }
   s += "  help       this list; `dvfs-sim help COMMAND` for a command, `dvfs-sim help policies` for the policies\n";
+  s += "Any command: --no-cache imports traces without the workload cache (`dvfs-sim help cache`).\n";
   return s;
 }
 
@@ -502,6 +505,15 @@ int usage_error(const std::string& message, const std::string& cmd) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  // --no-cache, before any `--`, is a global option of every command: traces are imported afresh.
+  for (auto it = args.begin(); it != args.end() && *it != "--";) {
+    if (*it != "--no-cache") {
+      ++it;
+      continue;
+    }
+    dvfs::set_workload_cache_enabled(false);
+    it = args.erase(it);
+  }
   std::string cmd;
   try {
     const std::vector<dvfs::Command> cmds = all_commands();

@@ -228,7 +228,7 @@ void work_args(const Kernel& k, double scale, std::string& s) {
   num(s, k.alu_tops * scale);
   s += ",\"memory TB/s\":";
   num(s, k.memory_tbps * scale);
-  if (k.memory_fill_tbps > 0) {
+  if (k.memory_fill_tbps > 0) {  // written with one repeated value (fills, memsets): priced apart
     s += ",\"memory fill TB/s\":";
     num(s, k.memory_fill_tbps * scale);
   }

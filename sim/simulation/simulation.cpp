@@ -12,10 +12,14 @@
 #include "traces/src/multi_rank.hpp"
 #include "traces/src/recording.hpp"
 #include "traces/src/trace_formats.hpp"
+#include "traces/src/workload_cache.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <exception>
+#include <thread>
 #include <cstring>
 #include <fstream>
 #include <sys/stat.h>
@@ -32,6 +36,30 @@ std::vector<std::string> rank_directories(const std::string& dir) {
   return out;
 }
 
+std::vector<LoadedTrace> load_each_trace(const std::vector<std::string>& paths) {
+  std::vector<LoadedTrace> out(paths.size());
+  std::vector<std::exception_ptr> errors(paths.size());
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = std::min({paths.size(), kMaxTraceLoadThreads, cores});
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < paths.size(); i = next++) {
+      try {
+        out[i] = load_trace(paths[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < threads; ++k) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
+  for (const std::exception_ptr& e : errors)  // the first file's error, as a one-by-one load would report it
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
 LoadedTrace load_traces(const std::vector<std::string>& paths) {
   if (paths.size() == 1) {
     const std::vector<std::string> ranks = rank_directories(paths.front());
@@ -41,8 +69,10 @@ LoadedTrace load_traces(const std::vector<std::string>& paths) {
   std::vector<RankTrace> parts;
   LoadedTrace t;
   std::vector<std::string> notes;
-  for (const std::string& p : paths) {
-    LoadedTrace one = load_trace(p);
+  std::vector<LoadedTrace> loaded = load_each_trace(paths);
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const std::string& p = paths[i];
+    LoadedTrace one = std::move(loaded[i]);
     for (const std::string& n : one.report.notes) notes.push_back(p + ": " + n);
     if (t.report.schema.empty()) t.report = one.report;
     else t.report.activities += one.report.activities, t.report.overlapped_activities += one.report.overlapped_activities;
@@ -54,7 +84,9 @@ LoadedTrace load_traces(const std::vector<std::string>& paths) {
   return t;
 }
 
-LoadedTrace load_trace(const std::string& path) {
+namespace {
+
+LoadedTrace load_trace_uncached(const std::string& path) {
   Classifier classifier = Classifier::load_default();
   LoadedTrace t;
   if (is_directory(path) && file_exists(path + "/telemetry.csv") && file_exists(path + "/run.json")) {
@@ -70,6 +102,36 @@ LoadedTrace load_trace(const std::string& path) {
   } else {
     t.workload = import_trace_file(path, classifier, &t.report);  // the format's reader (traces/src/trace_formats.hpp)
   }
+  return t;
+}
+
+// The workload cache's key of load_trace_uncached(path): every file it reads (traces/src/workload_cache.hpp).
+// "" (no caching) where the load is going to fail anyway: the uncached load then reports it as always.
+std::string trace_cache_key(const std::string& path) {
+  const std::string rules = Classifier::default_path();
+  if (!is_directory(path)) return workload_cache_key("trace-file", path, {path, rules});
+  std::vector<std::string> candidates = {path + "/trace.json.gz", path + "/trace.json"};
+  std::string trace;
+  for (const std::string& c : candidates)
+    if (file_exists(c) && trace.empty()) trace = c;
+  if (trace.empty()) return "";
+  const bool telemetry = file_exists(path + "/telemetry.csv");
+  if (telemetry && file_exists(path + "/run.json"))
+    return workload_cache_key("recording", path, {trace, path + "/telemetry.csv", path + "/run.json", rules});
+  if (telemetry) return workload_cache_key("kineto-dir+telemetry", path, {trace, path + "/telemetry.csv", rules});
+  return workload_cache_key("kineto-dir", path, {trace, rules});
+}
+
+}  // namespace
+
+LoadedTrace load_trace(const std::string& path) {
+  CachedImport c = cached_import(trace_cache_key(path), [&] {
+    LoadedTrace t = load_trace_uncached(path);
+    return CachedImport{std::move(t.workload), std::move(t.report)};
+  });
+  LoadedTrace t;
+  t.workload = std::move(c.workload);
+  t.report = std::move(c.report);
   return t;
 }
 

@@ -26,6 +26,10 @@ LoadedTrace load_trace(const std::string& path);
 LoadedTrace load_traces(const std::vector<std::string>& paths);
 // load_trace, then retarget to `model` when the scenario names another recording GPU (trace_gpu).
 LoadedTrace load_scenario_trace(const Scenario& sc, const GpuModel& model);
+// load_trace of each path, several at once (at most kMaxTraceLoadThreads threads, and the machine's cores); a
+// file that fails throws the error of the first such path, as loading them one by one would.
+inline constexpr std::size_t kMaxTraceLoadThreads = 8;
+std::vector<LoadedTrace> load_each_trace(const std::vector<std::string>& paths);
 // rank<N>/ subdirectories of a directory (a multi-rank recording), in rank order; empty if none.
 std::vector<std::string> rank_directories(const std::string& dir);
 

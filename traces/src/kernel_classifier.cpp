@@ -65,7 +65,8 @@ Classifier Classifier::load(const std::string& path) {
   return c;
 }
 
-Classifier Classifier::load_default() { return load(data_dir() + "/traces/classification.json"); }
+std::string Classifier::default_path() { return data_dir() + "/traces/classification.json"; }
+Classifier Classifier::load_default() { return load(default_path()); }
 
 KernelClass Classifier::kernel_class(const std::string& name, ActivityKind kind) const {
   if (kind != ActivityKind::kernel) return KernelClass::copy;

@@ -14,7 +14,8 @@ namespace dvfs {
 class Classifier {
  public:
   static Classifier load(const std::string& path);
-  static Classifier load_default();  // <data dir>/traces/classification.json
+  static Classifier load_default();  // default_path()
+  static std::string default_path();  // <data dir>/traces/classification.json
 
   KernelClass kernel_class(const std::string& name, ActivityKind kind) const;
   // Phase named by an annotation, or Phase::other when it names none.

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Cold vs cached start of the default scenario, end to end (a whole `dvfs-sim run` process), and its peak memory
+# per MB of trace: the workload cache's figures (README "Workload cache"; issue 18 targets: < 0.15 s cold,
+# < 0.03 s cached).
+#   bench/workload_cache.sh [BUILD_DIR] [REPEATS]
+# Three ways, each REPEATS times (median wall time, largest max RSS, from GNU time):
+#   no cache   DVFS_SIM_NO_CACHE=1: the import alone, as before the cache
+#   cold       an empty cache directory: import + write the entry
+#   cached     the entry there: read and check it
+# The cache lives in a temporary directory (the user's own cache is not touched).
+set -eu
+BUILD="${1:-build}"; N="${2:-5}"
+BIN="$BUILD/dvfs-sim"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+TRACE="$ROOT/traces/recordings/h200-gpt3xl/trace.json.gz"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+export DVFS_SIM_CACHE_DIR="$TMP/cache"
+
+once() {  # label: one run, "wall_s rss_kib cpu_s" appended to $TMP/$label
+  /usr/bin/time -f "%e %M %U %S" -o "$TMP/t" "$BIN" run "$ROOT/scenarios/default.json" -o "$TMP/out" >/dev/null 2>"$TMP/err" \
+    || { cat "$TMP/err" >&2; exit 1; }
+  cat "$TMP/t" >>"$TMP/$1"
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+report() {  # label, description
+  local wall cpu rss
+  wall=$(awk '{ print $1 }' "$TMP/$1" | median)
+  cpu=$(awk '{ print $3 + $4 }' "$TMP/$1" | median)
+  rss=$(awk '$2 > m { m = $2 } END { print m }' "$TMP/$1")
+  awk -v label="$2" -v w="$wall" -v c="$cpu" -v rss="$rss" -v n="$(wc -l <"$TMP/$1")" -v mb="$MB" -v zmb="$ZMB" 'BEGIN {
+    printf "  %-34s %6.3f s wall, %6.3f s CPU (medians of %d)   peak RSS %6.1f MiB = %5.1f MiB per MB of JSON (%5.1f per MB of .gz)\n",
+           label, w, c, n, rss / 1024, rss / 1024 / mb, rss / 1024 / zmb }'
+}
+
+ZMB=$(awk -v b="$(stat -c %s "$TRACE")" 'BEGIN { print b / 1e6 }')
+MB=$(awk -v b="$(gzip -dc "$TRACE" | wc -c)" 'BEGIN { print b / 1e6 }')
+echo "dvfs-sim workload cache: default scenario end to end ($(basename "$(dirname "$TRACE")"): ${MB} MB JSON, ${ZMB} MB gzip)"
+for _ in $(seq "$N"); do DVFS_SIM_NO_CACHE=1 once nocache; done
+for _ in $(seq "$N"); do "$BIN" cache clear >/dev/null; once cold; done
+once fill
+for _ in $(seq "$N"); do once cached; done
+BASE=$(/usr/bin/time -f "%e" "$BIN" cache info 2>&1 >/dev/null)
+report nocache "no cache (DVFS_SIM_NO_CACHE=1):"
+report cold "cold (empty cache, entry written):"
+report cached "cached (entry read):"
+"$BIN" cache info | sed -n 's/^  /  cache /p' | head -2
+echo "  a process that only starts (dvfs-sim cache info): ${BASE} s wall"
+echo "  targets (issue 18): cold < 0.15 s, cached < 0.03 s"

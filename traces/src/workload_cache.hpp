@@ -1,0 +1,81 @@
+#pragma once
+// The workload cache: an imported trace (its Workload and ImportReport) stored in a compact binary entry, so a
+// trace that has been imported once loads again in a fraction of the import's time (README "Workload cache").
+//
+// Where: $DVFS_SIM_CACHE_DIR, else $XDG_CACHE_HOME/dvfs-sim, else ~/.cache/dvfs-sim. Off for a process with
+// DVFS_SIM_NO_CACHE=1 (Python, notebooks) or set_workload_cache_enabled(false) (`dvfs-sim --no-cache`).
+//
+// Key: a text naming the cache version, what kind of load it was, the path as given, and for every input file
+// (trace, telemetry, run.json, the classification rules) its size and content hash (sim/core/content_hash.hpp).
+// An entry's file name is the XXH64 of that text; the entry holds the text itself, compared in full on load.
+//
+// An entry is trusted only when its magic, version, byte-order mark, key text, payload size and payload checksum
+// all match and its payload decodes to its last byte; anything else (truncated, corrupt, stale, another
+// version) is a miss: the trace is imported again and the entry rewritten. Entries are written to a temporary
+// file and renamed into place, so concurrent processes (a sweep) see a whole entry or none.
+#include "sim/core/workload.hpp"
+#include "traces/src/kineto_importer.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dvfs {
+
+// The cache's format and importer version. RULE: bump it whenever the layout of Workload, Rank, Kernel,
+// LaunchShape, Step, AnnotationSet, CollectiveCall or ImportReport changes, or whenever an importer (Kineto,
+// Nsight Systems, recordings, telemetry alignment) or the classifier's code changes what it produces for the
+// same input files. Entries of another version are never read (they are misses, and rewritten).
+inline constexpr std::uint32_t kWorkloadCacheVersion = 1;
+
+struct CachedImport {
+  Workload workload;
+  ImportReport report;
+};
+
+// The key text of a load: `kind` names the loader ("recording", "kineto-dir", "trace-file"), `path` is the
+// path as the user gave it, `files` every file the load reads. Empty when a file cannot be read (then the load
+// bypasses the cache, and the importer reports the problem as it always does).
+std::string workload_cache_key(const std::string& kind, const std::string& path, const std::vector<std::string>& files);
+
+// Entry bytes <-> import. decode returns false (and says why) for anything but an intact entry of this key.
+std::string encode_cached_import(const std::string& key, const CachedImport& c);
+bool decode_cached_import(const std::string& bytes, const std::string& key, CachedImport& out, std::string* why = nullptr);
+
+struct WorkloadCacheInfo {
+  std::string dir;
+  std::size_t entries = 0;
+  std::uint64_t bytes = 0;
+};
+
+class WorkloadCache {
+ public:
+  explicit WorkloadCache(std::string dir) : dir_(std::move(dir)) {}
+  // The user's cache directory (see above).
+  static WorkloadCache user();
+
+  const std::string& dir() const { return dir_; }
+  std::string entry_path(const std::string& key) const;
+  // The entry of `key`, when one is there and intact.
+  bool load(const std::string& key, CachedImport& out) const;
+  // Writes the entry atomically; a cache that cannot be written (read-only, full disk) is skipped silently.
+  void store(const std::string& key, const CachedImport& c) const;
+  WorkloadCacheInfo info() const;
+  // Removes every entry (and stray temporary files); returns how many entries it removed.
+  std::size_t clear() const;
+
+ private:
+  std::string dir_;
+};
+
+// Whether loads use the cache: not after set_workload_cache_enabled(false), nor with DVFS_SIM_NO_CACHE set to
+// anything but "" or "0".
+bool workload_cache_enabled();
+void set_workload_cache_enabled(bool enabled);
+
+// The import through the cache: the entry of `key` when intact, else import() (then stored). An empty key,
+// or the cache disabled, runs import() alone.
+CachedImport cached_import(const std::string& key, const std::function<CachedImport()>& import);
+
+}  // namespace dvfs
