@@ -20,22 +20,23 @@ double number_arg(const Json& obj, const char* key, const std::string& file, con
 void read_work(const Json& w, const std::string& file, const std::string& field, SimulatedArgs& out) {
   if (!w.is_object()) throw InputError(file, field, "expected an object with the activity's work rates");
   const std::string source = w.contains("source") && w["source"].is_string() ? w["source"].get<std::string>() : "";
-  if (source == "shapes") out.source = WorkSource::shapes;
-  else if (source == "copy_engine") out.source = WorkSource::copy_engine;
-  else if (source == "launch_shape") out.source = WorkSource::launch_shape;
+  KernelRates& r = out.work;
+  if (source == "shapes") r.source = WorkSource::shapes;
+  else if (source == "copy_engine") r.source = WorkSource::copy_engine;
+  else if (source == "launch_shape") r.source = WorkSource::launch_shape;
   else throw InputError(file, field + ".source", "expected \"shapes\", \"launch_shape\" or \"copy_engine\", got " + (w.contains("source") ? w["source"].dump() : "nothing"));
   const std::string prec = w.contains("tensor precision") && w["tensor precision"].is_string() ? w["tensor precision"].get<std::string>() : "none";
-  if (prec == "bf16") out.precision = TensorPrecision::bf16;
-  else if (prec == "fp8") out.precision = TensorPrecision::fp8;
-  else if (prec == "tf32") out.precision = TensorPrecision::tf32;
-  else if (prec == "none") out.precision = TensorPrecision::none;
+  if (prec == "bf16") r.precision = TensorPrecision::bf16;
+  else if (prec == "fp8") r.precision = TensorPrecision::fp8;
+  else if (prec == "tf32") r.precision = TensorPrecision::tf32;
+  else if (prec == "none") r.precision = TensorPrecision::none;
   else throw InputError(file, field + ".tensor precision", "expected bf16, fp8, tf32 or none, got \"" + prec + "\"");
-  out.tensor_tflops = static_cast<float>(number_arg(w, "tensor TFLOP/s", file, field, 0));
-  out.fma_tflops = static_cast<float>(number_arg(w, "fma TFLOP/s", file, field, 0));
-  out.alu_tops = static_cast<float>(number_arg(w, "alu TOP/s", file, field, 0));
-  out.memory_tbps = static_cast<float>(number_arg(w, "memory TB/s", file, field, 0));
-  out.memory_fill_tbps = static_cast<float>(number_arg(w, "memory fill TB/s", file, field, 0));
-  if (out.memory_fill_tbps > out.memory_tbps)
+  r.tensor_tflops = static_cast<float>(number_arg(w, "tensor TFLOP/s", file, field, 0));
+  r.fma_tflops = static_cast<float>(number_arg(w, "fma TFLOP/s", file, field, 0));
+  r.alu_tops = static_cast<float>(number_arg(w, "alu TOP/s", file, field, 0));
+  r.memory_tbps = static_cast<float>(number_arg(w, "memory TB/s", file, field, 0));
+  r.memory_fill_tbps = static_cast<float>(number_arg(w, "memory fill TB/s", file, field, 0));
+  if (r.memory_fill_tbps > r.memory_tbps)
     throw InputError(file, field + ".memory fill TB/s", "expected at most the activity's memory TB/s (fills are part of it)");
   out.has_work = true;
 }
@@ -58,14 +59,7 @@ SimulatedArgs read_simulated_args(const Json& args, const std::string& file, std
 void apply_simulated_args(const SimulatedArgs& a, Kernel& k) {
   if (a.sm_mhz > 0) k.recorded_sm_mhz = a.sm_mhz;
   if (a.mem_mhz > 0) k.recorded_mem_mhz = a.mem_mhz;
-  if (!a.has_work) return;
-  k.tensor_tflops = a.tensor_tflops;
-  k.fma_tflops = a.fma_tflops;
-  k.alu_tops = a.alu_tops;
-  k.memory_tbps = a.memory_tbps;
-  k.memory_fill_tbps = a.memory_fill_tbps;
-  k.tensor_precision = a.precision;
-  k.work = a.source;
+  if (a.has_work) apply_rates(a.work, k);
 }
 
 }  // namespace dvfs

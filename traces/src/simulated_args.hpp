@@ -3,11 +3,13 @@
 // activity of a Kineto-layout trace, read back by the Kineto importer so that an exported simulated run
 // imports as a recording made at the simulated clocks:
 //   "sm clock (MHz)", "mem clock (MHz)"  the clocks the activity ran at (its recorded clocks on import)
-//   "work": {"source": "shapes" | "copy_engine", "tensor precision": "bf16" | "fp8" | "tf32" | "none",
-//            "tensor TFLOP/s", "fma TFLOP/s", "alu TOP/s", "memory TB/s"}  its work rates over its duration
+//   "work": {"source": "shapes" | "launch_shape" | "copy_engine", "tensor precision": "bf16" | "fp8" | "tf32" | "none",
+//            "tensor TFLOP/s", "fma TFLOP/s", "alu TOP/s", "memory TB/s"[, "memory fill TB/s"]}  its work rates over
+//            its duration
 // A trace without them (any recorded Kineto trace) imports as before. Present with a wrong type: InputError.
 #include "sim/core/json_util.hpp"
 #include "sim/core/workload.hpp"
+#include "traces/src/kernel_activity.hpp"
 
 #include <cstddef>
 #include <string>
@@ -17,9 +19,7 @@ namespace dvfs {
 struct SimulatedArgs {
   float sm_mhz = 0, mem_mhz = 0;  // 0 = not given
   bool has_work = false;
-  float tensor_tflops = 0, fma_tflops = 0, alu_tops = 0, memory_tbps = 0, memory_fill_tbps = 0;
-  TensorPrecision precision = TensorPrecision::none;
-  WorkSource source = WorkSource::unknown;
+  KernelRates work;  // applied as the importer applies estimated rates (apply_rates)
 };
 
 // The args of traceEvents[event] of `file`.
