@@ -176,8 +176,10 @@ std::vector<double> nonnegative_least_squares(const std::vector<std::vector<doub
   return best;
 }
 
-std::vector<std::string> split_names(const std::string& split_path, const std::string& side, const std::string& kind) {
-  const Json doc = read_json_file(split_path);
+namespace {
+
+std::vector<std::string> names_in_split(const Json& doc, const std::string& split_path, const std::string& side,
+                                        const std::string& kind) {
   JsonReader r(doc, split_path, "");
   JsonReader s = r.child(side.c_str());
   const Json& list = s.raw(kind.c_str());
@@ -190,11 +192,17 @@ std::vector<std::string> split_names(const std::string& split_path, const std::s
   return out;
 }
 
+}  // namespace
+
+std::vector<std::string> split_names(const std::string& split_path, const std::string& side, const std::string& kind) {
+  return names_in_split(read_json_file(split_path), split_path, side, kind);
+}
+
 std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side) {
-  std::vector<std::string> out = split_names(split_path, side, "micro");
   const Json doc = read_json_file(split_path);
-  if (doc.is_object() && doc.contains(side) && doc[side].is_object() && doc[side].contains("micro_stores"))
-    for (const std::string& n : split_names(split_path, side, "micro_stores")) out.push_back(n);
+  std::vector<std::string> out = names_in_split(doc, split_path, side, "micro");
+  if (doc[side].contains("micro_stores"))  // names_in_split checked that doc[side] is an object
+    for (const std::string& n : names_in_split(doc, split_path, side, "micro_stores")) out.push_back(n);
   return out;
 }
 

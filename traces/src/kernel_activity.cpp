@@ -231,10 +231,10 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
   }
   const double all = std::accumulate(sizes.begin(), sizes.end(), 0.0);
   const std::size_t largest = static_cast<std::size_t>(std::max_element(elems.begin(), elems.end()) - elems.begin());
-  double read = all, written = 0, out_elems = elems[largest];
+  double read = all, written = 0, filled = 0, out_elems = elems[largest];
   const bool in_place = !base.empty() && base.back() == '_' && base.front() != '_';
   if (base == "fill_" || base == "zero_") {
-    read = 0, written = sizes[0], out_elems = elems[0];
+    read = 0, written = filled = sizes[0], out_elems = elems[0];
   } else if (base == "copy_") {
     read = sizes.size() > 1 ? sizes[1] : sizes[0], written = sizes[0], out_elems = elems[0];
   } else if (base == "embedding" || base == "index_select" || base == "embedding_dense_backward") {
@@ -250,7 +250,7 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
   }
   OperatorWork w;
   w.bytes = read + written;
-  if (base == "fill_" || base == "zero_") w.filled = written;
+  w.filled = filled;
   std::string stem = base;
   if (in_place) stem.pop_back();
   w.alu_ops = out_elems * alu_intensity(stem);
