@@ -201,8 +201,9 @@ std::vector<std::string> split_names(const std::string& split_path, const std::s
 std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side) {
   const Json doc = read_json_file(split_path);
   std::vector<std::string> out = names_in_split(doc, split_path, side, "micro");
-  if (doc[side].contains("micro_stores"))  // names_in_split checked that doc[side] is an object
-    for (const std::string& n : names_in_split(doc, split_path, side, "micro_stores")) out.push_back(n);
+  for (const char* later : {"micro_stores", "micro_alu_conv"})  // lists recorded later, in recording order
+    if (doc[side].contains(later))  // names_in_split checked that doc[side] is an object
+      for (const std::string& n : names_in_split(doc, split_path, side, later)) out.push_back(n);
   return out;
 }
 

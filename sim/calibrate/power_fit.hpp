@@ -34,7 +34,7 @@ std::string format_power_suite_calibration(const PowerSuiteCalibration& c);
 
 // The names a split file lists (`fit.micro` or `held_out.micro`); InputError naming the file and field.
 std::vector<std::string> split_names(const std::string& split_path, const std::string& side, const std::string& kind);
-// The kernel loops of one side: `micro`, then the lists recorded later (`micro_stores`), where present.
+// The kernel loops of one side: `micro`, then the lists recorded later (`micro_stores`, `micro_alu_conv`), where present.
 std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side);
 
 // Non-negative least squares min |A x - b|^2, x >= 0, for a handful of unknowns (every active set is tried).
