@@ -54,6 +54,21 @@ SM_SHARE = {
 }
 
 
+# Governor loop constants [estimate] until models/calibration/governor_fit.py has fit them on the fit-set GPT-3 XL
+# recording (models/calibration/h200.governor.json); the target fraction is measured either way.
+GOVERNOR = os.path.join(ROOT, "models", "calibration", "h200.governor.json")
+GOVERNOR_ESTIMATE = {"window_s": 0.05, "up_steps_per_period": 1, "up_margin_w": 10.0, "down_gain_steps_per_w": 0.05}
+if os.path.exists(GOVERNOR):
+    with open(GOVERNOR) as _f:
+        GOVERNOR_CONSTANTS = json.load(_f)["chosen"]
+    GOVERNOR_SOURCE = {"source": "fit", "ref": "window, climb steps, climb margin and down gain fit on the native-"
+                       "governor replay of traces/recordings/h200-gpt3xl (fit set): models/calibration/governor_fit.py "
+                       "-> h200.governor.json; control period estimated (NVIDIA's power-limit loop is undisclosed)"}
+else:
+    GOVERNOR_CONSTANTS = GOVERNOR_ESTIMATE
+    GOVERNOR_SOURCE = {"source": "estimate", "ref": "control period, window and gains of NVIDIA's power-limit loop are undisclosed"}
+
+
 def load(folder):
     with open(os.path.join(REC, folder, "run.json")) as f:
         run = json.load(f)
@@ -143,8 +158,10 @@ def derive():
                   "dynamic_scale": 1.0},
         "classes": classes,
         "native_governor": {
-            "control_period_s": 0.01, "window_s": 0.05, "target_fraction": 0.98,
-            "down_gain_steps_per_w": 0.05, "up_steps_per_period": 1, "up_margin_w": 10.0,
+            "control_period_s": 0.01, "window_s": GOVERNOR_CONSTANTS["window_s"], "target_fraction": 0.98,
+            "down_gain_steps_per_w": GOVERNOR_CONSTANTS["down_gain_steps_per_w"],
+            "up_steps_per_period": GOVERNOR_CONSTANTS["up_steps_per_period"],
+            "up_margin_w": GOVERNOR_CONSTANTS["up_margin_w"],
         },
         "switch_latency": {
             "sm": {"mean_s": 0.05, "spread_s": 0.0, "target_scaling": [[345, 1.0], [1980, 1.0]], "energy_j": 0.0},
@@ -155,7 +172,7 @@ def derive():
         "provenance": {
             "summary": "calibrated on one H200 (traces/recordings/h200-*): idle, GEMM, copy and elementwise power, "
                        "clock table and cap measured; " + ("activity power model and V-f curve (above ~1350 MHz) fit on "
-                       "the power suite's kernel loops; governor gains estimated" if os.path.exists(ACTIVITY) else
+                       "the power suite's kernel loops; governor gains " + ("fit on the GPT-3 XL recording" if os.path.exists(GOVERNOR) else "estimated") if os.path.exists(ACTIVITY) else
                        "V-f shape and governor gains estimated"),
             "generated_by": "models/calibration/h200.py, then dvfs-sim calibrate --power-suite and --recording "
                             "(models/calibration/regenerate.sh)",
@@ -178,7 +195,7 @@ def derive():
             "/classes/communication/dynamic_w": {"source": "estimate", "ref": "0.3 x copy; no collective measured yet"},
             "/classes": {"source": "estimate", "ref": "time_sm, time_mem, sm_share: priors by kernel class (compute- vs memory-bound); dvfs-sim calibrate --recording replaces time_sm/time_mem where the recording has evidence"},
             "/native_governor/target_fraction": {"source": "measured", "ref": "counter mean power 686 W / 700 W cap in the timed gpt3xl phase"},
-            "/native_governor": {"source": "estimate", "ref": "control period, window and gains of NVIDIA's power-limit loop are undisclosed"},
+            "/native_governor": GOVERNOR_SOURCE,
             "/switch_latency/sm/mean_s": {"source": "literature", "ref": "order 10-100 ms for NVML clock changes on Ampere/Hopper, Velicka, Vysocky, Riha, \"LATEST\", IPDPSW 2025, arXiv 2502.20075 (GH200 among the GPUs measured); Zeus notes NVML calls take ~10-20 ms"},
             "/switch_latency/sm/spread_s": {"source": "estimate", "ref": "estimate: no published spread used"},
             "/switch_latency/sm/target_scaling": {"source": "estimate", "ref": "no dependence on the target clock (multiplier 1 over the SM clock range) until measured on this GPU; Velicka, Vysocky, Riha, \"LATEST\", IPDPSW 2025, arXiv 2502.20075 find the latency depends mostly on the target clock"},

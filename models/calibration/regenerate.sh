@@ -8,7 +8,10 @@
 #   3. calibrate --recording: time scaling and the class priors' power scale on the GPT-3 XL recording -> h200;
 #   4. calibrate --profile: a100-sxm4 and a40 on the Perseus stage profiles;
 #   5. siblings.py: the datasheet models rtx-3080-ti and b200-like (b200-like with the h200 activity block scaled);
-#   6. a100_pcie.py: the A100 80GB PCIe board from a100-sxm4 and the A100 power-limit baselines (issue 22).
+#   6. a100_pcie.py: the A100 80GB PCIe board from a100-sxm4 and the A100 power-limit baselines (issue 22);
+#   7. governor_fit.py: the H200 native governor's loop constants, fit on the native replay of the GPT-3 XL
+#      recording (fit set) -> models/calibration/h200.governor.json, which step 1 reads; the governor plays no
+#      part in steps 2-3 (they replay at the recorded clocks), so one pass of 1-3 after it is a fixed point.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BIN="${DVFS_SIM_BIN:-$ROOT/build/dvfs-sim}"
@@ -27,12 +30,15 @@ same() {  # fresh shipped
   fi
 }
 
-/usr/bin/python3 models/calibration/h200.py ${MODE:---write} >/dev/null || status=1
-"$BIN" calibrate --power-suite traces/recordings/h200-power --split models/calibration/h200-power-split.json \
-  --base models/calibration/h200.base.json --date "$POWER_DATE" -o "$CAL/h200.activity.json" >/dev/null
-[ "$MODE" = "--check" ] && same "$CAL/h200.activity.json" models/calibration/h200.activity.json
-"$BIN" calibrate --recording traces/recordings/h200-gpt3xl --base models/calibration/h200.activity.json \
-  --date "$DATE" -o "$OUT/h200.json" >/dev/null
+h200_chain() {  # steps 1-3
+  /usr/bin/python3 models/calibration/h200.py ${MODE:---write} >/dev/null || status=1
+  "$BIN" calibrate --power-suite traces/recordings/h200-power --split models/calibration/h200-power-split.json \
+    --base models/calibration/h200.base.json --date "$POWER_DATE" -o "$CAL/h200.activity.json" >/dev/null
+  [ "$MODE" = "--check" ] && same "$CAL/h200.activity.json" models/calibration/h200.activity.json
+  "$BIN" calibrate --recording traces/recordings/h200-gpt3xl --base models/calibration/h200.activity.json \
+    --date "$DATE" -o "$OUT/h200.json" >/dev/null
+}
+h200_chain
 "$BIN" calibrate --profile traces/profiles/perseus/gpt3-175b+a100_sxm_bf16.csv \
   --base models/calibration/a100-sxm4.base.json --date "$DATE" -o "$OUT/a100-sxm4.json" >/dev/null
 "$BIN" calibrate --profile traces/profiles/perseus/gpt3-175b+a40_bf16.csv \
@@ -42,9 +48,13 @@ if [ "$MODE" = "--check" ]; then
   /usr/bin/python3 models/calibration/siblings.py --check --out "$OUT" || status=1
   /usr/bin/python3 models/calibration/a100_pcie.py --check || status=1
   for m in h200 a100-sxm4 a40; do same "$OUT/$m.json" "models/gpus/$m.json"; done
+  /usr/bin/python3 models/calibration/governor_fit.py --check >/dev/null || status=1
   [ $status = 0 ] && echo "calibrated models match their derivation"
   exit $status
 fi
+# Step 7, then steps 1-3 again so the base carries the fitted governor.
+/usr/bin/python3 models/calibration/governor_fit.py --write >/dev/null
+h200_chain
 /usr/bin/python3 models/calibration/siblings.py
 /usr/bin/python3 models/calibration/a100_pcie.py
 echo "regenerated models/calibration/h200.activity.json and models/gpus/{h200,a100-sxm4,a40,rtx-3080-ti,b200-like,a100-pcie}.json"
