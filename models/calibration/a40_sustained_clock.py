@@ -7,7 +7,7 @@ traces/perseus-runs/a40_gpt3-2.7b_pp8 (energy MAPE 7.64 %, issue 22). See docs/v
 
 1. The A40 stage profiles (traces/profiles/perseus/{gpt3-175b,bloom}+a40_bf16.csv, the artifact's): per
    requested clock from 1380 MHz up, the measured power and the time relative to the 1740 MHz row, mean over the
-   8 stages. Both meet the 300 W limit by ~1440-1500 MHz: no A40 data runs uncapped above ~1500 MHz.
+   8 stages. Both draw 286-299 W from 1500 MHz up; their time stops falling by ~1440-1560 MHz: no A40 data runs uncapped above ~1500 MHz.
 2. The A40 power-limit baselines (traces/perseus-baselines/A40/zeus_global.csv, a separate experiment: the
    iteration at 300 W down to 125 W): per workload, the computations' uncapped top-clock power P0 (and, in the
    second table, the time share b too) whose capped clocks through the a40 model's V-f curve reproduce the measured
@@ -16,7 +16,7 @@ traces/perseus-runs/a40_gpt3-2.7b_pp8 (energy MAPE 7.64 %, issue 22). See docs/v
 3. --runs (evaluation only, nothing is fitted): the models-only time / energy MAPE of both A40 run sets with the
    a40 model changed in two ways, via `build/dvfs-sim validate --perseus DIR --gpu FILE --no-fits --no-frontier`:
    a steeper V-f curve above 1455 MHz (power at and below 1455 MHz kept), and the computations' SM-dependent
-   power scaled by k with time share b.
+   power scaled by k with time share b (k 1: the model's power with another time share).
 """
 import csv
 import json
@@ -49,7 +49,8 @@ def g(f, points=MODEL["voltage_curve"]["points"]):
 
 
 def stage_profiles():
-    print("1. A40 stage profiles: measured power W / time relative to the 1740 MHz row (mean of 8 stages)")
+    """{(profile, instruction): [(requested MHz, mean measured power W, mean time / time at the top clock)]}, 1380 MHz up."""
+    out = {}
     for name in ("gpt3-175b", "bloom"):
         rows = list(csv.DictReader(open(os.path.join(ROOT, "traces/profiles/perseus/%s+a40_bf16.csv" % name))))
         for inst in ("forward", "backward"):
@@ -58,9 +59,15 @@ def stage_profiles():
                 if r["instruction"] == inst:
                     by.setdefault(float(r["frequency"]), []).append((float(r["time"]), float(r["energy"])))
             top = sum(t for t, _ in by[FMAX]) / len(by[FMAX])
-            cells = ["%d:%.0f/%.3f" % (f, sum(e / t for t, e in v) / len(v), sum(t for t, _ in v) / len(v) / top)
-                     for f, v in sorted(by.items()) if f >= 1380 and f % 60 == 0 or f == FMAX]
-            print("  %-10s %-8s %s" % (name, inst, " ".join(cells)))
+            out[(name, inst)] = [(f, sum(e / t for t, e in v) / len(v), sum(t for t, _ in v) / len(v) / top)
+                                 for f, v in sorted(by.items()) if f >= 1380]
+    return out
+
+
+def print_stage_profiles():
+    print("1. A40 stage profiles: measured power W / time relative to the 1740 MHz row (mean of 8 stages)")
+    for (name, inst), cells in stage_profiles().items():
+        print("  %-10s %-8s %s" % (name, inst, " ".join("%d:%.0f/%.3f" % c for c in cells if c[0] % 60 == 0 or c[0] == FMAX)))
 
 
 def fit_baseline(rows, n, b_grid):
@@ -82,23 +89,31 @@ def fit_baseline(rows, n, b_grid):
     return best
 
 
-def baselines():
+def baseline_fits(fit_time_share, only=None):
+    """{workload: [(n, clock sustained at 300 W, P0, b, rms % of the time ratios)] for n = 3..7 highest limits}."""
     per = {}
     for r in csv.DictReader(open(os.path.join(ROOT, "traces/perseus-baselines/A40/zeus_global.csv"))):
         per.setdefault(r["model_name"], []).append((float(r["power_limit_0"]), float(r["time"])))
-    b_model = MODEL["computations"]["backward"]["time_sm"]
-    for title, grid in (("time share the model's (%.3f)" % b_model, [b_model]), ("time share fitted too", [x / 100 for x in range(20, 71)])):
-        print("2. A40 power-limit baselines, %s: clock sustained at 300 W (MHz) / P0 W%s / rms %% of the time ratios,"
-              " fit over the highest n limits" % (title, " / b" if len(grid) > 1 else ""))
-        for name, rows in sorted(per.items()):
-            if name == "t5-3b":
-                continue
-            rows.sort(reverse=True)
-            cells = []
-            for n in (3, 4, 5, 6, 7):
-                err, p0, b, f300 = fit_baseline(rows, n, grid)
-                cells.append("n=%d %d/%d%s/%.2f" % (n, f300, p0, "/%.2f" % b if len(grid) > 1 else "", 100 * (err / n) ** 0.5))
-            print("  %-18s %s" % (name, "  ".join(cells)))
+    grid = [x / 100 for x in range(20, 71)] if fit_time_share else [MODEL["computations"]["backward"]["time_sm"]]
+    out = {}
+    for name, rows in sorted(per.items()):
+        if name == "t5-3b" or only and name != only:
+            continue
+        rows.sort(reverse=True)
+        out[name] = []
+        for n in (3, 4, 5, 6, 7):
+            err, p0, b, f300 = fit_baseline(rows, n, grid)
+            out[name].append((n, f300, p0, b, 100 * (err / n) ** 0.5))
+    return out
+
+
+def print_baselines():
+    for fit_b in (False, True):
+        print("2. A40 power-limit baselines, %s: clock sustained at 300 W (MHz) / P0 W / b / rms %% of the time ratios,"
+              " fit over the highest n limits" % ("time share fitted too" if fit_b else
+                                                  "time share the model's (%.3f)" % MODEL["computations"]["backward"]["time_sm"]))
+        for name, fits in baseline_fits(fit_b).items():
+            print("  %-18s %s" % (name, "  ".join("n=%d %d/%d/%.2f/%.2f" % c for c in fits)))
 
 
 def scale_sm_power(cc, factor):
@@ -134,22 +149,32 @@ def mape(model, run_set, binary):
     return v["time_mape_pct"], v["energy_mape_pct"], v.get("anchor_sm_mhz", {})
 
 
-def runs():
-    binary = os.environ.get("DVFS_SIM_BIN", os.path.join(ROOT, "build/dvfs-sim"))
-    print("3. evaluation on the A40 run sets (models only; nothing fitted): time / energy MAPE %%, %s" % " | ".join(RUN_SETS))
+def run_cases(binary):
+    """[(label, {run set: (time MAPE %, energy MAPE %)}, (forward, backward) clock at the top request)]."""
     cases = [("as shipped", variant())]
     cases += [("V-f top: v(1740) x %.2f above 1455 MHz" % vt, variant(vtop=vt)) for vt in (1.1, 1.2, 1.3)]
-    cases += [("k %.2f, b %.3f" % (k, b), variant(k=k, b=b)) for k in (0.85, 0.9, 0.95, 1.0) for b in (0.334, 0.36, 0.408)]
+    cases += [("k %.2f, b %.3f" % (k, b), variant(k=k, b=b)) for k in (0.85, 0.9, 0.95) for b in (0.334, 0.36, 0.408)]
+    cases += [("k 1.00, b %.3f" % b, variant(b=b)) for b in (0.334, 0.345, 0.35, 0.36, 0.408)]
+    out = []
     for label, m in cases:
-        cells = []
+        res = {}
         for rs in RUN_SETS:
             t, e, clocks = mape(m, rs, binary)
-            cells.append("%.2f / %.2f" % (t, e))
-        print("  %-40s %s   (top clock runs at %.0f / %.0f MHz)" % (label, " | ".join(cells), clocks["forward"], clocks["backward"]))
+            res[rs] = (t, e)
+        out.append((label, res, (clocks["forward"], clocks["backward"])))
+    return out
+
+
+def print_runs():
+    binary = os.environ.get("DVFS_SIM_BIN", os.path.join(ROOT, "build/dvfs-sim"))
+    print("3. evaluation on the A40 run sets (models only; nothing fitted): time / energy MAPE %%, %s" % " | ".join(RUN_SETS))
+    for label, res, clocks in run_cases(binary):
+        print("  %-40s %s   (top clock runs at %.0f / %.0f MHz)" % (label, " | ".join("%.2f / %.2f" % res[rs] for rs in RUN_SETS),
+                                                                     clocks[0], clocks[1]))
 
 
 if __name__ == "__main__":
-    stage_profiles()
-    baselines()
+    print_stage_profiles()
+    print_baselines()
     if "--runs" in sys.argv[1:]:
-        runs()
+        print_runs()
