@@ -25,5 +25,8 @@ struct PipelineTraceRequest {
 
 // Writes the trace (gzip when `path` ends in .gz); what was written, as trace_export_stats_json says.
 Json write_pipeline_trace(const PipelineTraceRequest& req, const std::string& path);
+// The same run as Chakra execution traces, DIR/trace.<gpu>.et (sim/results/simulated_workload.hpp): what was
+// written, as chakra_export_stats_json says. TP collectives among unfolded TP ranks stay collectives of their group.
+Json write_pipeline_chakra(const PipelineTraceRequest& req, const std::string& dir);
 
 }  // namespace dvfs

@@ -33,6 +33,9 @@ struct ScenarioOptions {
   // Trace replays and synthetic runs: also write the simulated run as a Chrome trace (Kineto layout; gzip
   // when it ends in .gz) to this path (sim/results/trace_export.hpp). "" = none.
   std::string trace_out;
+  // Trace replays and synthetic runs: also write the simulated run as Chakra execution traces, one file per
+  // GPU, in this directory (docs/chakra.md). "" = none.
+  std::string chakra_out;
 };
 
 struct ScenarioRun {
@@ -42,6 +45,7 @@ struct ScenarioRun {
   Json summary;            // what `dvfs-sim run --json` prints and summary.json holds
   std::vector<RankOutcome> outcomes;  // trace replays: per GPU (the timeline)
   Json trace_export;       // with ScenarioOptions::trace_out: {file, events, activities, bytes, file_bytes, seconds}
+  Json chakra_export;      // with ScenarioOptions::chakra_out: {dir, files, ranks, nodes, bytes, seconds, cpu_s}
   Json timing;             // wall-clock figures (timing.json), kept out of the summary
   // The text `dvfs-sim run` prints (without the line naming the result files).
   std::string report() const;
