@@ -2,12 +2,14 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
+#include "sim/core/limits.hpp"
 #include "traces/src/chakra/chakra_attrs.hpp"
 #include "traces/src/chakra/chakra_stream.hpp"
 #include "traces/src/multi_rank.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <exception>
 #include <filesystem>
 #include <map>
@@ -116,18 +118,20 @@ GroupTable group_table(const std::vector<ParsedRank>& parts) {
   for (const ParsedRank& p : parts) {
     const AttributeProto* at = find_attr(p.file.metadata.attr(), a::kCommGroups);
     if (!at) continue;
-    const Json j = Json::parse(at->string_val(), nullptr, false);
-    if (!j.is_array()) throw InputError(p.path, std::string("GlobalMetadata attr ") + a::kCommGroups, "expected a JSON array of groups");
+    const std::string field = std::string("GlobalMetadata attr ") + a::kCommGroups;
+    const Json j = parse_json_text(at->string_val(), p.path + " (" + field + ")");
+    if (!j.is_array()) throw InputError(p.path, field, "expected a JSON array of groups");
     for (const Json& g : j) {
-      if (!g.is_object() || !g.contains("pg_name") || !g["pg_name"].is_string() || !g.contains("ranks") || !g["ranks"].is_array())
-        throw InputError(p.path, std::string("GlobalMetadata attr ") + a::kCommGroups, "expected groups {pg_name, name, ranks, size}");
+      if (!g.is_object() || !g.contains("pg_name") || !g["pg_name"].is_string() || !g.contains("ranks") || !g["ranks"].is_array() ||
+          g["ranks"].size() > static_cast<std::size_t>(kMaxGroupSize) || (g.contains("name") && !g["name"].is_string()))
+        throw InputError(p.path, field, "expected groups {pg_name, name, ranks (at most " + std::to_string(kMaxGroupSize) + "), size}");
       t.by_pg_name[g["pg_name"].get<std::string>()] = static_cast<int>(t.ranks.size());
       std::vector<int> ranks;
-      for (const Json& r : g["ranks"])
-        if (r.is_number_integer()) ranks.push_back(r.get<int>());
+      for (const Json& r : g["ranks"]) ranks.push_back(static_cast<int>(checked_integer(r, p.path, field + " ranks", 0, kMaxGroupSize - 1)));
       t.ranks.push_back(ranks);
       t.names.push_back(g.value("name", std::string()));
-      t.sizes.push_back(g.value("size", static_cast<int>(ranks.size())));
+      t.sizes.push_back(g.contains("size") ? static_cast<int>(checked_integer(g["size"], p.path, field + " size", -1, kMaxGroupSize))
+                                           : static_cast<int>(ranks.size()));
     }
     return t;
   }
@@ -180,6 +184,11 @@ void apply_dvfs_kernel(const Node& n, const std::string& file, PlannedNode& p) {
                          std::to_string(a::kKernelEnumCount) + " integers)");
   const auto& d = v->double_list().values();
   const auto& q = e->int64_list().values();
+  for (int i = 0; i < a::kKernelValues; ++i) {
+    const double hi = i == a::kDuration || i == a::kGapBefore ? kMaxTraceSpanS : i == a::kSmFill ? 1.0 : 1e9;
+    if (!std::isfinite(d[i]) || d[i] < 0 || d[i] > hi || (i == a::kSmFill && d[i] <= 0))
+      throw InputError(file, node_label(n) + " attr " + a::kKernel, "value " + std::to_string(i) + " out of range (expected finite, >= 0, <= " + std::to_string(hi) + ")");
+  }
   Kernel& k = p.kernel;
   p.duration_s = k.duration_s = d[a::kDuration];
   k.gap_before_s = d[a::kGapBefore];
@@ -227,11 +236,16 @@ void plan_comm(const Node& n, const std::string& file, const GroupTable& groups,
   }
   const bool send = n.type() == ChakraProtoMsg::COMM_SEND_NODE;
   p.call.kind = send ? CollectiveKind::send : CollectiveKind::recv;
-  p.call.peer = static_cast<std::int32_t>(required_integer(n, send ? a::kCommDst : a::kCommSrc, file));
+  const std::int64_t peer = required_integer(n, send ? a::kCommDst : a::kCommSrc, file);
+  if (peer < 0 || peer >= kMaxGroupSize)
+    throw InputError(file, node_label(n) + " attr " + (send ? a::kCommDst : a::kCommSrc), "expected a rank in [0, " + std::to_string(kMaxGroupSize) + ")");
+  p.call.peer = static_cast<std::int32_t>(peer);
 }
 
 PlannedNode plan_node(const Node& n, const std::string& file, const GroupTable& groups, const Classifier& classifier) {
   PlannedNode p;
+  if (static_cast<double>(n.duration_micros()) > kMaxTraceSpanS * 1e6)
+    throw InputError(file, node_label(n) + " duration_micros", "expected at most " + std::to_string(static_cast<long>(kMaxTraceSpanS)) + " s");
   p.duration_s = static_cast<double>(n.duration_micros()) * 1e-6;
   p.kernel.duration_s = p.duration_s;
   switch (n.type()) {
@@ -273,6 +287,9 @@ PlannedNode plan_node(const Node& n, const std::string& file, const GroupTable& 
       if (tensor && o > 0) p.kernel.tensor_precision = TensorPrecision::bf16;
       p.kernel.memory_tbps = static_cast<float>(b / p.duration_s * 1e-12);
       p.kernel.work = WorkSource::shapes;
+      if (o / p.duration_s > 1e21 || b / p.duration_s > 1e21)  // beyond any GPU by 10^3: a unit error, not a kernel
+        throw InputError(file, node_label(n) + (o / p.duration_s > 1e21 ? " attr num_ops" : " attr tensor_size"),
+                         "expected at most 1e21 per second of duration_micros");
     }
   }
   apply_dvfs_kernel(n, file, p);
@@ -330,14 +347,16 @@ std::vector<std::pair<std::size_t, double>> schedule(const std::vector<Node>& no
 void read_annotations(const ParsedRank& p, Workload& wl) {
   const AttributeProto* at = find_attr(p.file.metadata.attr(), a::kAnnotations);
   if (!at) return;
-  const Json j = Json::parse(at->string_val(), nullptr, false);
   const std::string field = std::string("GlobalMetadata attr ") + a::kAnnotations;
+  const Json j = parse_json_text(at->string_val(), p.path + " (" + field + ")");
   if (!j.is_object() || !j.contains("names") || !j["names"].is_array() || !j.contains("sets") || !j["sets"].is_array())
     throw InputError(p.path, field, "expected {names: [...], sets: [{phase, annotations}]}");
   for (const Json& n : j["names"]) wl.annotation_names.push_back(n.is_string() ? n.get<std::string>() : "");
   wl.annotation_sets.clear();
   for (const Json& s : j["sets"]) {
     AnnotationSet set;
+    if (!s.is_object() || (s.contains("phase") && !s["phase"].is_string()) || (s.contains("annotations") && !s["annotations"].is_array()))
+      throw InputError(p.path, field, "expected sets {phase, annotations}");
     const std::string phase = s.value("phase", std::string("other"));
     for (Phase ph : {Phase::forward, Phase::backward, Phase::optimizer, Phase::other})
       if (phase == to_string(ph)) set.phase = ph;
@@ -354,9 +373,13 @@ void read_annotations(const ParsedRank& p, Workload& wl) {
 void read_steps(const ParsedRank& p, Rank& r) {
   const AttributeProto* at = find_attr(p.file.metadata.attr(), a::kSteps);
   if (!at) return;
-  const Json j = Json::parse(at->string_val(), nullptr, false);
-  if (!j.is_array()) throw InputError(p.path, std::string("GlobalMetadata attr ") + a::kSteps, "expected a JSON array of steps");
+  const std::string field = std::string("GlobalMetadata attr ") + a::kSteps;
+  const Json j = parse_json_text(at->string_val(), p.path + " (" + field + ")");
+  if (!j.is_array() || static_cast<double>(j.size()) > kMaxReplayedSteps) throw InputError(p.path, field, "expected a JSON array of steps");
   for (const Json& s : j) {
+    if (!s.is_object() || (s.contains("label") && !s["label"].is_string()) || (s.contains("lead_s") && !s["lead_s"].is_number()) ||
+        (s.contains("tail_s") && !s["tail_s"].is_number()))
+      throw InputError(p.path, field, "expected steps {label, lead_s, tail_s}");
     Step st;
     st.label = s.value("label", std::string());
     st.lead_s = s.value("lead_s", 0.0);
@@ -426,6 +449,11 @@ Workload rank_workload(const ParsedRank& p, const GroupTable& groups, const Clas
     r.kernels.push_back(k);
   }
   if (!any_bytes) r.shapes.clear();
+  double span = 0;
+  for (const Kernel& k : r.kernels) span += k.gap_before_s + k.duration_s;
+  if (span > kMaxTraceSpanS)
+    throw InputError(p.path, "nodes", "the device timeline spans " + std::to_string(span) + " s: expected at most " +
+                                          std::to_string(static_cast<long>(kMaxTraceSpanS)) + " s (first activity to last)");
   read_steps(p, r);
   wl.ranks.push_back(std::move(r));
   return wl;
@@ -455,7 +483,10 @@ std::vector<ParsedRank> parse_all(const std::vector<std::string>* bytes, const s
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const AttributeProto* at = find_attr(parts[i].file.metadata.attr(), a::kRank);
     const int from_name = rank_from_name(names[i]);
-    parts[i].rank = at ? static_cast<int>(integer(*at, names[i], "GlobalMetadata")) : from_name >= 0 ? from_name : static_cast<int>(i);
+    const std::int64_t rank = at ? integer(*at, names[i], "GlobalMetadata") : from_name >= 0 ? from_name : static_cast<int>(i);
+    if (rank < 0 || rank >= kMaxGroupSize)
+      throw InputError(names[i], std::string("GlobalMetadata attr ") + a::kRank, "expected a rank in [0, " + std::to_string(kMaxGroupSize) + ")");
+    parts[i].rank = static_cast<int>(rank);
   }
   return parts;
 }
@@ -498,7 +529,7 @@ bool is_chakra_trace(const std::string& path) {
 std::vector<std::string> chakra_rank_files(const std::string& path) {
   if (is_file(path) || ends_with(path, ".et") || ends_with(path, ".et.gz")) return {path};
   std::vector<std::string> files;
-  for (int r = 0; r < 1000000; ++r) {
+  for (int r = 0; r < kMaxGroupSize; ++r) {
     const std::string plain = path + "." + std::to_string(r) + ".et";
     if (is_file(plain)) files.push_back(plain);
     else if (is_file(plain + ".gz")) files.push_back(plain + ".gz");
