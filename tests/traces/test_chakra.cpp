@@ -142,6 +142,7 @@ TEST_CASE("chakra: the writer's files decode with Chakra's framing in Python and
   CHECK(doc["nodes"][0]["duration_micros"] == 200);
   CHECK(doc["nodes"][1]["name"] == "dvfs-sim host gap");
   CHECK(doc["nodes"][1]["attr"]["is_cpu_op"] == "bool_val");
+  CHECK_FALSE(doc["nodes"][0]["attr"].contains("is_cpu_op"));  // Chakra's default: a device node
   CHECK(doc["nodes"][2]["data_deps"] == Json::array({1}));
   CHECK(doc["nodes"][4]["type"] == "COMM_COLL_NODE");
   CHECK(doc["nodes"][4]["attr"]["comm_type"] == "int64_val");  // the value types Chakra's feeder reads

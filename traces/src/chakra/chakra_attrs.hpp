@@ -25,12 +25,15 @@ inline constexpr const char* kCommGroups = "dvfs.comm_groups";   // string_val, 
 inline constexpr const char* kAnnotations = "dvfs.annotations";  // string_val, JSON {names, sets: [{phase, annotations}]}
 inline constexpr const char* kSteps = "dvfs.steps";              // string_val, JSON [{label, lead_s, tail_s}]
 
-// dvfs-sim: node attributes. kKernel is a double_list in the order of KernelValue, kKernelEnums an int64_list
-// in the order of KernelEnum; a host-gap node (is_cpu_op, written for ASTRA-sim's timing) carries kGap.
+// dvfs-sim: node attributes. kKernel is a double_list in the order of KernelValue (seconds), kKernelFloats a
+// float_list in the order of KernelFloat (the Kernel's float fields, exactly), kKernelEnums an int64_list in the
+// order of KernelEnum; a host-gap node (is_cpu_op, written for ASTRA-sim's timing) carries kGap.
 inline constexpr const char* kKernel = "dvfs.kernel";
+inline constexpr const char* kKernelFloats = "dvfs.kernel_floats";
 inline constexpr const char* kKernelEnums = "dvfs.kernel_enums";
 inline constexpr const char* kGap = "dvfs.gap";  // bool_val
-enum KernelValue { kDuration, kGapBefore, kSmMhz, kMemMhz, kSmFill, kTensor, kFma, kAlu, kMemory, kMemoryFill, kKernelValues };
+enum KernelValue { kDuration, kGapBefore, kKernelValues };
+enum KernelFloat { kSmMhz, kMemMhz, kSmFill, kTensor, kFma, kAlu, kMemory, kMemoryFill, kKernelFloatCount };
 enum KernelEnum { kClass, kKind, kStream, kStep, kAnnotationSet, kPrecision, kWorkSource, kGroup, kKernelEnumCount };
 
 }  // namespace dvfs::chakra_attr

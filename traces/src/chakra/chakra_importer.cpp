@@ -176,31 +176,35 @@ struct PlannedNode {
 
 void apply_dvfs_kernel(const Node& n, const std::string& file, PlannedNode& p) {
   const AttributeProto* v = find_attr(n.attr(), a::kKernel);
+  const AttributeProto* fl = find_attr(n.attr(), a::kKernelFloats);
   const AttributeProto* e = find_attr(n.attr(), a::kKernelEnums);
-  if (!v && !e) return;
-  if (!v || !e || v->double_list().values_size() != a::kKernelValues || e->int64_list().values_size() != a::kKernelEnumCount)
+  if (!v && !fl && !e) return;
+  if (!v || !fl || !e || v->double_list().values_size() != a::kKernelValues || fl->float_list().values_size() != a::kKernelFloatCount ||
+      e->int64_list().values_size() != a::kKernelEnumCount)
     throw InputError(file, node_label(n) + " attr " + a::kKernel,
-                     "expected dvfs.kernel (" + std::to_string(a::kKernelValues) + " doubles) with dvfs.kernel_enums (" +
-                         std::to_string(a::kKernelEnumCount) + " integers)");
+                     "expected dvfs.kernel (" + std::to_string(a::kKernelValues) + " doubles), dvfs.kernel_floats (" +
+                         std::to_string(a::kKernelFloatCount) + " floats) and dvfs.kernel_enums (" + std::to_string(a::kKernelEnumCount) + " integers)");
   const auto& d = v->double_list().values();
+  const auto& f = fl->float_list().values();
   const auto& q = e->int64_list().values();
-  for (int i = 0; i < a::kKernelValues; ++i) {
-    const double hi = i == a::kDuration || i == a::kGapBefore ? kMaxTraceSpanS : i == a::kSmFill ? 1.0 : 1e9;
-    if (!std::isfinite(d[i]) || d[i] < 0 || d[i] > hi || (i == a::kSmFill && d[i] <= 0))
-      throw InputError(file, node_label(n) + " attr " + a::kKernel, "value " + std::to_string(i) + " out of range (expected finite, >= 0, <= " + std::to_string(hi) + ")");
-  }
+  for (int i = 0; i < a::kKernelValues; ++i)
+    if (!std::isfinite(d[i]) || d[i] < 0 || d[i] > kMaxTraceSpanS)
+      throw InputError(file, node_label(n) + " attr " + a::kKernel, "value " + std::to_string(i) + " out of range (expected finite seconds in [0, 86400])");
+  for (int i = 0; i < a::kKernelFloatCount; ++i)
+    if (!std::isfinite(f[i]) || f[i] < 0 || f[i] > (i == a::kSmFill ? 1.0f : 1e9f) || (i == a::kSmFill && f[i] <= 0))
+      throw InputError(file, node_label(n) + " attr " + a::kKernelFloats, "value " + std::to_string(i) + " out of range (expected finite, >= 0; SM fill in (0, 1])");
   Kernel& k = p.kernel;
   p.duration_s = k.duration_s = d[a::kDuration];
   k.gap_before_s = d[a::kGapBefore];
   p.exact_gap = true;
-  k.recorded_sm_mhz = static_cast<float>(d[a::kSmMhz]);
-  k.recorded_mem_mhz = static_cast<float>(d[a::kMemMhz]);
-  k.sm_fill = static_cast<float>(d[a::kSmFill]);
-  k.tensor_tflops = static_cast<float>(d[a::kTensor]);
-  k.fma_tflops = static_cast<float>(d[a::kFma]);
-  k.alu_tops = static_cast<float>(d[a::kAlu]);
-  k.memory_tbps = static_cast<float>(d[a::kMemory]);
-  k.memory_fill_tbps = static_cast<float>(d[a::kMemoryFill]);
+  k.recorded_sm_mhz = f[a::kSmMhz];
+  k.recorded_mem_mhz = f[a::kMemMhz];
+  k.sm_fill = f[a::kSmFill];
+  k.tensor_tflops = f[a::kTensor];
+  k.fma_tflops = f[a::kFma];
+  k.alu_tops = f[a::kAlu];
+  k.memory_tbps = f[a::kMemory];
+  k.memory_fill_tbps = f[a::kMemoryFill];
   auto in_range = [&](int i, std::int64_t hi) {
     if (q[i] < 0 || q[i] >= hi) throw InputError(file, node_label(n) + " attr " + a::kKernelEnums, "value " + std::to_string(i) + " out of range");
     return q[i];

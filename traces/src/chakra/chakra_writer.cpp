@@ -95,8 +95,7 @@ void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std:
   const Kernel& k = r.kernels[i];
   n.set_name(k.name_id < wl.names.size() ? wl.names[k.name_id] : "kernel");
   n.set_duration_micros(micros(k.duration_s));
-  auto* at = n.mutable_attr();
-  attr(at, a::kIsCpuOp)->set_bool_val(false);
+  auto* at = n.mutable_attr();  // is_cpu_op left out: Chakra's default is false (a device node)
   const CollectiveCall* c = k.collective ? &wl.collectives[k.collective - 1] : nullptr;
   if (c) {
     comm_attrs(n, *c, r.id, tags);
@@ -109,9 +108,12 @@ void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std:
     if (bytes > 0) attr(at, a::kTensorSize)->set_uint64_val(static_cast<std::uint64_t>(std::llround(bytes)));
   }
   auto* v = attr(at, a::kKernel)->mutable_double_list()->mutable_values();
-  const double values[a::kKernelValues] = {k.duration_s, k.gap_before_s, k.recorded_sm_mhz, k.recorded_mem_mhz, k.sm_fill,
-                                           k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps, k.memory_fill_tbps};
+  const double values[a::kKernelValues] = {k.duration_s, k.gap_before_s};
   v->Add(values, values + a::kKernelValues);
+  auto* f = attr(at, a::kKernelFloats)->mutable_float_list()->mutable_values();
+  const float floats[a::kKernelFloatCount] = {k.recorded_sm_mhz, k.recorded_mem_mhz, k.sm_fill, k.tensor_tflops,
+                                              k.fma_tflops, k.alu_tops, k.memory_tbps, k.memory_fill_tbps};
+  f->Add(floats, floats + a::kKernelFloatCount);
   auto* e = attr(at, a::kKernelEnums)->mutable_int64_list()->mutable_values();
   const std::int64_t enums[a::kKernelEnumCount] = {static_cast<int>(k.cls), static_cast<int>(k.kind), k.stream, k.step,
                                                    k.annotation_set, static_cast<int>(k.tensor_precision),
@@ -128,7 +130,8 @@ std::string rank_bytes(const Workload& wl, std::size_t ri, const std::string& gr
   std::uint64_t id = 0;
   std::int64_t prev = -1;
   for (std::size_t i = 0; i < r.kernels.size(); ++i) {
-    if (r.kernels[i].gap_before_s > 0) {  // the host time before the activity, for readers that time the graph
+    // The host time before the activity, for readers that time the graph (to their microsecond; dvfs.kernel has it exactly).
+    if (micros(r.kernels[i].gap_before_s) > 0) {
       n.Clear();
       n.set_id(id);
       n.set_name("dvfs-sim host gap");
