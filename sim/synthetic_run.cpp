@@ -510,11 +510,12 @@ Json run_synthetic(const SyntheticRun& req) {
   if (!critical_path.is_null()) out["critical_path"] = critical_path;
   if (!req.trace_out.empty()) {
     PipelineTraceRequest ptr{&kp, &r, &wl.names, S, gpus_per_host, target.name(), target.sm_count(),
-                             {{"model", spec.name}, {"gpu_model", target.name()}, {"policy", req.policy}, {"gpus", lay.gpus()}}};
+                             {{"model", spec.name}, {"gpu_model", target.name()}, {"policy", req.policy}, {"gpus", lay.gpus()}},
+                             req.trace_gpus};
     out["trace_export"] = write_pipeline_trace(ptr, req.trace_out);
   }
   if (!req.chakra_out.empty()) {
-    PipelineTraceRequest ptr{&kp, &r, &wl.names, S, gpus_per_host, target.name(), target.sm_count(), Json::object()};
+    PipelineTraceRequest ptr{&kp, &r, &wl.names, S, gpus_per_host, target.name(), target.sm_count(), Json::object(), {}};
     out["chakra_export"] = write_pipeline_chakra(ptr, req.chakra_out);
   }
   return out;

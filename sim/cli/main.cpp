@@ -12,6 +12,7 @@
 #include "sim/critical_path/perseus_validation.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
 #include "sim/results/summary.hpp"
+#include "sim/results/trace_export.hpp"
 #include "sim/simulation/policy_catalog.hpp"
 #include "sim/simulation/run_scenario.hpp"
 #include "sim/validate/model_checks.hpp"
@@ -44,7 +45,7 @@ TextOption& add_text_option(CLI::App& app, const std::string& names, TextOption&
 namespace {
 
 struct RunArgs {
-  std::string scenario, out_dir, engine, trace_out, chakra_out;
+  std::string scenario, out_dir, engine, trace_out, chakra_out, trace_gpus;
   bool json = false;
 };
 
@@ -55,6 +56,7 @@ int run_main(const RunArgs& a) {
   else if (!a.engine.empty()) throw InputError("--engine", "", "expected local-loop or event, got \"" + a.engine + "\"");
   opts.trace_out = a.trace_out;
   opts.chakra_out = a.chakra_out;
+  if (!a.trace_gpus.empty()) opts.trace_gpus = parse_gpu_list(a.trace_gpus, "--trace-gpus");
   const ScenarioRun run = run_scenario_file(a.scenario.empty() ? default_scenario_path() : a.scenario, opts);
   if (run.kind == ScenarioKind::control || run.kind == ScenarioKind::fleet) {  // studies print their result
     std::cout << (a.json ? run.summary.dump(2) + "\n" : run.report());
@@ -302,6 +304,7 @@ Command run_command() {
     app.add_option("--engine", a->engine, "local-loop or event: overrides the scenario's engine (trace replays)");
     app.add_option("--trace-out", a->trace_out,
                    "also write the simulated run as a Chrome trace in Kineto's layout (FILE.json.gz: gzip; docs/trace-export.md)");
+    app.add_option("--trace-gpus", a->trace_gpus, "--trace-out: only these GPUs, e.g. 0-7,64 (a Perfetto-sized slice of a large run)");
     app.add_option("--chakra-out", a->chakra_out,
                    "also write the simulated run as Chakra execution traces, DIR/trace.<rank>.et (docs/chakra.md)");
     app.add_flag("--json", a->json, "print the summary as JSON");

@@ -63,7 +63,9 @@ static TraceExport pipeline_export(const PipelineTraceRequest& req, const Worklo
 
 Json write_pipeline_trace(const PipelineTraceRequest& req, const std::string& path) {
   const Workload wl = phase_annotated(*req.pipeline, *req.names);
-  const TraceExportStats st = write_trace_export(pipeline_export(req, wl), path);
+  TraceExport t = pipeline_export(req, wl);
+  t.only_gpus = req.only_gpus;
+  const TraceExportStats st = write_trace_export(t, path);
   return trace_export_stats_json(st, path);
 }
 

@@ -21,6 +21,7 @@ struct PipelineTraceRequest {
   std::string gpu_model;
   int sm_count = 0;
   Json metadata = Json::object();
+  std::vector<int> only_gpus;  // the trace file: only these simulated GPUs (empty: all)
 };
 
 // Writes the trace (gzip when `path` ends in .gz); what was written, as trace_export_stats_json says.
