@@ -79,14 +79,17 @@ ChakraFile parse_chakra_bytes(const std::string& bytes, const std::string& path)
 ChakraFile read_chakra_file(const std::string& path) { return parse_chakra_bytes(read_maybe_gzip(path), path); }
 
 void append_delimited(std::string& out, const google::protobuf::MessageLite& msg) {
-  std::size_t size = msg.ByteSizeLong();
-  do {
-    unsigned char byte = static_cast<unsigned char>(size & 0x7f);
-    size >>= 7;
-    if (size) byte |= 0x80;
+  const std::size_t size = msg.ByteSizeLong();  // caches the sizes the serializer below uses
+  for (std::size_t v = size;;) {
+    unsigned char byte = static_cast<unsigned char>(v & 0x7f);
+    v >>= 7;
+    if (v) byte |= 0x80;
     out.push_back(static_cast<char>(byte));
-  } while (size);
-  msg.AppendToString(&out);
+    if (!v) break;
+  }
+  const std::size_t at = out.size();
+  out.resize(at + size);
+  msg.SerializeWithCachedSizesToArray(reinterpret_cast<std::uint8_t*>(&out[at]));
 }
 
 void write_chakra_bytes(const std::string& path, const std::string& bytes) {
