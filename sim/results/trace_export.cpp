@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <set>
 #include <sys/stat.h>
 
@@ -26,13 +27,63 @@ namespace {
 // Tracks of a GPU's process besides its streams (Perfetto sorts threads by tid).
 constexpr long kStepTid = 1000001, kPhaseTid = 1000002, kAnnotationTid = 1000003;
 
-// Where a piece's text goes: one string (a GPU's events; pieces are deflated and written in order, see
-// export_pieces).
-class Sink {
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// A raw deflate segment (level 1) made from text fed to it chunk by chunk, while the chunk is still in cache; it
+// ends on a byte boundary (Z_SYNC_FLUSH) or ends the stream (Z_FINISH), so segments made on different threads
+// concatenate into one deflate stream, as pigz writes them.
+class Deflater {
  public:
-  std::string& buf() { return buf_; }
+  Deflater() {
+    if (deflateInit2(&z_, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw std::runtime_error("trace export: deflateInit2 failed");
+  }
+  ~Deflater() { deflateEnd(&z_); }
+  Deflater(const Deflater&) = delete;
+  Deflater& operator=(const Deflater&) = delete;
+  void feed(const std::string& text, int flush) {
+    const double c0 = thread_cpu_s();
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(text.data()), static_cast<uInt>(text.size()));
+    size += text.size();
+    z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    z_.avail_in = static_cast<uInt>(text.size());
+    do {
+      if (out.size() - used_ < 65536) out.resize(std::max<std::size_t>(2 * out.size(), used_ + 65536));
+      const std::size_t room = std::min<std::size_t>(out.size() - used_, 1u << 30);
+      z_.next_out = reinterpret_cast<Bytef*>(&out[used_]);
+      z_.avail_out = static_cast<uInt>(room);
+      deflate(&z_, flush);
+      used_ += room - z_.avail_out;
+    } while (z_.avail_out == 0 || z_.avail_in > 0);
+    if (flush != Z_NO_FLUSH) out.resize(used_);
+    cpu_s += thread_cpu_s() - c0;
+  }
+  std::string out;
+  uLong crc = crc32(0L, Z_NULL, 0);
+  std::size_t size = 0;
+  double cpu_s = 0;
 
  private:
+  z_stream z_{};
+  std::size_t used_ = 0;
+};
+
+// Where a piece's text goes: a string, or (gzip) a deflater that takes it in 1 MiB chunks.
+class Sink {
+ public:
+  explicit Sink(Deflater* z = nullptr) : z_(z) {}
+  std::string& buf() { return buf_; }
+  void maybe_flush() {
+    if (!z_ || buf_.size() < (1u << 20)) return;
+    z_->feed(buf_, Z_NO_FLUSH);
+    buf_.clear();
+  }
+
+ private:
+  Deflater* z_;
   std::string buf_;
 };
 
@@ -85,6 +136,7 @@ struct Context {
   Sink& out;
   TraceExportStats stats;
   void begin_event() {
+    out.maybe_flush();  // the events before this one are complete
     std::string& s = out.buf();
     s += stats.events == 0 ? "\n" : ",\n";
     ++stats.events;
@@ -375,46 +427,6 @@ struct Piece {
   double deflate_cpu_s = 0;
 };
 
-double thread_cpu_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-void deflate_piece(Piece& p, bool last) {
-  const double c0 = thread_cpu_s();
-  p.crc = crc32(0L, Z_NULL, 0);
-  std::string out;
-  z_stream z{};
-  if (deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw std::runtime_error("trace export: deflateInit2 failed");
-  out.resize(deflateBound(&z, static_cast<uLong>(p.bytes.size())) + 64);
-  std::size_t in_done = 0, out_done = 0;
-  constexpr std::size_t kStep = 1u << 30;  // zlib counts in 32 bits
-  for (;;) {
-    const std::size_t n = std::min(kStep, p.bytes.size() - in_done);
-    const bool final_input = in_done + n == p.bytes.size();
-    p.crc = crc32(p.crc, reinterpret_cast<const Bytef*>(p.bytes.data() + in_done), static_cast<uInt>(n));
-    z.next_in = reinterpret_cast<Bytef*>(p.bytes.data() + in_done);
-    z.avail_in = static_cast<uInt>(n);
-    const int flush = final_input ? (last ? Z_FINISH : Z_SYNC_FLUSH) : Z_NO_FLUSH;
-    do {
-      if (out.size() - out_done < 1024) out.resize(out.size() * 2);
-      const std::size_t room = std::min(kStep, out.size() - out_done);
-      z.next_out = reinterpret_cast<Bytef*>(&out[out_done]);
-      z.avail_out = static_cast<uInt>(room);
-      deflate(&z, flush);
-      out_done += room - z.avail_out;
-    } while (z.avail_out == 0 || z.avail_in > 0);
-    in_done += n;
-    if (final_input) break;
-  }
-  deflateEnd(&z);
-  out.resize(out_done);
-  p.size = p.bytes.size();
-  p.bytes = std::move(out);
-  p.deflate_cpu_s = thread_cpu_s() - c0;
-}
-
 // Runs make(i) for i in [0, n) on up to `threads` threads and hands each result to consume(i, piece) on the calling
 // thread in order of i, with at most `window` results made and not yet consumed (memory stays bounded).
 void ordered_parallel(std::size_t n, std::size_t threads, std::size_t window, const std::function<Piece(std::size_t)>& make,
@@ -469,23 +481,31 @@ void ordered_parallel(std::size_t n, std::size_t threads, std::size_t window, co
 
 // The pieces of the document in order: 0 the head, 1..G the GPUs' events, G+1 the tail; each made on its own.
 Piece make_piece(const TraceExport& t, const std::vector<std::string>& names, const std::vector<std::string>& annotations,
-                 std::size_t i) {
+                 std::size_t i, bool gzip) {
   Piece p;
+  std::unique_ptr<Deflater> z(gzip ? new Deflater : nullptr);
+  Sink sink(z.get());
   if (i == 0) {
-    p.bytes = document_head(t);
+    sink.buf() = document_head(t);
+  } else if (i == t.gpus.size() + 1) {
+    sink.buf() = "\n]}\n";
+  } else {
+    Context c{t, *t.workload, t.collectives ? *t.collectives : t.workload->collectives, names, annotations, sink, {}};
+    c.stats.events = i > 1 ? 1 : 0;  // every GPU after the first starts with a separator
+    gpu_events(c, t.gpus[i - 1]);
+    c.stats.events -= i > 1 ? 1 : 0;
+    p.stats = c.stats;
+  }
+  if (!z) {
+    p.bytes = std::move(sink.buf());
+    p.stats.bytes = p.size = p.bytes.size();
     return p;
   }
-  if (i == t.gpus.size() + 1) {
-    p.bytes = "\n]}\n";
-    return p;
-  }
-  Sink sink;
-  Context c{t, *t.workload, t.collectives ? *t.collectives : t.workload->collectives, names, annotations, sink, {}};
-  c.stats.events = i > 1 ? 1 : 0;  // every GPU after the first starts with a separator
-  gpu_events(c, t.gpus[i - 1]);
-  c.stats.events -= i > 1 ? 1 : 0;
-  p.stats = c.stats;
-  p.bytes = std::move(sink.buf());
+  z->feed(sink.buf(), i == t.gpus.size() + 1 ? Z_FINISH : Z_SYNC_FLUSH);
+  p.bytes = std::move(z->out);
+  p.crc = z->crc;
+  p.stats.bytes = p.size = z->size;
+  p.deflate_cpu_s = z->cpu_s;
   return p;
 }
 
@@ -506,12 +526,7 @@ TraceExportStats export_pieces(const TraceExport& all, bool gzip, const std::fun
   TraceExportStats st;
   ordered_parallel(
       n, threads, 2 * threads + 2,
-      [&](std::size_t i) {
-        Piece p = make_piece(t, names, annotations, i);
-        p.stats.bytes = p.bytes.size();
-        if (gzip) deflate_piece(p, i + 1 == n);
-        return p;
-      },
+      [&](std::size_t i) { return make_piece(t, names, annotations, i, gzip); },
       [&](std::size_t, Piece& p) {
         st.events += p.stats.events;
         st.activities += p.stats.activities;
