@@ -44,9 +44,6 @@ bool is_reduction(const std::string& base) {
   return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return base == n; });
 }
 
-// The largest tensor size or operator argument taken from a trace (2^31); larger ones are garbage, and the
-// integer arithmetic on them below stays far from overflow.
-constexpr std::int64_t kMaxOperandSize = std::int64_t{1} << 31;
 
 double numel(const std::vector<std::int64_t>& d) {
   return std::accumulate(d.begin(), d.end(), 1.0, [](double a, std::int64_t x) { return a * static_cast<double>(x); });
@@ -325,10 +322,14 @@ void OperatorIndex::add(const std::string& name, const Json& args) {
   };
   strings("Input type", op.types);
   strings("Concrete Inputs", op.concrete);
+  add_call(id_it->get<long>(), std::move(op));
+}
+
+void OperatorIndex::add_call(long external_id, OperatorCall op) {
   for (const std::string& t : op.types)
     if (t == "TensorList" || t == "GenericList") return;  // sizes of list elements are not recorded
   if (op.types.size() != op.dims.size()) return;
-  ops_[id_it->get<long>()] = std::move(op);
+  ops_[external_id] = std::move(op);
 }
 
 const OperatorCall* OperatorIndex::find(long external_id) const {
