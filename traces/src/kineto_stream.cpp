@@ -129,8 +129,8 @@ constexpr std::size_t kStreamMaxDepth = kMaxJsonDepth - 4;
 class TraceSplitter {
  public:
   TraceSplitter(ByteSource& src, const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch,
-                std::size_t batch_bytes)
-      : src_(src), on_batch_(on_batch), batch_bytes_(batch_bytes) {}
+                std::size_t batch_bytes, std::size_t read_bytes)
+      : src_(src), on_batch_(on_batch), batch_bytes_(batch_bytes), read_bytes_(read_bytes) {}
 
   std::string run() {
     skip_ws();
@@ -157,12 +157,12 @@ class TraceSplitter {
   // only ever kept relative to keep_from_.
   bool more() {
     const std::size_t keep = keep_from_ == npos ? pos_ : keep_from_;
-    if (keep > (std::size_t{4} << 20)) {
+    if (keep > 4 * read_bytes_) {
       buf_.erase(0, keep);
       pos_ -= keep;
       if (keep_from_ != npos) keep_from_ -= keep;
     }
-    return src_.read(buf_, std::size_t{1} << 20) > 0;
+    return src_.read(buf_, read_bytes_) > 0;
   }
   bool at_end() { return pos_ >= buf_.size() && !more(); }
   char peek() {
@@ -296,7 +296,7 @@ class TraceSplitter {
   static constexpr std::size_t npos = std::string::npos;
   ByteSource& src_;
   const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch_;
-  std::size_t batch_bytes_;
+  std::size_t batch_bytes_, read_bytes_;
   std::string buf_;
   std::size_t pos_ = 0;
   std::size_t keep_from_ = npos;  // text from here on is still needed (a batch or key being read)
@@ -308,8 +308,8 @@ class TraceSplitter {
 
 std::string split_trace_events(ByteSource& source,
                                const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch,
-                               std::size_t batch_bytes) {
-  return TraceSplitter(source, on_batch, batch_bytes).run();
+                               std::size_t batch_bytes, std::size_t read_bytes) {
+  return TraceSplitter(source, on_batch, batch_bytes, read_bytes).run();
 }
 
 // ---------------------------------------------------------------------------------------------------------------

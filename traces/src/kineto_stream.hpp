@@ -47,10 +47,11 @@ constexpr std::size_t kStreamBatchBytes = std::size_t{2} << 20;
 // rest. `on_batch(text, first, count)` gets events first..first+count-1 as their raw text with the separators
 // between them ("e1, e2, ..."); the returned "skeleton" is the document with the events left out
 // (`"traceEvents": []`), to be parsed by the caller. Only the structure around the events is checked here
-// (the caller parses every event); anything else declines (std::runtime_error).
+// (the caller parses every event); anything else declines (std::runtime_error). `read_bytes`: how much it reads
+// from the source at a time.
 std::string split_trace_events(ByteSource& source,
                                const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch,
-                               std::size_t batch_bytes = kStreamBatchBytes);
+                               std::size_t batch_bytes = kStreamBatchBytes, std::size_t read_bytes = std::size_t{1} << 20);
 
 namespace kineto {
 // The streaming import (declines by throwing; see above).
