@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes a large Kineto trace for the importer's benchmark (bench/streaming_import.sh): the device activities and
-annotation ranges of the default scenario's recording (traces/recordings/h200-gpt3xl, GPT-3 XL on an H200) repeated,
+annotation ranges and launches of the default scenario's recording (traces/recordings/h200-gpt3xl, GPT-3 XL on an H200) repeated,
 each repetition shifted past the previous one with its steps renamed, until the file reaches --mb megabytes. Every
 event is a real recorded event (kernel names, args, launch shapes); only the time stamps and step names change.
 
@@ -12,7 +12,7 @@ import json
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-KEEP = {"kernel", "gpu_memcpy", "gpu_memset", "user_annotation", "gpu_user_annotation"}
+KEEP = {"kernel", "gpu_memcpy", "gpu_memset", "user_annotation", "gpu_user_annotation", "cuda_runtime", "cuda_driver"}
 
 
 def main():
@@ -36,6 +36,8 @@ def main():
             for e in events:
                 e2 = dict(e)
                 e2["ts"] = round(e["ts"] + rep * span, 3)
+                if "correlation" in e.get("args", {}):  # launches stay matched to their kernels
+                    e2["args"] = dict(e["args"], correlation=e["args"]["correlation"] + rep * 10_000_000)
                 if e["name"] in steps:
                     e2["name"] = "step%d" % (rep * len(steps) + steps.index(e["name"]))
                 f.write(("" if first else ",\n") + json.dumps(e2))

@@ -603,8 +603,13 @@ class WorkloadBuilder {
     Phase phase = Phase::other;
     std::stable_sort(cov.begin(), cov.end(), [](const Range* x, const Range* y) { return x->t1_us - x->t0_us > y->t1_us - y->t0_us; });
     for (const Range* r : cov) {
-      set.push_back(intern(ann_ids_, wl_.annotation_names, r->name));
-      if (phase == Phase::other) phase = classifier_.annotation_phase(r->name);
+      const std::uint32_t id = intern(ann_ids_, wl_.annotation_names, r->name);
+      set.push_back(id);
+      if (phase != Phase::other) continue;
+      // The phase is a function of the name: found once per annotation (the rules are regular expressions).
+      if (phase_of_.size() <= id) phase_of_.resize(id + 1);
+      if (!phase_of_[id]) phase_of_[id] = classifier_.annotation_phase(r->name);
+      phase = *phase_of_[id];
     }
     if (set.empty()) return 0;
     std::sort(set.begin(), set.end());
@@ -625,7 +630,11 @@ class WorkloadBuilder {
     const RawActivity& a = raw_.acts[i];
     k.name_id = intern(name_ids_, wl_.names, a.name);
     k.kind = a.kind;
-    k.cls = classifier_.kernel_class(a.name, a.kind);
+    // The class is a function of name and kind: classified once per pair (the rules are regular expressions).
+    const std::uint64_t key = std::uint64_t{k.name_id} << 8 | static_cast<std::uint8_t>(a.kind);
+    auto cls = class_of_.find(key);
+    if (cls == class_of_.end()) cls = class_of_.emplace(key, classifier_.kernel_class(a.name, a.kind)).first;
+    k.cls = cls->second;
     k.stream = static_cast<std::uint16_t>(a.stream);
     if (a.blocks_per_sm >= 0) {
       k.sm_fill = static_cast<float>(std::clamp(a.blocks_per_sm, 1e-3, 1.0));
@@ -758,6 +767,8 @@ class WorkloadBuilder {
   Workload wl_;
   ImportReport rep_;
   std::unordered_map<std::string, std::uint32_t> name_ids_, ann_ids_;
+  std::unordered_map<std::uint64_t, KernelClass> class_of_;  // by name id and kind
+  std::vector<std::optional<Phase>> phase_of_;               // by annotation id
   std::map<std::vector<std::uint32_t>, std::uint32_t> set_ids_;
   std::map<std::pair<std::string, std::vector<int>>, int> group_ids_;
 };
