@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <numeric>
 #include <regex>
+#include <string_view>
 
 namespace dvfs {
 
@@ -355,6 +356,13 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
     std::vector<std::size_t> members;
   };
   std::unordered_map<long, Group> groups;
+  // multi_tensor_traffic once per kernel name (a regular expression over names hundreds of characters long).
+  std::unordered_map<std::string_view, std::optional<MultiTensorTraffic>> traffic_of;
+  auto multi_tensor_memo = [&](const std::string& name) -> const std::optional<MultiTensorTraffic>& {
+    auto it = traffic_of.find(name);
+    if (it == traffic_of.end()) it = traffic_of.emplace(name, multi_tensor_traffic(name)).first;
+    return it->second;
+  };
   for (std::size_t i = 0; i < acts.size(); ++i) {
     const ActivityRef& a = acts[i];
     if (a.kind == ActivityKind::memcpy) {
@@ -373,7 +381,7 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
     }
     if (a.external_id < 0 || !ops.find(a.external_id)) {
       if (a.kind == ActivityKind::kernel && a.name && a.blocks > 0 && a.duration_us > 0)
-        if (const auto t = multi_tensor_traffic(*a.name)) {
+        if (const auto t = multi_tensor_memo(*a.name)) {
           const double elements = static_cast<double>(a.blocks) * kMultiTensorChunk;
           out[i].source = WorkSource::launch_shape;
           out[i].memory_tbps = static_cast<float>(elements * t->lists_per_element * t->element_bytes / (a.duration_us * 1e6));
