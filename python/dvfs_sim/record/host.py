@@ -24,7 +24,8 @@ import time
 POWERCAP = "/sys/class/powercap"
 CPU_COLUMNS = ["cpu_user_ticks", "cpu_system_ticks", "cpu_idle_ticks", "cpu_iowait_ticks", "cpu_other_ticks"]
 IO_COLUMNS = ["disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes"]
-PROC_COLUMNS = ["proc_read_bytes", "proc_write_bytes", "proc_rchar", "proc_wchar", "proc_cpu_ticks", "proc_count"]
+PROC_COLUMNS = ["proc_read_bytes", "proc_write_bytes", "proc_rchar", "proc_wchar", "proc_cpu_ticks", "proc_count",
+                "main_cpu_ticks"]
 
 
 def _read(path):
@@ -141,9 +142,10 @@ def process_tree(pid, proc="/proc", exclude=()):
 
 
 def process_counters(pids, proc="/proc"):
-    """Sum over pids of /proc/<pid>/io (read_bytes, write_bytes, rchar, wchar) and utime+stime ticks; a
-    process that ended between listing and reading is skipped (its counts leave the sum: see the doc)."""
-    rb = wb = rc = wc = ticks = n = 0
+    """Sum over pids of /proc/<pid>/io (read_bytes, write_bytes, rchar, wchar) and utime+stime(+children's)
+    ticks, the process count, and the first pid's own ticks (the training process); a process that ended
+    between listing and reading is skipped (its counts leave the sum: see the doc)."""
+    rb = wb = rc = wc = ticks = n = main = 0
     for p in pids:
         try:
             io = dict(line.split(": ") for line in _read(os.path.join(proc, str(p), "io")).splitlines() if ": " in line)
@@ -154,9 +156,11 @@ def process_counters(pids, proc="/proc"):
         wb += int(io.get("write_bytes", 0))
         rc += int(io.get("rchar", 0))
         wc += int(io.get("wchar", 0))
-        ticks += int(st[11]) + int(st[12]) + int(st[13]) + int(st[14])  # utime stime cutime cstime
+        t = int(st[11]) + int(st[12]) + int(st[13]) + int(st[14])  # utime stime cutime cstime
+        ticks += t
+        main = t if p == pids[0] else main
         n += 1
-    return [rb, wb, rc, wc, ticks, n]
+    return [rb, wb, rc, wc, ticks, n, main]
 
 
 class HostProbe:
