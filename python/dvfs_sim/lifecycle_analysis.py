@@ -100,11 +100,26 @@ def _figures(c, rapl, t0, t1):
     return out
 
 
+def profiler_window(d):
+    """(t0, t1) of the recorder's Kineto window: from the profiler's start (end of train:until_profiled) to the
+    first phase mark after the last profiled step (the profiler's stop and event processing); None without one.
+    Recorder overhead, not the job's: reported as its own kind, and left out of the "net" figures."""
+    rp = {p["name"]: p for p in d["run"].get("phases", [])}
+    if "train:until_profiled" not in rp or "train:profiled" not in rp:
+        return None
+    t0, last = rp["train:until_profiled"]["t1_ns"], rp["train:profiled"]["t1_ns"]
+    after = [p["t0_ns"] for p in d["life"]["phases"] if p["t0_ns"] >= last]
+    return (t0, min(after)) if after else (t0, last)
+
+
 def _phases(d):
     ph = [dict(p) for p in d["life"]["phases"]]
     for p in d["run"].get("phases", []):  # the recorder's own idle windows
         if p["name"].startswith("idle:"):
             ph.append({"name": p["name"], "kind": "idle", "t0_ns": p["t0_ns"], "t1_ns": p["t1_ns"], "depth": 0})
+    w = profiler_window(d)
+    if w:
+        ph.append({"name": "recorder: Kineto window", "kind": "profiler", "t0_ns": w[0], "t1_ns": w[1], "depth": 99})
     return ph
 
 
@@ -137,10 +152,16 @@ def analyse(rec_dir):
     phases = _phases(d)
     span = d["span"]
     top = [dict(p, **_figures(c, rapl, p["t0_ns"], p["t1_ns"])) for p in sorted(phases, key=lambda p: p["t0_ns"]) if p["depth"] == 0]
-    for row in top:  # the data waits inside each top-level phase
+    w = profiler_window(d)
+    for row in top:  # the data waits inside each top-level phase, and the recorder's window in it
         waits = [p for p in phases if p["kind"] == "data_wait" and row["t0_ns"] <= p["t0_ns"] and p["t1_ns"] <= row["t1_ns"]]
+        if w:
+            waits = [p for p in waits if p["t1_ns"] <= w[0] or p["t0_ns"] >= w[1]]
         row["data_wait_s"] = sum(p["t1_ns"] - p["t0_ns"] for p in waits) / 1e9
         row["data_waits"] = len(waits)
+        a, b = (max(row["t0_ns"], w[0]), min(row["t1_ns"], w[1])) if w else (0, 0)
+        row["profiler"] = _figures(c, rapl, a, b) if b > a else None
+        row["net"] = {k: row[k] - (row["profiler"] or {}).get(k, 0.0) for k in _figures(c, rapl, row["t0_ns"], row["t1_ns"])}
     by_kind = {}
     for a, b, kind, _ in exclusive_segments(phases, span):
         f = _figures(c, rapl, a, b)

@@ -66,8 +66,13 @@ std::vector<SimPhase> plan(Context& ctx, const LifecyclePolicy* pol, const std::
   const LifecycleSpec& s = ctx.spec;
   std::map<std::string, std::string> unstaged;  // staging target -> its source, when the policy skips staging
   std::vector<SimPhase> out;
+  bool gpu_used = false;  // before the first steps the GPU has not left its idle state
   for (std::size_t i = 0; i < s.phases.size(); ++i) {
-    SimPhase sp{s.phases[i], s.node.gpu_idle_w};
+    // A GPU between steps keeps its clocks (the GPU model's idle power at its default clock); one left idle
+    // for a whole phase settles to the node's measured idle draw.
+    const double active_idle_w = ctx.model.idle_power_at(ctx.model.default_clocks().sm_mhz);
+    gpu_used = gpu_used || stepped(s.phases[i]);
+    SimPhase sp{s.phases[i], gpu_used ? active_idle_w : s.node.gpu_idle_w};
     if (pol && pol->staging == "skip" && sp.phase.kind == "staging") {
       unstaged[sp.phase.to] = sp.phase.from;
       continue;
@@ -77,7 +82,7 @@ std::vector<SimPhase> plan(Context& ctx, const LifecyclePolicy* pol, const std::
       const bool input_bound = base && (*base)[i].data_wait_s > 0.1 * (*base)[i].time_s;
       const double mhz = pol && input_bound ? pol->gpu_sm_mhz_input_bound : 0;
       sp.phase.step = ctx.step_cost(sp.phase, mhz);
-      if (mhz > 0) sp.gpu_idle_w = s.node.gpu_idle_w * ctx.model.idle_power_at(mhz) / ctx.model.idle_power_at(ctx.model.default_clocks().sm_mhz);
+      if (mhz > 0) sp.gpu_idle_w = ctx.model.idle_power_at(mhz);
     }
     out.push_back(sp);
   }

@@ -139,6 +139,14 @@ class Runner {
     auto cv = sg4::ConditionVariable::create();
     auto slots = sg4::Semaphore::create(workers * std::max(1, ph.prefetch));
     std::vector<sg4::ActorPtr> actors;
+    // The training process's own CPU use: a bounded execution on one core for the whole phase.
+    sg4::ExecPtr main_process;
+    const double speed = sg4::this_actor::get_host()->get_speed();
+    if (ph.main_core_busy > 0) {
+      main_process = sg4::this_actor::exec_init(1e300)->set_bound(ph.main_core_busy * speed);
+      main_process->start();
+    }
+    const double phase_t0 = sg4::Engine::get_clock();
     for (int w = 0; w < workers; ++w) {
       actors.push_back(sg4::Actor::create("loader" + std::to_string(w), p_.node, [=, &ph, &t] {
         for (int b = w; b < ph.steps; b += workers) {
@@ -159,20 +167,20 @@ class Runner {
       }
       t.data_wait_s += sg4::Engine::get_clock() - t0;
       slots->release();
-      sg4::ExecPtr host_work;
-      if (ph.main_core_s_per_step > 0) {
-        const double cycles = ph.main_core_s_per_step * recorded_ghz_ * 1e9;
-        host_work = sg4::this_actor::exec_async(cycles);
-        t.cycles += cycles;
-      }
-      // The step takes the GPU's time or the host's (launches, Python; slower at a lower CPU clock), whichever is longer.
-      const double host_s = ph.host_step_s * recorded_ghz_ / (sg4::this_actor::get_host()->get_speed() / 1e9);
-      sg4::this_actor::sleep_for(std::max(ph.step.gpu_busy_s, host_s));
-      if (host_work) host_work->wait();
+      // The step takes the GPU's time or the host's (launches, Python), whichever is longer; at a lower CPU clock
+      // only the host time beyond the GPU's stretches (the rest is spent waiting for the GPU).
+      const double gpu_s = ph.step.gpu_busy_s;
+      const double ratio = recorded_ghz_ / (sg4::this_actor::get_host()->get_speed() / 1e9);
+      const double host_s = ph.host_step_s <= gpu_s ? ph.host_step_s : gpu_s + (ph.host_step_s - gpu_s) * ratio;
+      sg4::this_actor::sleep_for(std::max(gpu_s, host_s));
       t.gpu_busy_s += ph.step.gpu_busy_s;
       t.gpu_busy_j += ph.step.gpu_busy_j > 0 ? ph.step.gpu_busy_j : ph.step.gpu_busy_w * ph.step.gpu_busy_s;
     }
     for (auto& a : actors) a->join();
+    if (main_process) {
+      t.cycles += ph.main_core_busy * speed * (sg4::Engine::get_clock() - phase_t0);
+      main_process->cancel();
+    }
   }
 
   void run(const SimPhase& sp, Tally& t) {

@@ -45,7 +45,7 @@ StorageSpec parse_storage(const JsonReader& r) {
 LifecyclePhase parse_phase(const JsonReader& r) {
   r.only_keys({"name", "kind", "bytes", "files", "from", "to", "core_s_per_gb", "core_s_per_file", "streams", "steps",
                "samples_per_step", "read_bytes_per_step", "read_from", "workers", "prefetch", "core_s_per_sample",
-               "main_core_s_per_step", "host_step_s", "gpu_step_s", "gpu_step_w", "gpu_step_j", "trace", "seconds", "note"});
+               "main_core_busy", "host_step_s", "gpu_step_s", "gpu_step_w", "gpu_step_j", "trace", "seconds", "note"});
   LifecyclePhase p;
   p.name = r.string("name");
   p.kind = r.string("kind");
@@ -65,7 +65,8 @@ LifecyclePhase parse_phase(const JsonReader& r) {
     p.workers = static_cast<int>(r.integer_in_or("workers", 0, 1024, 0));
     p.prefetch = static_cast<int>(r.integer_in_or("prefetch", 1, 1024, 2));
     p.core_s_per_sample = r.has("core_s_per_sample") ? r.non_negative("core_s_per_sample") : 0;
-    p.main_core_s_per_step = r.has("main_core_s_per_step") ? r.non_negative("main_core_s_per_step") : 0;
+    p.main_core_busy = r.has("main_core_busy") ? r.non_negative("main_core_busy") : 0;
+    if (p.main_core_busy > 1) throw InputError(r.file(), r.field("main_core_busy"), "expected a share of one core in [0, 1]");
     p.host_step_s = r.has("host_step_s") ? r.non_negative("host_step_s") : 0;
     p.trace = r.string_or("trace", "");
     if (p.trace.empty()) {

@@ -33,7 +33,7 @@ struct NodeSpec {
   int cores = 1;
   std::vector<CpuPstate> pstates;  // fastest first (SimGrid's pstate 0)
   std::vector<StorageSpec> storage;
-  double gpu_idle_w = 0;           // GPU power with no work at its default clocks
+  double gpu_idle_w = 0;           // GPU power idle for a whole phase (measured; between steps the GPU model's idle power at its clock)
   Json provenance;
   const StorageSpec& store(const std::string& name, const std::string& file, const std::string& field) const;
 };
@@ -63,7 +63,8 @@ struct LifecyclePhase {
   int workers = 0;           // data-loader worker processes (0 = loading in the main process)
   int prefetch = 2;          // batches in flight per worker
   double core_s_per_sample = 0;  // decode + augment, at the recorded CPU clock
-  double main_core_s_per_step = 0;  // the training process's own CPU time per step
+  double main_core_busy = 0;  // share of one core the training process keeps busy while the phase runs (its threads,
+                              // pinning, waiting in CUDA calls): CPU energy, no time
   double host_step_s = 0;    // shortest wall time of a step with its batch ready (launches, Python), at the recorded CPU clock
   StepCost step;
   std::string trace;         // a recording whose replay gives `step` (resolved by the runner)
