@@ -68,8 +68,8 @@ def fit_node(cnn):
              "idle_w": 0.0, "j_per_byte": 0.0,
              "note": "virtio disk; write_bps fitted (split.json); reads of a staged dataset come from the page cache (5 GB/s assumed)"},
             {"name": "shared", "read_bps": 1.0e9, "write_bps": 0.8e9, "remote": True, "link_bps": 1.25e9,
-             "link_latency_s": 2e-4, "idle_w": 0.0, "j_per_byte": 0.0, "link_j_per_byte": 2.0e-8,
-             "note": "NOT on the recorded machine (it has no shared storage): an NFS-like server over 10 GbE, assumed"},
+             "link_latency_s": 2e-4, "file_open_s": 1e-3, "idle_w": 0.0, "j_per_byte": 0.0, "link_j_per_byte": 2.0e-8,
+             "note": "NOT on the recorded machine (it has no shared storage): an NFS-like server over 10 GbE with 1 ms per file open, assumed"},
         ],
         "gpu_idle_w": round(cnn["gpu_deep_idle_w"], 1),
         "provenance": {
@@ -208,9 +208,10 @@ def resolve_validation(phases, busy, w):
 
 
 POLICIES = [
-    {"name": "GPU 1200 MHz while steps wait for data", "gpu_sm_mhz_input_bound": 1200},
+    {"name": "GPU 1200 MHz in input-bound phases", "gpu_sm_mhz_input_bound": 1200},
     {"name": "CPU 1.6 GHz", "cpu_pstate": 1},
-    {"name": "read from shared storage (no staging copy)", "staging": "skip"},
+    {"name": "dataset on shared storage, staged to local", "dataset_on": "shared"},
+    {"name": "dataset on shared storage, read in place", "dataset_on": "shared", "staging": "skip"},
 ]
 
 

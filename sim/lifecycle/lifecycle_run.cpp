@@ -73,13 +73,16 @@ std::vector<SimPhase> plan(Context& ctx, const LifecyclePolicy* pol, const std::
     const double active_idle_w = ctx.model.idle_power_at(ctx.model.default_clocks().sm_mhz);
     gpu_used = gpu_used || stepped(s.phases[i]);
     SimPhase sp{s.phases[i], gpu_used ? active_idle_w : s.node.gpu_idle_w};
+    if (pol && !pol->dataset_on.empty() && sp.phase.kind == "staging") sp.phase.from = pol->dataset_on;
     if (pol && pol->staging == "skip" && sp.phase.kind == "staging") {
       unstaged[sp.phase.to] = sp.phase.from;
       continue;
     }
     if (stepped(sp.phase)) {
       if (auto it = unstaged.find(sp.phase.read_from); it != unstaged.end()) sp.phase.read_from = it->second;
-      const bool input_bound = base && (*base)[i].data_wait_s > 0.1 * (*base)[i].time_s;
+      // Input-bound: the GPU waits for its input (batches, or the host's launches) in the run without policy:
+      // batches made it wait for over 10 % of the phase, or it was busy for under half of it.
+      const bool input_bound = base && ((*base)[i].data_wait_s > 0.1 * (*base)[i].time_s || (*base)[i].gpu_busy_s < 0.5 * (*base)[i].time_s);
       const double mhz = pol && input_bound ? pol->gpu_sm_mhz_input_bound : 0;
       sp.phase.step = ctx.step_cost(sp.phase, mhz);
       if (mhz > 0) sp.gpu_idle_w = ctx.model.idle_power_at(mhz);
@@ -157,6 +160,7 @@ Json run_lifecycle(const Json& doc, const std::string& file, const std::string& 
     const Json r = report(simulate_lifecycle(spec.node, plan(ctx, &p, &base), p.cpu_pstate, spec.recorded_cpu_ghz));
     pols.push_back({{"name", p.name}, {"gpu_sm_mhz_input_bound", p.gpu_sm_mhz_input_bound}, {"cpu_pstate", p.cpu_pstate},
                     {"cpu_ghz", spec.node.pstates[p.cpu_pstate].ghz}, {"staging", p.staging.empty() ? "as described" : p.staging},
+                    {"dataset_on", p.dataset_on.empty() ? "as described" : p.dataset_on},
                     {"totals", r["totals"]}, {"by_kind", r["by_kind"]}, {"saved", saved(out, r)}});
   }
   out["policies"] = pols;

@@ -108,6 +108,9 @@ class Runner {
           t.cycles += core_s * recorded_ghz_ * 1e9;
           parts.push_back(sg4::this_actor::exec_async(core_s * recorded_ghz_ * 1e9));
         }
+        if (!ph.from.empty()) {
+          if (const double open_s = n_.store(ph.from, "", "").file_open_s * files; open_s > 0) sg4::this_actor::sleep_for(open_s);
+        }
         if (bytes > 0 && !ph.from.empty()) {
           parts.push_back(p_.disks.at(ph.from)->read_async(size));
           t.read += bytes;
@@ -151,6 +154,8 @@ class Runner {
       actors.push_back(sg4::Actor::create("loader" + std::to_string(w), p_.node, [=, &ph, &t] {
         for (int b = w; b < ph.steps; b += workers) {
           slots->acquire();
+          if (const double open_s = n_.store(ph.read_from, "", "").file_open_s * ph.samples_per_step; open_s > 0)
+            sg4::this_actor::sleep_for(open_s);
           read(ph.read_from, ph.read_bytes_per_step, t);
           compute(ph.core_s_per_sample * ph.samples_per_step, t);
           std::unique_lock lock(*mutex);

@@ -23,13 +23,14 @@ CpuPstate parse_pstate(const JsonReader& r) {
 }
 
 StorageSpec parse_storage(const JsonReader& r) {
-  r.only_keys({"name", "read_bps", "write_bps", "sync_s", "remote", "link_bps", "link_latency_s", "idle_w", "j_per_byte",
+  r.only_keys({"name", "read_bps", "write_bps", "sync_s", "file_open_s", "remote", "link_bps", "link_latency_s", "idle_w", "j_per_byte",
                "link_j_per_byte", "note"});
   StorageSpec s;
   s.name = r.string("name");
   s.read_bps = r.positive("read_bps");
   s.write_bps = r.positive("write_bps");
   s.sync_s = r.number_or("sync_s", 0);
+  s.file_open_s = r.has("file_open_s") ? r.non_negative("file_open_s") : 0;
   s.remote = r.boolean_or("remote", false);
   if (s.remote) {
     s.link_bps = r.positive("link_bps");
@@ -85,12 +86,13 @@ LifecyclePhase parse_phase(const JsonReader& r) {
 }
 
 LifecyclePolicy parse_policy(const JsonReader& r, int pstates) {
-  r.only_keys({"name", "gpu_sm_mhz_input_bound", "cpu_pstate", "staging", "note"});
+  r.only_keys({"name", "gpu_sm_mhz_input_bound", "cpu_pstate", "staging", "dataset_on", "note"});
   LifecyclePolicy p;
   p.name = r.string("name");
   p.gpu_sm_mhz_input_bound = r.has("gpu_sm_mhz_input_bound") ? r.positive("gpu_sm_mhz_input_bound") : 0;
   p.cpu_pstate = static_cast<int>(r.integer_in_or("cpu_pstate", 0, pstates - 1, 0));
   p.staging = r.string_or("staging", "");
+  p.dataset_on = r.string_or("dataset_on", "");
   if (!p.staging.empty() && p.staging != "skip")
     throw InputError(r.file(), r.field("staging"), "expected \"skip\" (loaders read the staging source) or leave it out");
   return p;
@@ -144,8 +146,10 @@ LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const st
   if (r.has("policies")) {
     JsonReader po = r.child("policies");
     if (!po.is_array()) throw InputError(file, r.field("policies"), "expected an array");
-    for (std::size_t i = 0; i < po.size(); ++i)
+    for (std::size_t i = 0; i < po.size(); ++i) {
       s.policies.push_back(parse_policy(po.at(i), static_cast<int>(s.node.pstates.size())));
+      if (!s.policies.back().dataset_on.empty()) s.node.store(s.policies.back().dataset_on, file, po.at(i).field("dataset_on"));
+    }
   }
   return s;
 }

@@ -21,6 +21,7 @@ struct StorageSpec {
   std::string name;           // e.g. "local", "shared"
   double read_bps = 0, write_bps = 0;
   double sync_s = 0;          // fixed cost of one fsync / flush
+  double file_open_s = 0;     // latency of opening one file (metadata round trip), paid by each reader in turn
   bool remote = false;        // reached over its link (a file server), else a disk of the node
   double link_bps = 0, link_latency_s = 0;
   double idle_w = 0;          // storage power attributed to the job while it runs (0 = not modelled)
@@ -50,7 +51,7 @@ struct LifecyclePhase {
   std::string kind;          // staging | train | validation | checkpoint | idle
   // staging and checkpoint
   double bytes = 0;
-  double files = 0;
+  double files = 0;          // files moved (staging); a loader opens samples_per_step files per step
   std::string from, to;      // storage names
   double core_s_per_gb = 0;  // CPU time per GB moved (copy, serialisation), at the recorded CPU clock
   double core_s_per_file = 0;
@@ -76,9 +77,11 @@ struct LifecyclePhase {
 // What a policy changes across the phases (scenario "policies": [...]).
 struct LifecyclePolicy {
   std::string name;
-  double gpu_sm_mhz_input_bound = 0;  // GPU SM clock in training/validation phases whose steps wait for data (0 = native)
+  double gpu_sm_mhz_input_bound = 0;  // GPU SM clock in training/validation phases whose GPU waits for its input (0 = native):
+                                      // batches made it wait > 10 % of the phase, or it was busy < 50 % of it
   int cpu_pstate = 0;                 // CPU power state of the whole job
   std::string staging;                // "" = as described; "skip": no staging copy, loaders read `from` of the staging phase
+  std::string dataset_on;             // "" = as described; else the storage the staging phases copy from
 };
 
 struct LifecycleSpec {
