@@ -20,6 +20,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+from dvfs_sim import lifecycle_analysis as la  # noqa: E402
 from dvfs_sim.lifecycle_analysis import analyse  # noqa: E402
 
 REC = os.path.join(ROOT, "traces", "recordings", "h200-lifecycle")
@@ -36,6 +37,21 @@ def job(name):
     a["gpu_deep_idle_w"] = idle["gpu_j"] / idle["time_s"]
     a["job"] = j
     return a
+
+
+def steady(a, r):
+    """The part of a fit phase after the recorder's Kineto window (its warm-up steps and the profiler left out):
+    time, data wait, steps (one DataLoader next() each; a final one that only ends the loop is not a step), and
+    the counters' differences over it."""
+    d = la.load(a["dir"])
+    w = la.profiler_window(d)
+    t0 = max(r["t0_ns"], w[1]) if w and w[1] < r["t1_ns"] else r["t0_ns"]
+    waits = [p for p in d["life"]["phases"] if p["kind"] == "data_wait" and t0 <= p["t0_ns"] and p["t1_ns"] <= r["t1_ns"]]
+    out = {k: c.delta(t0, r["t1_ns"]) for k, c in d["counters"].items()}
+    out["time_s"] = (r["t1_ns"] - t0) / 1e9
+    out["data_wait_s"] = sum(p["t1_ns"] - p["t0_ns"] for p in waits) / 1e9
+    out["next_calls"] = len(waits)
+    return out
 
 
 def rows(a, kind):
@@ -107,9 +123,15 @@ def cnn_scenario(cnn, per_file):
     va0 = rows(cnn, "validation")[0]
     ck0 = rows(cnn, "checkpoint")[0]
     steps = j["epochs"][0]["steps"]
-    main0 = ep0["net"]["main_cpu_core_s"]
-    decode = (ep0["net"]["proc_cpu_core_s"] - main0) / (steps * a["batch"])
-    fed = (ep0["net"]["time_s"] - ep0["data_wait_s"]) / steps
+    # Decoding cost per sample: the workers' CPU over the whole epoch (they decode exactly its batches, and keep
+    # decoding while the profiler holds the training loop, so neither the part after the Kineto window nor the
+    # epoch net of it counts them all). The host's step time: the part after the window (its warm-up steps and
+    # the profiler left out).
+    decode = (ep0["proc_cpu_core_s"] - ep0["main_cpu_core_s"]) / (steps * a["batch"])
+    main_busy = min(1.0, ep0["net"]["main_cpu_core_s"] / ep0["net"]["time_s"])
+    st = steady(cnn, ep0)
+    n = st["next_calls"] - 1  # the last next() ends the epoch
+    fed = (st["time_s"] - st["data_wait_s"]) / n
     vsteps = math.ceil(a["val_images"] / a["batch"])
     # The validation loader's workers end with it: their CPU time moves into the training process's
     # children's time when they are reaped, so the process split is unreliable here; all the job's CPU of
@@ -127,7 +149,7 @@ def cnn_scenario(cnn, per_file):
         k = e["epoch"]
         phases.append({"name": f"epoch {k}", "kind": "train", "steps": e["steps"], "samples_per_step": a["batch"],
                        "read_bytes_per_step": round(per_img * a["batch"]), "read_from": "local", "workers": a["workers"],
-                       "prefetch": 4, "core_s_per_sample": round(decode, 7), "main_core_busy": round(min(1.0, main0 / ep0["net"]["time_s"]), 4),
+                       "prefetch": 4, "core_s_per_sample": round(decode, 7), "main_core_busy": round(main_busy, 4),
                        "host_step_s": round(fed, 6), "trace": rec})
         phases.append({"name": f"validation {k}", "kind": "validation", "steps": vsteps, "samples_per_step": a["val_images"] / vsteps,
                        "read_bytes_per_step": round(per_img * a["val_images"] / vsteps), "read_from": "local",
@@ -149,11 +171,12 @@ def llm_scenario(llm, per_file, ck_cpu_per_gb):
 
     def nsteps(r):
         return sum(1 for p in waits if r["t0_ns"] <= p["t0_ns"] and p["t1_ns"] <= r["t1_ns"])
-    s0 = nsteps(seg0)
-    fed = (seg0["net"]["time_s"] - seg0["data_wait_s"]) / s0
-    main = min(1.0, seg0["net"]["main_cpu_core_s"] / seg0["net"]["time_s"])
+    st = steady(llm, seg0)
+    s0 = st["next_calls"]  # the loop breaks out: every next() is a step
+    fed = (st["time_s"] - st["data_wait_s"]) / s0
+    main = min(1.0, st["main_cpu_core_s"] / st["time_s"])
     vmain = min(1.0, job_cpu(llm, va[0]) / va[0]["time_s"])
-    loader = max(0.0, seg0["net"]["proc_cpu_core_s"] - seg0["net"]["main_cpu_core_s"]) / (s0 * a["batch"])
+    loader = max(0.0, st["proc_cpu_core_s"] - st["main_cpu_core_s"]) / (s0 * a["batch"])
     v0 = va[0]
     vsteps = a["val_batches"]
     vfed = (v0["time_s"] - v0["data_wait_s"]) / vsteps
