@@ -153,7 +153,7 @@ Json run_lifecycle(const Json& doc, const std::string& file, const std::string& 
   Json out = report(base);
   out["kind"] = "lifecycle";
   out["scenario"] = doc.value("name", "");
-  out["node"] = {{"file", spec.node.file}, {"cores", spec.node.cores}, {"provenance", spec.node.provenance}};
+  out["node"] = {{"file", normalize_path(spec.node.file)}, {"cores", spec.node.cores}, {"provenance", spec.node.provenance}};
   out["gpu"] = model.name();
   Json pols = Json::array();
   for (const LifecyclePolicy& p : spec.policies) {
