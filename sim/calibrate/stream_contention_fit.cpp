@@ -76,7 +76,8 @@ ContentionCalibration calibrate_stream_contention(const std::string& pairs_dir, 
                  {"/clock_time_share",
                   "measured: the same H200 GEMM at different power-capped clocks stretches 0.39 as much as 1/f (docs/design-notes.md, "
                   "H200 natural clock changes)"},
-                 {"data", pairs_dir + " (traces/recorder/record_stream_pairs.py, H200, 2026-12-01; PROVENANCE.md there)"}}}};
+                 {"data", "two-stream pair recordings (traces/recorder/record_stream_pairs.py; the shipped ones: "
+                          "traces/recordings/h200-stream-pairs, PROVENANCE.md there), only the pairs the split lists under fit"}}}};
   out.report = {{"fit_pairs", fit_pairs}, {"per_pair", per_pair}, {"rms_error_pct", out.model["fit"]["rms_error_pct"]}};
   return out;
 }

@@ -227,7 +227,8 @@ int calibrate_stream_pairs_main(CalibrateArgs a) {
   if (a.base.empty()) throw UsageError("calibrate --stream-pairs needs --base MODEL (the GPU the pairs ran on)");
   if (a.date.empty()) a.date = today();
   check_date(a.date);
-  const std::string command = "dvfs-sim calibrate --stream-pairs " + a.stream_pairs + " --split " + a.split + " --base " + a.base;
+  // The pairs' directory stays out of the record: regenerate.sh fits from a directory holding only the fit pairs.
+  const std::string command = "dvfs-sim calibrate --stream-pairs DIR --split " + a.split + " --base " + a.base;
   const ContentionCalibration c = calibrate_stream_contention(a.stream_pairs, a.split, a.base, command, a.date);
   if (!a.out_file.empty()) write_json_output(a.out_file, c.model, "contention model");
   if (a.json) std::cout << Json{{"model", c.model}, {"report", c.report}}.dump(2) << "\n";
