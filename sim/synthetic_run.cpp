@@ -10,6 +10,7 @@
 #include "sim/telemetry/window_stats.hpp"
 #include "models/src/collective_cost.hpp"
 #include "sim/critical_path/pipeline_plans.hpp"
+#include "sim/simulation/policy_catalog.hpp"
 #include "sim/planning/clock_plan.hpp"
 #include "sim/policies/native_governor.hpp"
 #include "sim/policies/plan_policy.hpp"
@@ -100,6 +101,7 @@ SyntheticRun synthetic_request(const Scenario& sc) {
   req.budget_pct = sc.policy.budget_pct;
   req.recording = sc.trace_path;
   req.clock_plan = sc.clock_plan;
+  req.policy_object = sc.policy.object;
   return req;
 }
 
@@ -285,6 +287,7 @@ ReplayOptions replay_options(const SyntheticRun& req, const GpuModel& target) {
 struct PolicyChoice {
   PolicyFactory factory;
   double plan_s = 0;
+  std::shared_ptr<const KernelPipeline> program;  // a pipeline policy's own program to replay (null: the synthesised one)
 };
 
 // Planned policies: a clock plan per stage program, against its kernel time under the native governor
@@ -315,14 +318,23 @@ PolicyChoice choose_policy(const SyntheticRun& req, const KernelPipeline& kp, co
                            ReplayOptions& opts, Json& critical_path) {
   const bool planned = req.policy == "per-kernel" || req.policy == "pass-level" || req.policy == "static-best";
   PolicyChoice pc;
-  if (is_critical_path_policy(req.policy)) {
-    CriticalPathSettings cps;
-    cps.policy = req.policy;
-    cps.slowdown_pct = req.budget_pct;
-    cps.clock_plan = req.clock_plan;
+  const PolicyEntry* entry = policy_registry().find(req.policy);
+  if (entry && entry->kind == PolicyKind::pipeline && entry->plan_pipeline) {  // the registry's pipeline policies
+    PipelinePlanRequest q;
+    q.pipeline = &kp;
+    q.names = &wl.names;
+    q.model = &bound;
+    q.opts = &opts;
+    q.spec.name = req.policy;
+    q.spec.budget_pct = req.budget_pct;
+    q.spec.object = req.policy_object;
+    q.clock_plan = req.clock_plan;
     opts.firmware_power_cap = true;
     const auto tp0 = std::chrono::steady_clock::now();
-    pc.factory = critical_path_factory(kp, wl.names, bound, opts, cps, critical_path);
+    PipelinePlan plan = entry->plan_pipeline(q);
+    pc.factory = std::move(plan.factory);
+    pc.program = std::move(plan.program);
+    critical_path = std::move(plan.report);
     pc.plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
   } else if (planned) {
     pc = planned_policies(req, kp, wl, bound, T);
@@ -452,7 +464,12 @@ Json run_synthetic(const SyntheticRun& req) {
   const PolicyChoice policy = choose_policy(req, kp, wl, bound, T, opts, critical_path);
   progress.note("replaying every GPU");
   kp.on_gpu_done = [&](int) { progress.advance(1, "GPUs done"); };
-  const KernelPipelineResult r = simulate_kernel_pipeline(kp, bound, policy.factory, opts, req.model);
+  KernelPipeline replayed;
+  if (policy.program) {
+    replayed = *policy.program;
+    replayed.on_gpu_done = kp.on_gpu_done;
+  }
+  const KernelPipelineResult r = simulate_kernel_pipeline(policy.program ? replayed : kp, bound, policy.factory, opts, req.model);
   progress.finish();
   const double replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
 

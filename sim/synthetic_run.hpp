@@ -48,6 +48,7 @@ struct SyntheticRun {
   int straggler_replica = -1;      // a whole pipeline replica runs slower by straggler_factor
   double straggler_factor = 1.0;
   std::string clock_plan;          // critical-path policy: replay this plan (N.sched.json format) instead of solving
+  Json policy_object = Json::object();  // the scenario's policy object (a pipeline policy's own keys)
   std::string trace_out;           // also write the simulated iteration as a trace file (sim/results/pipeline_trace.hpp)
 };
 

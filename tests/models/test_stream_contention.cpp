@@ -33,13 +33,16 @@ TEST_CASE("A compute-bound kernel beside a memory-bound one gains the overlap ga
   CHECK(r[0] + r[1] == Approx(1.0 + 0.3 * 0.8));
 }
 
-TEST_CASE("A communication kernel on a few SMs leaves the compute beside it at full speed until DRAM is shared out",
-          "[contention]") {
-  const auto r = concurrent_rates(model(0.1), {{1.0, 0.3}, {16.0 / 132, 0.2}});
-  CHECK(r[0] == Approx(1.0));
-  CHECK(r[1] == Approx(1.0));
-  const auto m = concurrent_rates(model(0.1), {{0.5, 0.8}, {0.3, 0.6}});  // asks for 1.4 of the DRAM bandwidth
-  CHECK(m[0] * 0.8 + m[1] * 0.6 == Approx(1.0));
+TEST_CASE("A communication kernel on a few SMs: beside a kernel that leaves them free both run at full speed; beside a full "
+          "grid it takes its share of the SMs from it", "[contention]") {
+  const double comm = 16.0 / 132;
+  const auto free = concurrent_rates(model(0), {{0.8, 0.3}, {comm, 0.2}});
+  CHECK(free[0] == Approx(1.0));
+  CHECK(free[1] == Approx(1.0));
+  const auto full = concurrent_rates(model(0), {{1.0, 0.3}, {comm, 0.2}});
+  CHECK(full[0] == Approx(1.0 / (1.0 + comm)));
+  const auto dram = concurrent_rates(model(0.1), {{0.5, 0.8}, {0.3, 0.6}});  // asks for 1.4 of the DRAM bandwidth
+  CHECK(dram[0] * 0.8 + dram[1] * 0.6 == Approx(1.0));
 }
 
 TEST_CASE("Power of overlapping kernels counts the static part once and each dynamic part at its rate", "[contention]") {
