@@ -423,41 +423,59 @@ std::string per_gpu_csv(const Json& result) {
   return os.str();
 }
 
+SynthesizedJob synthesize_job(const SyntheticRun& req, Progress* progress) {
+  const ParallelLayout& lay = req.layout;
+  check_layout(req);
+  SynthesizedJob job;
+  job.target = load_gpu_model(req.gpu, "", "gpu");
+  const GpuModel& target = job.target;
+  const ClusterSpec in = checked_cluster(req, target);
+  if (progress) progress->note("loading the template recording");
+  const std::string recording = req.recording.empty() ? data_dir() + "/traces/recordings/h200-gpt3xl" : req.recording;
+  job.spec = transformer_preset(req.model);
+  const Recording rec = load_recording(recording, Classifier::load_default());
+  const LayerTemplate tpl = extract_layer_template(rec.workload, rec.run.value("run", Json::object()), recording);
+  apply_microbatches(req, job.spec);
+  if (progress) progress->note("synthesising the stage programs");
+  const SynthesisOptions so = synthesis_options(req, in);
+  job.sp = synthesize_pipeline(tpl, job.spec, lay, so, req.model);
+  check_schedule(req.schedule, lay.pp, job.sp.microbatches, lay.vpp, "microbatches");
+  job.mem = estimate_memory(job.spec, lay, so, std::max(1, microbatches_in_flight(req, job.sp)));
+  check_memory_fits(req, job.mem, target);
+  // Simulated hosts: one per TP x CP group (folded) or per TP rank; a node holds gpus_per_node GPUs.
+  job.T = req.unfold_tp ? lay.tp : 1;
+  job.gpus_per_host = lay.tp * lay.cp / job.T;
+  job.cluster = simulated_cluster(req, in, job.sp, job.gpus_per_host);
+  job.wl.names = job.sp.names;
+  job.wl.ranks = job.sp.stages;
+  if (target.name() != "h200") retarget_workload(job.wl, load_gpu_model("h200"), target);
+  job.kp = kernel_pipeline(req, job.sp, job.wl, job.cluster, job.T);
+  job.opts = replay_options(req, target);
+  if (!req.trace_out.empty()) {  // the trace export needs each activity and a power and clock timeline
+    job.opts.record_activities = true;
+    if (job.opts.timeline_interval_s <= 0) job.opts.timeline_interval_s = 0.01;
+  }
+  job.bound = target.bound_to(job.wl.names);
+  return job;
+}
+
 Json run_synthetic(const SyntheticRun& req) {
   const auto t0 = std::chrono::steady_clock::now();
   const ParallelLayout& lay = req.layout;
   check_layout(req);
-  const GpuModel target = load_gpu_model(req.gpu, "", "gpu");
-  const ClusterSpec in = checked_cluster(req, target);
   // On a terminal: what is being done, then the GPUs that finished their iteration.
   Progress progress("synth " + req.model, static_cast<std::size_t>(lay.pp * lay.dp * (req.unfold_tp ? lay.tp : 1)));
-  progress.note("loading the template recording");
-  const std::string recording = req.recording.empty() ? data_dir() + "/traces/recordings/h200-gpt3xl" : req.recording;
-  TransformerSpec spec = transformer_preset(req.model);
-  const Recording rec = load_recording(recording, Classifier::load_default());
-  const LayerTemplate tpl = extract_layer_template(rec.workload, rec.run.value("run", Json::object()), recording);
-  apply_microbatches(req, spec);
-  progress.note("synthesising the stage programs");
-  const SynthesisOptions so = synthesis_options(req, in);
-  const SynthesizedPipeline sp = synthesize_pipeline(tpl, spec, lay, so, req.model);
-  check_schedule(req.schedule, lay.pp, sp.microbatches, lay.vpp, "microbatches");
-  const MemoryEstimate mem = estimate_memory(spec, lay, so, std::max(1, microbatches_in_flight(req, sp)));
-  check_memory_fits(req, mem, target);
-  // Simulated hosts: one per TP x CP group (folded) or per TP rank; a node holds gpus_per_node GPUs.
-  const int T = req.unfold_tp ? lay.tp : 1;
-  const int gpus_per_host = lay.tp * lay.cp / T;
-  const ClusterSpec cs = simulated_cluster(req, in, sp, gpus_per_host);
-  Workload wl;
-  wl.names = sp.names;
-  wl.ranks = sp.stages;
-  if (target.name() != "h200") retarget_workload(wl, load_gpu_model("h200"), target);
-  KernelPipeline kp = kernel_pipeline(req, sp, wl, cs, T);
-  ReplayOptions opts = replay_options(req, target);
-  if (!req.trace_out.empty()) {  // the trace export needs each activity and a power and clock timeline
-    opts.record_activities = true;
-    if (opts.timeline_interval_s <= 0) opts.timeline_interval_s = 0.01;
-  }
-  const GpuModel bound = target.bound_to(wl.names);
+  SynthesizedJob job = synthesize_job(req, &progress);
+  const TransformerSpec& spec = job.spec;
+  const SynthesizedPipeline& sp = job.sp;
+  const MemoryEstimate& mem = job.mem;
+  const ClusterSpec& cs = job.cluster;
+  const Workload& wl = job.wl;
+  KernelPipeline& kp = job.kp;
+  ReplayOptions& opts = job.opts;
+  const GpuModel& target = job.target;
+  const GpuModel& bound = job.bound;
+  const int T = job.T, gpus_per_host = job.gpus_per_host;
   const auto t1 = std::chrono::steady_clock::now();
   const int S = lay.pp, DP = lay.dp;
   Json critical_path;  // sim/critical_path makes the critical-path policies' plans from this pipeline

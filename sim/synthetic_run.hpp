@@ -3,6 +3,7 @@
 // stage programs (traces/src/synthesis.hpp), retarget them to the GPU model, replay every pipeline
 // replica at kernel level with its transfers and gradient all-reduce on a cluster, and summarise
 // compactly (aggregates per stage, not thousands of per-GPU records).
+#include "models/src/gpu_model.hpp"
 #include "sim/core/json_util.hpp"
 #include "sim/pipeline/pipeline.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -61,6 +62,22 @@ struct SyntheticRun {
 // oversubscription}}, with the scenario's gpu, policy (name and budget_pct) and trace (the template
 // recording). Errors name the scenario file and field.
 SyntheticRun synthetic_request(const Scenario& sc);
+
+// A synthesised job before any policy: the stage programs as the pipeline engine replays them (one replica), the
+// GPU models (the target, and it bound to the workload's kernel names) and the replay options.
+struct SynthesizedJob {
+  TransformerSpec spec;
+  SynthesizedPipeline sp;
+  MemoryEstimate mem;
+  ClusterSpec cluster;
+  Workload wl;
+  KernelPipeline kp;
+  ReplayOptions opts;
+  GpuModel target, bound;
+  int T = 1, gpus_per_host = 1;
+};
+class Progress;
+SynthesizedJob synthesize_job(const SyntheticRun& req, Progress* progress = nullptr);
 
 // Result: iteration time, energy (all GPUs, TP groups counted x TP), kernel events, wall time, and
 // per stage the mean and max pipeline wait (intrinsic bloat: bubbles and imbalance) and all-reduce

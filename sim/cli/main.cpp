@@ -298,7 +298,14 @@ int compare_main(const CompareArgs& a) {
     if (*latency < 0 || *latency > 3600)
       throw InputError("--latency", "", "expected a switch latency >= 0 s (at most 3600), got " + a.latency.value);
   }
-  Scenario sc = load_scenario(a.scenario.empty() ? default_scenario_path() : a.scenario);
+  const std::string path = a.scenario.empty() ? default_scenario_path() : a.scenario;
+  if (scenario_kind(read_json_file(path)) == ScenarioKind::synthetic) {  // pipeline policies on a synthesised job
+    if (latency || a.trace || !a.out_dir.empty()) throw UsageError("compare on a synthetic scenario takes --policies, --budget and --json only");
+    const Json t = compare_synthetic(path, a.policies.empty() ? std::vector<std::string>{} : split_commas(a.policies), budget);
+    std::cout << (a.json ? t.dump(2) + "\n" : format_synthetic_comparison(t));
+    return 0;
+  }
+  Scenario sc = load_scenario(path);
   if (latency) set_fixed_switch_latency(sc.replay, *latency);
   const std::string out_dir = !a.out_dir.empty() ? a.out_dir : (sc.output_dir.empty() ? "out/" + sc.name : sc.output_dir) + "/compare";
   make_directories(out_dir);
@@ -439,7 +446,9 @@ Command compare_command() {
   c.description =
       "Replays the scenario's trace and GPU under each policy (the scenario's own policy is not used; native always\n"
       "runs, as the reference) and prints energy, time, saving and slowdown vs native, clock switches and switching\n"
-      "time; writes DIR/compare.csv and .json (DIR: -o, else <the scenario's output dir>/compare).";
+      "time; writes DIR/compare.csv and .json (DIR: -o, else <the scenario's output dir>/compare).\n"
+      "A synthetic scenario: its iteration under each policy (default max, critical-path, kareus) against the first, and\n"
+      "the Perseus / Kareus / both-off frontier study (energy at iso-time, time at iso-energy).";
   c.unknown_option = "unknown option for compare: ";
   c.extra_argument = "compare takes one scenario file";
   c.declare = [](CLI::App& app) -> std::function<int()> {

@@ -354,15 +354,15 @@ PipelineFrontier critical_path_frontier(const KernelPipeline& kp, const std::vec
   const CurveSet cs = build_curves(kp, kp.stages, names, model, opts, pb, false);
   PipelineFrontier out;
   out.curves_s = seconds_since(tc);
-  FrontierOptions fo;
-  fo.quantum_s = quantum_s;
-  fo.p_blocking_w = pb;
-  const Frontier f = solve_frontier(dag, cs.curves, fo);
-  out.solve_s = f.solve_s;
-  for (std::size_t k = 0; k < f.points.size(); ++k) out.points.emplace_back(f.points[k].time_s(quantum_s), f.total_energy_j(k));
   const IterationPlan fast = fastest_plan(dag, cs.curves, pb);
   out.fastest_s = fast.time_s;
   out.fastest_j = fast.energy_j;
+  FrontierOptions fo;
+  fo.quantum_s = quantum_s > 0 ? quantum_s : std::max(1e-3, fast.time_s / 2000);  // <= 0: about 2,000 quanta
+  fo.p_blocking_w = pb;
+  const Frontier f = solve_frontier(dag, cs.curves, fo);
+  out.solve_s = f.solve_s;
+  for (std::size_t k = 0; k < f.points.size(); ++k) out.points.emplace_back(f.points[k].time_s(fo.quantum_s), f.total_energy_j(k));
   return out;
 }
 

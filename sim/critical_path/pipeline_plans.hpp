@@ -43,6 +43,7 @@ struct CriticalPathSettings {
 
 // The iteration's time-energy frontier of a pipeline (one replica, no straggler): its curves, DAG and the
 // Perseus min-cut frontier as (time, total energy) points, slowest first, and the fastest plan's time and energy.
+// quantum_s <= 0: a quantum of the fastest iteration / 2,000 (at least 1 ms).
 struct PipelineFrontier {
   std::vector<std::pair<double, double>> points;  // (iteration s, energy J of one pipeline GPU set)
   double fastest_s = 0, fastest_j = 0;

@@ -164,7 +164,7 @@ KareusFrontier kareus_frontier(const KernelPipeline& kp, const std::vector<std::
   std::vector<std::tuple<double, double, int>> all;
   for (std::size_t i = 0; i < out.settings.size(); ++i) {
     const KernelPipeline prog = kareus_program(kp, out.settings[i], k, m, model, names);
-    out.frontiers.push_back(critical_path_frontier(prog, names, model, opts));
+    out.frontiers.push_back(critical_path_frontier(prog, names, model, opts, 0.0));
     for (const auto& [t, e] : out.frontiers.back().points) all.emplace_back(t, e, static_cast<int>(i));
   }
   std::sort(all.begin(), all.end());

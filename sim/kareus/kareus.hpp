@@ -31,7 +31,7 @@ namespace dvfs {
 
 struct KareusKnobs {
   std::vector<int> nano_batches = {1, 2, 4};
-  std::vector<int> comm_sms = {4, 8, 16, 20};
+  std::vector<int> comm_sms = {8, 16, 20};
   std::vector<double> overlap_windows = {0.5, 1.0};
   double comm_sms_saturating = 16;
   double nano_batch_overhead = 0.03;
