@@ -362,6 +362,7 @@ PipelineFrontier critical_path_frontier(const KernelPipeline& kp, const std::vec
   fo.p_blocking_w = pb;
   const Frontier f = solve_frontier(dag, cs.curves, fo);
   out.solve_s = f.solve_s;
+  out.quantum_s = fo.quantum_s;
   for (std::size_t k = 0; k < f.points.size(); ++k) out.points.emplace_back(f.points[k].time_s(fo.quantum_s), f.total_energy_j(k));
   return out;
 }

@@ -48,6 +48,7 @@ struct PipelineFrontier {
   std::vector<std::pair<double, double>> points;  // (iteration s, energy J of one pipeline GPU set)
   double fastest_s = 0, fastest_j = 0;
   double curves_s = 0, solve_s = 0;
+  double quantum_s = 0;  // the frontier's time quantum
 };
 PipelineFrontier critical_path_frontier(const KernelPipeline& kp, const std::vector<std::string>& names, const GpuModel& model,
                                         const ReplayOptions& opts, double quantum_s = 1e-3);

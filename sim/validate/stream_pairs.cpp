@@ -175,7 +175,9 @@ PairPrediction predict_stream_pair(const StreamPair& pair, const ContentionModel
   const CapSettlement o = settle_under_cap(m, pair.gpu.static_w, pair.gpu.cap_w, overlap);
   const CapSettlement u = settle_under_cap(m, pair.gpu.static_w, pair.gpu.cap_w, serial);
   const double n = static_cast<double>(pair.steps.size());
-  return {o.seconds / n, o.energy_j / n, u.seconds / n, u.energy_j / n};
+  double serial_s = 0, serial_j = 0;
+  for (const TimelineSegment& g : serial) serial_s += g.seconds, serial_j += g.seconds * g.power_w;
+  return {o.seconds / n, o.energy_j / n, u.seconds / n, u.energy_j / n, serial_s / n, serial_j / n};
 }
 
 Json validate_stream_pairs(const std::string& dir, const std::string& split_file, const std::string& contention_file) {
@@ -199,7 +201,9 @@ Json validate_stream_pairs(const std::string& dir, const std::string& split_file
                 {"overlap_time_error_pct", pct(q.overlap_s, p.measured_step_s)},
                 {"overlap_energy_error_pct", pct(q.overlap_j, p.measured_step_j)},
                 {"busy_union_time_error_pct", pct(q.busy_union_s, p.measured_step_s)},
-                {"busy_union_energy_error_pct", pct(q.busy_union_j, p.measured_step_j)}};
+                {"busy_union_energy_error_pct", pct(q.busy_union_j, p.measured_step_j)},
+                {"serial_no_cap_time_error_pct", pct(q.serial_s, p.measured_step_s)},
+                {"serial_no_cap_energy_error_pct", pct(q.serial_j, p.measured_step_j)}};
     Json& w = worst[p.held_out ? "held_out" : "fit"];
     for (const char* k : {"overlap_time", "overlap_energy", "busy_union_time", "busy_union_energy"})
       w[k] = std::max(w[k].get<double>(), std::fabs(row[std::string(k) + "_error_pct"].get<double>()));

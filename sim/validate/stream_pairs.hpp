@@ -34,6 +34,7 @@ struct StreamPair {
 
 struct PairPrediction {
   double overlap_s = 0, overlap_j = 0, busy_union_s = 0, busy_union_j = 0;
+  double serial_s = 0, serial_j = 0;  // the busy union without the cap's settlement (each kernel at its alone power)
 };
 
 struct StreamPairSplit {
