@@ -4,6 +4,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/kareus/kareus.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace dvfs {
@@ -19,7 +20,9 @@ Json kareus_study(const SyntheticRun& req) {
   const ContentionModel m = load_contention_model(data_dir() + "/models/contention/h200-streams.json");
   const KareusFrontier kf = kareus_frontier(job.kp, job.wl.names, job.bound, job.opts, knobs, m);
   const PipelineFrontier& perseus = kf.frontiers.front();
-  const double t0 = perseus.fastest_s, e_off = perseus.fastest_j;
+  // Iso-time: the fastest iteration (both off run at it), or Perseus's fastest frontier point where the quantum
+  // rounded that up.
+  const double t0 = std::max(perseus.fastest_s, perseus.points.empty() ? 0.0 : perseus.points.back().first), e_off = perseus.fastest_j;
   const double e_perseus = energy_at_time(perseus.points, t0), e_kareus = energy_at_time(kf.envelope, t0);
   const double t_kareus = time_at_energy(kf.envelope, e_perseus);
   // Along Perseus's frontier (its points up to 20 % slower than the fastest): the largest energy saving at its times
