@@ -73,8 +73,7 @@ void rewrite_range(std::vector<Kernel>& ks, std::size_t first, std::size_t last,
   for (std::size_t i = first; i < last; ++i) {
     Kernel& k = ks[i];
     if (!is_collective(k)) {
-      k.duration_s *= overhead;
-      scale_work_rates(k, 1.0 / overhead);
+      k.duration_s *= overhead;  // smaller launches run less efficiently: longer at the same power (rates unchanged)
     } else if (s.comm_sms > 0) {
       k.duration_s *= std::max(1.0, knobs.comm_sms_saturating / s.comm_sms);
       k.sm_fill = static_cast<float>(std::min(1.0, s.comm_sms / sms));
