@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
+#include <vector>
 
 namespace dvfs {
 
@@ -25,10 +27,18 @@ Json kareus_study(const SyntheticRun& req) {
   const double t0 = std::max(perseus.fastest_s, perseus.points.empty() ? 0.0 : perseus.points.back().first), e_off = perseus.fastest_j;
   const double e_perseus = energy_at_time(perseus.points, t0), e_kareus = energy_at_time(kf.envelope, t0);
   const double t_kareus = time_at_energy(kf.envelope, e_perseus);
-  // Along Perseus's frontier (its points up to 20 % slower than the fastest): the largest energy saving at its times
+  // Along Perseus's frontier (its Pareto points up to 20 % slower than the fastest): the largest energy saving at its times
   // and time saving at its energies.
   double max_e = 0, max_t = 0;
-  for (const auto& [t, e] : perseus.points) {
+  // Perseus's Pareto points only: at the frontier's slow end the blocked GPUs' power makes slower points cost more,
+  // and a dominated point would count Perseus's own faster points as Kareus's saving.
+  std::vector<std::pair<double, double>> pareto = perseus.points;
+  std::sort(pareto.begin(), pareto.end());
+  double lowest = std::numeric_limits<double>::infinity();
+  std::vector<std::pair<double, double>> kept;
+  for (const auto& p : pareto)
+    if (p.second < lowest) lowest = p.second, kept.push_back(p);
+  for (const auto& [t, e] : kept) {
     if (t > kStudySlowdown * t0) continue;  // the frontier's far slow end is flat: iso-energy there says nothing
     max_e = std::max(max_e, 1 - energy_at_time(kf.envelope, t) / e);
     max_t = std::max(max_t, 1 - time_at_energy(kf.envelope, e) / t);
