@@ -1,5 +1,9 @@
 #include "sim/compare.hpp"
 
+#include "sim/simulation/kareus_study.hpp"
+#include "sim/simulation/scenario_file.hpp"
+#include "sim/synthetic_run.hpp"
+
 #include "sim/simulation/run_scenario.hpp"
 
 #include "models/src/model_registry.hpp"
@@ -211,6 +215,43 @@ std::string comparison_csv(const Json& t) {
        << "," << (r.contains("latency_aware_choice") ? r["latency_aware_choice"].get<std::string>() : "") << "\n";
   }
   return os.str();
+}
+
+Json compare_synthetic(const std::string& scenario_path, const std::vector<std::string>& policies_in, double budget_pct) {
+  const Json doc = read_json_file(scenario_path);
+  const Scenario sc = parse_scenario(doc, scenario_path, dirname_of(scenario_path));
+  SyntheticRun base = synthetic_request(sc);
+  base.budget_pct = budget_pct;
+  const std::vector<std::string> policies = policies_in.empty() ? std::vector<std::string>{"max", "critical-path", "kareus"} : policies_in;
+  Json rows = Json::array();
+  double ref_t = 0, ref_e = 0;
+  for (const std::string& p : policies) {
+    const PolicyEntry& e = policy_registry().at(p, "--policies", "");
+    if (e.kind == PolicyKind::planned) throw InputError("--policies", "", "\"" + p + "\" plans against a trace replay; a synthetic scenario takes online and pipeline policies");
+    SyntheticRun req = base;
+    req.policy = p;
+    req.clock_plan.clear();
+    req.policy_object = Json::object();
+    const Json r = run_synthetic(req);
+    const double t = r["iteration_s"].get<double>(), en = r["energy_j"].get<double>();
+    if (rows.empty()) ref_t = t, ref_e = en;
+    Json row = {{"policy", p}, {"iteration_s", t}, {"energy_j", en}, {"energy_vs_first_pct", 100 * (en / ref_e - 1)}, {"time_vs_first_pct", 100 * (t / ref_t - 1)}};
+    if (r.contains("critical_path") && r["critical_path"].contains("kareus")) row["kareus_setting"] = r["critical_path"]["kareus"]["setting"];
+    rows.push_back(row);
+  }
+  return {{"scenario", scenario_path}, {"budget_pct", budget_pct}, {"rows", rows}, {"study", kareus_study(base)}};
+}
+
+std::string format_synthetic_comparison(const Json& t) {
+  std::string s = "replayed iteration (whole job), against " + t["rows"][0]["policy"].get<std::string>() + ":\n";
+  char buf[256];
+  for (const Json& r : t["rows"]) {
+    std::snprintf(buf, sizeof buf, "  %-24s %8.3f s %+6.1f %%   %10.1f kJ %+6.1f %%%s\n", r["policy"].get<std::string>().c_str(),
+                  r["iteration_s"].get<double>(), r["time_vs_first_pct"].get<double>(), r["energy_j"].get<double>() / 1e3,
+                  r["energy_vs_first_pct"].get<double>(), r.contains("kareus_setting") ? ("  (" + r["kareus_setting"].get<std::string>() + ")").c_str() : "");
+    s += buf;
+  }
+  return s + "frontier study:\n" + format_kareus_study(t["study"]);
 }
 
 }  // namespace dvfs

@@ -31,6 +31,11 @@ Json compare_policies(const Scenario& sc, const LoadedTrace& trace, const GpuMod
 Json compare_grid(const Scenario& sc, const std::vector<std::string>& policies, const std::vector<double>& budgets_pct,
                   const std::vector<double>& latencies_s);
 std::string format_comparison(const Json& table);
+
+// A synthetic scenario (pipeline policies): each policy's replayed iteration (max, critical-path, kareus by default)
+// against max, and the Perseus / Kareus / both-off frontier study (sim/simulation/kareus_study.hpp).
+Json compare_synthetic(const std::string& scenario_path, const std::vector<std::string>& policies, double budget_pct);
+std::string format_synthetic_comparison(const Json& table);
 std::string comparison_csv(const Json& table);
 
 }  // namespace dvfs

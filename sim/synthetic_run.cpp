@@ -10,6 +10,7 @@
 #include "sim/telemetry/window_stats.hpp"
 #include "models/src/collective_cost.hpp"
 #include "sim/critical_path/pipeline_plans.hpp"
+#include "sim/simulation/policy_catalog.hpp"
 #include "sim/planning/clock_plan.hpp"
 #include "sim/policies/native_governor.hpp"
 #include "sim/policies/plan_policy.hpp"
@@ -100,6 +101,7 @@ SyntheticRun synthetic_request(const Scenario& sc) {
   req.budget_pct = sc.policy.budget_pct;
   req.recording = sc.trace_path;
   req.clock_plan = sc.clock_plan;
+  req.policy_object = sc.policy.object;
   return req;
 }
 
@@ -285,6 +287,7 @@ ReplayOptions replay_options(const SyntheticRun& req, const GpuModel& target) {
 struct PolicyChoice {
   PolicyFactory factory;
   double plan_s = 0;
+  std::shared_ptr<const KernelPipeline> program;  // a pipeline policy's own program to replay (null: the synthesised one)
 };
 
 // Planned policies: a clock plan per stage program, against its kernel time under the native governor
@@ -315,14 +318,23 @@ PolicyChoice choose_policy(const SyntheticRun& req, const KernelPipeline& kp, co
                            ReplayOptions& opts, Json& critical_path) {
   const bool planned = req.policy == "per-kernel" || req.policy == "pass-level" || req.policy == "static-best";
   PolicyChoice pc;
-  if (is_critical_path_policy(req.policy)) {
-    CriticalPathSettings cps;
-    cps.policy = req.policy;
-    cps.slowdown_pct = req.budget_pct;
-    cps.clock_plan = req.clock_plan;
+  const PolicyEntry* entry = policy_registry().find(req.policy);
+  if (entry && entry->kind == PolicyKind::pipeline && entry->plan_pipeline) {  // the registry's pipeline policies
+    PipelinePlanRequest q;
+    q.pipeline = &kp;
+    q.names = &wl.names;
+    q.model = &bound;
+    q.opts = &opts;
+    q.spec.name = req.policy;
+    q.spec.budget_pct = req.budget_pct;
+    q.spec.object = req.policy_object;
+    q.clock_plan = req.clock_plan;
     opts.firmware_power_cap = true;
     const auto tp0 = std::chrono::steady_clock::now();
-    pc.factory = critical_path_factory(kp, wl.names, bound, opts, cps, critical_path);
+    PipelinePlan plan = entry->plan_pipeline(q);
+    pc.factory = std::move(plan.factory);
+    pc.program = std::move(plan.program);
+    critical_path = std::move(plan.report);
     pc.plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
   } else if (planned) {
     pc = planned_policies(req, kp, wl, bound, T);
@@ -411,49 +423,72 @@ std::string per_gpu_csv(const Json& result) {
   return os.str();
 }
 
+SynthesizedJob synthesize_job(const SyntheticRun& req, Progress* progress) {
+  const ParallelLayout& lay = req.layout;
+  check_layout(req);
+  SynthesizedJob job;
+  job.target = load_gpu_model(req.gpu, "", "gpu");
+  const GpuModel& target = job.target;
+  const ClusterSpec in = checked_cluster(req, target);
+  if (progress) progress->note("loading the template recording");
+  const std::string recording = req.recording.empty() ? data_dir() + "/traces/recordings/h200-gpt3xl" : req.recording;
+  job.spec = transformer_preset(req.model);
+  const Recording rec = load_recording(recording, Classifier::load_default());
+  const LayerTemplate tpl = extract_layer_template(rec.workload, rec.run.value("run", Json::object()), recording);
+  apply_microbatches(req, job.spec);
+  if (progress) progress->note("synthesising the stage programs");
+  const SynthesisOptions so = synthesis_options(req, in);
+  job.sp = synthesize_pipeline(tpl, job.spec, lay, so, req.model);
+  check_schedule(req.schedule, lay.pp, job.sp.microbatches, lay.vpp, "microbatches");
+  job.mem = estimate_memory(job.spec, lay, so, std::max(1, microbatches_in_flight(req, job.sp)));
+  check_memory_fits(req, job.mem, target);
+  // Simulated hosts: one per TP x CP group (folded) or per TP rank; a node holds gpus_per_node GPUs.
+  job.T = req.unfold_tp ? lay.tp : 1;
+  job.gpus_per_host = lay.tp * lay.cp / job.T;
+  job.cluster = simulated_cluster(req, in, job.sp, job.gpus_per_host);
+  job.wl.names = job.sp.names;
+  job.wl.ranks = job.sp.stages;
+  if (target.name() != "h200") retarget_workload(job.wl, load_gpu_model("h200"), target);
+  job.kp = kernel_pipeline(req, job.sp, job.wl, job.cluster, job.T);
+  job.opts = replay_options(req, target);
+  if (!req.trace_out.empty()) {  // the trace export needs each activity and a power and clock timeline
+    job.opts.record_activities = true;
+    if (job.opts.timeline_interval_s <= 0) job.opts.timeline_interval_s = 0.01;
+  }
+  if (!req.chakra_out.empty()) job.opts.record_activities = true;
+  job.bound = target.bound_to(job.wl.names);
+  return job;
+}
+
 Json run_synthetic(const SyntheticRun& req) {
   const auto t0 = std::chrono::steady_clock::now();
   const ParallelLayout& lay = req.layout;
   check_layout(req);
-  const GpuModel target = load_gpu_model(req.gpu, "", "gpu");
-  const ClusterSpec in = checked_cluster(req, target);
   // On a terminal: what is being done, then the GPUs that finished their iteration.
   Progress progress("synth " + req.model, static_cast<std::size_t>(lay.pp * lay.dp * (req.unfold_tp ? lay.tp : 1)));
-  progress.note("loading the template recording");
-  const std::string recording = req.recording.empty() ? data_dir() + "/traces/recordings/h200-gpt3xl" : req.recording;
-  TransformerSpec spec = transformer_preset(req.model);
-  const Recording rec = load_recording(recording, Classifier::load_default());
-  const LayerTemplate tpl = extract_layer_template(rec.workload, rec.run.value("run", Json::object()), recording);
-  apply_microbatches(req, spec);
-  progress.note("synthesising the stage programs");
-  const SynthesisOptions so = synthesis_options(req, in);
-  const SynthesizedPipeline sp = synthesize_pipeline(tpl, spec, lay, so, req.model);
-  check_schedule(req.schedule, lay.pp, sp.microbatches, lay.vpp, "microbatches");
-  const MemoryEstimate mem = estimate_memory(spec, lay, so, std::max(1, microbatches_in_flight(req, sp)));
-  check_memory_fits(req, mem, target);
-  // Simulated hosts: one per TP x CP group (folded) or per TP rank; a node holds gpus_per_node GPUs.
-  const int T = req.unfold_tp ? lay.tp : 1;
-  const int gpus_per_host = lay.tp * lay.cp / T;
-  const ClusterSpec cs = simulated_cluster(req, in, sp, gpus_per_host);
-  Workload wl;
-  wl.names = sp.names;
-  wl.ranks = sp.stages;
-  if (target.name() != "h200") retarget_workload(wl, load_gpu_model("h200"), target);
-  KernelPipeline kp = kernel_pipeline(req, sp, wl, cs, T);
-  ReplayOptions opts = replay_options(req, target);
-  if (!req.trace_out.empty()) {  // the trace export needs each activity and a power and clock timeline
-    opts.record_activities = true;
-    if (opts.timeline_interval_s <= 0) opts.timeline_interval_s = 0.01;
-  }
-  if (!req.chakra_out.empty()) opts.record_activities = true;
-  const GpuModel bound = target.bound_to(wl.names);
+  SynthesizedJob job = synthesize_job(req, &progress);
+  const TransformerSpec& spec = job.spec;
+  const SynthesizedPipeline& sp = job.sp;
+  const MemoryEstimate& mem = job.mem;
+  const ClusterSpec& cs = job.cluster;
+  const Workload& wl = job.wl;
+  KernelPipeline& kp = job.kp;
+  ReplayOptions& opts = job.opts;
+  const GpuModel& target = job.target;
+  const GpuModel& bound = job.bound;
+  const int T = job.T, gpus_per_host = job.gpus_per_host;
   const auto t1 = std::chrono::steady_clock::now();
   const int S = lay.pp, DP = lay.dp;
   Json critical_path;  // sim/critical_path makes the critical-path policies' plans from this pipeline
   const PolicyChoice policy = choose_policy(req, kp, wl, bound, T, opts, critical_path);
   progress.note("replaying every GPU");
   kp.on_gpu_done = [&](int) { progress.advance(1, "GPUs done"); };
-  const KernelPipelineResult r = simulate_kernel_pipeline(kp, bound, policy.factory, opts, req.model);
+  KernelPipeline replayed;
+  if (policy.program) {
+    replayed = *policy.program;
+    replayed.on_gpu_done = kp.on_gpu_done;
+  }
+  const KernelPipelineResult r = simulate_kernel_pipeline(policy.program ? replayed : kp, bound, policy.factory, opts, req.model);
   progress.finish();
   const double replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
 

@@ -3,6 +3,7 @@
 // stage programs (traces/src/synthesis.hpp), retarget them to the GPU model, replay every pipeline
 // replica at kernel level with its transfers and gradient all-reduce on a cluster, and summarise
 // compactly (aggregates per stage, not thousands of per-GPU records).
+#include "models/src/gpu_model.hpp"
 #include "sim/core/json_util.hpp"
 #include "sim/pipeline/pipeline.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -48,9 +49,10 @@ struct SyntheticRun {
   int straggler_replica = -1;      // a whole pipeline replica runs slower by straggler_factor
   double straggler_factor = 1.0;
   std::string clock_plan;          // critical-path policy: replay this plan (N.sched.json format) instead of solving
+  Json policy_object = Json::object();  // the scenario's policy object (a pipeline policy's own keys)
   std::string chakra_out;          // also write it as per-GPU Chakra execution traces in this directory (docs/chakra.md)
-  std::string trace_out;
-  std::vector<int> trace_gpus;     // trace_out: only these simulated GPUs (empty: all)           // also write the simulated iteration as a trace file (sim/results/pipeline_trace.hpp)
+  std::string trace_out;           // also write the simulated iteration as a trace file (sim/results/pipeline_trace.hpp)
+  std::vector<int> trace_gpus;     // trace_out: only these simulated GPUs (empty: all)
 };
 
 
@@ -62,6 +64,22 @@ struct SyntheticRun {
 // oversubscription}}, with the scenario's gpu, policy (name and budget_pct) and trace (the template
 // recording). Errors name the scenario file and field.
 SyntheticRun synthetic_request(const Scenario& sc);
+
+// A synthesised job before any policy: the stage programs as the pipeline engine replays them (one replica), the
+// GPU models (the target, and it bound to the workload's kernel names) and the replay options.
+struct SynthesizedJob {
+  TransformerSpec spec;
+  SynthesizedPipeline sp;
+  MemoryEstimate mem;
+  ClusterSpec cluster;
+  Workload wl;
+  KernelPipeline kp;
+  ReplayOptions opts;
+  GpuModel target, bound;
+  int T = 1, gpus_per_host = 1;
+};
+class Progress;
+SynthesizedJob synthesize_job(const SyntheticRun& req, Progress* progress = nullptr);
 
 // Result: iteration time, energy (all GPUs, TP groups counted x TP), kernel events, wall time, and
 // per stage the mean and max pipeline wait (intrinsic bloat: bubbles and imbalance) and all-reduce

@@ -11,7 +11,10 @@
 #   6. a100_pcie.py: the A100 80GB PCIe board from a100-sxm4 and the A100 power-limit baselines (issue 22);
 #   7. governor_fit.py: the H200 native governor's loop constants, fit on the native replay of the GPT-3 XL
 #      recording (fit set) -> models/calibration/h200.governor.json, which step 1 reads; the governor plays no
-#      part in steps 2-3 (they replay at the recorded clocks), so one pass of 1-3 after it is a fixed point.
+#      part in steps 2-3 (they replay at the recorded clocks), so one pass of 1-3 after it is a fixed point;
+#   8. calibrate --stream-pairs: the contention model of concurrent streams (models/contention/h200-streams.json),
+#      fit on the two-stream pairs stream-pairs-split.json lists under fit, read from a directory that holds only
+#      those pairs (so the held-out ones cannot reach the fit).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BIN="${DVFS_SIM_BIN:-$ROOT/build/dvfs-sim}"
@@ -44,7 +47,18 @@ h200_chain
 "$BIN" calibrate --profile traces/profiles/perseus/gpt3-175b+a40_bf16.csv \
   --base models/calibration/a40.base.json --date "$DATE" -o "$OUT/a40.json" >/dev/null
 
+PAIRS="$(mktemp -d)"
+for p in $(/usr/bin/python3 -c 'import json; print(" ".join(json.load(open("models/calibration/stream-pairs-split.json"))["fit"]))'); do
+  for part in a b ab; do ln -s "$ROOT/traces/recordings/h200-stream-pairs/$p-$part" "$PAIRS/$p-$part"; done
+done
+CONTENTION=models/contention/h200-streams.json
+[ "$MODE" = "--check" ] && CONTENTION="$OUT/h200-streams.json"
+"$BIN" calibrate --stream-pairs "$PAIRS" --split models/calibration/stream-pairs-split.json --base h200 \
+  --date "$POWER_DATE" -o "$CONTENTION" >/dev/null
+rm -rf "$PAIRS"
+
 if [ "$MODE" = "--check" ]; then
+  same "$CONTENTION" models/contention/h200-streams.json
   /usr/bin/python3 models/calibration/siblings.py --check --out "$OUT" || status=1
   /usr/bin/python3 models/calibration/a100_pcie.py --check || status=1
   for m in h200 a100-sxm4 a40; do same "$OUT/$m.json" "models/gpus/$m.json"; done
@@ -57,4 +71,4 @@ fi
 h200_chain
 /usr/bin/python3 models/calibration/siblings.py
 /usr/bin/python3 models/calibration/a100_pcie.py
-echo "regenerated models/calibration/h200.activity.json and models/gpus/{h200,a100-sxm4,a40,rtx-3080-ti,b200-like,a100-pcie}.json"
+echo "regenerated models/calibration/h200.activity.json, models/contention/h200-streams.json and models/gpus/{h200,a100-sxm4,a40,rtx-3080-ti,b200-like,a100-pcie}.json"

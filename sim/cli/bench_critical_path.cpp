@@ -2,6 +2,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/critical_path/perseus_validation.hpp"
+#include "sim/kareus/kareus.hpp"
 #include "sim/synthetic_run.hpp"
 
 #include <chrono>
@@ -37,6 +38,18 @@ void bench_critical_path() {
                 model, r["gpus"].get<int>(), cp["curves_s"].get<double>(), rep["frontier"]["solve_s"].get<double>(),
                 rep["frontier"]["cuts"].get<std::size_t>(), cp["plan_s"].get<double>(), 120.0 / cp["plan_s"].get<double>(),
                 r["replay_s"].get<double>());
+  }
+  {  // Kareus: every knob setting's frontier and their envelope (sim/kareus)
+    SyntheticRun req;
+    req.model = "llama-3.3-70b";
+    req.layout = {8, 8, 16};
+    req.cluster = default_cluster_spec();
+    const SynthesizedJob job = synthesize_job(req);
+    const KareusFrontier kf = kareus_frontier(job.kp, job.wl.names, job.bound, job.opts, load_kareus_knobs(default_kareus_knobs_path()),
+                                              load_contention_model(data_dir() + "/models/contention/h200-streams.json"));
+    std::printf("    Kareus frontier llama-3.3-70b on 1024 GPUs (h200): %zu knob settings, envelope of %zu points in %.1f s   target < 120 s   "
+                "ratio %.1fx\n",
+                kf.settings.size(), kf.envelope.size(), kf.seconds, 120.0 / kf.seconds);
   }
 }
 

@@ -10,6 +10,8 @@
 #include "sim/compare.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/critical_path/perseus_validation.hpp"
+#include "sim/calibrate/stream_contention_fit.hpp"
+#include "sim/validate/stream_pairs.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
 #include "sim/results/summary.hpp"
 #include "sim/results/trace_export.hpp"
@@ -124,6 +126,7 @@ int models_main(bool json) {
 
 struct ValidateArgs {
   std::string dir, gpu, out_file, perseus_runs, perseus, cluster_file, write_plans, workloads, trace_out;
+  std::string stream_pairs, split, contention;
   TextOption p_blocking, power_cap, quantum, min_clock, p2p_latency;
   bool json = false, models = false, no_frontier = false, no_fits = false;
 };
@@ -158,6 +161,16 @@ int validate_perseus_plans(const ValidateArgs& a, const PerseusValidationOptions
   return 0;
 }
 
+// Two-stream kernel pairs: overlap replay and busy union against the together runs (sim/validate/stream_pairs).
+int validate_stream_pairs_main(const ValidateArgs& a) {
+  const std::string split = a.split.empty() ? data_dir() + "/models/calibration/stream-pairs-split.json" : a.split;
+  const std::string model = a.contention.empty() ? data_dir() + "/models/contention/h200-streams.json" : a.contention;
+  const Json rep = validate_stream_pairs(a.stream_pairs, split, model);
+  if (!a.out_file.empty()) write_json_output(a.out_file, rep, "validation report");
+  std::cout << (a.json ? rep.dump(2) + "\n" : format_stream_pairs(rep));
+  return 0;
+}
+
 int validate_main(const ValidateArgs& a) {
   const PerseusValidationOptions po = perseus_options(a);
   double p2p = 0;
@@ -169,6 +182,8 @@ int validate_main(const ValidateArgs& a) {
   if (!a.cluster_file.empty())  // a JSON file with the scenario `cluster` object (multi-rank recordings)
     read_cluster_json(JsonReader(read_json_file(a.cluster_file), a.cluster_file, ""), cluster);
   if (!a.perseus.empty()) return validate_perseus_plans(a, po);
+  if (!a.stream_pairs.empty()) return validate_stream_pairs_main(a);
+  if (!a.split.empty() || !a.contention.empty()) throw UsageError("validate --split and --contention go with --stream-pairs DIR");
   if (!a.perseus_runs.empty()) {
     const Json rep = validate_perseus_runs(a.perseus_runs, {0, 1}, p2p);
     std::cout << (a.json ? rep.dump(2) + "\n" : format_perseus_validation(rep));
@@ -192,7 +207,7 @@ int validate_main(const ValidateArgs& a) {
 // ---- calibrate ------------------------------------------------------------------------------------
 
 struct CalibrateArgs {
-  std::string profile, recording, suite, split, base, out_file, date;
+  std::string profile, recording, suite, split, base, out_file, date, stream_pairs;
   bool json = false;
 };
 
@@ -210,7 +225,27 @@ void check_date(const std::string& date) {
     throw InputError("--date", "", "expected a date YYYY-MM-DD, got \"" + date + "\"");
 }
 
+// The contention model of concurrent streams, fit on the pairs the split lists under fit.
+int calibrate_stream_pairs_main(CalibrateArgs a) {
+  if (a.split.empty()) throw UsageError("calibrate --stream-pairs needs --split FILE (which pairs are fit and which held out)");
+  if (a.base.empty()) throw UsageError("calibrate --stream-pairs needs --base MODEL (the GPU the pairs ran on)");
+  if (a.date.empty()) a.date = today();
+  check_date(a.date);
+  // The pairs' directory stays out of the record: regenerate.sh fits from a directory holding only the fit pairs.
+  const std::string command = "dvfs-sim calibrate --stream-pairs DIR --split " + a.split + " --base " + a.base;
+  const ContentionCalibration c = calibrate_stream_contention(a.stream_pairs, a.split, a.base, command, a.date);
+  if (!a.out_file.empty()) write_json_output(a.out_file, c.model, "contention model");
+  if (a.json) std::cout << Json{{"model", c.model}, {"report", c.report}}.dump(2) << "\n";
+  else std::cout << format_contention_calibration(c) << (a.out_file.empty() ? "model not written (no -o)\n" : "wrote " + a.out_file + "\n");
+  return 0;
+}
+
 int calibrate_main(CalibrateArgs a) {
+  if (!a.stream_pairs.empty()) {
+    if (!a.profile.empty() || !a.recording.empty() || !a.suite.empty())
+      throw UsageError("calibrate --stream-pairs takes no --profile, --recording or --power-suite");
+    return calibrate_stream_pairs_main(a);
+  }
   if (int(!a.profile.empty()) + int(!a.recording.empty()) + int(!a.suite.empty()) != 1)
     throw UsageError("calibrate needs exactly one of --profile CSV, --recording DIR or --power-suite DIR");
   if (!a.suite.empty() && a.split.empty())
@@ -267,7 +302,14 @@ int compare_main(const CompareArgs& a) {
     if (*latency < 0 || *latency > 3600)
       throw InputError("--latency", "", "expected a switch latency >= 0 s (at most 3600), got " + a.latency.value);
   }
-  Scenario sc = load_scenario(a.scenario.empty() ? default_scenario_path() : a.scenario);
+  const std::string path = a.scenario.empty() ? default_scenario_path() : a.scenario;
+  if (scenario_kind(read_json_file(path)) == ScenarioKind::synthetic) {  // pipeline policies on a synthesised job
+    if (latency || a.trace || !a.out_dir.empty()) throw UsageError("compare on a synthetic scenario takes --policies, --budget and --json only");
+    const Json t = compare_synthetic(path, a.policies.empty() ? std::vector<std::string>{} : split_commas(a.policies), budget);
+    std::cout << (a.json ? t.dump(2) + "\n" : format_synthetic_comparison(t));
+    return 0;
+  }
+  Scenario sc = load_scenario(path);
   if (latency) set_fixed_switch_latency(sc.replay, *latency);
   const std::string out_dir = !a.out_dir.empty() ? a.out_dir : (sc.output_dir.empty() ? "out/" + sc.name : sc.output_dir) + "/compare";
   make_directories(out_dir);
@@ -343,6 +385,8 @@ Command validate_command() {
       "  (measured all-max anchor, cap-clock fit, board fit; each says which plans it saw), per plan and MAPE; then the\n"
       "  critical-path frontier against Perseus's own plans at equal iteration time; --write-plans: our no-slowdown plan\n"
       "  and ours at each Perseus plan's time, as N.sched.json files.\n"
+      "validate --stream-pairs DIR [--split FILE] [--contention FILE]: two-stream kernel pairs, the together run\n"
+      "  predicted from the alone runs by the overlap-aware replay and by the busy union, fit and held-out pairs.\n"
       "validate --perseus-runs DIR: predict the iteration time of measured pipeline runs (Perseus artifact layout)\n"
       "  from their measured per-micro-batch forward/backward times.";
   c.unknown_option = "unknown option for validate: ";
@@ -363,6 +407,9 @@ Command validate_command() {
     app.add_option("--workloads", a->workloads, "--perseus: workloads file (default traces/perseus-baselines/workloads.json)");
     app.add_option("--write-plans", a->write_plans, "--perseus: write our plans as N.sched.json files into this directory");
     app.add_option("--perseus-runs", a->perseus_runs, "measured pipeline runs (Perseus artifact layout)");
+    app.add_option("--stream-pairs", a->stream_pairs, "two-stream kernel pairs (<pair>-a, -b, -ab recordings): overlap replay vs busy union");
+    app.add_option("--split", a->split, "--stream-pairs: the split file (default models/calibration/stream-pairs-split.json)");
+    app.add_option("--contention", a->contention, "--stream-pairs: contention model file (default models/contention/h200-streams.json)");
     add_text_option(app, "--p2p-latency", a->p2p_latency, "--perseus-runs: point-to-point latency, s (>= 0)");
     app.add_flag("--json", a->json, "print the report as JSON");
     app.add_option("-o,--output", a->out_file, "write the report (JSON) to this file");
@@ -389,7 +436,8 @@ Command calibrate_command() {
     app.add_option("--profile", a->profile, "stage profile CSV (stage,instruction,frequency,time,energy)");
     app.add_option("--recording", a->recording, "recording directory");
     app.add_option("--power-suite", a->suite, "directory of power-suite kernel loops (the activity power model)");
-    app.add_option("--split", a->split, "with --power-suite: the file naming the fit and held-out loops");
+    app.add_option("--split", a->split, "with --power-suite / --stream-pairs: the file naming the fit and held-out loops or pairs");
+    app.add_option("--stream-pairs", a->stream_pairs, "two-stream kernel pairs: fit the contention model of concurrent streams");
     app.add_option("--base", a->base, "model (name or file) supplying clock tables, idle power, cap and specs");
     app.add_option("-o,--output", a->out_file, "write the fitted model to this file");
     app.add_option("--date", a->date, "calibration date YYYY-MM-DD (default: today)");
@@ -406,7 +454,9 @@ Command compare_command() {
   c.description =
       "Replays the scenario's trace and GPU under each policy (the scenario's own policy is not used; native always\n"
       "runs, as the reference) and prints energy, time, saving and slowdown vs native, clock switches and switching\n"
-      "time; writes DIR/compare.csv and .json (DIR: -o, else <the scenario's output dir>/compare).";
+      "time; writes DIR/compare.csv and .json (DIR: -o, else <the scenario's output dir>/compare).\n"
+      "A synthetic scenario: its iteration under each policy (default max, critical-path, kareus) against the first, and\n"
+      "the Perseus / Kareus / both-off frontier study (energy at iso-time, time at iso-energy).";
   c.unknown_option = "unknown option for compare: ";
   c.extra_argument = "compare takes one scenario file";
   c.declare = [](CLI::App& app) -> std::function<int()> {

@@ -278,11 +278,24 @@ void register_critical_path_policies(PolicyRegistry& r) {
   cp.keys = {"budget_pct"};
   cp.scenario_keys = {"clock_plan"};
   cp.parse = budget;
+  auto plan = [](const std::string& name) {
+    return [name](const PipelinePlanRequest& q) {
+      CriticalPathSettings cps;
+      cps.policy = name;
+      cps.slowdown_pct = q.spec.budget_pct;
+      cps.clock_plan = q.clock_plan;
+      PipelinePlan p;
+      p.factory = critical_path_factory(*q.pipeline, *q.names, *q.model, *q.opts, cps, p.report);
+      return p;
+    };
+  };
+  cp.plan_pipeline = plan(cp.name);
   r.add(cp);
   PolicyEntry pk = cp;
   pk.name = "critical-path+per-kernel";
   pk.summary = "per computation one SM clock or one of its per-kernel plans, chosen on the frontier";
   pk.scenario_keys.clear();
+  pk.plan_pipeline = plan(pk.name);
   r.add(pk);
 }
 
@@ -330,6 +343,29 @@ PipelineDagSpec pipeline_dag_spec(const KernelPipeline& kp, const GpuModel& mode
 }  // namespace
 
 bool is_critical_path_policy(const std::string& name) { return critical_path_family().find(name) != nullptr; }
+
+PipelineFrontier critical_path_frontier(const KernelPipeline& kp, const std::vector<std::string>& names, const GpuModel& model,
+                                        const ReplayOptions& opts_in, double quantum_s) {
+  ReplayOptions opts = opts_in;
+  opts.firmware_power_cap = true;
+  const double pb = model.idle_power_at(model.max_sm_mhz());
+  const IterationDag dag = build_pipeline_dag(pipeline_dag_spec(kp, model, opts));
+  const auto tc = std::chrono::steady_clock::now();
+  const CurveSet cs = build_curves(kp, kp.stages, names, model, opts, pb, false);
+  PipelineFrontier out;
+  out.curves_s = seconds_since(tc);
+  const IterationPlan fast = fastest_plan(dag, cs.curves, pb);
+  out.fastest_s = fast.time_s;
+  out.fastest_j = fast.energy_j;
+  FrontierOptions fo;
+  fo.quantum_s = quantum_s > 0 ? quantum_s : std::max(1e-3, fast.time_s / 2000);  // <= 0: about 2,000 quanta
+  fo.p_blocking_w = pb;
+  const Frontier f = solve_frontier(dag, cs.curves, fo);
+  out.solve_s = f.solve_s;
+  out.quantum_s = fo.quantum_s;
+  for (std::size_t k = 0; k < f.points.size(); ++k) out.points.emplace_back(f.points[k].time_s(fo.quantum_s), f.total_energy_j(k));
+  return out;
+}
 
 PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<std::string>& names, const GpuModel& model,
                                     const ReplayOptions& opts_in, const CriticalPathSettings& s, Json& report) {
@@ -405,6 +441,7 @@ PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<
       j["frontier"] = {{"points", fs.points.size()}, {"cuts", fs.iterations}, {"solve_s", fs.solve_s}};
       jr.push_back(j);
     }
+    if (s.target_s > 0) target_n = s.target_s;
     IterationPlan pn = plan_for_time(dag, normal.curves, fn, target_n);
     if (lead > 0) pn = evaluate_plan(dag, normal.curves, smooth_for_latency(dag, normal, pn.option, lead), pb);
     normal_plans = stage_plans(dag, normal, kp, pn.option, lead);

@@ -38,7 +38,20 @@ struct CriticalPathSettings {
   bool straggler_aware = true;
   std::string clock_plan;                // replay this plan file instead of solving
   double quantum_s = 1e-3;
+  double target_s = 0;                   // > 0: plan for this iteration time instead of fastest x (1 + slowdown)
 };
+
+// The iteration's time-energy frontier of a pipeline (one replica, no straggler): its curves, DAG and the
+// Perseus min-cut frontier as (time, total energy) points, slowest first, and the fastest plan's time and energy.
+// quantum_s <= 0: a quantum of the fastest iteration / 2,000 (at least 1 ms).
+struct PipelineFrontier {
+  std::vector<std::pair<double, double>> points;  // (iteration s, energy J of one pipeline GPU set)
+  double fastest_s = 0, fastest_j = 0;
+  double curves_s = 0, solve_s = 0;
+  double quantum_s = 0;  // the frontier's time quantum
+};
+PipelineFrontier critical_path_frontier(const KernelPipeline& kp, const std::vector<std::string>& names, const GpuModel& model,
+                                        const ReplayOptions& opts, double quantum_s = 1e-3);
 
 // The pipeline family's registry entries: critical-path (which also replays a given `clock_plan`) and
 // critical-path+per-kernel; both take budget_pct (the iteration slowdown) and need a synthetic workload.

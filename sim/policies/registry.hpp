@@ -22,9 +22,11 @@
 
 namespace dvfs {
 
-struct Scenario;     // sim/scenario/scenario.hpp
-struct RankOutcome;  // sim/engine/engine.hpp
-struct PlannedRun;   // sim/planning/planned_policies.hpp
+struct Scenario;        // sim/scenario/scenario.hpp
+struct RankOutcome;     // sim/engine/engine.hpp
+struct PlannedRun;      // sim/planning/planned_policies.hpp
+struct KernelPipeline;  // sim/pipeline/pipeline.hpp
+struct ReplayOptions;   // sim/engine/gpu_replayer.hpp
 
 // One policy instance per GPU, by rank id (the same type as sim/engine's PolicyFactory).
 using PolicyFactory = std::function<std::unique_ptr<Policy>(int rank)>;
@@ -47,6 +49,25 @@ struct PolicySpec {
   Json object = Json::object();
 };
 
+// What a pipeline policy plans from: the synthesised pipeline (one replica's stage programs), the workload's kernel
+// names, the GPU model, the replay options and the scenario's policy settings (budget_pct, its own keys in `object`).
+struct PipelinePlanRequest {
+  const KernelPipeline* pipeline = nullptr;
+  const std::vector<std::string>* names = nullptr;
+  const GpuModel* model = nullptr;
+  const ReplayOptions* opts = nullptr;
+  PolicySpec spec;
+  std::string clock_plan;  // the scenario's clock_plan ("" = none)
+};
+
+// A pipeline policy's answer: the per-GPU factory, optionally the program to replay instead of the request's (a
+// policy that reshapes the computations, e.g. Kareus's nano-batches), and what it reports under `critical_path`.
+struct PipelinePlan {
+  PolicyFactory factory;
+  std::shared_ptr<const KernelPipeline> program;  // null: replay the request's pipeline
+  Json report = Json::object();
+};
+
 struct PolicyEntry {
   std::string name;
   std::string summary;  // one line, for `dvfs-sim help` and the docs
@@ -63,6 +84,8 @@ struct PolicyEntry {
   std::function<PolicyFactory(const PolicySpec&, const GpuModel&, const std::string& scenario_file)> make;
   // planned: plans against `reference` (the native governor's outcomes of the same workload) and replays.
   std::function<PlannedRun(const Scenario&, const Workload&, const GpuModel&, const std::vector<RankOutcome>& reference)> plan;
+  // pipeline: plans a synthesised pipeline-parallel iteration.
+  std::function<PipelinePlan(const PipelinePlanRequest&)> plan_pipeline;
 
   // > 0: `dvfs-sim compare` (and dvfs_sim.compare) replay it by default, in increasing order of this rank.
   int compare_rank = 0;

@@ -51,7 +51,7 @@ TEST_CASE("every registered policy parses from a scenario and has what its kind 
     switch (e.kind) {
       case PolicyKind::online: CHECK(e.make); break;
       case PolicyKind::planned: CHECK(e.plan); CHECK(is_planned_policy(e.name)); break;
-      case PolicyKind::pipeline: CHECK(is_critical_path_policy(e.name)); break;
+      case PolicyKind::pipeline: CHECK(e.plan_pipeline); break;  // critical-path, critical-path+per-kernel, kareus
     }
     if (e.kind != PolicyKind::planned) CHECK_FALSE(is_planned_policy(e.name));
     if (e.kind != PolicyKind::pipeline) CHECK_FALSE(is_critical_path_policy(e.name));
