@@ -84,22 +84,35 @@ ProfileError check_profile(const GpuModel& model, const StageProfile& profile) {
   return e;
 }
 
-ProfileError check_retarget(const GpuModel& from, const StageProfile& source, const GpuModel& to,
-                            const StageProfile& target) {
+namespace {
+
+const ProfileSeries& source_series(const StageProfile& source, const ProfileSeries& s, const std::string& target) {
+  for (const auto& c : source.series)
+    if (c.stage == s.stage && c.instruction == s.instruction) return c;
+  throw InputError(source.file, "stage " + std::to_string(s.stage) + " " + s.instruction, "no series to retarget to " + target);
+}
+
+const TransformerStage& stage_of(const StageWorkload& w, int stage, const std::string& profile) {
+  const auto it = w.find(stage);
+  if (it == w.end())
+    throw InputError(profile, "stage " + std::to_string(stage), "the stage workload does not describe this stage");
+  return it->second;
+}
+
+// Every distinct series of `target` predicted at every clock from the retargeted measurement `move`
+// makes of the source series (no target measurement is used).
+template <typename Move>
+ProfileError retarget_each(const GpuModel& from, const StageProfile& source, const GpuModel& to, const StageProfile& target,
+                           Move move) {
   ProfileError e;
   e.profile = target.file;
   e.model = from.name() + " -> " + to.name();
   for (const auto& s : target.series) {
     if (s.duplicate_of >= 0) continue;
-    const ProfileSeries* src = nullptr;
-    for (const auto& c : source.series)
-      if (c.stage == s.stage && c.instruction == s.instruction) src = &c;
-    if (!src)
-      throw InputError(source.file, "stage " + std::to_string(s.stage) + " " + s.instruction,
-                       "no series to retarget to " + target.file);
+    const ProfileSeries& src = source_series(source, s, target.file);
     const ClassCoefficients& cc = computation_of(from, s.instruction, source.file);
-    const ProfilePoint* ref = src->at(source.max_sm_mhz);
-    Retargeted r = retarget_computation(from, cc, {ref->time_s, ref->energy_j, {ref->sm_mhz, from.max_mem_mhz()}}, to);
+    const ProfilePoint* ref = src.at(source.max_sm_mhz);
+    const Retargeted r = move(cc, StageMeasurement{ref->time_s, ref->energy_j, {ref->sm_mhz, from.max_mem_mhz()}}, s);
     SeriesError se;
     se.stage = s.stage;
     se.instruction = s.instruction;
@@ -111,6 +124,38 @@ ProfileError check_retarget(const GpuModel& from, const StageProfile& source, co
   }
   finish(e);
   return e;
+}
+
+}  // namespace
+
+ProfileError check_retarget(const GpuModel& from, const StageProfile& source, const GpuModel& to,
+                            const StageProfile& target) {
+  return retarget_each(from, source, to, target, [&](const ClassCoefficients& cc, const StageMeasurement& a, const ProfileSeries&) {
+    return retarget_computation(from, cc, a, to);
+  });
+}
+
+ProfileError check_retarget_by_work(const GpuModel& from, const StageProfile& source, const StageWorkload& workload,
+                                    double memory_efficiency, const GpuModel& to, const StageProfile& target) {
+  return retarget_each(from, source, to, target, [&](const ClassCoefficients& cc, const StageMeasurement& a, const ProfileSeries& s) {
+    const double bytes = computation_work(stage_of(workload, s.stage, source.file), s.instruction).bytes;
+    return retarget_computation_by_work(from, cc, a, bytes, memory_efficiency, to);
+  });
+}
+
+double fit_retarget_memory_efficiency(const GpuModel& from, const std::vector<SourceProfile>& sources) {
+  std::vector<MemoryTimeSample> samples;
+  for (const auto& src : sources)
+    for (const auto& s : src.profile->series) {
+      if (s.duplicate_of >= 0) continue;
+      const ClassCoefficients& cc = computation_of(from, s.instruction, src.profile->file);
+      const ProfilePoint* ref = s.at(src.profile->max_sm_mhz);
+      const StageMeasurement a{ref->time_s, ref->energy_j, {ref->sm_mhz, from.max_mem_mhz()}};
+      samples.push_back({a.time_s - sm_bound_time_s(from, cc, a),
+                         computation_work(stage_of(*src.workload, s.stage, src.profile->file), s.instruction).bytes,
+                         from.specs().mem_bandwidth_gbs});
+    }
+  return fit_memory_efficiency(samples);
 }
 
 }  // namespace dvfs
