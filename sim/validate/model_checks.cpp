@@ -294,7 +294,8 @@ std::string format_model_checks(const Json& r) {
     if (m != "work") continue;
     for (const auto& se : x["series"])
       os << "      stage " << se["stage"].get<int>() << " " << std::left << std::setw(9) << se["instruction"].get<std::string>()
-         << std::right << " time MAPE " << std::setw(6) << se["time_mape_pct"].get<double>() << " %  energy MAPE "
+         << std::right << " time MAPE " << std::setw(6) << se["time_mape_pct"].get<double>() << " % (mean "
+         << std::showpos << std::setw(6) << se["time_bias_pct"].get<double>() << std::noshowpos << " %)  energy MAPE "
          << std::setw(6) << se["energy_mape_pct"].get<double>() << " %\n";
   }
   os << "\nH200 recordings, calibrated h200 model, native governor (energy per step target <= 5 %)\n";

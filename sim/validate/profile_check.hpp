@@ -19,6 +19,7 @@ struct SeriesError {
   std::size_t points = 0;
   double time_mape = 0, energy_mape = 0;  // fractions
   double time_max_ape = 0, energy_max_ape = 0;
+  double time_bias = 0;  // mean signed relative time error (fraction; > 0: predicted slower)
 };
 
 struct ProfileError {
