@@ -73,7 +73,8 @@ ComputationWork backward_work(const TransformerStage& s) {
   const BlockCounts c = stage_forward(s);
   // dgrad and wgrad: twice the matmul FLOPs; weights read once (dgrad) and gradients written once
   // (wgrad); every activation the forward touched is read back and its gradient written.
-  ComputationWork w{2 * c.flops, 2 * c.weight_bytes + 2 * c.activation_bytes};
+  const double grad_bytes = s.fp32_grad_accumulation ? 4 * c.weight_bytes : c.weight_bytes;  // 8 B or 2 B / param
+  ComputationWork w{2 * c.flops, c.weight_bytes + grad_bytes + 2 * c.activation_bytes};
   if (s.recompute) {
     w.flops += c.flops;
     w.bytes += c.weight_bytes + c.activation_bytes;

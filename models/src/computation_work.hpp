@@ -13,6 +13,9 @@ struct TransformerStage {
   double layers = 0;       // transformer blocks in the stage
   bool lm_head = false;    // final norm + LM head + loss on this stage
   bool recompute = false;  // activation checkpointing: the backward re-runs the forward first
+  // wgrad adds into fp32 gradient buffers (read + write 8 B per parameter) instead of writing bf16
+  // gradients (2 B): mixed-precision training's usual main_grad accumulation.
+  bool fp32_grad_accumulation = false;
 };
 
 struct ComputationWork {
@@ -22,7 +25,7 @@ struct ComputationWork {
 
 ComputationWork forward_work(const TransformerStage& s);
 // dgrad + wgrad (2x the forward's matmul FLOPs; activations read and written twice, weights read
-// and their gradients written), plus the forward again when the stage recomputes activations.
+// and their gradients written or accumulated), plus the forward again when the stage recomputes.
 ComputationWork backward_work(const TransformerStage& s);
 // "forward" or "backward"; anything else throws std::invalid_argument.
 ComputationWork computation_work(const TransformerStage& s, const std::string& instruction);

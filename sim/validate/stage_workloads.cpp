@@ -12,7 +12,7 @@ StageWorkload load_stage_workload(const std::string& file, const std::string& wo
   const JsonReader all = root.child("workloads");
   if (!all.has(workload.c_str())) all.fail(workload.c_str(), "no workload \"" + workload + "\"");
   const JsonReader w = all.child(workload.c_str());
-  w.only_keys({"hidden", "heads", "seq", "micro_batch", "tp", "vocab", "recompute", "stages"});
+  w.only_keys({"hidden", "heads", "seq", "micro_batch", "tp", "vocab", "recompute", "fp32_grad_accumulation", "stages"});
   TransformerStage base;
   base.hidden = w.positive("hidden");
   base.heads = w.positive("heads");
@@ -21,6 +21,7 @@ StageWorkload load_stage_workload(const std::string& file, const std::string& wo
   base.tp = w.positive("tp");
   base.vocab = w.positive("vocab");
   base.recompute = recompute_override < 0 ? w.boolean_or("recompute", false) : recompute_override == 1;
+  base.fp32_grad_accumulation = w.boolean_or("fp32_grad_accumulation", false);
   const Json& groups = w.raw("stages");
   if (!groups.is_array() || groups.empty()) w.fail("stages", "expected a non-empty array of stage groups");
   StageWorkload out;
