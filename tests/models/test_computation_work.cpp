@@ -73,3 +73,13 @@ TEST_CASE("work of a malformed stage or an unknown computation is refused", "[mo
   s.tp = 0;
   CHECK_THROWS_AS(backward_work(s), std::invalid_argument);
 }
+
+TEST_CASE("fp32 gradient accumulation adds 6 bytes per parameter to the backward only", "[models][work]") {
+  TransformerStage s = stage(12);
+  const ComputationWork f = forward_work(s), b = backward_work(s);
+  s.fp32_grad_accumulation = true;
+  const double params = 12 * s.hidden * s.hidden / s.tp * s.layers;
+  CHECK(backward_work(s).bytes == Approx(b.bytes + 6 * params));
+  CHECK(backward_work(s).flops == Approx(b.flops));
+  CHECK(forward_work(s).bytes == Approx(f.bytes));
+}
