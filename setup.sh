@@ -7,6 +7,7 @@ cd "$(dirname "$0")"
 PACKAGES=(cmake g++ make pkg-config zlib1g-dev libsqlite3-dev libsimgrid-dev libboost-dev libboost-graph-dev
           nlohmann-json3-dev libcli11-dev pybind11-dev catch2 python3 python3-dev python3-numpy python3-pandas python3-pytest
           python3-matplotlib jupyter-nbconvert python3-ipykernel python3-tqdm python3-distributed python3-torch
+          libprotobuf-dev protobuf-compiler python3-protobuf  # Chakra traces (traces/src/chakra/; the test fixture writer)
           chromium  # chromium: the report test renders the HTML page headless (tests/cli/test_report.py)
           clang libclang-rt-14-dev)  # clang + libFuzzer/ASan runtimes: the sanitizer and fuzz step (fuzz/ci.sh)
 

@@ -17,7 +17,7 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DDVFS_FUZZ=ON \
       -DDVFS_BUILD_PYTHON=OFF "${launcher[@]}" >/dev/null
-cmake --build "$BUILD" -j"$(nproc)" --target dvfs_tests fuzz_kineto_importer fuzz_scenario_file fuzz_telemetry fuzz_plan_file
+cmake --build "$BUILD" -j"$(nproc)" --target dvfs_tests fuzz_kineto_importer fuzz_scenario_file fuzz_telemetry fuzz_plan_file fuzz_chakra_importer
 built=$(date +%s)
 # The slowest unit tests are left out (fuzz/sanitizer_skip.txt: name prefixes, regex-escaped here).
 skip=$(grep -vE '^(#|$)' fuzz/sanitizer_skip.txt | sed -E 's/[][\\.^$*+?(){}|]/\\&/g; s/^/^/' | paste -sd'|')

@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 
 SECONDS_PER_TARGET=${1:-600}
 shift || true
-ALL_TARGETS=(kineto_importer scenario_file telemetry plan_file)
+ALL_TARGETS=(kineto_importer scenario_file telemetry plan_file chakra_importer)
 TARGETS=("$@")
 ((${#TARGETS[@]})) || TARGETS=("${ALL_TARGETS[@]}")
 BUILD=${FUZZ_BUILD_DIR:-build-fuzz}

@@ -445,6 +445,7 @@ Json run_synthetic(const SyntheticRun& req) {
     opts.record_activities = true;
     if (opts.timeline_interval_s <= 0) opts.timeline_interval_s = 0.01;
   }
+  if (!req.chakra_out.empty()) opts.record_activities = true;
   const GpuModel bound = target.bound_to(wl.names);
   const auto t1 = std::chrono::steady_clock::now();
   const int S = lay.pp, DP = lay.dp;
@@ -509,8 +510,13 @@ Json run_synthetic(const SyntheticRun& req) {
   if (!critical_path.is_null()) out["critical_path"] = critical_path;
   if (!req.trace_out.empty()) {
     PipelineTraceRequest ptr{&kp, &r, &wl.names, S, gpus_per_host, target.name(), target.sm_count(),
-                             {{"model", spec.name}, {"gpu_model", target.name()}, {"policy", req.policy}, {"gpus", lay.gpus()}}};
+                             {{"model", spec.name}, {"gpu_model", target.name()}, {"policy", req.policy}, {"gpus", lay.gpus()}},
+                             req.trace_gpus};
     out["trace_export"] = write_pipeline_trace(ptr, req.trace_out);
+  }
+  if (!req.chakra_out.empty()) {
+    PipelineTraceRequest ptr{&kp, &r, &wl.names, S, gpus_per_host, target.name(), target.sm_count(), Json::object(), {}};
+    out["chakra_export"] = write_pipeline_chakra(ptr, req.chakra_out);
   }
   return out;
 }
@@ -574,6 +580,13 @@ std::string format_synthetic(const Json& j) {
                     rep.value("energy_j", 0.0) / 1e3, rep["all_max"].value("iteration_s", 0.0), rep["all_max"].value("energy_j", 0.0) / 1e3);
       os << buf;
     }
+  if (j.contains("chakra_export")) {
+    const Json& t = j["chakra_export"];
+    std::snprintf(buf, sizeof buf, "chakra: %s (%.0f ranks, %.0f nodes, %.1f MB, written in %.2f s, %.2f s CPU)\n",
+                  t["files"].get<std::string>().c_str(), t["ranks"].get<double>(), t["nodes"].get<double>(),
+                  t["bytes"].get<double>() / 1e6, t["seconds"].get<double>(), t["cpu_s"].get<double>());
+    os << buf;
+  }
   if (j.contains("trace_export")) {
     const Json& t = j["trace_export"];
     std::snprintf(buf, sizeof buf, "trace: %s (%.0f events, %.1f MB of JSON, %.1f MB on disk, written in %.2f s, %.2f s CPU)\n",

@@ -48,7 +48,9 @@ struct SyntheticRun {
   int straggler_replica = -1;      // a whole pipeline replica runs slower by straggler_factor
   double straggler_factor = 1.0;
   std::string clock_plan;          // critical-path policy: replay this plan (N.sched.json format) instead of solving
-  std::string trace_out;           // also write the simulated iteration as a trace file (sim/results/pipeline_trace.hpp)
+  std::string chakra_out;          // also write it as per-GPU Chakra execution traces in this directory (docs/chakra.md)
+  std::string trace_out;
+  std::vector<int> trace_gpus;     // trace_out: only these simulated GPUs (empty: all)           // also write the simulated iteration as a trace file (sim/results/pipeline_trace.hpp)
 };
 
 

@@ -12,6 +12,7 @@
 #include "sim/critical_path/perseus_validation.hpp"
 #include "sim/pipeline/perseus_runs.hpp"
 #include "sim/results/summary.hpp"
+#include "sim/results/trace_export.hpp"
 #include "sim/simulation/policy_catalog.hpp"
 #include "sim/simulation/run_scenario.hpp"
 #include "sim/validate/model_checks.hpp"
@@ -44,7 +45,7 @@ TextOption& add_text_option(CLI::App& app, const std::string& names, TextOption&
 namespace {
 
 struct RunArgs {
-  std::string scenario, out_dir, engine, trace_out;
+  std::string scenario, out_dir, engine, trace_out, chakra_out, trace_gpus;
   bool json = false;
 };
 
@@ -54,6 +55,8 @@ int run_main(const RunArgs& a) {
   else if (a.engine == "local-loop") opts.engine = EngineMode::local_loop;
   else if (!a.engine.empty()) throw InputError("--engine", "", "expected local-loop or event, got \"" + a.engine + "\"");
   opts.trace_out = a.trace_out;
+  opts.chakra_out = a.chakra_out;
+  if (!a.trace_gpus.empty()) opts.trace_gpus = parse_gpu_list(a.trace_gpus, "--trace-gpus");
   const ScenarioRun run = run_scenario_file(a.scenario.empty() ? default_scenario_path() : a.scenario, opts);
   if (run.kind == ScenarioKind::control || run.kind == ScenarioKind::fleet) {  // studies print their result
     std::cout << (a.json ? run.summary.dump(2) + "\n" : run.report());
@@ -70,6 +73,7 @@ int run_main(const RunArgs& a) {
     std::string list;
     for (const std::string& f : files) list += (list.empty() ? "" : ", ") + f;
     if (!run.trace_export.is_null()) list += ", " + run.trace_export["file"].get<std::string>();
+    if (!run.chakra_export.is_null()) list += ", " + run.chakra_export["files"].get<std::string>();
     std::cout << run.report() << "results: " << list << "\n";
   }
   return 0;
@@ -300,6 +304,9 @@ Command run_command() {
     app.add_option("--engine", a->engine, "local-loop or event: overrides the scenario's engine (trace replays)");
     app.add_option("--trace-out", a->trace_out,
                    "also write the simulated run as a Chrome trace in Kineto's layout (FILE.json.gz: gzip; docs/trace-export.md)");
+    app.add_option("--trace-gpus", a->trace_gpus, "--trace-out: only these GPUs, e.g. 0-7,64 (a Perfetto-sized slice of a large run)");
+    app.add_option("--chakra-out", a->chakra_out,
+                   "also write the simulated run as Chakra execution traces, DIR/trace.<rank>.et (docs/chakra.md)");
     app.add_flag("--json", a->json, "print the summary as JSON");
     return [a] { return run_main(*a); };
   };

@@ -4,6 +4,7 @@
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/compare.hpp"
+#include "sim/results/trace_export.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/synthetic_run.hpp"
 
@@ -19,7 +20,7 @@ namespace dvfs {
 namespace {
 
 struct SynthArgs {
-  std::string model, gpu, policy, recording, out_file, per_gpu_file, trace_out;
+  std::string model, gpu, policy, recording, out_file, per_gpu_file, trace_out, chakra_out, trace_gpus;
   TextOption tp, pp, dp, cp, vpp, gpus, microbatches;                        // layout
   TextOption power_cap, power_budget, latency, budget, straggler;            // power, clocks, replicas
   TextOption gradient_sync, bucket_params, grad_dtype;                        // gradient synchronisation
@@ -133,6 +134,8 @@ int synth_main(const SynthArgs& a) {
   read_cluster(a, req);
   req.per_gpu = !a.per_gpu_file.empty();
   req.trace_out = a.trace_out;
+  req.chakra_out = a.chakra_out;
+  if (!a.trace_gpus.empty()) req.trace_gpus = parse_gpu_list(a.trace_gpus, "--trace-gpus");
   const Json r = run_synthetic(req);
   if (!a.per_gpu_file.empty()) {
     std::ofstream f(a.per_gpu_file);
@@ -178,6 +181,8 @@ void declare_synth(CLI::App& app, SynthArgs& a) {
   app.add_option("--per-gpu", a.per_gpu_file, "write one row per simulated GPU to this CSV file");
   app.add_flag("--json", a.json, "print the result as JSON");
   app.add_option("-o,--output", a.out_file, "write the result (JSON) to this file");
+  app.add_option("--trace-gpus", a.trace_gpus, "--trace-out: only these simulated GPUs, e.g. 0-7,64 (a Perfetto-sized slice)");
+  app.add_option("--chakra-out", a.chakra_out, "also write the iteration as Chakra execution traces, DIR/trace.<gpu>.et (docs/chakra.md)");
   app.add_option("--trace-out", a.trace_out, "also write the iteration as a Chrome trace in Kineto's layout (FILE.json.gz; docs/trace-export.md)");
 }
 

@@ -182,47 +182,56 @@ static std::vector<RankOutcome> run_latency_aware(const Scenario& sc, const Work
                                                   double budget, double time_limit, std::string& chosen) {
   const std::string& name = sc.policy.name;
   const Totals ref = totals(reference);
-  std::vector<ClockPlan> statics;
   SwitchLatency lat = model.switch_latency();
   sc.replay.sm_latency.apply_to(lat.sm);
-  std::vector<std::vector<std::uint32_t>> flat;
-  for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
+  auto plan_for = [&](std::size_t r, PlanGrouping g, double b) {
     const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
-    statics.push_back(plan_clocks(wl, wl.ranks[r], model, PlanGrouping::single, (1.0 + budget) * busy));
-    flat.push_back(std::vector<std::uint32_t>(wl.ranks[r].kernels.size(), statics.back().pair_of_group.front()));
-  }
-  // Regions from a per-kernel plan; where the switches' delays push the replay over the budget, the
-  // per-kernel plan is remade with that overshoot taken off its budget (a few rounds).
-  auto make_regions = [&](double b) {
+    return plan_clocks(wl, wl.ranks[r], model, g, std::max(0.0, 1.0 + b) * busy);
+  };
+  // Each candidate's plan is replayed with the latency; where the replay runs past the budget (switch delays, the
+  // firmware's power limit coupling the kernels), the plan is remade with that overshoot taken off its budget (a
+  // few rounds), as the planned policies do.
+  auto within_budget = [&](auto&& replay_at) {
+    double b = budget;
+    std::vector<RankOutcome> out = replay_at(b);
+    for (int round = 0; round < 4 && totals(out).time > time_limit; ++round) {
+      b -= (totals(out).time - time_limit) / ref.time + 0.001;
+      out = replay_at(b);
+    }
+    return out;
+  };
+  auto static_at = [&](double b) {
+    std::vector<std::vector<std::uint32_t>> flat;
+    for (std::size_t r = 0; r < wl.ranks.size(); ++r)
+      flat.push_back(std::vector<std::uint32_t>(wl.ranks[r].kernels.size(), plan_for(r, PlanGrouping::single, b).pair_of_group.front()));
+    return replay_pairs(sc, wl, model, pairs, flat, name);
+  };
+  auto passes_at = [&](double b) {
+    std::vector<std::vector<std::uint32_t>> passes;
+    for (std::size_t r = 0; r < wl.ranks.size(); ++r) passes.push_back(plan_for(r, PlanGrouping::pass_level, b).pair_index_per_kernel());
+    return replay_pairs(sc, wl, model, pairs, passes, name);
+  };
+  // Regions from a per-kernel plan, merged around the static pair of the full budget.
+  std::vector<std::uint32_t> static_pair;
+  for (std::size_t r = 0; r < wl.ranks.size(); ++r) static_pair.push_back(plan_for(r, PlanGrouping::single, budget).pair_of_group.front());
+  auto regions_at = [&](double b) {
     std::vector<std::vector<std::uint32_t>> merged;
     for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
-      const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
-      const ClockPlan p = plan_clocks(wl, wl.ranks[r], model, PlanGrouping::per_kernel, std::max(0.0, 1.0 + b) * busy);
-      merged.push_back(merge_regions(wl.ranks[r], model, pairs, p.pair_index_per_kernel(),
-                                     statics[r].pair_of_group.front(), lat.sm.mean_s, lat.sm.energy_j, p.lambda));
+      const ClockPlan p = plan_for(r, PlanGrouping::per_kernel, b);
+      merged.push_back(merge_regions(wl.ranks[r], model, pairs, p.pair_index_per_kernel(), static_pair[r], lat.sm.mean_s,
+                                     lat.sm.energy_j, p.lambda));
     }
     return replay_pairs(sc, wl, model, pairs, merged, name);
   };
-  double region_budget = budget;
-  auto regions = make_regions(region_budget);
-  for (int round = 0; round < 4 && totals(regions).time > time_limit; ++round) {
-    region_budget -= (totals(regions).time - time_limit) / ref.time + 0.001;
-    regions = make_regions(region_budget);
-  }
-  std::vector<std::vector<std::uint32_t>> passes;
-  for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
-    const double busy = reference[r].meter.busy_s() / std::max(1, sc.replay.repeat);
-    passes.push_back(plan_clocks(wl, wl.ranks[r], model, PlanGrouping::pass_level, (1.0 + budget) * busy).pair_index_per_kernel());
-  }
   // Candidates, each checked by replay with the latency: regions, one pair per pass, one pair.
   struct Candidate {
     const char* name;
     std::vector<RankOutcome> outcomes;
   };
   std::vector<Candidate> candidates;
-  candidates.push_back({"regions", std::move(regions)});
-  candidates.push_back({"pass-level", replay_pairs(sc, wl, model, pairs, passes, name)});
-  candidates.push_back({"static-best", replay_pairs(sc, wl, model, pairs, flat, name)});
+  candidates.push_back({"regions", within_budget(regions_at)});
+  candidates.push_back({"pass-level", within_budget(passes_at)});
+  candidates.push_back({"static-best", within_budget(static_at)});
   Candidate* best = nullptr;
   for (auto& c : candidates) {
     const Totals t = totals(c.outcomes);

@@ -1,5 +1,8 @@
 #include "sim/results/pipeline_trace.hpp"
 
+#include "sim/results/simulated_workload.hpp"
+#include "traces/src/chakra/chakra_writer.hpp"
+
 #include <chrono>
 
 namespace dvfs {
@@ -35,9 +38,8 @@ Workload phase_annotated(const KernelPipeline& kp, const std::vector<std::string
 
 }  // namespace
 
-Json write_pipeline_trace(const PipelineTraceRequest& req, const std::string& path) {
+static TraceExport pipeline_export(const PipelineTraceRequest& req, const Workload& wl) {
   const KernelPipeline& kp = *req.pipeline;
-  const Workload wl = phase_annotated(kp, *req.names);
   TraceExport t;
   t.workload = &wl;
   t.collectives = &kp.collectives;
@@ -56,8 +58,28 @@ Json write_pipeline_trace(const PipelineTraceRequest& req, const std::string& pa
               (req.gpus_per_actor > 1 ? " (stands for " + std::to_string(req.gpus_per_actor) + " GPUs)" : "");
     t.gpus.push_back(std::move(e));
   }
+  return t;
+}
+
+Json write_pipeline_trace(const PipelineTraceRequest& req, const std::string& path) {
+  const Workload wl = phase_annotated(*req.pipeline, *req.names);
+  TraceExport t = pipeline_export(req, wl);
+  t.only_gpus = req.only_gpus;
   const TraceExportStats st = write_trace_export(t, path);
   return trace_export_stats_json(st, path);
+}
+
+Json write_pipeline_chakra(const PipelineTraceRequest& req, const std::string& dir) {
+  const Workload wl = phase_annotated(*req.pipeline, *req.names);
+  const TraceExport t = pipeline_export(req, wl);
+  const int T = req.pipeline->tp_ranks;
+  std::vector<std::vector<int>> tp_groups(t.gpus.size());
+  if (T > 1)
+    for (std::size_t g = 0; g < t.gpus.size(); ++g)
+      for (int i = 0; i < T; ++i) tp_groups[g].push_back(static_cast<int>(g) / T * T + i);
+  const Workload sim = simulated_workload(t, tp_groups);
+  const ChakraExportOptions opts;
+  return chakra_export_stats_json(write_chakra_trace(sim, dir, opts), dir, opts);
 }
 
 }  // namespace dvfs

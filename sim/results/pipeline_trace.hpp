@@ -21,9 +21,13 @@ struct PipelineTraceRequest {
   std::string gpu_model;
   int sm_count = 0;
   Json metadata = Json::object();
+  std::vector<int> only_gpus;  // the trace file: only these simulated GPUs (empty: all)
 };
 
 // Writes the trace (gzip when `path` ends in .gz); what was written, as trace_export_stats_json says.
 Json write_pipeline_trace(const PipelineTraceRequest& req, const std::string& path);
+// The same run as Chakra execution traces, DIR/trace.<gpu>.et (sim/results/simulated_workload.hpp): what was
+// written, as chakra_export_stats_json says. TP collectives among unfolded TP ranks stay collectives of their group.
+Json write_pipeline_chakra(const PipelineTraceRequest& req, const std::string& dir);
 
 }  // namespace dvfs

@@ -5,9 +5,9 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <condition_variable>
-#include <deque>
+#include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <charconv>
@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <set>
 #include <sys/stat.h>
 
@@ -26,78 +27,64 @@ namespace {
 // Tracks of a GPU's process besides its streams (Perfetto sorts threads by tid).
 constexpr long kStepTid = 1000001, kPhaseTid = 1000002, kAnnotationTid = 1000003;
 
-// Where the text goes: a string, or a gzip file written in 1 MiB chunks that a second thread compresses while
-// the text of the next ones is made (a 1,024-GPU trace never sits in memory, and text and deflate overlap).
-class Sink {
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// A raw deflate segment (level 1) made from text fed to it chunk by chunk, while the chunk is still in cache; it
+// ends on a byte boundary (Z_SYNC_FLUSH) or ends the stream (Z_FINISH), so segments made on different threads
+// concatenate into one deflate stream, as pigz writes them.
+class Deflater {
  public:
-  explicit Sink(gzFile gz = nullptr) : gz_(gz) {
-    buf_.reserve(kChunk + 4096);
-    if (gz_) worker_ = std::thread([this] { compress_loop(); });
+  Deflater() {
+    if (deflateInit2(&z_, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw std::runtime_error("trace export: deflateInit2 failed");
   }
-  ~Sink() { finish(); }
-  std::string& buf() { return buf_; }
-  void maybe_flush() {
-    if (gz_ && buf_.size() >= kChunk) flush();
+  ~Deflater() { deflateEnd(&z_); }
+  Deflater(const Deflater&) = delete;
+  Deflater& operator=(const Deflater&) = delete;
+  void feed(const std::string& text, int flush) {
+    const double c0 = thread_cpu_s();
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(text.data()), static_cast<uInt>(text.size()));
+    size += text.size();
+    z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    z_.avail_in = static_cast<uInt>(text.size());
+    do {
+      if (out.size() - used_ < 65536) out.resize(std::max<std::size_t>(2 * out.size(), used_ + 65536));
+      const std::size_t room = std::min<std::size_t>(out.size() - used_, 1u << 30);
+      z_.next_out = reinterpret_cast<Bytef*>(&out[used_]);
+      z_.avail_out = static_cast<uInt>(room);
+      deflate(&z_, flush);
+      used_ += room - z_.avail_out;
+    } while (z_.avail_out == 0 || z_.avail_in > 0);
+    if (flush != Z_NO_FLUSH) out.resize(used_);
+    cpu_s += thread_cpu_s() - c0;
   }
-  // Hands the buffer to the compressor (waits while it is two chunks behind).
-  void flush() {
-    if (!gz_ || buf_.empty()) return;
-    bytes_ += buf_.size();
-    std::unique_lock<std::mutex> lock(m_);
-    cv_.wait(lock, [this] { return queue_.size() < 2; });
-    queue_.push_back(std::move(buf_));
-    cv_.notify_all();
-    lock.unlock();
-    buf_ = std::string();
-    buf_.reserve(kChunk + 4096);
-  }
-  // Everything handed over is compressed; returns false when a write failed.
-  bool finish() {
-    if (!worker_.joinable()) return ok_;
-    flush();
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    worker_.join();
-    return ok_;
-  }
-  std::size_t bytes() const { return bytes_ + buf_.size(); }
-  double compress_cpu_s() const { return compress_cpu_s_; }  // the compressor thread's CPU time, once finished
+  std::string out;
+  uLong crc = crc32(0L, Z_NULL, 0);
+  std::size_t size = 0;
+  double cpu_s = 0;
 
  private:
-  void compress_loop() {
-    for (;;) {
-      std::string chunk;
-      {
-        std::unique_lock<std::mutex> lock(m_);
-        cv_.wait(lock, [this] { return !queue_.empty() || done_; });
-        if (queue_.empty()) {
-          timespec ts{};
-          clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-          compress_cpu_s_ = static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-          return;
-        }
-        chunk = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      cv_.notify_all();
-      if (gzwrite(gz_, chunk.data(), static_cast<unsigned>(chunk.size())) != static_cast<int>(chunk.size())) ok_ = false;
-    }
+  z_stream z_{};
+  std::size_t used_ = 0;
+};
+
+// Where a piece's text goes: a string, or (gzip) a deflater that takes it in 1 MiB chunks.
+class Sink {
+ public:
+  explicit Sink(Deflater* z = nullptr) : z_(z) {}
+  std::string& buf() { return buf_; }
+  void maybe_flush() {
+    if (!z_ || buf_.size() < (1u << 20)) return;
+    z_->feed(buf_, Z_NO_FLUSH);
+    buf_.clear();
   }
 
-  static constexpr std::size_t kChunk = 1 << 20;
-  gzFile gz_;
+ private:
+  Deflater* z_;
   std::string buf_;
-  std::size_t bytes_ = 0;
-  std::atomic<bool> ok_{true};
-  std::thread worker_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::deque<std::string> queue_;
-  bool done_ = false;
-  double compress_cpu_s_ = 0;
 };
 
 void num(std::string& s, double v) {
@@ -149,6 +136,7 @@ struct Context {
   Sink& out;
   TraceExportStats stats;
   void begin_event() {
+    out.maybe_flush();  // the events before this one are complete
     std::string& s = out.buf();
     s += stats.events == 0 ? "\n" : ",\n";
     ++stats.events;
@@ -286,7 +274,6 @@ void activity_event(Context& c, const ExportedGpu& g, const ActivityRecord& r) {
   work_args(k, dur_s > 0 ? k.duration_s / dur_s : 1.0, s);
   s += "}}";
   ++c.stats.activities;
-  c.out.maybe_flush();
 }
 
 void range_event(Context& c, const char* cat, const std::string& quoted_name, int pid, long tid, double t0_s, double t1_s) {
@@ -308,7 +295,6 @@ void range_event(Context& c, const char* cat, const std::string& quoted_name, in
   s += ",\"args\":{\"device\":";
   num(s, static_cast<long long>(pid));
   s += "}}";
-  c.out.maybe_flush();
 }
 
 // A range that ends with an activity stops a hair (1 ns, or half the activity) before that activity's end:
@@ -386,7 +372,6 @@ void counters(Context& c, const ExportedGpu& g) {
     counter_event(c, "energy (J)", "energy_j", g.pid, t0, cumulative);
     cumulative += p.energy_j;
     t_end = t0 + width;
-    c.out.maybe_flush();
   }
   if (t_end > 0) counter_event(c, "energy (J)", "energy_j", g.pid, t_end, cumulative);
 }
@@ -406,35 +391,150 @@ void gpu_events(Context& c, const ExportedGpu& g) {
   counters(c, g);
 }
 
-void write_document(Context& c) {
-  std::string& s = c.out.buf();
-  s += "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"deviceProperties\":[";
-  for (std::size_t i = 0; i < c.t.gpus.size(); ++i) {
+// The document's head: deviceProperties, the run's metadata and the opening of traceEvents.
+std::string document_head(const TraceExport& t) {
+  std::string s = "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"deviceProperties\":[";
+  for (std::size_t i = 0; i < t.gpus.size(); ++i) {
     s += i ? ",{\"id\":" : "{\"id\":";
-    num(s, static_cast<long long>(c.t.gpus[i].pid));
+    num(s, static_cast<long long>(t.gpus[i].pid));
     s += ",\"name\":";
-    quoted(s, c.t.device_name);
+    quoted(s, t.device_name);
     s += ",\"numSms\":";
-    num(s, static_cast<long long>(c.t.sm_count));
+    num(s, static_cast<long long>(t.sm_count));
     s += "}";
   }
-  s += "],\"dvfs_sim\":" + c.t.metadata.dump() + ",\"traceEvents\":[";
-  for (const ExportedGpu& g : c.t.gpus) {
+  s += "],\"dvfs_sim\":" + t.metadata.dump() + ",\"traceEvents\":[";
+  return s;
+}
+
+void check_export(const TraceExport& t) {
+  if (!t.workload) throw std::logic_error("trace export: no workload");
+  for (const ExportedGpu& g : t.gpus) {
     if (!g.program || !g.outcome) throw std::logic_error("trace export: a GPU without its program or outcome");
     if (!g.outcome->meter.recording_activities())
       throw std::logic_error("trace export: the replay did not record its activities (ReplayOptions::record_activities)");
-    gpu_events(c, g);
   }
-  c.out.buf() += "\n]}\n";
 }
 
-TraceExportStats export_into(const TraceExport& t, Sink& sink) {
-  if (!t.workload) throw std::logic_error("trace export: no workload");
-  Context c{t, *t.workload, t.collectives ? *t.collectives : t.workload->collectives, quoted_all(t.workload->names),
-            quoted_all(t.workload->annotation_names), sink, {}};
-  write_document(c);
-  c.stats.bytes = sink.bytes();
-  return c.stats;
+// One piece of the document (the head, a GPU's events, the tail): its text, or that text as a raw deflate segment
+// ending on a byte boundary (Z_SYNC_FLUSH; the tail's ends the stream), with its CRC-32 and length -- segments
+// concatenate into one gzip member, as pigz writes them.
+struct Piece {
+  std::string bytes;
+  uLong crc = 0;
+  std::size_t size = 0;
+  TraceExportStats stats;
+  double deflate_cpu_s = 0;
+};
+
+// Runs make(i) for i in [0, n) on up to `threads` threads and hands each result to consume(i, piece) on the calling
+// thread in order of i, with at most `window` results made and not yet consumed (memory stays bounded).
+void ordered_parallel(std::size_t n, std::size_t threads, std::size_t window, const std::function<Piece(std::size_t)>& make,
+                      const std::function<void(std::size_t, Piece&)>& consume) {
+  std::vector<Piece> done(n);
+  std::vector<char> ready(n, 0);
+  std::vector<std::exception_ptr> errors(n);
+  std::mutex m;
+  std::condition_variable cv;
+  std::size_t next = 0, consumed = 0;
+  auto work = [&] {
+    for (;;) {
+      std::size_t i;
+      {
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait(lock, [&] { return next >= n || next < consumed + window; });
+        if (next >= n) return;
+        i = next++;
+      }
+      Piece p;
+      try {
+        p = make(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lock(m);
+        done[i] = std::move(p);
+        ready[i] = 1;
+      }
+      cv.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t k = 0; k < std::max<std::size_t>(1, threads); ++k) pool.emplace_back(work);
+  std::exception_ptr first_error;
+  for (std::size_t i = 0; i < n; ++i) {
+    Piece p;
+    {
+      std::unique_lock<std::mutex> lock(m);
+      cv.wait(lock, [&] { return ready[i] != 0; });
+      p = std::move(done[i]);
+      ++consumed;
+    }
+    cv.notify_all();
+    if (errors[i] && !first_error) first_error = errors[i];
+    if (!first_error) consume(i, p);
+  }
+  for (std::thread& th : pool) th.join();
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+// The pieces of the document in order: 0 the head, 1..G the GPUs' events, G+1 the tail; each made on its own.
+Piece make_piece(const TraceExport& t, const std::vector<std::string>& names, const std::vector<std::string>& annotations,
+                 std::size_t i, bool gzip) {
+  Piece p;
+  std::unique_ptr<Deflater> z(gzip ? new Deflater : nullptr);
+  Sink sink(z.get());
+  if (i == 0) {
+    sink.buf() = document_head(t);
+  } else if (i == t.gpus.size() + 1) {
+    sink.buf() = "\n]}\n";
+  } else {
+    Context c{t, *t.workload, t.collectives ? *t.collectives : t.workload->collectives, names, annotations, sink, {}};
+    c.stats.events = i > 1 ? 1 : 0;  // every GPU after the first starts with a separator
+    gpu_events(c, t.gpus[i - 1]);
+    c.stats.events -= i > 1 ? 1 : 0;
+    p.stats = c.stats;
+  }
+  if (!z) {
+    p.bytes = std::move(sink.buf());
+    p.stats.bytes = p.size = p.bytes.size();
+    return p;
+  }
+  z->feed(sink.buf(), i == t.gpus.size() + 1 ? Z_FINISH : Z_SYNC_FLUSH);
+  p.bytes = std::move(z->out);
+  p.crc = z->crc;
+  p.stats.bytes = p.size = z->size;
+  p.deflate_cpu_s = z->cpu_s;
+  return p;
+}
+
+std::size_t export_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+// The document, piece by piece, to `write` (in order); deflated when `gzip`. Returns the summed stats.
+TraceExportStats export_pieces(const TraceExport& all, bool gzip, const std::function<void(Piece&)>& write) {
+  TraceExport t = all;
+  if (!t.only_gpus.empty()) {
+    const std::set<int> keep(all.only_gpus.begin(), all.only_gpus.end());
+    t.gpus.clear();
+    for (const ExportedGpu& g : all.gpus)
+      if (keep.count(g.pid)) t.gpus.push_back(g);
+  }
+  check_export(t);
+  const std::vector<std::string> names = quoted_all(t.workload->names), annotations = quoted_all(t.workload->annotation_names);
+  const std::size_t n = t.gpus.size() + 2, threads = export_threads();
+  TraceExportStats st;
+  ordered_parallel(
+      n, threads, 2 * threads + 2,
+      [&](std::size_t i) { return make_piece(t, names, annotations, i, gzip); },
+      [&](std::size_t, Piece& p) {
+        st.events += p.stats.events;
+        st.activities += p.stats.activities;
+        st.bytes += p.stats.bytes;
+        st.compress_cpu_s += p.deflate_cpu_s;
+        write(p);
+      });
+  return st;
 }
 
 // The directories above `path` (mkdir -p); a failure shows when the file is opened.
@@ -447,13 +547,17 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+void put_le32(std::string& s, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
 }  // namespace
 
 std::string trace_export_text(const TraceExport& t, TraceExportStats* stats) {
-  Sink sink;
-  const TraceExportStats st = export_into(t, sink);
+  std::string text;
+  const TraceExportStats st = export_pieces(t, false, [&](Piece& p) { text += p.bytes; });
   if (stats) *stats = st;
-  return std::move(sink.buf());
+  return text;
 }
 
 static double cpu_now_s() {
@@ -465,32 +569,64 @@ static double cpu_now_s() {
 TraceExportStats write_trace_export(const TraceExport& t, const std::string& path) {
   const auto wall0 = std::chrono::steady_clock::now();
   const double cpu0 = cpu_now_s();
-  TraceExportStats st;
   make_parent_directories(path);
-  if (ends_with(path, ".gz")) {
-    gzFile gz = gzopen(path.c_str(), "wb1");  // fastest level: a 1,024-GPU iteration in seconds
-    if (!gz) throw InputError(path, "", "cannot write the trace file");
-    bool ok = false;
-    {
-      Sink sink(gz);
-      st = export_into(t, sink);
-      ok = sink.finish();
-      st.compress_cpu_s = sink.compress_cpu_s();
-    }
-    ok = gzclose(gz) == Z_OK && ok;
-    if (!ok) throw InputError(path, "", "cannot write the trace file");
-  } else {
-    const std::string text = trace_export_text(t, &st);
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    const bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    if (f) std::fclose(f);
-    if (!ok) throw InputError(path, "", "cannot write the trace file");
+  const bool gzip = ends_with(path, ".gz");
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw InputError(path, "", "cannot write the trace file");
+  bool ok = true;
+  // gzip (RFC 1952): a 10-byte header, the deflate stream (the pieces' segments in order), CRC-32 and length mod 2^32.
+  static const unsigned char kGzipHead[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+  if (gzip) ok = std::fwrite(kGzipHead, 1, sizeof kGzipHead, f) == sizeof kGzipHead;
+  uLong crc = crc32(0L, Z_NULL, 0);
+  std::size_t length = 0;
+  TraceExportStats st;
+  try {
+    st = export_pieces(t, gzip, [&](Piece& p) {
+      ok = ok && std::fwrite(p.bytes.data(), 1, p.bytes.size(), f) == p.bytes.size();
+      crc = crc32_combine(crc, p.crc, static_cast<z_off_t>(p.size));
+      length += p.size;
+    });
+  } catch (...) {
+    std::fclose(f);
+    throw;
   }
+  if (gzip) {
+    std::string tail;
+    put_le32(tail, static_cast<std::uint32_t>(crc));
+    put_le32(tail, static_cast<std::uint32_t>(length & 0xffffffffu));
+    ok = ok && std::fwrite(tail.data(), 1, tail.size(), f) == tail.size();
+  }
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) throw InputError(path, "", "cannot write the trace file");
   struct stat sb {};
   if (::stat(path.c_str(), &sb) == 0) st.file_bytes = static_cast<std::size_t>(sb.st_size);
   st.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   st.cpu_s = cpu_now_s() - cpu0;
   return st;
+}
+
+std::vector<int> parse_gpu_list(const std::string& text, const std::string& field) {
+  std::vector<int> out;
+  std::size_t pos = 0;
+  auto number = [&](std::size_t& p) {
+    std::size_t q = p;
+    while (q < text.size() && text[q] >= '0' && text[q] <= '9') ++q;
+    if (q == p || q - p > 6) throw InputError(field, "", "expected GPU ids like 0-7,64 (got \"" + text + "\")");
+    const int v = std::stoi(text.substr(p, q - p));
+    p = q;
+    return v;
+  };
+  while (pos < text.size()) {
+    const int a = number(pos);
+    int b = a;
+    if (pos < text.size() && text[pos] == '-') b = number(++pos);
+    if (b < a || out.size() + static_cast<std::size_t>(b - a) >= 65536)
+      throw InputError(field, "", "expected ascending ranges of at most 65536 GPU ids (got \"" + text + "\")");
+    for (int g = a; g <= b; ++g) out.push_back(g);
+    if (pos < text.size() && text[pos++] != ',') throw InputError(field, "", "expected GPU ids like 0-7,64 (got \"" + text + "\")");
+  }
+  if (out.empty()) throw InputError(field, "", "expected at least one GPU id");
+  return out;
 }
 
 Json trace_export_stats_json(const TraceExportStats& st, const std::string& path) {

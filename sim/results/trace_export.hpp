@@ -38,6 +38,7 @@ struct TraceExport {
   int sm_count = 0;
   int repeat = 1;           // the replay's repeat (steps of later repeats are labelled step#N)
   Json metadata = Json::object();  // written under "dvfs_sim": scenario, policy, GPU model, ...
+  std::vector<int> only_gpus;      // write only these GPUs (pids; empty: all): a Perfetto-sized slice of a large run
 };
 
 struct TraceExportStats {
@@ -54,6 +55,9 @@ struct TraceExportStats {
 TraceExportStats write_trace_export(const TraceExport& t, const std::string& path);
 // The JSON text (tests, Python).
 std::string trace_export_text(const TraceExport& t, TraceExportStats* stats = nullptr);
+
+// "0-7,64,100-103": GPU ids (>= 0, at most 65,536 of them), for --trace-gpus; InputError naming `field` otherwise.
+std::vector<int> parse_gpu_list(const std::string& text, const std::string& field);
 
 // {file, events, activities, bytes, file_bytes, seconds, cpu_s}: what a command reports.
 Json trace_export_stats_json(const TraceExportStats& st, const std::string& path);

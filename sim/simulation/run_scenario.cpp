@@ -8,7 +8,9 @@
 #include "sim/control/fleet.hpp"
 #include "sim/synthetic_run.hpp"
 #include "sim/results/summary.hpp"
+#include "sim/results/simulated_workload.hpp"
 #include "sim/results/trace_export.hpp"
+#include "traces/src/chakra/chakra_writer.hpp"
 
 #include <chrono>
 #include <fstream>
@@ -61,11 +63,16 @@ ScenarioRun run_trace_scenario(Scenario sc, const ScenarioOptions& opts) {
   const GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
   const std::shared_ptr<const LoadedTrace> trace =
       opts.load_trace ? opts.load_trace(sc, model) : std::make_shared<const LoadedTrace>(load_scenario_trace(sc, model));
-  if (!opts.trace_out.empty()) sc.replay.record_activities = true;
+  if (!opts.trace_out.empty() || !opts.chakra_out.empty()) sc.replay.record_activities = true;
   SimulationResult r = opts.replay ? opts.replay(sc, *trace, model) : simulate(sc, *trace, model);
   ScenarioRun run;
   if (!opts.trace_out.empty())
-    run.trace_export = export_replay_trace(sc, trace->workload, model, r.outcomes, opts.trace_out);
+    run.trace_export = export_replay_trace(sc, trace->workload, model, r.outcomes, opts.trace_out, opts.trace_gpus);
+  if (!opts.chakra_out.empty()) {
+    const TraceExport t = engine_trace_export(trace->workload, r.outcomes, model.name(), model.sm_count(), sc.replay.repeat, Json::object());
+    const ChakraExportOptions co;
+    run.chakra_export = chakra_export_stats_json(write_chakra_trace(simulated_workload(t), opts.chakra_out, co), opts.chakra_out, co);
+  }
   const bool ranks = sc.trace_paths.size() > 1 || trace->workload.ranks.size() > 1 || !rank_directories(sc.trace_path).empty();
   run.kind = ranks ? ScenarioKind::multi_rank : ScenarioKind::replay;
   run.summary = std::move(r.summary);
@@ -105,16 +112,20 @@ void put_back(Json& doc, const Json& taken) {
 
 // The replay of a trace scenario as a trace file; what was written.
 Json export_replay_trace(const Scenario& sc, const Workload& wl, const GpuModel& model, const std::vector<RankOutcome>& outcomes,
-                         const std::string& path) {
+                         const std::string& path, const std::vector<int>& only_gpus) {
   const Json meta = {{"scenario", sc.name}, {"gpu_model", model.name()}, {"policy", sc.policy.name}, {"source", wl.source},
                      {"repeat", sc.replay.repeat}, {"timeline_interval_s", sc.replay.timeline_interval_s}};
-  const TraceExport t = engine_trace_export(wl, outcomes, model.name(), model.sm_count(), sc.replay.repeat, meta);
+  TraceExport t = engine_trace_export(wl, outcomes, model.name(), model.sm_count(), sc.replay.repeat, meta);
+  t.only_gpus = only_gpus;
   const TraceExportStats st = write_trace_export(t, path);
   return trace_export_stats_json(st, path);
 }
 
 ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::string& base_dir, const ScenarioOptions& opts) {
   const ScenarioKind kind = scenario_kind(doc);
+  if (!opts.chakra_out.empty() && (kind == ScenarioKind::control || kind == ScenarioKind::fleet))
+    throw InputError("--chakra-out", "", std::string("expected a trace replay or synthetic scenario: a ") + to_string(kind) +
+                                             " study has no single replay to export");
   if (!opts.trace_out.empty() && (kind == ScenarioKind::control || kind == ScenarioKind::fleet))
     throw InputError("--trace-out", "", std::string("expected a trace replay or synthetic scenario: a ") + to_string(kind) +
                                             " study has no single replay to export");
@@ -127,7 +138,13 @@ ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::st
     run.kind = kind;
     SyntheticRun req = synthetic_request(sc);
     req.trace_out = opts.trace_out;
+    req.chakra_out = opts.chakra_out;
+    req.trace_gpus = opts.trace_gpus;
     run.summary = run_synthetic(req);
+    if (run.summary.contains("chakra_export")) {
+      run.chakra_export = run.summary["chakra_export"];
+      run.summary.erase("chakra_export");
+    }
     if (run.summary.contains("trace_export")) {  // what was written and how long it took: not a result
       run.trace_export = run.summary["trace_export"];
       run.summary.erase("trace_export");
@@ -136,6 +153,9 @@ ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::st
   } else {
     run = run_trace_scenario(sc, opts);
   }
+  // What an export wrote and how long it took is a wall-clock figure: timing.json (bench/trace_export.sh reads it).
+  if (!run.trace_export.is_null()) run.timing["trace_export"] = run.trace_export;
+  if (!run.chakra_export.is_null()) run.timing["chakra_export"] = run.chakra_export;
   run.name = sc.name;
   run.output_dir = sc.output_dir;
   return run;

@@ -33,6 +33,10 @@ struct ScenarioOptions {
   // Trace replays and synthetic runs: also write the simulated run as a Chrome trace (Kineto layout; gzip
   // when it ends in .gz) to this path (sim/results/trace_export.hpp). "" = none.
   std::string trace_out;
+  // Trace replays and synthetic runs: also write the simulated run as Chakra execution traces, one file per
+  // GPU, in this directory (docs/chakra.md). "" = none.
+  std::string chakra_out;
+  std::vector<int> trace_gpus;  // trace_out: only these GPUs (empty: all)
 };
 
 struct ScenarioRun {
@@ -42,6 +46,7 @@ struct ScenarioRun {
   Json summary;            // what `dvfs-sim run --json` prints and summary.json holds
   std::vector<RankOutcome> outcomes;  // trace replays: per GPU (the timeline)
   Json trace_export;       // with ScenarioOptions::trace_out: {file, events, activities, bytes, file_bytes, seconds}
+  Json chakra_export;      // with ScenarioOptions::chakra_out: {dir, files, ranks, nodes, bytes, seconds, cpu_s}
   Json timing;             // wall-clock figures (timing.json), kept out of the summary
   // The text `dvfs-sim run` prints (without the line naming the result files).
   std::string report() const;
@@ -54,7 +59,7 @@ ScenarioRun run_scenario_file(const std::string& path, const ScenarioOptions& op
 // A trace replay's outcomes (recorded with ReplayOptions::record_activities) written as a trace file
 // (sim/results/trace_export.hpp); returns {file, events, activities, bytes, file_bytes, seconds}.
 Json export_replay_trace(const Scenario& sc, const Workload& wl, const GpuModel& model, const std::vector<RankOutcome>& outcomes,
-                         const std::string& path);
+                         const std::string& path, const std::vector<int>& only_gpus = {});
 
 // Writes the run's result files into dir (created if missing) and returns the main ones: trace replays
 // summary.json and timeline.csv; synthetic runs summary.json (and gpus.csv when the run has per-GPU

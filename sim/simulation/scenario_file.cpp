@@ -25,8 +25,10 @@ void read_workload(const JsonReader& r, const std::string& base_dir, Scenario& s
   }
   auto trace_path = [&](const std::string& p, const std::string& field) {
     const std::string full = normalize_path(join_path(base_dir, p));
-    if (!file_exists(full))
-      r.fail(field.c_str(), "file or directory not found: " + full + " (expected a recording directory or a Kineto .json/.json.gz trace)");
+    // A Chakra prefix P stands for its rank files P.0.et, P.1.et, ... (docs/chakra.md).
+    if (!file_exists(full) && !file_exists(full + ".0.et") && !file_exists(full + ".0.et.gz"))
+      r.fail(field.c_str(), "file or directory not found: " + full +
+                                " (expected a recording directory, a Kineto .json/.json.gz trace, an nsys .sqlite export or Chakra .et files)");
     return full;
   };
   if (r.has("trace") && r.raw("trace").is_array()) {

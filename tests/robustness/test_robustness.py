@@ -152,7 +152,77 @@ def repeat_times_steps(tmp_path):
     return write_case(tmp_path, json.dumps({"traceEvents": events}), {"repeat": 1000000}) / "scenario.json"
 
 
+# Chakra execution traces (docs/chakra.md), encoded here by hand: field numbers of traces/src/chakra/et_def.proto.
+def _varint(n):
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _field(number, value):
+    """A protobuf field: an int is a varint, bytes / str length-delimited."""
+    if isinstance(value, int):
+        return _varint(number << 3) + _varint(value)
+    data = value.encode() if isinstance(value, str) else value
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+def _attr(name, number, value):  # AttributeProto: name = 1, the value's oneof field
+    return _field(10, _field(1, name) + _field(number, value))
+
+
+def _chakra_case(tmp_path, nodes, metadata=b""):
+    d = tmp_path / "case"
+    d.mkdir()
+    data = _varint(len(metadata)) + metadata + b"".join(_varint(len(n)) + n for n in nodes)
+    (d / "job.0.et").write_bytes(data)
+    (d / "scenario.json").write_text(json.dumps({"trace": "job", "gpu": "h200", "policy": "native"}))
+    return d / "scenario.json"
+
+
+def _comp(node_id=1, duration_us=10, *attrs):
+    return _field(1, node_id) + _field(2, "gemm") + _field(3, 4) + _field(7, duration_us) + b"".join(attrs)
+
+
+def chakra_size_prefix_2gb(tmp_path):
+    p = _chakra_case(tmp_path, [_comp()])
+    with open(p.parent / "job.0.et", "ab") as f:
+        f.write(_varint(0x7FFFFFFF) + b"\0" * 16)
+    return p
+
+
+def chakra_duration_2pow63(tmp_path):
+    return _chakra_case(tmp_path, [_comp(1, 1 << 63)])
+
+
+def chakra_num_ops_1e30(tmp_path):
+    return _chakra_case(tmp_path, [_comp(1, 1, _attr("num_ops", 9, 10 ** 18))])
+
+
+def chakra_rank_2pow40(tmp_path):
+    return _chakra_case(tmp_path, [_comp()], _field(2, _field(1, "dvfs.rank") + _field(9, 1 << 40)))
+
+
+def chakra_comm_groups_not_json(tmp_path):
+    coll = _field(1, 1) + _field(2, "ar") + _field(3, 7) + _attr("comm_type", 9, 0) + _attr("comm_size", 9, 8) + _attr("pg_name", 29, "0")
+    return _chakra_case(tmp_path, [coll], _field(2, _field(1, "dvfs.comm_groups") + _field(29, "[{\"pg_name\": \"0\", \"ranks\": [1e400]}]")))
+
+
+def chakra_dependency_missing(tmp_path):
+    return _chakra_case(tmp_path, [_comp(1, 10, _field(5, 2))])
+
+
 GENERATED = [
+    ("chakra-size-prefix-2gb", chakra_size_prefix_2gb, ["job.0.et", "message 2 (Node)", "declares 2147483647 bytes", "truncated"]),
+    ("chakra-duration-2pow63", chakra_duration_2pow63, ["job.0.et", "node 1 (gemm) duration_micros", "expected at most 86400 s"]),
+    ("chakra-num-ops-1e30-per-s", chakra_num_ops_1e30, ["job.0.et", "node 1 (gemm) attr num_ops", "expected at most 1e21"]),
+    ("chakra-rank-2pow40", chakra_rank_2pow40, ["job.0.et", "GlobalMetadata attr dvfs.rank", "expected a rank in"]),
+    ("chakra-comm-groups-1e400", chakra_comm_groups_not_json, ["job.0.et", "dvfs.comm_groups", "1e400"]),
+    ("chakra-dependency-missing", chakra_dependency_missing, ["job.0.et", "node 1 (gemm) data_deps/ctrl_deps", "node 2 is not in the file"]),
+
     ("segv-deep-nested-collective-name", deep_collective_name,
      ["trace.json", "traceEvents[0].args.Collective name[0]", "nested deeper than 64 levels"]),
     ("scenario-nested-too-deep", deep_scenario, ["scenario.json", "description[0]", "nested deeper than 64 levels"]),

@@ -102,7 +102,14 @@ TEST_CASE("a lower power cap override lowers the clocks and lengthens the run", 
   auto at_700 = replay(wl, m, PolicySpec{"native", {}, 0});
   auto at_400 = replay(wl, m, PolicySpec{"native", {}, 400});
   CHECK(at_400[0].stats.end_s > at_700[0].stats.end_s);
-  CHECK(at_400[0].meter.total_j() / at_400[0].stats.end_s < 400 * 1.02);
+  // Once the governor has come down from the top clock it starts at (its loop reads a 100 ms window, fit on the
+  // GPT-3 XL recording: a few windows to settle), the run holds the lower limit.
+  const auto& bins = at_400[0].meter.timeline();
+  const double dt = at_400[0].meter.timeline_interval_s(), settled_s = 0.3;
+  double joules = 0, seconds = 0;
+  for (std::size_t i = static_cast<std::size_t>(settled_s / dt); i + 1 < bins.size(); ++i) joules += bins[i].energy_j, seconds += dt;
+  REQUIRE(seconds > 0.5);
+  CHECK(joules / seconds < 400 * 1.02);
 }
 
 TEST_CASE("repeat replays the trace back to back with steps numbered on", "[sim]") {

@@ -165,21 +165,29 @@ def norm(op, rows, cols, dtype, backward=False):
                    "bytes": (4.0 if backward else 2.0) * rows * cols * es}
 
 
-def attention(batch, heads, seq, dim, backward=False, causal=True):
+def attention(batch, heads, seq, dim, backward=False, causal=True, backend=None):
+    """backend "flash": PyTorch's own flash-attention kernels (FA2, mma.sync) instead of the default choice."""
     def build():
         q, k, v = (rand(batch, heads, seq, dim) for _ in range(3))
+
+        def sdpa():
+            if backend != "flash":
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         if backward:
             for t in (q, k, v):
                 t.requires_grad_(True)
 
             def call():
-                o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                o = sdpa()
                 o.backward(torch.ones_like(o))
             return call, {}
-        return (lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)), {}
+        return sdpa, {}
     flops = 4.0 * batch * heads * seq * seq * dim * (0.5 if causal else 1.0) * (3.5 if backward else 1.0)
     return build, {"kind": "attention", "shape": [batch, heads, seq, dim], "causal": causal, "backward": backward,
-                   "flops": flops}
+                   "flops": flops, "backend": backend or "default"}
 
 
 def optimizer(kind, params_m, tensors=64):
@@ -398,6 +406,20 @@ MICRO.update({
     "gelu-tanh-bf16": unary("gelu_tanh", 1 << 28, "bf16"),
     "conv-dw3x3-512c-14-b128": conv(128, 512, 14, 14, 512, 3, groups=512),
     "conv-7x7-s2-3c-160-b128": conv(128, 3, 160, 160, 64, 7, stride=2),
+})
+
+
+MICRO.update({
+    # instruction families (recorded last, split first: fit.micro_family / held_out.micro_family): PyTorch's FA2
+    # flash attention (mma.sync) beside cuDNN's wgmma attention above; GEMM duty cycles at the top clock
+    "attn-flash-fwd-s2048": attention(8, 16, 2048, 128, backend="flash"),
+    "attn-flash-fwdbwd-s4096": attention(4, 16, 4096, 128, backward=True, backend="flash"),
+    "duty-100ms-10pct": duty(100, 0.1),
+    "duty-100ms-35pct-8192": duty(100, 0.35, size=8192),
+    "attn-flash-fwd-s8192": attention(2, 16, 8192, 128, backend="flash"),
+    "attn-flash-fwdbwd-s1024": attention(16, 16, 1024, 128, backward=True, backend="flash"),
+    "duty-100ms-30pct": duty(100, 0.3),
+    "duty-50ms-20pct-8192": duty(50, 0.2, size=8192),
 })
 
 

@@ -180,6 +180,7 @@ std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::
   }
   // FFT and Winograd algorithms do other arithmetic than the direct convolution's count: the count stands in
   add_matrix_work(w, 2.0 * out_numel * per_output * passes, es, any_name_has(kn, "tf32"));
+  if (wt[1] == 1 && x[1] > 1) w.direct_loads = out_numel * per_output * passes;  // depthwise: one input channel per filter
   w.bytes = es * (numel(x) + numel(wt) + out_numel) + (backward ? es * (numel(x) + numel(wt)) : 0.0);
   return w;
 }
@@ -411,6 +412,7 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
         r.tensor_tflops = rate;
       } else {
         r.fma_tflops = rate;
+        r.alu_tops += static_cast<float>(w->direct_loads / (matrix_us * 1e6));
       }
     }
   }

@@ -53,6 +53,10 @@ struct OperatorWork {
   double alu_ops = 0;     // elementwise operations
   double bytes = 0;       // read + written
   double filled = 0;      // of which written with one repeated value (fill_, zero_)
+  // Operand loads of a depthwise convolution's direct kernel on CUDA cores: one per multiply-add, counted as ALU
+  // operations of its matrix kernels [estimate: a depthwise filter reuses no input across output channels, so
+  // nothing amortises the loads as a GEMM's register tiles do]
+  double direct_loads = 0;
 };
 
 // The work of one operator call, or nullopt when its inputs say nothing (tensor lists, no tensors).

@@ -1,5 +1,6 @@
 #include "traces/src/trace_formats.hpp"
 
+#include "traces/src/chakra/chakra_importer.hpp"
 #include "traces/src/nsys/nsys_importer.hpp"
 
 namespace dvfs {
@@ -7,6 +8,7 @@ namespace dvfs {
 const std::vector<TraceFormat>& trace_formats() {
   static const std::vector<TraceFormat> formats = {
       {"nsys-sqlite", "Nsight Systems `nsys export --type sqlite` files (.sqlite; docs/nsys-import.md)", is_nsys_sqlite, import_nsys_sqlite},
+      {"chakra", "MLCommons Chakra execution traces: NAME.<rank>.et[.gz] files or their prefix NAME (docs/chakra.md)", is_chakra_trace, import_chakra},
       {"kineto", "PyTorch profiler (Kineto) Chrome traces, .json or .json.gz", [](const std::string&) { return true; },
        [](const std::string& p, const Classifier& c, ImportReport* r) { return import_kineto(p, c, r); }},
   };

@@ -142,7 +142,9 @@ TEST_CASE("a power limit set between intervals holds the next ones, after its la
     }
   }
   CHECK(before > 500);
-  CHECK(after <= 450 * 1.03);  // held at 98 % over 50 ms windows; a phase change overshoots for a few 10 ms ticks
+  // Held at 98 % over the governor's 100 ms window (fit on the GPT-3 XL recording); a phase change overshoots for a
+  // few 10 ms ticks (the H200's own instant power passes its 700 W limit by up to ~10 % in h200-gpt3xl-shapes).
+  CHECK(after <= 450 * 1.05);
 }
 
 TEST_CASE("the controlled GPU at its TDP limit replays like the native governor", "[control]") {

@@ -6,6 +6,7 @@
 #include "sim/policies/policy_factory.hpp"
 #include "sim/results/trace_export.hpp"
 #include "sim/simulation/simulation.hpp"
+#include "traces/src/gzip_file.hpp"
 #include "traces/src/kineto_importer.hpp"
 
 #include <catch2/catch.hpp>
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <unistd.h>
 
 using namespace dvfs;
 
@@ -150,4 +152,29 @@ TEST_CASE("importer: malformed simulated args name the event and field", "[expor
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("bad.json: traceEvents[0].args.sm clock (MHz)") != std::string::npos);
   }
+}
+
+TEST_CASE("gzip export: per-GPU deflate segments make one gzip member that inflates to the same text; a GPU subset", "[export]") {
+  // Two ranks so that the file has several segments (head, one per GPU, tail), each deflated on its own thread.
+  const LoadedTrace trace = load_trace(data_dir() + "/traces/recordings/h200-gpt3xl");
+  Workload two = trace.workload;
+  two.ranks.push_back(two.ranks[0]);
+  two.ranks[1].id = 1;
+  const GpuModel m = h200().bound_to(two.names);
+  const auto out = replay(two, m, PolicySpec{"max", {}, 0}, ReplayOptions{});
+  TraceExport t = engine_trace_export(two, out, m.name(), m.sm_count(), 1, Json::object());
+  const std::string path = "export_gz_" + std::to_string(::getpid()) + ".json.gz";
+  const TraceExportStats st = write_trace_export(t, path);
+  const std::string text = trace_export_text(t);
+  CHECK(read_maybe_gzip(path) == text);  // zlib's inflate: one member, CRC-32 and length checked
+  CHECK(st.bytes == text.size());
+  CHECK(st.file_bytes < text.size() / 4);
+  t.only_gpus = {1};
+  const Json one = Json::parse(trace_export_text(t));
+  std::set<int> pids;
+  for (const Json& e : one["traceEvents"]) pids.insert(e["pid"].get<int>());
+  CHECK(pids == std::set<int>{1});
+  CHECK(one["deviceProperties"].size() == 1);
+  CHECK_THROWS_AS(parse_gpu_list("3-1", "--trace-gpus"), InputError);
+  CHECK(parse_gpu_list("0-2,7", "--trace-gpus") == std::vector<int>{0, 1, 2, 7});
 }

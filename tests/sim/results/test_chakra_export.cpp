@@ -1,0 +1,114 @@
+// The Chakra export (sim/results/simulated_workload.hpp + traces/src/chakra/): a simulated run written as Chakra
+// execution traces imports back through the Chakra reader and replays at its recorded clocks to the same run:
+// a single-GPU recording, a two-rank job with an all-reduce and a send/recv, and a synthesised PP x DP iteration.
+#include "models/src/model_registry.hpp"
+#include "sim/network/cluster.hpp"
+#include "sim/policies/policy_factory.hpp"
+#include "sim/results/simulated_workload.hpp"
+#include "sim/results/trace_export.hpp"
+#include "sim/simulation/simulation.hpp"
+#include "sim/synthetic_run.hpp"
+#include "traces/src/chakra/chakra_importer.hpp"
+#include "traces/src/chakra/chakra_writer.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <unistd.h>
+
+using namespace dvfs;
+
+namespace {
+
+const GpuModel& h200() {
+  static const GpuModel m = load_gpu_model("h200");
+  return m;
+}
+
+std::vector<RankOutcome> replay(const Workload& wl, const PolicySpec& spec, ReplayOptions opts) {
+  const GpuModel m = h200().bound_to(wl.names);
+  opts.record_activities = true;
+  const ClusterSpec cluster = resolve_bandwidths(default_cluster_spec(), m.specs().interconnect_gbs * 1e9, m.specs().nic_gbs * 1e9);
+  return run_engine(wl, m, make_policy_factory(spec, m, "test"), opts, EngineMode::local_loop, cluster);
+}
+
+// The run exported as Chakra bytes (one file per rank) and imported again.
+Workload through_chakra(const Workload& wl, const std::vector<RankOutcome>& out) {
+  const Workload sim = simulated_workload(engine_trace_export(wl, out, "h200", h200().sm_count(), 1, Json::object()));
+  std::vector<std::string> bytes, names;
+  for (std::size_t r = 0; r < sim.ranks.size(); ++r) {
+    bytes.push_back(chakra_rank_bytes(sim, r));
+    names.push_back("run." + std::to_string(sim.ranks[r].id) + ".et");
+  }
+  return import_chakra_bytes(bytes, names, Classifier::load_default());
+}
+
+bool same(double a, double b, double tol = 1e-9) { return std::fabs(a - b) <= tol * std::max({1.0, std::fabs(a), std::fabs(b)}); }
+
+void check_same_run(const RankOutcome& a, const RankOutcome& b, double parts_tol = 1e-9) {
+  CHECK(same(a.stats.end_s, b.stats.end_s));
+  CHECK(same(a.meter.total_j(), b.meter.total_j()));
+  CHECK(same(a.meter.busy_s(), b.meter.busy_s()));
+  CHECK(same(a.meter.gap_j(), b.meter.gap_j()));
+  CHECK(a.stats.kernel_events == b.stats.kernel_events);
+  REQUIRE(a.meter.steps().size() == b.meter.steps().size());
+  for (std::size_t s = 0; s < a.meter.steps().size(); ++s) CHECK(same(a.meter.steps()[s].energy_j, b.meter.steps()[s].energy_j, parts_tol));
+  for (int c = 0; c < kKernelClassCount; ++c) CHECK(same(a.meter.class_j()[c], b.meter.class_j()[c], parts_tol));
+}
+
+}  // namespace
+
+TEST_CASE("chakra round trip: a recording replayed at its clocks exports, imports and replays to the same totals", "[chakra-export]") {
+  const LoadedTrace trace = load_trace(data_dir() + "/traces/recordings/h200-gpt3xl-shapes");
+  ReplayOptions opts;
+  opts.firmware_latency_s = 0.0;
+  const PolicySpec recorded{"recorded", {}, 0};
+  const auto first = replay(trace.workload, recorded, opts);
+  const Workload again = through_chakra(trace.workload, first);
+  REQUIRE(again.ranks.size() == 1);
+  CHECK(again.ranks[0].kernels.size() == trace.workload.ranks[0].kernels.size());
+  CHECK(again.ranks[0].steps.size() == trace.workload.ranks[0].steps.size());
+  const auto second = replay(again, recorded, opts);
+  check_same_run(first[0], second[0], 1e-7);  // rates rescaled to the simulated duration are floats (docs/chakra.md)
+}
+
+TEST_CASE("chakra round trip: a two-rank job with an all-reduce and a send / recv replays the same", "[chakra-export]") {
+  const std::string prefix = "chakra_rt_" + std::to_string(::getpid());
+  REQUIRE(std::system(("/usr/bin/python3 " + std::string(DVFS_TEST_FIXTURES) + "/make_chakra_fixture.py write " + prefix).c_str()) == 0);
+  const Workload wl = import_chakra(prefix, Classifier::load_default());
+  const PolicySpec max{"max", {}, 0};
+  const auto first = replay(wl, max, ReplayOptions{});
+  const Workload again = through_chakra(wl, first);
+  REQUIRE(again.ranks.size() == 2);
+  const auto second = replay(again, max, ReplayOptions{});
+  for (std::size_t r = 0; r < 2; ++r) check_same_run(first[r], second[r]);
+  // The collectives took part in the replay (not kept at a recorded length): the ranks end together.
+  CHECK(first[0].stats.end_s == Approx(first[1].stats.end_s));
+}
+
+TEST_CASE("chakra round trip: a synthesised PP 2 x DP 2 iteration (synth --chakra-out) replays to its energy and time", "[chakra-export]") {
+  SyntheticRun req;
+  req.layout.tp = 1;
+  req.layout.pp = 2;
+  req.layout.dp = 2;
+  req.microbatches = 4;
+  req.policy = "max";
+  req.per_gpu = true;
+  req.cluster = default_cluster_spec();
+  req.chakra_out = "chakra_synth_" + std::to_string(::getpid());
+  const Json r = run_synthetic(req);
+  REQUIRE(r["chakra_export"]["ranks"] == 4);
+  const Workload wl = import_chakra(req.chakra_out + "/trace", Classifier::load_default());
+  REQUIRE(wl.ranks.size() == 4);
+  const auto out = replay(wl, PolicySpec{"max", {}, 0}, ReplayOptions{});
+  double energy = 0, end = 0;
+  for (const RankOutcome& o : out) energy += o.meter.total_j(), end = std::max(end, o.stats.end_s);
+  CHECK(same(energy, r["energy_j"].get<double>()));
+  CHECK(same(end, r["iteration_s"].get<double>()));
+  for (std::size_t g = 0; g < 4; ++g) {  // per_gpu rows: [gpu, replica, stage, tp rank, gpus, energy, busy, ..., end]
+    CHECK(same(out[g].meter.total_j(), r["per_gpu"][g][5].get<double>()));
+    CHECK(same(out[g].meter.busy_s(), r["per_gpu"][g][6].get<double>()));
+    CHECK(same(out[g].stats.end_s, r["per_gpu"][g][10].get<double>()));
+  }
+}
