@@ -12,7 +12,7 @@ run() {  # name, args...: the command's stdout/stderr, exit code and any -o fold
   "$BIN" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err"; echo "rc=$?" >>"$OUT/$name.out"
 }
 for s in scenarios/default.json scenarios/kernel-dvfs/*.json scenarios/multi-gpu/*.json scenarios/critical-path/*.json \
-         scenarios/power-budget/llama-70b-128gpu-budget.json; do
+         scenarios/power-budget/llama-70b-128gpu-budget.json scenarios/lifecycle/*.json; do
   n=$(echo "$s" | tr '/' '_' | sed 's/.json$//')
   run "run_$n" run "$s" -o "$OUT/run_$n" --json
 done

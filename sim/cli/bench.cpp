@@ -4,6 +4,7 @@
 #include "sim/cli/command.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "sim/core/json_util.hpp"
 #include "sim/compare.hpp"
 #include "sim/pipeline/pipeline.hpp"
 #include "sim/synthetic_run.hpp"
@@ -11,6 +12,10 @@
 #include "sim/policies/policy_factory.hpp"
 #include "sim/simulation/policy_catalog.hpp"
 #include "sim/simulation/simulation.hpp"
+#include "traces/src/gzip_file.hpp"
+#include "traces/src/kernel_classifier.hpp"
+#include "traces/src/kineto_importer.hpp"
+#include "traces/src/kineto_stream.hpp"
 #include "traces/src/workload_cache.hpp"
 
 #include <CLI/CLI.hpp>
@@ -19,6 +24,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
+#include <fstream>
 #include <stdexcept>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -68,6 +74,36 @@ void bench_workload_cache(const std::string& trace_path) {
               static_cast<double>(info.bytes) / (1024.0 * 1024.0));
 }
 
+// The Kineto import's speed on the default scenario's trace (its JSON text in memory, no cache) against simdjson's
+// own parse of the same text (DOM parse, best kernel for this CPU, nothing else done) in the same run, best of 3;
+// and the import from the .gz file.
+void bench_streaming_import(const std::string& scenario_trace) {
+  std::string trace_path = scenario_trace;  // a recording directory holds its Kineto trace
+  for (const char* name : {"/trace.json.gz", "/trace.json"})
+    if (is_directory(scenario_trace) && file_exists(scenario_trace + name) && trace_path == scenario_trace) trace_path = scenario_trace + name;
+  const std::string text = read_maybe_gzip(trace_path);
+  const Classifier& classifier = Classifier::load_default();
+  const double mb = static_cast<double>(text.size()) / 1e6;
+  double parse = 1e300, streaming = 1e300, from_file = 1e300;
+  bool ok = false;
+  for (int i = 0; i < 3; ++i) {
+    parse = std::min(parse, simdjson_parse_only_s(text, &ok));
+    auto t = std::chrono::steady_clock::now();
+    import_kineto_text(text, trace_path, classifier, nullptr, KinetoReader::streaming);
+    streaming = std::min(streaming, seconds_since(t));
+    t = std::chrono::steady_clock::now();
+    import_kineto(trace_path, classifier, nullptr, KinetoReader::streaming);
+    from_file = std::min(from_file, seconds_since(t));
+  }
+  std::printf("  Kineto import (%.1f MB JSON in memory): streaming %.3f s = %.0f MB/s; simdjson parse only %.3f s = %.0f MB/s%s;"
+              " import at %.0f %% of it   target >= 50 %%   ratio %.2fx\n",
+              mb, streaming, mb / streaming, parse, mb / parse, ok ? "" : " (failed)", 100 * parse / streaming, 2 * parse / streaming);
+  std::printf("  Kineto import from the .gz file (inflate included): streaming %.3f s = %.0f MB/s of JSON"
+              "   (the checked reader alone: bench/streaming_import.sh)\n",
+              from_file, mb / from_file);
+  std::printf("  peak memory per MB of trace, whole processes: bench/streaming_import.sh (large trace), bench/workload_cache.sh\n");
+}
+
 }  // namespace
 
 Command bench_command() {
@@ -111,6 +147,7 @@ int run_bench(double target_events) {
   std::printf("  default scenario end to end (through the user's workload cache): %.3f s (load %.3f s + simulate %.3f s)   target < 2 s   ratio %.2fx\n",
               total_default_s, load_s, default_sim_s, 2.0 / total_default_s);
   bench_workload_cache(sc.trace_path);
+  bench_streaming_import(sc.trace_path);
 
   for (EngineMode mode : {EngineMode::local_loop, EngineMode::event}) {
     Scenario b = sc;

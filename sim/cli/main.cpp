@@ -289,11 +289,12 @@ int compare_main(const CompareArgs& a) {
 Command run_command() {
   Command c;
   c.name = "run";
-  c.summary = "run a scenario: a trace replay, a multi-rank job, a synthetic iteration, a power-budget or fleet study";
+  c.summary = "run a scenario: a trace replay, a multi-rank job, a synthetic iteration, a power-budget or fleet study, a job's lifecycle";
   c.description =
       "Runs a scenario file (no file: scenarios/default.json); its kind comes from its keys (trace, synthetic,\n"
-      "control, fleet). Trace replays write DIR/summary.json and DIR/timeline.csv, synthetic runs DIR/summary.json\n"
-      "(DIR: -o, else the scenario's output.dir, else out/<scenario name>); power-budget and fleet studies print\n"
+      "control, fleet, lifecycle). Trace replays write DIR/summary.json and DIR/timeline.csv, synthetic and lifecycle\n"
+      "runs DIR/summary.json"
+      " (DIR: -o, else the scenario's output.dir, else out/<scenario name>); power-budget and fleet studies print\n"
       "their result. Scenario policies: `dvfs-sim help policies`.";
   c.unknown_option = "unknown option for run: ";
   c.extra_argument = "run takes one scenario file";

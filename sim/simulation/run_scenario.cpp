@@ -6,6 +6,7 @@
 #include "sim/control/control_scenario.hpp"
 #include "sim/control/controllers.hpp"
 #include "sim/control/fleet.hpp"
+#include "sim/lifecycle/lifecycle_run.hpp"
 #include "sim/synthetic_run.hpp"
 #include "sim/results/summary.hpp"
 #include "sim/results/simulated_workload.hpp"
@@ -24,6 +25,7 @@ const char* to_string(ScenarioKind k) {
     case ScenarioKind::synthetic: return "synthetic";
     case ScenarioKind::control: return "control";
     case ScenarioKind::fleet: return "fleet";
+    case ScenarioKind::lifecycle: return "lifecycle";
   }
   return "?";
 }
@@ -32,6 +34,7 @@ ScenarioKind scenario_kind(const Json& doc) {
   if (!doc.is_object()) return ScenarioKind::replay;  // parse_scenario says what is wrong
   if (doc.contains("control")) return ScenarioKind::control;
   if (doc.contains("fleet")) return ScenarioKind::fleet;
+  if (doc.contains("lifecycle")) return ScenarioKind::lifecycle;
   if (doc.contains("synthetic")) return ScenarioKind::synthetic;
   if (doc.contains("trace") && doc["trace"].is_array()) return ScenarioKind::multi_rank;
   return ScenarioKind::replay;
@@ -56,6 +59,21 @@ ScenarioRun run_fleet_scenario(const Json& doc, const std::string& file) {
   run.kind = ScenarioKind::fleet;
   run.name = fs.name;
   run.summary = run_fleet_study(fs);
+  return run;
+}
+
+ScenarioRun run_lifecycle_scenario(const Json& doc, const std::string& file, const std::string& base_dir) {
+  ScenarioRun run;
+  run.kind = ScenarioKind::lifecycle;
+  JsonReader r(doc, file, "");
+  r.only_keys({"name", "description", "lifecycle", "output"});
+  run.name = r.string("name");
+  if (r.has("output")) {
+    JsonReader o = r.child("output");
+    o.only_keys({"dir"});
+    run.output_dir = join_path(base_dir, o.string("dir"));
+  }
+  run.summary = run_lifecycle(doc, file, base_dir);
   return run;
 }
 
@@ -123,14 +141,16 @@ Json export_replay_trace(const Scenario& sc, const Workload& wl, const GpuModel&
 
 ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::string& base_dir, const ScenarioOptions& opts) {
   const ScenarioKind kind = scenario_kind(doc);
-  if (!opts.chakra_out.empty() && (kind == ScenarioKind::control || kind == ScenarioKind::fleet))
+  const bool no_single_replay = kind == ScenarioKind::control || kind == ScenarioKind::fleet || kind == ScenarioKind::lifecycle;
+  if (!opts.chakra_out.empty() && no_single_replay)
     throw InputError("--chakra-out", "", std::string("expected a trace replay or synthetic scenario: a ") + to_string(kind) +
                                              " study has no single replay to export");
-  if (!opts.trace_out.empty() && (kind == ScenarioKind::control || kind == ScenarioKind::fleet))
+  if (!opts.trace_out.empty() && no_single_replay)
     throw InputError("--trace-out", "", std::string("expected a trace replay or synthetic scenario: a ") + to_string(kind) +
                                             " study has no single replay to export");
   if (kind == ScenarioKind::control) return run_control_scenario(doc, file, base_dir);
   if (kind == ScenarioKind::fleet) return run_fleet_scenario(doc, file);
+  if (kind == ScenarioKind::lifecycle) return run_lifecycle_scenario(doc, file, base_dir);
   Scenario sc = parse_scenario(doc, file, base_dir);
   if (opts.engine) sc.mode = *opts.engine;
   ScenarioRun run;
@@ -169,6 +189,7 @@ std::string ScenarioRun::report() const {
   switch (kind) {
     case ScenarioKind::control: return format_control_run(summary);
     case ScenarioKind::fleet: return format_fleet_study(summary);
+    case ScenarioKind::lifecycle: return format_lifecycle_run(summary);
     case ScenarioKind::synthetic: {
       Json full = summary;  // the text report prints the timings beside the model outputs
       put_back(full, timing);
@@ -183,6 +204,10 @@ std::vector<std::string> write_scenario_outputs(const ScenarioRun& run, const st
     case ScenarioKind::control:
     case ScenarioKind::fleet:
       return {};
+    case ScenarioKind::lifecycle:
+      make_directories(dir);
+      std::ofstream(dir + "/summary.json") << run.summary.dump(2) << "\n";
+      return {dir + "/summary.json"};
     case ScenarioKind::synthetic: {
       make_directories(dir);
       std::ofstream(dir + "/summary.json") << run.summary.dump(2) << "\n";

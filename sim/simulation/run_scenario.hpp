@@ -3,6 +3,7 @@
 // for every kind of scenario the project has. The kind is read from the document's keys, once:
 //   control    {"control": ...}    a power-budget scenario under its controller (sim/control/control_run.hpp)
 //   fleet      {"fleet": ...}      a fleet power study (sim/control/fleet.hpp)
+//   lifecycle  {"lifecycle": ...}  a whole job phase by phase: CPU, storage and GPU (sim/lifecycle/lifecycle_run.hpp)
 //   synthetic  {"synthetic": ...}  a synthesised multi-GPU training iteration (sim/synthetic_run.hpp)
 //   multi-rank {"trace": [...]} or a directory of rank<N>/ recordings: one job's ranks, collectives matched
 //   replay     {"trace": "..."}    one recorded trace replayed (sim/simulation/simulation.hpp)
@@ -17,7 +18,7 @@
 
 namespace dvfs {
 
-enum class ScenarioKind { replay, multi_rank, synthetic, control, fleet };
+enum class ScenarioKind { replay, multi_rank, synthetic, control, fleet, lifecycle };
 const char* to_string(ScenarioKind k);
 
 // From the document's top-level keys (a list under "trace" is multi-rank; a directory of rank<N>/
@@ -63,7 +64,7 @@ Json export_replay_trace(const Scenario& sc, const Workload& wl, const GpuModel&
 
 // Writes the run's result files into dir (created if missing) and returns the main ones: trace replays
 // summary.json and timeline.csv; synthetic runs summary.json (and gpus.csv when the run has per-GPU
-// rows). Control and fleet studies write none (their result is what they print).
+// rows); lifecycle runs summary.json. Control and fleet studies write none (their result is what they print).
 std::vector<std::string> write_scenario_outputs(const ScenarioRun& run, const std::string& dir);
 
 }  // namespace dvfs

@@ -83,7 +83,7 @@ def test_recorder_writes_the_recording_layout_and_validate_reads_it(fake_nvml, t
                   quiet=True) as rec:
         run_fake_training(rec, steps=20)
     assert rec.done and rec.steps_seen == 6  # stopped asking for steps once the profiled ones were recorded
-    assert sorted(os.listdir(out)) == ["run.json", "telemetry.csv", "trace.json.gz"]
+    assert sorted(os.listdir(out)) == ["host.csv", "host.json", "run.json", "telemetry.csv", "trace.json.gz"]
     # The profiler starts after the warm-up and stops after the last profiled step; a mark at each step bound,
     # no range left open across steps (it would not nest with the optimizer's own range).
     assert backend.calls.index("start_profiler") < backend.calls.index("stop_profiler")

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <numeric>
 #include <regex>
+#include <string_view>
 
 namespace dvfs {
 
@@ -44,9 +45,6 @@ bool is_reduction(const std::string& base) {
   return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return base == n; });
 }
 
-// The largest tensor size or operator argument taken from a trace (2^31); larger ones are garbage, and the
-// integer arithmetic on them below stays far from overflow.
-constexpr std::int64_t kMaxOperandSize = std::int64_t{1} << 31;
 
 double numel(const std::vector<std::int64_t>& d) {
   return std::accumulate(d.begin(), d.end(), 1.0, [](double a, std::int64_t x) { return a * static_cast<double>(x); });
@@ -326,10 +324,14 @@ void OperatorIndex::add(const std::string& name, const Json& args) {
   };
   strings("Input type", op.types);
   strings("Concrete Inputs", op.concrete);
+  add_call(id_it->get<long>(), std::move(op));
+}
+
+void OperatorIndex::add_call(long external_id, OperatorCall op) {
   for (const std::string& t : op.types)
     if (t == "TensorList" || t == "GenericList") return;  // sizes of list elements are not recorded
   if (op.types.size() != op.dims.size()) return;
-  ops_[id_it->get<long>()] = std::move(op);
+  ops_[external_id] = std::move(op);
 }
 
 const OperatorCall* OperatorIndex::find(long external_id) const {
@@ -355,6 +357,13 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
     std::vector<std::size_t> members;
   };
   std::unordered_map<long, Group> groups;
+  // multi_tensor_traffic once per kernel name (a regular expression over names hundreds of characters long).
+  std::unordered_map<std::string_view, std::optional<MultiTensorTraffic>> traffic_of;
+  auto multi_tensor_memo = [&](const std::string& name) -> const std::optional<MultiTensorTraffic>& {
+    auto it = traffic_of.find(name);
+    if (it == traffic_of.end()) it = traffic_of.emplace(name, multi_tensor_traffic(name)).first;
+    return it->second;
+  };
   for (std::size_t i = 0; i < acts.size(); ++i) {
     const ActivityRef& a = acts[i];
     if (a.kind == ActivityKind::memcpy) {
@@ -373,7 +382,7 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
     }
     if (a.external_id < 0 || !ops.find(a.external_id)) {
       if (a.kind == ActivityKind::kernel && a.name && a.blocks > 0 && a.duration_us > 0)
-        if (const auto t = multi_tensor_traffic(*a.name)) {
+        if (const auto t = multi_tensor_memo(*a.name)) {
           const double elements = static_cast<double>(a.blocks) * kMultiTensorChunk;
           out[i].source = WorkSource::launch_shape;
           out[i].memory_tbps = static_cast<float>(elements * t->lists_per_element * t->element_bytes / (a.duration_us * 1e6));

@@ -26,6 +26,10 @@
 
 namespace dvfs {
 
+// The largest tensor size or operator argument taken from a trace (2^31); larger ones are garbage, and the
+// integer arithmetic on them stays far from overflow.
+constexpr std::int64_t kMaxOperandSize = std::int64_t{1} << 31;
+
 struct OperatorCall {
   std::string name;                               // e.g. "aten::mm"
   std::vector<std::vector<std::int64_t>> dims;    // per input; empty for non-tensors
@@ -39,6 +43,9 @@ class OperatorIndex {
   // Keeps a cpu_op event's shapes (its args object); events without `Input Dims` are skipped. Malformed
   // shape fields lose only that operator (its kernels fall back to the class prior).
   void add(const std::string& name, const Json& args);
+  // The same for an operator whose args were read already (the streaming reader): `op` holds its name, every
+  // `Input Dims` entry (each within kMaxOperandSize), `Input type` and `Concrete Inputs`.
+  void add_call(long external_id, OperatorCall op);
   const OperatorCall* find(long external_id) const;
   std::size_t size() const { return ops_.size(); }
 

@@ -5,56 +5,37 @@
 #include "sim/core/limits.hpp"
 #include "traces/src/gzip_file.hpp"
 #include "traces/src/kernel_activity.hpp"
+#include "traces/src/kineto_raw.hpp"
+#include "traces/src/kineto_stream.hpp"
 #include "traces/src/simulated_args.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
-namespace dvfs {
-
-namespace {
-
-// What an NCCL kernel's args say about its collective (PyTorch's record_param_comms fields).
-struct RawCollective {
-  CollectiveKind kind = CollectiveKind::all_reduce;
-  double bytes = 0;
-  std::string group_name;
-  std::vector<int> group_ranks;  // empty when the trace truncated the list ("[0, 1, ..., 63]")
-  int group_size = 0;
-  int peer = -1;
-};
-
-// A communication kernel (or record_param_comms range) that names no modelled collective.
-constexpr int kNotModelled = -2;
-
-struct RawActivity {
-  double ts_us, dur_us;
-  long device;
-  long stream;
-  long correlation;
-  std::string name;
-  ActivityKind kind;
-  LaunchShape shape;
-  double blocks_per_sm;  // < 0 when unknown
-  int collective = -1;   // index into the raw collectives; kNotModelled for a comm record we keep as a kernel
-  long external_id = -1;  // the launching operator (cpu_op) of the same External id
-  SimulatedArgs simulated;  // a dvfs-sim export's clocks and work (traces/src/simulated_args.hpp)
-};
-
-struct Range {
-  double t0_us, t1_us;
-  long device;  // -1 for CPU ranges
-  std::string name;
-};
+namespace dvfs::kineto {
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
+
+bool kind_of(std::string_view cat, ActivityKind& kind, bool& old_schema) {
+  std::string c = lower(std::string(cat));
+  old_schema = cat == "Kernel" || cat == "Memcpy" || cat == "Memset";
+  if (c == "kernel") kind = ActivityKind::kernel;
+  else if (c == "gpu_memcpy" || c == "memcpy") kind = ActivityKind::memcpy;
+  else if (c == "gpu_memset" || c == "memset") kind = ActivityKind::memset;
+  else return false;
+  return true;
+}
+
+namespace {
 
 // One range per name, spanning every range of that name, in start order. Kineto writes a device-side
 // step range once per stream the step used, and a late stream's range (an NCCL kernel that ran after the
@@ -71,16 +52,6 @@ std::vector<Range> merge_same_name(const std::vector<const Range*>& ranges) {
     out[it->second].t1_us = std::max(out[it->second].t1_us, r->t1_us);
   }
   return out;
-}
-
-bool kind_of(const std::string& cat, ActivityKind& kind, bool& old_schema) {
-  std::string c = lower(cat);
-  old_schema = cat == "Kernel" || cat == "Memcpy" || cat == "Memset";
-  if (c == "kernel") kind = ActivityKind::kernel;
-  else if (c == "gpu_memcpy" || c == "memcpy") kind = ActivityKind::memcpy;
-  else if (c == "gpu_memset" || c == "memset") kind = ActivityKind::memset;
-  else return false;
-  return true;
 }
 
 constexpr long kIntMin = std::numeric_limits<int>::min(), kIntMax = std::numeric_limits<int>::max();
@@ -239,13 +210,6 @@ RawCollective read_collective(const Json& args, CollectiveKind kind, const std::
   return c;
 }
 
-// Host-side record_param_comms ranges (PyTorch's c10d): their args describe the NCCL kernel launched
-// inside them, for traces whose kernels do not carry the args themselves.
-struct HostComm {
-  double t0_us, t1_us;
-  int collective;
-};
-
 const Json& trace_events(const Json& doc, const std::string& file) {
   const Json* events = nullptr;
   if (doc.is_object() && doc.contains("traceEvents")) events = &doc["traceEvents"];
@@ -254,17 +218,6 @@ const Json& trace_events(const Json& doc, const std::string& file) {
     throw InputError(file, "traceEvents", "missing: expected a Chrome trace object with a \"traceEvents\" array");
   return *events;
 }
-
-// Trace-wide facts outside the events: the time base, the devices, the rank of a distributed job.
-struct TraceHeader {
-  double base_ns = 0;
-  int sm_count = 0;
-  std::map<long, std::string> device_names;
-  int global_rank = -1;  // PyTorch's distributedInfo; -1 when absent
-  int world_size = -1;
-  std::string backend;
-  bool amd = false;  // a device property only ROCm writes, a warp of 64 or an AMD device name
-};
 
 bool amd_device_name(const std::string& name) {
   const std::string n = lower(name);
@@ -280,6 +233,8 @@ void read_distributed_info(const Json& doc, const std::string& file, TraceHeader
     h.world_size = static_cast<int>(int_field(d, "world_size", -1, file, "distributedInfo", kIntMin, kIntMax));
   if (d.contains("backend") && d["backend"].is_string()) h.backend = d["backend"].get<std::string>();
 }
+
+}  // namespace
 
 TraceHeader read_header(const Json& doc, const std::string& file) {
   TraceHeader h;
@@ -304,27 +259,17 @@ TraceHeader read_header(const Json& doc, const std::string& file) {
   return h;
 }
 
-// What one pass over the events collects.
-struct RawTrace {
-  std::vector<RawCollective> collectives;
-  std::vector<HostComm> host_comms;
-  std::vector<RawActivity> acts;
-  std::vector<Range> gpu_ranges, cpu_ranges;
-  std::unordered_map<long, double> launch_ts;  // correlation id -> host launch time (µs)
-  OperatorIndex operators;
-  bool old_schema = false;
-  int global_rank = -1;
-  bool hip_runtime = false;                         // launches through hipLaunchKernel & co. (ROCm)
-  std::vector<Range> operator_steps;                // ProfilerStep#N as cat "Operator"/"cpu_op" (2021 schema)
-  std::map<std::string, std::size_t> not_modelled;  // comm records kept at their recorded duration, by name
-};
+namespace {
 
 // A "Collective name" record (kernel args or a record_param_comms range): the index of its collective, or
 // kNotModelled / -1 (a wait or init: no transfer).
 int add_comm_record(RawTrace& t, const Json& args, const std::string& file, std::size_t i) {
   CollectiveKind kind = CollectiveKind::all_reduce;
   const CommName what = comm_record(args, file, i, kind);
-  if (t.global_rank < 0) t.global_rank = static_cast<int>(int_field(args, "Rank", -1, file, args_field(i), kIntMin, kIntMax));
+  if (t.global_rank < 0) {
+    t.global_rank = static_cast<int>(int_field(args, "Rank", -1, file, args_field(i), kIntMin, kIntMax));
+    t.rank_from_events = true;
+  }
   if (what == CommName::not_collective) return -1;
   if (what == CommName::not_modelled) {
     ++t.not_modelled[args["Collective name"].get<std::string>()];
@@ -436,31 +381,31 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
   }
 }
 
-// One pass over the complete ("X") events with a category; fails when there is no device activity.
-RawTrace read_events(const Json& events, const std::string& file, int global_rank) {
-  RawTrace t;
-  t.global_rank = global_rank;
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    const Json& ev = events[i];
-    if (!ev.is_object()) continue;
-    auto cat_it = ev.find("cat");
-    if (cat_it == ev.end() || !cat_it->is_string()) continue;
-    const std::string& cat = cat_it->get_ref<const std::string&>();
-    auto ph = ev.find("ph");
-    if (ph != ev.end() && ph->is_string() && ph->get_ref<const std::string&>() != "X") continue;
+}  // namespace
 
-    ActivityKind kind;
-    bool old = false;
-    const Json empty = Json::object();
-    auto args_it = ev.find("args");
-    const Json& args = (args_it != ev.end() && args_it->is_object()) ? *args_it : empty;
-    if (kind_of(cat, kind, old)) {
-      t.old_schema = t.old_schema || old;
-      add_device_activity(t, ev, args, kind, file, i);
-      continue;
-    }
-    add_host_event(t, ev, args, lower(cat), file, i);
+// A complete ("X") event with a category; anything else is skipped.
+void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_t i) {
+  if (!ev.is_object()) return;
+  auto cat_it = ev.find("cat");
+  if (cat_it == ev.end() || !cat_it->is_string()) return;
+  const std::string& cat = cat_it->get_ref<const std::string&>();
+  auto ph = ev.find("ph");
+  if (ph != ev.end() && ph->is_string() && ph->get_ref<const std::string&>() != "X") return;
+
+  ActivityKind kind;
+  bool old = false;
+  const Json empty = Json::object();
+  auto args_it = ev.find("args");
+  const Json& args = (args_it != ev.end() && args_it->is_object()) ? *args_it : empty;
+  if (kind_of(cat, kind, old)) {
+    t.old_schema = t.old_schema || old;
+    add_device_activity(t, ev, args, kind, file, i);
+    return;
   }
+  add_host_event(t, ev, args, lower(cat), file, i);
+}
+
+void finish_events(RawTrace& t, const std::string& file) {
   if (t.acts.empty())
     throw InputError(file, "traceEvents",
                      "no device activity: expected events with cat \"kernel\", \"gpu_memcpy\" or \"gpu_memset\" "
@@ -469,6 +414,16 @@ RawTrace read_events(const Json& events, const std::string& file, int global_ran
   const bool annotated = std::any_of(t.cpu_ranges.begin(), t.cpu_ranges.end(),
                                      [](const Range& r) { return r.name.rfind("ProfilerStep#", 0) == 0; });
   if (!annotated) t.cpu_ranges.insert(t.cpu_ranges.end(), t.operator_steps.begin(), t.operator_steps.end());
+}
+
+namespace {
+
+// One pass over the events of the whole document.
+RawTrace read_events(const Json& events, const std::string& file, int global_rank) {
+  RawTrace t;
+  t.global_rank = global_rank;
+  for (std::size_t i = 0; i < events.size(); ++i) read_event(t, events[i], file, i);
+  finish_events(t, file);
   return t;
 }
 
@@ -648,8 +603,13 @@ class WorkloadBuilder {
     Phase phase = Phase::other;
     std::stable_sort(cov.begin(), cov.end(), [](const Range* x, const Range* y) { return x->t1_us - x->t0_us > y->t1_us - y->t0_us; });
     for (const Range* r : cov) {
-      set.push_back(intern(ann_ids_, wl_.annotation_names, r->name));
-      if (phase == Phase::other) phase = classifier_.annotation_phase(r->name);
+      const std::uint32_t id = intern(ann_ids_, wl_.annotation_names, r->name);
+      set.push_back(id);
+      if (phase != Phase::other) continue;
+      // The phase is a function of the name: found once per annotation (the rules are regular expressions).
+      if (phase_of_.size() <= id) phase_of_.resize(id + 1);
+      if (!phase_of_[id]) phase_of_[id] = classifier_.annotation_phase(r->name);
+      phase = *phase_of_[id];
     }
     if (set.empty()) return 0;
     std::sort(set.begin(), set.end());
@@ -670,7 +630,11 @@ class WorkloadBuilder {
     const RawActivity& a = raw_.acts[i];
     k.name_id = intern(name_ids_, wl_.names, a.name);
     k.kind = a.kind;
-    k.cls = classifier_.kernel_class(a.name, a.kind);
+    // The class is a function of name and kind: classified once per pair (the rules are regular expressions).
+    const std::uint64_t key = std::uint64_t{k.name_id} << 8 | static_cast<std::uint8_t>(a.kind);
+    auto cls = class_of_.find(key);
+    if (cls == class_of_.end()) cls = class_of_.emplace(key, classifier_.kernel_class(a.name, a.kind)).first;
+    k.cls = cls->second;
     k.stream = static_cast<std::uint16_t>(a.stream);
     if (a.blocks_per_sm >= 0) {
       k.sm_fill = static_cast<float>(std::clamp(a.blocks_per_sm, 1e-3, 1.0));
@@ -803,22 +767,16 @@ class WorkloadBuilder {
   Workload wl_;
   ImportReport rep_;
   std::unordered_map<std::string, std::uint32_t> name_ids_, ann_ids_;
+  std::unordered_map<std::uint64_t, KernelClass> class_of_;  // by name id and kind
+  std::vector<std::optional<Phase>> phase_of_;               // by annotation id
   std::map<std::vector<std::uint32_t>, std::uint32_t> set_ids_;
   std::map<std::pair<std::string, std::vector<int>>, int> group_ids_;
 };
 
 }  // namespace
 
-Workload import_kineto(const std::string& path, const Classifier& classifier, ImportReport* report) {
-  return import_kineto_text(read_maybe_gzip(path), path, classifier, report);
-}
-
-Workload import_kineto_text(const std::string& text, const std::string& file, const Classifier& classifier,
-                            ImportReport* report) {
-  const Json doc = parse_json_text(text, file);
-  const Json& events = trace_events(doc, file);
-  const TraceHeader header = read_header(doc, file);
-  RawTrace raw = read_events(events, file, header.global_rank);
+Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifier& classifier, const std::string& file,
+                        ImportReport* report) {
   attach_host_collectives(raw);
   std::stable_sort(raw.acts.begin(), raw.acts.end(), [](const RawActivity& a, const RawActivity& b) {
     return a.device != b.device ? a.device < b.device : a.ts_us < b.ts_us;
@@ -832,6 +790,7 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
     refs.push_back({a.external_id, a.dur_us, a.kind, &a.name, a.shape.bytes, blocks});
   }
   const std::vector<KernelRates> rates = estimate_kernel_rates(refs, raw.operators);
+  refs = {};
   auto by_start = [](const Range& a, const Range& b) { return a.t0_us != b.t0_us ? a.t0_us < b.t0_us : a.t1_us > b.t1_us; };
   std::sort(raw.gpu_ranges.begin(), raw.gpu_ranges.end(), by_start);
   std::sort(raw.cpu_ranges.begin(), raw.cpu_ranges.end(), by_start);
@@ -840,6 +799,60 @@ Workload import_kineto_text(const std::string& text, const std::string& file, co
   b.build();
   if (report) *report = b.report();
   return std::move(b.workload());
+}
+
+}  // namespace dvfs::kineto
+
+namespace dvfs {
+
+namespace {
+
+// The checked reader: the whole document through parse_json_text, whose errors name the file and field.
+Workload import_checked(const std::string& text, const std::string& file, const Classifier& classifier, ImportReport* report) {
+  using namespace kineto;
+  const Json doc = parse_json_text(text, file);
+  const Json& events = trace_events(doc, file);
+  const TraceHeader header = read_header(doc, file);
+  RawTrace raw = read_events(events, file, header.global_rank);
+  return build_workload(raw, header, classifier, file, report);
+}
+
+// The streaming reader when it can read `source` (nullopt: it declined; only the checked reader then names the
+// problem, so every error message is the checked reader's).
+// DVFS_SIM_KINETO_READER=checked|streaming picks the reader where the caller left it automatic (benchmarks, and
+// checking that a trace takes the streaming path).
+KinetoReader reader_from_env(KinetoReader reader) {
+  const char* env = std::getenv("DVFS_SIM_KINETO_READER");
+  if (reader != KinetoReader::automatic || !env) return reader;
+  const std::string v = env;
+  return v == "checked" ? KinetoReader::checked : v == "streaming" ? KinetoReader::streaming : reader;
+}
+
+template <class Read>
+std::optional<Workload> try_streaming(KinetoReader reader, Read read) {
+  reader = reader_from_env(reader);
+  if (reader == KinetoReader::checked) return std::nullopt;
+  try {
+    return read();
+  } catch (const std::exception& e) {
+    if (reader == KinetoReader::streaming) throw StreamingDeclined(e.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Workload import_kineto(const std::string& path, const Classifier& classifier, ImportReport* report, KinetoReader reader) {
+  if (auto wl = try_streaming(reader, [&] { return kineto::import_streaming(ByteSource::open(path), path, classifier, report); }))
+    return std::move(*wl);
+  return import_checked(read_maybe_gzip(path), path, classifier, report);
+}
+
+Workload import_kineto_text(const std::string& text, const std::string& file, const Classifier& classifier,
+                            ImportReport* report, KinetoReader reader) {
+  if (auto wl = try_streaming(reader, [&] { return kineto::import_streaming(ByteSource::of_text(text), file, classifier, report); }))
+    return std::move(*wl);
+  return import_checked(text, file, classifier, report);
 }
 
 }  // namespace dvfs

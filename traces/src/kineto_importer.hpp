@@ -9,6 +9,7 @@
 #include "sim/core/workload.hpp"
 #include "traces/src/kernel_classifier.hpp"
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,22 @@ struct ImportReport {
   std::vector<std::string> notes;  // what the user should know about the import (summary.json "notes")
 };
 
-Workload import_kineto(const std::string& path, const Classifier& classifier, ImportReport* report = nullptr);
+// Which JSON reader imports the trace. Both give the same workload, byte for byte.
+//   automatic  the streaming reader (traces/src/kineto_stream.hpp: simdjson On-Demand, one batch of events at a
+//              time, never the whole document in memory); where it declines (malformed JSON, a value it does not
+//              read the common way, any error), the checked reader reads the file again and names the problem.
+//   checked    the checked reader only: the whole document through sim/core/json_util.hpp.
+//   streaming  the streaming reader only; StreamingDeclined where it declines (tests and benchmarks).
+enum class KinetoReader { automatic, checked, streaming };
+
+struct StreamingDeclined : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+Workload import_kineto(const std::string& path, const Classifier& classifier, ImportReport* report = nullptr,
+                       KinetoReader reader = KinetoReader::automatic);
 Workload import_kineto_text(const std::string& text, const std::string& path_for_errors,
-                            const Classifier& classifier, ImportReport* report = nullptr);
+                            const Classifier& classifier, ImportReport* report = nullptr,
+                            KinetoReader reader = KinetoReader::automatic);
 
 }  // namespace dvfs

@@ -70,6 +70,10 @@ def main(argv=None):
     p.add_argument("--idle-s", type=float, default=1.0, help="idle time measured before and after (default 1 s)")
     p.add_argument("--phase-ranges", action="store_true",
                    help="add forward/backward/optimizer ranges (for scripts without record_function ranges)")
+    p.add_argument("--host-sample-ms", type=float, default=50.0,
+                   help="period of the host counters in host.csv (RAPL, CPU, disk, network, process I/O); 0 = none")
+    p.add_argument("--lifecycle", action="store_true",
+                   help="mark DataLoader waits, validation and checkpoint saves in lifecycle.json (implies --run-to-end)")
     p.add_argument("--run-to-end", action="store_true", help="let the script finish after the profiled steps")
     p.add_argument("--nvml-module", default="pynvml", help=argparse.SUPPRESS)  # tests inject a fake NVML
     a = p.parse_args(argv[:cut])
@@ -91,12 +95,15 @@ def main(argv=None):
         os.environ["CUDA_VISIBLE_DEVICES"] = str(a.gpu)
     command = "python3 -m dvfs_sim.record " + shlex.join(argv)
     rec = Recorder(a.out, warmup=a.steps[0], profiled=a.steps[1], gpu=a.gpu, sample_ms=a.sample_ms, idle_s=a.idle_s,
-                   nvml_module=a.nvml_module, command=command, stop_script=not a.run_to_end)
+                   nvml_module=a.nvml_module, command=command, stop_script=not (a.run_to_end or a.lifecycle),
+                   host_sample_ms=a.host_sample_ms or None)
     try:
         rec.start()
         if a.phase_ranges:
             rec.install_phase_ranges()
         rec.install_step_hook(a.step_on)
+        if a.lifecycle:
+            rec.install_lifecycle_hooks()
     except Exception as e:  # a RecorderError, or e.g. TorchMissing from an old PyTorch
         rec.finish(failed=True)
         _fail(str(e))

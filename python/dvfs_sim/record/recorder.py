@@ -23,7 +23,9 @@ import sys
 import time
 
 from . import energy as energy_io
+from . import host as host_io
 from . import nvml as nvml_io
+from .lifecycle import PhaseLog
 from .trace_file import TraceMismatch, finish_trace
 
 
@@ -45,10 +47,12 @@ class Recorder:
     index of the GPU the loop runs on. sample_ms: NVML sampling period. idle_s: idle time measured before
     and after (idle power for calibration). stop_script: raise StopRecording from step() once done (the
     CLI does, to end the script). backend: the PyTorch adapter (torch_backend.TorchBackend by default).
-    command: how the recording was made, kept in run.json."""
+    command: how the recording was made, kept in run.json. host_sample_ms: period of the host counters
+    (host.csv: RAPL, /proc CPU, disk, network, process I/O; None = not sampled). Phase markers of the whole
+    job (lifecycle.json): rec.phase(name, kind) and rec.install_lifecycle_hooks() (lifecycle.py)."""
 
     def __init__(self, out_dir, warmup=3, profiled=6, gpu=0, sample_ms=5.0, idle_s=1.0, nvml_module="pynvml",
-                 backend=None, command=None, stop_script=False, quiet=False):
+                 backend=None, command=None, stop_script=False, quiet=False, host_sample_ms=50.0):
         if not (isinstance(warmup, int) and warmup >= 1):
             raise RecorderError(f"warmup: expected >= 1 step (the first profiled step starts where a warm-up step ends), got {warmup!r}")
         if not (isinstance(profiled, int) and profiled >= 1):
@@ -71,6 +75,9 @@ class Recorder:
         self.energy = None      # energy.summarize() of the profiled steps, once written
         self.trace_check = None  # trace_file.check_steps() of the written trace
         self.started = self.finished = False
+        self.host_sample_ms = host_sample_ms
+        self._host = None
+        self.lifecycle = PhaseLog()
 
     # --- life cycle ----------------------------------------------------------------------------------
     def __enter__(self):
@@ -129,11 +136,27 @@ class Recorder:
             self._sampler.start()
         except nvml_io.NvmlUnavailable as e:
             raise RecorderError(str(e)) from None
+        if self.host_sample_ms:
+            self._host = host_io.HostSampler(os.path.join(self.out_dir, "host.csv"), os.getpid(), self.host_sample_ms / 1e3,
+                                            exclude=[self._sampler.proc.pid] if self._sampler.proc else [])
+            try:
+                self._host.start()
+            except RuntimeError as e:
+                self._sampler.stop()
+                raise RecorderError(str(e)) from None
         self.started = True
         self._say(f"sampling NVML GPU {self.gpu} every {self.sample_ms:g} ms into {self.out_dir}")
         self._begin_phase()
         time.sleep(self.idle_s)
         self._end_phase("idle:start")
+
+    def phase(self, name, kind="other"):
+        """A context manager marking one phase of the job in lifecycle.json (lifecycle.py)."""
+        return self.lifecycle.phase(name, kind)
+
+    def install_lifecycle_hooks(self):
+        """Automatic phase markers: DataLoader waits, validation (eval() .. train()), checkpoint saves."""
+        self._removers.append(self.lifecycle.install_auto(self.backend.torch))
 
     STEP_SOURCES = ("auto", "optimizer", "forward")
 
@@ -243,10 +266,15 @@ class Recorder:
         finally:
             try:
                 self._sampler.stop()
+                if self._host is not None:
+                    self._host.stop()
             finally:
                 self._nv_shutdown()
         if failed:
             return
+        self.lifecycle.close_all()
+        if self.lifecycle.phases:
+            self.lifecycle.write(os.path.join(self.out_dir, "lifecycle.json"))
         if not self.bounds:
             raise RecorderError(f"the training made {self.steps_seen} step(s); a recording needs warm-up ({self.warmup}) "
                                 f"+ at least 1 profiled step: use a longer run, --steps with fewer warm-up steps, or "

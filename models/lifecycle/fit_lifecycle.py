@@ -1,0 +1,367 @@
+#!/usr/bin/env python3
+"""Lifecycle model of the two H200 jobs (issue 20), from their recordings (traces/recordings/h200-lifecycle/):
+fits the parameters named in split.json on the phases named there, writes the node model and the two
+lifecycle scenarios, runs them with dvfs-sim and compares every phase with the recording (fit and held-out
+phases reported apart).
+
+    python3 models/lifecycle/fit_lifecycle.py --bin build/dvfs-sim [--check]
+
+Writes models/lifecycle/h200-node.json, scenarios/lifecycle/{cnn-io,llm-finetune}.json and
+traces/recordings/h200-lifecycle/validation.{json,md}. --check: fails when a written file would change.
+Measured = a recorded counter (NVML energy counter, /proc/stat, /proc/<pid>); everything dvfs-sim prints is a
+model output.
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from dvfs_sim import lifecycle_analysis as la  # noqa: E402
+from dvfs_sim.lifecycle_analysis import analyse  # noqa: E402
+
+REC = os.path.join(ROOT, "traces", "recordings", "h200-lifecycle")
+NODE = os.path.join(ROOT, "models", "lifecycle", "h200-node.json")
+SCEN = os.path.join(ROOT, "scenarios", "lifecycle")
+
+
+def job(name):
+    a = analyse(os.path.join(REC, name, "recording"))
+    with open(os.path.join(REC, name, "job.json")) as f:
+        j = json.load(f)
+    idle = next(r for r in a["top"] if r["name"] == "idle:start")
+    a["sampler_core_per_s"] = idle["cpu_busy_core_s"] / idle["time_s"]  # the two samplers' own CPU, at rest
+    a["gpu_deep_idle_w"] = idle["gpu_j"] / idle["time_s"]
+    a["job"] = j
+    return a
+
+
+def steady(a, r):
+    """The part of a fit phase after the recorder's Kineto window (its warm-up steps and the profiler left out):
+    time, data wait, steps (one DataLoader next() each; a final one that only ends the loop is not a step), and
+    the counters' differences over it."""
+    d = la.load(a["dir"])
+    w = la.profiler_window(d)
+    t0 = max(r["t0_ns"], w[1]) if w and w[1] < r["t1_ns"] else r["t0_ns"]
+    waits = [p for p in d["life"]["phases"] if p["kind"] == "data_wait" and t0 <= p["t0_ns"] and p["t1_ns"] <= r["t1_ns"]]
+    out = {k: c.delta(t0, r["t1_ns"]) for k, c in d["counters"].items()}
+    out["time_s"] = (r["t1_ns"] - t0) / 1e9
+    out["data_wait_s"] = sum(p["t1_ns"] - p["t0_ns"] for p in waits) / 1e9
+    out["next_calls"] = len(waits)
+    return out
+
+
+def rows(a, kind):
+    return [r for r in a["top"] if r["kind"] == kind]
+
+
+def job_cpu(a, r):
+    """Measured busy core-seconds of the job in a phase: all CPUs' busy time less the samplers' rate at rest."""
+    n = r["net"]
+    return max(0.0, n["cpu_busy_core_s"] - a["sampler_core_per_s"] * n["time_s"])
+
+
+def fit_node(cnn):
+    st = rows(cnn, "staging")[0]
+    ck = rows(cnn, "checkpoint")[0]
+    ck_bytes = cnn["job"]["epochs"][0]["checkpoint_bytes"]
+    write_bps = ck_bytes / ck["time_s"]  # the epoch-0 checkpoint, disk-bound (its CPU time is below its wall time)
+    node = {
+        "name": "h200-node",
+        "description": "The lent H200 machine's host as the lifecycle scenarios see it: 16 vCPUs of an Intel Xeon "
+                       "(family 6 model 207, KVM guest, 2.1 GHz TSC), one virtio disk, and a modelled shared file server.",
+        "cores": 16,
+        "cpu_pstates": [
+            {"ghz": 2.1, "idle_w": 26.0, "one_core_w": 30.1, "all_cores_w": 93.0},
+            {"ghz": 1.6, "idle_w": 26.0, "one_core_w": 28.1, "all_cores_w": 60.0},
+            {"ghz": 1.2, "idle_w": 26.0, "one_core_w": 27.0, "all_cores_w": 42.5},
+        ],
+        "storage": [
+            {"name": "local", "read_bps": 5e9, "write_bps": round(write_bps, -6), "sync_s": 0.0,
+             "idle_w": 0.0, "j_per_byte": 0.0,
+             "note": "virtio disk; write_bps fitted (split.json); reads of a staged dataset come from the page cache (5 GB/s assumed)"},
+            {"name": "shared", "read_bps": 1.0e9, "write_bps": 0.8e9, "remote": True, "link_bps": 1.25e9,
+             "link_latency_s": 2e-4, "file_open_s": 1e-3, "idle_w": 0.0, "j_per_byte": 0.0, "link_j_per_byte": 2.0e-8,
+             "note": "NOT on the recorded machine (it has no shared storage): an NFS-like server over 10 GbE with 1 ms per file open, assumed"},
+        ],
+        "gpu_idle_w": round(cnn["gpu_deep_idle_w"], 1),
+        "provenance": {
+            "cpu_pstates": "NOT MEASURED (no RAPL powercap on the machine: traces/recordings/h200-lifecycle/logs/env.log). "
+                           "A datasheet model: a 5th-gen Xeon at 350 W TDP / 60 cores = 5.8 W per core at full load, "
+                           "16 cores = 93 W; idle 26 W (uncore and idle cores, 28 % of it); lower states scale the dynamic "
+                           "part by (f/2.1 GHz)^2.5. CPU energy of every lifecycle run is a model output of these figures.",
+            "cores": "lscpu on the machine (16 vCPUs, 1 thread per core)",
+            "local.write_bps": f"fitted: cnn-io epoch-0 checkpoint, {ck_bytes} bytes in {ck['time_s']:.3f} s (fsync'd)",
+            "gpu_idle_w": f"measured: cnn-io recorder idle:start window, NVML energy counter ({cnn['gpu_deep_idle_w']:.1f} W)",
+            "shared": "assumed (see its note): the recorded jobs staged from a folder on the same disk",
+            "split": "models/lifecycle/split.json (written before recording)",
+            "staging_fit": f"cnn-io staging: {st['time_s']:.2f} s for {cnn['job']['dataset_bytes']} bytes in "
+                           f"{cnn['job']['args']['images'] + cnn['job']['args']['val_images']} files",
+        },
+    }
+    return node
+
+
+def staging_phase(a, r, nfiles, bytes_, per_file):
+    return {"name": "staging copy shared -> local", "kind": "staging", "bytes": bytes_, "files": nfiles,
+            "from": "shared", "to": "local", "core_s_per_file": per_file}
+
+
+def measured_recording_from():
+    return "local"
+
+
+def cnn_scenario(cnn, per_file):
+    j = cnn["job"]
+    a = j["args"]
+    nfiles = a["images"] + a["val_images"]
+    per_img = j["dataset_bytes"] / nfiles
+    ep0 = rows(cnn, "train")[0]
+    va0 = rows(cnn, "validation")[0]
+    ck0 = rows(cnn, "checkpoint")[0]
+    steps = j["epochs"][0]["steps"]
+    # Decoding cost per sample: the workers' CPU over the whole epoch (they decode exactly its batches, and keep
+    # decoding while the profiler holds the training loop, so neither the part after the Kineto window nor the
+    # epoch net of it counts them all). The host's step time: the part after the window (its warm-up steps and
+    # the profiler left out).
+    decode = (ep0["proc_cpu_core_s"] - ep0["main_cpu_core_s"]) / (steps * a["batch"])
+    main_busy = min(1.0, ep0["net"]["main_cpu_core_s"] / ep0["net"]["time_s"])
+    st = steady(cnn, ep0)
+    n = st["next_calls"] - 1  # the last next() ends the epoch
+    fed = (st["time_s"] - st["data_wait_s"]) / n
+    vsteps = math.ceil(a["val_images"] / a["batch"])
+    # The validation loader's workers end with it: their CPU time moves into the training process's
+    # children's time when they are reaped, so the process split is unreliable here; all the job's CPU of
+    # the phase (busy CPUs less the samplers) is put on the decoding.
+    vdecode = job_cpu(cnn, va0) / a["val_images"]
+    vfed = (va0["time_s"] - va0["data_wait_s"]) / vsteps
+    ck_cpu = ck0["main_cpu_core_s"] / (j["epochs"][0]["checkpoint_bytes"] / 1e9)
+    rec = "../../traces/recordings/h200-lifecycle/cnn-io/recording"
+    phases = [{"name": "staging copy shared -> local", "kind": "staging", "bytes": j["dataset_bytes"], "files": nfiles,
+               "from": "local", "to": "local", "core_s_per_file": round(per_file, 7),
+               "note": "recorded: a copy between two folders of the one disk (source in the page cache)"},
+              {"name": "model set-up", "kind": "idle", "seconds": round(rows(cnn, "setup")[1]["time_s"], 3),
+               "note": "measured duration (model build, DataLoader set-up): not predicted"}]
+    for e in j["epochs"]:
+        k = e["epoch"]
+        phases.append({"name": f"epoch {k}", "kind": "train", "steps": e["steps"], "samples_per_step": a["batch"],
+                       "read_bytes_per_step": round(per_img * a["batch"]), "read_from": "local", "workers": a["workers"],
+                       "prefetch": 4, "core_s_per_sample": round(decode, 7), "main_core_busy": round(main_busy, 4),
+                       "host_step_s": round(fed, 6), "trace": rec})
+        phases.append({"name": f"validation {k}", "kind": "validation", "steps": vsteps, "samples_per_step": a["val_images"] / vsteps,
+                       "read_bytes_per_step": round(per_img * a["val_images"] / vsteps), "read_from": "local",
+                       "workers": a["workers"], "prefetch": 2, "core_s_per_sample": round(vdecode, 7),
+                       "host_step_s": round(vfed, 6), "gpu_step_s": "REPLAY/3", "gpu_step_w": "REPLAY_W"})
+        phases.append({"name": f"checkpoint {k}", "kind": "checkpoint", "bytes": e["checkpoint_bytes"], "to": "local",
+                       "core_s_per_gb": round(ck_cpu, 4)})
+    return phases
+
+
+def llm_scenario(llm, per_file, ck_cpu_per_gb):
+    j = llm["job"]
+    a = j["args"]
+    tr = rows(llm, "train")
+    va = rows(llm, "validation")
+    seg0 = tr[0]
+    life = json.load(open(os.path.join(REC, "llm-finetune", "recording", "lifecycle.json")))
+    waits = [p for p in life["phases"] if p["kind"] == "data_wait"]
+
+    def nsteps(r):
+        return sum(1 for p in waits if r["t0_ns"] <= p["t0_ns"] and p["t1_ns"] <= r["t1_ns"])
+    st = steady(llm, seg0)
+    s0 = st["next_calls"]  # the loop breaks out: every next() is a step
+    fed = (st["time_s"] - st["data_wait_s"]) / s0
+    main = min(1.0, st["main_cpu_core_s"] / st["time_s"])
+    vmain = min(1.0, job_cpu(llm, va[0]) / va[0]["time_s"])
+    loader = max(0.0, st["proc_cpu_core_s"] - st["main_cpu_core_s"]) / (s0 * a["batch"])
+    v0 = va[0]
+    vsteps = a["val_batches"]
+    vfed = (v0["time_s"] - v0["data_wait_s"]) / vsteps
+    rec = "../../traces/recordings/h200-lifecycle/llm-finetune/recording"
+    phases = [{"name": "staging copy shared -> local", "kind": "staging", "bytes": j["dataset_bytes"], "files": 1,
+               "from": "local", "to": "local", "core_s_per_file": round(per_file, 7),
+               "note": "recorded: one file copied between two folders of the one disk"},
+              {"name": "model set-up", "kind": "idle", "seconds": round(rows(llm, "setup")[1]["time_s"], 3),
+               "note": "measured duration: not predicted"}]
+    tops = [r for r in llm["top"] if r["kind"] in ("train", "validation", "checkpoint")]
+    ck = iter(j["checkpoints"])
+    for r in tops:
+        if r["kind"] == "train":
+            phases.append({"name": f"training {len([p for p in phases if p['kind'] == 'train'])}", "kind": "train",
+                           "steps": nsteps(r), "samples_per_step": a["batch"], "read_bytes_per_step": a["batch"] * (a["seq"] + 1) * 2,
+                           "read_from": "local", "workers": a["workers"], "prefetch": 2, "core_s_per_sample": round(loader, 7),
+                           "main_core_busy": round(main, 4), "host_step_s": round(fed, 6), "trace": rec})
+        elif r["kind"] == "validation":
+            phases.append({"name": f"validation {len([p for p in phases if p['kind'] == 'validation'])}", "kind": "validation",
+                           "steps": vsteps, "samples_per_step": a["batch"], "read_bytes_per_step": a["batch"] * (a["seq"] + 1) * 2,
+                           "read_from": "local", "workers": a["workers"], "prefetch": 2, "core_s_per_sample": round(loader, 7),
+                           "main_core_busy": round(vmain, 4), "host_step_s": round(vfed, 6), "gpu_step_s": "REPLAY/3",
+                           "gpu_step_w": "REPLAY_W"})
+        else:
+            c = next(ck)
+            phases.append({"name": f"checkpoint step {c['step']}", "kind": "checkpoint", "bytes": c["bytes"], "to": "local",
+                           "core_s_per_gb": round(ck_cpu_per_gb, 4)})
+    return phases
+
+
+def replay_step(bin_, rec_dir):
+    """GPU busy time and power of one training step: the recording's profiled steps replayed (native governor)."""
+    sc = {"name": "step", "trace": rec_dir, "gpu": "h200", "policy": "native"}
+    path = os.path.join("/tmp", f"lifecycle_step_{os.getpid()}.json")
+    with open(path, "w") as f:
+        json.dump(sc, f)
+    out = json.loads(subprocess.run([bin_, "run", path, "--json", "-o", "/tmp/lifecycle_step_out"], check=True,
+                                    capture_output=True, text=True).stdout)
+    n = len(out["steps"])
+    busy = out["totals"]["busy_s"] / n
+    j = (out["totals"]["energy_j"] - out["energy_by_phase_j"].get("host_gaps", 0.0)) / n
+    return busy, j / busy
+
+
+def resolve_validation(phases, busy, w):
+    for p in phases:
+        if p.get("gpu_step_s") == "REPLAY/3":
+            p["gpu_step_s"] = round(busy / 3, 6)
+            p["gpu_step_w"] = round(w, 1)
+            p["note"] = "GPU step: a third of the replayed training step's busy time (forward only) at its power: an assumption, no trace of validation"
+    return phases
+
+
+POLICIES = [
+    {"name": "GPU 1200 MHz in input-bound phases", "gpu_sm_mhz_input_bound": 1200},
+    {"name": "CPU 1.6 GHz", "cpu_pstate": 1},
+    {"name": "dataset on shared storage, staged to local", "dataset_on": "shared"},
+    {"name": "dataset on shared storage, read in place", "dataset_on": "shared", "staging": "skip"},
+]
+
+
+def scenario(name, desc, phases):
+    return {"name": name, "description": desc,
+            "lifecycle": {"node": "../../models/lifecycle/h200-node.json", "gpu": "h200", "recorded_cpu_ghz": 2.1,
+                          "phases": phases, "policies": POLICIES},
+            "output": {"dir": f"../../out/lifecycle-{name}"}}
+
+
+def compare(bin_, path, a, fit_names):
+    out = json.loads(subprocess.run([bin_, "run", path, "--json", "-o", "/tmp/lifecycle_validation_out"], check=True, capture_output=True, text=True).stdout)
+    sim = {p["name"]: p for p in out["phases"]}
+    meas = [r for r in a["top"] if r["kind"] in ("staging", "train", "validation", "checkpoint")]
+    names = [p["name"] for p in out["phases"] if p["kind"] != "idle"]
+    res = []
+    for r, n in zip(meas, names):
+        s = sim[n]
+        m = r["net"]
+        cpu = job_cpu(a, r)
+        res.append({"phase": n, "kind": r["kind"], "role": "fit" if n in fit_names else "held out",
+                    "time_s": [m["time_s"], s["time_s"]], "gpu_j": [m["gpu_j"], s["gpu_j"]], "cpu_core_s": [cpu, s["cpu_core_s"]],
+                    "cpu_j_model": s["cpu_j"], "data_wait_s": [r["data_wait_s"], s["data_wait_s"]]})
+    return out, res
+
+
+def err(pair):
+    m, s = pair
+    return (s - m) / m * 100 if m else None
+
+
+def table(name, res):
+    lines = [f"### {name}", "", "| phase | role | time s meas / sim | err | GPU J meas / sim | err | CPU core-s meas / sim | err |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in res:
+        e = [err(r[k]) for k in ("time_s", "gpu_j", "cpu_core_s")]
+        f = ["%+.1f %%" % x if x is not None else "-" for x in e]
+        lines.append(f"| {r['phase']} | {r['role']} | {r['time_s'][0]:.2f} / {r['time_s'][1]:.2f} | {f[0]} | "
+                     f"{r['gpu_j'][0]:.0f} / {r['gpu_j'][1]:.0f} | {f[1]} | {r['cpu_core_s'][0]:.1f} / {r['cpu_core_s'][1]:.1f} | {f[2]} |")
+    for role in ("fit", "held out"):
+        sel = [r for r in res if r["role"] == role]
+        if not sel:
+            continue
+        agg = {k: [sum(r[k][0] for r in sel), sum(r[k][1] for r in sel)] for k in ("time_s", "gpu_j", "cpu_core_s")}
+        mape = {k: sum(abs(err(r[k])) for r in sel if err(r[k]) is not None) / len(sel) for k in ("time_s", "gpu_j", "cpu_core_s")}
+        lines.append(f"| **all {role} ({len(sel)})** | | {agg['time_s'][0]:.1f} / {agg['time_s'][1]:.1f} | {err(agg['time_s']):+.1f} % | "
+                     f"{agg['gpu_j'][0]:.0f} / {agg['gpu_j'][1]:.0f} | {err(agg['gpu_j']):+.1f} % | {agg['cpu_core_s'][0]:.0f} / "
+                     f"{agg['cpu_core_s'][1]:.0f} | {err(agg['cpu_core_s']):+.1f} % |")
+        lines.append(f"| mean abs error per phase, {role} | | | {mape['time_s']:.1f} % | | {mape['gpu_j']:.1f} % | | {mape['cpu_core_s']:.1f} % |")
+    lines += ["", "Summed by kind (phases shorter than ~1 s sit below the GPU energy counter's 100 ms resolution one by one):", "",
+              "| kind | role | phases | time s meas / sim | err | GPU J meas / sim | err | CPU core-s meas / sim | err |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for kind in ("staging", "train", "validation", "checkpoint"):
+        for role in ("fit", "held out"):
+            sel = [r for r in res if r["kind"] == kind and r["role"] == role]
+            if not sel:
+                continue
+            agg = {k: [sum(r[k][0] for r in sel), sum(r[k][1] for r in sel)] for k in ("time_s", "gpu_j", "cpu_core_s")}
+            f = ["%+.1f %%" % err(agg[k]) if agg[k][0] else "-" for k in ("time_s", "gpu_j", "cpu_core_s")]
+            lines.append(f"| {kind} | {role} | {len(sel)} | {agg['time_s'][0]:.2f} / {agg['time_s'][1]:.2f} | {f[0]} | "
+                         f"{agg['gpu_j'][0]:.0f} / {agg['gpu_j'][1]:.0f} | {f[1]} | {agg['cpu_core_s'][0]:.1f} / {agg['cpu_core_s'][1]:.1f} | {f[2]} |")
+    return "\n".join(lines) + "\n"
+
+
+def write(path, text, check, stale):
+    if check:
+        old = open(path).read() if os.path.exists(path) else None
+        if old != text:
+            stale.append(path)
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bin", default=os.path.join(ROOT, "build", "dvfs-sim"))
+    p.add_argument("--check", action="store_true")
+    a = p.parse_args()
+    stale = []
+    cnn, llm = job("cnn-io"), job("llm-finetune")
+    node = fit_node(cnn)
+    st = rows(cnn, "staging")[0]
+    nfiles = cnn["job"]["args"]["images"] + cnn["job"]["args"]["val_images"]
+    per_file = job_cpu(cnn, st) / nfiles  # the copy is CPU-bound (one thread, many small files)
+    ck0 = rows(cnn, "checkpoint")[0]
+    ck_cpu = ck0["main_cpu_core_s"] / (cnn["job"]["epochs"][0]["checkpoint_bytes"] / 1e9)
+    write(NODE, json.dumps(node, indent=1) + "\n", a.check, stale)
+    if not a.check:
+        pass
+    cb, cw = replay_step(a.bin, os.path.join(REC, "cnn-io", "recording"))
+    lb, lw = replay_step(a.bin, os.path.join(REC, "llm-finetune", "recording"))
+    cnn_ph = resolve_validation(cnn_scenario(cnn, per_file), cb, cw)
+    llm_ph = resolve_validation(llm_scenario(llm, per_file, ck_cpu), lb, lw)
+    docs = {"cnn-io": scenario("cnn-io", "The I/O-heavy CNN job recorded on the H200 (traces/recordings/h200-lifecycle/cnn-io): "
+                                         "staging copy, 10 epochs of decode-bound training, validation and checkpoints", cnn_ph),
+            "llm-finetune": scenario("llm-finetune", "The GPU-bound GPT-like fine-tune recorded on the H200 "
+                                                     "(traces/recordings/h200-lifecycle/llm-finetune)", llm_ph)}
+    for n, d in docs.items():
+        write(os.path.join(SCEN, n + ".json"), json.dumps(d, indent=1) + "\n", a.check, stale)
+    if a.check and stale:
+        print("stale: " + ", ".join(stale))
+        sys.exit(1)
+    fit = {"cnn-io": {"staging copy shared -> local", "epoch 0", "validation 0", "checkpoint 0"},
+           "llm-finetune": {"training 0", "validation 0"}}
+    report = {"note": "measured = NVML energy counter (GPU J), /proc/stat less the samplers' rate at rest (CPU core-s), "
+                      "phase marks (time); sim = dvfs-sim lifecycle model outputs. CPU joules are not measured (no RAPL).",
+              "replayed_step": {"cnn-io": {"gpu_busy_s": cb, "gpu_busy_w": cw}, "llm-finetune": {"gpu_busy_s": lb, "gpu_busy_w": lw}},
+              "jobs": {}}
+    md = ["# Lifecycle validation (generated by models/lifecycle/fit_lifecycle.py)", "",
+          "Per phase, measured on the H200 vs dvfs-sim's lifecycle model (`dvfs-sim run scenarios/lifecycle/NAME.json`). "
+          "Recorder overhead (the Kineto window in the first training phase) is left out of the measured figures. "
+          "CPU energy is not measured on this machine (no RAPL): CPU is compared in busy core-seconds.", ""]
+    for n, an in (("cnn-io", cnn), ("llm-finetune", llm)):
+        out, res = compare(a.bin, os.path.join(SCEN, n + ".json"), an, fit[n])
+        report["jobs"][n] = {"phases": res, "simulated": {"totals": out["totals"], "by_kind": out["by_kind"], "policies": out["policies"]},
+                             "measured": {"by_kind": an["by_kind"], "total": an["total"], "sampler_core_per_s": an["sampler_core_per_s"],
+                                          "gpu_deep_idle_w": an["gpu_deep_idle_w"]}}
+        md.append(table(n, res))
+    write(os.path.join(REC, "validation.json"), json.dumps(report, indent=1, default=float) + "\n", a.check, stale)
+    write(os.path.join(REC, "validation.md"), "\n".join(md), a.check, stale)
+    if a.check and stale:
+        print("stale: " + ", ".join(stale))
+        sys.exit(1)
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+#include "sim/lifecycle/lifecycle_spec.hpp"
+
+#include "sim/core/errors.hpp"
+
+namespace dvfs {
+
+const StorageSpec& NodeSpec::store(const std::string& name, const std::string& f, const std::string& field) const {
+  for (const StorageSpec& s : storage)
+    if (s.name == name) return s;
+  std::string names;
+  for (const StorageSpec& s : storage) names += (names.empty() ? "" : ", ") + s.name;
+  throw InputError(f, field, "expected a storage of the node (" + names + "), got \"" + name + "\"");
+}
+
+namespace {
+
+CpuPstate parse_pstate(const JsonReader& r) {
+  r.only_keys({"ghz", "idle_w", "one_core_w", "all_cores_w"});
+  CpuPstate p{r.positive("ghz"), r.non_negative("idle_w"), r.non_negative("one_core_w"), r.non_negative("all_cores_w")};
+  if (p.one_core_w < p.idle_w || p.all_cores_w < p.one_core_w)
+    throw InputError(r.file(), r.field("all_cores_w"), "expected idle_w <= one_core_w <= all_cores_w");
+  return p;
+}
+
+StorageSpec parse_storage(const JsonReader& r) {
+  r.only_keys({"name", "read_bps", "write_bps", "sync_s", "file_open_s", "remote", "link_bps", "link_latency_s", "idle_w", "j_per_byte",
+               "link_j_per_byte", "note"});
+  StorageSpec s;
+  s.name = r.string("name");
+  s.read_bps = r.positive("read_bps");
+  s.write_bps = r.positive("write_bps");
+  s.sync_s = r.number_or("sync_s", 0);
+  s.file_open_s = r.has("file_open_s") ? r.non_negative("file_open_s") : 0;
+  s.remote = r.boolean_or("remote", false);
+  if (s.remote) {
+    s.link_bps = r.positive("link_bps");
+    s.link_latency_s = r.non_negative("link_latency_s");
+  }
+  s.idle_w = r.has("idle_w") ? r.non_negative("idle_w") : 0;
+  s.j_per_byte = r.has("j_per_byte") ? r.non_negative("j_per_byte") : 0;
+  s.link_j_per_byte = r.has("link_j_per_byte") ? r.non_negative("link_j_per_byte") : 0;
+  if (s.sync_s < 0) throw InputError(r.file(), r.field("sync_s"), "expected >= 0 s");
+  return s;
+}
+
+LifecyclePhase parse_phase(const JsonReader& r) {
+  r.only_keys({"name", "kind", "bytes", "files", "from", "to", "core_s_per_gb", "core_s_per_file", "streams", "steps",
+               "samples_per_step", "read_bytes_per_step", "read_from", "workers", "prefetch", "core_s_per_sample",
+               "main_core_busy", "host_step_s", "gpu_step_s", "gpu_step_w", "gpu_step_j", "trace", "seconds", "note"});
+  LifecyclePhase p;
+  p.name = r.string("name");
+  p.kind = r.string("kind");
+  if (p.kind == "staging" || p.kind == "checkpoint") {
+    p.bytes = r.non_negative("bytes");
+    p.files = r.has("files") ? r.non_negative("files") : 1;
+    if (p.kind == "staging") p.from = r.string("from");
+    p.to = r.string("to");
+    p.core_s_per_gb = r.has("core_s_per_gb") ? r.non_negative("core_s_per_gb") : 0;
+    p.core_s_per_file = r.has("core_s_per_file") ? r.non_negative("core_s_per_file") : 0;
+    p.streams = static_cast<int>(r.integer_in_or("streams", 1, 256, 1));
+  } else if (p.kind == "train" || p.kind == "validation") {
+    p.steps = static_cast<int>(r.integer_in("steps", 1, 100000000));
+    p.samples_per_step = r.has("samples_per_step") ? r.positive("samples_per_step") : 1;
+    p.read_bytes_per_step = r.has("read_bytes_per_step") ? r.non_negative("read_bytes_per_step") : 0;
+    p.read_from = r.string_or("read_from", "local");
+    p.workers = static_cast<int>(r.integer_in_or("workers", 0, 1024, 0));
+    p.prefetch = static_cast<int>(r.integer_in_or("prefetch", 1, 1024, 2));
+    p.core_s_per_sample = r.has("core_s_per_sample") ? r.non_negative("core_s_per_sample") : 0;
+    p.main_core_busy = r.has("main_core_busy") ? r.non_negative("main_core_busy") : 0;
+    if (p.main_core_busy > 1) throw InputError(r.file(), r.field("main_core_busy"), "expected a share of one core in [0, 1]");
+    p.host_step_s = r.has("host_step_s") ? r.non_negative("host_step_s") : 0;
+    p.trace = r.string_or("trace", "");
+    if (p.trace.empty()) {
+      p.step.gpu_busy_s = r.positive("gpu_step_s");
+      if (r.has("gpu_step_j")) p.step.gpu_busy_j = r.non_negative("gpu_step_j");
+      else p.step.gpu_busy_w = r.non_negative("gpu_step_w");
+    } else if (r.has("gpu_step_s")) {
+      throw InputError(r.file(), r.field("gpu_step_s"), "expected either `trace` (the steps replayed) or gpu_step_s, not both");
+    }
+  } else if (p.kind == "idle") {
+    p.seconds = r.non_negative("seconds");
+  } else {
+    throw InputError(r.file(), r.field("kind"), "expected staging, train, validation, checkpoint or idle, got \"" + p.kind + "\"");
+  }
+  return p;
+}
+
+LifecyclePolicy parse_policy(const JsonReader& r, int pstates) {
+  r.only_keys({"name", "gpu_sm_mhz_input_bound", "cpu_pstate", "staging", "dataset_on", "note"});
+  LifecyclePolicy p;
+  p.name = r.string("name");
+  p.gpu_sm_mhz_input_bound = r.has("gpu_sm_mhz_input_bound") ? r.positive("gpu_sm_mhz_input_bound") : 0;
+  p.cpu_pstate = static_cast<int>(r.integer_in_or("cpu_pstate", 0, pstates - 1, 0));
+  p.staging = r.string_or("staging", "");
+  p.dataset_on = r.string_or("dataset_on", "");
+  if (!p.staging.empty() && p.staging != "skip")
+    throw InputError(r.file(), r.field("staging"), "expected \"skip\" (loaders read the staging source) or leave it out");
+  return p;
+}
+
+}  // namespace
+
+NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
+  JsonReader r(doc, file, "");
+  r.only_keys({"name", "description", "cores", "cpu_pstates", "storage", "gpu_idle_w", "provenance"});
+  NodeSpec n;
+  n.file = file;
+  n.cores = static_cast<int>(r.integer_in("cores", 1, 4096));
+  JsonReader ps = r.child("cpu_pstates");
+  if (!ps.is_array() || ps.size() == 0) throw InputError(file, r.field("cpu_pstates"), "expected a non-empty array, fastest first");
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    n.pstates.push_back(parse_pstate(ps.at(i)));
+    if (i > 0 && n.pstates[i].ghz > n.pstates[i - 1].ghz)
+      throw InputError(file, ps.at(i).field("ghz"), "expected the power states fastest first");
+  }
+  JsonReader st = r.child("storage");
+  if (!st.is_array() || st.size() == 0) throw InputError(file, r.field("storage"), "expected a non-empty array");
+  for (std::size_t i = 0; i < st.size(); ++i) n.storage.push_back(parse_storage(st.at(i)));
+  n.gpu_idle_w = r.non_negative("gpu_idle_w");
+  n.provenance = r.raw("provenance");
+  return n;
+}
+
+LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const std::string& base_dir) {
+  JsonReader top(doc, file, "");
+  JsonReader r = top.child("lifecycle");
+  r.only_keys({"node", "gpu", "recorded_cpu_ghz", "phases", "policies", "note"});
+  LifecycleSpec s;
+  s.file = file;
+  const std::string node_path = join_path(base_dir, r.string("node"));
+  if (!file_exists(node_path)) throw InputError(file, r.field("node"), "no such node model file: " + node_path);
+  s.node = parse_node_spec(read_json_file(node_path), node_path);
+  s.gpu = r.string_or("gpu", "h200");
+  s.recorded_cpu_ghz = r.has("recorded_cpu_ghz") ? r.positive("recorded_cpu_ghz") : s.node.pstates.front().ghz;
+  JsonReader ph = r.child("phases");
+  if (!ph.is_array() || ph.size() == 0) throw InputError(file, r.field("phases"), "expected a non-empty array of phases");
+  for (std::size_t i = 0; i < ph.size(); ++i) {
+    LifecyclePhase p = parse_phase(ph.at(i));
+    const JsonReader pr = ph.at(i);
+    if (!p.from.empty()) s.node.store(p.from, file, pr.field("from"));
+    if (!p.to.empty()) s.node.store(p.to, file, pr.field("to"));
+    if (p.kind == "train" || p.kind == "validation") s.node.store(p.read_from, file, pr.field("read_from"));
+    if (!p.trace.empty()) p.trace = join_path(base_dir, p.trace);
+    s.phases.push_back(p);
+  }
+  if (r.has("policies")) {
+    JsonReader po = r.child("policies");
+    if (!po.is_array()) throw InputError(file, r.field("policies"), "expected an array");
+    for (std::size_t i = 0; i < po.size(); ++i) {
+      s.policies.push_back(parse_policy(po.at(i), static_cast<int>(s.node.pstates.size())));
+      if (!s.policies.back().dataset_on.empty()) s.node.store(s.policies.back().dataset_on, file, po.at(i).field("dataset_on"));
+    }
+  }
+  return s;
+}
+
+}  // namespace dvfs

@@ -1,0 +1,99 @@
+#pragma once
+// A training job as a sequence of phases (issue 20): staging copies, data-loader work, training steps,
+// validation, checkpoints, idle. The description a lifecycle scenario holds ({"lifecycle": ...}, docs/lifecycle.md)
+// and the node it runs on (a model file: CPU power states, storage, links, GPU idle power; with provenance).
+// SimGrid-free: lifecycle_sim.cpp runs it.
+#include "sim/core/json_util.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dvfs {
+
+// One CPU power state: its clock and the host's power at no load, one core busy and all cores busy
+// (SimGrid's host energy plugin: "idle:one_core:all_cores").
+struct CpuPstate {
+  double ghz = 0;
+  double idle_w = 0, one_core_w = 0, all_cores_w = 0;
+};
+
+struct StorageSpec {
+  std::string name;           // e.g. "local", "shared"
+  double read_bps = 0, write_bps = 0;
+  double sync_s = 0;          // fixed cost of one fsync / flush
+  double file_open_s = 0;     // latency of opening one file (metadata round trip), paid by each reader in turn
+  bool remote = false;        // reached over its link (a file server), else a disk of the node
+  double link_bps = 0, link_latency_s = 0;
+  double idle_w = 0;          // storage power attributed to the job while it runs (0 = not modelled)
+  double j_per_byte = 0;      // energy per byte read or written on the device
+  double link_j_per_byte = 0; // network energy per byte moved over the link (0 = not modelled)
+};
+
+struct NodeSpec {
+  std::string file;
+  int cores = 1;
+  std::vector<CpuPstate> pstates;  // fastest first (SimGrid's pstate 0)
+  std::vector<StorageSpec> storage;
+  double gpu_idle_w = 0;           // GPU power idle for a whole phase (measured; between steps the GPU model's idle power at its clock)
+  Json provenance;
+  const StorageSpec& store(const std::string& name, const std::string& file, const std::string& field) const;
+};
+
+// Per-step GPU cost of a training or validation phase: from a trace replay (`trace`) or given (`gpu_step_s`).
+struct StepCost {
+  double gpu_busy_s = 0;   // GPU time of one step
+  double gpu_busy_j = 0;   // GPU energy of that busy time (0 = gpu_busy_w x busy time)
+  double gpu_busy_w = 0;
+};
+
+struct LifecyclePhase {
+  std::string name;
+  std::string kind;          // staging | train | validation | checkpoint | idle
+  // staging and checkpoint
+  double bytes = 0;
+  double files = 0;          // files moved (staging); a loader opens samples_per_step files per step
+  std::string from, to;      // storage names
+  double core_s_per_gb = 0;  // CPU time per GB moved (copy, serialisation), at the recorded CPU clock
+  double core_s_per_file = 0;
+  int streams = 1;
+  // train and validation
+  int steps = 0;
+  double samples_per_step = 0;
+  double read_bytes_per_step = 0;
+  std::string read_from;     // storage the loader reads
+  int workers = 0;           // data-loader worker processes (0 = loading in the main process)
+  int prefetch = 2;          // batches in flight per worker
+  double core_s_per_sample = 0;  // decode + augment, at the recorded CPU clock
+  double main_core_busy = 0;  // share of one core the training process keeps busy while the phase runs (its threads,
+                              // pinning, waiting in CUDA calls): CPU energy, no time
+  double host_step_s = 0;    // shortest wall time of a step with its batch ready (launches, Python), at the recorded CPU clock
+  StepCost step;
+  std::string trace;         // a recording whose replay gives `step` (resolved by the runner)
+  bool shared_read_when_unstaged = true;
+  // idle
+  double seconds = 0;
+};
+
+// What a policy changes across the phases (scenario "policies": [...]).
+struct LifecyclePolicy {
+  std::string name;
+  double gpu_sm_mhz_input_bound = 0;  // GPU SM clock in training/validation phases whose GPU waits for its input (0 = native):
+                                      // batches made it wait > 10 % of the phase, or it was busy < 50 % of it
+  int cpu_pstate = 0;                 // CPU power state of the whole job
+  std::string staging;                // "" = as described; "skip": no staging copy, loaders read `from` of the staging phase
+  std::string dataset_on;             // "" = as described; else the storage the staging phases copy from
+};
+
+struct LifecycleSpec {
+  std::string file;
+  NodeSpec node;
+  std::string gpu;      // GPU model for clocks and idle power at a clock (models/gpus)
+  double recorded_cpu_ghz = 0;  // the CPU clock the per-core costs were measured at (0 = pstate 0's)
+  std::vector<LifecyclePhase> phases;
+  std::vector<LifecyclePolicy> policies;
+};
+
+NodeSpec parse_node_spec(const Json& doc, const std::string& file);
+LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const std::string& base_dir);
+
+}  // namespace dvfs

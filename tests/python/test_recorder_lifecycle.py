@@ -1,0 +1,113 @@
+"""Issue 20's recorder parts on a machine without a GPU: host counters (host.csv / host.json from /proc and sysfs,
+read-only), phase markers (lifecycle.json: the context manager and the automatic DataLoader-wait, validation and
+checkpoint marks, with Debian's PyTorch on the CPU) and the per-phase analysis of a recording."""
+import csv
+import json
+import os
+
+import pytest
+
+from dvfs_sim import lifecycle_analysis as la
+from dvfs_sim.record import Recorder, host
+from dvfs_sim.record.lifecycle import PhaseLog
+
+from recorder_doubles import FakeBackend
+from test_recorder import fake_nvml  # noqa: F401 (the fixture)
+
+torch = pytest.importorskip("torch")
+
+
+def test_proc_parsers_read_cumulative_counters():
+    stat = "cpu  100 5 20 300 7 1 2 3 0 0\ncpu0 1 2 3 4 5 6 7 8\n"
+    assert host.cpu_ticks(stat) == [105, 23, 300, 7, 3]
+    disk = ("   8       0 sda 10 0 800 0 20 0 1600 0 0 0 0\n   8       1 sda1 5 0 400 0 10 0 800 0 0 0 0\n"
+            "   7       0 loop0 99 0 9900 0 0 0 0 0 0 0 0\n")
+    assert host.disk_bytes(disk, {"sda"}) == (800 * 512, 1600 * 512)  # partitions and loop devices left out
+    net = ("Inter-|   Receive\n face |bytes packets\n    lo: 500 1 0 0 0 0 0 0 500 1 0 0 0 0 0 0\n"
+           "  eth0: 1000 2 0 0 0 0 0 0 2000 3 0 0 0 0 0 0\n")
+    assert host.net_bytes(net) == (1000, 2000)  # loopback left out
+
+
+def test_rapl_zones_are_found_read_only_and_unreadable_ones_reported(tmp_path):
+    z = tmp_path / "intel-rapl:0"
+    (z / "intel-rapl:0:0").mkdir(parents=True)
+    (z / "name").write_text("package-0\n")
+    (z / "energy_uj").write_text("123456\n")
+    (z / "max_energy_range_uj").write_text("262143328850\n")
+    sub = tmp_path / "intel-rapl:0:0"
+    sub.mkdir()
+    (sub / "name").write_text("dram\n")
+    (sub / "energy_uj").mkdir()  # a zone whose counter cannot be read as a file
+    found, unreadable = host.rapl_domains(str(tmp_path))
+    assert found == [("rapl_package_0", str(z / "energy_uj"), 262143328850)]
+    assert len(unreadable) == 1 and "intel-rapl:0:0/energy_uj" in unreadable[0]
+    probe = host.HostProbe(os.getpid(), powercap=str(tmp_path))
+    assert probe.columns()[-1] == "rapl_package_0_uj" and probe.sample()[-1] == 123456
+    assert "CPU energy not measured" not in (probe.describe()["rapl_note"] or "")
+    assert "not measured" in host.HostProbe(os.getpid(), powercap=str(tmp_path / "none")).describe()["rapl_note"]
+
+
+def test_phase_log_nests_and_marks_dataloader_waits_validation_and_checkpoints(tmp_path):
+    log = PhaseLog()
+    remove = log.install_auto(torch)
+    model = torch.nn.Linear(4, 2)
+    data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(12, 4)), batch_size=4)
+    try:
+        with log.phase("epoch 0", "train"):
+            for (x,) in data:
+                model(x).sum().backward()
+        model.eval()
+        with torch.no_grad():
+            for (x,) in data:
+                model(x)
+        model.train()
+        torch.save(model.state_dict(), tmp_path / "ckpt.pt")
+    finally:
+        remove()
+    doc = log.to_json()
+    kinds = [p["kind"] for p in doc["phases"]]
+    assert doc["counts"] == {"data_wait": 8, "train": 1, "validation": 1, "checkpoint": 1}  # 3 batches + the end, twice
+    train = next(p for p in doc["phases"] if p["kind"] == "train")
+    waits = [p for p in doc["phases"] if p["kind"] == "data_wait"]
+    assert all(p["depth"] == 1 for p in waits[:4]) and train["depth"] == 0
+    assert all(p["t0_ns"] <= p["t1_ns"] for p in doc["phases"]) and "checkpoint" in kinds
+    assert torch.save is not None and torch.nn.Module.train.__name__ == "train"  # hooks removed
+    with pytest.raises(ValueError, match="phase kind"):
+        log.begin("x", "download")
+
+
+def test_exclusive_segments_give_each_instant_to_the_innermost_phase():
+    ph = [{"name": "epoch", "kind": "train", "t0_ns": 0, "t1_ns": 100, "depth": 0},
+          {"name": "data_wait", "kind": "data_wait", "t0_ns": 10, "t1_ns": 30, "depth": 1},
+          {"name": "validation", "kind": "validation", "t0_ns": 100, "t1_ns": 150, "depth": 0},
+          {"name": "data_wait", "kind": "data_wait", "t0_ns": 110, "t1_ns": 120, "depth": 1}]
+    segs = la.exclusive_segments(ph, (0, 160))
+    by = {}
+    for a, b, k, _ in segs:
+        by[k] = by.get(k, 0) + b - a
+    assert by == {"train": 80, "data_wait": 20, "validation": 50, "other": 10}  # a wait inside validation is validation
+
+
+def test_a_recording_with_host_counters_and_phases_is_analysed_per_phase(fake_nvml, tmp_path):  # noqa: F811
+    import time
+    out = tmp_path / "rec"
+    with Recorder(out, warmup=1, profiled=2, sample_ms=2, idle_s=0.15, nvml_module="fake_pynvml", backend=FakeBackend(),
+                  quiet=True, host_sample_ms=10) as rec:
+        with rec.phase("copy", "staging"):
+            (tmp_path / "blob").write_bytes(os.urandom(1 << 20))
+        with rec.phase("epoch", "train"):
+            for _ in range(4):
+                time.sleep(0.05)
+                rec.step()
+    assert {"host.csv", "host.json", "lifecycle.json"} <= set(os.listdir(out))
+    with open(out / "host.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) > 10 and int(rows[-1]["cpu_idle_ticks"]) >= int(rows[0]["cpu_idle_ticks"])
+    meta = json.loads((out / "host.json").read_text())
+    assert meta["pid"] == os.getpid() and meta["samples"] == len(rows)
+    a = la.analyse(str(out))
+    names = [r["name"] for r in a["top"]]
+    assert names[:3] == ["idle:start", "copy", "epoch"]
+    epoch = a["top"][2]
+    assert epoch["time_s"] == pytest.approx(0.2, abs=0.1) and epoch["gpu_j"] > 0  # the fake card draws 500 W
+    assert sum(v["time_s"] for v in a["by_kind"].values()) == pytest.approx(a["total"]["time_s"])

@@ -1,0 +1,96 @@
+// The lifecycle scenario kind (issue 20): a job's phases on SimGrid with CPU power states, disks and links.
+#include "sim/core/errors.hpp"
+#include "sim/lifecycle/lifecycle_run.hpp"
+#include "sim/lifecycle/lifecycle_sim.hpp"
+#include "sim/simulation/run_scenario.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace dvfs;
+
+namespace {
+
+const std::string kDir = std::string(DVFS_TEST_FIXTURES) + "/lifecycle";
+
+Json train(double core_s_per_sample, int workers) {
+  return {{"name", "epoch"}, {"kind", "train"}, {"steps", 40}, {"samples_per_step", 64}, {"read_bytes_per_step", 1e6},
+          {"workers", workers}, {"core_s_per_sample", core_s_per_sample}, {"gpu_step_s", 0.05}, {"gpu_step_w", 500}};
+}
+
+Json job(Json phases, Json policies = Json::array()) {
+  return {{"name", "t"}, {"lifecycle", {{"node", "node.json"}, {"gpu", "h200"}, {"phases", phases}, {"policies", policies}}}};
+}
+
+const Json& phase(const Json& s, std::size_t i) { return s.at("phases").at(i); }
+
+}  // namespace
+
+TEST_CASE("a GPU-bound training phase takes its steps' GPU time and draws the given GPU power while busy", "[lifecycle]") {
+  const Json s = run_lifecycle(job(Json::array({train(1e-5, 4)})), "t.json", kDir);
+  const Json& p = phase(s, 0);
+  CHECK(p["gpu_busy_s"].get<double>() == Approx(40 * 0.05));
+  CHECK(p["time_s"].get<double>() == Approx(2.0).epsilon(0.02));  // the first batch's load is the only wait
+  CHECK(p["data_wait_s"].get<double>() < 0.02);
+  const double idle_s = p["time_s"].get<double>() - p["gpu_busy_s"].get<double>();
+  CHECK(p["gpu_j"].get<double>() == Approx(40 * 0.05 * 500 + idle_s * 120));
+}
+
+TEST_CASE("an input-bound phase waits for decoding: fewer workers, longer phase and more CPU share of energy", "[lifecycle]") {
+  // 64 samples x 10 ms = 0.64 core-s per batch, 0.05 s of GPU: decoding sets the pace.
+  const Json four = phase(run_lifecycle(job(Json::array({train(0.01, 4)})), "t.json", kDir), 0);
+  const Json eight = phase(run_lifecycle(job(Json::array({train(0.01, 8)})), "t.json", kDir), 0);
+  // Every worker decodes its share of batches back to back; the last round's batches then wait for the GPU.
+  CHECK(four["time_s"].get<double>() == Approx(10 * 0.64 + 4 * 0.05).epsilon(0.01));
+  CHECK(eight["time_s"].get<double>() == Approx(5 * 0.64 + 8 * 0.05).epsilon(0.01));
+  CHECK(four["data_wait_s"].get<double>() > 0.5 * four["time_s"].get<double>());
+  CHECK(four["cpu_core_s"].get<double>() == Approx(eight["cpu_core_s"].get<double>()));  // the same work
+}
+
+TEST_CASE("CPU energy comes from SimGrid's host energy plugin: idle power for an idle phase", "[lifecycle]") {
+  const Json s = run_lifecycle(job(Json::array({{{"name", "wait"}, {"kind", "idle"}, {"seconds", 10}}})), "t.json", kDir);
+  CHECK(phase(s, 0)["cpu_j"].get<double>() == Approx(10 * 60));  // node.json: pstate 0 idle 60 W
+  CHECK(phase(s, 0)["gpu_j"].get<double>() == Approx(10 * 120));
+  CHECK(phase(s, 0)["storage_j"].get<double>() == Approx(10 * 5));  // the local disk's idle 5 W
+  CHECK(s["totals"]["share_of_phase_cpu_j"].get<double>() == Approx(600.0 / 1850.0));
+}
+
+TEST_CASE("a copy from shared storage is bounded by its link and costs network energy per byte", "[lifecycle]") {
+  const Json stage = {{"name", "stage"}, {"kind", "staging"}, {"bytes", 5e9}, {"from", "shared"}, {"to", "local"}};
+  const Json s = run_lifecycle(job(Json::array({stage})), "t.json", kDir);
+  // link 1.25 GB/s < shared read 2 GB/s < local write 2 GB/s
+  CHECK(phase(s, 0)["time_s"].get<double>() == Approx(5e9 / 1.25e9 + 0.01).epsilon(0.01));
+  CHECK(phase(s, 0)["network_j"].get<double>() == Approx(5e9 * 2e-9));
+}
+
+TEST_CASE("policies across phases: a lower CPU clock slows decoding; skipping staging reads from shared storage", "[lifecycle]") {
+  const Json stage = {{"name", "stage"}, {"kind", "staging"}, {"bytes", 2e9}, {"from", "shared"}, {"to", "local"}};
+  Json pols = Json::array({{{"name", "cpu 2 GHz"}, {"cpu_pstate", 1}}, {{"name", "no staging"}, {"staging", "skip"}},
+                           {{"name", "gpu 900 MHz when input-bound"}, {"gpu_sm_mhz_input_bound", 900}}});
+  const Json s = run_lifecycle(job(Json::array({stage, train(0.01, 4)}), pols), "t.json", kDir);
+  const Json& slow = s["policies"][0];
+  CHECK(slow["saved"]["time_s"].get<double>() < 0);  // decode at 2 GHz instead of 3
+  CHECK(slow["by_kind"]["train"]["time_s"].get<double>() == Approx(1.5 * phase(s, 1)["time_s"].get<double>()).epsilon(0.05));
+  const Json& skip = s["policies"][1];
+  CHECK_FALSE(skip["by_kind"].contains("staging"));
+  CHECK(skip["saved"]["time_s"].get<double>() > 1.0);
+  const Json& gpu = s["policies"][2];  // the phase waits for data: a lower clock saves GPU energy, costs no time
+  CHECK(gpu["saved"]["gpu_j"].get<double>() > 0);
+  CHECK(std::abs(gpu["saved"]["time_s"].get<double>()) < 0.05 * phase(s, 1)["time_s"].get<double>());
+}
+
+TEST_CASE("a lifecycle scenario is a scenario kind: dvfs-sim run's entry point runs it", "[lifecycle]") {
+  Json doc = job(Json::array({train(1e-5, 2)}));
+  CHECK(scenario_kind(doc) == ScenarioKind::lifecycle);
+  const ScenarioRun run = run_scenario(doc, "t.json", kDir);
+  CHECK(run.summary["kind"] == "lifecycle");
+  CHECK(run.report().find("train") != std::string::npos);
+}
+
+TEST_CASE("bad lifecycle input names the file and field", "[lifecycle]") {
+  Json bad = job(Json::array({train(0.01, 4)}));
+  bad["lifecycle"]["phases"][0]["kind"] = "download";
+  CHECK_THROWS_WITH(run_lifecycle(bad, "t.json", kDir), Catch::Contains("t.json: lifecycle.phases[0].kind: expected staging"));
+  Json store = job(Json::array({train(0.01, 4)}));
+  store["lifecycle"]["phases"][0]["read_from"] = "tape";
+  CHECK_THROWS_WITH(run_lifecycle(store, "t.json", kDir), Catch::Contains("lifecycle.phases[0].read_from: expected a storage of the node"));
+}

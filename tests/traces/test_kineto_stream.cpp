@@ -1,0 +1,227 @@
+// The Kineto importer's streaming reader (traces/src/kineto_stream.*) against its checked reader: the same
+// workload byte for byte wherever the streaming reader reads a trace, the checked reader's error message wherever
+// the input is bad, and the checked reader's limits (depth, number range) kept.
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/core/json_util.hpp"
+#include "traces/src/kineto_importer.hpp"
+#include "traces/src/kineto_stream.hpp"
+#include "traces/src/workload_cache.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace dvfs;
+
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(DVFS_TEST_FIXTURES) + "/" + name; }
+
+const Classifier& classifier() {
+  static Classifier c = Classifier::load_default();
+  return c;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// What an import gives: "ok:" and the workload and report as the cache encodes them (every field), "error:" and
+// the one-line message, or "declined" (the streaming reader only).
+std::string outcome(const std::string& text, KinetoReader reader) {
+  try {
+    CachedImport c;
+    c.workload = import_kineto_text(text, "t.json", classifier(), &c.report, reader);
+    return "ok:" + encode_cached_import("key", c);
+  } catch (const InputError& e) {
+    return std::string("error:") + e.what();
+  } catch (const StreamingDeclined&) {
+    return "declined";
+  }
+}
+
+std::string file_outcome(const std::string& path, KinetoReader reader) {
+  try {
+    CachedImport c;
+    c.workload = import_kineto(path, classifier(), &c.report, reader);
+    return "ok:" + encode_cached_import("key", c);
+  } catch (const InputError& e) {
+    return std::string("error:") + e.what();
+  } catch (const StreamingDeclined&) {
+    return "declined";
+  }
+}
+
+// Wherever the streaming reader reads the text, the checked reader reads the same; the importer as users call it
+// gives the checked reader's outcome. Returns whether the streaming reader read it.
+bool same_as_checked(const std::string& text) {
+  const std::string checked = outcome(text, KinetoReader::checked);
+  const std::string streaming = outcome(text, KinetoReader::streaming);
+  INFO("input: " << text.substr(0, 300));
+  if (streaming != "declined") {
+    CHECK(streaming.substr(0, 3) == "ok:");
+    CHECK(streaming == checked);
+  }
+  CHECK(outcome(text, KinetoReader::automatic) == checked);
+  return streaming != "declined";
+}
+
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("streaming reader: the checked reader's workload, byte for byte, on every fixture", "[traces][stream]") {
+  for (const char* name : {"kineto_current.json", "kineto_current.json.gz", "kineto_2021.json", "overlapping_streams.json",
+                           "pytorch/ddp_rank0_wait.json", "pytorch/ddp_rank1_wait.json", "pytorch/kineto_2021_operator_steps.json",
+                           "pytorch/profiler_steps_launched_late.json", "pytorch/profiler_steps_overlap.json", "pytorch/rocm_mi300x.json"}) {
+    INFO(name);
+    CachedImport a, b;
+    a.workload = import_kineto(fixture(name), classifier(), &a.report, KinetoReader::checked);
+    b.workload = import_kineto(fixture(name), classifier(), &b.report, KinetoReader::streaming);
+    CHECK(encode_cached_import("k", a) == encode_cached_import("k", b));
+  }
+}
+
+TEST_CASE("streaming reader: the default scenario's trace imports as the checked reader imports it", "[traces][stream]") {
+  const std::string trace = data_dir() + "/traces/recordings/h200-gpt3xl/trace.json.gz";
+  CachedImport a, b;
+  a.workload = import_kineto(trace, classifier(), &a.report, KinetoReader::checked);
+  b.workload = import_kineto(trace, classifier(), &b.report, KinetoReader::streaming);
+  CHECK(encode_cached_import("k", a) == encode_cached_import("k", b));
+}
+
+// Every shipped recording (about a minute: `build/dvfs_tests "[.all-traces]"`, run for issue 18's report).
+TEST_CASE("streaming reader: every shipped recording imports as the checked reader imports it", "[.all-traces]") {
+  std::size_t n = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(data_dir() + "/traces/recordings")) {
+    const std::string p = e.path().string();
+    if (e.path().filename() != "trace.json.gz" && e.path().filename() != "trace.json") continue;
+    INFO(p);
+    const std::string checked = file_outcome(p, KinetoReader::checked);
+    const std::string streaming = file_outcome(p, KinetoReader::streaming);
+    // A recording without device activity (an idle one) is an error for both: the streaming reader declines.
+    CHECK(streaming == (checked.substr(0, 3) == "ok:" ? checked : std::string("declined")));
+    n += checked.substr(0, 3) == "ok:";
+  }
+  CHECK(n > 100);  // read alike
+}
+
+TEST_CASE("streaming reader: bad or unusual JSON gets the checked reader's outcome", "[traces][stream]") {
+  const std::string good = read_text(fixture("kineto_current.json"));
+  const std::string ev = "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1.5, \"dur\": 2, \"args\": {ARGS}}";
+  auto trace = [&](const std::string& args, const std::string& tail = "") {
+    return "{\"traceEvents\": [" + with(ev, "ARGS", args) + "]" + tail + "}";
+  };
+  CHECK(same_as_checked(good));
+  CHECK(same_as_checked(trace("")));
+  CHECK(same_as_checked("[" + with(ev, "ARGS", "") + "]"));  // a bare array of events
+  // The checked reader's limits, where the streaming reader skips the value.
+  CHECK_FALSE(same_as_checked(trace("\"x\": 1e400")));
+  CHECK_FALSE(same_as_checked(trace("", ", \"x\": -1e400")));
+  CHECK_FALSE(same_as_checked(trace("\"x\": " + std::string(70, '[') + std::string(70, ']'))));
+  CHECK_FALSE(same_as_checked(trace("", ", \"x\": " + std::string(70, '{') + std::string(70, '}'))));
+  CHECK_FALSE(same_as_checked(trace("\"x\": 18446744073709551616")));  // past 64 bits: a double in the checked reader
+  // Strings simdjson and nlohmann must both refuse.
+  for (const char* bad : {"\"a\x01z\"", "\"\\ud800\"", "\"\\udc00\"", "\"\\x\"", "\"\xff\"", "\"\xed\xa0\x80\"", "tru", "nul", "01", "1.", "-"})
+    CHECK_FALSE(same_as_checked(trace(std::string("\"x\": ") + bad)));
+  // Structure around and between the events.
+  for (const std::string& t : {trace("", ", ") + "", trace("") + " x", trace("") + "}", "\xef\xbb\xbf" + trace(""),
+                               with(trace(""), "]", ",]"), with(trace(""), "[", "[,"), with(trace(""), "}]", "} {}]"),
+                               std::string("{\"traceEvents\": []}"), std::string("{}"), std::string("[]"), std::string(""),
+                               std::string("{\"traceEvents\": {}}"), "{\"trace\\u0045vents\": [" + with(ev, "ARGS", "") + "]}",
+                               trace("", ", \"traceEvents\": []"), std::string("5"), trace("\"grid\": [1, 2]]")})
+    same_as_checked(t);
+  // Values the streaming reader hands to the checked reader's code, or reads itself.
+  for (const char* args : {"\"stream\": \"stream 7\"", "\"stream\": 1e25", "\"stream\": 3.7", "\"stream\": -0", "\"device\": null",
+                                  "\"grid\": [1.5, 2, 3]", "\"grid\": [4294967296]", "\"grid\": [\"a\", 2.0, 3, 4]", "\"correlation\": 18446744073709551615",
+                                  "\"Collective name\": \"allreduce\", \"dtype\": \"Float\", \"In msg nelems\": 10, \"Group size\": 2",
+                                  "\"Collective name\": \"frobnicate\"", "\"sm clock (MHz)\": 1980", "\"work\": 5", "\"blocks per SM\": \"x\"",
+                                  "\"stream\": 1, \"stream\": 2", "\"bytes\": -1", "\"shared memory\": 4294967296"})
+    same_as_checked(trace(args));
+  for (const std::string& t : {with(trace(""), "\"ts\": 1.5", "\"ts\": 1e18"), with(trace(""), "\"dur\": 2", "\"dur\": -2"),
+                               with(trace(""), "\"dur\": 2", "\"dur\": 1e12"), with(trace(""), "\"ph\": \"X\"", "\"ph\": 5"),
+                               with(trace(""), "\"ph\": \"X\"", "\"ph\": \"B\""), with(trace(""), "\"name\": \"k\"", "\"name\": 3"),
+                               with(trace(""), "\"cat\": \"kernel\"", "\"cat\": \"Kernel\""), with(trace(""), "\"ts\": 1.5", "\"ts\": 1.5, \"ts\": 9"),
+                               with(trace(""), "\"args\": {}", "\"args\": []"), with(trace(""), "\"tid\": 7", "\"tid\": \"stream 7\"")})
+    same_as_checked(t);
+}
+
+TEST_CASE("streaming reader: every truncation and many one-byte edits of a trace get the checked reader's outcome", "[traces][stream]") {
+  const std::string good = read_text(fixture("pytorch/ddp_rank0_wait.json"));
+  std::size_t read = 0, variants = 0;
+  for (std::size_t at = 0; at < good.size(); at += 7) {
+    read += same_as_checked(good.substr(0, at));
+    ++variants;
+  }
+  for (std::size_t at = 0; at < good.size(); at += 11)
+    for (char c : {'"', '\\', '{', '}', '[', ']', ',', ':', '1', 'e', '-', ' ', '\x01'}) {
+      std::string t = good;
+      t[at] = c;
+      read += same_as_checked(t);
+      ++variants;
+    }
+  INFO(read << " of " << variants << " read by the streaming reader");
+  CHECK(read > variants / 20);  // the edits inside names and numbers leave valid traces
+}
+
+TEST_CASE("split_trace_events: events and skeleton whatever the read and batch sizes", "[traces][stream]") {
+  const std::string text = read_text(fixture("pytorch/ddp_rank0_wait.json"));
+  const Json doc = parse_json_text(text, "t.json");
+  Json rest = doc;
+  rest["traceEvents"] = Json::array();
+  for (std::size_t read_bytes : {1, 3, 17, 4096})
+    for (std::size_t batch : {1, 200, 1 << 20}) {
+      INFO("read " << read_bytes << " batch " << batch);
+      ByteSource src = ByteSource::of_text(text);
+      Json events = Json::array();
+      std::size_t next = 0;
+      const std::string skeleton = split_trace_events(
+          src,
+          [&](std::string_view t, std::size_t first, std::size_t count) {
+            CHECK(first == next);
+            const Json part = parse_json_text("[" + std::string(t) + "]", "batch");
+            CHECK(part.size() == count);
+            for (const Json& e : part) events.push_back(e);
+            next += count;
+          },
+          batch, read_bytes);
+      CHECK(events == doc["traceEvents"]);
+      CHECK(parse_json_text(skeleton, "skeleton") == rest);
+    }
+}
+
+TEST_CASE("ByteSource: gzip members one after another, truncated and corrupt gzip", "[traces][stream]") {
+  const std::string plain = read_text(fixture("kineto_current.json"));
+  const std::string gz = read_text(fixture("kineto_current.json.gz"));
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
+    return dir + "/" + name;
+  };
+  auto all = [](ByteSource s) {
+    std::string out;
+    while (s.read(out, 5) > 0) {
+    }
+    return out;
+  };
+  CHECK(all(ByteSource::open(fixture("kineto_current.json.gz"))) == plain);
+  CHECK(all(ByteSource::open(fixture("kineto_current.json"))) == plain);
+  CHECK(all(ByteSource::open(write("dvfs_two_members.json.gz", gz + gz))) == plain + plain);
+  CHECK_THROWS(all(ByteSource::open(write("dvfs_truncated.json.gz", gz.substr(0, gz.size() / 2)))));
+  std::string corrupt = gz;
+  corrupt[corrupt.size() / 2] ^= 0x55;
+  CHECK_THROWS(all(ByteSource::open(write("dvfs_corrupt.json.gz", corrupt))));
+  CHECK_THROWS(ByteSource::open(dir + "/dvfs_no_such_file.json"));
+}

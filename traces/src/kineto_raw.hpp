@@ -1,0 +1,101 @@
+#pragma once
+// What the Kineto importer collects from a trace before it builds the workload (traces/src/kineto_importer.cpp),
+// shared by its two readers: the checked reader (the whole document through sim/core/json_util.hpp) and the
+// streaming reader (traces/src/kineto_stream.cpp: simdjson On-Demand, event by event). Internal to the importer.
+#include "sim/core/json_util.hpp"
+#include "sim/core/workload.hpp"
+#include "traces/src/kernel_activity.hpp"
+#include "traces/src/kernel_classifier.hpp"
+#include "traces/src/kineto_importer.hpp"
+#include "traces/src/simulated_args.hpp"
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace dvfs::kineto {
+
+// What an NCCL kernel's args say about its collective (PyTorch's record_param_comms fields).
+struct RawCollective {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  double bytes = 0;
+  std::string group_name;
+  std::vector<int> group_ranks;  // empty when the trace truncated the list ("[0, 1, ..., 63]")
+  int group_size = 0;
+  int peer = -1;
+};
+
+// A communication kernel (or record_param_comms range) that names no modelled collective.
+constexpr int kNotModelled = -2;
+
+struct RawActivity {
+  double ts_us, dur_us;
+  long device;
+  long stream;
+  long correlation;
+  std::string name;
+  ActivityKind kind;
+  LaunchShape shape;
+  double blocks_per_sm;  // < 0 when unknown
+  int collective = -1;   // index into the raw collectives; kNotModelled for a comm record we keep as a kernel
+  long external_id = -1;  // the launching operator (cpu_op) of the same External id
+  SimulatedArgs simulated;  // a dvfs-sim export's clocks and work (traces/src/simulated_args.hpp)
+};
+
+struct Range {
+  double t0_us, t1_us;
+  long device;  // -1 for CPU ranges
+  std::string name;
+};
+
+// Host-side record_param_comms ranges (PyTorch's c10d): their args describe the NCCL kernel launched
+// inside them, for traces whose kernels do not carry the args themselves.
+struct HostComm {
+  double t0_us, t1_us;
+  int collective;
+};
+
+// Trace-wide facts outside the events: the time base, the devices, the rank of a distributed job.
+struct TraceHeader {
+  double base_ns = 0;
+  int sm_count = 0;
+  std::map<long, std::string> device_names;
+  int global_rank = -1;  // PyTorch's distributedInfo; -1 when absent
+  int world_size = -1;
+  std::string backend;
+  bool amd = false;  // a device property only ROCm writes, a warp of 64 or an AMD device name
+};
+
+// What one pass over the events collects.
+struct RawTrace {
+  std::vector<RawCollective> collectives;
+  std::vector<HostComm> host_comms;
+  std::vector<RawActivity> acts;
+  std::vector<Range> gpu_ranges, cpu_ranges;
+  std::unordered_map<long, double> launch_ts;  // correlation id -> host launch time (µs)
+  OperatorIndex operators;
+  bool old_schema = false;
+  int global_rank = -1;
+  bool rank_from_events = false;  // a comm record's "Rank" was read (while global_rank < 0)
+  bool hip_runtime = false;                         // launches through hipLaunchKernel & co. (ROCm)
+  std::vector<Range> operator_steps;                // ProfilerStep#N as cat "Operator"/"cpu_op" (2021 schema)
+  std::map<std::string, std::size_t> not_modelled;  // comm records kept at their recorded duration, by name
+};
+
+std::string lower(std::string s);
+// The device activity kind of category `cat` (false: a host event); `old_schema`: the 2021 spelling.
+bool kind_of(std::string_view cat, ActivityKind& kind, bool& old_schema);
+// The trace-wide facts of the document's top level (events are not read).
+TraceHeader read_header(const Json& doc, const std::string& file);
+// One element traceEvents[i] of the document (anything that is not a complete event with a category is skipped).
+void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_t i);
+// After the last event: fails when there is no device activity; adds the 2021 schema's operator steps.
+void finish_events(RawTrace& t, const std::string& file);
+// The workload of the events read (`raw` is sorted and consumed).
+Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifier& classifier, const std::string& file,
+                        ImportReport* report);
+
+}  // namespace dvfs::kineto

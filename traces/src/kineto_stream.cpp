@@ -1,0 +1,681 @@
+#include "traces/src/kineto_stream.hpp"
+
+#include "sim/core/json_util.hpp"
+#include "sim/core/limits.hpp"
+#include "traces/src/kineto_raw.hpp"
+
+#include <simdjson.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+namespace dvfs {
+
+// ---------------------------------------------------------------------------------------------------------------
+// ByteSource
+
+struct ByteSource::Impl {
+  std::FILE* file = nullptr;
+  const std::string* text = nullptr;
+  std::size_t text_pos = 0;
+  bool gzip = false, member_ended = false, done = false;
+  z_stream zs{};
+  std::vector<unsigned char> in;
+  std::string plain_head;  // the first bytes of a plain file, read to look for gzip's magic
+
+  ~Impl() {
+    if (gzip) inflateEnd(&zs);
+    if (file) std::fclose(file);
+  }
+
+  std::size_t read_plain(std::string& out, std::size_t n) {
+    const std::size_t old = out.size();
+    if (!plain_head.empty()) {
+      out += plain_head;
+      plain_head.clear();
+      return out.size() - old;
+    }
+    out.resize(old + n);
+    const std::size_t got = std::fread(out.data() + old, 1, n, file);
+    out.resize(old + got);
+    return got;
+  }
+
+  std::size_t read_gzip(std::string& out, std::size_t n) {
+    const std::size_t old = out.size();
+    out.resize(old + n);
+    zs.next_out = reinterpret_cast<Bytef*>(out.data() + old);
+    zs.avail_out = static_cast<uInt>(n);
+    while (zs.avail_out > 0 && !done) {
+      if (zs.avail_in == 0) {
+        const std::size_t got = std::fread(in.data(), 1, in.size(), file);
+        if (got == 0) {
+          if (!member_ended) throw std::runtime_error("truncated gzip stream");
+          done = true;
+          break;
+        }
+        zs.next_in = in.data();
+        zs.avail_in = static_cast<uInt>(got);
+      }
+      if (member_ended) {  // concatenated gzip members are legal: continue with the next one
+        if (inflateReset(&zs) != Z_OK) throw std::runtime_error("corrupt gzip data");
+        member_ended = false;
+      }
+      const int rc = inflate(&zs, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) member_ended = true;
+      else if (rc != Z_OK && !(rc == Z_BUF_ERROR && zs.avail_in == 0)) throw std::runtime_error("corrupt gzip data");
+    }
+    out.resize(old + n - zs.avail_out);
+    return out.size() - old;
+  }
+};
+
+ByteSource::ByteSource(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ByteSource::ByteSource(ByteSource&&) noexcept = default;
+ByteSource& ByteSource::operator=(ByteSource&&) noexcept = default;
+ByteSource::~ByteSource() = default;
+
+ByteSource ByteSource::open(const std::string& path) {
+  auto impl = std::make_unique<Impl>();
+  impl->file = std::fopen(path.c_str(), "rb");
+  if (!impl->file) throw std::runtime_error("cannot open " + path);
+  impl->in.resize(std::size_t{1} << 18);
+  const std::size_t got = std::fread(impl->in.data(), 1, impl->in.size(), impl->file);
+  if (got >= 2 && impl->in[0] == 0x1f && impl->in[1] == 0x8b) {
+    if (inflateInit2(&impl->zs, 15 + 32) != Z_OK) throw std::runtime_error("cannot initialise zlib");
+    impl->gzip = true;
+    impl->zs.next_in = impl->in.data();
+    impl->zs.avail_in = static_cast<uInt>(got);
+  } else {
+    impl->plain_head.assign(reinterpret_cast<const char*>(impl->in.data()), got);
+  }
+  return ByteSource(std::move(impl));
+}
+
+ByteSource ByteSource::of_text(const std::string& text) {
+  auto impl = std::make_unique<Impl>();
+  impl->text = &text;
+  return ByteSource(std::move(impl));
+}
+
+std::size_t ByteSource::read(std::string& out, std::size_t n) {
+  Impl& s = *impl_;
+  if (s.text) {
+    const std::size_t k = std::min(n, s.text->size() - s.text_pos);
+    out.append(*s.text, s.text_pos, k);
+    s.text_pos += k;
+    return k;
+  }
+  return s.gzip ? s.read_gzip(out, n) : s.read_plain(out, n);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// split_trace_events
+
+namespace {
+
+[[noreturn]] void decline(const char* why) { throw std::runtime_error(std::string("streaming reader declined: ") + why); }
+
+// The deepest nesting the splitter lets through (the checked reader decides nearer kMaxJsonDepth).
+constexpr std::size_t kStreamMaxDepth = kMaxJsonDepth - 4;
+
+class TraceSplitter {
+ public:
+  TraceSplitter(ByteSource& src, const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch,
+                std::size_t batch_bytes, std::size_t read_bytes)
+      : src_(src), on_batch_(on_batch), batch_bytes_(batch_bytes), read_bytes_(read_bytes) {}
+
+  std::string run() {
+    skip_ws();
+    if (at_end()) decline("empty document");
+    if (buf_[pos_] == '[') {
+      ++pos_;
+      events(1);
+      skeleton_ = "[]";
+    } else if (buf_[pos_] == '{') {
+      ++pos_;
+      object();
+    } else {
+      decline("top level is not an object or array");
+    }
+    skip_ws();
+    if (!at_end()) decline("content after the document");
+    return std::move(skeleton_);
+  }
+
+ private:
+  static bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+  // Reads more; text before keep_from_ (before pos_ when nothing is kept) is dropped first, so positions are
+  // only ever kept relative to keep_from_.
+  bool more() {
+    const std::size_t keep = keep_from_ == npos ? pos_ : keep_from_;
+    if (keep > 4 * read_bytes_) {
+      buf_.erase(0, keep);
+      pos_ -= keep;
+      if (keep_from_ != npos) keep_from_ -= keep;
+    }
+    return src_.read(buf_, read_bytes_) > 0;
+  }
+  bool at_end() { return pos_ >= buf_.size() && !more(); }
+  char peek() {
+    if (at_end()) decline("document ends early");
+    return buf_[pos_];
+  }
+  void skip_ws() {
+    while (!at_end() && is_ws(buf_[pos_])) ++pos_;
+  }
+
+  // pos_ at the opening quote; leaves pos_ past the closing one.
+  void string() {
+    ++pos_;
+    for (;;) {
+      if (pos_ >= buf_.size() && !more()) decline("unterminated string");
+      const void* q = std::memchr(buf_.data() + pos_, '"', buf_.size() - pos_);
+      if (!q) {
+        pos_ = buf_.size();
+        continue;
+      }
+      const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(q) - buf_.data());
+      std::size_t slashes = 0;
+      while (buf_[at - 1 - slashes] == '\\') ++slashes;  // the opening quote stops the run
+      pos_ = at + 1;
+      if (slashes % 2 == 0) return;
+    }
+  }
+
+  // Any value, its extent only (its parser checks the rest); `depth`: the levels open around it.
+  void value(std::size_t depth) {
+    const char c = peek();
+    if (c == '"') return string();
+    if (c == '{' || c == '[') {
+      std::size_t open = 0;
+      for (;;) {
+        const char d = peek();
+        if (d == '"') {
+          string();
+          continue;
+        }
+        ++pos_;
+        if (d == '{' || d == '[') {
+          if (depth + ++open > kStreamMaxDepth) decline("deep nesting");
+        } else if (d == '}' || d == ']') {
+          if (--open == 0) return;
+        }
+      }
+    }
+    std::size_t length = 0;
+    while (!at_end()) {
+      const char d = buf_[pos_];
+      if (d == ',' || d == ']' || d == '}' || d == ':' || is_ws(d) || d == '"' || d == '{' || d == '[') break;
+      ++pos_, ++length;
+    }
+    if (length == 0) decline("missing value");
+  }
+
+  // The members of the top-level object (pos_ past its '{').
+  void object() {
+    skeleton_ = "{";
+    bool found = false;
+    skip_ws();
+    if (peek() == '}') decline("no traceEvents");
+    for (;;) {
+      skip_ws();
+      if (peek() != '"') decline("expected a key");
+      keep_from_ = pos_;
+      string();
+      const std::string key = buf_.substr(keep_from_, pos_ - keep_from_);
+      if (key.find('\\') != std::string::npos) decline("escaped key");
+      skip_ws();
+      if (peek() != ':') decline("expected ':'");
+      ++pos_;
+      skip_ws();
+      if (skeleton_.size() > 1) skeleton_ += ',';
+      if (key == "\"traceEvents\"") {
+        if (found || peek() != '[') decline("traceEvents twice or not an array");
+        found = true;
+        keep_from_ = npos;
+        ++pos_;
+        events(2);
+        skeleton_ += key + ":[]";
+      } else {
+        keep_from_ = pos_;
+        value(1);
+        skeleton_.append(key).append(":").append(buf_, keep_from_, pos_ - keep_from_);
+        keep_from_ = npos;
+        if (skeleton_.size() > (std::size_t{64} << 20)) decline("large top-level values");
+      }
+      skip_ws();
+      const char c = peek();
+      ++pos_;
+      if (c == '}') break;
+      if (c != ',') decline("expected ',' or '}'");
+    }
+    skeleton_ += '}';
+    if (!found) decline("no traceEvents");
+  }
+
+  // The elements of the events array (pos_ past its '['), in batches.
+  void events(std::size_t depth) {
+    skip_ws();
+    if (peek() == ']') {
+      ++pos_;
+      return;
+    }
+    keep_from_ = pos_;
+    std::size_t count = 0;
+    for (;;) {
+      const char c = peek();
+      if (c == ']' || c == ',') decline("missing element");
+      value(depth);
+      ++count;
+      const std::size_t length = pos_ - keep_from_;  // of the batch so far
+      skip_ws();
+      const char next = peek();
+      if (next != ',' && next != ']') decline("expected ',' or ']'");
+      if (next == ']' || length >= batch_bytes_) {
+        on_batch_(std::string_view(buf_.data() + keep_from_, length), first_, count);
+        first_ += count;
+        count = 0;
+      }
+      ++pos_;
+      if (next == ']') break;
+      skip_ws();
+      if (count == 0) keep_from_ = pos_;
+    }
+    keep_from_ = npos;
+  }
+
+  static constexpr std::size_t npos = std::string::npos;
+  ByteSource& src_;
+  const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch_;
+  std::size_t batch_bytes_, read_bytes_;
+  std::string buf_;
+  std::size_t pos_ = 0;
+  std::size_t keep_from_ = npos;  // text from here on is still needed (a batch or key being read)
+  std::size_t first_ = 0;         // index of the batch's first event
+  std::string skeleton_;
+};
+
+}  // namespace
+
+std::string split_trace_events(ByteSource& source,
+                               const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch,
+                               std::size_t batch_bytes, std::size_t read_bytes) {
+  return TraceSplitter(source, on_batch, batch_bytes, read_bytes).run();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The events of a batch, with simdjson On-Demand
+
+namespace kineto {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+constexpr long kIntMin = std::numeric_limits<int>::min(), kIntMax = std::numeric_limits<int>::max();
+constexpr long kLongMin = std::numeric_limits<long>::min(), kLongMax = std::numeric_limits<long>::max();
+constexpr std::uint32_t kNone = 0xffffffffu;
+
+// One event, every value of it read (so simdjson checks all of it), in a flat tree that is reused.
+struct Node {
+  enum Type : std::uint8_t { k_null, k_bool, k_i64, k_u64, k_f64, k_str, k_arr, k_obj } type = k_null;
+  bool b = false;
+  std::uint32_t child = kNone, next = kNone;
+  std::string_view key, str;  // into the parser's string buffer (valid for the batch)
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double d = 0;
+};
+
+class EventTree {
+ public:
+  void clear() { nodes_.clear(); }
+  std::uint32_t build(od::value v, std::size_t depth, std::string_view key = {}) {
+    const auto at = static_cast<std::uint32_t>(nodes_.size());
+    nodes_.emplace_back();
+    nodes_[at].key = key;
+    switch (v.type()) {
+      case od::json_type::object: {
+        if (depth >= kMaxJsonDepth) decline("deep nesting");
+        nodes_[at].type = Node::k_obj;
+        std::uint32_t last = kNone;
+        for (auto field : v.get_object()) {
+          const std::string_view k = field.unescaped_key();
+          link(at, last, build(field.value(), depth + 1, k));
+        }
+        break;
+      }
+      case od::json_type::array: {
+        if (depth >= kMaxJsonDepth) decline("deep nesting");
+        nodes_[at].type = Node::k_arr;
+        std::uint32_t last = kNone;
+        for (auto element : v.get_array()) link(at, last, build(element.value(), depth + 1));
+        break;
+      }
+      case od::json_type::number: {
+        od::number n = v.get_number();
+        Node& x = nodes_[at];
+        switch (n.get_number_type()) {
+          case od::number_type::signed_integer: x.type = Node::k_i64, x.i = n.get_int64(); break;
+          case od::number_type::unsigned_integer: x.type = Node::k_u64, x.u = n.get_uint64(); break;
+          default: x.type = Node::k_f64, x.d = n.get_double(); break;
+        }
+        break;
+      }
+      case od::json_type::string: {
+        const std::string_view s = v.get_string();
+        nodes_[at].type = Node::k_str, nodes_[at].str = s;
+        break;
+      }
+      case od::json_type::boolean: {
+        const bool b = v.get_bool();
+        nodes_[at].type = Node::k_bool, nodes_[at].b = b;
+        break;
+      }
+      case od::json_type::null: {
+        const bool is_null = v.is_null();
+        if (!is_null) decline("bad literal");
+        break;
+      }
+    }
+    return at;
+  }
+
+  const Node& operator[](std::uint32_t k) const { return nodes_[k]; }
+  // The member `key` of object `obj` (the last one, as the checked reader keeps it), nullptr when absent.
+  const Node* find(const Node* obj, std::string_view key) const {
+    if (!obj || obj->type != Node::k_obj) return nullptr;
+    const Node* found = nullptr;
+    for (std::uint32_t c = obj->child; c != kNone; c = nodes_[c].next)
+      if (nodes_[c].key == key) found = &nodes_[c];
+    return found;
+  }
+  template <class F>
+  void each(const Node& container, F f) const {
+    for (std::uint32_t c = container.child; c != kNone; c = nodes_[c].next) f(nodes_[c]);
+  }
+  std::size_t size(const Node& container) const {
+    std::size_t n = 0;
+    for (std::uint32_t c = container.child; c != kNone; c = nodes_[c].next) ++n;
+    return n;
+  }
+
+  // The value as the checked reader holds it (nlohmann: non-negative integers unsigned, later keys replacing
+  // earlier ones).
+  Json to_json(const Node& n) const {
+    switch (n.type) {
+      case Node::k_null: return Json(nullptr);
+      case Node::k_bool: return Json(n.b);
+      case Node::k_i64: return n.i >= 0 ? Json(static_cast<std::uint64_t>(n.i)) : Json(n.i);
+      case Node::k_u64: return Json(n.u);
+      case Node::k_f64: return Json(n.d);
+      case Node::k_str: return Json(std::string(n.str));
+      case Node::k_arr: {
+        Json j = Json::array();
+        each(n, [&](const Node& c) { j.push_back(to_json(c)); });
+        return j;
+      }
+      case Node::k_obj: {
+        Json j = Json::object();
+        each(n, [&](const Node& c) { j[std::string(c.key)] = to_json(c); });
+        return j;
+      }
+    }
+    return Json();
+  }
+
+ private:
+  void link(std::uint32_t parent, std::uint32_t& last, std::uint32_t c) {
+    if (last == kNone) nodes_[parent].child = c;
+    else nodes_[last].next = c;
+    last = c;
+  }
+  std::vector<Node> nodes_;
+};
+
+bool is_number(const Node* n) { return n && (n->type == Node::k_i64 || n->type == Node::k_u64 || n->type == Node::k_f64); }
+bool is_integer(const Node* n) { return n && (n->type == Node::k_i64 || n->type == Node::k_u64); }
+bool is_string(const Node* n) { return n && n->type == Node::k_str; }
+double number_of(const Node& n) {
+  return n.type == Node::k_i64 ? static_cast<double>(n.i) : n.type == Node::k_u64 ? static_cast<double>(n.u) : n.d;
+}
+
+// The checked reader's int_field (kineto_importer.cpp) where it gives a value; nullopt where it would fail (the
+// event then goes through the checked reader's code, which names the problem).
+std::optional<long> int_field(const Node* n, long fallback, long lo = kLongMin, long hi = kLongMax) {
+  if (!n) return fallback;
+  switch (n->type) {
+    case Node::k_f64: {
+      const double t = std::trunc(n->d);
+      if (!(t >= static_cast<double>(lo) && t <= static_cast<double>(hi)) || std::fabs(t) > 9e18) return std::nullopt;
+      return static_cast<long>(t);
+    }
+    case Node::k_i64:
+      if (n->i < lo || n->i > hi) return std::nullopt;
+      return static_cast<long>(n->i);
+    case Node::k_u64:
+      if (hi < 0 || n->u > static_cast<std::uint64_t>(hi) || (lo > 0 && n->u < static_cast<std::uint64_t>(lo))) return std::nullopt;
+      return static_cast<long>(n->u);
+    case Node::k_str: {
+      const std::string_view s = n->str;
+      const auto pos = s.find_first_of("0123456789");
+      if (pos == std::string_view::npos) return fallback;
+      const auto end = s.find_first_not_of("0123456789", pos);
+      const std::string_view digits = s.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+      if (digits.size() > 18) return std::nullopt;
+      long v = 0;
+      for (char c : digits) v = v * 10 + (c - '0');
+      if (v < lo || v > hi) return std::nullopt;
+      return v;
+    }
+    default: return fallback;
+  }
+}
+
+// A launch dimension (grid, block) as the checked reader's read_dim3 reads it; false where it would fail.
+bool read_dim3(const EventTree& tree, const Node* args, std::string_view key, std::uint32_t out[3]) {
+  const Node* dims = tree.find(args, key);
+  if (!dims || dims->type != Node::k_arr) return true;
+  std::size_t d = 0;
+  bool ok = true;
+  tree.each(*dims, [&](const Node& x) {
+    if (d >= 3 || !ok) return;
+    if (is_number(&x)) {
+      const double v = number_of(x);
+      if (x.type == Node::k_f64 ? !(v >= 0 && v <= 4294967295.0 && v == std::floor(v))
+                              : (x.type == Node::k_i64 ? x.i < 0 || x.i > 0xffffffffL : x.u > 0xffffffffUL))
+        ok = false;
+      else out[d] = static_cast<std::uint32_t>(x.type == Node::k_f64 ? v : x.type == Node::k_i64 ? static_cast<double>(x.i) : static_cast<double>(x.u));
+    }
+    ++d;
+  });
+  return ok;
+}
+
+// Turns the events of each batch into raw records.
+class EventReader {
+ public:
+  EventReader(RawTrace& t, const std::string& file) : t_(t), file_(file) {}
+
+  void batch(std::string_view text, std::size_t first, std::size_t count) {
+    padded_.clear();
+    padded_.reserve(text.size() + 2 + simdjson::SIMDJSON_PADDING);
+    padded_ += '[';
+    padded_.append(text);
+    padded_ += ']';
+    od::document doc = parser_.iterate(padded_.data(), padded_.size(), padded_.capacity());
+    std::size_t i = first;
+    for (auto element : doc.get_array()) {
+      if (i >= first + count) decline("more events than split");
+      tree_.clear();
+      const Node& ev = tree_[tree_.build(element.value(), 2)];
+      event(ev, i++);
+    }
+    if (i != first + count) decline("fewer events than split");
+  }
+
+ private:
+  void event(const Node& ev, std::size_t i) {
+    if (ev.type != Node::k_obj) return;
+    const Node* cat = tree_.find(&ev, "cat");
+    if (!is_string(cat)) return;
+    const Node* ph = tree_.find(&ev, "ph");
+    if (is_string(ph) && ph->str != "X") return;
+    const Node* args = tree_.find(&ev, "args");
+    if (args && args->type != Node::k_obj) args = nullptr;
+    ActivityKind kind;
+    bool old = false;
+    const bool handled = kind_of(cat->str, kind, old) ? device_activity(ev, args, kind, old) : host_event(ev, args, lower(std::string(cat->str)));
+    if (!handled) read_event(t_, tree_.to_json(ev), file_, i);  // the checked reader's code for this one
+  }
+
+  // The checked reader's add_device_activity for an activity without collective or simulated args.
+  bool device_activity(const Node& ev, const Node* args, ActivityKind kind, bool old) {
+    for (const char* key : {"Collective name", "sm clock (MHz)", "mem clock (MHz)", "work"})
+      if (tree_.find(args, key)) return false;
+    const Node* ts = tree_.find(&ev, "ts");
+    const Node* dur = tree_.find(&ev, "dur");
+    const Node* name = tree_.find(&ev, "name");
+    if (!is_number(ts) || !is_number(dur) || !is_string(name)) return false;
+    RawActivity a;
+    a.ts_us = number_of(*ts);
+    a.dur_us = number_of(*dur);
+    if (!(std::fabs(a.ts_us) <= kMaxTraceTimeUs) || !(std::fabs(a.dur_us) <= kMaxTraceTimeUs) || a.dur_us < 0 ||
+        a.dur_us * 1e-6 > kMaxTraceSpanS)
+      return false;
+    const Node* device = tree_.find(args, "device");
+    const Node* stream = tree_.find(args, "stream");
+    const Node* external = tree_.find(args, "External id");
+    const auto dev = device ? int_field(device, 0, kIntMin, kIntMax) : int_field(tree_.find(&ev, "pid"), 0, kIntMin, kIntMax);
+    const auto str = stream ? int_field(stream, 0, kIntMin, kIntMax) : int_field(tree_.find(&ev, "tid"), 0, kIntMin, kIntMax);
+    const auto corr = int_field(tree_.find(args, "correlation"), -1);
+    const auto ext = external ? int_field(external, -1) : int_field(tree_.find(args, "external id"), -1);
+    const auto regs = int_field(tree_.find(args, "registers per thread"), 0, 0, 0xffffffffL);
+    const auto shared = int_field(tree_.find(args, "shared memory"), 0, 0, 0xffffffffL);
+    const auto bytes = int_field(tree_.find(args, "bytes"), 0, 0, kLongMax);
+    if (!dev || !str || !corr || !ext || !regs || !shared || !bytes) return false;
+    if (!read_dim3(tree_, args, "grid", a.shape.grid) || !read_dim3(tree_, args, "block", a.shape.block)) return false;
+    t_.old_schema = t_.old_schema || old;
+    a.name = std::string(name->str);
+    a.kind = kind;
+    a.device = *dev, a.stream = *str, a.correlation = *corr, a.external_id = *ext;
+    a.shape.registers_per_thread = static_cast<std::uint32_t>(*regs);
+    a.shape.shared_memory_bytes = static_cast<std::uint32_t>(*shared);
+    a.shape.bytes = static_cast<std::uint64_t>(*bytes);
+    const Node* bps = tree_.find(args, "blocks per SM");
+    a.blocks_per_sm = is_number(bps) ? number_of(*bps) : -1;
+    t_.acts.push_back(std::move(a));
+    return true;
+  }
+
+  // The checked reader's add_host_event for operators, annotation ranges and launches.
+  bool host_event(const Node& ev, const Node* args, const std::string& lc) {
+    const Node* name = tree_.find(&ev, "name");
+    const bool op = lc == "operator" || lc == "cpu_op";
+    if (op && is_string(name) && name->str.substr(0, 13) == "ProfilerStep#") return false;
+    if (lc == "cpu_op" && tree_.find(args, "Collective name")) return false;
+    if (lc == "cpu_op") return !is_string(name) || add_operator(name->str, args);
+    if (lc == "operator" && tree_.find(args, "Input dims")) return false;
+    const Node* ts = tree_.find(&ev, "ts");
+    if (lc == "gpu_user_annotation" || lc == "user_annotation") {
+      const Node* dur = tree_.find(&ev, "dur");
+      if (!is_string(name) || !is_number(ts) || !is_number(dur)) return true;
+      Range r{number_of(*ts), number_of(*ts) + number_of(*dur), -1, std::string(name->str)};
+      if (lc == "user_annotation") {
+        t_.cpu_ranges.push_back(std::move(r));
+        return true;
+      }
+      const Node* device = tree_.find(args, "device");
+      const auto dev = device ? int_field(device, 0) : int_field(tree_.find(&ev, "pid"), 0);
+      if (!dev) return false;
+      r.device = *dev;
+      t_.gpu_ranges.push_back(std::move(r));
+    } else if ((lc == "cuda_runtime" || lc == "cuda_driver" || lc == "runtime") && tree_.find(args, "correlation")) {
+      const auto corr = int_field(tree_.find(args, "correlation"), -1);
+      if (is_number(ts) && !corr) return false;
+      if (is_string(name) && name->str.substr(0, 3) == "hip") t_.hip_runtime = true;
+      if (is_number(ts)) t_.launch_ts[*corr] = number_of(*ts);
+    }
+    return true;
+  }
+
+  // OperatorIndex::add (kernel_activity.cpp) on the tree.
+  bool add_operator(std::string_view name, const Node* args) {
+    const Node* dims = tree_.find(args, "Input Dims");
+    const Node* id = tree_.find(args, "External id");
+    if (!dims || dims->type != Node::k_arr || !is_integer(id)) return true;
+    OperatorCall op;
+    bool sized = true;
+    tree_.each(*dims, [&](const Node& d) {
+      std::vector<std::int64_t> v;
+      if (d.type == Node::k_arr)
+        tree_.each(d, [&](const Node& x) {
+          if (!is_integer(&x) || (x.type == Node::k_u64 ? x.u > static_cast<std::uint64_t>(kMaxOperandSize)
+                                                      : x.i < -kMaxOperandSize || x.i > kMaxOperandSize))
+            sized = false;
+          else
+            v.push_back(x.type == Node::k_u64 ? static_cast<std::int64_t>(x.u) : x.i);
+        });
+      op.dims.push_back(std::move(v));
+    });
+    if (!sized) return true;  // a nested list (a tensor list), garbage or beyond any tensor: no sizes
+    op.name = std::string(name);
+    auto strings = [&](std::string_view key, std::vector<std::string>& out) {
+      const Node* list = tree_.find(args, key);
+      if (!list || list->type != Node::k_arr) return;
+      tree_.each(*list, [&](const Node& x) { out.push_back(x.type == Node::k_str ? std::string(x.str) : std::string()); });
+    };
+    strings("Input type", op.types);
+    strings("Concrete Inputs", op.concrete);
+    t_.operators.add_call(id->type == Node::k_u64 ? static_cast<long>(id->u) : static_cast<long>(id->i), std::move(op));
+    return true;
+  }
+
+  RawTrace& t_;
+  const std::string& file_;
+  od::parser parser_;
+  std::string padded_;
+  EventTree tree_;
+};
+
+}  // namespace
+
+Workload import_streaming(ByteSource source, const std::string& file, const Classifier& classifier, ImportReport* report) {
+  RawTrace t;
+  EventReader reader(t, file);
+  const std::string skeleton =
+      split_trace_events(source, [&](std::string_view text, std::size_t first, std::size_t count) { reader.batch(text, first, count); });
+  const Json doc = parse_json_text(skeleton, file);
+  const TraceHeader header = read_header(doc, file);
+  // The checked reader starts from distributedInfo's rank and reads comm records' "Rank" only while it is < 0;
+  // distributedInfo may come after the events here.
+  if (header.global_rank >= 0 || !t.rank_from_events) t.global_rank = header.global_rank;
+  finish_events(t, file);
+  return build_workload(t, header, classifier, file, report);
+}
+
+}  // namespace kineto
+
+double simdjson_parse_only_s(const std::string& text, bool* ok) {
+  simdjson::padded_string padded(text);
+  simdjson::dom::parser parser;
+  if (parser.allocate(padded.size()) != simdjson::SUCCESS) {
+    if (ok) *ok = false;
+    return 0;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto doc = parser.parse(padded);
+  const auto t1 = std::chrono::steady_clock::now();
+  if (ok) *ok = doc.error() == simdjson::SUCCESS;
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+}  // namespace dvfs

@@ -1,0 +1,65 @@
+#pragma once
+// The Kineto importer's streaming reader: the trace is read in pieces (gzip inflated as it is read), its
+// `traceEvents` array cut into batches of events, each batch parsed with simdjson's On-Demand API and each event
+// turned into the importer's raw records (traces/src/kineto_raw.hpp) as it is read; nothing holds the document.
+// Memory: one batch (kStreamBatchBytes) and the records the workload needs.
+//
+// It reads the common shapes of the common events itself and hands any other event, converted to a JSON value,
+// to the checked reader's own per-event code (kineto::read_event), so both readers give the same records. It
+// declines (throws; import_kineto then reads the file with the checked reader, which names the problem) on any
+// malformed JSON, nesting near kMaxJsonDepth, a number beyond what simdjson reads exactly (1e400, integers past
+// 64 bits), a top-level key written with escapes, or any error of the events themselves: every message the user
+// sees is the checked reader's.
+#include "sim/core/workload.hpp"
+#include "traces/src/kernel_classifier.hpp"
+#include "traces/src/kineto_importer.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace dvfs {
+
+// Bytes of a file, inflated as they are read when the file is gzip (by its magic bytes, concatenated members
+// included), or of a string in memory.
+class ByteSource {
+ public:
+  static ByteSource open(const std::string& path);  // throws when the file cannot be read
+  static ByteSource of_text(const std::string& text);  // `text` must outlive the source
+  ByteSource(ByteSource&&) noexcept;
+  ByteSource& operator=(ByteSource&&) noexcept;
+  ~ByteSource();
+  // Appends up to `n` bytes to `out`; the number appended, 0 at the end. Throws on corrupt or truncated gzip.
+  std::size_t read(std::string& out, std::size_t n);
+
+ private:
+  struct Impl;
+  explicit ByteSource(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The size of the event batches the streaming reader parses at a time.
+constexpr std::size_t kStreamBatchBytes = std::size_t{2} << 20;
+
+// Splits a Chrome trace, an object with a "traceEvents" array (or an array of events), into its events and the
+// rest. `on_batch(text, first, count)` gets events first..first+count-1 as their raw text with the separators
+// between them ("e1, e2, ..."); the returned "skeleton" is the document with the events left out
+// (`"traceEvents": []`), to be parsed by the caller. Only the structure around the events is checked here
+// (the caller parses every event); anything else declines (std::runtime_error). `read_bytes`: how much it reads
+// from the source at a time.
+std::string split_trace_events(ByteSource& source,
+                               const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch,
+                               std::size_t batch_bytes = kStreamBatchBytes, std::size_t read_bytes = std::size_t{1} << 20);
+
+namespace kineto {
+// The streaming import (declines by throwing; see above).
+Workload import_streaming(ByteSource source, const std::string& file, const Classifier& classifier, ImportReport* report);
+}  // namespace kineto
+
+// simdjson's own parse of the same text, nothing kept (the floor `dvfs-sim bench` compares the import with):
+// the seconds one full On-Demand pass over every value takes, and whether it parsed.
+double simdjson_parse_only_s(const std::string& text, bool* ok = nullptr);
+
+}  // namespace dvfs
