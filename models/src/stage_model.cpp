@@ -2,6 +2,9 @@
 
 #include "sim/core/errors.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 namespace dvfs {
 
 double capped_sm_mhz(const GpuModel& m, const ClassCoefficients& cc, double f_set, double mem_mhz) {
@@ -30,21 +33,21 @@ StagePrediction predict_computation(const GpuModel& m, const ClassCoefficients& 
   return p;
 }
 
-Retargeted retarget_computation(const GpuModel& from, const ClassCoefficients& cc, const StageMeasurement& a,
-                                const GpuModel& to) {
+namespace {
+
+void require_specs(const GpuModel& m) {
+  if (m.specs().bf16_dense_tflops <= 0 || m.specs().mem_bandwidth_gbs <= 0)
+    throw InputError(m.source_file(), "specs", "retargeting needs bf16_dense_tflops and mem_bandwidth_gbs");
+}
+
+// The measured time split into t_sm (SM-bound, at the clock it ran at) and t_rest, moved to `to`:
+// t_sm by the dense tensor throughput (measured clock vs the target's top clock), t_rest_to given.
+Retargeted move_split(const GpuModel& from, const ClassCoefficients& cc, const StageMeasurement& a, double t_sm,
+                      double t_rest_to, const GpuModel& to) {
   const GpuSpecs &fs = from.specs(), &ts = to.specs();
-  if (fs.bf16_dense_tflops <= 0 || fs.mem_bandwidth_gbs <= 0)
-    throw InputError(from.source_file(), "specs", "retargeting needs bf16_dense_tflops and mem_bandwidth_gbs");
-  if (ts.bf16_dense_tflops <= 0 || ts.mem_bandwidth_gbs <= 0)
-    throw InputError(to.source_file(), "specs", "retargeting needs bf16_dense_tflops and mem_bandwidth_gbs");
   const double fa = capped_sm_mhz(from, cc, a.clocks.sm_mhz, a.clocks.mem_mhz);
-  // The measured time splits into an SM-bound part and the rest at the clocks it ran at.
-  const double t_sm = a.time_s * cc.time_sm * from.max_sm_mhz() / fa / from.time_shape(cc, fa, a.clocks.mem_mhz);
-  const double t_rest = a.time_s - t_sm;
-  // Tensor throughput at the measured clock vs the target's at its highest clock; memory bandwidth.
   const double compute_ratio = (fs.bf16_dense_tflops * fa / from.max_sm_mhz()) / ts.bf16_dense_tflops;
-  const double memory_ratio = fs.mem_bandwidth_gbs / ts.mem_bandwidth_gbs;
-  const double t_sm_to = t_sm * compute_ratio, t_rest_to = t_rest * memory_ratio;  // at the target's top clock
+  const double t_sm_to = t_sm * compute_ratio;  // at the target's top clock
   Retargeted r;
   r.coefficients = cc;
   r.coefficients.time_sm = t_sm_to / (t_sm_to + t_rest_to);  // the share moves with the GPU's balance
@@ -61,6 +64,47 @@ Retargeted retarget_computation(const GpuModel& from, const ClassCoefficients& c
                       pa * headroom * to.g_at(ft) / from.g_at(fa);
   r.anchor.energy_j = p_to * r.anchor.time_s;
   return r;
+}
+
+}  // namespace
+
+double sm_bound_time_s(const GpuModel& from, const ClassCoefficients& cc, const StageMeasurement& a) {
+  const double fa = capped_sm_mhz(from, cc, a.clocks.sm_mhz, a.clocks.mem_mhz);
+  return a.time_s * cc.time_sm * from.max_sm_mhz() / fa / from.time_shape(cc, fa, a.clocks.mem_mhz);
+}
+
+Retargeted retarget_computation(const GpuModel& from, const ClassCoefficients& cc, const StageMeasurement& a,
+                                const GpuModel& to) {
+  require_specs(from);
+  require_specs(to);
+  const double t_sm = sm_bound_time_s(from, cc, a);
+  const double memory_ratio = from.specs().mem_bandwidth_gbs / to.specs().mem_bandwidth_gbs;
+  return move_split(from, cc, a, t_sm, (a.time_s - t_sm) * memory_ratio, to);
+}
+
+Retargeted retarget_computation_by_work(const GpuModel& from, const ClassCoefficients& cc, const StageMeasurement& a,
+                                        double bytes, double memory_efficiency, const GpuModel& to) {
+  require_specs(from);
+  require_specs(to);
+  if (bytes < 0) throw std::invalid_argument("retarget by work: bytes must be >= 0");
+  if (memory_efficiency <= 0) throw std::invalid_argument("retarget by work: memory_efficiency must be > 0");
+  // GB/s -> bytes/s; the memory time cannot exceed the measurement.
+  const double t_mem = std::min(a.time_s, bytes / (memory_efficiency * from.specs().mem_bandwidth_gbs * 1e9));
+  const double t_mem_to = t_mem * from.specs().mem_bandwidth_gbs / to.specs().mem_bandwidth_gbs;
+  return move_split(from, cc, a, a.time_s - t_mem, t_mem_to, to);
+}
+
+double fit_memory_efficiency(const std::vector<MemoryTimeSample>& samples) {
+  double xx = 0, xy = 0;
+  for (const auto& s : samples) {
+    if (s.bandwidth_gbs <= 0) throw std::invalid_argument("memory efficiency fit: bandwidth_gbs must be > 0");
+    const double x = s.bytes / (s.bandwidth_gbs * 1e9);
+    xx += x * x;
+    xy += x * s.clock_insensitive_s;
+  }
+  if (xx <= 0 || xy <= 0)
+    throw std::invalid_argument("memory efficiency fit: needs a sample with bytes > 0 and clock-insensitive time > 0");
+  return xx / xy;  // t = x / eta
 }
 
 }  // namespace dvfs

@@ -10,6 +10,8 @@
 // with P_c the model power of the coefficient set at fill 1 and S its SM-clock-independent part.
 #include "models/src/gpu_model.hpp"
 
+#include <vector>
+
 namespace dvfs {
 
 struct StageMeasurement {
@@ -43,5 +45,29 @@ struct Retargeted {
 };
 Retargeted retarget_computation(const GpuModel& from, const ClassCoefficients& cc, const StageMeasurement& anchor,
                                 const GpuModel& to);
+
+// The part of a measured computation's time that moves with the SM clock, by `from`'s coefficient
+// set (time_sm), at the clock it ran at; the rest of anchor.time_s does not.
+double sm_bound_time_s(const GpuModel& from, const ClassCoefficients& cc, const StageMeasurement& anchor);
+
+// Retargeting by the computation's own work (issue 16): its memory time on `from` is
+// bytes / (memory_efficiency * from's mem_bandwidth_gbs), the rest of the measured time is
+// SM-bound and its FLOPs run at the efficiency that measurement implies (carried to `to` unchanged);
+// on `to` the memory time is bytes / (memory_efficiency * to's bandwidth). So each computation gets
+// its own split from its bytes per FLOP instead of one share per coefficient set. Power as in
+// retarget_computation. Throws InputError when a GPU lacks the specs, std::invalid_argument for
+// bytes < 0 or memory_efficiency <= 0.
+Retargeted retarget_computation_by_work(const GpuModel& from, const ClassCoefficients& cc, const StageMeasurement& anchor,
+                                        double bytes, double memory_efficiency, const GpuModel& to);
+
+// One constant for the achieved fraction of datasheet bandwidth: least squares through the origin
+// of each sample's clock-insensitive time against bytes / bandwidth. Needs at least one sample with
+// bytes > 0 and clock-insensitive time > 0 (else std::invalid_argument).
+struct MemoryTimeSample {
+  double clock_insensitive_s = 0;
+  double bytes = 0;
+  double bandwidth_gbs = 0;
+};
+double fit_memory_efficiency(const std::vector<MemoryTimeSample>& samples);
 
 }  // namespace dvfs

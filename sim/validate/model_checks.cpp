@@ -174,6 +174,52 @@ void format_power_suite(std::ostream& os, const Json& ps) {
   }
 }
 
+// A100 -> A40 retargeting of both workloads' profiles, two methods side by side: one time share per
+// coefficient set (retarget_computation) and each computation's own FLOPs and bytes
+// (retarget_computation_by_work; memory efficiency fit on the A100 profiles only, as
+// models/calibration/retarget-split.json says), with and without activation recomputation.
+Json retarget_rows(const std::string& prof_dir) {
+  const GpuModel from = load_gpu_model("a100-sxm4");
+  const GpuModel to = GpuModel::load(data_dir() + "/models/calibration/a40.base.json");
+  const std::string wl_file = data_dir() + "/traces/profiles/perseus/stage_workloads.json";
+  const std::vector<std::string> workloads = {"bloom", "gpt3-175b"};
+  Json rows = Json::array();
+  for (const auto& workload : workloads) {
+    const std::string src = workload + "+a100_sxm_bf16.csv", dst = workload + "+a40_bf16.csv";
+    const ProfileError e = check_retarget(from, load_stage_profile(prof_dir + src), to, load_stage_profile(prof_dir + dst));
+    Json r = profile_row(e, "retarget", 10.0, 0);
+    r["method"] = "share";
+    r["profile"] = "traces/profiles/perseus/" + dst;
+    r["source_profile"] = "traces/profiles/perseus/" + src;
+    r["target_model"] = "models/calibration/a40.base.json (datasheet: specs, cap, idle, clock table)";
+    rows.push_back(r);
+  }
+  for (int recompute : {0, 1}) {
+    std::vector<StageProfile> sources;
+    std::vector<StageWorkload> stage_wl;
+    for (const auto& workload : workloads) {
+      sources.push_back(load_stage_profile(prof_dir + workload + "+a100_sxm_bf16.csv"));
+      stage_wl.push_back(load_stage_workload(wl_file, workload, recompute));
+    }
+    std::vector<SourceProfile> fit_set;
+    for (std::size_t i = 0; i < sources.size(); ++i) fit_set.push_back({&sources[i], &stage_wl[i]});
+    const double eta = fit_retarget_memory_efficiency(from, fit_set);  // A100 rows only
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      const std::string dst = workloads[i] + "+a40_bf16.csv";
+      const ProfileError e = check_retarget_by_work(from, sources[i], stage_wl[i], eta, to, load_stage_profile(prof_dir + dst));
+      Json r = profile_row(e, "retarget", 10.0, 0);
+      r["method"] = recompute ? "work+recompute" : "work";
+      r["memory_efficiency"] = eta;
+      r["profile"] = "traces/profiles/perseus/" + dst;
+      r["source_profile"] = "traces/profiles/perseus/" + workloads[i] + "+a100_sxm_bf16.csv";
+      r["series"] = e.to_json()["series"];
+      r["fit"] = "models/calibration/retarget-split.json; workload traces/profiles/perseus/stage_workloads.json";
+      rows.push_back(r);
+    }
+  }
+  return rows;
+}
+
 }  // namespace
 
 Json validate_models() {
@@ -196,20 +242,7 @@ Json validate_models() {
       rows.push_back(r);
     }
   }
-  Json retarget = Json::array();
-  {
-    const GpuModel from = load_gpu_model("a100-sxm4");
-    const GpuModel to = GpuModel::load(data_dir() + "/models/calibration/a40.base.json");
-    for (const char* workload : {"bloom", "gpt3-175b"}) {
-      const std::string src = std::string(workload) + "+a100_sxm_bf16.csv", dst = std::string(workload) + "+a40_bf16.csv";
-      const ProfileError e = check_retarget(from, load_stage_profile(prof_dir + src), to, load_stage_profile(prof_dir + dst));
-      Json r = profile_row(e, "retarget", 10.0, 0);
-      r["profile"] = "traces/profiles/perseus/" + dst;
-      r["source_profile"] = "traces/profiles/perseus/" + src;
-      r["target_model"] = "models/calibration/a40.base.json (datasheet: specs, cap, idle, clock table)";
-      retarget.push_back(r);
-    }
-  }
+  const Json retarget = retarget_rows(prof_dir);
   Json recordings = Json::array();
   const GpuModel h200 = load_gpu_model("h200");
   const std::string h200_fit_on = h200.provenance().contains("calibration") ? h200.provenance()["calibration"].value("data", "") : "";
@@ -241,12 +274,29 @@ std::string format_model_checks(const Json& r) {
     os << "\n";
   }
   os << "\nRetargeting A100 -> A40 (A100 model + A100 measurements + A40 datasheet model; no A40 profile row used)\n";
+  std::string method;
   for (const auto& x : r["retarget"]) {
+    const std::string m = x.value("method", "share");
+    if (m != method) {
+      method = m;
+      if (m == "share")
+        os << " one time share per computation (A100 model), SM part by tensor throughput, rest by bandwidth:\n";
+      else
+        os << " each computation's FLOPs and bytes (traces/profiles/perseus/stage_workloads.json"
+           << (m == "work" ? "" : ", recomputing activations: sensitivity, not the method") << "), memory efficiency "
+           << x["memory_efficiency"].get<double>() << " of datasheet bandwidth fit on the A100 rows only:\n";
+    }
     const std::string p = x["profile"].get<std::string>();
     os << "  " << std::left << std::setw(28) << p.substr(p.find_last_of('/') + 1) << std::right << " points "
        << x["points"].get<std::size_t>() << "  time MAPE " << x["time_mape_pct"].get<double>() << " % (target <= 10 %: "
        << (x["meets_target"].get<bool>() ? "met" : "MISSED") << ")  energy MAPE " << x["energy_mape_pct"].get<double>()
        << " % (reported)\n";
+    if (m != "work") continue;
+    for (const auto& se : x["series"])
+      os << "      stage " << se["stage"].get<int>() << " " << std::left << std::setw(9) << se["instruction"].get<std::string>()
+         << std::right << " time MAPE " << std::setw(6) << se["time_mape_pct"].get<double>() << " % (mean "
+         << std::showpos << std::setw(6) << se["time_bias_pct"].get<double>() << std::noshowpos << " %)  energy MAPE "
+         << std::setw(6) << se["energy_mape_pct"].get<double>() << " %\n";
   }
   os << "\nH200 recordings, calibrated h200 model, native governor (energy per step target <= 5 %)\n";
   os << "recording              kind        steps  energy/step MAPE  worst (at recorded clocks)  total energy  time/step MAPE  mean power sim/meas\n";

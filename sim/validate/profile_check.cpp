@@ -21,6 +21,7 @@ const ClassCoefficients& computation_of(const GpuModel& m, const std::string& in
 void add_point(SeriesError& s, double pt, double mt, double pe, double me) {
   const double et = std::fabs(pt / mt - 1.0), ee = std::fabs(pe / me - 1.0);
   s.time_mape += et;
+  s.time_bias += pt / mt - 1.0;
   s.energy_mape += ee;
   s.time_max_ape = std::max(s.time_max_ape, et);
   s.energy_max_ape = std::max(s.energy_max_ape, ee);
@@ -37,6 +38,7 @@ void finish(ProfileError& e) {
     e.energy_max_ape = std::max(e.energy_max_ape, s.energy_max_ape);
     if (s.points) {
       s.time_mape /= static_cast<double>(s.points);
+      s.time_bias /= static_cast<double>(s.points);
       s.energy_mape /= static_cast<double>(s.points);
     }
   }
@@ -52,7 +54,8 @@ Json ProfileError::to_json() const {
   Json series_j = Json::array();
   for (const auto& s : series)
     series_j.push_back({{"stage", s.stage}, {"instruction", s.instruction}, {"points", s.points},
-                        {"time_mape_pct", 100 * s.time_mape}, {"energy_mape_pct", 100 * s.energy_mape},
+                        {"time_mape_pct", 100 * s.time_mape}, {"time_bias_pct", 100 * s.time_bias},
+                        {"energy_mape_pct", 100 * s.energy_mape},
                         {"time_max_ape_pct", 100 * s.time_max_ape}, {"energy_max_ape_pct", 100 * s.energy_max_ape}});
   return {{"profile", profile}, {"model", model}, {"points", points},
           {"time_mape_pct", 100 * time_mape}, {"energy_mape_pct", 100 * energy_mape},
@@ -84,22 +87,35 @@ ProfileError check_profile(const GpuModel& model, const StageProfile& profile) {
   return e;
 }
 
-ProfileError check_retarget(const GpuModel& from, const StageProfile& source, const GpuModel& to,
-                            const StageProfile& target) {
+namespace {
+
+const ProfileSeries& source_series(const StageProfile& source, const ProfileSeries& s, const std::string& target) {
+  for (const auto& c : source.series)
+    if (c.stage == s.stage && c.instruction == s.instruction) return c;
+  throw InputError(source.file, "stage " + std::to_string(s.stage) + " " + s.instruction, "no series to retarget to " + target);
+}
+
+const TransformerStage& stage_of(const StageWorkload& w, int stage, const std::string& profile) {
+  const auto it = w.find(stage);
+  if (it == w.end())
+    throw InputError(profile, "stage " + std::to_string(stage), "the stage workload does not describe this stage");
+  return it->second;
+}
+
+// Every distinct series of `target` predicted at every clock from the retargeted measurement `move`
+// makes of the source series (no target measurement is used).
+template <typename Move>
+ProfileError retarget_each(const GpuModel& from, const StageProfile& source, const GpuModel& to, const StageProfile& target,
+                           Move move) {
   ProfileError e;
   e.profile = target.file;
   e.model = from.name() + " -> " + to.name();
   for (const auto& s : target.series) {
     if (s.duplicate_of >= 0) continue;
-    const ProfileSeries* src = nullptr;
-    for (const auto& c : source.series)
-      if (c.stage == s.stage && c.instruction == s.instruction) src = &c;
-    if (!src)
-      throw InputError(source.file, "stage " + std::to_string(s.stage) + " " + s.instruction,
-                       "no series to retarget to " + target.file);
+    const ProfileSeries& src = source_series(source, s, target.file);
     const ClassCoefficients& cc = computation_of(from, s.instruction, source.file);
-    const ProfilePoint* ref = src->at(source.max_sm_mhz);
-    Retargeted r = retarget_computation(from, cc, {ref->time_s, ref->energy_j, {ref->sm_mhz, from.max_mem_mhz()}}, to);
+    const ProfilePoint* ref = src.at(source.max_sm_mhz);
+    const Retargeted r = move(cc, StageMeasurement{ref->time_s, ref->energy_j, {ref->sm_mhz, from.max_mem_mhz()}}, s);
     SeriesError se;
     se.stage = s.stage;
     se.instruction = s.instruction;
@@ -111,6 +127,38 @@ ProfileError check_retarget(const GpuModel& from, const StageProfile& source, co
   }
   finish(e);
   return e;
+}
+
+}  // namespace
+
+ProfileError check_retarget(const GpuModel& from, const StageProfile& source, const GpuModel& to,
+                            const StageProfile& target) {
+  return retarget_each(from, source, to, target, [&](const ClassCoefficients& cc, const StageMeasurement& a, const ProfileSeries&) {
+    return retarget_computation(from, cc, a, to);
+  });
+}
+
+ProfileError check_retarget_by_work(const GpuModel& from, const StageProfile& source, const StageWorkload& workload,
+                                    double memory_efficiency, const GpuModel& to, const StageProfile& target) {
+  return retarget_each(from, source, to, target, [&](const ClassCoefficients& cc, const StageMeasurement& a, const ProfileSeries& s) {
+    const double bytes = computation_work(stage_of(workload, s.stage, source.file), s.instruction).bytes;
+    return retarget_computation_by_work(from, cc, a, bytes, memory_efficiency, to);
+  });
+}
+
+double fit_retarget_memory_efficiency(const GpuModel& from, const std::vector<SourceProfile>& sources) {
+  std::vector<MemoryTimeSample> samples;
+  for (const auto& src : sources)
+    for (const auto& s : src.profile->series) {
+      if (s.duplicate_of >= 0) continue;
+      const ClassCoefficients& cc = computation_of(from, s.instruction, src.profile->file);
+      const ProfilePoint* ref = s.at(src.profile->max_sm_mhz);
+      const StageMeasurement a{ref->time_s, ref->energy_j, {ref->sm_mhz, from.max_mem_mhz()}};
+      samples.push_back({a.time_s - sm_bound_time_s(from, cc, a),
+                         computation_work(stage_of(*src.workload, s.stage, src.profile->file), s.instruction).bytes,
+                         from.specs().mem_bandwidth_gbs});
+    }
+  return fit_memory_efficiency(samples);
 }
 
 }  // namespace dvfs

@@ -90,3 +90,39 @@ TEST_CASE("retargeting a trace to the GPU it was recorded on leaves every kernel
         CHECK(h.kernel_time_s(moved.ranks[0].kernels[i], si, mi) ==
               Approx(h.kernel_time_s(wl.ranks[0].kernels[i], si, mi)).epsilon(1e-12));
 }
+
+TEST_CASE("retargeting by work to the same GPU changes nothing", "[models][stage][work]") {
+  const GpuModel m = load_gpu_model("a100-sxm4");
+  const ClassCoefficients& cc = *m.computation("forward");
+  const StageMeasurement a{0.05, 24.0, {m.max_sm_mhz(), m.max_mem_mhz()}};
+  const Retargeted r = retarget_computation_by_work(m, cc, a, 5e9, 0.8, m);
+  CHECK(r.anchor.time_s == Approx(0.05));
+  CHECK(r.anchor.energy_j == Approx(24.0));
+}
+
+TEST_CASE("retargeting by work: a computation's bytes decide how much of it moves with bandwidth", "[models][stage][work]") {
+  const GpuModel from = load_gpu_model("a100-sxm4");
+  const GpuModel to = GpuModel::load(data_dir() + "/models/calibration/a40.base.json");
+  ClassCoefficients cc = *from.computation("forward");
+  cc.dynamic_w = 50;  // keep both GPUs below their caps
+  const StageMeasurement a{0.1, 20.0, {from.max_sm_mhz(), from.max_mem_mhz()}};
+  const double compute_ratio = from.specs().bf16_dense_tflops / to.specs().bf16_dense_tflops;
+  const double memory_ratio = from.specs().mem_bandwidth_gbs / to.specs().mem_bandwidth_gbs;
+  // No bytes: all of it is SM-bound and stretches by the tensor throughput ratio.
+  CHECK(retarget_computation_by_work(from, cc, a, 0, 0.8, to).anchor.time_s == Approx(0.1 * compute_ratio));
+  // Bytes worth 40 % of the measured time at 80 % of the A100's bandwidth: that part moves by bandwidth.
+  const double bytes = 0.04 * 0.8 * from.specs().mem_bandwidth_gbs * 1e9;
+  const Retargeted r = retarget_computation_by_work(from, cc, a, bytes, 0.8, to);
+  CHECK(r.anchor.time_s == Approx(0.06 * compute_ratio + 0.04 * memory_ratio));
+  CHECK(r.coefficients.time_sm == Approx(0.06 * compute_ratio / r.anchor.time_s));
+  // More bytes than the measured time allows: the whole measurement is memory time, no more.
+  CHECK(retarget_computation_by_work(from, cc, a, 100 * bytes, 0.8, to).anchor.time_s == Approx(0.1 * memory_ratio));
+  CHECK_THROWS_AS(retarget_computation_by_work(from, cc, a, bytes, 0, to), std::invalid_argument);
+}
+
+TEST_CASE("the memory efficiency fit recovers the efficiency its samples were made with", "[models][stage][work]") {
+  std::vector<MemoryTimeSample> s;
+  for (double gb : {1.0, 3.0, 7.0}) s.push_back({gb * 1e9 / (0.7 * 2000e9), gb * 1e9, 2000});
+  CHECK(fit_memory_efficiency(s) == Approx(0.7));
+  CHECK_THROWS_AS(fit_memory_efficiency({}), std::invalid_argument);
+}
