@@ -175,6 +175,13 @@ bool is_planned_policy(const std::string& name) {
   return family.find(name) != nullptr;
 }
 
+// Re-planning when a replay runs past the budget: at most kReplanRounds more plans, each with the overshoot (as a
+// fraction of the reference time, plus 0.1 %) taken off the budget it was planned with.
+constexpr int kReplanRounds = 4;
+static double budget_less_overshoot(double budget, double time_s, double time_limit_s, double reference_time_s) {
+  return budget - ((time_s - time_limit_s) / reference_time_s + 0.001);
+}
+
 // latency-aware: regions of a per-kernel plan worth a switch's latency, one pair per pass, or one pair, each
 // replayed with the latency; the least energy within the budget wins (`chosen` names it), native if none beats it.
 static std::vector<RankOutcome> run_latency_aware(const Scenario& sc, const Workload& wl, const GpuModel& model,
@@ -194,8 +201,8 @@ static std::vector<RankOutcome> run_latency_aware(const Scenario& sc, const Work
   auto within_budget = [&](auto&& replay_at) {
     double b = budget;
     std::vector<RankOutcome> out = replay_at(b);
-    for (int round = 0; round < 4 && totals(out).time > time_limit; ++round) {
-      b -= (totals(out).time - time_limit) / ref.time + 0.001;
+    for (int round = 0; round < kReplanRounds && totals(out).time > time_limit; ++round) {
+      b = budget_less_overshoot(b, totals(out).time, time_limit, ref.time);
       out = replay_at(b);
     }
     return out;
@@ -290,8 +297,8 @@ PlannedRun run_planned(const Scenario& sc, const Workload& wl, const GpuModel& m
         best = run.outcomes, best_plans = plans, best_budget = b_eff;
     };
     keep_if_better();
-    for (int round = 0; round < 4 && totals(run.outcomes).time > time_limit; ++round) {
-      b_eff -= (totals(run.outcomes).time - time_limit) / ref.time + 0.001;
+    for (int round = 0; round < kReplanRounds && totals(run.outcomes).time > time_limit; ++round) {
+      b_eff = budget_less_overshoot(b_eff, totals(run.outcomes).time, time_limit, ref.time);
       make_plans(b_eff);
       run.outcomes = replay();
       keep_if_better();
