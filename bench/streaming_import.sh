@@ -24,12 +24,10 @@ once() {  # label [env...]: one run, "wall_s rss_kib cpu_s" appended to $TMP/$la
     || { cat "$TMP/err" >&2; exit 1; }
   cat "$TMP/t" >>"$TMP/$label"
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$ROOT/bench/timing.sh"  # median, timing_summary
 report() {  # label, description
   local wall cpu rss
-  wall=$(awk '{ print $1 }' "$TMP/$1" | median)
-  cpu=$(awk '{ print $3 + $4 }' "$TMP/$1" | median)
-  rss=$(awk '$2 > m { m = $2 } END { print m }' "$TMP/$1")
+  read -r wall cpu rss <<<"$(timing_summary "$TMP/$1")"
   awk -v label="$2" -v w="$wall" -v c="$cpu" -v rss="$rss" -v n="$(wc -l <"$TMP/$1")" -v mb="$SIZE" 'BEGIN {
     printf "  %-30s %6.2f s wall, %6.2f s CPU (medians of %d)   peak RSS %6.0f MiB (%4.0f MB) = %4.2f MiB per MB of JSON\n",
            label, w, c, n, rss / 1024, rss * 1.024 / 1000, rss / 1024 / mb }'

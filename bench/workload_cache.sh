@@ -22,12 +22,10 @@ once() {  # label: one run, "wall_s rss_kib cpu_s" appended to $TMP/$label
     || { cat "$TMP/err" >&2; exit 1; }
   cat "$TMP/t" >>"$TMP/$1"
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$ROOT/bench/timing.sh"  # median, timing_summary
 report() {  # label, description
   local wall cpu rss
-  wall=$(awk '{ print $1 }' "$TMP/$1" | median)
-  cpu=$(awk '{ print $3 + $4 }' "$TMP/$1" | median)
-  rss=$(awk '$2 > m { m = $2 } END { print m }' "$TMP/$1")
+  read -r wall cpu rss <<<"$(timing_summary "$TMP/$1")"
   awk -v label="$2" -v w="$wall" -v c="$cpu" -v rss="$rss" -v n="$(wc -l <"$TMP/$1")" -v mb="$MB" -v zmb="$ZMB" 'BEGIN {
     printf "  %-34s %6.3f s wall, %6.3f s CPU (medians of %d)   peak RSS %6.1f MiB = %5.1f MiB per MB of JSON (%5.1f per MB of .gz)\n",
            label, w, c, n, rss / 1024, rss / 1024 / mb, rss / 1024 / zmb }'
