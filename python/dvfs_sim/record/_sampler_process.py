@@ -1,7 +1,7 @@
 """The NVML sampler process (started by nvml.Sampler; see nvml.py). Read-only NVML calls only."""
 import sys
-import threading
 
+from dvfs_sim.record._child_process import stop_on_input
 from dvfs_sim.record.nvml import NvmlUnavailable, load_nvml, open_device, sample_rows, write_telemetry
 
 
@@ -9,14 +9,7 @@ def main(argv):
     path, index, period_s = argv[0], int(argv[1]), float(argv[2])
     nv = load_nvml(argv[3] if len(argv) > 3 else "pynvml")
     h = open_device(nv, index)
-    stop = threading.Event()
-
-    def wait_for_stop():  # "stop" or end of input (the recording process is gone)
-        for line in sys.stdin:
-            if line.strip() == "stop":
-                break
-        stop.set()
-    threading.Thread(target=wait_for_stop, daemon=True).start()
+    stop = stop_on_input()
     print("ready", flush=True)
     rows = sample_rows(nv, h, period_s, stop)
     write_telemetry(path, rows)

@@ -16,10 +16,9 @@ import csv
 import glob
 import json
 import os
-import subprocess
-import sys
-import threading
 import time
+
+from dvfs_sim.record._child_process import ChildProcess, stop_on_input
 
 POWERCAP = "/sys/class/powercap"
 CPU_COLUMNS = ["cpu_user_ticks", "cpu_system_ticks", "cpu_idle_ticks", "cpu_iowait_ticks", "cpu_other_ticks"]
@@ -236,31 +235,16 @@ class HostSampler:
         self.path, self.pid, self.period_s, self.exclude, self.proc = path, pid, period_s, list(exclude), None
 
     def start(self, timeout_s=30):
-        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in [package_root, env.get("PYTHONPATH", "")] if p)
-        self.proc = subprocess.Popen([sys.executable, "-m", "dvfs_sim.record._host_sampler_process", self.path, str(self.pid),
-                                      repr(self.period_s), ",".join(map(str, self.exclude))],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-        ready = []
-        reader = threading.Thread(target=lambda: ready.append(self.proc.stdout.readline()), daemon=True)
-        reader.start()
-        reader.join(timeout_s)
-        if not ready or ready[0].strip() != "ready":
-            self.proc.kill()
+        self.proc = ChildProcess("dvfs_sim.record._host_sampler_process",
+                                 [self.path, self.pid, repr(self.period_s), ",".join(map(str, self.exclude))])
+        line = self.proc.start(timeout_s)
+        if line is None or line.strip() != "ready":
             raise RuntimeError(f"the host sampler process did not start within {timeout_s} s")
 
     def stop(self, timeout_s=60):
-        if self.proc is None:
-            return
-        try:
-            self.proc.stdin.write("stop\n")
-            self.proc.stdin.close()
-        except (BrokenPipeError, OSError):
-            pass
-        rc = self.proc.wait(timeout_s)
+        rc = self.proc.stop(timeout_s) if self.proc is not None else None
         self.proc = None
-        if rc != 0:
+        if rc not in (None, 0):
             raise RuntimeError(f"the host sampler process failed (exit code {rc})")
 
 
@@ -268,14 +252,7 @@ def main(argv):
     path, pid, period_s = argv[0], int(argv[1]), float(argv[2])
     exclude = [int(x) for x in argv[3].split(",") if x] if len(argv) > 3 else []
     probe = HostProbe(pid, exclude=exclude)
-    stop = threading.Event()
-
-    def wait_for_stop():
-        for line in sys.stdin:
-            if line.strip() == "stop":
-                break
-        stop.set()
-    threading.Thread(target=wait_for_stop, daemon=True).start()
+    stop = stop_on_input()
     print("ready", flush=True)
     rows = sample_loop(probe, period_s, stop)
     write(path, probe, rows, period_s)

@@ -11,10 +11,9 @@ prints "ready" once sampling, samples until its stdin says "stop" (or closes), t
 import csv
 import importlib
 import os
-import subprocess
-import sys
-import threading
 import time
+
+from dvfs_sim.record._child_process import ChildProcess
 
 TELEMETRY_COLUMNS = ["t_ns", "energy_mj", "power_mw", "power_instant_mw", "sm_mhz", "mem_mhz", "util_gpu",
                      "util_mem", "temp_c", "throttle_reasons"]
@@ -122,30 +121,16 @@ class Sampler:
         self.proc = None
 
     def start(self, timeout_s=60):
-        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in [package_root, env.get("PYTHONPATH", "")] if p)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dvfs_sim.record._sampler_process", self.path, str(self.index), repr(self.period_s), self.nvml_module],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-        ready = []
-        reader = threading.Thread(target=lambda: ready.append(self.proc.stdout.readline()), daemon=True)
-        reader.start()
-        reader.join(timeout_s)
-        if not ready or ready[0].strip() != "ready":
-            self.proc.kill()
+        self.proc = ChildProcess("dvfs_sim.record._sampler_process", [self.path, self.index, repr(self.period_s), self.nvml_module])
+        line = self.proc.start(timeout_s)
+        if line is None or line.strip() != "ready":
             raise NvmlUnavailable(f"the NVML sampler process did not start within {timeout_s} s "
-                                  f"(said {ready[0].strip() if ready else 'nothing'!r})")
+                                  f"(said {line.strip() if line else 'nothing'!r})")
 
     def stop(self, timeout_s=120):
         if self.proc is None:
             return
-        try:
-            self.proc.stdin.write("stop\n")
-            self.proc.stdin.close()
-        except (BrokenPipeError, OSError):
-            pass
-        rc = self.proc.wait(timeout_s)
+        rc = self.proc.stop(timeout_s)
         self.proc = None
         if rc != 0 or not os.path.exists(self.path):
             raise NvmlUnavailable(f"the NVML sampler process failed (exit code {rc}); no {os.path.basename(self.path)} written")
