@@ -25,6 +25,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the sibling derivation scripts
+from a100_pcie import relative_voltage as voltage  # noqa: E402  (the V-f curve's interpolation, one copy)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODEL = json.load(open(os.path.join(ROOT, "models/gpus/a40.json")))
 FMAX = MODEL["clocks"]["sm_mhz"]["max"]
@@ -35,13 +38,6 @@ IDLE = MODEL["power"]["idle_w"]
 RUN_SETS = ["a40_gpt3-2.7b_pp8", "a40_gpt3-6.7b_dp2pp4tp2"]
 
 
-def voltage(points, f):
-    if f <= points[0][0]:
-        return points[0][1]
-    for (f0, v0), (f1, v1) in zip(points, points[1:]):
-        if f <= f1:
-            return v0 + (f - f0) / (f1 - f0) * (v1 - v0)
-    return points[-1][1]
 
 
 def g(f, points=MODEL["voltage_curve"]["points"]):
