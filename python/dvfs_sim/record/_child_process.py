@@ -14,6 +14,11 @@ class ChildProcess:
     def __init__(self, module, args):
         self.module, self.args, self.proc = module, [str(a) for a in args], None
 
+    @property
+    def pid(self):
+        """The child's process id while it runs (the host sampler leaves it out of the process tree it counts)."""
+        return self.proc.pid if self.proc is not None else None
+
     def start(self, timeout_s):
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env = dict(os.environ)
