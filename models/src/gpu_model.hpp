@@ -54,6 +54,7 @@ struct ActivityPower {
   bool present = false;
   double busy_w = 0;                                // SMs resident with work at fill 1, at the top clock (x g(f))
   double tensor_pj[kTensorPrecisionCount] = {0, 0, 0, 0};  // per tensor-core FLOP, by TensorPrecision
+  double mma_sync_extra_pj = 0;                     // added per tensor FLOP a kernel issues with mma.sync (Kernel::tensor_issue)
   double fma_pj = 0;                                // per CUDA-core fp32 FLOP (GEMM / convolution)
   double alu_pj = 0;                                // per elementwise operation
   double memory_pj_per_byte = 0;                    // per byte read or written in DRAM
@@ -172,7 +173,9 @@ class GpuModel {
     const double memory_w = (activity_.memory_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +
                              activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * rate_scale;
     if (k.work == WorkSource::copy_engine) return idle_w_tab_[sm_idx] + ramp * (activity_.copy_engine_w + memory_w);
-    const double ops_w = activity_.tensor_pj[static_cast<int>(k.tensor_precision)] * k.tensor_tflops +
+    const double tensor_pj = activity_.tensor_pj[static_cast<int>(k.tensor_precision)] +
+                             (k.tensor_issue == TensorIssue::warp ? activity_.mma_sync_extra_pj : 0.0);
+    const double ops_w = tensor_pj * k.tensor_tflops +
                          activity_.fma_pj * k.fma_tflops + activity_.alu_pj * k.alu_tops;
     return idle_w_tab_[sm_idx] +
            ramp * (k.sm_fill * activity_.busy_w * g_tab_[sm_idx] + v2_tab_[sm_idx] * ops_w * rate_scale + memory_w);

@@ -15,9 +15,9 @@ namespace dvfs {
 
 namespace {
 
-constexpr int kCoefficients = 9;
+constexpr int kCoefficients = 10;
 const char* const kCoefficientNames[kCoefficients] = {"busy_w", "tensor_bf16", "tensor_fp8",    "tensor_tf32",  "fma",
-                                                      "alu",    "memory",      "copy_engine_w", "memory_fill"};
+                                                      "alu",    "memory",      "copy_engine_w", "memory_fill", "mma_sync_extra"};
 constexpr double kMinKnownShare = 0.9;
 
 // One loop reduced to what the fit needs: per kernel its recorded clock, fill and rates, plus the loop's
@@ -28,7 +28,7 @@ struct LoopData {
   struct K {
     double d, f, fill, tensor, fma, alu, memory, memory_filled;
     TensorPrecision p;
-    bool copy_engine;
+    bool copy_engine, mma_sync;
   };
   std::vector<K> kernels;
 };
@@ -59,7 +59,8 @@ LoopData reduce_loop(const KernelLoop& loop, const GpuModel& base) {
       }
       known += k.duration_s;
       out.kernels.push_back({k.duration_s, f, k.sm_fill, k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps,
-                             k.memory_fill_tbps, k.tensor_precision, k.work == WorkSource::copy_engine});
+                             k.memory_fill_tbps, k.tensor_precision, k.work == WorkSource::copy_engine,
+                             k.tensor_issue == TensorIssue::warp});
     }
   }
   out.known_share = all > 0 ? known / all : 1.0;
@@ -84,6 +85,7 @@ std::vector<double> features(const LoopData& l, double floor, double knee, doubl
     } else {
       x[0] += d * k.fill * v2 * k.f / f_max;
       if (k.p != TensorPrecision::none) x[static_cast<int>(k.p)] += d * v2 * k.tensor;
+      if (k.mma_sync) x[9] += d * v2 * k.tensor;
       x[4] += d * v2 * k.fma;
       x[5] += d * v2 * k.alu;
     }
@@ -201,7 +203,7 @@ std::vector<std::string> split_names(const std::string& split_path, const std::s
 std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side) {
   const Json doc = read_json_file(split_path);
   std::vector<std::string> out = names_in_split(doc, split_path, side, "micro");
-  for (const char* later : {"micro_stores", "micro_alu_conv"})  // lists recorded later, in recording order
+  for (const char* later : {"micro_stores", "micro_alu_conv", "micro_family"})  // lists recorded later, in recording order
     if (doc[side].contains(later))  // names_in_split checked that doc[side] is an object
       for (const std::string& n : names_in_split(doc, split_path, side, later)) out.push_back(n);
   return out;
@@ -278,6 +280,7 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                        {"memory_pj_per_byte", c[6]},
                        {"memory_fill_pj_per_byte", c[8]},
                        {"copy_engine_w", c[7]},
+                       {"mma_sync_extra_pj_per_flop", c[9]},
                        {"ramp_s", best.ramp_s}};
   // The fitted model priced on the same loops, as validate will price them (recorded clocks).
   Json rows = Json::array();

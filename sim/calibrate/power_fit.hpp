@@ -5,8 +5,9 @@
 //
 // Each loop's steady mean power (NVML energy counter over its unprofiled window) is the time-weighted mean of
 // its kernels' power at their recorded clocks and of idle power in its gaps (traces/src/kernel_loop.hpp). The
-// model is linear in its eight coefficients once the voltage curve is fixed:
+// model is linear in its ten coefficients once the voltage curve is fixed:
 //   P_loop - idle = busy_w * mean(fill g(f)) + sum_p e_p * mean(V^2 tensor rate_p) + e_fma * mean(V^2 fma rate)
+//                   + e_mma_sync * mean(V^2 tensor rate of kernels issuing mma.sync)
 //                   + e_alu * mean(V^2 alu rate) + e_mem * mean(DRAM rate) + copy_engine_w * (copy-engine share)
 // (each kernel's terms weighted by d / (d + ramp_s), see GpuModel::activity_power_w), so for every voltage curve
 // and ramp_s of a grid (flat floor up to a knee, linear to 1 at the top clock) the coefficients
@@ -34,7 +35,8 @@ std::string format_power_suite_calibration(const PowerSuiteCalibration& c);
 
 // The names a split file lists (`fit.micro` or `held_out.micro`); InputError naming the file and field.
 std::vector<std::string> split_names(const std::string& split_path, const std::string& side, const std::string& kind);
-// The kernel loops of one side: `micro`, then the lists recorded later (`micro_stores`, `micro_alu_conv`), where present.
+// The kernel loops of one side: `micro`, then the lists recorded later (`micro_stores`, `micro_alu_conv`,
+// `micro_family`), where present.
 std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side);
 
 // Non-negative least squares min |A x - b|^2, x >= 0, for a handful of unknowns (every active set is tried).

@@ -47,6 +47,8 @@ const char* to_string(TensorPrecision p) {
   return "none";
 }
 
+const char* to_string(TensorIssue t) { return t == TensorIssue::warp ? "mma.sync" : "wgmma"; }
+
 const char* to_string(WorkSource s) {
   switch (s) {
     case WorkSource::unknown: return "unknown";

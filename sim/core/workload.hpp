@@ -61,6 +61,13 @@ enum class TensorPrecision : std::uint8_t { none, bf16, fp8, tf32 };
 constexpr int kTensorPrecisionCount = 4;
 const char* to_string(TensorPrecision p);
 
+// How a kernel's tensor-core work is issued: Hopper's warpgroup MMA (wgmma: operands straight from shared memory;
+// cuBLAS's nvjet and sm90 kernels, cuDNN's sm90 kernels), or the per-warp mma.sync of SM80-style kernels (operands
+// through the register file: FlashAttention-2, CUTLASS 2.x `s16816` kernels, cuDNN's `sm80_` kernels run on a
+// Hopper). The H200 spends more energy per FLOP on the second (models/README.md, "Activity power").
+enum class TensorIssue : std::uint8_t { warpgroup, warp };
+const char* to_string(TensorIssue t);
+
 // Where a kernel's work figures come from: the launching operator's input shapes (traces/src/kernel_activity),
 // the copy engine (a memcpy: its bytes), or nowhere (the power model then uses its kernel-class prior).
 enum class WorkSource : std::uint8_t { unknown, shapes, copy_engine, launch_shape };
@@ -91,6 +98,7 @@ struct Kernel {
   float memory_fill_tbps = 0;
   TensorPrecision tensor_precision = TensorPrecision::none;
   WorkSource work = WorkSource::unknown;
+  TensorIssue tensor_issue = TensorIssue::warpgroup;  // read only where tensor_tflops > 0
 };
 
 // Multiplies a kernel's work rates (the same work done in 1/factor of the time).

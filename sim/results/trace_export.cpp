@@ -208,6 +208,10 @@ void work_args(const Kernel& k, double scale, std::string& s) {
   s += to_string(k.work);
   s += "\",\"tensor precision\":\"";
   s += to_string(k.tensor_precision);
+  if (k.tensor_tflops > 0) {  // how the tensor work was issued: priced apart (models/README.md)
+    s += "\",\"tensor issue\":\"";
+    s += to_string(k.tensor_issue);
+  }
   s += "\",\"tensor TFLOP/s\":";
   num(s, k.tensor_tflops * scale);
   s += ",\"fma TFLOP/s\":";

@@ -59,6 +59,27 @@ TEST_CASE("a compute-bound kernel's power falls with V^2 f; a copy's does not mo
   CHECK(m.kernel_power_w(copy, top, mem) == Approx(m.idle_power_w(top) + 3 + 50));
 }
 
+TEST_CASE("tensor FLOPs issued with mma.sync cost the extra energy per FLOP; a model without the key prices them alike", "[models][activity]") {
+  Json doc = read_json_file(load_gpu_model("h200").source_file());
+  doc["activity"] = {{"busy_w", 200.0},
+                     {"tensor_pj_per_flop", {{"bf16", 0.5}, {"fp8", 0.25}, {"tf32", 1.0}}},
+                     {"fma_pj_per_flop", 4.0},
+                     {"alu_pj_per_op", 20.0},
+                     {"memory_pj_per_byte", 50.0},
+                     {"copy_engine_w", 3.0}};
+  const GpuModel without = GpuModel::from_json(doc, "a.json");
+  doc["activity"]["mma_sync_extra_pj_per_flop"] = 0.25;
+  const GpuModel with = GpuModel::from_json(doc, "a.json");
+  const int top = with.sm_index(1980), mem = with.mem_index(3201);
+  Kernel wgmma = gemm_kernel(), sync = gemm_kernel();
+  sync.tensor_issue = TensorIssue::warp;
+  CHECK(with.kernel_power_w(sync, top, mem) == Approx(with.kernel_power_w(wgmma, top, mem) + 0.25 * 600));
+  CHECK(with.kernel_power_w(wgmma, top, mem) == Approx(without.kernel_power_w(wgmma, top, mem)));
+  CHECK(without.kernel_power_w(sync, top, mem) == Approx(without.kernel_power_w(wgmma, top, mem)));
+  doc["activity"]["mma_sync_extra_pj_per_flop"] = -1;
+  CHECK_THROWS_WITH(GpuModel::from_json(doc, "a.json"), Catch::Contains("mma_sync_extra_pj_per_flop"));
+}
+
 TEST_CASE("kernels without work figures keep the kernel-class prior", "[models][activity]") {
   const GpuModel m = with_activity();
   Json doc = read_json_file(load_gpu_model("h200").source_file());

@@ -54,6 +54,24 @@ TEST_CASE("a convolution's output size follows its stride and padding", "[traces
   CHECK(w.tensor_flops == Approx(2.0 * 8 * 64 * 112 * 112 * 3 * 7 * 7));
 }
 
+TEST_CASE("an FFT convolution counts its frequency-domain products and transforms, not the direct count", "[traces][activity]") {
+  // The held-in fp32 NCHW loop's shape (traces/recordings/h200-power/conv-3x3-128c-28-b64-fp32-nchw): cuDNN picks
+  // 32x32 FFT tiles; one tile covers a 28x28 output of a 3x3 filter (30 outputs per tile side).
+  const OperatorCall c = op("aten::cudnn_convolution", {{64, 128, 28, 28}, {128, 128, 3, 3}, {}, {}, {}, {}},
+                            {"float", "float", "ScalarList", "ScalarList", "ScalarList", "Scalar"},
+                            {"", "", "[1, 1]", "[1, 1]", "[1, 1]", "1"});
+  const std::string fft = "void fft2d_r2c_32x32<float, false, 1u, false>(float2*, float const*, int)",
+                    cgemm = "sm80_xmma_gemm_cf32cf32_f32f32_cf32_tn_n_tilesize64x64x8_stage3_warpsize2x2x1_ffma";
+  const std::optional<OperatorWork> w = operator_work(c, {&fft, &cgemm});
+  REQUIRE(w);
+  const double products = 8.0 * 64 * 128 * 128 * 1 * (32 * 17), transforms = 2.5 * 1024 * 10 * (64 * 128 + 128 * 128 + 64 * 128);
+  CHECK(w->fma_flops == Approx(products + transforms));
+  CHECK(w->fma_flops < 0.4 * 2.0 * 64 * 128 * 28 * 28 * 128 * 9);  // the direct count
+  const std::optional<OperatorWork> direct = operator_work(c, {&cgemm});
+  REQUIRE(direct);
+  CHECK(direct->fma_flops == Approx(2.0 * 64 * 128 * 28 * 28 * 128 * 9));
+}
+
 TEST_CASE("causal attention does half the work of full attention", "[traces][activity]") {
   const std::vector<std::vector<std::int64_t>> qkv = {{2, 16, 1024, 128}, {2, 16, 1024, 128}, {2, 16, 1024, 128}, {}, {}};
   const std::vector<std::string> types = {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"};
@@ -85,6 +103,21 @@ TEST_CASE("operators over tensor lists have no sizes: their kernels keep the cla
   CHECK(r[0].source == WorkSource::unknown);
 }
 
+TEST_CASE("a kernel's name says whether it issues warpgroup MMA or mma.sync", "[traces][activity]") {
+  // Names as the H200 recordings hold them (traces/recordings/h200-power, h200-workloads).
+  for (const char* n : {"nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT",
+                        "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize256x64x32",
+                        "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x128",
+                        "void cutlass::device_kernel<cutlass3x_sm90_tensorop_gemm_bf16>"})
+    CHECK(tensor_issue_of(n) == TensorIssue::warpgroup);
+  for (const char* n : {"void cutlass__5x_cudnn::Kernel<cutlass_tensorop_bf16_s16816fprop_optimized_bf16_256x64_32x4_nhwc_align8>",
+                        "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>>",
+                        "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128>>",
+                        "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_stage4",
+                        "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_tn"})
+    CHECK(tensor_issue_of(n) == TensorIssue::warp);
+}
+
 TEST_CASE("an operator's work is shared by its kernels; helper kernels only move bytes", "[traces][activity]") {
   OperatorIndex ops;
   ops.add("aten::mm", Json{{"External id", 1}, {"Input Dims", {{100, 100}, {100, 100}}},
@@ -100,6 +133,7 @@ TEST_CASE("an operator's work is shared by its kernels; helper kernels only move
   CHECK(r[1].tensor_tflops == 0);
   CHECK(r[1].memory_tbps == Approx(bytes / 40e-6 / 1e12));  // bytes over both kernels' 40 us
   CHECK(r[0].precision == TensorPrecision::bf16);
+  CHECK(r[0].tensor_issue == TensorIssue::warpgroup);
   CHECK(r[2].source == WorkSource::copy_engine);
   CHECK(r[2].memory_tbps == Approx(2e6 / 5e-6 / 1e12));  // device to device: read and written
   CHECK(r[3].source == WorkSource::unknown);               // no operator

@@ -50,6 +50,7 @@ CachedImport every_field() {
   k.memory_fill_tbps = 0.25f;
   k.tensor_precision = TensorPrecision::fp8;
   k.work = WorkSource::launch_shape;
+  k.tensor_issue = TensorIssue::warp;
   r.kernels = {k, Kernel{}};
   LaunchShape s;
   s.grid[0] = 1, s.grid[1] = 2, s.grid[2] = 3, s.block[0] = 128, s.block[1] = 4, s.block[2] = 5;
@@ -98,6 +99,7 @@ void require_equal(const Kernel& a, const Kernel& b) {
   CHECK(a.memory_fill_tbps == b.memory_fill_tbps);
   CHECK(a.tensor_precision == b.tensor_precision);
   CHECK(a.work == b.work);
+  CHECK(a.tensor_issue == b.tensor_issue);
 }
 
 void require_equal(const LaunchShape& a, const LaunchShape& b) {

@@ -103,6 +103,18 @@ bool uses_tensor_cores(const std::string* name) {
   return name_has_any(name, {"mma", "tensorop", "nvjet", "s16816", "s1688", "flash", "fmha", "sdpa", "tf32"});
 }
 
+}  // namespace
+
+TensorIssue tensor_issue_of(const std::string& kernel_name) {
+  if (name_has_any(&kernel_name, {"sm90", "sm100", "nvjet", "wgmma"})) return TensorIssue::warpgroup;
+  return name_has_any(&kernel_name, {"s16816", "s1688", "sm80", "sm86", "sm75", "ampere", "turing", "volta", "pytorch_flash",
+                                     "flash_fwd", "flash_bwd"})
+             ? TensorIssue::warp
+             : TensorIssue::warpgroup;
+}
+
+namespace {
+
 struct Tensor {
   const std::vector<std::int64_t>* dims;
   int bytes;  // per element
@@ -143,6 +155,32 @@ std::optional<OperatorWork> gemm_work(const OperatorCall& op, const std::string&
   return w;
 }
 
+// The FFT tile size T of cuDNN's FFT convolution kernels (`fft2d_r2c_32x32`), 0 when none of the kernels is one.
+int fft_tile(const std::vector<const std::string*>& kn) {
+  for (const std::string* n : kn) {
+    const std::size_t p = n ? n->find("fft2d_r2c_") : std::string::npos;
+    if (p == std::string::npos) continue;
+    int t = 0;
+    for (std::size_t i = p + 10; i < n->size() && std::isdigit(static_cast<unsigned char>((*n)[i])) && t < 4096; ++i) t = 10 * t + ((*n)[i] - '0');
+    if (t >= 4) return t;
+  }
+  return 0;
+}
+
+// A 2-D convolution done by FFT (overlap-save tiles of T x T, each giving (T - R + 1) x (T - S + 1) outputs): the
+// complex products summed over input channels at T (T/2 + 1) frequencies per tile (8 real FLOPs each) and the real
+// 2-D FFTs of input tiles, filters and output tiles (2.5 T^2 log2 T^2 each) [estimate: textbook operation counts;
+// the direct count would be 2-3x more arithmetic than the kernels do].
+double fft_convolution_flops(double batch, double in_ch, double out_ch, const std::int64_t out_hw[2], const std::int64_t rs[2], int t) {
+  double tiles = 1;
+  for (int d = 0; d < 2; ++d) {
+    const double per_tile = static_cast<double>(std::max<std::int64_t>(1, t - rs[d] + 1));
+    tiles *= std::ceil(static_cast<double>(out_hw[d]) / per_tile);
+  }
+  const double freqs = t * (t / 2.0 + 1.0), fft = 2.5 * t * t * std::log2(static_cast<double>(t) * t);
+  return 8.0 * batch * out_ch * in_ch * tiles * freqs + fft * (batch * in_ch * tiles + out_ch * in_ch + batch * out_ch * tiles);
+}
+
 std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::string& base, const std::vector<const std::string*>& kn) {
   OperatorWork w;
   const bool backward = base == "convolution_backward";
@@ -157,7 +195,7 @@ std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::
   const bool padded = any_name_has(kn, "addpadding");
   const double channels = padded ? 8.0 * std::ceil(static_cast<double>(wt[1]) / 8.0) : static_cast<double>(wt[1]);
   const double per_output = channels * numel(std::vector<std::int64_t>(wt.begin() + 2, wt.end()));
-  double out_numel = 0, passes = 1;
+  double out_numel = 0, passes = 1, fft_flops = 0;
   if (backward) {
     out_numel = numel(op.dims[0]);
     const std::string mask = concrete_at(op, 10);
@@ -171,13 +209,20 @@ std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::
     const auto pad = list_or(op, cudnn ? 2 : 4, spatial, 0), st = list_or(op, 3, spatial, 1);
     const auto dil = list_or(op, cudnn ? 4 : 5, spatial, 1);
     out_numel = static_cast<double>(x[0]) * static_cast<double>(wt[0]);
+    std::int64_t out_hw[2] = {1, 1};
     for (std::size_t s = 0; s < spatial; ++s) {
       const std::int64_t o = (x[2 + s] + 2 * pad[s] - dil[s] * (wt[2 + s] - 1) - 1) / std::max<std::int64_t>(1, st[s]) + 1;
       out_numel *= static_cast<double>(std::max<std::int64_t>(o, 1));
+      if (s < 2) out_hw[s] = std::max<std::int64_t>(o, 1);
+    }
+    const int t = fft_tile(kn);
+    if (t > 0 && spatial == 2 && st[0] == 1 && st[1] == 1) {
+      const std::int64_t rs[2] = {wt[2], wt[3]};
+      fft_flops = fft_convolution_flops(static_cast<double>(x[0]), channels, static_cast<double>(wt[0]), out_hw, rs, t);
     }
   }
-  // FFT and Winograd algorithms do other arithmetic than the direct convolution's count: the count stands in
-  add_matrix_work(w, 2.0 * out_numel * per_output * passes, es, any_name_has(kn, "tf32"));
+  // Winograd algorithms do other arithmetic than the direct convolution's count: the count stands in
+  add_matrix_work(w, fft_flops > 0 ? fft_flops : 2.0 * out_numel * per_output * passes, es, any_name_has(kn, "tf32"));
   if (wt[1] == 1 && x[1] > 1) w.direct_loads = out_numel * per_output * passes;  // depthwise: one input channel per filter
   w.bytes = es * (numel(x) + numel(wt) + out_numel) + (backward ? es * (numel(x) + numel(wt)) : 0.0);
   return w;
@@ -418,6 +463,7 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
       const auto rate = static_cast<float>(flops / (matrix_us * 1e6));
       if (w->precision != TensorPrecision::none && uses_tensor_cores(acts[i].name)) {
         r.precision = w->precision;
+        r.tensor_issue = tensor_issue_of(*acts[i].name);
         r.tensor_tflops = rate;
       } else {
         r.fma_tflops = rate;
@@ -435,6 +481,7 @@ void apply_rates(const KernelRates& r, Kernel& k) {
   k.memory_tbps = r.memory_tbps;
   k.memory_fill_tbps = r.memory_fill_tbps;
   k.tensor_precision = r.precision;
+  k.tensor_issue = r.tensor_issue;
   k.work = r.source;
 }
 

@@ -84,7 +84,13 @@ struct KernelRates {
   float tensor_tflops = 0, fma_tflops = 0, alu_tops = 0, memory_tbps = 0, memory_fill_tbps = 0;
   TensorPrecision precision = TensorPrecision::none;
   WorkSource source = WorkSource::unknown;
+  TensorIssue tensor_issue = TensorIssue::warpgroup;
 };
+
+// How a tensor-core kernel issues its MMAs, from its name: mma.sync for SM80-style kernels (CUTLASS 2.x `s16816` /
+// `s1688` tensorop, cuDNN / cuBLAS `sm80_` / `ampere_` kernels, FlashAttention-2's `pytorch_flash::`), warpgroup MMA
+// for the rest (a name saying sm90 / nvjet / wgmma wins).
+TensorIssue tensor_issue_of(const std::string& kernel_name);
 
 // Rates of every activity (same order as `acts`).
 std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& acts, const OperatorIndex& ops);

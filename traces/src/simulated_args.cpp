@@ -31,6 +31,10 @@ void read_work(const Json& w, const std::string& file, const std::string& field,
   else if (prec == "tf32") r.precision = TensorPrecision::tf32;
   else if (prec == "none") r.precision = TensorPrecision::none;
   else throw InputError(file, field + ".tensor precision", "expected bf16, fp8, tf32 or none, got \"" + prec + "\"");
+  const std::string issue = w.contains("tensor issue") && w["tensor issue"].is_string() ? w["tensor issue"].get<std::string>() : "wgmma";
+  if (issue == "mma.sync") r.tensor_issue = TensorIssue::warp;
+  else if (issue == "wgmma") r.tensor_issue = TensorIssue::warpgroup;
+  else throw InputError(file, field + ".tensor issue", "expected \"wgmma\" or \"mma.sync\", got \"" + issue + "\"");
   r.tensor_tflops = static_cast<float>(number_arg(w, "tensor TFLOP/s", file, field, 0));
   r.fma_tflops = static_cast<float>(number_arg(w, "fma TFLOP/s", file, field, 0));
   r.alu_tops = static_cast<float>(number_arg(w, "alu TOP/s", file, field, 0));

@@ -34,6 +34,7 @@ inline constexpr const char* kKernelEnums = "dvfs.kernel_enums";
 inline constexpr const char* kGap = "dvfs.gap";  // bool_val
 enum KernelValue { kDuration, kGapBefore, kKernelValues };
 enum KernelFloat { kSmMhz, kMemMhz, kSmFill, kTensor, kFma, kAlu, kMemory, kMemoryFill, kKernelFloatCount };
-enum KernelEnum { kClass, kKind, kStream, kStep, kAnnotationSet, kPrecision, kWorkSource, kGroup, kKernelEnumCount };
+// kTensorIssue was added after the first files were written: a list one shorter (without it) reads as wgmma.
+enum KernelEnum { kClass, kKind, kStream, kStep, kAnnotationSet, kPrecision, kWorkSource, kGroup, kTensorIssue, kKernelEnumCount };
 
 }  // namespace dvfs::chakra_attr

@@ -180,7 +180,7 @@ void apply_dvfs_kernel(const Node& n, const std::string& file, PlannedNode& p) {
   const AttributeProto* e = find_attr(n.attr(), a::kKernelEnums);
   if (!v && !fl && !e) return;
   if (!v || !fl || !e || v->double_list().values_size() != a::kKernelValues || fl->float_list().values_size() != a::kKernelFloatCount ||
-      e->int64_list().values_size() != a::kKernelEnumCount)
+      (e->int64_list().values_size() != a::kKernelEnumCount && e->int64_list().values_size() != a::kTensorIssue))
     throw InputError(file, node_label(n) + " attr " + a::kKernel,
                      "expected dvfs.kernel (" + std::to_string(a::kKernelValues) + " doubles), dvfs.kernel_floats (" +
                          std::to_string(a::kKernelFloatCount) + " floats) and dvfs.kernel_enums (" + std::to_string(a::kKernelEnumCount) + " integers)");
@@ -216,6 +216,7 @@ void apply_dvfs_kernel(const Node& n, const std::string& file, PlannedNode& p) {
   k.annotation_set = static_cast<std::uint32_t>(in_range(a::kAnnotationSet, 1LL << 31));
   k.tensor_precision = static_cast<TensorPrecision>(in_range(a::kPrecision, kTensorPrecisionCount));
   k.work = static_cast<WorkSource>(in_range(a::kWorkSource, 4));
+  if (q.size() > a::kTensorIssue) k.tensor_issue = static_cast<TensorIssue>(in_range(a::kTensorIssue, 2));
   if (p.has_call) p.call.group = static_cast<std::int32_t>(q[a::kGroup] < -1 ? -1 : q[a::kGroup]);
 }
 

@@ -117,7 +117,7 @@ void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std:
   auto* e = attr(at, a::kKernelEnums)->mutable_int64_list()->mutable_values();
   const std::int64_t enums[a::kKernelEnumCount] = {static_cast<int>(k.cls), static_cast<int>(k.kind), k.stream, k.step,
                                                    k.annotation_set, static_cast<int>(k.tensor_precision),
-                                                   static_cast<int>(k.work), c ? c->group : -2};
+                                                   static_cast<int>(k.work), c ? c->group : -2, static_cast<int>(k.tensor_issue)};
   e->Add(enums, enums + a::kKernelEnumCount);
 }
 
