@@ -68,3 +68,13 @@ def test_head_dimension_80_does_not_carry_the_27b_power_response(evidence):
     assert evidence.score_bytes_per_flop(2560, 32, 1024, 4, 1) > 2 * evidence.score_bytes_per_flop(4096, 32, 1024, 4, 2)
     slow = evidence.baseline_slowdowns()
     assert slow["gpt3-2.7b"][-1] < slow["gpt3-6.7b"][-1] < slow["bloom-3b"][-1]
+
+
+def test_tensor_energy_fit_on_the_3d_set_leaves_the_27b_energy_missed(evidence, rows, rates):
+    # The split allows fitting on the 3D set; fitting e_t on its models-only energy MAPE still leaves the 2.7B above 6 %.
+    ref, clocks = evidence.reference_rates(rows), evidence.anchor_clocks(binary=BIN)
+    e_t, res = evidence.fit_on_3d(rates, ref, clocks, BIN, grid=tuple(i / 10 for i in range(0, 11)))
+    assert 0 < e_t <= 0.5
+    assert res["a40_gpt3-2.7b_pp8"][1] > 6.0
+    shipped_3d = evidence.mape(evidence.MODEL, "a40_gpt3-6.7b_dp2pp4tp2", BIN)[1]
+    assert res["a40_gpt3-6.7b_dp2pp4tp2"][1] < shipped_3d  # the fit does lower the 3D's own energy error
