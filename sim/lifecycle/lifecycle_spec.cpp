@@ -98,11 +98,16 @@ LifecyclePolicy parse_policy(const JsonReader& r, int pstates) {
   return p;
 }
 
+WarmUp parse_warmup(const JsonReader& r) {
+  r.only_keys({"s", "gpu_w", "core_s", "note"});
+  return {r.non_negative("s"), r.non_negative("gpu_w"), r.has("core_s") ? r.non_negative("core_s") : 0};
+}
+
 }  // namespace
 
 NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
   JsonReader r(doc, file, "");
-  r.only_keys({"name", "description", "cores", "cpu_pstates", "storage", "gpu_idle_w", "provenance"});
+  r.only_keys({"name", "description", "cores", "cpu_pstates", "storage", "gpu_idle_w", "gpu_d2h_bps", "provenance"});
   NodeSpec n;
   n.file = file;
   n.cores = static_cast<int>(r.integer_in("cores", 1, 4096));
@@ -117,6 +122,7 @@ NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
   if (!st.is_array() || st.size() == 0) throw InputError(file, r.field("storage"), "expected a non-empty array");
   for (std::size_t i = 0; i < st.size(); ++i) n.storage.push_back(parse_storage(st.at(i)));
   n.gpu_idle_w = r.non_negative("gpu_idle_w");
+  n.gpu_d2h_bps = r.has("gpu_d2h_bps") ? r.positive("gpu_d2h_bps") : 0;
   n.provenance = r.raw("provenance");
   return n;
 }
@@ -124,7 +130,7 @@ NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
 LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const std::string& base_dir) {
   JsonReader top(doc, file, "");
   JsonReader r = top.child("lifecycle");
-  r.only_keys({"node", "gpu", "recorded_cpu_ghz", "phases", "policies", "note"});
+  r.only_keys({"node", "gpu", "recorded_cpu_ghz", "phases", "policies", "first_occurrence", "note"});
   LifecycleSpec s;
   s.file = file;
   const std::string node_path = join_path(base_dir, r.string("node"));
@@ -142,6 +148,12 @@ LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const st
     if (p.kind == "train" || p.kind == "validation") s.node.store(p.read_from, file, pr.field("read_from"));
     if (!p.trace.empty()) p.trace = join_path(base_dir, p.trace);
     s.phases.push_back(p);
+  }
+  if (r.has("first_occurrence")) {
+    JsonReader fo = r.child("first_occurrence");
+    fo.only_keys({"train", "validation", "note"});
+    for (const char* kind : {"train", "validation"})
+      if (fo.has(kind)) s.first_occurrence[kind] = parse_warmup(fo.child(kind));
   }
   if (r.has("policies")) {
     JsonReader po = r.child("policies");
