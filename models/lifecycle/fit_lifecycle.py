@@ -76,6 +76,18 @@ def warmup(a, r):
                     f"{later[len(later) // 2]:.4f} s of its {len(later)} later steps"}
 
 
+def loader_fit(a, r):
+    """A stepped fit phase's loader figures: the time from its start to its first batch request (the DataLoader
+    iterator made: its worker processes started; paid by every phase, the workers do not persist) and the median
+    time of one batch request (a ready batch's hand-over from a worker: host time of every step, which the
+    simulated loaders' waits do not hold)."""
+    d = la.load(a["dir"])
+    waits = sorted((p for p in d["life"]["phases"] if p["kind"] == "data_wait" and r["t0_ns"] <= p["t0_ns"] and p["t1_ns"] <= r["t1_ns"]),
+                   key=lambda p: p["t0_ns"])
+    fetch = sorted((p["t1_ns"] - p["t0_ns"]) / 1e9 for p in waits)
+    return {"start_s": (waits[0]["t0_ns"] - r["t0_ns"]) / 1e9, "fetch_s": fetch[len(fetch) // 2]}
+
+
 def rows(a, kind):
     return [r for r in a["top"] if r["kind"] == kind]
 
@@ -174,13 +186,15 @@ def cnn_scenario(cnn, per_file, vwarm):
     main_busy = min(1.0, ep0["net"]["main_cpu_core_s"] / ep0["net"]["time_s"])
     st = steady(cnn, ep0)
     n = st["next_calls"] - 1  # the last next() ends the epoch
-    fed = (st["time_s"] - st["data_wait_s"]) / n
+    ld, vld = loader_fit(cnn, ep0), loader_fit(cnn, va0)
+    fed = (st["time_s"] - st["data_wait_s"] + st["next_calls"] * ld["fetch_s"]) / n
     vsteps = math.ceil(a["val_images"] / a["batch"])
     # The validation loader's workers end with it: their CPU time moves into the training process's
     # children's time when they are reaped, so the process split is unreliable here; all the job's CPU of
     # the phase (busy CPUs less the samplers) is put on the decoding.
     vdecode = (job_cpu(cnn, va0) - vwarm["core_s"]) / a["val_images"]
-    vfed = (va0["time_s"] - va0["data_wait_s"] - vwarm["s"]) / vsteps  # steady: the first validation's one-time costs left out
+    # steady: the first validation's one-time costs and its loader start left out
+    vfed = (va0["time_s"] - va0["data_wait_s"] - vwarm["s"] - vld["start_s"] + (va0["data_waits"]) * vld["fetch_s"]) / vsteps
     ck_cpu = ck0["main_cpu_core_s"] / (j["epochs"][0]["checkpoint_bytes"] / 1e9)
     rec = "../../traces/recordings/h200-lifecycle/cnn-io/recording"
     phases = [{"name": "staging copy shared -> local", "kind": "staging", "bytes": j["dataset_bytes"], "files": nfiles,
@@ -193,11 +207,12 @@ def cnn_scenario(cnn, per_file, vwarm):
         phases.append({"name": f"epoch {k}", "kind": "train", "steps": e["steps"], "samples_per_step": a["batch"],
                        "read_bytes_per_step": round(per_img * a["batch"]), "read_from": "local", "workers": a["workers"],
                        "prefetch": 4, "core_s_per_sample": round(decode, 7), "main_core_busy": round(main_busy, 4),
-                       "host_step_s": round(fed, 6), "trace": rec})
+                       "host_step_s": round(fed, 6), "loader_start_s": round(ld["start_s"], 4), "trace": rec})
         phases.append({"name": f"validation {k}", "kind": "validation", "steps": vsteps, "samples_per_step": a["val_images"] / vsteps,
                        "read_bytes_per_step": round(per_img * a["val_images"] / vsteps), "read_from": "local",
                        "workers": a["workers"], "prefetch": 2, "core_s_per_sample": round(vdecode, 7),
-                       "host_step_s": round(vfed, 6), "gpu_step_s": "REPLAY/3", "gpu_step_w": "REPLAY_W"})
+                       "host_step_s": round(vfed, 6), "loader_start_s": round(vld["start_s"], 4), "gpu_step_s": "REPLAY/3",
+                       "gpu_step_w": "REPLAY_W"})
         phases.append({"name": f"checkpoint {k}", "kind": "checkpoint", "bytes": e["checkpoint_bytes"], "to": "local",
                        "core_s_per_gb": round(ck_cpu, 4)})
     return phases
@@ -216,13 +231,15 @@ def llm_scenario(llm, per_file, ck_cpu_per_gb, vwarm):
         return sum(1 for p in waits if r["t0_ns"] <= p["t0_ns"] and p["t1_ns"] <= r["t1_ns"])
     st = steady(llm, seg0)
     s0 = st["next_calls"]  # the loop breaks out: every next() is a step
-    fed = (st["time_s"] - st["data_wait_s"]) / s0
+    ld, vld = loader_fit(llm, seg0), loader_fit(llm, va[0])
+    fed = (st["time_s"] - st["data_wait_s"] + s0 * ld["fetch_s"]) / s0
     main = min(1.0, st["main_cpu_core_s"] / st["time_s"])
     vmain = min(1.0, (job_cpu(llm, va[0]) - vwarm["core_s"]) / (va[0]["time_s"] - vwarm["s"]))
     loader = max(0.0, st["proc_cpu_core_s"] - st["main_cpu_core_s"]) / (s0 * a["batch"])
     v0 = va[0]
     vsteps = a["val_batches"]
-    vfed = (v0["time_s"] - v0["data_wait_s"] - vwarm["s"]) / vsteps  # steady: the first validation's one-time costs left out
+    # steady: the first validation's one-time costs and its loader start left out
+    vfed = (v0["time_s"] - v0["data_wait_s"] - vwarm["s"] - vld["start_s"] + v0["data_waits"] * vld["fetch_s"]) / vsteps
     rec = "../../traces/recordings/h200-lifecycle/llm-finetune/recording"
     phases = [{"name": "staging copy shared -> local", "kind": "staging", "bytes": j["dataset_bytes"], "files": 1,
                "from": "local", "to": "local", "core_s_per_file": round(per_file, 7),
@@ -236,12 +253,14 @@ def llm_scenario(llm, per_file, ck_cpu_per_gb, vwarm):
             phases.append({"name": f"training {len([p for p in phases if p['kind'] == 'train'])}", "kind": "train",
                            "steps": nsteps(r), "samples_per_step": a["batch"], "read_bytes_per_step": a["batch"] * (a["seq"] + 1) * 2,
                            "read_from": "local", "workers": a["workers"], "prefetch": 2, "core_s_per_sample": round(loader, 7),
-                           "main_core_busy": round(main, 4), "host_step_s": round(fed, 6), "trace": rec})
+                           "main_core_busy": round(main, 4), "host_step_s": round(fed, 6), "loader_start_s": round(ld["start_s"], 4),
+                           "trace": rec})
         elif r["kind"] == "validation":
             phases.append({"name": f"validation {len([p for p in phases if p['kind'] == 'validation'])}", "kind": "validation",
                            "steps": vsteps, "samples_per_step": a["batch"], "read_bytes_per_step": a["batch"] * (a["seq"] + 1) * 2,
                            "read_from": "local", "workers": a["workers"], "prefetch": 2, "core_s_per_sample": round(loader, 7),
-                           "main_core_busy": round(vmain, 4), "host_step_s": round(vfed, 6), "gpu_step_s": "REPLAY/3",
+                           "main_core_busy": round(vmain, 4), "host_step_s": round(vfed, 6),
+                           "loader_start_s": round(vld["start_s"], 4), "gpu_step_s": "REPLAY/3",
                            "gpu_step_w": "REPLAY_W"})
         else:
             c = next(ck)

@@ -166,6 +166,7 @@ class Runner {
       main_process->start();
     }
     const double phase_t0 = sg4::Engine::get_clock();
+    if (ph.loader_start_s > 0) sg4::this_actor::sleep_for(ph.loader_start_s);  // no worker exists before it
     for (int w = 0; w < workers; ++w) {
       actors.push_back(sg4::Actor::create("loader" + std::to_string(w), p_.node, [=, &ph, &t] {
         for (int b = w; b < ph.steps; b += workers) {

@@ -46,7 +46,7 @@ StorageSpec parse_storage(const JsonReader& r) {
 LifecyclePhase parse_phase(const JsonReader& r) {
   r.only_keys({"name", "kind", "bytes", "files", "from", "to", "core_s_per_gb", "core_s_per_file", "streams", "steps",
                "samples_per_step", "read_bytes_per_step", "read_from", "workers", "prefetch", "core_s_per_sample",
-               "main_core_busy", "host_step_s", "gpu_step_s", "gpu_step_w", "gpu_step_j", "trace", "seconds", "note"});
+               "main_core_busy", "host_step_s", "loader_start_s", "gpu_step_s", "gpu_step_w", "gpu_step_j", "trace", "seconds", "note"});
   LifecyclePhase p;
   p.name = r.string("name");
   p.kind = r.string("kind");
@@ -69,6 +69,7 @@ LifecyclePhase parse_phase(const JsonReader& r) {
     p.main_core_busy = r.has("main_core_busy") ? r.non_negative("main_core_busy") : 0;
     if (p.main_core_busy > 1) throw InputError(r.file(), r.field("main_core_busy"), "expected a share of one core in [0, 1]");
     p.host_step_s = r.has("host_step_s") ? r.non_negative("host_step_s") : 0;
+    p.loader_start_s = r.has("loader_start_s") ? r.non_negative("loader_start_s") : 0;
     p.trace = r.string_or("trace", "");
     if (p.trace.empty()) {
       p.step.gpu_busy_s = r.positive("gpu_step_s");

@@ -78,6 +78,8 @@ struct LifecyclePhase {
   double main_core_busy = 0;  // share of one core the training process keeps busy while the phase runs (its threads,
                               // pinning, waiting in CUDA calls): CPU energy, no time
   double host_step_s = 0;    // shortest wall time of a step with its batch ready (launches, Python), at the recorded CPU clock
+  double loader_start_s = 0; // host time before the first batch request (the loader's iterator: worker processes
+                             // started); loaders start after it, every phase (workers that do not persist)
   StepCost step;
   std::string trace;         // a recording whose replay gives `step` (resolved by the runner)
   WarmUp warmup;             // set by the runner on the first phase of its kind (LifecycleSpec::first_occurrence)
