@@ -7,9 +7,13 @@ time, disk and network bytes, process-tree I/O) and run.json (the recorder's idl
     a["top"]      # one row per top-level phase (what a lifecycle scenario's phases are)
     a["by_kind"]  # exclusive time per kind: each instant goes to the innermost phase open then
 
-Every figure is a difference of cumulative counters interpolated linearly at the phase bounds: the GPU energy
-counter updates about every 100 ms, so phases shorter than that (single DataLoader waits) get their share of
-the counter's slope, not a measurement of their own; sums over many of them are sound.
+Every figure is a difference of cumulative counters interpolated linearly at the phase bounds. The GPU energy
+counter (NVML, read every 5 ms) changes only about every 100 ms: it is interpolated between the samples where
+it changed, so each increment is spread evenly over the interval since the previous change (the energy of that
+interval). A phase bound inside an interval gets the interval's mean power, not its own: `*_unc` gives the
+worst case of that (`Counter.bound_error`), for the GPU with its power never below the lowest interval mean of
+the recording. Phases much shorter than 100 ms (single DataLoader waits) get their share of the slope, not a
+measurement of their own; sums over many of them are sound. The same holds for CPU ticks, sampled every 50 ms.
 """
 import bisect
 import csv
@@ -58,6 +62,36 @@ class Counter:
     def delta(self, t0, t1):
         return self.value(t1) - self.value(t0)
 
+    @classmethod
+    def from_updates(cls, t, v):
+        """A counter that the device updates more rarely than it is read: only the first sample of each new
+        value is kept (the update lies in the read interval before it), so interpolation spreads an increment
+        over the interval since the previous update."""
+        keep = [i for i in range(len(v)) if i == 0 or v[i] != v[i - 1]]
+        return cls([t[i] for i in keep], [v[i] for i in keep])
+
+    def bound_error(self, t0, t1, floor_rate=0.0):
+        """Worst-case error of delta(t0, t1) from the interpolation: an update interval (ta, tb] that a bound
+        cuts holds an increment E whose split is unknown; with the rate never below floor_rate, the part inside
+        the phase lies between floor_rate x its time inside and E - floor_rate x its time outside, so the
+        error is at most max(x, 1 - x) x (E - floor_rate x (tb - ta)) for the share x inside."""
+        err, seen = 0.0, set()
+        for b in (t0, t1):
+            i = bisect.bisect_left(self.t, b)
+            if i <= 0 or i >= len(self.t) or self.t[i] == b or i in seen:
+                continue
+            seen.add(i)
+            ta, tb = self.t[i - 1], self.t[i]
+            inside = (min(tb, t1) - max(ta, t0)) / (tb - ta)
+            excess = max(0.0, self.v[i] - self.v[i - 1] - floor_rate * (tb - ta))
+            err += max(inside, 1.0 - inside) * excess
+        return err
+
+    def min_rate(self, min_dt):
+        """The lowest mean rate over the intervals between kept samples at least min_dt long."""
+        r = [(b - a) / (tb - ta) for a, b, ta, tb in zip(self.v, self.v[1:], self.t, self.t[1:]) if tb - ta >= min_dt]
+        return min(r) if r else 0.0
+
 
 def load(rec_dir):
     tel = _read_csv(os.path.join(rec_dir, "telemetry.csv"))
@@ -69,7 +103,7 @@ def load(rec_dir):
     with open(os.path.join(rec_dir, "run.json")) as f:
         run = json.load(f)
     tick = 1.0 / meta.get("clk_tck", 100)
-    c = {"gpu_j": Counter(tel["t_ns"], [v / 1e3 for v in tel[GPU_COLUMN]])}
+    c = {"gpu_j": Counter.from_updates(tel["t_ns"], [v / 1e3 for v in tel[GPU_COLUMN]])}
     ht = host["t_ns"]
     busy = [u + s + o for u, s, o in zip(host["cpu_user_ticks"], host["cpu_system_ticks"], host["cpu_other_ticks"])]
     c["cpu_busy_core_s"] = Counter(ht, [b * tick for b in busy])
@@ -86,14 +120,20 @@ def load(rec_dir):
         if col in host:
             c[col[:-3] + "_j"] = Counter(ht, [v / 1e6 for v in host[col]], wrap=(d.get("max_energy_range_uj") or 0) / 1e6 or None)
             rapl.append(col[:-3] + "_j")
-    return {"counters": c, "meta": meta, "life": life, "run": run, "rapl": rapl,
+    floors = {"gpu_j": c["gpu_j"].min_rate(50e6)}  # per ns: the GPU's lowest 100 ms mean power in the recording
+    return {"counters": c, "meta": meta, "life": life, "run": run, "rapl": rapl, "floors": floors,
             "span": (max(tel["t_ns"][0], ht[0]), min(tel["t_ns"][-1], ht[-1]))}
 
 
-def _figures(c, rapl, t0, t1):
+UNCERTAIN = ("gpu_j", "cpu_busy_core_s", "main_cpu_core_s")
+
+
+def _figures(c, rapl, t0, t1, floors=None):
     out = {"time_s": (t1 - t0) / 1e9}
     for k, ctr in c.items():
         out[k] = ctr.delta(t0, t1)
+        if k in UNCERTAIN:
+            out[k + "_unc"] = ctr.bound_error(t0, t1, (floors or {}).get(k, 0.0))
     if rapl:
         out["cpu_j"] = sum(out[k] for k in rapl if "dram" not in k and "core" not in k.split("_")[-2:])
         out["dram_j"] = sum(out[k] for k in rapl if k.endswith("dram_j"))
@@ -148,10 +188,10 @@ def exclusive_segments(phases, span):
 
 def analyse(rec_dir):
     d = load(rec_dir)
-    c, rapl = d["counters"], d["rapl"]
+    c, rapl, fl = d["counters"], d["rapl"], d["floors"]
     phases = _phases(d)
     span = d["span"]
-    top = [dict(p, **_figures(c, rapl, p["t0_ns"], p["t1_ns"])) for p in sorted(phases, key=lambda p: p["t0_ns"]) if p["depth"] == 0]
+    top = [dict(p, **_figures(c, rapl, p["t0_ns"], p["t1_ns"], fl)) for p in sorted(phases, key=lambda p: p["t0_ns"]) if p["depth"] == 0]
     w = profiler_window(d)
     for row in top:  # the data waits inside each top-level phase, and the recorder's window in it
         waits = [p for p in phases if p["kind"] == "data_wait" and row["t0_ns"] <= p["t0_ns"] and p["t1_ns"] <= row["t1_ns"]]
@@ -160,8 +200,10 @@ def analyse(rec_dir):
         row["data_wait_s"] = sum(p["t1_ns"] - p["t0_ns"] for p in waits) / 1e9
         row["data_waits"] = len(waits)
         a, b = (max(row["t0_ns"], w[0]), min(row["t1_ns"], w[1])) if w else (0, 0)
-        row["profiler"] = _figures(c, rapl, a, b) if b > a else None
-        row["net"] = {k: row[k] - (row["profiler"] or {}).get(k, 0.0) for k in _figures(c, rapl, row["t0_ns"], row["t1_ns"])}
+        row["profiler"] = _figures(c, rapl, a, b, fl) if b > a else None
+        # the window's own bound errors add to the phase's (its bounds are cut out of it)
+        row["net"] = {k: row[k] + (1 if k.endswith("_unc") else -1) * (row["profiler"] or {}).get(k, 0.0)
+                      for k in _figures(c, rapl, row["t0_ns"], row["t1_ns"], fl)}
     by_kind = {}
     for a, b, kind, _ in exclusive_segments(phases, span):
         f = _figures(c, rapl, a, b)

@@ -61,18 +61,35 @@ struct Context {
 
 bool stepped(const LifecyclePhase& p) { return p.kind == "train" || p.kind == "validation"; }
 
+// GPU power while a checkpoint's tensors go to the host: a copy-engine transfer (SMs idle) reading `bps` bytes/s of
+// device memory, priced by the GPU model at its default clocks (activity model: copy_engine_w + DRAM pJ/B).
+double d2h_copy_w(const GpuModel& m, double bps) {
+  Kernel k;
+  k.kind = ActivityKind::memcpy;
+  k.cls = KernelClass::copy;
+  k.work = WorkSource::copy_engine;
+  k.memory_tbps = static_cast<float>(bps / 1e12);
+  k.sm_fill = 0;
+  const ClockPair c = m.default_clocks();
+  return m.kernel_power_w(k, m.sm_index(c.sm_mhz), m.mem_index(c.mem_mhz));
+}
+
 // The phases as a policy runs them; `base` (the run without policy) says which phases wait for data.
 std::vector<SimPhase> plan(Context& ctx, const LifecyclePolicy* pol, const std::vector<PhaseOutcome>* base) {
   const LifecycleSpec& s = ctx.spec;
   std::map<std::string, std::string> unstaged;  // staging target -> its source, when the policy skips staging
   std::vector<SimPhase> out;
   bool gpu_used = false;  // before the first steps the GPU has not left its idle state
+  std::map<std::string, int> seen;  // phases of each kind so far: the first of a kind pays its one-time costs
+  const double copy_w = d2h_copy_w(ctx.model, s.node.gpu_d2h_bps);
   for (std::size_t i = 0; i < s.phases.size(); ++i) {
     // A GPU between steps keeps its clocks (the GPU model's idle power at its default clock); one left idle
     // for a whole phase settles to the node's measured idle draw.
     const double active_idle_w = ctx.model.idle_power_at(ctx.model.default_clocks().sm_mhz);
     gpu_used = gpu_used || stepped(s.phases[i]);
-    SimPhase sp{s.phases[i], gpu_used ? active_idle_w : s.node.gpu_idle_w};
+    SimPhase sp{s.phases[i], gpu_used ? active_idle_w : s.node.gpu_idle_w, copy_w};
+    if (auto w = s.first_occurrence.find(sp.phase.kind); w != s.first_occurrence.end() && seen[sp.phase.kind]++ == 0)
+      sp.phase.warmup = w->second;
     if (pol && !pol->dataset_on.empty() && sp.phase.kind == "staging") sp.phase.from = pol->dataset_on;
     if (pol && pol->staging == "skip" && sp.phase.kind == "staging") {
       unstaged[sp.phase.to] = sp.phase.from;

@@ -58,6 +58,7 @@ Platform build(const NodeSpec& n, int pstate) {
 // Per-phase tallies the actors add to.
 struct Tally {
   double gpu_busy_s = 0, gpu_busy_j = 0, data_wait_s = 0, cycles = 0, read = 0, written = 0, network = 0;
+  double gpu_other_s = 0, gpu_other_j = 0;  // warm-up and device-to-host copies: GPU time at their own power
 };
 
 class Runner {
@@ -134,6 +135,21 @@ class Runner {
     if (dst.sync_s > 0) sg4::this_actor::sleep_for(dst.sync_s);
   }
 
+  // The one-time costs of a first occurrence: the trainer holds its first step `s` longer (loaders keep filling
+  // their prefetch slots), the GPU draws `gpu_w` and the training process does `core_s` of CPU work meanwhile.
+  void warm_up(const WarmUp& w, Tally& t) {
+    if (w.s <= 0) return;
+    sg4::ExecPtr work;
+    if (w.core_s > 0) {
+      work = sg4::this_actor::exec_async(w.core_s * recorded_ghz_ * 1e9);
+      t.cycles += w.core_s * recorded_ghz_ * 1e9;
+    }
+    sg4::this_actor::sleep_for(w.s);
+    if (work) work->wait();
+    t.gpu_other_s += w.s;
+    t.gpu_other_j += w.gpu_w * w.s;
+  }
+
   void steps(const SimPhase& sp, Tally& t) {
     const LifecyclePhase& ph = sp.phase;
     const int workers = std::max(1, ph.workers);
@@ -150,6 +166,7 @@ class Runner {
       main_process->start();
     }
     const double phase_t0 = sg4::Engine::get_clock();
+    if (ph.loader_start_s > 0) sg4::this_actor::sleep_for(ph.loader_start_s);  // no worker exists before it
     for (int w = 0; w < workers; ++w) {
       actors.push_back(sg4::Actor::create("loader" + std::to_string(w), p_.node, [=, &ph, &t] {
         for (int b = w; b < ph.steps; b += workers) {
@@ -172,6 +189,7 @@ class Runner {
       }
       t.data_wait_s += sg4::Engine::get_clock() - t0;
       slots->release();
+      if (b == 0) warm_up(ph.warmup, t);
       // The step takes the GPU's time or the host's (launches, Python), whichever is longer; at a lower CPU clock
       // only the host time beyond the GPU's stretches (the rest is spent waiting for the GPU).
       const double gpu_s = ph.step.gpu_busy_s;
@@ -188,8 +206,18 @@ class Runner {
     }
   }
 
+  // A checkpoint's tensors reach the host before they are serialised: a device-to-host copy at the node's rate.
+  void copy_to_host(const SimPhase& sp, Tally& t) {
+    if (n_.gpu_d2h_bps <= 0 || sp.phase.bytes <= 0) return;
+    const double s = sp.phase.bytes / n_.gpu_d2h_bps;
+    sg4::this_actor::sleep_for(s);
+    t.gpu_other_s += s;
+    t.gpu_other_j += sp.gpu_copy_w * s;
+  }
+
   void run(const SimPhase& sp, Tally& t) {
     const LifecyclePhase& ph = sp.phase;
+    if (ph.kind == "checkpoint") copy_to_host(sp, t);
     if (ph.kind == "staging" || ph.kind == "checkpoint") copy(ph, ph.to, t);
     else if (ph.kind == "train" || ph.kind == "validation") steps(sp, t);
     else sg4::this_actor::sleep_for(ph.seconds);
@@ -208,7 +236,7 @@ PhaseOutcome outcome(const NodeSpec& n, const SimPhase& sp, const Tally& t, doub
   o.time_s = time_s;
   o.cpu_j = cpu_j;
   o.gpu_busy_s = t.gpu_busy_s;
-  o.gpu_j = t.gpu_busy_j + sp.gpu_idle_w * std::max(0.0, time_s - t.gpu_busy_s);
+  o.gpu_j = t.gpu_busy_j + t.gpu_other_j + sp.gpu_idle_w * std::max(0.0, time_s - t.gpu_busy_s - t.gpu_other_s);
   o.data_wait_s = t.data_wait_s;
   o.cpu_core_s = t.cycles / (ghz * 1e9);
   o.bytes_read = t.read;

@@ -4,7 +4,9 @@
 // storage behind links. Staging and checkpoints move bytes through disks and links with CPU work per byte;
 // a training or validation phase runs data-loader worker actors (read a batch, decode it on a core) and a
 // trainer actor that waits for each batch, then keeps the GPU busy for a step while the training process
-// uses a core. GPU energy is the step cost while busy plus the phase's idle power otherwise; storage and
+// uses a core; the first phase of a kind adds its one-time costs (WarmUp) to its first step. A checkpoint first
+// copies its tensors to the host (GPU at its copy power), then serialises and writes them. GPU energy is the step
+// cost while busy, the warm-up and copy power while those run, the phase's idle power otherwise; storage and
 // network energy are per byte (plus storage idle power) where the node model gives them.
 #include "sim/lifecycle/lifecycle_spec.hpp"
 
@@ -16,6 +18,7 @@ namespace dvfs {
 struct SimPhase {
   LifecyclePhase phase;
   double gpu_idle_w = 0;  // GPU power while it has no work in this phase
+  double gpu_copy_w = 0;  // GPU power while a checkpoint copies its tensors to the host (node gpu_d2h_bps)
 };
 
 struct PhaseOutcome {

@@ -46,7 +46,7 @@ StorageSpec parse_storage(const JsonReader& r) {
 LifecyclePhase parse_phase(const JsonReader& r) {
   r.only_keys({"name", "kind", "bytes", "files", "from", "to", "core_s_per_gb", "core_s_per_file", "streams", "steps",
                "samples_per_step", "read_bytes_per_step", "read_from", "workers", "prefetch", "core_s_per_sample",
-               "main_core_busy", "host_step_s", "gpu_step_s", "gpu_step_w", "gpu_step_j", "trace", "seconds", "note"});
+               "main_core_busy", "host_step_s", "loader_start_s", "gpu_step_s", "gpu_step_w", "gpu_step_j", "trace", "seconds", "note"});
   LifecyclePhase p;
   p.name = r.string("name");
   p.kind = r.string("kind");
@@ -69,6 +69,7 @@ LifecyclePhase parse_phase(const JsonReader& r) {
     p.main_core_busy = r.has("main_core_busy") ? r.non_negative("main_core_busy") : 0;
     if (p.main_core_busy > 1) throw InputError(r.file(), r.field("main_core_busy"), "expected a share of one core in [0, 1]");
     p.host_step_s = r.has("host_step_s") ? r.non_negative("host_step_s") : 0;
+    p.loader_start_s = r.has("loader_start_s") ? r.non_negative("loader_start_s") : 0;
     p.trace = r.string_or("trace", "");
     if (p.trace.empty()) {
       p.step.gpu_busy_s = r.positive("gpu_step_s");
@@ -98,11 +99,16 @@ LifecyclePolicy parse_policy(const JsonReader& r, int pstates) {
   return p;
 }
 
+WarmUp parse_warmup(const JsonReader& r) {
+  r.only_keys({"s", "gpu_w", "core_s", "note"});
+  return {r.non_negative("s"), r.non_negative("gpu_w"), r.has("core_s") ? r.non_negative("core_s") : 0};
+}
+
 }  // namespace
 
 NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
   JsonReader r(doc, file, "");
-  r.only_keys({"name", "description", "cores", "cpu_pstates", "storage", "gpu_idle_w", "provenance"});
+  r.only_keys({"name", "description", "cores", "cpu_pstates", "storage", "gpu_idle_w", "gpu_d2h_bps", "provenance"});
   NodeSpec n;
   n.file = file;
   n.cores = static_cast<int>(r.integer_in("cores", 1, 4096));
@@ -117,6 +123,7 @@ NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
   if (!st.is_array() || st.size() == 0) throw InputError(file, r.field("storage"), "expected a non-empty array");
   for (std::size_t i = 0; i < st.size(); ++i) n.storage.push_back(parse_storage(st.at(i)));
   n.gpu_idle_w = r.non_negative("gpu_idle_w");
+  n.gpu_d2h_bps = r.has("gpu_d2h_bps") ? r.positive("gpu_d2h_bps") : 0;
   n.provenance = r.raw("provenance");
   return n;
 }
@@ -124,7 +131,7 @@ NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
 LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const std::string& base_dir) {
   JsonReader top(doc, file, "");
   JsonReader r = top.child("lifecycle");
-  r.only_keys({"node", "gpu", "recorded_cpu_ghz", "phases", "policies", "note"});
+  r.only_keys({"node", "gpu", "recorded_cpu_ghz", "phases", "policies", "first_occurrence", "note"});
   LifecycleSpec s;
   s.file = file;
   const std::string node_path = join_path(base_dir, r.string("node"));
@@ -142,6 +149,12 @@ LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const st
     if (p.kind == "train" || p.kind == "validation") s.node.store(p.read_from, file, pr.field("read_from"));
     if (!p.trace.empty()) p.trace = join_path(base_dir, p.trace);
     s.phases.push_back(p);
+  }
+  if (r.has("first_occurrence")) {
+    JsonReader fo = r.child("first_occurrence");
+    fo.only_keys({"train", "validation", "note"});
+    for (const char* kind : {"train", "validation"})
+      if (fo.has(kind)) s.first_occurrence[kind] = parse_warmup(fo.child(kind));
   }
   if (r.has("policies")) {
     JsonReader po = r.child("policies");

@@ -5,6 +5,7 @@
 // SimGrid-free: lifecycle_sim.cpp runs it.
 #include "sim/core/json_util.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct NodeSpec {
   std::vector<CpuPstate> pstates;  // fastest first (SimGrid's pstate 0)
   std::vector<StorageSpec> storage;
   double gpu_idle_w = 0;           // GPU power idle for a whole phase (measured; between steps the GPU model's idle power at its clock)
+  double gpu_d2h_bps = 0;          // device-to-host copy rate of a checkpoint's tensors (0 = no copy stage)
   Json provenance;
   const StorageSpec& store(const std::string& name, const std::string& file, const std::string& field) const;
 };
@@ -44,6 +46,15 @@ struct StepCost {
   double gpu_busy_s = 0;   // GPU time of one step
   double gpu_busy_j = 0;   // GPU energy of that busy time (0 = gpu_busy_w x busy time)
   double gpu_busy_w = 0;
+};
+
+// One-time costs of the first phase of a kind in a job (cuDNN autotuning, allocator growth, compilation of new
+// shapes): extra time of its first step, the GPU's power during it and the training process's CPU work in it
+// beyond main_core_busy. Later phases of the kind pay the steady cost only.
+struct WarmUp {
+  double s = 0;
+  double gpu_w = 0;
+  double core_s = 0;  // at the recorded CPU clock
 };
 
 struct LifecyclePhase {
@@ -67,8 +78,11 @@ struct LifecyclePhase {
   double main_core_busy = 0;  // share of one core the training process keeps busy while the phase runs (its threads,
                               // pinning, waiting in CUDA calls): CPU energy, no time
   double host_step_s = 0;    // shortest wall time of a step with its batch ready (launches, Python), at the recorded CPU clock
+  double loader_start_s = 0; // host time before the first batch request (the loader's iterator: worker processes
+                             // started); loaders start after it, every phase (workers that do not persist)
   StepCost step;
   std::string trace;         // a recording whose replay gives `step` (resolved by the runner)
+  WarmUp warmup;             // set by the runner on the first phase of its kind (LifecycleSpec::first_occurrence)
   bool shared_read_when_unstaged = true;
   // idle
   double seconds = 0;
@@ -91,6 +105,7 @@ struct LifecycleSpec {
   double recorded_cpu_ghz = 0;  // the CPU clock the per-core costs were measured at (0 = pstate 0's)
   std::vector<LifecyclePhase> phases;
   std::vector<LifecyclePolicy> policies;
+  std::map<std::string, WarmUp> first_occurrence;  // by kind (train, validation): applied to the first phase of it
 };
 
 NodeSpec parse_node_spec(const Json& doc, const std::string& file);

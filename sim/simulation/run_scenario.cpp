@@ -2,11 +2,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
-#include "sim/control/control_run.hpp"
-#include "sim/control/control_scenario.hpp"
-#include "sim/control/controllers.hpp"
-#include "sim/control/fleet.hpp"
-#include "sim/lifecycle/lifecycle_run.hpp"
+#include "sim/simulation/scenario_kinds.hpp"
 #include "sim/synthetic_run.hpp"
 #include "sim/results/summary.hpp"
 #include "sim/results/simulated_workload.hpp"
@@ -32,50 +28,13 @@ const char* to_string(ScenarioKind k) {
 
 ScenarioKind scenario_kind(const Json& doc) {
   if (!doc.is_object()) return ScenarioKind::replay;  // parse_scenario says what is wrong
-  if (doc.contains("control")) return ScenarioKind::control;
-  if (doc.contains("fleet")) return ScenarioKind::fleet;
-  if (doc.contains("lifecycle")) return ScenarioKind::lifecycle;
+  if (const ScenarioKindSpec* k = scenario_kind_registry().for_document(doc)) return k->kind;
   if (doc.contains("synthetic")) return ScenarioKind::synthetic;
   if (doc.contains("trace") && doc["trace"].is_array()) return ScenarioKind::multi_rank;
   return ScenarioKind::replay;
 }
 
 namespace {
-
-ScenarioRun run_control_scenario(const Json& doc, const std::string& file, const std::string& base_dir) {
-  const ControlScenario sc = parse_control_scenario(doc, file, base_dir);
-  ScenarioRun run;
-  run.kind = ScenarioKind::control;
-  run.name = sc.name;
-  const ControllerSpec c = sc.controller;
-  make_controller(c, file);  // an unknown controller fails before the run
-  run.summary = run_control(sc, c);
-  return run;
-}
-
-ScenarioRun run_fleet_scenario(const Json& doc, const std::string& file) {
-  const FleetScenario fs = parse_fleet_scenario(doc, file);
-  ScenarioRun run;
-  run.kind = ScenarioKind::fleet;
-  run.name = fs.name;
-  run.summary = run_fleet_study(fs);
-  return run;
-}
-
-ScenarioRun run_lifecycle_scenario(const Json& doc, const std::string& file, const std::string& base_dir) {
-  ScenarioRun run;
-  run.kind = ScenarioKind::lifecycle;
-  JsonReader r(doc, file, "");
-  r.only_keys({"name", "description", "lifecycle", "output"});
-  run.name = r.string("name");
-  if (r.has("output")) {
-    JsonReader o = r.child("output");
-    o.only_keys({"dir"});
-    run.output_dir = join_path(base_dir, o.string("dir"));
-  }
-  run.summary = run_lifecycle(doc, file, base_dir);
-  return run;
-}
 
 ScenarioRun run_trace_scenario(Scenario sc, const ScenarioOptions& opts) {
   const GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
@@ -141,16 +100,17 @@ Json export_replay_trace(const Scenario& sc, const Workload& wl, const GpuModel&
 
 ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::string& base_dir, const ScenarioOptions& opts) {
   const ScenarioKind kind = scenario_kind(doc);
-  const bool no_single_replay = kind == ScenarioKind::control || kind == ScenarioKind::fleet || kind == ScenarioKind::lifecycle;
-  if (!opts.chakra_out.empty() && no_single_replay)
-    throw InputError("--chakra-out", "", std::string("expected a trace replay or synthetic scenario: a ") + to_string(kind) +
-                                             " study has no single replay to export");
-  if (!opts.trace_out.empty() && no_single_replay)
-    throw InputError("--trace-out", "", std::string("expected a trace replay or synthetic scenario: a ") + to_string(kind) +
-                                            " study has no single replay to export");
-  if (kind == ScenarioKind::control) return run_control_scenario(doc, file, base_dir);
-  if (kind == ScenarioKind::fleet) return run_fleet_scenario(doc, file);
-  if (kind == ScenarioKind::lifecycle) return run_lifecycle_scenario(doc, file, base_dir);
+  if (const ScenarioKindSpec* registered = scenario_kind_registry().find(kind)) {  // a kind with its own key: no single replay
+    if (!opts.chakra_out.empty())
+      throw InputError("--chakra-out", "", std::string("expected a trace replay or synthetic scenario: a ") + to_string(kind) +
+                                               " study has no single replay to export");
+    if (!opts.trace_out.empty())
+      throw InputError("--trace-out", "", std::string("expected a trace replay or synthetic scenario: a ") + to_string(kind) +
+                                              " study has no single replay to export");
+    ScenarioRun run = registered->run(doc, file, base_dir);
+    run.kind = kind;
+    return run;
+  }
   Scenario sc = parse_scenario(doc, file, base_dir);
   if (opts.engine) sc.mode = *opts.engine;
   ScenarioRun run;
@@ -186,10 +146,8 @@ ScenarioRun run_scenario_file(const std::string& path, const ScenarioOptions& op
 }
 
 std::string ScenarioRun::report() const {
+  if (const ScenarioKindSpec* registered = scenario_kind_registry().find(kind)) return registered->report(summary);
   switch (kind) {
-    case ScenarioKind::control: return format_control_run(summary);
-    case ScenarioKind::fleet: return format_fleet_study(summary);
-    case ScenarioKind::lifecycle: return format_lifecycle_run(summary);
     case ScenarioKind::synthetic: {
       Json full = summary;  // the text report prints the timings beside the model outputs
       put_back(full, timing);
@@ -200,14 +158,9 @@ std::string ScenarioRun::report() const {
 }
 
 std::vector<std::string> write_scenario_outputs(const ScenarioRun& run, const std::string& dir) {
+  if (const ScenarioKindSpec* registered = scenario_kind_registry().find(run.kind))
+    return registered->outputs ? registered->outputs(run.summary, dir) : std::vector<std::string>{};
   switch (run.kind) {
-    case ScenarioKind::control:
-    case ScenarioKind::fleet:
-      return {};
-    case ScenarioKind::lifecycle:
-      make_directories(dir);
-      std::ofstream(dir + "/summary.json") << run.summary.dump(2) << "\n";
-      return {dir + "/summary.json"};
     case ScenarioKind::synthetic: {
       make_directories(dir);
       std::ofstream(dir + "/summary.json") << run.summary.dump(2) << "\n";

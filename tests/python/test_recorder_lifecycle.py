@@ -88,6 +88,25 @@ def test_exclusive_segments_give_each_instant_to_the_innermost_phase():
     assert by == {"train": 80, "data_wait": 20, "validation": 50, "other": 10}  # a wait inside validation is validation
 
 
+def test_a_counter_updated_every_100_ms_is_spread_over_its_update_intervals_with_a_bound_at_phase_bounds():
+    # read every 5 ms; the device adds 10 J every 100 ms (100 W), then 30 J every 100 ms (300 W) from t = 300 ms
+    t = list(range(0, 600, 5))
+    v = [10.0 * min(k // 100, 3) + 30.0 * max(0, k // 100 - 3) for k in t]
+    c = la.Counter.from_updates(t, v)
+    assert c.t == [0, 100, 200, 300, 400, 500]
+    assert c.delta(150, 250) == pytest.approx(10.0)  # half of two 100 W intervals: their mean power, not a step
+    assert c.delta(350, 450) == pytest.approx(15.0 + 15.0)
+    assert la.Counter(t, v).delta(150, 250) == pytest.approx(10.0)  # read samples alone: a whole increment or none ...
+    assert la.Counter(t, v).delta(160, 190) == 0.0  # ... so a short phase may see nothing
+    assert c.delta(160, 190) == pytest.approx(3.0)
+    # worst case: the interval (300, 400] holds 30 J, at least 100 W (0.1 J/ms) all along; a phase with 60 % of it
+    # inside holds between 6 J and 26 J of it, the estimate 18 J: error at most 12 J
+    assert c.bound_error(340, 1000, floor_rate=0.1) == pytest.approx(0.6 * 20.0)
+    assert c.bound_error(300, 400, floor_rate=0.1) == 0.0  # bounds on update instants: exact
+    assert c.bound_error(310, 320, floor_rate=0.1) == pytest.approx(0.9 * 20.0)  # both bounds in one interval
+    assert c.min_rate(50) == pytest.approx(0.1)
+
+
 def test_a_recording_with_host_counters_and_phases_is_analysed_per_phase(fake_nvml, tmp_path):  # noqa: F811
     import time
     out = tmp_path / "rec"

@@ -78,6 +78,41 @@ TEST_CASE("policies across phases: a lower CPU clock slows decoding; skipping st
   CHECK(std::abs(gpu["saved"]["time_s"].get<double>()) < 0.05 * phase(s, 1)["time_s"].get<double>());
 }
 
+TEST_CASE("the first phase of a kind pays its one-time costs on its first step; later phases of the kind do not", "[lifecycle]") {
+  Json doc = job(Json::array({train(1e-5, 4), train(1e-5, 4)}));
+  doc["lifecycle"]["first_occurrence"] = {{"train", {{"s", 1.5}, {"gpu_w", 300}, {"core_s", 0.4}}}};
+  const Json s = run_lifecycle(doc, "t.json", kDir);
+  const Json &first = phase(s, 0), &later = phase(s, 1);
+  CHECK(first["time_s"].get<double>() == Approx(later["time_s"].get<double>() + 1.5).epsilon(0.01));
+  CHECK(first["gpu_busy_s"].get<double>() == Approx(later["gpu_busy_s"].get<double>()));  // the steps' own work is unchanged
+  CHECK(first["gpu_j"].get<double>() == Approx(later["gpu_j"].get<double>() + 1.5 * 300).epsilon(0.01));
+  CHECK(first["cpu_core_s"].get<double>() == Approx(later["cpu_core_s"].get<double>() + 0.4).epsilon(0.01));
+  // an input-bound first epoch: loaders keep filling their prefetch slots during the warm-up, so it costs less than 1.5 s
+  Json io = job(Json::array({train(0.01, 4), train(0.01, 4)}));
+  io["lifecycle"]["first_occurrence"] = {{"train", {{"s", 1.5}, {"gpu_w", 300}}}};
+  const Json t = run_lifecycle(io, "t.json", kDir);
+  const double extra = phase(t, 0)["time_s"].get<double>() - phase(t, 1)["time_s"].get<double>();
+  CHECK(extra > 0.1);
+  CHECK(extra < 1.5);
+  Json bad = doc;
+  bad["lifecycle"]["first_occurrence"] = {{"checkpoint", {{"s", 1}, {"gpu_w", 100}}}};
+  CHECK_THROWS_WITH(run_lifecycle(bad, "t.json", kDir), Catch::Contains("t.json: lifecycle.first_occurrence"));
+}
+
+TEST_CASE("a checkpoint first copies its tensors to the host: bytes / gpu_d2h_bps at the GPU model's copy-engine power", "[lifecycle]") {
+  const Json ck = {{"name", "ckpt"}, {"kind", "checkpoint"}, {"bytes", 2e9}, {"to", "local"}};
+  // the GPU has run steps before, so between them it is at the GPU model's idle power at its clock
+  const Json without = phase(run_lifecycle(job(Json::array({train(1e-5, 4), ck})), "t.json", kDir), 1);
+  Json doc = job(Json::array({train(1e-5, 4), ck}));
+  doc["lifecycle"]["node"] = "node-d2h.json";  // node.json with gpu_d2h_bps 1e9
+  const Json with = phase(run_lifecycle(doc, "t.json", kDir), 1);
+  CHECK(with["time_s"].get<double>() == Approx(without["time_s"].get<double>() + 2.0));
+  const double idle_w = without["gpu_j"].get<double>() / without["time_s"].get<double>();
+  const double copy_w = (with["gpu_j"].get<double>() - without["gpu_j"].get<double>()) / 2.0;
+  CHECK(copy_w > idle_w);       // the copy engine and DRAM reads draw power above idle ...
+  CHECK(copy_w < idle_w + 10);  // ... but the SMs stay idle: far below a kernel's power
+}
+
 TEST_CASE("a lifecycle scenario is a scenario kind: dvfs-sim run's entry point runs it", "[lifecycle]") {
   Json doc = job(Json::array({train(1e-5, 2)}));
   CHECK(scenario_kind(doc) == ScenarioKind::lifecycle);

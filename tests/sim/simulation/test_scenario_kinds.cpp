@@ -1,0 +1,59 @@
+// The scenario-kind registry (sim/simulation/scenario_kinds.hpp): kinds with their own top-level key register
+// once from their folders; the document's key picks one; run_scenario runs, reports and writes through it.
+#include "sim/core/errors.hpp"
+#include "sim/simulation/scenario_kinds.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+
+using namespace dvfs;
+
+TEST_CASE("the power-budget and lifecycle kinds are registered once each, under their keys", "[registry]") {
+  const ScenarioKindRegistry& r = scenario_kind_registry();
+  REQUIRE(r.specs().size() == 3);
+  for (const auto& [key, kind] : {std::pair{"control", ScenarioKind::control}, {"fleet", ScenarioKind::fleet},
+                                  {"lifecycle", ScenarioKind::lifecycle}}) {
+    INFO(key);
+    const ScenarioKindSpec* s = r.for_document(Json{{key, Json::object()}, {"name", "x"}});
+    REQUIRE(s != nullptr);
+    CHECK(s->kind == kind);
+    CHECK(r.find(kind) == s);
+    CHECK(static_cast<bool>(s->run));
+    CHECK(static_cast<bool>(s->report));
+    CHECK(scenario_kind(Json{{key, Json::object()}}) == kind);
+  }
+  CHECK(r.for_document(Json{{"trace", "x"}}) == nullptr);  // trace replays and synthetic runs are run_scenario's own
+  CHECK(r.for_document(Json::array()) == nullptr);
+  CHECK_FALSE(static_cast<bool>(r.find(ScenarioKind::control)->outputs));  // studies print their result
+  CHECK(static_cast<bool>(r.find(ScenarioKind::lifecycle)->outputs));     // summary.json
+}
+
+TEST_CASE("a kind registers with its key, run, report and outputs; a second one for a key is refused", "[registry]") {
+  ScenarioKindRegistry r;
+  ScenarioKindSpec toy;
+  toy.kind = ScenarioKind::synthetic;
+  toy.key = "toy";
+  toy.run = [](const Json& doc, const std::string&, const std::string&) {
+    ScenarioRun run;
+    run.name = doc.value("name", "");
+    run.summary = {{"steps", doc["toy"].value("steps", 0) * 2}};
+    return run;
+  };
+  toy.report = [](const Json& s) { return "toy " + s["steps"].dump(); };
+  r.add(toy);
+  const Json doc = {{"name", "t"}, {"toy", {{"steps", 4}}}};
+  const ScenarioKindSpec* s = r.for_document(doc);
+  REQUIRE(s != nullptr);
+  const ScenarioRun run = s->run(doc, "t.json", ".");
+  CHECK(run.summary["steps"] == 8);
+  CHECK(s->report(run.summary) == "toy 8");
+  CHECK_THROWS_AS(r.add(toy), std::logic_error);
+}
+
+TEST_CASE("a registered kind has no single replay to export", "[registry]") {
+  ScenarioOptions opts;
+  opts.trace_out = "x.json";
+  CHECK_THROWS_WITH(run_scenario(Json{{"fleet", Json::object()}}, "f.json", ".", opts),
+                    Catch::Contains("--trace-out: expected a trace replay or synthetic scenario: a fleet study"));
+}
