@@ -568,6 +568,8 @@ WORKLOADS = {
     "resnet50-train-b64": (lambda: resnet("resnet50", 64, True), 6),
     "resnet18-infer-b1": (lambda: resnet("resnet18", 1, False), 60),
     "gpt3xl-train-b2": (lambda: gpt("gpt3-xl", 2), 6),
+    # the same job with a ~2 s profiled window: the ~100 ms energy counter resolves its energy to ~1-2 %
+    "gpt3xl-train-b2-long": (lambda: gpt("gpt3-xl", 2), 16),
     "vit-b16-train-b32": (lambda: vit(32), 6),
     "llama3.2-3b-decode-b8": (lambda: decode("llama-3.2-3b", 8), 30),
     "mlp-infer-b32": (lambda: mlp_infer(32), 60),
