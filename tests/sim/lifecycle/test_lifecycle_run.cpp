@@ -142,3 +142,9 @@ TEST_CASE("a write-behind copy: the process's CPU first, then the sync writes ev
   CHECK(p["cpu_core_s"].get<double>() == Approx(1.0 + 2.0).epsilon(1e-6));
   CHECK(p["bytes_written"].get<double>() == Approx(2e9));
 }
+
+TEST_CASE("write-behind is a local disk's: a file server marked write_behind is refused, naming the field", "[lifecycle]") {
+  const Json doc = {{"name", "t"}, {"lifecycle", {{"node", "node-bad-write-behind.json"}, {"gpu", "h200"},
+                    {"phases", Json::array({{{"name", "wait"}, {"kind", "idle"}, {"seconds", 1}}})}}}};
+  CHECK_THROWS_WITH(run_lifecycle(doc, "t.json", kDir), Catch::Contains("storage[0].write_behind: expected write_behind only on a local disk"));
+}
