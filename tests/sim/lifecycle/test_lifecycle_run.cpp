@@ -137,7 +137,8 @@ TEST_CASE("a write-behind copy: the process's CPU first, then the sync writes ev
   const Json stage = {{"name", "stage"}, {"kind", "staging"}, {"bytes", 1e9}, {"files", 1000}, {"from", "local"},
                       {"to", "local"}, {"core_s_per_file", 1e-3}, {"sync_bytes", 1e9}, {"sync_files", 1000}};
   const Json doc = {{"name", "t"}, {"lifecycle", {{"node", "node-write-behind.json"}, {"gpu", "h200"}, {"phases", Json::array({stage})}}}};
-  const Json& p = phase(run_lifecycle(doc, "t.json", kDir), 0);
+  const Json s = run_lifecycle(doc, "t.json", kDir);
+  const Json& p = phase(s, 0);
   CHECK(p["time_s"].get<double>() == Approx(1.0 + 1.0 + 0.01).epsilon(1e-3));  // a streaming copy: max(1 s, 0.5 s)
   CHECK(p["cpu_core_s"].get<double>() == Approx(1.0 + 2.0).epsilon(1e-6));
   CHECK(p["bytes_written"].get<double>() == Approx(2e9));
