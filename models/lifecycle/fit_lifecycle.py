@@ -177,8 +177,8 @@ def fit_node(cnn):
             "local.write_bps": f"fitted: cnn-io staging copy's os.sync(): the disk wrote {sf['disk_bytes'] / 1e6:.0f} MB (the copy, the "
                                f"dataset generated just before it, metadata) in the {sf['sync_s']:.3f} s from the host sample where it "
                                f"started writing to the phase end (the copy before it: {sf['copy_s']:.3f} s, no disk writes)",
-            "local.write_behind": "the page cache holds a copy's writes until the sync: 125 GiB of memory, the kernel's default dirty "
-                                  "thresholds (10 % / 20 % of it) far above a phase's bytes; the recording shows no disk writes "
+            "local.write_behind": "the page cache holds a copy's writes until the sync: 125 GiB of memory, the Linux default dirty "
+                                  "thresholds (10 % / 20 % of it: defaults, not read on the machine) far above a phase's bytes; the recording shows no disk writes "
                                   "during the copy",
             "local.writeback_core_s_per_file": f"fitted: cnn-io staging, the job's CPU beyond the copying process's "
                                                f"({sf['proc_core_s']:.2f} core-s) per file the sync wrote ({2 * sf['files']}: the copy "
