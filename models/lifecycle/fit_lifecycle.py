@@ -110,13 +110,42 @@ def copy_rate():
     return m["bytes"] * m["reps_per_step"] * st["steps"] / ((st["t1_ns"] - st["t0_ns"]) / 1e9)
 
 
+def staging_fit(cnn):
+    """The fit-set staging copy (cnn-io: shutil.copytree, then os.sync()) in its two stages, from the host samples:
+    the copy (the copying process on one core, its writes landing in the page cache: the disk writes nothing)
+    and the sync, from the sample interval where the disk starts writing to the phase end. os.sync() writes every
+    dirty page: the copy and the dataset generated just before it (written < 30 s earlier, far below the kernel's
+    dirty thresholds on a 125 GiB machine, so still dirty: the disk writes 2.5x the copied bytes in the phase).
+    The disk's write rate: its bytes over the sync; the kernel writeback's CPU: the job's CPU beyond the copying
+    process's, per file flushed (the copy's files and the generated ones)."""
+    r = rows(cnn, "staging")[0]
+    c = la.load(cnn["dir"])["counters"]["disk_write_bytes"]
+    ts = [t for t in c.t if r["t0_ns"] <= t <= r["t1_ns"]]
+    # the first interval with bulk writes (>= 1 MB in 50 ms): a 4 kB journal commit during the copy is not the sync
+    first = next(i for i, t in enumerate(c.t) if r["t0_ns"] < t <= r["t1_ns"] and c.v[i] - c.v[i - 1] >= 1e6)
+    sync0 = max(r["t0_ns"], c.t[first - 1])
+    n = r["net"]
+    files = cnn["job"]["args"]["images"] + cnn["job"]["args"]["val_images"]
+    proc = n["proc_cpu_core_s"]
+    return {"sync_s": (r["t1_ns"] - sync0) / 1e9, "copy_s": (sync0 - r["t0_ns"]) / 1e9, "disk_bytes": n["disk_write_bytes"],
+            "write_bps": n["disk_write_bytes"] / ((r["t1_ns"] - sync0) / 1e9), "proc_core_s": proc, "files": files,
+            "writeback_core_s_per_file": max(0.0, job_cpu(cnn, r) - proc) / (2 * files), "samples": len(ts)}
+
+
+def serialise_per_gb(cnn, write_bps, d2h):
+    """The checkpoint's CPU per GB: the fit-set epoch-0 checkpoint's wall time (phase marks, ns) less its device-to-host
+    copy and its fsync (its bytes at the disk's write rate) is torch.save writing into the page cache, one core
+    busy. Its CPU ticks (0.1 +- 0.2 core-s over 0.15 s) do not resolve it; its wall time does."""
+    ck = rows(cnn, "checkpoint")[0]
+    b = cnn["job"]["epochs"][0]["checkpoint_bytes"]
+    return (ck["time_s"] - b / d2h - b / write_bps) / (b / 1e9)
+
+
 def fit_node(cnn):
     st = rows(cnn, "staging")[0]
-    ck = rows(cnn, "checkpoint")[0]
-    ck_bytes = cnn["job"]["epochs"][0]["checkpoint_bytes"]
     d2h = copy_rate()
-    # the epoch-0 checkpoint, disk-bound (its CPU time is below its wall time), less its device-to-host copy
-    write_bps = ck_bytes / (ck["time_s"] - ck_bytes / d2h)
+    sf = staging_fit(cnn)
+    write_bps = sf["write_bps"]
     node = {
         "name": "h200-node",
         "description": "The lent H200 machine's host as the lifecycle scenarios see it: 16 vCPUs of an Intel Xeon "
@@ -129,8 +158,10 @@ def fit_node(cnn):
         ],
         "storage": [
             {"name": "local", "read_bps": 5e9, "write_bps": round(write_bps, -6), "sync_s": 0.0,
+             "write_behind": True, "writeback_core_s_per_file": round(sf["writeback_core_s_per_file"], 8),
              "idle_w": 0.0, "j_per_byte": 0.0,
-             "note": "virtio disk; write_bps fitted (split.json); reads of a staged dataset come from the page cache (5 GB/s assumed)"},
+             "note": "virtio disk behind the page cache (writes reach it at the sync); write_bps and writeback_core_s_per_file "
+                     "fitted on the staging copy's sync (split.json); reads of a staged dataset come from the page cache (5 GB/s assumed)"},
             {"name": "shared", "read_bps": 1.0e9, "write_bps": 0.8e9, "remote": True, "link_bps": 1.25e9,
              "link_latency_s": 2e-4, "file_open_s": 1e-3, "idle_w": 0.0, "j_per_byte": 0.0, "link_j_per_byte": 2.0e-8,
              "note": "NOT on the recorded machine (it has no shared storage): an NFS-like server over 10 GbE with 1 ms per file open, assumed"},
@@ -143,8 +174,15 @@ def fit_node(cnn):
                            "16 cores = 93 W; idle 26 W (uncore and idle cores, 28 % of it); lower states scale the dynamic "
                            "part by (f/2.1 GHz)^2.5. CPU energy of every lifecycle run is a model output of these figures.",
             "cores": "lscpu on the machine (16 vCPUs, 1 thread per core)",
-            "local.write_bps": f"fitted: cnn-io epoch-0 checkpoint, {ck_bytes} bytes in {ck['time_s']:.3f} s (fsync'd), less its "
-                               "device-to-host copy at gpu_d2h_bps",
+            "local.write_bps": f"fitted: cnn-io staging copy's os.sync(): the disk wrote {sf['disk_bytes'] / 1e6:.0f} MB (the copy, the "
+                               f"dataset generated just before it, metadata) in the {sf['sync_s']:.3f} s from the host sample where it "
+                               f"started writing to the phase end (the copy before it: {sf['copy_s']:.3f} s, no disk writes)",
+            "local.write_behind": "the page cache holds a copy's writes until the sync: 125 GiB of memory, the Linux default dirty "
+                                  "thresholds (10 % / 20 % of it: defaults, not read on the machine) far above a phase's bytes; the recording shows no disk writes "
+                                  "during the copy",
+            "local.writeback_core_s_per_file": f"fitted: cnn-io staging, the job's CPU beyond the copying process's "
+                                               f"({sf['proc_core_s']:.2f} core-s) per file the sync wrote ({2 * sf['files']}: the copy "
+                                               "and its freshly generated source)",
             "gpu_d2h_bps": f"measured: traces/recordings/h200-power/copy-h2d-1g (issue 16's fit set), 1 GiB pinned host-to-device "
                            f"copies, steady window: {d2h / 1e9:.1f} GB/s; taken for device-to-host as well (the same link). "
                            "The GPU's power during the copy is the GPU model's copy-engine price (models/gpus/h200.json "
@@ -160,23 +198,35 @@ def fit_node(cnn):
     return node
 
 
-def staging_phase(a, r, nfiles, bytes_, per_file):
-    return {"name": "staging copy shared -> local", "kind": "staging", "bytes": bytes_, "files": nfiles,
-            "from": "shared", "to": "local", "core_s_per_file": per_file}
+def copy_costs(cnn, node):
+    """The copies' CPU per GB and per file (split.json: staging on the cnn-io staging, checkpoint on its epoch-0
+    checkpoint). The checkpoint's per GB from its wall time (serialise_per_gb). The staging copy's CPU per GB cannot be
+    told from its per-file CPU on the one fit staging (44,000 files of 12 kB: per-file work dominates); it takes the
+    checkpoint's (the only fit-set figure of bytes written into the page cache by a process), and the copying
+    process's CPU (/proc/<pid>, not the kernel's writeback) less that is per file."""
+    local = next(s for s in node["storage"] if s["name"] == "local")
+    per_gb = serialise_per_gb(cnn, local["write_bps"], node["gpu_d2h_bps"])
+    sf = staging_fit(cnn)
+    per_file = (sf["proc_core_s"] - per_gb * cnn["job"]["dataset_bytes"] / 1e9) / sf["files"]
+    return {"staging_per_gb": per_gb, "staging_per_file": per_file, "checkpoint_per_gb": per_gb}
 
 
-def measured_recording_from():
-    return "local"
+def staging(j, files, cc, note):
+    """The recorded staging: a copy between two folders of the one disk, then os.sync(), which also writes the dataset
+    generated just before it (still dirty in the page cache: its bytes and files)."""
+    return {"name": "staging copy shared -> local", "kind": "staging", "bytes": j["dataset_bytes"], "files": files,
+            "from": "local", "to": "local", "core_s_per_gb": round(cc["staging_per_gb"], 4),
+            "core_s_per_file": round(cc["staging_per_file"], 8), "sync_bytes": j["dataset_bytes"], "sync_files": files,
+            "note": note + "; os.sync() also writes the dataset generated just before it (sync_bytes, sync_files: still dirty)"}
 
 
-def cnn_scenario(cnn, per_file, vwarm):
+def cnn_scenario(cnn, cc, vwarm):
     j = cnn["job"]
     a = j["args"]
     nfiles = a["images"] + a["val_images"]
     per_img = j["dataset_bytes"] / nfiles
     ep0 = rows(cnn, "train")[0]
     va0 = rows(cnn, "validation")[0]
-    ck0 = rows(cnn, "checkpoint")[0]
     steps = j["epochs"][0]["steps"]
     # Decoding cost per sample: the workers' CPU over the whole epoch (they decode exactly its batches, and keep
     # decoding while the profiler holds the training loop, so neither the part after the Kineto window nor the
@@ -195,11 +245,9 @@ def cnn_scenario(cnn, per_file, vwarm):
     vdecode = (job_cpu(cnn, va0) - vwarm["core_s"]) / a["val_images"]
     # steady: the first validation's one-time costs and its loader start left out
     vfed = (va0["time_s"] - va0["data_wait_s"] - vwarm["s"] - vld["start_s"] + (va0["data_waits"]) * vld["fetch_s"]) / vsteps
-    ck_cpu = ck0["main_cpu_core_s"] / (j["epochs"][0]["checkpoint_bytes"] / 1e9)
+    ck_cpu = cc["checkpoint_per_gb"]
     rec = "../../traces/recordings/h200-lifecycle/cnn-io/recording"
-    phases = [{"name": "staging copy shared -> local", "kind": "staging", "bytes": j["dataset_bytes"], "files": nfiles,
-               "from": "local", "to": "local", "core_s_per_file": round(per_file, 7),
-               "note": "recorded: a copy between two folders of the one disk (source in the page cache)"},
+    phases = [staging(j, nfiles, cc, "recorded: shutil.copytree between two folders of the one disk (source in the page cache)"),
               {"name": "model set-up", "kind": "idle", "seconds": round(rows(cnn, "setup")[1]["time_s"], 3),
                "note": "measured duration (model build, DataLoader set-up): not predicted"}]
     for e in j["epochs"]:
@@ -218,7 +266,7 @@ def cnn_scenario(cnn, per_file, vwarm):
     return phases
 
 
-def llm_scenario(llm, per_file, ck_cpu_per_gb, vwarm):
+def llm_scenario(llm, cc, vwarm):
     j = llm["job"]
     a = j["args"]
     tr = rows(llm, "train")
@@ -241,9 +289,7 @@ def llm_scenario(llm, per_file, ck_cpu_per_gb, vwarm):
     # steady: the first validation's one-time costs and its loader start left out
     vfed = (v0["time_s"] - v0["data_wait_s"] - vwarm["s"] - vld["start_s"] + v0["data_waits"] * vld["fetch_s"]) / vsteps
     rec = "../../traces/recordings/h200-lifecycle/llm-finetune/recording"
-    phases = [{"name": "staging copy shared -> local", "kind": "staging", "bytes": j["dataset_bytes"], "files": 1,
-               "from": "local", "to": "local", "core_s_per_file": round(per_file, 7),
-               "note": "recorded: one file copied between two folders of the one disk"},
+    phases = [staging(j, 1, cc, "recorded: one file copied (shutil.copyfile) between two folders of the one disk"),
               {"name": "model set-up", "kind": "idle", "seconds": round(rows(llm, "setup")[1]["time_s"], 3),
                "note": "measured duration: not predicted"}]
     tops = [r for r in llm["top"] if r["kind"] in ("train", "validation", "checkpoint")]
@@ -265,7 +311,7 @@ def llm_scenario(llm, per_file, ck_cpu_per_gb, vwarm):
         else:
             c = next(ck)
             phases.append({"name": f"checkpoint step {c['step']}", "kind": "checkpoint", "bytes": c["bytes"], "to": "local",
-                           "core_s_per_gb": round(ck_cpu_per_gb, 4)})
+                           "core_s_per_gb": round(cc["checkpoint_per_gb"], 4)})
     return phases
 
 
@@ -309,6 +355,28 @@ def scenario(name, desc, phases, first):
             "output": {"dir": f"../../out/lifecycle-{name}"}}
 
 
+def like_for_like(a, r):
+    """The measured figures of a phase over the same batches as the model's (which runs every step of the phase and no
+    profiler). Without a Kineto window: the phase as measured. With one ("net" leaves the window out, its profiled
+    steps with it): time and GPU J are the net figures plus the profiled steps at the steady per-step rates (the part
+    after the window); CPU is the whole phase's less the profiler's own CPU in the training process (its CPU in the
+    window beyond its steady rate over those steps). Not the net CPU: while the profiler holds the loop the loader
+    workers decode the batches of the steps after it (their prefetch slots fill), so the net figure misses those."""
+    out = {"time_s": r["net"]["time_s"], "gpu_j": r["net"]["gpu_j"], "cpu_core_s": job_cpu(a, r), "profiled_steps": 0}
+    if not r.get("profiler"):
+        return out
+    d = la.load(a["dir"])
+    w = la.profiler_window(d)
+    n_win = sum(1 for p in d["life"]["phases"] if p["kind"] == "data_wait" and w[0] <= p["t0_ns"] < w[1])
+    st = steady(a, r)
+    step_s, step_j = st["time_s"] / st["next_calls"], st["gpu_j"] / st["next_calls"]
+    pr = r["profiler"]
+    excess = max(0.0, pr["main_cpu_core_s"] - st["main_cpu_core_s"] / st["time_s"] * n_win * step_s)
+    whole = max(0.0, r["cpu_busy_core_s"] - a["sampler_core_per_s"] * r["time_s"])
+    return {"time_s": r["net"]["time_s"] + n_win * step_s, "gpu_j": r["net"]["gpu_j"] + n_win * step_j,
+            "cpu_core_s": whole - excess, "profiled_steps": n_win, "profiler_cpu_core_s": excess}
+
+
 def compare(bin_, path, a, fit_names):
     out = json.loads(subprocess.run([bin_, "run", path, "--json", "-o", "/tmp/lifecycle_validation_out"], check=True, capture_output=True, text=True).stdout)
     sim = {p["name"]: p for p in out["phases"]}
@@ -318,9 +386,10 @@ def compare(bin_, path, a, fit_names):
     for r, n in zip(meas, names):
         s = sim[n]
         m = r["net"]
-        cpu = job_cpu(a, r)
+        lk = like_for_like(a, r)
         res.append({"phase": n, "kind": r["kind"], "role": "fit" if n in fit_names else "held out",
-                    "time_s": [m["time_s"], s["time_s"]], "gpu_j": [m["gpu_j"], s["gpu_j"]], "cpu_core_s": [cpu, s["cpu_core_s"]],
+                    "time_s": [lk["time_s"], s["time_s"]], "gpu_j": [lk["gpu_j"], s["gpu_j"]],
+                    "cpu_core_s": [lk["cpu_core_s"], s["cpu_core_s"]], "profiled_steps": lk["profiled_steps"],
                     "unc": {"time_s": 0.0, "gpu_j": m["gpu_j_unc"], "cpu_core_s": m["cpu_busy_core_s_unc"]},
                     "cpu_j_model": s["cpu_j"], "data_wait_s": [r["data_wait_s"], s["data_wait_s"]]})
     return out, res
@@ -412,19 +481,15 @@ def main():
     stale = []
     cnn, llm = job("cnn-io"), job("llm-finetune")
     node = fit_node(cnn)
-    st = rows(cnn, "staging")[0]
-    nfiles = cnn["job"]["args"]["images"] + cnn["job"]["args"]["val_images"]
-    per_file = job_cpu(cnn, st) / nfiles  # the copy is CPU-bound (one thread, many small files)
-    ck0 = rows(cnn, "checkpoint")[0]
-    ck_cpu = ck0["main_cpu_core_s"] / (cnn["job"]["epochs"][0]["checkpoint_bytes"] / 1e9)
+    cc = copy_costs(cnn, node)
     write(NODE, json.dumps(node, indent=1) + "\n", a.check, stale)
     if not a.check:
         pass
     cb, cw = replay_step(a.bin, os.path.join(REC, "cnn-io", "recording"))
     lb, lw = replay_step(a.bin, os.path.join(REC, "llm-finetune", "recording"))
     first = {n: {k: warmup(an, rows(an, k)[0]) for k in ("train", "validation")} for n, an in (("cnn-io", cnn), ("llm-finetune", llm))}
-    cnn_ph = resolve_validation(cnn_scenario(cnn, per_file, first["cnn-io"]["validation"]), cb, cw)
-    llm_ph = resolve_validation(llm_scenario(llm, per_file, ck_cpu, first["llm-finetune"]["validation"]), lb, lw)
+    cnn_ph = resolve_validation(cnn_scenario(cnn, cc, first["cnn-io"]["validation"]), cb, cw)
+    llm_ph = resolve_validation(llm_scenario(llm, cc, first["llm-finetune"]["validation"]), lb, lw)
     docs = {"cnn-io": scenario("cnn-io", "The I/O-heavy CNN job recorded on the H200 (traces/recordings/h200-lifecycle/cnn-io): "
                                          "staging copy, 10 epochs of decode-bound training, validation and checkpoints", cnn_ph, first["cnn-io"]),
             "llm-finetune": scenario("llm-finetune", "The GPU-bound GPT-like fine-tune recorded on the H200 "
@@ -442,7 +507,9 @@ def main():
               "jobs": {}}
     md = ["# Lifecycle validation (generated by models/lifecycle/fit_lifecycle.py)", "",
           "Per phase, measured on the H200 vs dvfs-sim's lifecycle model (`dvfs-sim run scenarios/lifecycle/NAME.json`). "
-          "Recorder overhead (the Kineto window in the first training phase) is left out of the measured figures. "
+          "A phase holding the recorder's Kineto window (the first training phase) is measured over the same batches as the "
+          "model runs: time and GPU J are the figures without the window plus its profiled steps at the steady per-step rates, "
+          "CPU the whole phase's less the profiler's own CPU in the training process. "
           "CPU energy is not measured on this machine (no RAPL): CPU is compared in busy core-seconds. "
           "GPU J: the NVML energy counter (read every 5 ms, updated every ~100 ms) interpolated between its updates; "
           "`± bound`: the worst-case error of that at the phase's two bounds (the GPU never below its lowest 100 ms mean "

@@ -90,7 +90,10 @@ std::vector<SimPhase> plan(Context& ctx, const LifecyclePolicy* pol, const std::
     SimPhase sp{s.phases[i], gpu_used ? active_idle_w : s.node.gpu_idle_w, copy_w};
     if (auto w = s.first_occurrence.find(sp.phase.kind); w != s.first_occurrence.end() && seen[sp.phase.kind]++ == 0)
       sp.phase.warmup = w->second;
-    if (pol && !pol->dataset_on.empty() && sp.phase.kind == "staging") sp.phase.from = pol->dataset_on;
+    if (pol && !pol->dataset_on.empty() && sp.phase.kind == "staging" && sp.phase.from != pol->dataset_on) {
+      sp.phase.from = pol->dataset_on;  // the dataset was written there: none of it is dirty in this node's page cache
+      sp.phase.sync_bytes = sp.phase.sync_files = 0;
+    }
     if (pol && pol->staging == "skip" && sp.phase.kind == "staging") {
       unstaged[sp.phase.to] = sp.phase.from;
       continue;

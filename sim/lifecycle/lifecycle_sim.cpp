@@ -101,7 +101,7 @@ class Runner {
     const int streams = std::max(1, ph.streams);
     std::vector<sg4::ActorPtr> actors;
     for (int s = 0; s < streams; ++s) {
-      actors.push_back(sg4::Actor::create("copy" + std::to_string(s), p_.node, [this, &ph, &to, &t, streams] {
+      actors.push_back(sg4::Actor::create("copy" + std::to_string(s), p_.node, [this, &ph, &to, &t, &dst, streams] {
         const double bytes = ph.bytes / streams, files = ph.files / streams;
         const auto size = static_cast<sg_size_t>(bytes);
         std::vector<sg4::ActivityPtr> parts;
@@ -120,7 +120,7 @@ class Runner {
             t.network += bytes;
           }
         }
-        if (bytes > 0) {
+        if (bytes > 0 && !dst.write_behind) {
           parts.push_back(p_.disks.at(to)->write_async(size));
           t.written += bytes;
           if (auto it = p_.server.find(to); it != p_.server.end()) {
@@ -132,7 +132,30 @@ class Runner {
       }));
     }
     for (auto& a : actors) a->join();
+    if (dst.write_behind) flush(ph, to, t);
     if (dst.sync_s > 0) sg4::this_actor::sleep_for(dst.sync_s);
+  }
+
+  // The sync of a write-behind disk: every dirty byte of the phase (its copy and `sync_bytes` of other files) is
+  // written at the disk's rate while the kernel's writeback CPU runs beside it, on other cores than the waiting
+  // process: spread over as many as it needs to keep up with the disk (flusher threads run on every CPU with work),
+  // at most the node's; the longer of the two sets the time.
+  void flush(const LifecyclePhase& ph, const std::string& to, Tally& t) {
+    const StorageSpec& dst = n_.store(to, "", "");
+    const double bytes = ph.bytes + ph.sync_bytes, files = ph.files + ph.sync_files;
+    std::vector<sg4::ActivityPtr> parts;
+    if (bytes > 0) {
+      parts.push_back(p_.disks.at(to)->write_async(static_cast<sg_size_t>(bytes)));
+      t.written += bytes;
+    }
+    if (const double core_s = dst.writeback_core_s_per_file * files; core_s > 0) {
+      const double disk_s = bytes / dst.write_bps, speed = sg4::this_actor::get_host()->get_speed();
+      const double wall_s = core_s * recorded_ghz_ * 1e9 / speed;
+      const int cores = std::clamp(static_cast<int>(std::ceil(wall_s / std::max(disk_s, 1e-12))), 1, std::max(1, n_.cores - 1));
+      t.cycles += core_s * recorded_ghz_ * 1e9;
+      for (int c = 0; c < cores; ++c) parts.push_back(sg4::this_actor::exec_async(core_s * recorded_ghz_ * 1e9 / cores));
+    }
+    for (auto& a : parts) a->wait();
   }
 
   // The one-time costs of a first occurrence: the trainer holds its first step `s` longer (loaders keep filling

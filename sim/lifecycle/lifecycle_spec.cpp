@@ -24,7 +24,7 @@ CpuPstate parse_pstate(const JsonReader& r) {
 
 StorageSpec parse_storage(const JsonReader& r) {
   r.only_keys({"name", "read_bps", "write_bps", "sync_s", "file_open_s", "remote", "link_bps", "link_latency_s", "idle_w", "j_per_byte",
-               "link_j_per_byte", "note"});
+               "link_j_per_byte", "write_behind", "writeback_core_s_per_file", "note"});
   StorageSpec s;
   s.name = r.string("name");
   s.read_bps = r.positive("read_bps");
@@ -39,12 +39,15 @@ StorageSpec parse_storage(const JsonReader& r) {
   s.idle_w = r.has("idle_w") ? r.non_negative("idle_w") : 0;
   s.j_per_byte = r.has("j_per_byte") ? r.non_negative("j_per_byte") : 0;
   s.link_j_per_byte = r.has("link_j_per_byte") ? r.non_negative("link_j_per_byte") : 0;
+  s.write_behind = r.boolean_or("write_behind", false);
+  s.writeback_core_s_per_file = r.has("writeback_core_s_per_file") ? r.non_negative("writeback_core_s_per_file") : 0;
+  if (s.write_behind && s.remote) throw InputError(r.file(), r.field("write_behind"), "expected write_behind only on a local disk");
   if (s.sync_s < 0) throw InputError(r.file(), r.field("sync_s"), "expected >= 0 s");
   return s;
 }
 
 LifecyclePhase parse_phase(const JsonReader& r) {
-  r.only_keys({"name", "kind", "bytes", "files", "from", "to", "core_s_per_gb", "core_s_per_file", "streams", "steps",
+  r.only_keys({"name", "kind", "bytes", "files", "from", "to", "core_s_per_gb", "core_s_per_file", "streams", "sync_bytes", "sync_files", "steps",
                "samples_per_step", "read_bytes_per_step", "read_from", "workers", "prefetch", "core_s_per_sample",
                "main_core_busy", "host_step_s", "loader_start_s", "gpu_step_s", "gpu_step_w", "gpu_step_j", "trace", "seconds", "note"});
   LifecyclePhase p;
@@ -58,6 +61,8 @@ LifecyclePhase parse_phase(const JsonReader& r) {
     p.core_s_per_gb = r.has("core_s_per_gb") ? r.non_negative("core_s_per_gb") : 0;
     p.core_s_per_file = r.has("core_s_per_file") ? r.non_negative("core_s_per_file") : 0;
     p.streams = static_cast<int>(r.integer_in_or("streams", 1, 256, 1));
+    p.sync_bytes = r.has("sync_bytes") ? r.non_negative("sync_bytes") : 0;
+    p.sync_files = r.has("sync_files") ? r.non_negative("sync_files") : 0;
   } else if (p.kind == "train" || p.kind == "validation") {
     p.steps = static_cast<int>(r.integer_in("steps", 1, 100000000));
     p.samples_per_step = r.has("samples_per_step") ? r.positive("samples_per_step") : 1;

@@ -28,6 +28,12 @@ struct StorageSpec {
   double idle_w = 0;          // storage power attributed to the job while it runs (0 = not modelled)
   double j_per_byte = 0;      // energy per byte read or written on the device
   double link_j_per_byte = 0; // network energy per byte moved over the link (0 = not modelled)
+  // Write-behind (a local disk with the page cache in front): a copy's writes land in memory and reach the disk
+  // only at the phase's sync (os.sync / fsync), after the copying process's CPU work; the disk then writes every
+  // dirty byte at write_bps while the kernel's writeback spends `writeback_core_s_per_file` per file on a core of
+  // its own. false: a streaming copy (writes overlap the CPU work), no writeback CPU.
+  bool write_behind = false;
+  double writeback_core_s_per_file = 0;
 };
 
 struct NodeSpec {
@@ -67,6 +73,8 @@ struct LifecyclePhase {
   double core_s_per_gb = 0;  // CPU time per GB moved (copy, serialisation), at the recorded CPU clock
   double core_s_per_file = 0;
   int streams = 1;
+  double sync_bytes = 0;     // other dirty data the phase's sync writes too (os.sync flushes every dirty page)
+  double sync_files = 0;     // files of it
   // train and validation
   int steps = 0;
   double samples_per_step = 0;

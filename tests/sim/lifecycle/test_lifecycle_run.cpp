@@ -129,3 +129,23 @@ TEST_CASE("bad lifecycle input names the file and field", "[lifecycle]") {
   store["lifecycle"]["phases"][0]["read_from"] = "tape";
   CHECK_THROWS_WITH(run_lifecycle(store, "t.json", kDir), Catch::Contains("lifecycle.phases[0].read_from: expected a storage of the node"));
 }
+
+TEST_CASE("a write-behind copy: the process's CPU first, then the sync writes every dirty byte with the kernel's "
+          "writeback CPU spread over other cores", "[lifecycle]") {
+  // 1000 files x 1 ms of the copying process = 1 s; then the sync: the copy's 1 GB and 1 GB of other dirty files at
+  // 2 GB/s = 1 s, beside 2000 files x 1 ms = 2 core-s of writeback (two cores keep up with the disk); then sync_s.
+  const Json stage = {{"name", "stage"}, {"kind", "staging"}, {"bytes", 1e9}, {"files", 1000}, {"from", "local"},
+                      {"to", "local"}, {"core_s_per_file", 1e-3}, {"sync_bytes", 1e9}, {"sync_files", 1000}};
+  const Json doc = {{"name", "t"}, {"lifecycle", {{"node", "node-write-behind.json"}, {"gpu", "h200"}, {"phases", Json::array({stage})}}}};
+  const Json s = run_lifecycle(doc, "t.json", kDir);
+  const Json& p = phase(s, 0);
+  CHECK(p["time_s"].get<double>() == Approx(1.0 + 1.0 + 0.01).epsilon(1e-3));  // a streaming copy: max(1 s, 0.5 s)
+  CHECK(p["cpu_core_s"].get<double>() == Approx(1.0 + 2.0).epsilon(1e-6));
+  CHECK(p["bytes_written"].get<double>() == Approx(2e9));
+}
+
+TEST_CASE("write-behind is a local disk's: a file server marked write_behind is refused, naming the field", "[lifecycle]") {
+  const Json doc = {{"name", "t"}, {"lifecycle", {{"node", "node-bad-write-behind.json"}, {"gpu", "h200"},
+                    {"phases", Json::array({{{"name", "wait"}, {"kind", "idle"}, {"seconds", 1}}})}}}};
+  CHECK_THROWS_WITH(run_lifecycle(doc, "t.json", kDir), Catch::Contains("storage[0].write_behind: expected write_behind only on a local disk"));
+}
