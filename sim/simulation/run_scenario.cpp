@@ -153,6 +153,7 @@ ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::st
   if (kind == ScenarioKind::lifecycle) return run_lifecycle_scenario(doc, file, base_dir);
   Scenario sc = parse_scenario(doc, file, base_dir);
   if (opts.engine) sc.mode = *opts.engine;
+  if (opts.stream_overlap) sc.replay.stream_overlap = *opts.stream_overlap;
   ScenarioRun run;
   if (kind == ScenarioKind::synthetic) {
     run.kind = kind;

@@ -27,7 +27,7 @@ namespace dvfs {
 // LaunchShape, Step, AnnotationSet, CollectiveCall or ImportReport changes, or whenever an importer (Kineto,
 // Nsight Systems, recordings, telemetry alignment) or the classifier's code changes what it produces for the
 // same input files. Entries of another version are never read (they are misses, and rewritten).
-inline constexpr std::uint32_t kWorkloadCacheVersion = 2;  // 2: depthwise convolutions count operand loads
+inline constexpr std::uint32_t kWorkloadCacheVersion = 3;  // 2: depthwise convolutions count operand loads; 3: Rank::clipped
 
 struct CachedImport {
   Workload workload;
