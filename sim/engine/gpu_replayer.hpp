@@ -153,7 +153,8 @@ class GpuReplayer {
   std::mt19937_64 jitter_rng_;
   const std::vector<OverlapWindow>* windows_ = nullptr;
   struct Beside {  // a collective running beside the kernels being replayed: over [from_s, to_s]
-    double from_s = 0, to_s = -1, rate = 1, extra_w = 0;
+    double from_s = 0, to_s = -1, rate = 1, extra_w = 0, cap_w = 0;
+    const OverlapWindow* window = nullptr;
   } beside_;
 };
 
@@ -237,7 +238,8 @@ std::size_t GpuReplayer::replay_window(TimeKeeper& tk, const OverlapWindow& w, i
   const double from = tk.now() + w.offset_s;
   const double to = from + collective_s(c, from);
   beside_ = {from, to, w.compute_rate,
-             w.collective_rate * std::max(0.0, model_.kernel_power_w(c, sm_idx_, mem_idx_) - model_.idle_power_w(sm_idx_))};
+             w.collective_rate * std::max(0.0, model_.kernel_power_w(c, sm_idx_, mem_idx_) - model_.idle_power_w(sm_idx_)),
+             opts_.firmware_cap_w > 0 ? opts_.firmware_cap_w : model_.power_cap_w(), &w};
   double last_k0 = from;
   for (std::size_t i = w.first; i <= w.last; ++i) {
     if (i > w.first) step = enter_kernel(tk, i, rep, tail_spent);
@@ -309,10 +311,15 @@ void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const 
     const BesideCollective b = kernel_beside_collective(tk.now(), alone, beside_.from_s, beside_.to_s, beside_.rate);
     if (alone > 0 && b.seconds > 0 && b.overlapped_s > 0) {
       beside = true;
-      scale *= b.seconds / alone;
-      const double share = b.overlapped_s / b.seconds;
-      dynamic = 1 - (1 - beside_.rate) * share;
-      extra_w = beside_.extra_w * share;
+      // Beside the collective the pair may draw more than the power limit: the clocks fall until it does not.
+      const double idle = model_.idle_power_w(sm_idx_);
+      const double pair_w = idle + std::max(0.0, model_.kernel_power_w(*k, sm_idx_, mem_idx_) - idle) * beside_.rate + beside_.extra_w;
+      const CapThrottle cap = throttle_to_cap(pair_w, idle, beside_.cap_w, *beside_.window);
+      const double apart = b.seconds - b.overlapped_s, together = b.overlapped_s * cap.time_factor;
+      const double total = apart + together;
+      scale *= total / alone;
+      dynamic = (apart + together * beside_.rate * cap.power_factor) / total;
+      extra_w = beside_.extra_w * cap.power_factor * together / total;
     }
   }
   for (;;) {

@@ -3,6 +3,7 @@
 #include "models/src/model_registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 namespace dvfs {
@@ -29,6 +30,14 @@ BesideCollective kernel_beside_collective(double start_s, double alone_s, double
   if (left <= 0 || beside <= 0) return {alone_s, 0.0};
   if (left <= rate * beside) return {before + left / rate, left / rate};
   return {before + beside + (left - rate * beside), beside};
+}
+
+CapThrottle throttle_to_cap(double power_w, double idle_w, double cap_w, const OverlapWindow& w) {
+  const double cap = cap_w * w.cap_factor;
+  if (!(power_w > cap) || !(cap > idle_w) || !(w.power_clock_exponent > 0)) return {};
+  const double p = (cap - idle_w) / (power_w - idle_w);  // dynamic power left, = f^exponent
+  const double f = std::pow(p, 1.0 / w.power_clock_exponent);
+  return {1 - w.clock_time_share + w.clock_time_share / f, p};
 }
 
 namespace {
@@ -85,6 +94,9 @@ std::vector<OverlapWindow> plan_stream_overlap(Rank& rank, const ContentionModel
     const std::vector<double> r = window_rates(ks, dur, w, m, model);
     w.compute_rate = r[0];
     w.collective_rate = r[1];
+    w.cap_factor = m.cap_factor;
+    w.power_clock_exponent = m.power_clock_exponent;
+    w.clock_time_share = m.clock_time_share;
     for (std::size_t i = w.first; i <= w.last; ++i) {
       if (i == c) continue;
       // The part that ran beside the recorded collective did r[0] of its time's work.

@@ -12,7 +12,8 @@
 //    (its power less the idle power) times its rate on top; a collective that outlasts the compute runs on alone;
 //  - the activities' durations are first brought back to alone durations: the part of each that overlapped the
 //    recorded collective ran at the compute rate in the trace too (so a replay of the recording's own collective
-//    time gives back the recorded span).
+//    time gives back the recorded span);
+//  - where the pair would draw more than the power limit, the clocks fall until it does not (throttle_to_cap).
 // Pure functions: no SimGrid, no policy.
 #include "models/src/gpu_model.hpp"
 #include "models/src/stream_contention.hpp"
@@ -34,7 +35,17 @@ struct OverlapWindow {
   double offset_s = 0;         // the collective's recorded start after the window's first activity's recorded start
   double compute_rate = 1;     // the other streams' speed beside the collective, relative to alone
   double collective_rate = 1;  // the collective's (its dynamic power is drawn at this rate)
+  // The power cap (models/src/stream_contention.hpp): where the pair draws more than cap_factor x the GPU's power limit,
+  // the clocks fall until it does not (dynamic power ~ f^power_clock_exponent, time ~ 1 - s + s/f, s = clock_time_share).
+  double cap_factor = 1, power_clock_exponent = 2, clock_time_share = 0.4;
 };
+
+// A kernel beside a collective that would draw `power_w` (idle part `idle_w`) over a cap of `cap_w`: the clock ratio
+// f <= 1 that brings it to the cap, and what that does to its time (factor >= 1) and to its dynamic power (factor <= 1).
+struct CapThrottle {
+  double time_factor = 1, power_factor = 1;
+};
+CapThrottle throttle_to_cap(double power_w, double idle_w, double cap_w, const OverlapWindow& w);
 
 // The windows of a rank, in queue order and disjoint; `rank`'s kernels inside them get their alone durations (and
 // work rates). A rank with no clipped activity has none and is left as it is.

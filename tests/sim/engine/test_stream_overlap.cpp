@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <sstream>
 
 using namespace dvfs;
@@ -94,6 +95,21 @@ TEST_CASE("A kernel beside a collective runs at the contended rate only while th
   CHECK(kernel_beside_collective(4, 1, 2, 3, 0.5).overlapped_s == 0);
 }
 
+TEST_CASE("Beside a collective, a pair over the power limit runs at the clock that brings it to the limit", "[engine][stream-overlap]") {
+  OverlapWindow w;
+  w.cap_factor = 1;
+  w.power_clock_exponent = 2;
+  w.clock_time_share = 0.4;
+  const CapThrottle under = throttle_to_cap(650, 100, 700, w);
+  CHECK(under.time_factor == 1);
+  CHECK(under.power_factor == 1);
+  // 800 W of dynamic power over a 600 W allowance: f^2 = 0.75.
+  const CapThrottle over = throttle_to_cap(900, 100, 700, w);
+  CHECK(over.power_factor == Approx(0.75));
+  CHECK(100 + 800 * over.power_factor == Approx(700));
+  CHECK(over.time_factor == Approx(0.6 + 0.4 / std::sqrt(0.75)));
+}
+
 TEST_CASE("The importer keeps the spans the busy union clipped; the plan windows a collective with the compute it overlapped",
           "[engine][stream-overlap]") {
   Workload wl = two_ranks(true);
@@ -143,6 +159,8 @@ TEST_CASE("An all-reduce beside a GEMM: shorter than the busy union, longer than
   CHECK(overlap.energy_j > alone.energy_j);
   CHECK(busy.energy_j > alone.energy_j);
   CHECK(overlap.energy_j < busy.energy_j);
+  // The pair is held at the power limit (700 W, x1.01 the contention model's settling factor): two GPUs.
+  CHECK(overlap.energy_j / overlap.seconds / 2 <= 700 * 1.01 + 1e-6);
   // The option switches back: busy-union gives the serial replay again; a trace without overlaps gives the same in both.
   CHECK(replay(wl, StreamOverlap::busy_union).seconds == busy.seconds);
   const Totals alone_busy = replay(two_ranks(false), StreamOverlap::busy_union);
