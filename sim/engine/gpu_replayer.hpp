@@ -152,6 +152,7 @@ class GpuReplayer {
   LognormalLatency jitter_;
   std::mt19937_64 jitter_rng_;
   const std::vector<OverlapWindow>* windows_ = nullptr;
+  bool kernel_hook_ = false;  // run(): the policy wants before_kernel (read once per run)
   struct Beside {  // a collective running beside the kernels being replayed: over [from_s, to_s]
     double from_s = 0, to_s = -1, rate = 1, extra_w = 0, cap_w = 0;
     const OverlapWindow* window = nullptr;
@@ -174,6 +175,7 @@ ReplayStats GpuReplayer::run(TimeKeeper& tk) {
 template <class TimeKeeper, class CollectiveTime>
 ReplayStats GpuReplayer::run(TimeKeeper& tk, CollectiveTime&& collective_s) {
   const std::vector<Kernel>& ks = rank_.kernels;
+  kernel_hook_ = policy_.wants_kernel_events();
   for (int rep = 0; rep < opts_.repeat; ++rep) {
     double tail_spent = 0;
     std::size_t next_window = 0;
@@ -210,7 +212,7 @@ int GpuReplayer::enter_kernel(TimeKeeper& tk, std::size_t i, int rep, double& ta
   } else {
     advance(tk, nullptr, gap, SegmentContext{step, 0, k.cls, false});
   }
-  if (policy_.wants_kernel_events()) {
+  if (kernel_hook_) {
     if (auto c = policy_.before_kernel(k, telemetry(tk.now()))) request(*c, tk.now());
   }
   return step;
