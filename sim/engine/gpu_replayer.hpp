@@ -313,10 +313,11 @@ void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const 
     const BesideCollective b = kernel_beside_collective(tk.now(), alone, beside_.from_s, beside_.to_s, beside_.rate);
     if (alone > 0 && b.seconds > 0 && b.overlapped_s > 0) {
       beside = true;
-      // Beside the collective the pair may draw more than the power limit: the clocks fall until it does not.
-      const double idle = model_.idle_power_w(sm_idx_);
-      const double pair_w = idle + std::max(0.0, model_.kernel_power_w(*k, sm_idx_, mem_idx_) - idle) * beside_.rate + beside_.extra_w;
-      const CapThrottle cap = throttle_to_cap(pair_w, idle, beside_.cap_w, *beside_.window);
+      // Beside the collective the pair may draw more than the power limit (or than the kernel alone, where the replay
+      // let that exceed the limit: no firmware loop): the clocks fall until it does not.
+      const double idle = model_.idle_power_w(sm_idx_), alone_w = model_.kernel_power_w(*k, sm_idx_, mem_idx_);
+      const double pair_w = idle + std::max(0.0, alone_w - idle) * beside_.rate + beside_.extra_w;
+      const CapThrottle cap = throttle_to_cap(pair_w, idle, std::max(beside_.cap_w, alone_w / beside_.window->cap_factor), *beside_.window);
       const double apart = b.seconds - b.overlapped_s, together = b.overlapped_s * cap.time_factor;
       const double total = apart + together;
       scale *= total / alone;

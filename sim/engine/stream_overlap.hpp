@@ -13,7 +13,8 @@
 //  - the activities' durations are first brought back to alone durations: the part of each that overlapped the
 //    recorded collective ran at the compute rate in the trace too (so a replay of the recording's own collective
 //    time gives back the recorded span);
-//  - where the pair would draw more than the power limit, the clocks fall until it does not (throttle_to_cap).
+//  - where the pair would draw more than the power limit (or, where the replay let the kernel alone exceed it, more
+//    than the kernel alone), the clocks fall until it does not (throttle_to_cap).
 // Pure functions: no SimGrid, no policy.
 #include "models/src/gpu_model.hpp"
 #include "models/src/stream_contention.hpp"
