@@ -159,8 +159,9 @@ TEST_CASE("An all-reduce beside a GEMM: shorter than the busy union, longer than
   CHECK(overlap.energy_j > alone.energy_j);
   CHECK(busy.energy_j > alone.energy_j);
   CHECK(overlap.energy_j < busy.energy_j);
-  // The pair is held at the power limit (700 W, x1.01 the contention model's settling factor): two GPUs.
-  CHECK(overlap.energy_j / overlap.seconds / 2 <= 700 * 1.01 + 1e-6);
+  // The pair is held at the power limit (700 W, x1.01 the contention model's settling factor) or, where the GEMM alone
+  // already drew more (the max policy runs no firmware loop), at the GEMM's power: never above both.
+  CHECK(overlap.energy_j / overlap.seconds <= std::max(700 * 1.01 * 2, alone.energy_j / alone.seconds) * (1 + 1e-9));
   // The option switches back: busy-union gives the serial replay again; a trace without overlaps gives the same in both.
   CHECK(replay(wl, StreamOverlap::busy_union).seconds == busy.seconds);
   const Totals alone_busy = replay(two_ranks(false), StreamOverlap::busy_union);
