@@ -58,7 +58,7 @@ struct Totals {
   double seconds = 0, energy_j = 0;
 };
 
-Totals replay(const Workload& wl, StreamOverlap mode) {
+Totals replay(const Workload& wl, StreamOverlap mode, EngineMode engine = EngineMode::local_loop) {
   const GpuModel m = load_gpu_model("h200");
   PolicySpec ps;
   ps.name = "max";
@@ -68,7 +68,7 @@ Totals replay(const Workload& wl, StreamOverlap mode) {
   ClusterSpec cs = resolve_bandwidths(default_cluster_spec(), 450e9, 50e9);
   cs.gpus_per_node = 1;  // the all-reduce crosses the NICs: it lasts longer than the GEMM it overlaps
   Totals t;
-  for (const RankOutcome& r : run_engine(wl, m, make_policy_factory(ps, m, ""), o, EngineMode::local_loop, cs)) {
+  for (const RankOutcome& r : run_engine(wl, m, make_policy_factory(ps, m, ""), o, engine, cs)) {
     t.seconds = std::max(t.seconds, r.stats.end_s);
     t.energy_j += r.meter.total_j();
   }
@@ -167,6 +167,10 @@ TEST_CASE("An all-reduce beside a GEMM: shorter than the busy union, longer than
   // The pair is held at the power limit (700 W, x1.01 the contention model's settling factor) or, where the GEMM alone
   // already drew more (the max policy runs no firmware loop), at the GEMM's power: never above both.
   CHECK(overlap.energy_j / overlap.seconds <= std::max(700 * 1.01 * 2, alone.energy_j / alone.seconds) * (1 + 1e-9));
+  // Event by event, the same replay.
+  const Totals event = replay(wl, StreamOverlap::contention, EngineMode::event);
+  CHECK(event.seconds == Approx(overlap.seconds).epsilon(1e-12));
+  CHECK(event.energy_j == Approx(overlap.energy_j).epsilon(1e-12));
   // The option switches back: busy-union gives the serial replay again; a trace without overlaps gives the same in both.
   CHECK(replay(wl, StreamOverlap::busy_union).seconds == Approx(busy.seconds).epsilon(1e-12));
   const Totals alone_busy = replay(two_ranks(false), StreamOverlap::busy_union);
