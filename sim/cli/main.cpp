@@ -47,7 +47,7 @@ TextOption& add_text_option(CLI::App& app, const std::string& names, TextOption&
 namespace {
 
 struct RunArgs {
-  std::string scenario, out_dir, engine, trace_out, chakra_out, trace_gpus;
+  std::string scenario, out_dir, engine, stream_overlap, trace_out, chakra_out, trace_gpus;
   bool json = false;
 };
 
@@ -56,6 +56,12 @@ int run_main(const RunArgs& a) {
   if (a.engine == "event") opts.engine = EngineMode::event;
   else if (a.engine == "local-loop") opts.engine = EngineMode::local_loop;
   else if (!a.engine.empty()) throw InputError("--engine", "", "expected local-loop or event, got \"" + a.engine + "\"");
+  if (!a.stream_overlap.empty()) {
+    StreamOverlap so;
+    if (!stream_overlap_from_string(a.stream_overlap, so))
+      throw InputError("--stream-overlap", "", "expected contention or busy-union, got \"" + a.stream_overlap + "\"");
+    opts.stream_overlap = so;
+  }
   opts.trace_out = a.trace_out;
   opts.chakra_out = a.chakra_out;
   if (!a.trace_gpus.empty()) opts.trace_gpus = parse_gpu_list(a.trace_gpus, "--trace-gpus");
@@ -345,6 +351,9 @@ Command run_command() {
     app.add_option("scenario", a->scenario, "scenario file (default: scenarios/default.json)");
     app.add_option("-o,--output", a->out_dir, "directory for the result files");
     app.add_option("--engine", a->engine, "local-loop or event: overrides the scenario's engine (trace replays)");
+    app.add_option("--stream-overlap", a->stream_overlap,
+                   "contention or busy-union: overrides the scenario's stream_overlap (how NCCL kernels that overlapped other "
+                   "streams replay; docs/scenarios.md)");
     app.add_option("--trace-out", a->trace_out,
                    "also write the simulated run as a Chrome trace in Kineto's layout (FILE.json.gz: gzip; docs/trace-export.md)");
     app.add_option("--trace-gpus", a->trace_gpus, "--trace-out: only these GPUs, e.g. 0-7,64 (a Perfetto-sized slice of a large run)");

@@ -123,6 +123,14 @@ struct Step {
   double tail_s = 0;
 };
 
+// An activity the importer's busy union clipped (it started while another stream's activity was running): its
+// recorded start (relative to the rank's origin) and duration before the clipping.
+struct ClippedSpan {
+  std::uint32_t kernel = 0;  // index into Rank::kernels
+  double start_s = 0;
+  double duration_s = 0;
+};
+
 struct Rank {
   int id = 0;
   std::string device_name;   // as the trace names it, e.g. "NVIDIA H200"
@@ -132,6 +140,9 @@ struct Rank {
   double origin_epoch_ns = 0;  // absolute time of recorded t=0 (first activity start), 0 if unknown
   std::vector<double> recorded_start_s;  // recorded start of each kernel relative to origin
   std::vector<std::int64_t> correlations;  // parallel to kernels (may be empty): the trace's correlation id, -1 if none
+  // Activities the busy union clipped, in kernel order (empty for a trace whose activities never overlapped): what
+  // the overlap replay of NCCL kernels beside other streams reads (sim/engine/stream_overlap.hpp).
+  std::vector<ClippedSpan> clipped;
 };
 
 // The host lead of a step lies inside the gap before its first activity; the rank's very first

@@ -9,6 +9,7 @@
 
 #include <exception>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace sg4 = simgrid::s4u;
@@ -87,11 +88,25 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
   }
   world.build(platform, groups, cluster.allreduce);
 
+  // NCCL kernels that overlapped other streams in the trace run beside them (sim/engine/stream_overlap.hpp).
+  std::vector<Rank> overlapped(wl.ranks.size());
+  std::vector<std::vector<OverlapWindow>> windows(wl.ranks.size());
+  if (opts.stream_overlap == StreamOverlap::contention) {
+    std::optional<ContentionModel> contention;
+    for (std::size_t i = 0; i < wl.ranks.size(); ++i) {
+      if (wl.ranks[i].clipped.empty()) continue;
+      if (!contention) contention = load_contention_model(contention_model_path(model.name()));
+      overlapped[i] = wl.ranks[i];
+      windows[i] = plan_stream_overlap(overlapped[i], *contention, model);
+    }
+  }
+
   for (std::size_t i = 0; i < wl.ranks.size(); ++i) {
     // A failure stops every GPU: the others may be waiting for this one in a collective.
     world.spawn("replay-gpu" + std::to_string(wl.ranks[i].id), i, [&, i]() {
-      const Rank& rank = wl.ranks[i];
+      const Rank& rank = windows[i].empty() ? wl.ranks[i] : overlapped[i];
       GpuReplayer replayer(rank, model, *policies[i], opts, out[i].meter);
+      if (!windows[i].empty()) replayer.set_overlap_windows(&windows[i]);
       const double origin = sg4::Engine::get_clock();
       // A collective: the GPU reaches it at local time `now`; it lasts until every member is there and
       // the transfer is done.

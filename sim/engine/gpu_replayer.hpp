@@ -13,6 +13,7 @@
 #include "sim/core/workload.hpp"
 #include "sim/engine/clock_actuator.hpp"
 #include "sim/engine/firmware_power_limit.hpp"
+#include "sim/engine/stream_overlap.hpp"
 #include "sim/energy/energy_meter.hpp"
 #include "sim/policies/policy.hpp"
 #include "sim/telemetry/ticked_window.hpp"
@@ -43,6 +44,10 @@ struct ReplayOptions {
   // Keep one record per device activity in the meter (start, end, energy, clocks): what a trace export
   // needs (sim/results/trace_export.hpp). Off by default.
   bool record_activities = false;
+  // How a multi-rank replay runs NCCL kernels that overlapped other streams in the trace: beside them, at the
+  // rates of the contention model (sim/engine/stream_overlap.hpp), or as the importer's busy union. Only ranks
+  // whose trace had overlapping activities differ.
+  StreamOverlap stream_overlap = StreamOverlap::contention;
 };
 
 struct ReplayStats {
@@ -100,7 +105,20 @@ class GpuReplayer {
   // with cv > 0, a further mean-one lognormal factor drawn per kernel from its own seeded stream.
   void set_variation(double factor, double jitter_cv, std::uint64_t seed);
 
+  // The overlap windows run() replays a collective beside other streams in (plan_stream_overlap on this rank; the
+  // vector must outlive the replayer). None: every activity in queue order.
+  void set_overlap_windows(const std::vector<OverlapWindow>* windows) { windows_ = windows; }
+
  private:
+  // run()'s parts for kernel i: the gap before it, its step's start and the policy's kernel hook (returns the
+  // step it counts in); after it, its counters and its step's end.
+  template <class TimeKeeper>
+  int enter_kernel(TimeKeeper& tk, std::size_t i, int rep, double& tail_spent);
+  template <class TimeKeeper>
+  void leave_kernel(TimeKeeper& tk, std::size_t i, int step, double k0, double& tail_spent);
+  // The window's activities with its collective beside them; returns the window's last index.
+  template <class TimeKeeper, class CollectiveTime>
+  std::size_t replay_window(TimeKeeper& tk, const OverlapWindow& w, int rep, double& tail_spent, CollectiveTime& collective_s);
   // `fixed_s` >= 0: the kernel's segment lasts that long whatever the clocks (a collective).
   template <class TimeKeeper>
   void advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx, double fixed_s = -1);
@@ -133,6 +151,12 @@ class GpuReplayer {
   double time_scale_ = 1;
   LognormalLatency jitter_;
   std::mt19937_64 jitter_rng_;
+  const std::vector<OverlapWindow>* windows_ = nullptr;
+  bool kernel_hook_ = false;  // run(): the policy wants before_kernel (read once per run)
+  struct Beside {  // a collective running beside the kernels being replayed: over [from_s, to_s]
+    double from_s = 0, to_s = -1, rate = 1, extra_w = 0, cap_w = 0;
+    const OverlapWindow* window = nullptr;
+  } beside_;
 };
 
 struct LocalTime {
@@ -151,45 +175,93 @@ ReplayStats GpuReplayer::run(TimeKeeper& tk) {
 template <class TimeKeeper, class CollectiveTime>
 ReplayStats GpuReplayer::run(TimeKeeper& tk, CollectiveTime&& collective_s) {
   const std::vector<Kernel>& ks = rank_.kernels;
-  const std::vector<Step>& steps = rank_.steps;
-  const int nsteps = static_cast<int>(steps.size());
-  const bool kernel_hook = policy_.wants_kernel_events();
-  const bool record = meter_.recording_activities();
+  kernel_hook_ = policy_.wants_kernel_events();
   for (int rep = 0; rep < opts_.repeat; ++rep) {
     double tail_spent = 0;
+    std::size_t next_window = 0;
     for (std::size_t i = 0; i < ks.size(); ++i) {
+      if (windows_ && next_window < windows_->size() && (*windows_)[next_window].first == i) {
+        i = replay_window(tk, (*windows_)[next_window++], rep, tail_spent, collective_s);
+        continue;
+      }
       const Kernel& k = ks[i];
-      const int step = k.step >= 0 ? rep * nsteps + k.step : -1;
-      double gap = (rep > 0 && i == 0) ? 0.0 : k.gap_before_s;
-      gap = gap > tail_spent ? gap - tail_spent : 0.0;
-      tail_spent = 0;
-      if (k.step >= 0 && steps[k.step].first_kernel == static_cast<int>(i)) {
-        const double lead = steps[k.step].lead_s;
-        advance(tk, nullptr, gap > lead ? gap - lead : 0.0, SegmentContext{-1, 0, k.cls, false});
-        meter_.step_begin(step, tk.now());
-        advance(tk, nullptr, lead, SegmentContext{step, 0, k.cls, false});
-      } else {
-        advance(tk, nullptr, gap, SegmentContext{step, 0, k.cls, false});
-      }
-      if (kernel_hook) {
-        if (auto c = policy_.before_kernel(k, telemetry(tk.now()))) request(*c, tk.now());
-      }
+      const int step = enter_kernel(tk, i, rep, tail_spent);
       // A collective's duration is the network's and its peers', not the clocks'.
       const double k0 = tk.now();
       advance(tk, &k, 0.0, SegmentContext{step, k.annotation_set, k.cls, true}, k.collective ? collective_s(k, tk.now()) : -1.0);
-      meter_.count_kernel(step);
-      if (record) meter_.activity_done(static_cast<std::uint32_t>(i), step, k0, tk.now());
-      ++stats_.kernel_events;
-      if (k.step >= 0 && steps[k.step].last_kernel == static_cast<int>(i)) {
-        const double tail = steps[k.step].tail_s;
-        advance(tk, nullptr, tail, SegmentContext{step, 0, k.cls, false});
-        tail_spent = tail;
-        meter_.step_end(step, tk.now());
-      }
+      leave_kernel(tk, i, step, k0, tail_spent);
     }
   }
   stats_.end_s = tk.now();
   return stats_;
+}
+
+template <class TimeKeeper>
+int GpuReplayer::enter_kernel(TimeKeeper& tk, std::size_t i, int rep, double& tail_spent) {
+  const Kernel& k = rank_.kernels[i];
+  const std::vector<Step>& steps = rank_.steps;
+  const int step = k.step >= 0 ? rep * static_cast<int>(steps.size()) + k.step : -1;
+  double gap = (rep > 0 && i == 0) ? 0.0 : k.gap_before_s;
+  gap = gap > tail_spent ? gap - tail_spent : 0.0;
+  tail_spent = 0;
+  if (k.step >= 0 && steps[k.step].first_kernel == static_cast<int>(i)) {
+    const double lead = steps[k.step].lead_s;
+    advance(tk, nullptr, gap > lead ? gap - lead : 0.0, SegmentContext{-1, 0, k.cls, false});
+    meter_.step_begin(step, tk.now());
+    advance(tk, nullptr, lead, SegmentContext{step, 0, k.cls, false});
+  } else {
+    advance(tk, nullptr, gap, SegmentContext{step, 0, k.cls, false});
+  }
+  if (kernel_hook_) {
+    if (auto c = policy_.before_kernel(k, telemetry(tk.now()))) request(*c, tk.now());
+  }
+  return step;
+}
+
+template <class TimeKeeper>
+void GpuReplayer::leave_kernel(TimeKeeper& tk, std::size_t i, int step, double k0, double& tail_spent) {
+  const Kernel& k = rank_.kernels[i];
+  meter_.count_kernel(step);
+  if (meter_.recording_activities()) meter_.activity_done(static_cast<std::uint32_t>(i), step, k0, tk.now());
+  ++stats_.kernel_events;
+  if (k.step >= 0 && rank_.steps[k.step].last_kernel == static_cast<int>(i)) {
+    const double tail = rank_.steps[k.step].tail_s;
+    advance(tk, nullptr, tail, SegmentContext{step, 0, k.cls, false});
+    tail_spent = tail;
+    meter_.step_end(step, tk.now());
+  }
+}
+
+template <class TimeKeeper, class CollectiveTime>
+std::size_t GpuReplayer::replay_window(TimeKeeper& tk, const OverlapWindow& w, int rep, double& tail_spent, CollectiveTime& collective_s) {
+  const std::vector<Kernel>& ks = rank_.kernels;
+  const Kernel& c = ks[w.collective];
+  int step = enter_kernel(tk, w.first, rep, tail_spent);
+  const double from = tk.now() + w.offset_s;
+  const double to = from + collective_s(c, from);
+  beside_ = {from, to, w.compute_rate,
+             w.collective_rate * std::max(0.0, model_.kernel_power_w(c, sm_idx_, mem_idx_) - model_.idle_power_w(sm_idx_)),
+             opts_.firmware_cap_w > 0 ? opts_.firmware_cap_w : model_.power_cap_w(), &w};
+  double last_k0 = from;
+  for (std::size_t i = w.first; i <= w.last; ++i) {
+    if (i > w.first) step = enter_kernel(tk, i, rep, tail_spent);
+    if (i == w.collective) continue;
+    const double k0 = last_k0 = tk.now();
+    advance(tk, &ks[i], 0.0, SegmentContext{step, ks[i].annotation_set, ks[i].cls, true});
+    double no_tail = 0;
+    if (i < w.last) leave_kernel(tk, i, step, k0, no_tail);  // a step does not end inside a window
+  }
+  beside_ = Beside{};
+  // The collective outlasts the compute beside it: it runs on alone.
+  if (tk.now() < from) advance(tk, nullptr, from - tk.now(), SegmentContext{step, 0, c.cls, false});
+  if (tk.now() < to) advance(tk, &c, 0.0, SegmentContext{step, c.annotation_set, c.cls, true}, to - tk.now());
+  if (w.last != w.collective) {
+    meter_.count_kernel(step);
+    if (meter_.recording_activities()) meter_.activity_done(static_cast<std::uint32_t>(w.collective), step, from, to);
+    ++stats_.kernel_events;
+  }
+  leave_kernel(tk, w.last, step, w.last == w.collective ? from : last_k0, tail_spent);
+  return w.last;
 }
 
 template <class TimeKeeper>
@@ -232,9 +304,34 @@ void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const 
   if (remaining <= 0 || (k && fixed_s == 0)) return;
   double scale = time_scale_;
   if (k && fixed_s < 0 && jitter_.random()) scale *= jitter_.draw(jitter_rng_);
+  // Beside a collective (replay_window), averaged over the kernel: its dynamic power runs at the share `dynamic` (it
+  // does the same work in more time) and the collective's dynamic power comes on top (`extra_w`).
+  bool beside = false;
+  double dynamic = 1, extra_w = 0;
+  if (k && fixed_s < 0 && beside_.to_s > tk.now()) {
+    const double alone = scale * model_.kernel_time_s(*k, sm_idx_, mem_idx_);
+    const BesideCollective b = kernel_beside_collective(tk.now(), alone, beside_.from_s, beside_.to_s, beside_.rate);
+    if (alone > 0 && b.seconds > 0 && b.overlapped_s > 0) {
+      beside = true;
+      // Beside the collective the pair may draw more than the power limit (or than the kernel alone, where the replay
+      // let that exceed the limit: no firmware loop): the clocks fall until it does not.
+      const double idle = model_.idle_power_w(sm_idx_), alone_w = model_.kernel_power_w(*k, sm_idx_, mem_idx_);
+      const double pair_w = idle + std::max(0.0, alone_w - idle) * beside_.rate + beside_.extra_w;
+      const CapThrottle cap = throttle_to_cap(pair_w, idle, std::max(beside_.cap_w, alone_w / beside_.window->cap_factor), *beside_.window);
+      const double apart = b.seconds - b.overlapped_s, together = b.overlapped_s * cap.time_factor;
+      const double total = apart + together;
+      scale *= total / alone;
+      dynamic = (apart + together * beside_.rate * cap.power_factor) / total;
+      extra_w = beside_.extra_w * cap.power_factor * together / total;
+    }
+  }
   for (;;) {
     const double unit_s = k ? (fixed_s >= 0 ? fixed_s : scale * model_.kernel_time_s(*k, sm_idx_, mem_idx_)) : 1.0;
-    const double power = k ? model_.kernel_power_w(*k, sm_idx_, mem_idx_) : model_.idle_power_w(sm_idx_);
+    double power = k ? model_.kernel_power_w(*k, sm_idx_, mem_idx_) : model_.idle_power_w(sm_idx_);
+    if (beside) {
+      const double idle = model_.idle_power_w(sm_idx_);
+      power = idle + std::max(0.0, power - idle) * dynamic + extra_w;
+    }
     const double t = tk.now();
     const double need = remaining * unit_s;
     const double pending_t = actuator_.pending_at_s(), next_tick = policy_window_.next_tick_s();

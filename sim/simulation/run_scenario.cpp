@@ -113,6 +113,7 @@ ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::st
   }
   Scenario sc = parse_scenario(doc, file, base_dir);
   if (opts.engine) sc.mode = *opts.engine;
+  if (opts.stream_overlap) sc.replay.stream_overlap = *opts.stream_overlap;
   ScenarioRun run;
   if (kind == ScenarioKind::synthetic) {
     run.kind = kind;

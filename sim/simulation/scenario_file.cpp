@@ -125,6 +125,9 @@ void read_run_options(const JsonReader& r, const std::string& base_dir, Scenario
   if (mode == "local-loop") s.mode = EngineMode::local_loop;
   else if (mode == "event") s.mode = EngineMode::event;
   else r.fail("engine", "unknown engine mode \"" + mode + "\" (expected \"local-loop\" or \"event\")");
+  const std::string overlap = r.string_or("stream_overlap", "contention");
+  if (!stream_overlap_from_string(overlap, s.replay.stream_overlap))
+    r.fail("stream_overlap", "unknown stream overlap \"" + overlap + "\" (expected \"contention\" or \"busy-union\")");
 
   if (r.has("output")) {
     JsonReader o = r.child("output");
@@ -152,7 +155,7 @@ Scenario load_scenario(const std::string& path) {
 Scenario parse_scenario(const Json& doc, const std::string& file, const std::string& base_dir) {
   JsonReader r(doc, file, "");
   r.only_keys({"name", "description", "trace", "trace_gpu", "gpu", "policy", "switch_latency", "seed", "repeat", "engine",
-               "output", "synthetic", "cluster", "clock_plan"});
+               "stream_overlap", "output", "synthetic", "cluster", "clock_plan"});
   Scenario s;
   s.file = file;
   s.name = r.string_or("name", "scenario");

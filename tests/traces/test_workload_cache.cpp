@@ -60,6 +60,7 @@ CachedImport every_field() {
   r.origin_epoch_ns = 1.7e18;
   r.recorded_start_s = {0.0, 0.125};
   r.correlations = {-1, 1234567890123};
+  r.clipped = {{1, 0.0625, 0.25}};
   w.ranks = {r, Rank{}};
   w.groups = {{0, 1}, {}};
   w.group_names = {"0", "tp"};
@@ -128,6 +129,12 @@ void require_equal(const Rank& a, const Rank& b) {
   CHECK(a.origin_epoch_ns == b.origin_epoch_ns);
   CHECK(a.recorded_start_s == b.recorded_start_s);
   CHECK(a.correlations == b.correlations);
+  REQUIRE(a.clipped.size() == b.clipped.size());
+  for (std::size_t i = 0; i < a.clipped.size(); ++i) {
+    CHECK(a.clipped[i].kernel == b.clipped[i].kernel);
+    CHECK(a.clipped[i].start_s == b.clipped[i].start_s);
+    CHECK(a.clipped[i].duration_s == b.clipped[i].duration_s);
+  }
 }
 
 void require_equal_imports(const CachedImport& a, const CachedImport& b) {

@@ -743,6 +743,7 @@ class WorkloadBuilder {
       double start = a.ts_us, stop = a.ts_us + a.dur_us;
       if (start < busy_until) {
         ++rep_.overlapped_activities;
+        rank.clipped.push_back({static_cast<std::uint32_t>(rank.kernels.size()), (start - origin_us) * 1e-6, a.dur_us * 1e-6});
         start = busy_until;
         stop = std::max(stop, busy_until);
       }

@@ -114,10 +114,15 @@ template <class F> void fields(const Step& s, F& f) { step_fields(s, f); }
 template <class R, class F>
 void rank_fields(R& r, F& f) {
   f(r.id), f(r.device_name), f(r.kernels), f(r.shapes), f(r.steps), f(r.origin_epoch_ns), f(r.recorded_start_s);
-  f(r.correlations);
+  f(r.correlations), f(r.clipped);
 }
 template <class F> void fields(Rank& r, F& f) { rank_fields(r, f); }
 template <class F> void fields(const Rank& r, F& f) { rank_fields(r, f); }
+
+template <class S, class F>
+void span_fields(S& s, F& f) { f(s.kernel), f(s.start_s), f(s.duration_s); }
+template <class F> void fields(ClippedSpan& s, F& f) { span_fields(s, f); }
+template <class F> void fields(const ClippedSpan& s, F& f) { span_fields(s, f); }
 
 template <class A, class F>
 void set_fields(A& a, F& f) { f(a.annotations), f(a.phase); }
