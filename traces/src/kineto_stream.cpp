@@ -8,6 +8,11 @@
 #include <zlib.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -313,6 +318,119 @@ std::string split_trace_events(ByteSource& source,
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// split_trace_events_pipelined
+
+namespace {
+
+// The batches between the reading thread and the parser: at most `depth` waiting; their buffers are reused.
+class BatchQueue {
+ public:
+  struct Batch {
+    std::string text;
+    std::size_t first = 0, count = 0;
+  };
+  explicit BatchQueue(std::size_t depth) : depth_(depth) {}
+
+  // The reading thread: a buffer to fill (a used one when there is one), then push it; false once cancelled.
+  std::string buffer() {
+    std::lock_guard<std::mutex> lock(m_);
+    if (spare_.empty()) return {};
+    std::string b = std::move(spare_.back());
+    spare_.pop_back();
+    b.clear();
+    return b;
+  }
+  bool push(Batch b) {
+    std::unique_lock<std::mutex> lock(m_);
+    not_full_.wait(lock, [&] { return cancelled_ || queue_.size() < depth_; });
+    if (cancelled_) return false;
+    queue_.push_back(std::move(b));
+    not_empty_.notify_one();
+    return true;
+  }
+  void finish(std::exception_ptr error) {
+    std::lock_guard<std::mutex> lock(m_);
+    done_ = true, error_ = error;
+    not_empty_.notify_one();
+  }
+
+  // The parser: the next batch (false at the end; the reading thread's error, if any, is rethrown only after
+  // every batch it pushed before it), and the buffer back when done with it.
+  bool pop(Batch& out) {
+    std::unique_lock<std::mutex> lock(m_);
+    not_empty_.wait(lock, [&] { return done_ || !queue_.empty(); });
+    if (queue_.empty()) {
+      if (error_) std::rethrow_exception(error_);
+      return false;
+    }
+    out = std::move(queue_.front());
+    queue_.pop_front();
+    not_full_.notify_one();
+    return true;
+  }
+  void give_back(std::string b) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (spare_.size() <= depth_) spare_.push_back(std::move(b));
+  }
+  void cancel() {
+    std::lock_guard<std::mutex> lock(m_);
+    cancelled_ = true;
+    not_full_.notify_one();
+  }
+
+ private:
+  std::size_t depth_;
+  std::mutex m_;
+  std::condition_variable not_full_, not_empty_;
+  std::deque<Batch> queue_;
+  std::vector<std::string> spare_;
+  bool done_ = false, cancelled_ = false;
+  std::exception_ptr error_;
+};
+
+struct PipelineCancelled {};
+
+}  // namespace
+
+std::string split_trace_events_pipelined(ByteSource& source,
+                                         const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch,
+                                         std::size_t queue_depth, std::size_t batch_bytes, std::size_t read_bytes) {
+  if (queue_depth == 0) return split_trace_events(source, on_batch, batch_bytes, read_bytes);
+  BatchQueue queue(queue_depth);
+  std::string skeleton;
+  std::thread reader([&] {
+    try {
+      skeleton = split_trace_events(
+          source,
+          [&](std::string_view text, std::size_t first, std::size_t count) {
+            BatchQueue::Batch b{queue.buffer(), first, count};
+            b.text.assign(text);
+            if (!queue.push(std::move(b))) throw PipelineCancelled{};
+          },
+          batch_bytes, read_bytes);
+      queue.finish(nullptr);
+    } catch (const PipelineCancelled&) {
+      queue.finish(nullptr);
+    } catch (...) {
+      queue.finish(std::current_exception());
+    }
+  });
+  try {
+    BatchQueue::Batch b;
+    while (queue.pop(b)) {
+      on_batch(b.text, b.first, b.count);
+      queue.give_back(std::move(b.text));
+    }
+  } catch (...) {
+    queue.cancel();
+    reader.join();
+    throw;
+  }
+  reader.join();
+  return skeleton;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // The events of a batch, with simdjson On-Demand
 
 namespace kineto {
@@ -533,7 +651,7 @@ class EventReader {
     if (args && args->type != Node::k_obj) args = nullptr;
     ActivityKind kind;
     bool old = false;
-    const bool handled = kind_of(cat->str, kind, old) ? device_activity(ev, args, kind, old) : host_event(ev, args, lower(std::string(cat->str)));
+    const bool handled = kind_of(cat->str, kind, old) ? device_activity(ev, args, kind, old) : host_event(ev, args, host_category_of(cat->str));
     if (!handled) read_event(t_, tree_.to_json(ev), file_, i);  // the checked reader's code for this one
   }
 
@@ -564,7 +682,7 @@ class EventReader {
     if (!dev || !str || !corr || !ext || !regs || !shared || !bytes) return false;
     if (!read_dim3(tree_, args, "grid", a.shape.grid) || !read_dim3(tree_, args, "block", a.shape.block)) return false;
     t_.old_schema = t_.old_schema || old;
-    a.name = std::string(name->str);
+    a.name = t_.names.intern(name->str);
     a.kind = kind;
     a.device = *dev, a.stream = *str, a.correlation = *corr, a.external_id = *ext;
     a.shape.registers_per_thread = static_cast<std::uint32_t>(*regs);
@@ -577,19 +695,20 @@ class EventReader {
   }
 
   // The checked reader's add_host_event for operators, annotation ranges and launches.
-  bool host_event(const Node& ev, const Node* args, const std::string& lc) {
+  bool host_event(const Node& ev, const Node* args, HostCategory lc) {
+    if (lc == HostCategory::other) return true;
     const Node* name = tree_.find(&ev, "name");
-    const bool op = lc == "operator" || lc == "cpu_op";
+    const bool op = lc == HostCategory::operator_2021 || lc == HostCategory::cpu_op;
     if (op && is_string(name) && name->str.substr(0, 13) == "ProfilerStep#") return false;
-    if (lc == "cpu_op" && tree_.find(args, "Collective name")) return false;
-    if (lc == "cpu_op") return !is_string(name) || add_operator(name->str, args);
-    if (lc == "operator" && tree_.find(args, "Input dims")) return false;
+    if (lc == HostCategory::cpu_op && tree_.find(args, "Collective name")) return false;
+    if (lc == HostCategory::cpu_op) return !is_string(name) || add_operator(name->str, args);
+    if (lc == HostCategory::operator_2021 && tree_.find(args, "Input dims")) return false;
     const Node* ts = tree_.find(&ev, "ts");
-    if (lc == "gpu_user_annotation" || lc == "user_annotation") {
+    if (lc == HostCategory::gpu_user_annotation || lc == HostCategory::user_annotation) {
       const Node* dur = tree_.find(&ev, "dur");
       if (!is_string(name) || !is_number(ts) || !is_number(dur)) return true;
       Range r{number_of(*ts), number_of(*ts) + number_of(*dur), -1, std::string(name->str)};
-      if (lc == "user_annotation") {
+      if (lc == HostCategory::user_annotation) {
         t_.cpu_ranges.push_back(std::move(r));
         return true;
       }
@@ -598,11 +717,11 @@ class EventReader {
       if (!dev) return false;
       r.device = *dev;
       t_.gpu_ranges.push_back(std::move(r));
-    } else if ((lc == "cuda_runtime" || lc == "cuda_driver" || lc == "runtime") && tree_.find(args, "correlation")) {
+    } else if (lc == HostCategory::launch && tree_.find(args, "correlation")) {
       const auto corr = int_field(tree_.find(args, "correlation"), -1);
       if (is_number(ts) && !corr) return false;
       if (is_string(name) && name->str.substr(0, 3) == "hip") t_.hip_runtime = true;
-      if (is_number(ts)) t_.launch_ts[*corr] = number_of(*ts);
+      if (is_number(ts)) t_.launch_ts.set(*corr, number_of(*ts));
     }
     return true;
   }
@@ -648,11 +767,13 @@ class EventReader {
 
 }  // namespace
 
-Workload import_streaming(ByteSource source, const std::string& file, const Classifier& classifier, ImportReport* report) {
+Workload import_streaming(ByteSource source, const std::string& file, const Classifier& classifier, ImportReport* report,
+                          const StreamOptions& options) {
   RawTrace t;
   EventReader reader(t, file);
-  const std::string skeleton =
-      split_trace_events(source, [&](std::string_view text, std::size_t first, std::size_t count) { reader.batch(text, first, count); });
+  const std::string skeleton = split_trace_events_pipelined(
+      source, [&](std::string_view text, std::size_t first, std::size_t count) { reader.batch(text, first, count); },
+      options.queue_depth, options.batch_bytes);
   const Json doc = parse_json_text(skeleton, file);
   const TraceHeader header = read_header(doc, file);
   // The checked reader starts from distributedInfo's rank and reads comm records' "Rank" only while it is < 0;

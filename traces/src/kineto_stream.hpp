@@ -53,9 +53,27 @@ std::string split_trace_events(ByteSource& source,
                                const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch,
                                std::size_t batch_bytes = kStreamBatchBytes, std::size_t read_bytes = std::size_t{1} << 20);
 
+// split_trace_events with the reading (gzip inflated) and splitting on a second thread: `on_batch` is called on
+// the calling thread, in order, with the same batches, while the next ones are read and split; at most
+// `queue_depth` batches (each a copy of its text) wait between the two, so memory stays bounded. Errors come as
+// split_trace_events gives them: the first in the document's order (a batch's error before a later split error);
+// an error of `on_batch` stops the reading thread. `queue_depth` 0: no thread (split_trace_events itself).
+std::string split_trace_events_pipelined(ByteSource& source,
+                                         const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch,
+                                         std::size_t queue_depth, std::size_t batch_bytes = kStreamBatchBytes,
+                                         std::size_t read_bytes = std::size_t{1} << 20);
+
+// Batches waiting between the reading thread and the parser (split_trace_events_pipelined): two keep both busy.
+constexpr std::size_t kStreamQueueDepth = 2;
+
 namespace kineto {
-// The streaming import (declines by throwing; see above).
-Workload import_streaming(ByteSource source, const std::string& file, const Classifier& classifier, ImportReport* report);
+struct StreamOptions {
+  std::size_t batch_bytes = kStreamBatchBytes;
+  std::size_t queue_depth = kStreamQueueDepth;  // 0: read, split and parse on the calling thread alone
+};
+// The streaming import (declines by throwing; see above). The workload does not depend on the options.
+Workload import_streaming(ByteSource source, const std::string& file, const Classifier& classifier, ImportReport* report,
+                          const StreamOptions& options = {});
 }  // namespace kineto
 
 // simdjson's own parse of the same text, nothing kept (the floor `dvfs-sim bench` compares the import with):
