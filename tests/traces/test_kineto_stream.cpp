@@ -224,6 +224,20 @@ TEST_CASE("ByteSource: gzip members one after another, truncated and corrupt gzi
   corrupt[corrupt.size() / 2] ^= 0x55;
   CHECK_THROWS(all(ByteSource::open(write("dvfs_corrupt.json.gz", corrupt))));
   CHECK_THROWS(ByteSource::open(dir + "/dvfs_no_such_file.json"));
+  // Read ahead on a thread of its own: the same bytes, the same errors, and a source dropped half-read stops it.
+  for (std::size_t chunk : {1, 7, 4096})
+    for (std::size_t depth : {1, 3}) {
+      INFO("chunk " << chunk << " depth " << depth);
+      CHECK(all(ByteSource::read_ahead(ByteSource::open(fixture("kineto_current.json.gz")), chunk, depth)) == plain);
+      CHECK(all(ByteSource::read_ahead(ByteSource::open(dir + "/dvfs_two_members.json.gz"), chunk, depth)) == plain + plain);
+      CHECK_THROWS(all(ByteSource::read_ahead(ByteSource::open(dir + "/dvfs_truncated.json.gz"), chunk, depth)));
+      CHECK_THROWS(all(ByteSource::read_ahead(ByteSource::open(dir + "/dvfs_corrupt.json.gz"), chunk, depth)));
+      ByteSource half = ByteSource::read_ahead(ByteSource::open(fixture("kineto_current.json.gz")), chunk, depth);
+      std::string some;
+      CHECK(half.read(some, 10) > 0);
+    }  // `half` ends here with its thread blocked on a full queue
+  CHECK_FALSE(ByteSource::open(fixture("kineto_current.json")).in_memory());
+  CHECK(ByteSource::of_text(plain).in_memory());
 }
 
 namespace {
@@ -240,7 +254,12 @@ std::pair<std::vector<SeenBatch>, std::string> split_with(ByteSource src, std::s
   std::string end;
   try {
     end = "skeleton:" + split_trace_events_pipelined(
-                            src, [&](std::string_view t, std::size_t first, std::size_t count) { seen.push_back({std::string(t), first, count}); },
+                            src,
+                            [&](std::string_view framed, std::size_t first, std::size_t count) {
+                              CHECK(framed.front() == '[');
+                              CHECK(framed.back() == ']');
+                              seen.push_back({std::string(framed.substr(1, framed.size() - 2)), first, count});
+                            },
                             depth, batch, read);
   } catch (const std::exception& e) {
     end = std::string("error:") + e.what();
@@ -264,6 +283,7 @@ TEST_CASE("split_trace_events_pipelined: the batches and skeleton of split_trace
   // From a gzip file, inflated on the reading thread.
   const auto gz = split_with(ByteSource::open(fixture("kineto_current.json.gz")), 2, 300, 1000);
   CHECK(gz == split_with(ByteSource::open(fixture("kineto_current.json")), 0, 300, 1000));
+  CHECK(gz == split_with(ByteSource::read_ahead(ByteSource::open(fixture("kineto_current.json.gz")), 500, 2), 2, 300, 1000));
   CHECK(gz.first.size() > 1);
 }
 

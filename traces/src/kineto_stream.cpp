@@ -24,6 +24,79 @@
 namespace dvfs {
 
 // ---------------------------------------------------------------------------------------------------------------
+// BatchQueue: text handed from one thread to another
+
+namespace {
+
+// The batches between the reading thread and the parser: at most `depth` waiting; their buffers are reused.
+class BatchQueue {
+ public:
+  struct Batch {
+    std::string text;
+    std::size_t first = 0, count = 0;
+  };
+  explicit BatchQueue(std::size_t depth) : depth_(depth) {}
+
+  // The reading thread: a buffer to fill (a used one when there is one), then push it; false once cancelled.
+  std::string buffer() {
+    std::lock_guard<std::mutex> lock(m_);
+    if (spare_.empty()) return {};
+    std::string b = std::move(spare_.back());
+    spare_.pop_back();
+    b.clear();
+    return b;
+  }
+  bool push(Batch b) {
+    std::unique_lock<std::mutex> lock(m_);
+    not_full_.wait(lock, [&] { return cancelled_ || queue_.size() < depth_; });
+    if (cancelled_) return false;
+    queue_.push_back(std::move(b));
+    not_empty_.notify_one();
+    return true;
+  }
+  void finish(std::exception_ptr error) {
+    std::lock_guard<std::mutex> lock(m_);
+    done_ = true, error_ = error;
+    not_empty_.notify_one();
+  }
+
+  // The parser: the next batch (false at the end; the reading thread's error, if any, is rethrown only after
+  // every batch it pushed before it), and the buffer back when done with it.
+  bool pop(Batch& out) {
+    std::unique_lock<std::mutex> lock(m_);
+    not_empty_.wait(lock, [&] { return done_ || !queue_.empty(); });
+    if (queue_.empty()) {
+      if (error_) std::rethrow_exception(error_);
+      return false;
+    }
+    out = std::move(queue_.front());
+    queue_.pop_front();
+    not_full_.notify_one();
+    return true;
+  }
+  void give_back(std::string b) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (spare_.size() <= depth_) spare_.push_back(std::move(b));
+  }
+  void cancel() {
+    std::lock_guard<std::mutex> lock(m_);
+    cancelled_ = true;
+    not_full_.notify_one();
+  }
+
+ private:
+  std::size_t depth_;
+  std::mutex m_;
+  std::condition_variable not_full_, not_empty_;
+  std::deque<Batch> queue_;
+  std::vector<std::string> spare_;
+  bool done_ = false, cancelled_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
 // ByteSource
 
 struct ByteSource::Impl {
@@ -34,10 +107,38 @@ struct ByteSource::Impl {
   z_stream zs{};
   std::vector<unsigned char> in;
   std::string plain_head;  // the first bytes of a plain file, read to look for gzip's magic
+  // read_ahead: a thread reads `inner` into chunks, handed over through `ahead`
+  std::unique_ptr<ByteSource> inner;
+  std::unique_ptr<BatchQueue> ahead;
+  std::thread ahead_thread;
+  BatchQueue::Batch chunk;
+  std::size_t chunk_pos = 0;
+  bool ahead_done = false;
 
   ~Impl() {
+    if (ahead) {
+      ahead->cancel();
+      ahead_thread.join();
+    }
     if (gzip) inflateEnd(&zs);
     if (file) std::fclose(file);
+  }
+
+  std::size_t read_ahead(std::string& out, std::size_t n) {
+    while (chunk_pos >= chunk.text.size()) {
+      if (ahead_done) return 0;
+      ahead->give_back(std::move(chunk.text));
+      chunk.text.clear();
+      chunk_pos = 0;
+      if (!ahead->pop(chunk)) {
+        ahead_done = true;
+        return 0;
+      }
+    }
+    const std::size_t k = std::min(n, chunk.text.size() - chunk_pos);
+    out.append(chunk.text, chunk_pos, k);
+    chunk_pos += k;
+    return k;
   }
 
   std::size_t read_plain(std::string& out, std::size_t n) {
@@ -110,6 +211,27 @@ ByteSource ByteSource::of_text(const std::string& text) {
   return ByteSource(std::move(impl));
 }
 
+ByteSource ByteSource::read_ahead(ByteSource inner, std::size_t chunk_bytes, std::size_t depth) {
+  auto impl = std::make_unique<Impl>();
+  impl->inner = std::make_unique<ByteSource>(std::move(inner));
+  impl->ahead = std::make_unique<BatchQueue>(std::max<std::size_t>(depth, 1));
+  Impl* s = impl.get();  // the thread ends (~Impl) before *s goes
+  impl->ahead_thread = std::thread([s, chunk_bytes] {
+    try {
+      for (;;) {
+        BatchQueue::Batch b{s->ahead->buffer(), 0, 0};
+        if (s->inner->read(b.text, chunk_bytes) == 0 || !s->ahead->push(std::move(b))) break;
+      }
+      s->ahead->finish(nullptr);
+    } catch (...) {
+      s->ahead->finish(std::current_exception());
+    }
+  });
+  return ByteSource(std::move(impl));
+}
+
+bool ByteSource::in_memory() const { return impl_->text != nullptr; }
+
 std::size_t ByteSource::read(std::string& out, std::size_t n) {
   Impl& s = *impl_;
   if (s.text) {
@@ -118,6 +240,7 @@ std::size_t ByteSource::read(std::string& out, std::size_t n) {
     s.text_pos += k;
     return k;
   }
+  if (s.ahead) return s.read_ahead(out, n);
   return s.gzip ? s.read_gzip(out, n) : s.read_plain(out, n);
 }
 
@@ -322,72 +445,6 @@ std::string split_trace_events(ByteSource& source,
 
 namespace {
 
-// The batches between the reading thread and the parser: at most `depth` waiting; their buffers are reused.
-class BatchQueue {
- public:
-  struct Batch {
-    std::string text;
-    std::size_t first = 0, count = 0;
-  };
-  explicit BatchQueue(std::size_t depth) : depth_(depth) {}
-
-  // The reading thread: a buffer to fill (a used one when there is one), then push it; false once cancelled.
-  std::string buffer() {
-    std::lock_guard<std::mutex> lock(m_);
-    if (spare_.empty()) return {};
-    std::string b = std::move(spare_.back());
-    spare_.pop_back();
-    b.clear();
-    return b;
-  }
-  bool push(Batch b) {
-    std::unique_lock<std::mutex> lock(m_);
-    not_full_.wait(lock, [&] { return cancelled_ || queue_.size() < depth_; });
-    if (cancelled_) return false;
-    queue_.push_back(std::move(b));
-    not_empty_.notify_one();
-    return true;
-  }
-  void finish(std::exception_ptr error) {
-    std::lock_guard<std::mutex> lock(m_);
-    done_ = true, error_ = error;
-    not_empty_.notify_one();
-  }
-
-  // The parser: the next batch (false at the end; the reading thread's error, if any, is rethrown only after
-  // every batch it pushed before it), and the buffer back when done with it.
-  bool pop(Batch& out) {
-    std::unique_lock<std::mutex> lock(m_);
-    not_empty_.wait(lock, [&] { return done_ || !queue_.empty(); });
-    if (queue_.empty()) {
-      if (error_) std::rethrow_exception(error_);
-      return false;
-    }
-    out = std::move(queue_.front());
-    queue_.pop_front();
-    not_full_.notify_one();
-    return true;
-  }
-  void give_back(std::string b) {
-    std::lock_guard<std::mutex> lock(m_);
-    if (spare_.size() <= depth_) spare_.push_back(std::move(b));
-  }
-  void cancel() {
-    std::lock_guard<std::mutex> lock(m_);
-    cancelled_ = true;
-    not_full_.notify_one();
-  }
-
- private:
-  std::size_t depth_;
-  std::mutex m_;
-  std::condition_variable not_full_, not_empty_;
-  std::deque<Batch> queue_;
-  std::vector<std::string> spare_;
-  bool done_ = false, cancelled_ = false;
-  std::exception_ptr error_;
-};
-
 struct PipelineCancelled {};
 
 }  // namespace
@@ -395,7 +452,23 @@ struct PipelineCancelled {};
 std::string split_trace_events_pipelined(ByteSource& source,
                                          const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch,
                                          std::size_t queue_depth, std::size_t batch_bytes, std::size_t read_bytes) {
-  if (queue_depth == 0) return split_trace_events(source, on_batch, batch_bytes, read_bytes);
+  auto frame = [](std::string& b, std::string_view text) {
+    b.reserve(text.size() + 2 + kBatchPadding);
+    b += '[';
+    b.append(text);
+    b += ']';
+  };
+  if (queue_depth == 0) {
+    std::string b;
+    return split_trace_events(
+        source,
+        [&](std::string_view text, std::size_t first, std::size_t count) {
+          b.clear();
+          frame(b, text);
+          on_batch(b, first, count);
+        },
+        batch_bytes, read_bytes);
+  }
   BatchQueue queue(queue_depth);
   std::string skeleton;
   std::thread reader([&] {
@@ -404,7 +477,7 @@ std::string split_trace_events_pipelined(ByteSource& source,
           source,
           [&](std::string_view text, std::size_t first, std::size_t count) {
             BatchQueue::Batch b{queue.buffer(), first, count};
-            b.text.assign(text);
+            frame(b.text, text);
             if (!queue.push(std::move(b))) throw PipelineCancelled{};
           },
           batch_bytes, read_bytes);
@@ -437,6 +510,7 @@ namespace kineto {
 namespace {
 
 namespace od = simdjson::ondemand;
+static_assert(simdjson::SIMDJSON_PADDING <= kBatchPadding, "batches must carry simdjson's padding");
 
 constexpr long kIntMin = std::numeric_limits<int>::min(), kIntMax = std::numeric_limits<int>::max();
 constexpr long kLongMin = std::numeric_limits<long>::min(), kLongMax = std::numeric_limits<long>::max();
@@ -623,13 +697,9 @@ class EventReader {
  public:
   EventReader(RawTrace& t, const std::string& file) : t_(t), file_(file) {}
 
-  void batch(std::string_view text, std::size_t first, std::size_t count) {
-    padded_.clear();
-    padded_.reserve(text.size() + 2 + simdjson::SIMDJSON_PADDING);
-    padded_ += '[';
-    padded_.append(text);
-    padded_ += ']';
-    od::document doc = parser_.iterate(padded_.data(), padded_.size(), padded_.capacity());
+  // `framed`: "[events]" and kBatchPadding readable bytes after it (split_trace_events_pipelined).
+  void batch(std::string_view framed, std::size_t first, std::size_t count) {
+    od::document doc = parser_.iterate(framed.data(), framed.size(), framed.size() + kBatchPadding);
     std::size_t i = first;
     for (auto element : doc.get_array()) {
       if (i >= first + count) decline("more events than split");
@@ -761,7 +831,6 @@ class EventReader {
   RawTrace& t_;
   const std::string& file_;
   od::parser parser_;
-  std::string padded_;
   EventTree tree_;
 };
 
@@ -771,6 +840,8 @@ Workload import_streaming(ByteSource source, const std::string& file, const Clas
                           const StreamOptions& options) {
   RawTrace t;
   EventReader reader(t, file);
+  // A file is read (and inflated) on a thread of its own too: three stages, whatever the cores do.
+  if (options.queue_depth > 0 && !source.in_memory()) source = ByteSource::read_ahead(std::move(source));
   const std::string skeleton = split_trace_events_pipelined(
       source, [&](std::string_view text, std::size_t first, std::size_t count) { reader.batch(text, first, count); },
       options.queue_depth, options.batch_bytes);
