@@ -317,20 +317,21 @@ TEST_CASE("streaming reader: the same workload for every batch size and queue de
     reference.workload = import_kineto(path, classifier(), &reference.report, KinetoReader::checked);
     const std::string expected = encode_cached_import("k", reference);
     for (std::size_t batch : {std::size_t{1}, std::size_t{5000}, kStreamBatchBytes})
-      for (std::size_t depth : {0, 1, 2, 4}) {
-        if (batch == 1 && path.find("recordings") != std::string::npos) continue;  // one event a batch: slow, and covered above
-        INFO(path << " batch " << batch << " depth " << depth);
-        CachedImport c;
-        c.workload = kineto::import_streaming(ByteSource::open(path), path, classifier(), &c.report, {batch, depth});
-        CHECK(encode_cached_import("k", c) == expected);
-      }
+      for (std::size_t ahead : {0, 1, 2})
+        for (std::size_t depth : {0, 1, 4}) {
+          if (batch == 1 && path.find("recordings") != std::string::npos) continue;  // one event a batch: slow, and covered above
+          INFO(path << " batch " << batch << " read-ahead " << ahead << " split depth " << depth);
+          CachedImport c;
+          c.workload = kineto::import_streaming(ByteSource::open(path), path, classifier(), &c.report, {batch, ahead, depth});
+          CHECK(encode_cached_import("k", c) == expected);
+        }
   }
   // A bad event in a late batch: the streaming reader declines whatever the split, and the importer names the
   // field as the checked reader does.
   const std::string good = read_text(fixture("pytorch/ddp_rank0_wait.json"));
   const std::string bad = with(good, "\"ts\": 830.0, \"dur\": 30.0", "\"ts\": 830.0, \"dur\": -30.0");  // the last kernel
   for (std::size_t depth : {0, 2})
-    CHECK_THROWS(kineto::import_streaming(ByteSource::of_text(bad), "t.json", classifier(), nullptr, {300, depth}));
+    CHECK_THROWS(kineto::import_streaming(ByteSource::of_text(bad), "t.json", classifier(), nullptr, {300, 2, depth}));
   const std::string message = outcome(bad, KinetoReader::checked);
   CHECK(message.substr(0, 6) == "error:");
   CHECK(message.find("t.json") != std::string::npos);

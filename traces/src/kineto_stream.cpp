@@ -876,11 +876,11 @@ Workload import_streaming(ByteSource source, const std::string& file, const Clas
                           const StreamOptions& options) {
   RawTrace t;
   EventReader reader(t, file);
-  // A file is read (and inflated) on a thread of its own too: three stages, whatever the cores do.
-  if (options.queue_depth > 0 && !source.in_memory()) source = ByteSource::read_ahead(std::move(source));
+  if (options.read_ahead_depth > 0 && !source.in_memory())
+    source = ByteSource::read_ahead(std::move(source), std::size_t{1} << 20, options.read_ahead_depth);
   const std::string skeleton = split_trace_events_pipelined(
       source, [&](std::string_view text, std::size_t first, std::size_t count) { reader.batch(text, first, count); },
-      options.queue_depth, options.batch_bytes);
+      options.split_depth, options.batch_bytes);
   const Json doc = parse_json_text(skeleton, file);
   const TraceHeader header = read_header(doc, file);
   // The checked reader starts from distributedInfo's rank and reads comm records' "Rank" only while it is < 0;

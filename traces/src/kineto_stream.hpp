@@ -71,13 +71,15 @@ std::string split_trace_events_pipelined(ByteSource& source,
                                          std::size_t queue_depth, std::size_t batch_bytes = kStreamBatchBytes,
                                          std::size_t read_bytes = std::size_t{1} << 20);
 
-// Batches waiting between the reading thread and the parser (split_trace_events_pipelined): two keep both busy.
-constexpr std::size_t kStreamQueueDepth = 2;
-
 namespace kineto {
+// How the streaming import spreads over threads. The default, measured best on the 2-core development machine: the
+// file read and inflated on a thread of its own (zlib's inflate is the longest stage), split and parsed on the
+// calling thread; a third thread for the split (split_depth > 0) made the inflate share a core and cost ~10 ms on
+// the default scenario.
 struct StreamOptions {
   std::size_t batch_bytes = kStreamBatchBytes;
-  std::size_t queue_depth = kStreamQueueDepth;  // 0: read, split and parse on the calling thread alone
+  std::size_t read_ahead_depth = 2;  // 1 MB chunks waiting between the reading thread and the split; 0: no thread
+  std::size_t split_depth = 0;       // batches waiting between a split thread and the parser; 0: no split thread
 };
 // The streaming import (declines by throwing; see above). The workload does not depend on the options.
 Workload import_streaming(ByteSource source, const std::string& file, const Classifier& classifier, ImportReport* report,
