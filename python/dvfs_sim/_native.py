@@ -10,6 +10,7 @@ import os
 try:
     from . import _core as _loaded
     _load_error = None
+    _loaded_in_pid = os.getpid()  # the process that loaded the core (a sweep worker inherits its fork server's)
 except ImportError as e:  # not built, or built for another interpreter
     _loaded = None
     _here = os.path.dirname(os.path.abspath(__file__))

@@ -133,6 +133,26 @@ def stop_workers():
 atexit.register(stop_workers)
 
 
+def _start_forkserver(ctx):
+    """Starts the fork server with dvfs_sim (and its core) imported, so that every worker is forked with them loaded
+    instead of loading them itself (the dynamic loader binding SimGrid's libraries: a serial start of every cold
+    sweep). The server is a fresh interpreter that does not apply this process's sys.path (CPython's forkserver
+    receives it but ignores it), so a dvfs_sim found through sys.path.insert (docs/python.md, the notebooks, bench/)
+    would fail to import there, silently; the server gets the package's folder on its PYTHONPATH instead."""
+    from multiprocessing import forkserver
+    ctx.set_forkserver_preload(["dvfs_sim"])
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = here if not old else here + os.pathsep + old
+    try:
+        forkserver.ensure_running()  # a no-op when it runs already
+    finally:
+        if old is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
 def _executor(processes, start_method):
     from concurrent.futures import ProcessPoolExecutor
     key = (processes, start_method)
@@ -140,7 +160,7 @@ def _executor(processes, start_method):
         stop_workers()
         ctx = multiprocessing.get_context(start_method)
         if start_method == "forkserver":
-            ctx.set_forkserver_preload(["dvfs_sim"])
+            _start_forkserver(ctx)
         _pool["executor"] = ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_init_worker)
         _pool["key"] = key
     return _pool["executor"]

@@ -71,13 +71,14 @@ std::uint64_t xxh64(const void* data, std::size_t size, std::uint64_t seed) {
 bool hash_file(const std::string& path, std::uint64_t& hash, std::uint64_t& size) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
   if (!f) return false;
-  constexpr std::size_t kBlock = 4u << 20;
-  std::vector<unsigned char> buf(kBlock);
+  constexpr std::size_t kBlock = 4u << 20;  // part of the digest (each block seeds the next): never change it
+  // Not zero-filled: only what fread writes is touched.
+  const std::unique_ptr<unsigned char[]> buf(new unsigned char[kBlock]);
   hash = 0;
   size = 0;
   for (;;) {
-    const std::size_t n = std::fread(buf.data(), 1, kBlock, f.get());
-    if (n > 0) hash = xxh64(buf.data(), n, hash);
+    const std::size_t n = std::fread(buf.get(), 1, kBlock, f.get());
+    if (n > 0) hash = xxh64(buf.get(), n, hash);
     size += n;
     if (n < kBlock) return std::ferror(f.get()) == 0;
   }

@@ -125,7 +125,8 @@ std::string trace_cache_key(const std::string& path) {
 }  // namespace
 
 LoadedTrace load_trace(const std::string& path) {
-  CachedImport c = cached_import(trace_cache_key(path), [&] {
+  // No key (the files' digests) when the cache is off: cached_import would not use it.
+  CachedImport c = cached_import(workload_cache_enabled() ? trace_cache_key(path) : std::string(), [&] {
     LoadedTrace t = load_trace_uncached(path);
     return CachedImport{std::move(t.workload), std::move(t.report)};
   });

@@ -85,3 +85,29 @@ def test_worker_processes_stay_between_sweeps_until_stopped():
     dvfs_sim.stop_workers()
     third = set(dvfs_sim.sweep(BASE, grid, processes=2, progress=False, metrics=worker_pid)["pid"])
     assert not third & (first | second)
+
+
+def test_forkserver_workers_start_with_the_core_loaded_also_when_dvfs_sim_is_on_sys_path_only(tmp_path):
+    """A cold sweep's workers are forked from a server that imported dvfs_sim already (no worker loads the core
+    itself), also for the usual `sys.path.insert(0, "build/python")` with no PYTHONPATH (docs/python.md)."""
+    import subprocess
+    import sys
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(dvfs_sim.__file__)))
+    script = tmp_path / "sweep_on_sys_path.py"
+    script.write_text(
+        "import os, sys\n"
+        f"sys.path.insert(0, {package_parent!r})\n"
+        "import dvfs_sim\n"
+        "from dvfs_sim import _native\n"
+        "def where(summary):\n"
+        "    return {'loaded_in': _native._loaded_in_pid, 'pid': os.getpid()}\n"
+        "if __name__ == '__main__':\n"
+        f"    df = dvfs_sim.sweep({BASE!r}, [{{'seed': 0}}, {{'seed': 1}}], processes=2, progress=False, metrics=where)\n"
+        "    assert df['error'].isna().all(), df['error'].dropna().iloc[0]\n"
+        "    print('forked-loaded' if (df['loaded_in'] != df['pid']).all() else 'worker-loaded')\n"
+        "    print('parent-env', os.environ.get('PYTHONPATH'))\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "forked-loaded" in out.stdout.splitlines()
+    assert "parent-env None" in out.stdout.splitlines()  # the caller's environment is left as it was

@@ -1,8 +1,13 @@
 #include "models/src/model_registry.hpp"
+#include "sim/core/json_util.hpp"
 #include "traces/src/kernel_classifier.hpp"
 #include "traces/src/kineto_importer.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <regex>
+#include <string>
+#include <vector>
 
 using namespace dvfs;
 
@@ -53,4 +58,39 @@ TEST_CASE("annotations name phases and steps", "[traces][classifier]") {
   CHECK(c.is_step_annotation("step12"));
   CHECK(c.is_step_annotation("ProfilerStep#3"));
   CHECK_FALSE(c.is_step_annotation("stepper"));
+}
+
+TEST_CASE("a plain-text pattern finds a match exactly where std::regex_search does", "[traces][classifier]") {
+  const Json rules = read_json_file(Classifier::default_path());
+  std::vector<std::string> patterns = {"a?",      "^a?b",   "ab?c?",  "x\\.y",  "^Optimizer\\.", "layer_?norm", "cub::",
+                                       "^Memcpy", "a?a?aa", "step #", "a-b",    "^",             "",            "kernel_?_?x"};
+  for (const Json& rule : rules["kernel_classes"])
+    for (const Json& p : rule["patterns"]) patterns.push_back(p.get<std::string>());
+  for (const Json& rule : rules["phases"])
+    for (const Json& p : rule["patterns"]) patterns.push_back(p.get<std::string>());
+  for (const Json& p : rules["steps"]) patterns.push_back(p.get<std::string>());
+  std::vector<std::string> names = {"", "a", "b", "ab", "abc", "ac", "AC", "aab", "aaa", "x.y", "xzy", "X.Y",
+                                    "Optimizer.step#AdamW.step", "optimizer", "zero_grad", "LayerNorm", "layer_norm", "LAYER__NORM",
+                                    "cub::DeviceScan", "Memcpy HtoD", "memcpy", "a Memcpy", "step #3", "step3", "A-B", "kernel__x",
+                                    "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "SPLITKREDUCE", "forward", "bwd", "\xc3\x89t\xff"};
+  for (const Json& n : rules["kernel_classes"]) names.push_back(n["why"].get<std::string>());
+  // the kernel names of a recorded trace
+  Workload wl = import_kineto(data_dir() + "/traces/recordings/h200-gpt3xl/trace.json.gz", Classifier::load_default());
+  names.insert(names.end(), wl.names.begin(), wl.names.end());
+  names.insert(names.end(), wl.annotation_names.begin(), wl.annotation_names.end());
+  std::size_t plain = 0;
+  for (const std::string& p : patterns) {
+    const NamePattern fast(p);
+    const std::regex re(p, std::regex::ECMAScript | std::regex::icase);
+    plain += fast.plain();
+    for (const std::string& n : names) {
+      INFO("pattern \"" << p << "\" name \"" << n << "\"");
+      CHECK(fast.search(n) == std::regex_search(n, re));
+    }
+  }
+  CHECK(plain >= patterns.size() - 3);  // all but the step rules ("\\s*", "\\d+", "$") take the text search
+  CHECK_FALSE(NamePattern("^step\\s*#?\\d+$").plain());
+  CHECK_FALSE(NamePattern("a|b").plain());
+  CHECK_FALSE(NamePattern("a??").plain());
+  CHECK_THROWS_AS(NamePattern("a("), std::regex_error);
 }

@@ -224,4 +224,117 @@ TEST_CASE("ByteSource: gzip members one after another, truncated and corrupt gzi
   corrupt[corrupt.size() / 2] ^= 0x55;
   CHECK_THROWS(all(ByteSource::open(write("dvfs_corrupt.json.gz", corrupt))));
   CHECK_THROWS(ByteSource::open(dir + "/dvfs_no_such_file.json"));
+  // Read ahead on a thread of its own: the same bytes, the same errors, and a source dropped half-read stops it.
+  for (std::size_t chunk : {1, 7, 4096})
+    for (std::size_t depth : {1, 3}) {
+      INFO("chunk " << chunk << " depth " << depth);
+      CHECK(all(ByteSource::read_ahead(ByteSource::open(fixture("kineto_current.json.gz")), chunk, depth)) == plain);
+      CHECK(all(ByteSource::read_ahead(ByteSource::open(dir + "/dvfs_two_members.json.gz"), chunk, depth)) == plain + plain);
+      CHECK_THROWS(all(ByteSource::read_ahead(ByteSource::open(dir + "/dvfs_truncated.json.gz"), chunk, depth)));
+      CHECK_THROWS(all(ByteSource::read_ahead(ByteSource::open(dir + "/dvfs_corrupt.json.gz"), chunk, depth)));
+      ByteSource half = ByteSource::read_ahead(ByteSource::open(fixture("kineto_current.json.gz")), chunk, depth);
+      std::string some;
+      CHECK(half.read(some, 10) > 0);
+    }  // `half` ends here with its thread blocked on a full queue
+  CHECK_FALSE(ByteSource::open(fixture("kineto_current.json")).in_memory());
+  CHECK(ByteSource::of_text(plain).in_memory());
+}
+
+namespace {
+
+struct SeenBatch {
+  std::string text;
+  std::size_t first, count;
+  bool operator==(const SeenBatch& o) const { return text == o.text && first == o.first && count == o.count; }
+};
+
+// The batches and skeleton (or the error) of a split, pipelined with `depth` (0: split_trace_events itself).
+std::pair<std::vector<SeenBatch>, std::string> split_with(ByteSource src, std::size_t depth, std::size_t batch, std::size_t read) {
+  std::vector<SeenBatch> seen;
+  std::string end;
+  try {
+    end = "skeleton:" + split_trace_events_pipelined(
+                            src,
+                            [&](std::string_view framed, std::size_t first, std::size_t count) {
+                              CHECK(framed.front() == '[');
+                              CHECK(framed.back() == ']');
+                              seen.push_back({std::string(framed.substr(1, framed.size() - 2)), first, count});
+                            },
+                            depth, batch, read);
+  } catch (const std::exception& e) {
+    end = std::string("error:") + e.what();
+  }
+  return {seen, end};
+}
+
+}  // namespace
+
+TEST_CASE("split_trace_events_pipelined: the batches and skeleton of split_trace_events for every queue depth", "[traces][stream]") {
+  const std::string text = read_text(fixture("pytorch/ddp_rank0_wait.json"));
+  for (std::size_t batch : {1, 200, 1 << 20})
+    for (std::size_t read : {3, 4096}) {
+      const auto reference = split_with(ByteSource::of_text(text), 0, batch, read);
+      REQUIRE(reference.second.substr(0, 9) == "skeleton:");
+      for (std::size_t depth : {1, 2, 5}) {
+        INFO("batch " << batch << " read " << read << " depth " << depth);
+        CHECK(split_with(ByteSource::of_text(text), depth, batch, read) == reference);
+      }
+    }
+  // From a gzip file, inflated on the reading thread.
+  const auto gz = split_with(ByteSource::open(fixture("kineto_current.json.gz")), 2, 300, 1000);
+  CHECK(gz == split_with(ByteSource::open(fixture("kineto_current.json")), 0, 300, 1000));
+  CHECK(gz == split_with(ByteSource::read_ahead(ByteSource::open(fixture("kineto_current.json.gz")), 500, 2), 2, 300, 1000));
+  CHECK(gz.first.size() > 1);
+}
+
+TEST_CASE("split_trace_events_pipelined: errors in the document's order, and a failing batch stops the reader", "[traces][stream]") {
+  const std::string text = read_text(fixture("pytorch/ddp_rank0_wait.json"));
+  // A split error (the document ends early) comes after every batch before it, as without the thread.
+  const std::string cut = text.substr(0, text.size() * 2 / 3);
+  const auto reference = split_with(ByteSource::of_text(cut), 0, 200, 64);
+  REQUIRE(reference.second.substr(0, 6) == "error:");
+  REQUIRE(reference.first.size() > 3);
+  for (std::size_t depth : {1, 2, 5}) CHECK(split_with(ByteSource::of_text(cut), depth, 200, 64) == reference);
+  // An error of on_batch is rethrown at once, not after the rest of the document (the reader stops).
+  for (std::size_t depth : {1, 3}) {
+    std::size_t calls = 0;
+    ByteSource src = ByteSource::of_text(text);
+    CHECK_THROWS_WITH(split_trace_events_pipelined(
+                          src,
+                          [&](std::string_view, std::size_t, std::size_t) {
+                            if (++calls == 2) throw std::runtime_error("bad batch");
+                          },
+                          depth, 200, 64),
+                      "bad batch");
+    CHECK(calls == 2);
+  }
+}
+
+TEST_CASE("streaming reader: the same workload for every batch size and queue depth", "[traces][stream]") {
+  for (const std::string& path : {fixture("pytorch/ddp_rank0_wait.json"), fixture("kineto_current.json.gz"),
+                                  data_dir() + "/traces/recordings/h200-gpt3xl/trace.json.gz"}) {
+    CachedImport reference;
+    reference.workload = import_kineto(path, classifier(), &reference.report, KinetoReader::checked);
+    const std::string expected = encode_cached_import("k", reference);
+    for (std::size_t batch : {std::size_t{1}, std::size_t{5000}, kStreamBatchBytes})
+      for (std::size_t ahead : {0, 1, 2})
+        for (std::size_t depth : {0, 1, 4}) {
+          if (batch == 1 && path.find("recordings") != std::string::npos) continue;  // one event a batch: slow, and covered above
+          INFO(path << " batch " << batch << " read-ahead " << ahead << " split depth " << depth);
+          CachedImport c;
+          c.workload = kineto::import_streaming(ByteSource::open(path), path, classifier(), &c.report, {batch, ahead, depth});
+          CHECK(encode_cached_import("k", c) == expected);
+        }
+  }
+  // A bad event in a late batch: the streaming reader declines whatever the split, and the importer names the
+  // field as the checked reader does.
+  const std::string good = read_text(fixture("pytorch/ddp_rank0_wait.json"));
+  const std::string bad = with(good, "\"ts\": 830.0, \"dur\": 30.0", "\"ts\": 830.0, \"dur\": -30.0");  // the last kernel
+  for (std::size_t depth : {0, 2})
+    CHECK_THROWS(kineto::import_streaming(ByteSource::of_text(bad), "t.json", classifier(), nullptr, {300, 2, depth}));
+  const std::string message = outcome(bad, KinetoReader::checked);
+  CHECK(message.substr(0, 6) == "error:");
+  CHECK(message.find("t.json") != std::string::npos);
+  CHECK(message.find(".dur") != std::string::npos);
+  CHECK(outcome(bad, KinetoReader::automatic) == message);
 }

@@ -8,9 +8,9 @@ namespace dvfs {
 
 namespace {
 
-std::regex compile(const JsonReader& r, const char* key, std::size_t i, const std::string& pattern) {
+NamePattern compile(const JsonReader& r, const char* key, std::size_t i, const std::string& pattern) {
   try {
-    return std::regex(pattern, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+    return NamePattern(pattern);
   } catch (const std::regex_error& e) {
     r.fail(key, "invalid regular expression at element " + std::to_string(i) + " (\"" + pattern + "\"): " + e.what());
   }
@@ -27,7 +27,58 @@ std::vector<std::string> string_list(const JsonReader& r, const char* key) {
   return out;
 }
 
+char lower_ascii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+bool is_word(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+
 }  // namespace
+
+NamePattern::NamePattern(const std::string& pattern)
+    : re_(pattern, std::regex::ECMAScript | std::regex::icase | std::regex::optimize) {
+  // Plain text: word characters, ':', '#', '-', ' ' and '\\' + punctuation taken literally, each optionally
+  // followed by '?'; '^' only first. Anything else ('.', '*', '+', '|', classes, groups, '$', "\\d") is std::regex's.
+  std::size_t k = 0;
+  if (!pattern.empty() && pattern[0] == '^') anchored_ = true, k = 1;
+  for (; k < pattern.size(); ++k) {
+    char c = pattern[k];
+    if (c == '\\') {
+      if (k + 1 >= pattern.size()) return;
+      c = pattern[++k];
+      if (is_word(c) || static_cast<unsigned char>(c) < 0x21 || static_cast<unsigned char>(c) > 0x7e) return;  // \d, \s, \b, ...
+    } else if (!(is_word(c) || c == ':' || c == '#' || c == '-' || c == ' ')) {
+      return;
+    }
+    const bool optional = k + 1 < pattern.size() && pattern[k + 1] == '?';
+    if (optional) {
+      ++k;
+      if (k + 1 < pattern.size() && (pattern[k + 1] == '?' || pattern[k + 1] == '*' || pattern[k + 1] == '+')) return;
+    }
+    tokens_.push_back({lower_ascii(c), optional});
+  }
+  plain_ = true;
+}
+
+// Whether tokens token.. match at `at` (a match may end anywhere: the pattern has no '$').
+bool NamePattern::match_at(const std::string& name, std::size_t at, std::size_t token) const {
+  for (; token < tokens_.size(); ++token) {
+    const Token& t = tokens_[token];
+    const bool here = at < name.size() && lower_ascii(name[at]) == t.c;
+    if (!t.optional) {
+      if (!here) return false;
+      ++at;
+      continue;
+    }
+    if (here && match_at(name, at + 1, token + 1)) return true;  // greedy first, then without it
+  }
+  return true;
+}
+
+bool NamePattern::search(const std::string& name) const {
+  if (!plain_) return std::regex_search(name, re_);
+  if (anchored_) return match_at(name, 0, 0);
+  for (std::size_t at = 0; at <= name.size(); ++at)
+    if (match_at(name, at, 0)) return true;
+  return false;
+}
 
 Classifier Classifier::load(const std::string& path) {
   Json doc = read_json_file(path);
@@ -74,7 +125,7 @@ KernelClass Classifier::kernel_class(const std::string& name, ActivityKind kind)
   if (it != cache_.end()) return it->second;
   KernelClass cls = KernelClass::other;
   for (const Rule& rule : class_rules_) {
-    if (std::regex_search(name, rule.re)) {
+    if (rule.re.search(name)) {
       cls = rule.cls;
       break;
     }
@@ -85,13 +136,13 @@ KernelClass Classifier::kernel_class(const std::string& name, ActivityKind kind)
 
 Phase Classifier::annotation_phase(const std::string& name) const {
   for (const auto& [re, phase] : phase_rules_)
-    if (std::regex_search(name, re)) return phase;
+    if (re.search(name)) return phase;
   return Phase::other;
 }
 
 bool Classifier::is_step_annotation(const std::string& name) const {
   for (const auto& re : step_rules_)
-    if (std::regex_search(name, re)) return true;
+    if (re.search(name)) return true;
   return false;
 }
 

@@ -25,14 +25,32 @@ std::string lower(std::string s) {
   return s;
 }
 
+namespace {
+// lower(text) == lower_word (a lower-case word), without making the lower-case copy.
+bool lower_equals(std::string_view text, std::string_view lower_word) {
+  if (text.size() != lower_word.size()) return false;
+  for (std::size_t k = 0; k < text.size(); ++k)
+    if (static_cast<char>(std::tolower(static_cast<unsigned char>(text[k]))) != lower_word[k]) return false;
+  return true;
+}
+}  // namespace
+
 bool kind_of(std::string_view cat, ActivityKind& kind, bool& old_schema) {
-  std::string c = lower(std::string(cat));
   old_schema = cat == "Kernel" || cat == "Memcpy" || cat == "Memset";
-  if (c == "kernel") kind = ActivityKind::kernel;
-  else if (c == "gpu_memcpy" || c == "memcpy") kind = ActivityKind::memcpy;
-  else if (c == "gpu_memset" || c == "memset") kind = ActivityKind::memset;
+  if (lower_equals(cat, "kernel")) kind = ActivityKind::kernel;
+  else if (lower_equals(cat, "gpu_memcpy") || lower_equals(cat, "memcpy")) kind = ActivityKind::memcpy;
+  else if (lower_equals(cat, "gpu_memset") || lower_equals(cat, "memset")) kind = ActivityKind::memset;
   else return false;
   return true;
+}
+
+HostCategory host_category_of(std::string_view cat) {
+  if (lower_equals(cat, "cpu_op")) return HostCategory::cpu_op;
+  if (lower_equals(cat, "cuda_runtime") || lower_equals(cat, "cuda_driver") || lower_equals(cat, "runtime")) return HostCategory::launch;
+  if (lower_equals(cat, "operator")) return HostCategory::operator_2021;
+  if (lower_equals(cat, "gpu_user_annotation")) return HostCategory::gpu_user_annotation;
+  if (lower_equals(cat, "user_annotation")) return HostCategory::user_annotation;
+  return HostCategory::other;
 }
 
 namespace {
@@ -293,7 +311,7 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
   auto name_it = ev.find("name");
   if (name_it == ev.end() || !name_it->is_string())
     throw InputError(file, "traceEvents[" + std::to_string(i) + "].name", "expected a kernel name string");
-  a.name = name_it->get<std::string>();
+  a.name = t.names.intern(name_it->get_ref<const std::string&>());
   a.kind = kind;
   const std::string where = args_field(i);
   a.device = args.contains("device") ? int_field(args, "device", 0, file, where, kIntMin, kIntMax)
@@ -377,7 +395,7 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
     auto name_it = ev.find("name");
     if (name_it != ev.end() && name_it->is_string() && name_it->get_ref<const std::string&>().rfind("hip", 0) == 0) t.hip_runtime = true;
     auto ts = ev.find("ts");
-    if (ts != ev.end() && ts->is_number()) t.launch_ts[int_field(args, "correlation", -1, file, args_field(i))] = ts->get<double>();
+    if (ts != ev.end() && ts->is_number()) t.launch_ts.set(int_field(args, "correlation", -1, file, args_field(i)), ts->get<double>());
   }
 }
 
@@ -403,6 +421,24 @@ void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_
     return;
   }
   add_host_event(t, ev, args, lower(cat), file, i);
+}
+
+void LaunchTimes::finish() {
+  if (finished_) return;
+  // Ids mostly arrive in order; equal ids keep their order, so the last one written is the last of its run.
+  std::stable_sort(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::size_t out = 0;
+  for (std::size_t k = 0; k < entries_.size(); ++k) {
+    if (k + 1 < entries_.size() && entries_[k + 1].first == entries_[k].first) continue;
+    entries_[out++] = entries_[k];
+  }
+  entries_.resize(out);
+  finished_ = true;
+}
+
+const double* LaunchTimes::find(long correlation) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), correlation, [](const auto& e, long id) { return e.first < id; });
+  return it != entries_.end() && it->first == correlation ? &it->second : nullptr;
 }
 
 void finish_events(RawTrace& t, const std::string& file) {
@@ -449,10 +485,10 @@ void attach_host_collectives(RawTrace& t) {
   if (t.host_comms.empty()) return;
   std::sort(t.host_comms.begin(), t.host_comms.end(), [](const HostComm& a, const HostComm& b) { return a.t0_us < b.t0_us; });
   for (RawActivity& a : t.acts) {
-    if (a.collective != -1 || a.kind != ActivityKind::kernel || lower(a.name).find("nccl") == std::string::npos) continue;
-    auto it = t.launch_ts.find(a.correlation);
-    if (it == t.launch_ts.end()) continue;
-    const double tl = it->second;
+    if (a.collective != -1 || a.kind != ActivityKind::kernel || lower(*a.name).find("nccl") == std::string::npos) continue;
+    const double* launched = t.launch_ts.find(a.correlation);
+    if (!launched) continue;
+    const double tl = *launched;
     auto hc = std::upper_bound(t.host_comms.begin(), t.host_comms.end(), tl, [](double x, const HostComm& h) { return x < h.t0_us; });
     while (hc != t.host_comms.begin()) {
       --hc;
@@ -628,12 +664,12 @@ class WorkloadBuilder {
   // The activity's own fields: name, kind, class, stream, SM fill, rates, collective.
   void describe_kernel(Kernel& k, std::size_t i, int rank_id) {
     const RawActivity& a = raw_.acts[i];
-    k.name_id = intern(name_ids_, wl_.names, a.name);
+    k.name_id = intern(name_ids_, wl_.names, *a.name);
     k.kind = a.kind;
     // The class is a function of name and kind: classified once per pair (the rules are regular expressions).
     const std::uint64_t key = std::uint64_t{k.name_id} << 8 | static_cast<std::uint8_t>(a.kind);
     auto cls = class_of_.find(key);
-    if (cls == class_of_.end()) cls = class_of_.emplace(key, classifier_.kernel_class(a.name, a.kind)).first;
+    if (cls == class_of_.end()) cls = class_of_.emplace(key, classifier_.kernel_class(*a.name, a.kind)).first;
     k.cls = cls->second;
     k.stream = static_cast<std::uint16_t>(a.stream);
     if (a.blocks_per_sm >= 0) {
@@ -713,8 +749,8 @@ class WorkloadBuilder {
     ranges_of(device, d);
     std::vector<double> host_ts(end - begin);
     for (std::size_t i = begin; i < end; ++i) {
-      auto it = raw_.launch_ts.find(acts[i].correlation);
-      host_ts[i - begin] = it != raw_.launch_ts.end() ? it->second : std::nan("");
+      const double* launched = raw_.launch_ts.find(acts[i].correlation);
+      host_ts[i - begin] = launched ? *launched : std::nan("");
     }
     auto device_time = [&](std::size_t i) { return acts[i].ts_us; };
     auto host_time = [&](std::size_t i) { return host_ts[i - begin]; };
@@ -778,6 +814,7 @@ class WorkloadBuilder {
 
 Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifier& classifier, const std::string& file,
                         ImportReport* report) {
+  raw.launch_ts.finish();
   attach_host_collectives(raw);
   std::stable_sort(raw.acts.begin(), raw.acts.end(), [](const RawActivity& a, const RawActivity& b) {
     return a.device != b.device ? a.device < b.device : a.ts_us < b.ts_us;
@@ -788,7 +825,7 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
   refs.reserve(raw.acts.size());
   for (const RawActivity& a : raw.acts) {
     const std::uint64_t blocks = std::uint64_t{a.shape.grid[0]} * std::max(1u, a.shape.grid[1]) * std::max(1u, a.shape.grid[2]);
-    refs.push_back({a.external_id, a.dur_us, a.kind, &a.name, a.shape.bytes, blocks});
+    refs.push_back({a.external_id, a.dur_us, a.kind, a.name, a.shape.bytes, blocks});
   }
   const std::vector<KernelRates> rates = estimate_kernel_rates(refs, raw.operators);
   refs = {};

@@ -10,6 +10,7 @@
 #include "traces/src/simulated_args.hpp"
 
 #include <cstddef>
+#include <deque>
 #include <map>
 #include <string>
 #include <string_view>
@@ -36,7 +37,7 @@ struct RawActivity {
   long device;
   long stream;
   long correlation;
-  std::string name;
+  const std::string* name = nullptr;  // in RawTrace::names
   ActivityKind kind;
   LaunchShape shape;
   double blocks_per_sm;  // < 0 when unknown
@@ -69,13 +70,45 @@ struct TraceHeader {
   bool amd = false;  // a device property only ROCm writes, a warp of 64 or an AMD device name
 };
 
+// Host launch times by correlation id, as a map whose later writes replace earlier ones, stored as a list:
+// set() appends (no hashing, no node per entry), finish() sorts once, find() searches.
+class LaunchTimes {
+ public:
+  void set(long correlation, double ts_us) { entries_.push_back({correlation, ts_us}), finished_ = false; }
+  void finish();  // after the last set(), before find()
+  const double* find(long correlation) const;  // nullptr when the id has no launch
+  std::size_t size() const { return entries_.size(); }
+
+ private:
+  std::vector<std::pair<long, double>> entries_;
+  bool finished_ = true;
+};
+
+// Activity names, each kept once (a trace repeats a few hundred names hundreds of thousands of times): the
+// strings stay where they are while the table lives, also when it is moved.
+class NameTable {
+ public:
+  const std::string* intern(std::string_view name) {
+    auto it = ids_.find(name);
+    if (it != ids_.end()) return it->second;
+    const std::string* s = &store_.emplace_back(name);
+    ids_.emplace(*s, s);
+    return s;
+  }
+
+ private:
+  std::deque<std::string> store_;
+  std::unordered_map<std::string_view, const std::string*> ids_;
+};
+
 // What one pass over the events collects.
 struct RawTrace {
   std::vector<RawCollective> collectives;
   std::vector<HostComm> host_comms;
   std::vector<RawActivity> acts;
+  NameTable names;  // of acts
   std::vector<Range> gpu_ranges, cpu_ranges;
-  std::unordered_map<long, double> launch_ts;  // correlation id -> host launch time (µs)
+  LaunchTimes launch_ts;  // correlation id -> host launch time (µs)
   OperatorIndex operators;
   bool old_schema = false;
   int global_rank = -1;
@@ -88,6 +121,10 @@ struct RawTrace {
 std::string lower(std::string s);
 // The device activity kind of category `cat` (false: a host event); `old_schema`: the 2021 spelling.
 bool kind_of(std::string_view cat, ActivityKind& kind, bool& old_schema);
+// The host-event categories the readers tell apart (compared as lower(cat) is): "operator" (2021 schema),
+// "cpu_op", "gpu_user_annotation", "user_annotation", launches ("cuda_runtime", "cuda_driver", "runtime").
+enum class HostCategory { operator_2021, cpu_op, gpu_user_annotation, user_annotation, launch, other };
+HostCategory host_category_of(std::string_view cat);
 // The trace-wide facts of the document's top level (events are not read).
 TraceHeader read_header(const Json& doc, const std::string& file);
 // One element traceEvents[i] of the document (anything that is not a complete event with a category is skipped).

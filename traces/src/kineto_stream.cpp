@@ -8,6 +8,11 @@
 #include <zlib.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +22,79 @@
 #include <vector>
 
 namespace dvfs {
+
+// ---------------------------------------------------------------------------------------------------------------
+// BatchQueue: text handed from one thread to another
+
+namespace {
+
+// The batches between the reading thread and the parser: at most `depth` waiting; their buffers are reused.
+class BatchQueue {
+ public:
+  struct Batch {
+    std::string text;
+    std::size_t first = 0, count = 0;
+  };
+  explicit BatchQueue(std::size_t depth) : depth_(depth) {}
+
+  // The reading thread: a buffer to fill (a used one when there is one), then push it; false once cancelled.
+  std::string buffer() {
+    std::lock_guard<std::mutex> lock(m_);
+    if (spare_.empty()) return {};
+    std::string b = std::move(spare_.back());
+    spare_.pop_back();
+    b.clear();
+    return b;
+  }
+  bool push(Batch b) {
+    std::unique_lock<std::mutex> lock(m_);
+    not_full_.wait(lock, [&] { return cancelled_ || queue_.size() < depth_; });
+    if (cancelled_) return false;
+    queue_.push_back(std::move(b));
+    not_empty_.notify_one();
+    return true;
+  }
+  void finish(std::exception_ptr error) {
+    std::lock_guard<std::mutex> lock(m_);
+    done_ = true, error_ = error;
+    not_empty_.notify_one();
+  }
+
+  // The parser: the next batch (false at the end; the reading thread's error, if any, is rethrown only after
+  // every batch it pushed before it), and the buffer back when done with it.
+  bool pop(Batch& out) {
+    std::unique_lock<std::mutex> lock(m_);
+    not_empty_.wait(lock, [&] { return done_ || !queue_.empty(); });
+    if (queue_.empty()) {
+      if (error_) std::rethrow_exception(error_);
+      return false;
+    }
+    out = std::move(queue_.front());
+    queue_.pop_front();
+    not_full_.notify_one();
+    return true;
+  }
+  void give_back(std::string b) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (spare_.size() <= depth_) spare_.push_back(std::move(b));
+  }
+  void cancel() {
+    std::lock_guard<std::mutex> lock(m_);
+    cancelled_ = true;
+    not_full_.notify_one();
+  }
+
+ private:
+  std::size_t depth_;
+  std::mutex m_;
+  std::condition_variable not_full_, not_empty_;
+  std::deque<Batch> queue_;
+  std::vector<std::string> spare_;
+  bool done_ = false, cancelled_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------------------------
 // ByteSource
@@ -29,10 +107,38 @@ struct ByteSource::Impl {
   z_stream zs{};
   std::vector<unsigned char> in;
   std::string plain_head;  // the first bytes of a plain file, read to look for gzip's magic
+  // read_ahead: a thread reads `inner` into chunks, handed over through `ahead`
+  std::unique_ptr<ByteSource> inner;
+  std::unique_ptr<BatchQueue> ahead;
+  std::thread ahead_thread;
+  BatchQueue::Batch chunk;
+  std::size_t chunk_pos = 0;
+  bool ahead_done = false;
 
   ~Impl() {
+    if (ahead) {
+      ahead->cancel();
+      ahead_thread.join();
+    }
     if (gzip) inflateEnd(&zs);
     if (file) std::fclose(file);
+  }
+
+  std::size_t read_ahead(std::string& out, std::size_t n) {
+    while (chunk_pos >= chunk.text.size()) {
+      if (ahead_done) return 0;
+      ahead->give_back(std::move(chunk.text));
+      chunk.text.clear();
+      chunk_pos = 0;
+      if (!ahead->pop(chunk)) {
+        ahead_done = true;
+        return 0;
+      }
+    }
+    const std::size_t k = std::min(n, chunk.text.size() - chunk_pos);
+    out.append(chunk.text, chunk_pos, k);
+    chunk_pos += k;
+    return k;
   }
 
   std::size_t read_plain(std::string& out, std::size_t n) {
@@ -105,6 +211,27 @@ ByteSource ByteSource::of_text(const std::string& text) {
   return ByteSource(std::move(impl));
 }
 
+ByteSource ByteSource::read_ahead(ByteSource inner, std::size_t chunk_bytes, std::size_t depth) {
+  auto impl = std::make_unique<Impl>();
+  impl->inner = std::make_unique<ByteSource>(std::move(inner));
+  impl->ahead = std::make_unique<BatchQueue>(std::max<std::size_t>(depth, 1));
+  Impl* s = impl.get();  // the thread ends (~Impl) before *s goes
+  impl->ahead_thread = std::thread([s, chunk_bytes] {
+    try {
+      for (;;) {
+        BatchQueue::Batch b{s->ahead->buffer(), 0, 0};
+        if (s->inner->read(b.text, chunk_bytes) == 0 || !s->ahead->push(std::move(b))) break;
+      }
+      s->ahead->finish(nullptr);
+    } catch (...) {
+      s->ahead->finish(std::current_exception());
+    }
+  });
+  return ByteSource(std::move(impl));
+}
+
+bool ByteSource::in_memory() const { return impl_->text != nullptr; }
+
 std::size_t ByteSource::read(std::string& out, std::size_t n) {
   Impl& s = *impl_;
   if (s.text) {
@@ -113,6 +240,7 @@ std::size_t ByteSource::read(std::string& out, std::size_t n) {
     s.text_pos += k;
     return k;
   }
+  if (s.ahead) return s.read_ahead(out, n);
   return s.gzip ? s.read_gzip(out, n) : s.read_plain(out, n);
 }
 
@@ -313,12 +441,76 @@ std::string split_trace_events(ByteSource& source,
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// split_trace_events_pipelined
+
+namespace {
+
+struct PipelineCancelled {};
+
+}  // namespace
+
+std::string split_trace_events_pipelined(ByteSource& source,
+                                         const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch,
+                                         std::size_t queue_depth, std::size_t batch_bytes, std::size_t read_bytes) {
+  auto frame = [](std::string& b, std::string_view text) {
+    b.reserve(text.size() + 2 + kBatchPadding);
+    b += '[';
+    b.append(text);
+    b += ']';
+  };
+  if (queue_depth == 0) {
+    std::string b;
+    return split_trace_events(
+        source,
+        [&](std::string_view text, std::size_t first, std::size_t count) {
+          b.clear();
+          frame(b, text);
+          on_batch(b, first, count);
+        },
+        batch_bytes, read_bytes);
+  }
+  BatchQueue queue(queue_depth);
+  std::string skeleton;
+  std::thread reader([&] {
+    try {
+      skeleton = split_trace_events(
+          source,
+          [&](std::string_view text, std::size_t first, std::size_t count) {
+            BatchQueue::Batch b{queue.buffer(), first, count};
+            frame(b.text, text);
+            if (!queue.push(std::move(b))) throw PipelineCancelled{};
+          },
+          batch_bytes, read_bytes);
+      queue.finish(nullptr);
+    } catch (const PipelineCancelled&) {
+      queue.finish(nullptr);
+    } catch (...) {
+      queue.finish(std::current_exception());
+    }
+  });
+  try {
+    BatchQueue::Batch b;
+    while (queue.pop(b)) {
+      on_batch(b.text, b.first, b.count);
+      queue.give_back(std::move(b.text));
+    }
+  } catch (...) {
+    queue.cancel();
+    reader.join();
+    throw;
+  }
+  reader.join();
+  return skeleton;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // The events of a batch, with simdjson On-Demand
 
 namespace kineto {
 namespace {
 
 namespace od = simdjson::ondemand;
+static_assert(simdjson::SIMDJSON_PADDING <= kBatchPadding, "batches must carry simdjson's padding");
 
 constexpr long kIntMin = std::numeric_limits<int>::min(), kIntMax = std::numeric_limits<int>::max();
 constexpr long kLongMin = std::numeric_limits<long>::min(), kLongMax = std::numeric_limits<long>::max();
@@ -390,14 +582,6 @@ class EventTree {
   }
 
   const Node& operator[](std::uint32_t k) const { return nodes_[k]; }
-  // The member `key` of object `obj` (the last one, as the checked reader keeps it), nullptr when absent.
-  const Node* find(const Node* obj, std::string_view key) const {
-    if (!obj || obj->type != Node::k_obj) return nullptr;
-    const Node* found = nullptr;
-    for (std::uint32_t c = obj->child; c != kNone; c = nodes_[c].next)
-      if (nodes_[c].key == key) found = &nodes_[c];
-    return found;
-  }
   template <class F>
   void each(const Node& container, F f) const {
     for (std::uint32_t c = container.child; c != kNone; c = nodes_[c].next) f(nodes_[c]);
@@ -481,8 +665,7 @@ std::optional<long> int_field(const Node* n, long fallback, long lo = kLongMin, 
 }
 
 // A launch dimension (grid, block) as the checked reader's read_dim3 reads it; false where it would fail.
-bool read_dim3(const EventTree& tree, const Node* args, std::string_view key, std::uint32_t out[3]) {
-  const Node* dims = tree.find(args, key);
+bool read_dim3(const EventTree& tree, const Node* dims, std::uint32_t out[3]) {
   if (!dims || dims->type != Node::k_arr) return true;
   std::size_t d = 0;
   bool ok = true;
@@ -500,18 +683,55 @@ bool read_dim3(const EventTree& tree, const Node* args, std::string_view key, st
   return ok;
 }
 
+// The members of an event and of its args the reader looks at: each object's members are matched once, in one
+// pass (the last of equal keys wins, as the checked reader keeps it).
+enum EvField { f_cat, f_ph, f_args, f_ts, f_dur, f_name, f_pid, f_tid, kEvFields };
+enum ArgField {
+  a_collective, a_sm_clock, a_mem_clock, a_work, a_device, a_stream, a_External_id, a_external_id, a_correlation, a_registers,
+  a_shared_memory, a_bytes, a_grid, a_block, a_blocks_per_sm, a_Input_Dims, a_Input_dims, a_Input_type, a_Concrete_Inputs, kArgFields
+};
+int ev_field(std::string_view k) {
+  switch (k.size()) {
+    case 2: return k == "ph" ? f_ph : k == "ts" ? f_ts : -1;
+    case 3: return k == "cat" ? f_cat : k == "dur" ? f_dur : k == "pid" ? f_pid : k == "tid" ? f_tid : -1;
+    case 4: return k == "args" ? f_args : k == "name" ? f_name : -1;
+    default: return -1;
+  }
+}
+int arg_field(std::string_view k) {
+  switch (k.size()) {
+    case 4: return k == "work" ? a_work : k == "grid" ? a_grid : -1;
+    case 5: return k == "bytes" ? a_bytes : k == "block" ? a_block : -1;
+    case 6: return k == "device" ? a_device : k == "stream" ? a_stream : -1;
+    case 10: return k == "Input Dims" ? a_Input_Dims : k == "Input dims" ? a_Input_dims : k == "Input type" ? a_Input_type : -1;
+    case 11: return k == "External id" ? a_External_id : k == "external id" ? a_external_id : k == "correlation" ? a_correlation : -1;
+    case 13: return k == "shared memory" ? a_shared_memory : k == "blocks per SM" ? a_blocks_per_sm : -1;
+    case 14: return k == "sm clock (MHz)" ? a_sm_clock : -1;
+    case 15:
+      return k == "Collective name" ? a_collective : k == "mem clock (MHz)" ? a_mem_clock : k == "Concrete Inputs" ? a_Concrete_Inputs : -1;
+    case 20: return k == "registers per thread" ? a_registers : -1;
+    default: return -1;
+  }
+}
+// out[field(key)]: the member of `obj` of that key (nullptr for every field when `obj` is no object).
+template <std::size_t N, class Field>
+void fields_of(const EventTree& tree, const Node* obj, Field field, const Node* (&out)[N]) {
+  for (const Node*& o : out) o = nullptr;
+  if (!obj || obj->type != Node::k_obj) return;
+  tree.each(*obj, [&](const Node& m) {
+    const int k = field(m.key);
+    if (k >= 0) out[k] = &m;
+  });
+}
+
 // Turns the events of each batch into raw records.
 class EventReader {
  public:
   EventReader(RawTrace& t, const std::string& file) : t_(t), file_(file) {}
 
-  void batch(std::string_view text, std::size_t first, std::size_t count) {
-    padded_.clear();
-    padded_.reserve(text.size() + 2 + simdjson::SIMDJSON_PADDING);
-    padded_ += '[';
-    padded_.append(text);
-    padded_ += ']';
-    od::document doc = parser_.iterate(padded_.data(), padded_.size(), padded_.capacity());
+  // `framed`: "[events]" and kBatchPadding readable bytes after it (split_trace_events_pipelined).
+  void batch(std::string_view framed, std::size_t first, std::size_t count) {
+    od::document doc = parser_.iterate(framed.data(), framed.size(), framed.size() + kBatchPadding);
     std::size_t i = first;
     for (auto element : doc.get_array()) {
       if (i >= first + count) decline("more events than split");
@@ -525,25 +745,28 @@ class EventReader {
  private:
   void event(const Node& ev, std::size_t i) {
     if (ev.type != Node::k_obj) return;
-    const Node* cat = tree_.find(&ev, "cat");
+    fields_of(tree_, &ev, ev_field, f_);
+    const Node* cat = f_[f_cat];
     if (!is_string(cat)) return;
-    const Node* ph = tree_.find(&ev, "ph");
+    const Node* ph = f_[f_ph];
     if (is_string(ph) && ph->str != "X") return;
-    const Node* args = tree_.find(&ev, "args");
-    if (args && args->type != Node::k_obj) args = nullptr;
     ActivityKind kind;
     bool old = false;
-    const bool handled = kind_of(cat->str, kind, old) ? device_activity(ev, args, kind, old) : host_event(ev, args, lower(std::string(cat->str)));
+    const bool device = kind_of(cat->str, kind, old);
+    const HostCategory host = device ? HostCategory::other : host_category_of(cat->str);
+    if (!device && host == HostCategory::other) return;  // nothing the importer reads
+    fields_of(tree_, f_[f_args], arg_field, a_);  // none when args is no object
+    const bool handled = device ? device_activity(kind, old) : host_event(host);
     if (!handled) read_event(t_, tree_.to_json(ev), file_, i);  // the checked reader's code for this one
   }
 
   // The checked reader's add_device_activity for an activity without collective or simulated args.
-  bool device_activity(const Node& ev, const Node* args, ActivityKind kind, bool old) {
-    for (const char* key : {"Collective name", "sm clock (MHz)", "mem clock (MHz)", "work"})
-      if (tree_.find(args, key)) return false;
-    const Node* ts = tree_.find(&ev, "ts");
-    const Node* dur = tree_.find(&ev, "dur");
-    const Node* name = tree_.find(&ev, "name");
+  bool device_activity(ActivityKind kind, bool old) {
+    for (int key : {a_collective, a_sm_clock, a_mem_clock, a_work})
+      if (a_[key]) return false;
+    const Node* ts = f_[f_ts];
+    const Node* dur = f_[f_dur];
+    const Node* name = f_[f_name];
     if (!is_number(ts) || !is_number(dur) || !is_string(name)) return false;
     RawActivity a;
     a.ts_us = number_of(*ts);
@@ -551,66 +774,66 @@ class EventReader {
     if (!(std::fabs(a.ts_us) <= kMaxTraceTimeUs) || !(std::fabs(a.dur_us) <= kMaxTraceTimeUs) || a.dur_us < 0 ||
         a.dur_us * 1e-6 > kMaxTraceSpanS)
       return false;
-    const Node* device = tree_.find(args, "device");
-    const Node* stream = tree_.find(args, "stream");
-    const Node* external = tree_.find(args, "External id");
-    const auto dev = device ? int_field(device, 0, kIntMin, kIntMax) : int_field(tree_.find(&ev, "pid"), 0, kIntMin, kIntMax);
-    const auto str = stream ? int_field(stream, 0, kIntMin, kIntMax) : int_field(tree_.find(&ev, "tid"), 0, kIntMin, kIntMax);
-    const auto corr = int_field(tree_.find(args, "correlation"), -1);
-    const auto ext = external ? int_field(external, -1) : int_field(tree_.find(args, "external id"), -1);
-    const auto regs = int_field(tree_.find(args, "registers per thread"), 0, 0, 0xffffffffL);
-    const auto shared = int_field(tree_.find(args, "shared memory"), 0, 0, 0xffffffffL);
-    const auto bytes = int_field(tree_.find(args, "bytes"), 0, 0, kLongMax);
+    const Node* device = a_[a_device];
+    const Node* stream = a_[a_stream];
+    const Node* external = a_[a_External_id];
+    const auto dev = device ? int_field(device, 0, kIntMin, kIntMax) : int_field(f_[f_pid], 0, kIntMin, kIntMax);
+    const auto str = stream ? int_field(stream, 0, kIntMin, kIntMax) : int_field(f_[f_tid], 0, kIntMin, kIntMax);
+    const auto corr = int_field(a_[a_correlation], -1);
+    const auto ext = external ? int_field(external, -1) : int_field(a_[a_external_id], -1);
+    const auto regs = int_field(a_[a_registers], 0, 0, 0xffffffffL);
+    const auto shared = int_field(a_[a_shared_memory], 0, 0, 0xffffffffL);
+    const auto bytes = int_field(a_[a_bytes], 0, 0, kLongMax);
     if (!dev || !str || !corr || !ext || !regs || !shared || !bytes) return false;
-    if (!read_dim3(tree_, args, "grid", a.shape.grid) || !read_dim3(tree_, args, "block", a.shape.block)) return false;
+    if (!read_dim3(tree_, a_[a_grid], a.shape.grid) || !read_dim3(tree_, a_[a_block], a.shape.block)) return false;
     t_.old_schema = t_.old_schema || old;
-    a.name = std::string(name->str);
+    a.name = t_.names.intern(name->str);
     a.kind = kind;
     a.device = *dev, a.stream = *str, a.correlation = *corr, a.external_id = *ext;
     a.shape.registers_per_thread = static_cast<std::uint32_t>(*regs);
     a.shape.shared_memory_bytes = static_cast<std::uint32_t>(*shared);
     a.shape.bytes = static_cast<std::uint64_t>(*bytes);
-    const Node* bps = tree_.find(args, "blocks per SM");
+    const Node* bps = a_[a_blocks_per_sm];
     a.blocks_per_sm = is_number(bps) ? number_of(*bps) : -1;
     t_.acts.push_back(std::move(a));
     return true;
   }
 
   // The checked reader's add_host_event for operators, annotation ranges and launches.
-  bool host_event(const Node& ev, const Node* args, const std::string& lc) {
-    const Node* name = tree_.find(&ev, "name");
-    const bool op = lc == "operator" || lc == "cpu_op";
+  bool host_event(HostCategory lc) {
+    const Node* name = f_[f_name];
+    const bool op = lc == HostCategory::operator_2021 || lc == HostCategory::cpu_op;
     if (op && is_string(name) && name->str.substr(0, 13) == "ProfilerStep#") return false;
-    if (lc == "cpu_op" && tree_.find(args, "Collective name")) return false;
-    if (lc == "cpu_op") return !is_string(name) || add_operator(name->str, args);
-    if (lc == "operator" && tree_.find(args, "Input dims")) return false;
-    const Node* ts = tree_.find(&ev, "ts");
-    if (lc == "gpu_user_annotation" || lc == "user_annotation") {
-      const Node* dur = tree_.find(&ev, "dur");
+    if (lc == HostCategory::cpu_op && a_[a_collective]) return false;
+    if (lc == HostCategory::cpu_op) return !is_string(name) || add_operator(name->str);
+    if (lc == HostCategory::operator_2021 && a_[a_Input_dims]) return false;
+    const Node* ts = f_[f_ts];
+    if (lc == HostCategory::gpu_user_annotation || lc == HostCategory::user_annotation) {
+      const Node* dur = f_[f_dur];
       if (!is_string(name) || !is_number(ts) || !is_number(dur)) return true;
       Range r{number_of(*ts), number_of(*ts) + number_of(*dur), -1, std::string(name->str)};
-      if (lc == "user_annotation") {
+      if (lc == HostCategory::user_annotation) {
         t_.cpu_ranges.push_back(std::move(r));
         return true;
       }
-      const Node* device = tree_.find(args, "device");
-      const auto dev = device ? int_field(device, 0) : int_field(tree_.find(&ev, "pid"), 0);
+      const Node* device = a_[a_device];
+      const auto dev = device ? int_field(device, 0) : int_field(f_[f_pid], 0);
       if (!dev) return false;
       r.device = *dev;
       t_.gpu_ranges.push_back(std::move(r));
-    } else if ((lc == "cuda_runtime" || lc == "cuda_driver" || lc == "runtime") && tree_.find(args, "correlation")) {
-      const auto corr = int_field(tree_.find(args, "correlation"), -1);
+    } else if (lc == HostCategory::launch && a_[a_correlation]) {
+      const auto corr = int_field(a_[a_correlation], -1);
       if (is_number(ts) && !corr) return false;
       if (is_string(name) && name->str.substr(0, 3) == "hip") t_.hip_runtime = true;
-      if (is_number(ts)) t_.launch_ts[*corr] = number_of(*ts);
+      if (is_number(ts)) t_.launch_ts.set(*corr, number_of(*ts));
     }
     return true;
   }
 
   // OperatorIndex::add (kernel_activity.cpp) on the tree.
-  bool add_operator(std::string_view name, const Node* args) {
-    const Node* dims = tree_.find(args, "Input Dims");
-    const Node* id = tree_.find(args, "External id");
+  bool add_operator(std::string_view name) {
+    const Node* dims = a_[a_Input_Dims];
+    const Node* id = a_[a_External_id];
     if (!dims || dims->type != Node::k_arr || !is_integer(id)) return true;
     OperatorCall op;
     bool sized = true;
@@ -628,13 +851,13 @@ class EventReader {
     });
     if (!sized) return true;  // a nested list (a tensor list), garbage or beyond any tensor: no sizes
     op.name = std::string(name);
-    auto strings = [&](std::string_view key, std::vector<std::string>& out) {
-      const Node* list = tree_.find(args, key);
+    auto strings = [&](int key, std::vector<std::string>& out) {
+      const Node* list = a_[key];
       if (!list || list->type != Node::k_arr) return;
       tree_.each(*list, [&](const Node& x) { out.push_back(x.type == Node::k_str ? std::string(x.str) : std::string()); });
     };
-    strings("Input type", op.types);
-    strings("Concrete Inputs", op.concrete);
+    strings(a_Input_type, op.types);
+    strings(a_Concrete_Inputs, op.concrete);
     t_.operators.add_call(id->type == Node::k_u64 ? static_cast<long>(id->u) : static_cast<long>(id->i), std::move(op));
     return true;
   }
@@ -642,17 +865,22 @@ class EventReader {
   RawTrace& t_;
   const std::string& file_;
   od::parser parser_;
-  std::string padded_;
   EventTree tree_;
+  const Node* f_[kEvFields];   // of the event being read
+  const Node* a_[kArgFields];  // of its args
 };
 
 }  // namespace
 
-Workload import_streaming(ByteSource source, const std::string& file, const Classifier& classifier, ImportReport* report) {
+Workload import_streaming(ByteSource source, const std::string& file, const Classifier& classifier, ImportReport* report,
+                          const StreamOptions& options) {
   RawTrace t;
   EventReader reader(t, file);
-  const std::string skeleton =
-      split_trace_events(source, [&](std::string_view text, std::size_t first, std::size_t count) { reader.batch(text, first, count); });
+  if (options.read_ahead_depth > 0 && !source.in_memory())
+    source = ByteSource::read_ahead(std::move(source), std::size_t{1} << 20, options.read_ahead_depth);
+  const std::string skeleton = split_trace_events_pipelined(
+      source, [&](std::string_view text, std::size_t first, std::size_t count) { reader.batch(text, first, count); },
+      options.split_depth, options.batch_bytes);
   const Json doc = parse_json_text(skeleton, file);
   const TraceHeader header = read_header(doc, file);
   // The checked reader starts from distributedInfo's rank and reads comm records' "Rank" only while it is < 0;

@@ -28,6 +28,10 @@ class ByteSource {
  public:
   static ByteSource open(const std::string& path);  // throws when the file cannot be read
   static ByteSource of_text(const std::string& text);  // `text` must outlive the source
+  // `inner` read on a thread of its own, `chunk_bytes` at a time, at most `depth` chunks ahead of the reader (its
+  // errors come in order, after the bytes before them).
+  static ByteSource read_ahead(ByteSource inner, std::size_t chunk_bytes = std::size_t{1} << 20, std::size_t depth = 2);
+  bool in_memory() const;  // of_text
   ByteSource(ByteSource&&) noexcept;
   ByteSource& operator=(ByteSource&&) noexcept;
   ~ByteSource();
@@ -53,9 +57,33 @@ std::string split_trace_events(ByteSource& source,
                                const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch,
                                std::size_t batch_bytes = kStreamBatchBytes, std::size_t read_bytes = std::size_t{1} << 20);
 
+// Readable bytes after a batch's text (simdjson reads up to SIMDJSON_PADDING bytes past a document's end).
+constexpr std::size_t kBatchPadding = 64;
+
+// split_trace_events with the reading and splitting on a second thread: `on_batch` is called on the calling
+// thread, in order, with the same batches, while the next ones are read and split; at most `queue_depth` batches
+// (each a copy of its text) wait between the two, so memory stays bounded. Each batch comes framed: "[" + its
+// events' text + "]", with kBatchPadding readable bytes after it (a simdjson document as it is). Errors come as
+// split_trace_events gives them: the first in the document's order (a batch's error before a later split error);
+// an error of `on_batch` stops the reading thread. `queue_depth` 0: no thread (split_trace_events itself).
+std::string split_trace_events_pipelined(ByteSource& source,
+                                         const std::function<void(std::string_view, std::size_t, std::size_t)>& on_batch,
+                                         std::size_t queue_depth, std::size_t batch_bytes = kStreamBatchBytes,
+                                         std::size_t read_bytes = std::size_t{1} << 20);
+
 namespace kineto {
-// The streaming import (declines by throwing; see above).
-Workload import_streaming(ByteSource source, const std::string& file, const Classifier& classifier, ImportReport* report);
+// How the streaming import spreads over threads. The default, measured best on the 2-core development machine: the
+// file read and inflated on a thread of its own (zlib's inflate is the longest stage), split and parsed on the
+// calling thread; a third thread for the split (split_depth > 0) made the inflate share a core and cost ~10 ms on
+// the default scenario.
+struct StreamOptions {
+  std::size_t batch_bytes = kStreamBatchBytes;
+  std::size_t read_ahead_depth = 2;  // 1 MB chunks waiting between the reading thread and the split; 0: no thread
+  std::size_t split_depth = 0;       // batches waiting between a split thread and the parser; 0: no split thread
+};
+// The streaming import (declines by throwing; see above). The workload does not depend on the options.
+Workload import_streaming(ByteSource source, const std::string& file, const Classifier& classifier, ImportReport* report,
+                          const StreamOptions& options = {});
 }  // namespace kineto
 
 // simdjson's own parse of the same text, nothing kept (the floor `dvfs-sim bench` compares the import with):
