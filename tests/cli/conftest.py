@@ -1,3 +1,4 @@
+import importlib.util
 import os
 import subprocess
 
@@ -17,3 +18,12 @@ def cli():
 @pytest.fixture
 def root():
     return ROOT
+
+
+def load_script(relative_path):
+    """A script of the repository (e.g. models/calibration/*.py) loaded as a module, for tests of its functions."""
+    name = os.path.splitext(os.path.basename(relative_path))[0]
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, relative_path))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

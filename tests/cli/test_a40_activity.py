@@ -3,20 +3,15 @@ against the data and the model: models/calibration/a40_activity.py fits the tens
 profiles, counts each A40 run set's tensor rate from its workload and its models-only anchor, and evaluates the
 activity power on both A40 run sets. If new data or a changed a40 model breaks one of these, the documented reason
 for not shipping activity power for the A40 pipeline computations no longer holds."""
-import importlib.util
-import os
 
 import pytest
 
-from conftest import BIN, ROOT
+from conftest import BIN, load_script
 
 
 @pytest.fixture(scope="module")
 def evidence():
-    spec = importlib.util.spec_from_file_location("a40_activity", os.path.join(ROOT, "models/calibration/a40_activity.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("models/calibration/a40_activity.py")
 
 
 @pytest.fixture(scope="module")

@@ -2,21 +2,17 @@
 models/calibration/a40_sustained_clock.py reads the A40 stage profiles and power-limit baselines and, through
 `validate --perseus --gpu FILE`, evaluates changed a40 models on the A40 run sets. If a new profile, baseline or a
 changed a40 model breaks one of these, the documented reason for leaving the a40 model as it is no longer holds."""
-import importlib.util
 import json
 import os
 
 import pytest
 
-from conftest import BIN, ROOT
+from conftest import BIN, load_script
 
 
 @pytest.fixture(scope="module")
 def evidence():
-    spec = importlib.util.spec_from_file_location("a40_sustained_clock", os.path.join(ROOT, "models/calibration/a40_sustained_clock.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("models/calibration/a40_sustained_clock.py")
 
 
 def test_no_a40_stage_profile_runs_uncapped_above_1500_mhz(evidence):

@@ -9,7 +9,8 @@ using Catch::Detail::Approx;
 
 namespace {
 
-GpuModel with_activity() {
+// The h200 model with a small activity block of round numbers.
+Json activity_doc() {
   Json doc = read_json_file(load_gpu_model("h200").source_file());
   doc["activity"] = {{"busy_w", 200.0},
                      {"tensor_pj_per_flop", {{"bf16", 0.5}, {"fp8", 0.25}, {"tf32", 1.0}}},
@@ -17,6 +18,11 @@ GpuModel with_activity() {
                      {"alu_pj_per_op", 20.0},
                      {"memory_pj_per_byte", 50.0},
                      {"copy_engine_w", 3.0}};
+  return doc;
+}
+
+GpuModel with_activity() {
+  Json doc = activity_doc();
   doc["voltage_curve"] = {{"points", {{345, 0.7}, {1000, 0.7}, {1980, 1.0}}}};
   return GpuModel::from_json(doc, "a.json");
 }
@@ -60,13 +66,7 @@ TEST_CASE("a compute-bound kernel's power falls with V^2 f; a copy's does not mo
 }
 
 TEST_CASE("tensor FLOPs issued with mma.sync cost the extra energy per FLOP; a model without the key prices them alike", "[models][activity]") {
-  Json doc = read_json_file(load_gpu_model("h200").source_file());
-  doc["activity"] = {{"busy_w", 200.0},
-                     {"tensor_pj_per_flop", {{"bf16", 0.5}, {"fp8", 0.25}, {"tf32", 1.0}}},
-                     {"fma_pj_per_flop", 4.0},
-                     {"alu_pj_per_op", 20.0},
-                     {"memory_pj_per_byte", 50.0},
-                     {"copy_engine_w", 3.0}};
+  Json doc = activity_doc();
   const GpuModel without = GpuModel::from_json(doc, "a.json");
   doc["activity"]["mma_sync_extra_pj_per_flop"] = 0.25;
   const GpuModel with = GpuModel::from_json(doc, "a.json");
