@@ -5,6 +5,7 @@
 #include "sim/policies/policy_factory.hpp"
 #include "traces/src/kineto_importer.hpp"
 #include "traces/src/multi_rank.hpp"
+#include "rank_trace_fixtures.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -15,46 +16,19 @@ using Catch::Detail::Approx;
 
 namespace {
 
-struct Ev {
-  std::string name;
-  double ts_us, dur_us;
-  std::string nccl_args;  // "" for a compute kernel
-};
-
-// A rank's Kineto trace in PyTorch's layout: distributedInfo, kernels on stream 7, NCCL kernels on stream
-// 20 carrying record_param_comms' fields.
-std::string rank_trace(int rank, const std::vector<Ev>& evs) {
-  std::ostringstream os;
-  os << R"({"distributedInfo": {"backend": "nccl", "rank": )" << rank << R"(, "world_size": 2}, "traceEvents": [)";
-  for (std::size_t i = 0; i < evs.size(); ++i) {
-    const Ev& e = evs[i];
-    os << (i ? "," : "") << R"({"ph": "X", "cat": "kernel", "name": ")" << e.name << R"(", "pid": 0, "tid": 7, "ts": )" << e.ts_us
-       << R"(, "dur": )" << e.dur_us << R"(, "args": {"device": 0, "stream": )" << (e.nccl_args.empty() ? 7 : 20)
-       << (e.nccl_args.empty() ? "" : ", " + e.nccl_args) << "}}";
-  }
-  os << "]}";
-  return os.str();
-}
+using testing::rank_part;
+using Ev = testing::RankEvent;
 
 std::string allreduce(double nelems, const char* ranks = "[0, 1]", const char* name = "allreduce") {
-  std::ostringstream os;
-  os << R"("Collective name": ")" << name << R"(", "dtype": "Float", "In msg nelems": )" << static_cast<long>(nelems)
-     << R"(, "Out msg nelems": )" << static_cast<long>(nelems) << R"(, "Group size": 2, "Process Group Name": "0", "Process Group Ranks": ")"
-     << ranks << R"(")";
-  return os.str();
-}
-
-RankTrace part(int rank, const std::vector<Ev>& evs) {
-  const std::string file = "rank" + std::to_string(rank) + ".json";
-  return {import_kineto_text(rank_trace(rank, evs), file, Classifier::load_default()), file, -1, ""};
+  return testing::allreduce_args(nelems, ranks, name);
 }
 
 // Rank 1 computes for 2 ms before the all-reduce of 100 MB, rank 0 for 1 ms.
 Workload two_ranks(const char* ranks = "[0, 1]") {
   std::vector<RankTrace> parts;
-  parts.push_back(part(0, {{"ampere_bf16_gemm", 0, 1000, ""}, {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1000, 1500, allreduce(2.5e7, ranks)},
+  parts.push_back(rank_part(0, {{"ampere_bf16_gemm", 0, 1000, ""}, {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1000, 1500, allreduce(2.5e7, ranks)},
                            {"ampere_bf16_gemm", 2500, 1000, ""}}));
-  parts.push_back(part(1, {{"ampere_bf16_gemm", 0, 2000, ""}, {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 2000, 500, allreduce(2.5e7, ranks)},
+  parts.push_back(rank_part(1, {{"ampere_bf16_gemm", 0, 2000, ""}, {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 2000, 500, allreduce(2.5e7, ranks)},
                            {"ampere_bf16_gemm", 2500, 1000, ""}}));
   return merge_rank_workloads(std::move(parts));
 }
@@ -77,7 +51,7 @@ ClusterSpec two_nodes() {
 }  // namespace
 
 TEST_CASE("NCCL kernels in a rank trace become collective calls of their process group", "[traces][multi-rank]") {
-  const Workload wl = part(1, {{"k", 0, 10, ""}, {"ncclDevKernel_AllGather", 10, 5, allreduce(1000, "[0, 1]", "_allgather_base")}}).workload;
+  const Workload wl = rank_part(1, {{"k", 0, 10, ""}, {"ncclDevKernel_AllGather", 10, 5, allreduce(1000, "[0, 1]", "_allgather_base")}}).workload;
   REQUIRE(wl.ranks.size() == 1);
   CHECK(wl.ranks[0].id == 1);  // distributedInfo.rank
   REQUIRE(wl.collectives.size() == 1);
@@ -110,7 +84,7 @@ TEST_CASE("a collective waits for the slowest rank and then takes the network's 
 
 TEST_CASE("collectives of a group not all imported keep their recorded duration", "[traces][multi-rank]") {
   std::vector<RankTrace> parts;
-  parts.push_back(part(0, {{"g", 0, 1000, ""}, {"ncclDevKernel_AllReduce", 1000, 1500, allreduce(2.5e7)}}));
+  parts.push_back(rank_part(0, {{"g", 0, 1000, ""}, {"ncclDevKernel_AllReduce", 1000, 1500, allreduce(2.5e7)}}));
   const Workload wl = merge_rank_workloads(std::move(parts));
   CHECK_FALSE(group_complete(wl, 0));
   const auto out = replay(wl, two_nodes());
@@ -128,27 +102,27 @@ TEST_CASE("a truncated rank list is resolved from the ranks that took part", "[t
 
 TEST_CASE("collectives that do not match across ranks are errors naming both files", "[traces][multi-rank]") {
   std::vector<RankTrace> parts;
-  parts.push_back(part(0, {{"ncclDevKernel_AllReduce", 0, 10, allreduce(1000)}}));
-  parts.push_back(part(1, {{"ncclDevKernel_AllGather", 0, 10, allreduce(2000, "[0, 1]", "allgather")}}));
+  parts.push_back(rank_part(0, {{"ncclDevKernel_AllReduce", 0, 10, allreduce(1000)}}));
+  parts.push_back(rank_part(1, {{"ncclDevKernel_AllGather", 0, 10, allreduce(2000, "[0, 1]", "allgather")}}));
   CHECK_THROWS_WITH(merge_rank_workloads(std::move(parts)),
                     Catch::Contains("rank1.json: collectives: process group \"0\", call 0: all_gather of 8000 bytes on rank 1, "
                                     "all_reduce of 4000 bytes on rank 0 (rank0.json)"));
   std::vector<RankTrace> uneven;
-  uneven.push_back(part(0, {{"ncclDevKernel_AllReduce", 0, 10, allreduce(1000)}, {"ncclDevKernel_AllReduce", 20, 10, allreduce(1000)}}));
-  uneven.push_back(part(1, {{"ncclDevKernel_AllReduce", 0, 10, allreduce(1000)}}));
+  uneven.push_back(rank_part(0, {{"ncclDevKernel_AllReduce", 0, 10, allreduce(1000)}, {"ncclDevKernel_AllReduce", 20, 10, allreduce(1000)}}));
+  uneven.push_back(rank_part(1, {{"ncclDevKernel_AllReduce", 0, 10, allreduce(1000)}}));
   CHECK_THROWS_WITH(merge_rank_workloads(std::move(uneven)), Catch::Contains("do not cover the same steps"));
   std::vector<RankTrace> twice;
-  twice.push_back(part(0, {{"k", 0, 10, ""}}));
-  twice.push_back(part(0, {{"k", 0, 10, ""}}));
+  twice.push_back(rank_part(0, {{"k", 0, 10, ""}}));
+  twice.push_back(rank_part(0, {{"k", 0, 10, ""}}));
   CHECK_THROWS_WITH(merge_rank_workloads(std::move(twice)), Catch::Contains("rank 0 is also rank0.json"));
 }
 
 TEST_CASE("an unknown collective or tensor type in a trace is an error naming the event", "[traces][multi-rank]") {
-  CHECK_THROWS_WITH(part(0, {{"nccl", 0, 10, allreduce(1000, "[0, 1]", "hyperreduce")}}),
+  CHECK_THROWS_WITH(rank_part(0, {{"nccl", 0, 10, allreduce(1000, "[0, 1]", "hyperreduce")}}),
                     Catch::Contains("rank0.json: traceEvents[0].args.Collective name: expected an NCCL collective"));
   std::string bad = allreduce(1000);
   bad.replace(bad.find("Float"), 5, "Quaternion");
-  CHECK_THROWS_WITH(part(0, {{"nccl", 0, 10, bad}}), Catch::Contains("args.dtype: expected a tensor type"));
+  CHECK_THROWS_WITH(rank_part(0, {{"nccl", 0, 10, bad}}), Catch::Contains("args.dtype: expected a tensor type"));
 }
 
 TEST_CASE("a send and its receive finish together, when both sides are there and the bytes have crossed", "[traces][multi-rank]") {
@@ -159,8 +133,8 @@ TEST_CASE("a send and its receive finish together, when both sides are there and
     return os.str();
   };
   std::vector<RankTrace> parts;
-  parts.push_back(part(0, {{"g", 0, 1000, ""}, {"ncclDevKernel_SendRecv", 1000, 100, p2p("send", "Dst Rank", 1)}}));
-  parts.push_back(part(1, {{"g", 0, 3000, ""}, {"ncclDevKernel_SendRecv", 3000, 100, p2p("recv", "Src Rank", 0)}}));
+  parts.push_back(rank_part(0, {{"g", 0, 1000, ""}, {"ncclDevKernel_SendRecv", 1000, 100, p2p("send", "Dst Rank", 1)}}));
+  parts.push_back(rank_part(1, {{"g", 0, 3000, ""}, {"ncclDevKernel_SendRecv", 3000, 100, p2p("recv", "Src Rank", 0)}}));
   const Workload wl = merge_rank_workloads(std::move(parts));
   const ClusterSpec cs = two_nodes();
   const auto out = replay(wl, cs);

@@ -6,6 +6,7 @@
 #include "sim/policies/policy_factory.hpp"
 #include "traces/src/kineto_importer.hpp"
 #include "traces/src/multi_rank.hpp"
+#include "../../traces/rank_trace_fixtures.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -17,39 +18,17 @@ using Catch::Detail::Approx;
 
 namespace {
 
-struct Ev {
-  std::string name;
-  double ts_us, dur_us;
-  bool nccl;
-};
-
-// A rank of a two-rank job in PyTorch's layout: compute on stream 7, an all-reduce of 100 MB on stream 20 (16
-// blocks per SM's worth of the GPU: 0.12 of it).
-std::string rank_trace(int rank, const std::vector<Ev>& evs) {
-  std::ostringstream os;
-  os << R"({"distributedInfo": {"backend": "nccl", "rank": )" << rank << R"(, "world_size": 2}, "traceEvents": [)";
-  for (std::size_t i = 0; i < evs.size(); ++i) {
-    const Ev& e = evs[i];
-    os << (i ? "," : "") << R"({"ph": "X", "cat": "kernel", "name": ")" << e.name << R"(", "pid": 0, "tid": 7, "ts": )" << e.ts_us
-       << R"(, "dur": )" << e.dur_us << R"(, "args": {"device": 0, "stream": )" << (e.nccl ? 20 : 7);
-    if (e.nccl)
-      os << R"(, "blocks per SM": 0.12, "Collective name": "allreduce", "dtype": "Float", "In msg nelems": 25000000, "Out msg nelems": 25000000, )"
-         << R"("Group size": 2, "Process Group Name": "0", "Process Group Ranks": "[0, 1]")";
-    os << "}}";
-  }
-  os << "]}";
-  return os.str();
-}
+// The all-reduce of 100 MB on stream 20 takes 16 blocks per SM's worth of the GPU: 0.12 of it.
+const std::string kAllReduceArgs = std::string(R"("blocks per SM": 0.12, )") + testing::allreduce_args(25000000);
 
 // GEMM A runs 0-2 ms; the all-reduce starts 0.1 ms into it (recorded 1 ms); GEMM B runs 2-3 ms. Without the
 // all-reduce: the same two GEMMs.
 Workload two_ranks(bool with_allreduce, double gemm_a_us = 2000) {
   std::vector<RankTrace> parts;
   for (int r = 0; r < 2; ++r) {
-    std::vector<Ev> evs = {{"ampere_bf16_gemm", 0, gemm_a_us, false}, {"ampere_bf16_gemm", 2000, 1000, false}};
-    if (with_allreduce) evs.insert(evs.begin() + 1, Ev{"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 100, 1000, true});
-    const std::string file = "rank" + std::to_string(r) + ".json";
-    parts.push_back({import_kineto_text(rank_trace(r, evs), file, Classifier::load_default()), file, -1, ""});
+    std::vector<testing::RankEvent> evs = {{"ampere_bf16_gemm", 0, gemm_a_us, ""}, {"ampere_bf16_gemm", 2000, 1000, ""}};
+    if (with_allreduce) evs.insert(evs.begin() + 1, {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 100, 1000, kAllReduceArgs});
+    parts.push_back(testing::rank_part(r, evs));
   }
   return merge_rank_workloads(std::move(parts));
 }
