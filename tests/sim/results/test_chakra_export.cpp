@@ -10,6 +10,7 @@
 #include "sim/synthetic_run.hpp"
 #include "traces/src/chakra/chakra_importer.hpp"
 #include "traces/src/chakra/chakra_writer.hpp"
+#include "replay_equality.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -18,6 +19,9 @@
 #include <unistd.h>
 
 using namespace dvfs;
+
+using testing::check_same_run;
+using testing::same;
 
 namespace {
 
@@ -42,19 +46,6 @@ Workload through_chakra(const Workload& wl, const std::vector<RankOutcome>& out)
     names.push_back("run." + std::to_string(sim.ranks[r].id) + ".et");
   }
   return import_chakra_bytes(bytes, names, Classifier::load_default());
-}
-
-bool same(double a, double b, double tol = 1e-9) { return std::fabs(a - b) <= tol * std::max({1.0, std::fabs(a), std::fabs(b)}); }
-
-void check_same_run(const RankOutcome& a, const RankOutcome& b, double parts_tol = 1e-9) {
-  CHECK(same(a.stats.end_s, b.stats.end_s));
-  CHECK(same(a.meter.total_j(), b.meter.total_j()));
-  CHECK(same(a.meter.busy_s(), b.meter.busy_s()));
-  CHECK(same(a.meter.gap_j(), b.meter.gap_j()));
-  CHECK(a.stats.kernel_events == b.stats.kernel_events);
-  REQUIRE(a.meter.steps().size() == b.meter.steps().size());
-  for (std::size_t s = 0; s < a.meter.steps().size(); ++s) CHECK(same(a.meter.steps()[s].energy_j, b.meter.steps()[s].energy_j, parts_tol));
-  for (int c = 0; c < kKernelClassCount; ++c) CHECK(same(a.meter.class_j()[c], b.meter.class_j()[c], parts_tol));
 }
 
 }  // namespace

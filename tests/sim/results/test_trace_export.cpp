@@ -8,6 +8,7 @@
 #include "sim/simulation/simulation.hpp"
 #include "traces/src/gzip_file.hpp"
 #include "traces/src/kineto_importer.hpp"
+#include "replay_equality.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -18,6 +19,8 @@
 
 using namespace dvfs;
 
+using testing::check_same_run;
+
 namespace {
 
 std::vector<RankOutcome> replay(const Workload& wl, const GpuModel& m, const PolicySpec& spec, ReplayOptions opts) {
@@ -27,24 +30,6 @@ std::vector<RankOutcome> replay(const Workload& wl, const GpuModel& m, const Pol
 
 std::string export_text(const Workload& wl, const std::vector<RankOutcome>& out, const GpuModel& m, int repeat = 1) {
   return trace_export_text(engine_trace_export(wl, out, m.name(), m.sm_count(), repeat, Json::object()));
-}
-
-bool same(double a, double b, double tol = 1e-9) { return std::fabs(a - b) <= tol * std::max({1.0, std::fabs(a), std::fabs(b)}); }
-
-// Totals of two replays agree to 1e-9 (relative): time, energy, busy time, host gaps; each step's and class's
-// energy to `parts_tol`.
-void check_same_run(const RankOutcome& a, const RankOutcome& b, double parts_tol = 1e-9) {
-  CHECK(same(a.stats.end_s, b.stats.end_s));
-  CHECK(same(a.meter.total_j(), b.meter.total_j()));
-  CHECK(same(a.meter.busy_s(), b.meter.busy_s()));
-  CHECK(same(a.meter.gap_j(), b.meter.gap_j()));
-  CHECK(a.stats.kernel_events == b.stats.kernel_events);
-  REQUIRE(a.meter.steps().size() == b.meter.steps().size());
-  for (std::size_t s = 0; s < a.meter.steps().size(); ++s) {
-    CHECK(same(a.meter.steps()[s].energy_j, b.meter.steps()[s].energy_j, parts_tol));
-    CHECK(same(a.meter.steps()[s].end_s - a.meter.steps()[s].start_s, b.meter.steps()[s].end_s - b.meter.steps()[s].start_s));
-  }
-  for (int c = 0; c < kKernelClassCount; ++c) CHECK(same(a.meter.class_j()[c], b.meter.class_j()[c], parts_tol));
 }
 
 const GpuModel& h200() {
