@@ -79,22 +79,22 @@ class PhaseLog:
                 r()
         return remove
 
-    def _hook_dataloader(self, torch):
-        cls = torch.utils.data.dataloader._BaseDataLoaderIter
-        original = cls.__next__
+    def _wrap_in_phase(self, owner, attr, kind):
+        """Replaces owner.attr with a wrapper that marks a phase of `kind` around each call; returns the undo."""
+        original = getattr(owner, attr)
         log = self
 
-        def __next__(it):
-            i = log.begin("data_wait", "data_wait")
+        def wrapped(*args, **kwargs):
+            i = log.begin(kind, kind)
             try:
-                return original(it)
+                return original(*args, **kwargs)
             finally:
                 log.end(i)
-        cls.__next__ = __next__
+        setattr(owner, attr, wrapped)
+        return lambda: setattr(owner, attr, original)
 
-        def remove():
-            cls.__next__ = original
-        return remove
+    def _hook_dataloader(self, torch):
+        return self._wrap_in_phase(torch.utils.data.dataloader._BaseDataLoaderIter, "__next__", "data_wait")
 
     def _hook_validation(self, torch):
         Module = torch.nn.Module
@@ -123,20 +123,7 @@ class PhaseLog:
         return remove
 
     def _hook_save(self, torch):
-        original = torch.save
-        log = self
-
-        def save(*args, **kwargs):
-            i = log.begin("checkpoint", "checkpoint")
-            try:
-                return original(*args, **kwargs)
-            finally:
-                log.end(i)
-        torch.save = save
-
-        def remove():
-            torch.save = original
-        return remove
+        return self._wrap_in_phase(torch, "save", "checkpoint")
 
     # --- output --------------------------------------------------------------------------------------
     def to_json(self):
