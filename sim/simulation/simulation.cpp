@@ -6,6 +6,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/parallel.hpp"
 #include "sim/core/limits.hpp"
 #include "sim/policies/policy_factory.hpp"
 #include "sim/results/summary.hpp"
@@ -15,11 +16,8 @@
 #include "traces/src/workload_cache.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <exception>
-#include <thread>
 #include <cstring>
 #include <fstream>
 #include <sys/stat.h>
@@ -38,25 +36,9 @@ std::vector<std::string> rank_directories(const std::string& dir) {
 
 std::vector<LoadedTrace> load_each_trace(const std::vector<std::string>& paths) {
   std::vector<LoadedTrace> out(paths.size());
-  std::vector<std::exception_ptr> errors(paths.size());
-  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t threads = std::min({paths.size(), kMaxTraceLoadThreads, cores});
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < paths.size(); i = next++) {
-      try {
-        out[i] = load_trace(paths[i]);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t k = 1; k < threads; ++k) pool.emplace_back(work);
-  work();
-  for (std::thread& th : pool) th.join();
-  for (const std::exception_ptr& e : errors)  // the first file's error, as a one-by-one load would report it
-    if (e) std::rethrow_exception(e);
+  // the first file's error, as a one-by-one load would report it
+  parallel_for_each_index(paths.size(), std::min(kMaxTraceLoadThreads, hardware_threads()),
+                          [&](std::size_t i) { out[i] = load_trace(paths[i]); });
   return out;
 }
 

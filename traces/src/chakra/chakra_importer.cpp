@@ -1,6 +1,7 @@
 #include "traces/src/chakra/chakra_importer.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/parallel.hpp"
 #include "sim/core/json_util.hpp"
 #include "sim/core/limits.hpp"
 #include "traces/src/chakra/chakra_attrs.hpp"
@@ -8,14 +9,11 @@
 #include "traces/src/multi_rank.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <filesystem>
 #include <map>
 #include <queue>
 #include <set>
-#include <thread>
 #include <unordered_map>
 
 namespace dvfs {
@@ -466,25 +464,10 @@ Workload rank_workload(const ParsedRank& p, const GroupTable& groups, const Clas
 
 std::vector<ParsedRank> parse_all(const std::vector<std::string>* bytes, const std::vector<std::string>& names) {
   std::vector<ParsedRank> parts(names.size());
-  std::vector<std::exception_ptr> errors(names.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < names.size(); i = next++) {
-      try {
-        parts[i].path = names[i];
-        parts[i].file = bytes ? parse_chakra_bytes((*bytes)[i], names[i]) : read_chakra_file(names[i]);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  const std::size_t threads = std::max<std::size_t>(1, std::min<std::size_t>({names.size(), 8, std::max(1u, std::thread::hardware_concurrency())}));
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& th : pool) th.join();
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
+  parallel_for_each_index(names.size(), std::min<std::size_t>(8, hardware_threads()), [&](std::size_t i) {
+    parts[i].path = names[i];
+    parts[i].file = bytes ? parse_chakra_bytes((*bytes)[i], names[i]) : read_chakra_file(names[i]);
+  });
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const AttributeProto* at = find_attr(parts[i].file.metadata.attr(), a::kRank);
     const int from_name = rank_from_name(names[i]);

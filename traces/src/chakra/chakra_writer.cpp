@@ -1,6 +1,7 @@
 #include "traces/src/chakra/chakra_writer.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/parallel.hpp"
 #include "traces/src/chakra/chakra_attrs.hpp"
 #include "traces/src/chakra/chakra_stream.hpp"
 
@@ -9,10 +10,8 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
-#include <exception>
 #include <filesystem>
 #include <map>
-#include <thread>
 
 namespace dvfs {
 
@@ -174,30 +173,17 @@ ChakraExportStats write_chakra_trace(const Workload& wl, const std::string& dir,
   for (const Json& g : groups) astra[g["pg_name"].get<std::string>()] = g["ranks"];
   write_chakra_bytes(dir + "/comm_group.json", astra.dump(2) + "\n");
   ChakraExportStats st;
-  std::atomic<std::size_t> next{0}, nodes{0}, bytes{0};
-  std::vector<std::exception_ptr> errors(wl.ranks.size());
-  auto work = [&] {
-    for (std::size_t i = next++; i < wl.ranks.size(); i = next++) {
-      try {
-        std::size_t n = 0;
-        const std::string b = rank_bytes(wl, i, groups_text, annotations, &n);
-        const std::string path = dir + "/" + opts.name + "." + std::to_string(wl.ranks[i].id) + ".et" + (opts.gzip ? ".gz" : "");
-        write_chakra_bytes(path, b);
-        nodes += n;
-        bytes += b.size();
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t threads = std::max<std::size_t>(1, std::min(wl.ranks.size(), opts.threads > 0 ? static_cast<std::size_t>(opts.threads) : cores));
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& th : pool) th.join();
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
+  std::atomic<std::size_t> nodes{0}, bytes{0};
+  parallel_for_each_index(wl.ranks.size(), opts.threads > 0 ? static_cast<std::size_t>(opts.threads) : hardware_threads(),
+                          [&](std::size_t i) {
+                            std::size_t n = 0;
+                            const std::string b = rank_bytes(wl, i, groups_text, annotations, &n);
+                            const std::string path = dir + "/" + opts.name + "." + std::to_string(wl.ranks[i].id) + ".et" +
+                                                     (opts.gzip ? ".gz" : "");
+                            write_chakra_bytes(path, b);
+                            nodes += n;
+                            bytes += b.size();
+                          });
   st.files = wl.ranks.size();
   st.nodes = nodes;
   st.bytes = bytes;
