@@ -8,6 +8,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/results/summary.hpp"
 #include "sim/simulation/run_scenario.hpp"
+#include "sim/simulation/scenario_kinds.hpp"
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -126,8 +127,8 @@ py::tuple simulate_scenario(const std::string& scenario_json, const std::string&
   if (!policy.is_none()) {
     if (kind == dvfs::ScenarioKind::synthetic)
       throw dvfs::InputError(file, "synthetic", "a Python policy drives replayed traces only; synthesised runs take the scenario's policy");
-    if (kind == dvfs::ScenarioKind::control || kind == dvfs::ScenarioKind::fleet)
-      throw dvfs::InputError(file, dvfs::to_string(kind), "a Python policy drives replayed traces only; power-budget scenarios take their controller");
+    if (const dvfs::ScenarioKindSpec* k = dvfs::registered_kind(doc))
+      throw dvfs::InputError(file, k->key, "a Python policy drives replayed traces only; a " + k->key + " scenario runs without one");
     if (doc.is_object() && !doc.contains("policy")) doc["policy"] = "max";  // the Python policy replaces it
     opts.replay = [&policy](const dvfs::Scenario& sc, const dvfs::LoadedTrace& trace, const dvfs::GpuModel& model) {
       py::gil_scoped_acquire gil;  // every callback is a Python call

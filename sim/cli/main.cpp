@@ -66,7 +66,7 @@ int run_main(const RunArgs& a) {
   opts.chakra_out = a.chakra_out;
   if (!a.trace_gpus.empty()) opts.trace_gpus = parse_gpu_list(a.trace_gpus, "--trace-gpus");
   const ScenarioRun run = run_scenario_file(a.scenario.empty() ? default_scenario_path() : a.scenario, opts);
-  if (run.kind == ScenarioKind::control || run.kind == ScenarioKind::fleet) {  // studies print their result
+  if (run.is_study()) {  // studies print their result
     std::cout << (a.json ? run.summary.dump(2) + "\n" : run.report());
     return 0;
   }

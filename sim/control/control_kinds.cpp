@@ -10,7 +10,6 @@ namespace dvfs {
 
 void register_control_kinds(ScenarioKindRegistry& r) {
   ScenarioKindSpec control;
-  control.kind = ScenarioKind::control;
   control.key = "control";
   control.run = [](const Json& doc, const std::string& file, const std::string& base_dir) {
     const ControlScenario sc = parse_control_scenario(doc, file, base_dir);
@@ -20,11 +19,13 @@ void register_control_kinds(ScenarioKindRegistry& r) {
     run.summary = run_control(sc, sc.controller);
     return run;
   };
+  control.check = [](const Json& doc, const std::string& file, const std::string& base_dir) {
+    (void)parse_control_scenario(doc, file, base_dir);
+  };
   control.report = format_control_run;
   r.add(control);
 
   ScenarioKindSpec fleet;
-  fleet.kind = ScenarioKind::fleet;
   fleet.key = "fleet";
   fleet.run = [](const Json& doc, const std::string& file, const std::string&) {
     const FleetScenario fs = parse_fleet_scenario(doc, file);
@@ -33,6 +34,7 @@ void register_control_kinds(ScenarioKindRegistry& r) {
     run.summary = run_fleet_study(fs);
     return run;
   };
+  fleet.check = [](const Json& doc, const std::string& file, const std::string&) { (void)parse_fleet_scenario(doc, file); };
   fleet.report = format_fleet_study;
   r.add(fleet);
 }

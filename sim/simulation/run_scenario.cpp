@@ -19,20 +19,20 @@ const char* to_string(ScenarioKind k) {
     case ScenarioKind::replay: return "replay";
     case ScenarioKind::multi_rank: return "multi-rank";
     case ScenarioKind::synthetic: return "synthetic";
-    case ScenarioKind::control: return "control";
-    case ScenarioKind::fleet: return "fleet";
-    case ScenarioKind::lifecycle: return "lifecycle";
+    case ScenarioKind::registered: return "registered";
   }
   return "?";
 }
 
 ScenarioKind scenario_kind(const Json& doc) {
   if (!doc.is_object()) return ScenarioKind::replay;  // parse_scenario says what is wrong
-  if (const ScenarioKindSpec* k = scenario_kind_registry().for_document(doc)) return k->kind;
+  if (registered_kind(doc)) return ScenarioKind::registered;
   if (doc.contains("synthetic")) return ScenarioKind::synthetic;
   if (doc.contains("trace") && doc["trace"].is_array()) return ScenarioKind::multi_rank;
   return ScenarioKind::replay;
 }
+
+const ScenarioKindSpec* registered_kind(const Json& doc) { return scenario_kind_registry().for_document(doc); }
 
 namespace {
 
@@ -100,15 +100,16 @@ Json export_replay_trace(const Scenario& sc, const Workload& wl, const GpuModel&
 
 ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::string& base_dir, const ScenarioOptions& opts) {
   const ScenarioKind kind = scenario_kind(doc);
-  if (const ScenarioKindSpec* registered = scenario_kind_registry().find(kind)) {  // a kind with its own key: no single replay
+  if (const ScenarioKindSpec* registered = registered_kind(doc)) {  // a kind with its own key: no single replay
     if (!opts.chakra_out.empty())
-      throw InputError("--chakra-out", "", std::string("expected a trace replay or synthetic scenario: a ") + to_string(kind) +
+      throw InputError("--chakra-out", "", "expected a trace replay or synthetic scenario: a " + registered->key +
                                                " study has no single replay to export");
     if (!opts.trace_out.empty())
-      throw InputError("--trace-out", "", std::string("expected a trace replay or synthetic scenario: a ") + to_string(kind) +
+      throw InputError("--trace-out", "", "expected a trace replay or synthetic scenario: a " + registered->key +
                                               " study has no single replay to export");
     ScenarioRun run = registered->run(doc, file, base_dir);
     run.kind = kind;
+    run.registered = registered;
     return run;
   }
   Scenario sc = parse_scenario(doc, file, base_dir);
@@ -147,7 +148,7 @@ ScenarioRun run_scenario_file(const std::string& path, const ScenarioOptions& op
 }
 
 std::string ScenarioRun::report() const {
-  if (const ScenarioKindSpec* registered = scenario_kind_registry().find(kind)) return registered->report(summary);
+  if (registered) return registered->report(summary);
   switch (kind) {
     case ScenarioKind::synthetic: {
       Json full = summary;  // the text report prints the timings beside the model outputs
@@ -158,9 +159,12 @@ std::string ScenarioRun::report() const {
   }
 }
 
+bool ScenarioRun::is_study() const { return registered && !registered->outputs; }
+
+std::string ScenarioRun::kind_name() const { return registered ? registered->key : to_string(kind); }
+
 std::vector<std::string> write_scenario_outputs(const ScenarioRun& run, const std::string& dir) {
-  if (const ScenarioKindSpec* registered = scenario_kind_registry().find(run.kind))
-    return registered->outputs ? registered->outputs(run.summary, dir) : std::vector<std::string>{};
+  if (run.registered) return run.registered->outputs ? run.registered->outputs(run.summary, dir) : std::vector<std::string>{};
   switch (run.kind) {
     case ScenarioKind::synthetic: {
       make_directories(dir);

@@ -18,12 +18,18 @@
 
 namespace dvfs {
 
-enum class ScenarioKind { replay, multi_rank, synthetic, control, fleet, lifecycle };
+struct ScenarioKindSpec;  // sim/simulation/scenario_kinds.hpp
+
+// The kinds run_scenario runs itself, and `registered`: a kind marked by its own top-level key (control, fleet,
+// lifecycle, ...) that its folder describes in a ScenarioKindSpec; no code outside that folder names it.
+enum class ScenarioKind { replay, multi_rank, synthetic, registered };
 const char* to_string(ScenarioKind k);
 
 // From the document's top-level keys (a list under "trace" is multi-rank; a directory of rank<N>/
 // recordings is found to be multi-rank only once its path is resolved: run_scenario reports it).
 ScenarioKind scenario_kind(const Json& doc);
+// The registered kind whose key the document has; nullptr for trace replays and synthetic runs.
+const ScenarioKindSpec* registered_kind(const Json& doc);
 
 struct ScenarioOptions {
   std::optional<EngineMode> engine;  // overrides the scenario's `engine` (trace replays)
@@ -43,6 +49,7 @@ struct ScenarioOptions {
 
 struct ScenarioRun {
   ScenarioKind kind = ScenarioKind::replay;
+  const ScenarioKindSpec* registered = nullptr;  // kind == registered: which one (the registry's, lives as long)
   std::string name;        // the scenario's name
   std::string output_dir;  // the scenario's output.dir ("" = none given; control and fleet have none)
   Json summary;            // what `dvfs-sim run --json` prints and summary.json holds
@@ -52,6 +59,9 @@ struct ScenarioRun {
   Json timing;             // wall-clock figures (timing.json), kept out of the summary
   // The text `dvfs-sim run` prints (without the line naming the result files).
   std::string report() const;
+  // A study prints its result and writes no files (a registered kind without outputs).
+  bool is_study() const;
+  std::string kind_name() const;  // "replay", "multi-rank", "synthetic" or the registered kind's key
 };
 
 ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::string& base_dir, const ScenarioOptions& opts = {});

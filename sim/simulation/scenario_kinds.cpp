@@ -9,7 +9,7 @@ namespace dvfs {
 
 void ScenarioKindRegistry::add(ScenarioKindSpec spec) {
   for (const ScenarioKindSpec& s : specs_)
-    if (s.key == spec.key || s.kind == spec.kind)
+    if (s.key == spec.key)
       throw std::logic_error("scenario kind registered twice: " + spec.key);
   specs_.push_back(std::move(spec));
 }
@@ -21,9 +21,9 @@ const ScenarioKindSpec* ScenarioKindRegistry::for_document(const Json& doc) cons
   return nullptr;
 }
 
-const ScenarioKindSpec* ScenarioKindRegistry::find(ScenarioKind kind) const {
+const ScenarioKindSpec* ScenarioKindRegistry::find(const std::string& key) const {
   for (const ScenarioKindSpec& s : specs_)
-    if (s.kind == kind) return &s;
+    if (s.key == key) return &s;
   return nullptr;
 }
 

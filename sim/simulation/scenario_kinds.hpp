@@ -6,7 +6,7 @@
 // explicitly, like policies (sim/policies/registry.hpp; no static initialisers, which a static library may drop):
 //   register_control_kinds    sim/control/control_kinds.cpp      control, fleet
 //   register_lifecycle_kind   sim/lifecycle/lifecycle_kind.cpp   lifecycle
-// A new kind: its folder with a register function, one line in scenario_kinds.cpp, and its ScenarioKind value.
+// A new kind: its folder with a register function and one line in scenario_kinds.cpp (and its declaration here).
 #include "sim/simulation/run_scenario.hpp"
 
 #include <functional>
@@ -16,11 +16,12 @@
 namespace dvfs {
 
 struct ScenarioKindSpec {
-  ScenarioKind kind = ScenarioKind::replay;
-  std::string key;  // the top-level key that marks a document of this kind
-  // Runs the document (file: for error messages; base_dir: where its relative paths resolve). The registry sets
+  std::string key;  // the top-level key that marks a document of this kind; also the kind's name
+  // Runs the document (file: for error messages; base_dir: where its relative paths resolve). run_scenario sets
   // the run's kind.
   std::function<ScenarioRun(const Json& doc, const std::string& file, const std::string& base_dir)> run;
+  // Reads and checks the document as run does, without running it (the scenario-file fuzzer); InputError if bad.
+  std::function<void(const Json& doc, const std::string& file, const std::string& base_dir)> check;
   std::function<std::string(const Json& summary)> report;  // what `dvfs-sim run` prints
   // The result files it writes into dir (created if missing); unset: none (a study whose result is what it prints).
   std::function<std::vector<std::string>(const Json& summary, const std::string& dir)> outputs;
@@ -28,9 +29,9 @@ struct ScenarioKindSpec {
 
 class ScenarioKindRegistry {
  public:
-  void add(ScenarioKindSpec spec);  // std::logic_error on a second spec for a key or kind (a programming error)
+  void add(ScenarioKindSpec spec);  // std::logic_error on a second spec for a key (a programming error)
   const ScenarioKindSpec* for_document(const Json& doc) const;  // the first registered whose key the document has
-  const ScenarioKindSpec* find(ScenarioKind kind) const;
+  const ScenarioKindSpec* find(const std::string& key) const;
   const std::vector<ScenarioKindSpec>& specs() const { return specs_; }
 
  private:

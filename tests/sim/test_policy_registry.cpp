@@ -8,6 +8,7 @@
 #include "sim/policies/policy_factory.hpp"
 #include "sim/simulation/policy_catalog.hpp"
 #include "sim/simulation/run_scenario.hpp"
+#include "sim/simulation/scenario_kinds.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -79,7 +80,8 @@ TEST_CASE("the scenario entry point tells the kinds apart by their keys", "[regi
   CHECK(scenario_kind(Json{{"trace", "x"}}) == ScenarioKind::replay);
   CHECK(scenario_kind(Json{{"trace", {"a", "b"}}}) == ScenarioKind::multi_rank);
   CHECK(scenario_kind(Json{{"synthetic", Json::object()}}) == ScenarioKind::synthetic);
-  CHECK(scenario_kind(Json{{"control", Json::object()}}) == ScenarioKind::control);
-  CHECK(scenario_kind(Json{{"fleet", Json::object()}}) == ScenarioKind::fleet);
+  CHECK(scenario_kind(Json{{"control", Json::object()}}) == ScenarioKind::registered);
+  CHECK(registered_kind(Json{{"fleet", Json::object()}})->key == "fleet");
+  CHECK(registered_kind(Json{{"trace", "x"}}) == nullptr);
   CHECK(scenario_kind(Json::array()) == ScenarioKind::replay);
 }

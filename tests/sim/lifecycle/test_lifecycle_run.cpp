@@ -115,8 +115,10 @@ TEST_CASE("a checkpoint first copies its tensors to the host: bytes / gpu_d2h_bp
 
 TEST_CASE("a lifecycle scenario is a scenario kind: dvfs-sim run's entry point runs it", "[lifecycle]") {
   Json doc = job(Json::array({train(1e-5, 2)}));
-  CHECK(scenario_kind(doc) == ScenarioKind::lifecycle);
+  CHECK(scenario_kind(doc) == ScenarioKind::registered);
   const ScenarioRun run = run_scenario(doc, "t.json", kDir);
+  CHECK(run.kind_name() == "lifecycle");
+  CHECK_FALSE(run.is_study());  // it writes summary.json
   CHECK(run.summary["kind"] == "lifecycle");
   CHECK(run.report().find("train") != std::string::npos);
 }

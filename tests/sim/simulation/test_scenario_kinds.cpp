@@ -1,5 +1,6 @@
 // The scenario-kind registry (sim/simulation/scenario_kinds.hpp): kinds with their own top-level key register
-// once from their folders; the document's key picks one; run_scenario runs, reports and writes through it.
+// once from their folders; the document's key picks one; run_scenario runs, reports and writes through it, and no
+// code outside the kind's folder names it.
 #include "sim/core/errors.hpp"
 #include "sim/simulation/scenario_kinds.hpp"
 
@@ -12,27 +13,36 @@ using namespace dvfs;
 TEST_CASE("the power-budget and lifecycle kinds are registered once each, under their keys", "[registry]") {
   const ScenarioKindRegistry& r = scenario_kind_registry();
   REQUIRE(r.specs().size() == 3);
-  for (const auto& [key, kind] : {std::pair{"control", ScenarioKind::control}, {"fleet", ScenarioKind::fleet},
-                                  {"lifecycle", ScenarioKind::lifecycle}}) {
+  for (const char* key : {"control", "fleet", "lifecycle"}) {
     INFO(key);
-    const ScenarioKindSpec* s = r.for_document(Json{{key, Json::object()}, {"name", "x"}});
+    const Json doc = {{key, Json::object()}, {"name", "x"}};
+    const ScenarioKindSpec* s = r.for_document(doc);
     REQUIRE(s != nullptr);
-    CHECK(s->kind == kind);
-    CHECK(r.find(kind) == s);
+    CHECK(s->key == key);
+    CHECK(r.find(key) == s);
+    CHECK(registered_kind(doc) == s);
     CHECK(static_cast<bool>(s->run));
+    CHECK(static_cast<bool>(s->check));
     CHECK(static_cast<bool>(s->report));
-    CHECK(scenario_kind(Json{{key, Json::object()}}) == kind);
+    CHECK(scenario_kind(doc) == ScenarioKind::registered);
   }
   CHECK(r.for_document(Json{{"trace", "x"}}) == nullptr);  // trace replays and synthetic runs are run_scenario's own
   CHECK(r.for_document(Json::array()) == nullptr);
-  CHECK_FALSE(static_cast<bool>(r.find(ScenarioKind::control)->outputs));  // studies print their result
-  CHECK(static_cast<bool>(r.find(ScenarioKind::lifecycle)->outputs));     // summary.json
+  CHECK_FALSE(static_cast<bool>(r.find("control")->outputs));  // studies print their result
+  CHECK(static_cast<bool>(r.find("lifecycle")->outputs));     // summary.json
+}
+
+TEST_CASE("a registered kind's check reads the document as its run does and names the file and field", "[registry]") {
+  const ScenarioKindRegistry& r = scenario_kind_registry();
+  CHECK_THROWS_WITH(r.find("lifecycle")->check(Json{{"name", "x"}, {"lifecycle", Json::object()}, {"colour", 1}}, "l.json", "."),
+                    Catch::Contains("l.json: colour"));
+  CHECK_THROWS_AS(r.find("fleet")->check(Json{{"fleet", Json::object()}}, "f.json", "."), InputError);
+  CHECK_THROWS_AS(r.find("control")->check(Json{{"control", 3}}, "c.json", "."), InputError);
 }
 
 TEST_CASE("a kind registers with its key, run, report and outputs; a second one for a key is refused", "[registry]") {
   ScenarioKindRegistry r;
   ScenarioKindSpec toy;
-  toy.kind = ScenarioKind::synthetic;
   toy.key = "toy";
   toy.run = [](const Json& doc, const std::string&, const std::string&) {
     ScenarioRun run;
@@ -45,9 +55,15 @@ TEST_CASE("a kind registers with its key, run, report and outputs; a second one 
   const Json doc = {{"name", "t"}, {"toy", {{"steps", 4}}}};
   const ScenarioKindSpec* s = r.for_document(doc);
   REQUIRE(s != nullptr);
-  const ScenarioRun run = s->run(doc, "t.json", ".");
+  ScenarioRun run = s->run(doc, "t.json", ".");
   CHECK(run.summary["steps"] == 8);
   CHECK(s->report(run.summary) == "toy 8");
+  run.kind = ScenarioKind::registered;
+  run.registered = s;
+  CHECK(run.kind_name() == "toy");
+  CHECK(run.is_study());  // no outputs: it prints its result
+  CHECK(run.report() == "toy 8");
+  CHECK(write_scenario_outputs(run, "unused-dir").empty());
   CHECK_THROWS_AS(r.add(toy), std::logic_error);
 }
 
