@@ -116,3 +116,10 @@ def test_run_takes_a_power_budget_scenario_as_dvfs_sim_run_does(tmp_path):
     assert rounded(py) == rounded(cli)
     with pytest.raises(dvfs_sim.InputError, match="Python policy drives replayed traces only"):
         dvfs_sim.run(path, policy=object())
+
+
+def test_a_python_policy_is_refused_by_every_registered_scenario_kind_by_name():
+    # A lifecycle job has no kernel replay for a policy to drive: said, not ignored.
+    path = os.path.join(ROOT, "scenarios", "lifecycle", "llm-finetune.json")
+    with pytest.raises(dvfs_sim.InputError, match=r"lifecycle: a Python policy drives replayed traces only; a lifecycle scenario"):
+        dvfs_sim.run(path, policy=object())
