@@ -6,6 +6,7 @@
 #include "sim/core/json_util.hpp"
 #include "sim/critical_path/perseus_validation.hpp"
 #include "traces/src/gzip_file.hpp"
+#include "perseus_variant.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -44,12 +45,6 @@ std::string copy_run_set(const std::string& root, const std::string& name, const
   return dst;
 }
 
-const Json& variant(const Json& rep, const std::string& name) {
-  for (const Json& v : rep["variants"])
-    if (v["name"] == name) return v;
-  FAIL("no variant " << name);
-  return rep;
-}
 
 }  // namespace
 
@@ -60,14 +55,14 @@ TEST_CASE("models-only mode reads nothing from a run set's plans but their clock
   const Json a = validate_perseus(copy_run_set("/tmp/dvfs_mo_a", kA100, {2, 9, 30}, 1.0), o);
   const Json b = validate_perseus(copy_run_set("/tmp/dvfs_mo_b", kA100, {2, 9, 30}, 1.7), o);
   REQUIRE(a["variants"].size() == 1);  // --no-fits: the models-only prediction alone
-  const Json &ra = variant(a, "models only")["rows"], &rb = variant(b, "models only")["rows"];
+  const Json &ra = test::perseus_variant(a, "models only")["rows"], &rb = test::perseus_variant(b, "models only")["rows"];
   REQUIRE(ra.size() == 3);
   for (std::size_t i = 0; i < 3; ++i) {
     CHECK(ra[i]["predicted_iteration_s"].get<double>() == rb[i]["predicted_iteration_s"].get<double>());
     CHECK(ra[i]["predicted_energy_j"].get<double>() == rb[i]["predicted_energy_j"].get<double>());
     CHECK(rb[i]["measured_iteration_s"].get<double>() == Approx(1.7 * ra[i]["measured_iteration_s"].get<double>()));
   }
-  CHECK(variant(a, "models only")["fitted_on_plans"].empty());
+  CHECK(test::perseus_variant(a, "models only")["fitted_on_plans"].empty());
   fs::remove_all("/tmp/dvfs_mo_a");
   fs::remove_all("/tmp/dvfs_mo_b");
 }
@@ -85,7 +80,7 @@ TEST_CASE("validate --perseus prints the models-only prediction first and labels
     INFO(how);
     CHECK(how.rfind("fitted on this run set", 0) == 0);
   }
-  CHECK(variant(rep, "board fit")["fitted_on_plans"].size() == 18);  // the even-numbered non-anchor plans
+  CHECK(test::perseus_variant(rep, "board fit")["fitted_on_plans"].size() == 18);  // the even-numbered non-anchor plans
   const std::string text = format_perseus_report(rep);
   CHECK(text.find("== models only") < text.find("== measured anchor"));
 }
@@ -96,7 +91,7 @@ TEST_CASE("models only: the held-out A100 run set within 3 % time and 6 % energy
   o.frontier = false;
   o.fits = false;
   const Json a100 = validate_perseus(data_dir() + "/traces/perseus-runs/" + kA100, o);
-  const Json& m = variant(a100, "models only");
+  const Json& m = test::perseus_variant(a100, "models only");
   CHECK(m["plans"].get<int>() == 38);
   CHECK(m["time_mape_pct"].get<double>() <= 3.0);
   CHECK(m["energy_mape_pct"].get<double>() <= 6.0);
@@ -105,14 +100,14 @@ TEST_CASE("models only: the held-out A100 run set within 3 % time and 6 % energy
   CHECK(d3["stages"] == 4);
   CHECK(d3["gpus_per_stage"] == 4);
   CHECK(d3.contains("fits_skipped"));
-  const Json& m3 = variant(d3, "models only");
+  const Json& m3 = test::perseus_variant(d3, "models only");
   CHECK(m3["plans"].get<int>() == 25);
   CHECK(m3["time_mape_pct"].get<double>() <= 3.0);
   CHECK(m3["energy_mape_pct"].get<double>() <= 6.0);
   // A40 GPT-3 2.7B: time met; energy missed (the a40 model puts the anchor at ~1478 MHz, the boards ran ~1575).
   const Json a40 = validate_perseus(data_dir() + "/traces/perseus-runs/a40_gpt3-2.7b_pp8", o);
-  CHECK(variant(a40, "models only")["time_mape_pct"].get<double>() <= 3.0);
-  CHECK(variant(a40, "models only")["energy_mape_pct"].get<double>() <= 9.0);
+  CHECK(test::perseus_variant(a40, "models only")["time_mape_pct"].get<double>() <= 3.0);
+  CHECK(test::perseus_variant(a40, "models only")["energy_mape_pct"].get<double>() <= 9.0);
 }
 
 TEST_CASE("a100-pcie loads and sustains ~1185 MHz under its 300 W limit when 1410 MHz is asked for", "[models][perseus]") {

@@ -1,6 +1,7 @@
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/critical_path/perseus_validation.hpp"
+#include "perseus_variant.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -13,15 +14,6 @@
 using namespace dvfs;
 using Catch::Detail::Approx;
 
-namespace {
-const Json& variant(const Json& rep, const std::string& name) {
-  for (const Json& v : rep["variants"])
-    if (v["name"] == name) return v;
-  FAIL("no variant " << name);
-  return rep;
-}
-}  // namespace
-
 // The figures of the README's Validation table. The model as calibrated misses the energy target on
 // both sets; the board fit (each board's clock ceiling and the run set's time share, fitted on the
 // even-numbered plans' times only) meets both targets, on the held-out odd-numbered plans too.
@@ -30,7 +22,7 @@ TEST_CASE("Perseus measured runs: the board fit predicts every plan's time withi
   o.frontier = false;
   const Json a40 = validate_perseus(data_dir() + "/traces/perseus-runs/a40_gpt3-2.7b_pp8", o);
   CHECK(a40["plans"].size() == 31);
-  const Json& a40m = variant(a40, "measured anchor");  // the A40 model as calibrated on the measured all-max anchor
+  const Json& a40m = test::perseus_variant(a40, "measured anchor");  // the A40 model as calibrated on the measured all-max anchor
   CHECK(a40m["rows"].size() == 31);
   CHECK(a40m["time_mape_pct"].get<double>() <= 2.0);
   CHECK(a40m["energy_mape_pct"].get<double>() > 5.0);  // missed: the anchor's clock (see the next test)
@@ -39,9 +31,9 @@ TEST_CASE("Perseus measured runs: the board fit predicts every plan's time withi
   CHECK(a100["plans"].size() == 38);
   CHECK(a100["anchor_plans"] == Json::array({0, 1}));
   CHECK(a100["gpu"] == "a100-pcie");
-  CHECK(variant(a100, "measured anchor")["time_mape_pct"].get<double>() <= 2.0);  // the PCIe board's model (SXM: 13.4 %)
+  CHECK(test::perseus_variant(a100, "measured anchor")["time_mape_pct"].get<double>() <= 2.0);  // the PCIe board's model (SXM: 13.4 %)
   for (const Json* rep : {&a40, &a100}) {
-    const Json& fit = variant(*rep, "board fit");
+    const Json& fit = test::perseus_variant(*rep, "board fit");
     INFO((*rep)["runs"]);
     CHECK(fit["time_mape_pct"].get<double>() <= 2.0);
     CHECK(fit["time_mape_held_out_pct"].get<double>() <= 2.0);
@@ -51,7 +43,7 @@ TEST_CASE("Perseus measured runs: the board fit predicts every plan's time withi
     // One table step off on every board still meets the energy target; energy moves with the ceiling.
     for (const Json& s : fit["ceiling_sensitivity"]) CHECK(s["energy_mape_pct"].get<double>() <= 5.0);
     // The ceiling alone (the model's time share) is worse on energy than ceiling and share together.
-    CHECK(variant(*rep, "cap-clock fit")["energy_mape_pct"].get<double>() > fit["energy_mape_pct"].get<double>());
+    CHECK(test::perseus_variant(*rep, "cap-clock fit")["energy_mape_pct"].get<double>() > fit["energy_mape_pct"].get<double>());
     // A property of the boards and the workload: the same within one table step on every subset.
     const Json& subsets = (*rep)["board_fit_by_subset"];
     REQUIRE(subsets.size() == 4);
@@ -72,8 +64,8 @@ TEST_CASE("Perseus runs: the boards ran above the model's capped clock at \"max\
   PerseusValidationOptions o;
   o.frontier = false;
   const Json a40 = validate_perseus(data_dir() + "/traces/perseus-runs/a40_gpt3-2.7b_pp8", o);
-  const Json& m = variant(a40, "measured anchor");
-  const Json& fit = variant(a40, "board fit");
+  const Json& m = test::perseus_variant(a40, "measured anchor");
+  const Json& fit = test::perseus_variant(a40, "board fit");
   const GpuModel model = load_gpu_model("a40");
   CHECK(m["anchor_sm_mhz"]["forward"].get<double>() < 1500);
   for (const Json& c : fit["rank_cap_clock_mhz"]) {
