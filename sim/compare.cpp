@@ -104,6 +104,7 @@ Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const
                 {"energy_saved_pct", 100.0 * (ref_e - e) / ref_e},
                 {"slowdown_pct", 100.0 * (time - ref_t) / ref_t},
                 {"clock_switches", t.value("clock_switches", Json(0))},
+                {"switches_applied", t.value("switches_applied", Json(0))},
                 {"switch_latency_s", t.value("switch_latency_s", Json(0.0))},
                 {"switch_energy_j", t.value("switch_energy_j", Json(0.0))}};
     if (r.summary.contains("plan")) {
@@ -183,7 +184,8 @@ std::string format_comparison(const Json& t) {
   if (t.contains("trace_retargeted"))
     os << "trace retargeted from " << t["trace_retargeted"]["from"].get<std::string>() << ": "
        << t["trace_retargeted"]["method"].get<std::string>() << "\n";
-  os << "policy              energy J    time s   saved %  slowdown %  switches  switching s  note\n";
+  // requests: clock requests the policy made (superseded ones included); applied: those that took effect.
+  os << "policy              energy J    time s   saved %  slowdown %  requests   applied  note\n";
   for (const auto& r : t["rows"]) {
     std::string note;
     if (r.contains("prediction_accuracy")) {
@@ -193,10 +195,12 @@ std::string format_comparison(const Json& t) {
     if (r.contains("latency_aware_choice")) note = "chose " + r["latency_aware_choice"].get<std::string>();
     if (r.contains("plan_feasible") && !r["plan_feasible"].get<bool>()) note += " (budget infeasible: fastest pairs)";
     if (r.contains("budget_held") && !r["budget_held"].get<bool>()) note += " (budget not held in the replay)";
-    std::snprintf(buf, sizeof buf, "%-18s %10.1f %9.4f %9.2f %11.2f %9llu %12.4f  %s\n", r["policy"].get<std::string>().c_str(),
+    if (r["clock_switches"].get<std::uint64_t>() > 0 && r.value("switches_applied", std::uint64_t{1}) == 0)
+      note += " (no request took effect: each was superseded within the switch latency)";
+    std::snprintf(buf, sizeof buf, "%-18s %10.1f %9.4f %9.2f %11.2f %9llu %9llu  %s\n", r["policy"].get<std::string>().c_str(),
                   r["energy_j"].get<double>(), r["time_s"].get<double>(), r["energy_saved_pct"].get<double>(),
                   r["slowdown_pct"].get<double>(), static_cast<unsigned long long>(r["clock_switches"].get<std::uint64_t>()),
-                  r["switch_latency_s"].get<double>(), note.c_str());
+                  static_cast<unsigned long long>(r.value("switches_applied", std::uint64_t{0})), note.c_str());
     os << buf;
   }
   return os.str();
@@ -205,12 +209,13 @@ std::string format_comparison(const Json& t) {
 std::string comparison_csv(const Json& t) {
   std::ostringstream os;
   os << "gpu,policy,budget_pct,sm_switch_latency_s,energy_j,time_s,energy_saved_pct,slowdown_pct,clock_switches,"
-        "switch_latency_s,switch_energy_j,prediction_accuracy,latency_aware_choice\n";
+        "switches_applied,switch_latency_s,switch_energy_j,prediction_accuracy,latency_aware_choice\n";
   for (const auto& r : t["rows"]) {
     os << t["gpu"].get<std::string>() << "," << r["policy"].get<std::string>() << "," << r["budget_pct"].get<double>() << ","
        << t["sm_switch_latency_s"].get<double>() << "," << r["energy_j"].get<double>() << "," << r["time_s"].get<double>()
        << "," << r["energy_saved_pct"].get<double>() << "," << r["slowdown_pct"].get<double>() << ","
-       << r["clock_switches"].get<std::uint64_t>() << "," << r["switch_latency_s"].get<double>() << ","
+       << r["clock_switches"].get<std::uint64_t>() << "," << r.value("switches_applied", std::uint64_t{0}) << ","
+       << r["switch_latency_s"].get<double>() << ","
        << r["switch_energy_j"].get<double>() << "," << (r.contains("prediction_accuracy") ? r["prediction_accuracy"].dump() : "")
        << "," << (r.contains("latency_aware_choice") ? r["latency_aware_choice"].get<std::string>() : "") << "\n";
   }

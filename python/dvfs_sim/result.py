@@ -32,7 +32,8 @@ class Result:
     @property
     def gpus(self):
         """One row per GPU: rank, time_s, energy_j, mean_power_w, mean_sm_mhz, busy_s, kernel_events,
-        clock_switches, switch_latency_s, switch_energy_j, policy_ticks, ... (empty for synthesised runs)."""
+        clock_switches (requests), switches_applied, switch_latency_s, switch_energy_j, policy_ticks, ... (empty for
+        synthesised runs)."""
         import pandas as pd
         return pd.DataFrame(self.summary.get("per_gpu", []))
 

@@ -20,7 +20,7 @@ import sys
 from ._native import InputError, core
 from .scenario import load_scenario, resolve_paths, with_changes
 
-_TOTALS = ("time_s", "energy_j", "mean_power_w", "mean_sm_mhz", "busy_s", "host_gap_s", "clock_switches",
+_TOTALS = ("time_s", "energy_j", "mean_power_w", "mean_sm_mhz", "busy_s", "host_gap_s", "clock_switches", "switches_applied",
            "switch_latency_s", "switch_energy_j")
 _SYNTHETIC = ("iteration_s", "energy_j", "energy_per_gpu_j", "gpus", "intrinsic_wait_gpu_s", "extrinsic_wait_gpu_s",
               "kernel_events")

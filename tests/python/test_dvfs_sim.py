@@ -59,8 +59,8 @@ def test_switch_latency_overrides_and_seed_reach_the_summary():
            "switch_latency": {"sm": {"spread_s": 0.01, "energy_j": 0.1}, "mem": {"mean_s": 0.02}, "firmware_s": 0.002}}
     s = dvfs_sim.run(doc)
     assert s["seed"] == 5
-    assert {"clock_switches", "switch_latency_s", "switch_energy_j"} <= set(s["totals"])
-    assert {"clock_switches", "switch_latency_s", "switch_energy_j"} <= set(s["per_gpu"][0])
+    assert {"clock_switches", "switches_applied", "switch_latency_s", "switch_energy_j"} <= set(s["totals"])
+    assert {"clock_switches", "switches_applied", "switch_latency_s", "switch_energy_j"} <= set(s["per_gpu"][0])
     assert "clock_switches" in s["energy_by_phase_j"]
     assert dvfs_sim.run(doc) == s
     old = dict(doc, switch_latency={"nvml_s": 0.03, "mem_nvml_s": 0.03, "firmware_s": 0.001})
@@ -113,3 +113,15 @@ def test_run_a_synthetic_scenario_from_python():
     res = dvfs_sim.run({"synthetic": {"model": "gpt3-xl", "pp": 2, "microbatches": 2}, "gpu": "a100-sxm4",
                         "policy": "native"})
     assert res["model"] == "gpt3-xl" and res["gpu_model"] == "a100-sxm4" and len(res["stages"]) == 2
+
+
+def test_requests_superseded_within_the_switch_latency_never_take_effect():
+    # A per-kernel policy under a 50 ms switch latency asks far faster than the GPU switches: the summary tells the
+    # requests from the switches that took effect, and the latency summed over the requests may exceed the run.
+    doc = dict(dvfs_sim.load_scenario(), policy="per-kernel-online")
+    doc.pop("output", None)
+    t = dvfs_sim.run(doc)["totals"]
+    assert t["switches_applied"] < t["clock_switches"] / 10
+    assert t["switch_latency_s"] > t["time_s"]
+    native = dvfs_sim.run(dict(doc, policy="native"))["totals"]  # the firmware's own changes: each takes effect
+    assert 0 < native["switches_applied"] == native["clock_switches"]
