@@ -15,8 +15,6 @@ SteadyWindow read_steady_window(const Json& run, const std::string& run_path) {
   const double t0 = steady.number("t0_ns"), t1 = steady.number("t1_ns");
   if (!(t1 > t0)) steady.fail("t1_ns", "expected t1_ns > t0_ns");
   SteadyWindow w;
-  w.t0_ns = t0;
-  w.t1_ns = t1;
   w.seconds = (t1 - t0) * 1e-9;
   w.step_s = w.seconds / steady.positive("steps");
   const double energy_j = steady.non_negative("energy_mj") / 1000.0;
@@ -35,7 +33,6 @@ KernelLoop load_kernel_loop(const std::string& dir) {
   loop.steady_s = w.seconds;
   loop.steady_step_s = w.step_s;
   loop.measured_power_w = w.mean_power_w;
-  loop.steady_sm_mhz = loop.recording.telemetry.mean_sm_mhz(w.t0_ns, w.t1_ns);
   if (loop.recording.workload.ranks.empty() || loop.recording.workload.ranks.front().steps.empty())
     throw InputError(dir, "trace", "no profiled step in the trace (expected step<i> ranges)");
   return loop;
@@ -66,8 +63,6 @@ Workload steady_workload(const KernelLoop& loop) {
     tail_change = tail - st.tail_s;
     st.tail_s = tail;
   }
-  if (loop.steady_sm_mhz > 0)
-    for (Kernel& k : rank.kernels) k.recorded_sm_mhz = static_cast<float>(loop.steady_sm_mhz);
   return wl;
 }
 

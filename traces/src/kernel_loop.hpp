@@ -14,14 +14,13 @@ struct KernelLoop {
   double steady_step_s = 0;       // one step of the unprofiled loop
   double steady_s = 0;            // the steady window
   double measured_power_w = 0;    // counter energy over the steady window / its length
-  double steady_sm_mhz = 0;       // time-weighted mean of the telemetry's SM clock over the steady window
   Json micro;                     // run.json `micro`: what the loop runs (kind, dtype, shape, analytic work)
 };
 
 // run.json `micro.steady`: the unprofiled window's length, step time and counter mean power; InputError naming
 // run_path and the field when missing or malformed. (A loop without kernels, idle, has only this.)
 struct SteadyWindow {
-  double t0_ns = 0, t1_ns = 0, seconds = 0, step_s = 0, mean_power_w = 0;
+  double seconds = 0, step_s = 0, mean_power_w = 0;
 };
 SteadyWindow read_steady_window(const Json& run, const std::string& run_path);
 
