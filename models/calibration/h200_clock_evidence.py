@@ -21,6 +21,8 @@ telemetry.csv, run.json) and, for claim 5, the binary's `validate --models --jso
    readings; the model's power at the recorded clocks for each (binary's validate --models).
 6. Energy per FLOP of the same GEMM in bursts (duty loops) and continuous at the cap, and fp16 against bf16.
 7. The throttle-reason bitmask over every H200 recording: which reasons NVML ever gave.
+--probes DIR: the clock-probe loops (traces/recorder/record_power_suite.py --only probes; not recorded yet): each
+   spin kernel's SM clock from its cycle count and duration (probe_clocks) against NVML's reading and the steady mean.
 """
 import argparse
 import csv
@@ -52,8 +54,8 @@ for _n in FAMILY_4096[:6]:
 class Loop:
     """One power-suite loop: its kernels (name, grid, start epoch ns, duration us), telemetry and run.json."""
 
-    def __init__(self, name):
-        d = os.path.join(SUITE, name)
+    def __init__(self, name, suite=SUITE):
+        d = os.path.join(suite, name)
         self.name = name
         self.run = json.load(open(os.path.join(d, "run.json")))
         trace = json.load(gzip.open(os.path.join(d, "trace.json.gz")))
@@ -210,6 +212,45 @@ def model_power(binary, names):
     return {l["loop"]: (l["measured_mean_power_w"], l["recorded"]["mean_power_w"]) for l in loops if l["loop"] in names}
 
 
+def probe_clocks(lp):
+    """The SM clock each spin probe of a clock-probe loop ran at. A probe of c cycles lasts c / f + o (o: launch and
+    exit); the two cycle counts of run.json `micro.probe_cycles` alternate, so o is the median over neighbouring
+    short/long pairs of d_short - c_short (d_long - d_short) / (c_long - c_short), and each probe's clock is
+    c / (d - o). Returns per probe (start ns, cycles, duration us, effective MHz, NVML's reading in force) and o."""
+    c_short, c_long = sorted(lp.run["micro"]["probe_cycles"])
+    probes = [(t, d) for n, _, t, d in lp.kernels if "spin_kernel" in n]
+    if len(probes) < 2:
+        raise ValueError(f"{lp.name}: fewer than two spin_kernel launches in the trace")
+    lo, hi = min(d for _, d in probes), max(d for _, d in probes)
+    cut = math.sqrt(lo * hi)  # the counts differ threefold: the geometric middle separates them at any clock
+    cycles = [c_long if d > cut else c_short for _, d in probes]
+    overheads = []
+    for (t0, d0), c0, (t1, d1), c1 in zip(probes, cycles, probes[1:], cycles[1:]):
+        if c0 == c1:
+            continue
+        (ds, cs), (dl, cl) = sorted([(d0, c0), (d1, c1)], key=lambda x: x[1])
+        overheads.append(ds - cs * (dl - ds) / (cl - cs))
+    o = median(overheads) if overheads else 0.0
+    rows = [{"t_ns": t, "cycles": c, "dur_us": d, "effective_mhz": c / (d - o), "reported_mhz": lp.clock_at(t)}
+            for (t, d), c in zip(probes, cycles)]
+    return rows, o
+
+
+def probe_summary(directory):
+    """Per clock-probe loop: median effective clock of its probes, NVML's readings under them, the steady mean."""
+    out = []
+    for name in sorted(os.listdir(directory)):
+        if not os.path.exists(os.path.join(directory, name, "trace.json.gz")):
+            continue
+        lp = Loop(name, directory)
+        rows, o = probe_clocks(lp)
+        out.append({"loop": name, "probes": len(rows), "overhead_us": o,
+                    "effective_mhz": median([r["effective_mhz"] for r in rows]),
+                    "reported_mhz": median([r["reported_mhz"] for r in rows]), "steady_mhz": lp.steady_clock(),
+                    "effective_range_mhz": (min(r["effective_mhz"] for r in rows), max(r["effective_mhz"] for r in rows))})
+    return out
+
+
 def evidence(binary=None):
     names = loop_names()
     loops = [Loop(n) for n in names]
@@ -266,7 +307,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "dvfs-sim"))
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--probes", metavar="DIR", help="a directory of clock-probe loops (record_power_suite.py --only probes)")
     a = ap.parse_args()
+    if a.probes:
+        for r in probe_summary(a.probes):
+            lo, hi = r["effective_range_mhz"]
+            print(f"{r['loop']:26s} {r['probes']:4d} probes (overhead {r['overhead_us']:.1f} us): effective {r['effective_mhz']:6.0f}"
+                  f" MHz ({lo:.0f}-{hi:.0f}), NVML under them {r['reported_mhz']:6.0f}, steady mean {r['steady_mhz']:6.0f}")
+        return
     e = evidence(a.bin if os.path.exists(a.bin) else None)
     if a.json:
         json.dump(e, sys.stdout, indent=1)

@@ -82,3 +82,52 @@ def test_bursts_cost_more_per_flop_than_the_capped_loop_and_fp16_more_than_bf16(
 def test_nvml_gave_no_throttle_reason_but_idle_and_the_software_power_cap(e):
     assert set(e["throttle_reasons"]) <= {0, 1, 4}
     assert e["throttle_reasons"].get(4, 0) > 1000
+
+
+def write_probe_loop(directory, clock_of_time_ms, reported_mhz, overhead_us=2.5, cycles=(50_000, 150_000)):
+    """A clock-probe loop as record_power_suite.py --only probes writes it: a GEMM and a spin probe alternating, the
+    probes' durations set by the SM clock `clock_of_time_ms(t)`, NVML's reading fixed at reported_mhz."""
+    import gzip
+    import json
+    import os
+    os.makedirs(directory)
+    base = 1_700_000_000_000_000_000
+    events, t_us = [], 1_000.0
+    for i in range(40):
+        events.append({"ph": "X", "cat": "kernel", "name": "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "ts": t_us,
+                       "dur": 190.0, "args": {"grid": [2, 66, 1]}})
+        t_us += 195.0
+        c = cycles[i % 2]
+        d = c / clock_of_time_ms((t_us - 1_000.0) / 1e3) + overhead_us
+        events.append({"ph": "X", "cat": "kernel", "name": "at::cuda::(anonymous namespace)::spin_kernel(long)", "ts": t_us,
+                       "dur": d, "args": {"grid": [1, 1, 1]}})
+        t_us += d + 5.0
+    with gzip.open(os.path.join(directory, "trace.json.gz"), "wt") as f:
+        json.dump({"baseTimeNanoseconds": base, "traceEvents": events}, f)
+    t0 = base + 1_000_000  # the trace's first kernel, in epoch ns
+    with open(os.path.join(directory, "telemetry.csv"), "w") as f:
+        f.write("t_ns,energy_mj,power_mw,power_instant_mw,sm_mhz,mem_mhz,util_gpu,util_mem,temp_c,throttle_reasons\n")
+        for k in range(-100, 200):
+            f.write(f"{t0 + k * 10_000_000},0,690000,690000,{reported_mhz},3201,100,50,60,4\n")
+    with open(os.path.join(directory, "run.json"), "w") as f:
+        json.dump({"run": {"profiled_steps": [{"t0_ns": t0, "t1_ns": t0 + 20_000_000, "energy_mj": 0}]},
+                   "micro": {"probe_cycles": list(cycles), "steady": {"t0_ns": t0 - 900_000_000, "t1_ns": t0 - 100_000_000,
+                                                                       "energy_mj": 552_000, "steps": 20}}}, f)
+
+
+def test_a_probe_reads_the_clock_it_spun_at_not_nvmls(ev, tmp_path):
+    write_probe_loop(str(tmp_path / "probes" / "probe-gemm"), lambda t_ms: 1700.0, reported_mhz=1905)
+    rows, overhead = ev.probe_clocks(ev.Loop("probe-gemm", str(tmp_path / "probes")))
+    assert len(rows) == 40 and abs(overhead - 2.5) < 0.01
+    assert all(abs(r["effective_mhz"] - 1700) < 0.5 and r["reported_mhz"] == 1905 for r in rows)
+    (s,) = ev.probe_summary(str(tmp_path / "probes"))
+    assert abs(s["effective_mhz"] - 1700) < 0.5 and s["reported_mhz"] == 1905 and s["steady_mhz"] == 1905
+
+
+def test_a_probe_follows_a_clock_that_changes_between_nvml_readings(ev, tmp_path):
+    write_probe_loop(str(tmp_path / "p" / "step"), lambda t_ms: 1500.0 if t_ms < 5 else 1800.0, reported_mhz=1650)
+    rows, overhead = ev.probe_clocks(ev.Loop("step", str(tmp_path / "p")))
+    early = [r["effective_mhz"] for r in rows if (r["t_ns"] - rows[0]["t_ns"]) < 4e6]
+    late = [r["effective_mhz"] for r in rows if (r["t_ns"] - rows[0]["t_ns"]) > 6e6]
+    assert early and late
+    assert max(abs(f - 1500) for f in early) < 20 and max(abs(f - 1800) for f in late) < 20
