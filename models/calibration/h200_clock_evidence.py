@@ -21,6 +21,8 @@ telemetry.csv, run.json) and, for claim 5, the binary's `validate --models --jso
    readings; the model's power at the recorded clocks for each (binary's validate --models).
 6. Energy per FLOP of the same GEMM in bursts (duty loops) and continuous at the cap, and fp16 against bf16.
 7. The throttle-reason bitmask over every H200 recording: which reasons NVML ever gave.
+8. Lag: per capped GEMM / attention loop, the correlation of log duration with the log of the reading taken 0 and
+   60-120 ms after each kernel started (does the field describe an earlier stretch of time?).
 --probes DIR: the clock-probe loops (traces/recorder/record_power_suite.py --only probes; not recorded yet): each
    spin kernel's SM clock from its cycle count and duration (probe_clocks) against NVML's reading and the steady mean.
 """
@@ -205,6 +207,30 @@ def throttle_reasons():
     return seen
 
 
+LAG_LOOPS = ("gemm-bf16-m1024", "gemm-bf16-4096", "gemm-bf16-8192", "gemm-fp16-4096", "gemm-fp16-8192", "gemm-fp8-4096",
+             "gemm-fp8-8192", "gemm-tf32-4096", "gemm-tf32-8192", "attn-fwd-s2048")
+LAGS_MS = (60, 80, 100, 120)
+
+
+def correlation(xs, ys):
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else 0.0
+
+
+def lag_correlations(by_name, names=LAG_LOOPS):
+    """Claim 8: corr(log duration, log reading at start + lag) at lag 0 and the lowest over LAGS_MS."""
+    out = []
+    for n in names:
+        lp = by_name[n]
+        ls = lp.launches(lp.dominant())
+        y = [math.log(d) for _, d in ls]
+        at = {lag: correlation([math.log(lp.clock_at(t + lag * 1e6)) for t, _ in ls], y) for lag in (0,) + LAGS_MS}
+        best = min(LAGS_MS, key=lambda lag: at[lag])
+        out.append({"loop": n, "at_0": at[0], "lag_ms": best, "at_lag": at[best]})
+    return out
+
+
 def model_power(binary, names):
     """Claim 5: the model's mean power at the recorded clocks (validate --models --json) for the named loops."""
     out = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True, timeout=600)
@@ -268,6 +294,7 @@ def evidence(binary=None):
                             ("duty-100ms-20pct", "duty-20ms-50pct", "duty-100ms-30pct", "duty-50ms-50pct", "duty-5ms-80pct",
                              "gemm-bf16-4096", "gemm-bf16-m1024", "gemm-bf16-8192", "gemm-fp16-4096", "gemm-fp16-8192")],
         "throttle_reasons": throttle_reasons(),
+        "lag_correlations": lag_correlations(by_name),
     }
     if binary:
         out["model_power_at_recorded_clocks"] = model_power(binary, ("gemm-bf16-4096", "gemm-bf16-m1024"))
@@ -301,6 +328,9 @@ def print_report(e):
         print(f"   {r['loop']:24s} steady {r['steady_mhz']:6.0f} MHz  busy {r['busy_share']:.3f}  {r['busy_w']:6.0f} W"
               f"  {r['tflops']:5.0f} TFLOP/s  {r['dynamic_pj_per_flop']:.3f} pJ/FLOP")
     print("7. throttle-reason bitmasks in the H200 recordings (value: samples):", e["throttle_reasons"])
+    print("8. corr(log duration, log NVML clock read at kernel start + lag)")
+    for r in e["lag_correlations"]:
+        print(f"   {r['loop']:24s} at 0 ms {r['at_0']:+.2f}   lowest over 60-120 ms {r['at_lag']:+.2f} (at {r['lag_ms']} ms)")
 
 
 def main():

@@ -79,6 +79,13 @@ def test_bursts_cost_more_per_flop_than_the_capped_loop_and_fp16_more_than_bf16(
         assert p[n]["dynamic_pj_per_flop"] > 1.02 * max(p[b]["dynamic_pj_per_flop"] for b in ("gemm-bf16-4096", "gemm-bf16-8192"))
 
 
+def test_readings_taken_60_to_120_ms_later_describe_the_durations_better_in_most_gemm_loops(e):
+    lag = e["lag_correlations"]
+    assert len(lag) == 10
+    assert sum(r["at_0"] > 0 and r["at_lag"] < -0.3 for r in lag) >= 6  # the reading at the kernel's start points the wrong way
+    assert sum(r["at_0"] < -0.3 for r in lag) <= 3
+
+
 def test_nvml_gave_no_throttle_reason_but_idle_and_the_software_power_cap(e):
     assert set(e["throttle_reasons"]) <= {0, 1, 4}
     assert e["throttle_reasons"].get(4, 0) > 1000
