@@ -239,8 +239,9 @@ def tiny(kernels, numel):
     return build, {"kind": "launch-bound", "kernels": kernels, "numel": numel}
 
 
-def duty(period_ms, busy_fraction, size=4096):
-    """GEMMs for busy_fraction of each period, then the host sleeps (the GPU idles with its clocks up)."""
+def duty(period_ms, busy_fraction, size=4096, probe_every=0):
+    """GEMMs for busy_fraction of each period, then the host sleeps (the GPU idles with its clocks up). probe_every > 0:
+    a clock probe (spin_probe) after every probe_every-th GEMM of the burst."""
     def build():
         a, b = rand(size, size), rand(size, size)
         sync()
@@ -250,18 +251,58 @@ def duty(period_ms, busy_fraction, size=4096):
         sync()
         per = (time.perf_counter() - t) / 20
         n = max(1, round(period_ms * 1e-3 * busy_fraction / per))
+        probe = spin_probe()
 
         def call():
             t0 = time.perf_counter()
-            for _ in range(n):
+            for i in range(n):
                 torch.mm(a, b)
+                if probe_every and i % probe_every == probe_every - 1:
+                    probe()
             sync()
             rest = period_ms * 1e-3 - (time.perf_counter() - t0)
             if rest > 0:
                 time.sleep(rest)
         return call, {"gemms_per_period": n}
-    return build, {"kind": "duty-cycle", "period_ms": period_ms, "busy_fraction": busy_fraction, "size": size,
-                   "self_paced": True}
+    info = {"kind": "duty-cycle", "period_ms": period_ms, "busy_fraction": busy_fraction, "size": size, "self_paced": True}
+    if probe_every:
+        info.update(probe_every=probe_every, probe_cycles=list(PROBE_CYCLES))
+    return build, info
+
+
+# --- clock probes (issue 16, fifth round): what SM clock do kernels run at, NVML's ~100 ms reading aside? ------------
+# torch.cuda._sleep(c) launches one thread that spins until the SM's clock64() counter has advanced c cycles, so its
+# duration in the trace is c / (the SM clock it ran at) + a launch overhead; two cycle counts, alternating, take the
+# overhead out (models/calibration/h200_clock_evidence.py, probe_clocks). One spin every few kernels costs the loop a
+# few percent of its busy time. Diagnostic recordings: not in h200-power-split.json, neither fit nor validated.
+PROBE_CYCLES = (50_000, 150_000)
+
+
+def spin_probe():
+    state = {"i": 0}
+
+    def probe():
+        torch.cuda._sleep(PROBE_CYCLES[state["i"] % len(PROBE_CYCLES)])
+        state["i"] += 1
+    return probe
+
+
+def probed(loop, every):
+    """The kernel loop `loop` of MICRO with a clock probe after every `every`-th call."""
+    build_loop, info = loop
+
+    def build():
+        call, extra = build_loop()
+        probe = spin_probe()
+        state = {"i": 0}
+
+        def probed_call():
+            call()
+            state["i"] += 1
+            if state["i"] % every == 0:
+                probe()
+        return probed_call, dict(extra, probe_every=every, probe_cycles=list(PROBE_CYCLES))
+    return build, dict(info)
 
 
 def idle():
@@ -423,6 +464,21 @@ MICRO.update({
 })
 
 
+# Clock probes (not in the split file): the capped loops whose recorded-clock errors the fifth round examined, the
+# same GEMM in bursts, and spins alone with the host idle between them (where NVML's clock should be the SM's).
+PROBES = {
+    "probe-gemm-bf16-4096": probed(MICRO["gemm-bf16-4096"], 10),
+    "probe-gemm-bf16-m1024": probed(MICRO["gemm-bf16-m1024"], 10),
+    "probe-gemm-bf16-8192": probed(MICRO["gemm-bf16-8192"], 2),
+    "probe-gemm-fp16-8192": probed(MICRO["gemm-fp16-8192"], 2),
+    "probe-tanh-bf16": probed(MICRO["tanh-bf16"], 5),
+    "probe-attn-fwdbwd-s1024": probed(MICRO["attn-fwdbwd-s1024"], 2),
+    "probe-duty-100ms-20pct": duty(100, 0.2, probe_every=10),
+    "probe-duty-5ms-80pct": duty(5, 0.8, probe_every=10),
+    "probe-idle": probed((lambda: ((lambda: time.sleep(0.002)), {}), {"kind": "idle"}), 1),
+}
+
+
 def size_step(call, self_paced, target_s=0.04, max_calls=300):
     """Calls per step: about target_s of GPU work, at most max_calls."""
     if self_paced:
@@ -443,7 +499,7 @@ def size_step(call, self_paced, target_s=0.04, max_calls=300):
 
 
 def record_micro(name, out, steady_s, gpu):
-    build, info = MICRO[name]
+    build, info = MICRO[name] if name in MICRO else PROBES[name]
     torch.manual_seed(0)
     call, extra = build()
     info = dict(info, **extra)
@@ -599,7 +655,8 @@ def record_workload(name, out, steady_s, gpu):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
-    p.add_argument("--only", choices=["micro", "workloads"], default=None)
+    p.add_argument("--only", choices=["micro", "workloads", "probes"], default=None,
+                   help="probes: the clock-probe loops (diagnostic, never recorded by default)")
     p.add_argument("--filter", default=None, help="regular expression on the names")
     p.add_argument("--steady-s", type=float, default=2.5)
     p.add_argument("--gpu", type=int, default=0)
@@ -610,12 +667,15 @@ def main():
         todo += [("micro", n) for n in MICRO]
     if a.only in (None, "workloads"):
         todo += [("workloads", n) for n in WORKLOADS]
+    if a.only == "probes":
+        todo += [("micro", n) for n in PROBES]
     failed = []
     for kind, name in todo:
         if a.filter and not re.search(a.filter, name):
             continue
         try:
-            (record_micro if kind == "micro" else record_workload)(name, os.path.join(a.out, kind), a.steady_s, a.gpu)
+            sub = "probes" if name in PROBES else kind
+            (record_micro if kind == "micro" else record_workload)(name, os.path.join(a.out, sub), a.steady_s, a.gpu)
         except Exception as e:  # one failing benchmark (e.g. fp8 on an old PyTorch) must not lose the others
             failed.append(name)
             print(f"{name}: FAILED {type(e).__name__}: {e}", flush=True)
