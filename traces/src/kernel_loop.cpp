@@ -15,8 +15,6 @@ SteadyWindow read_steady_window(const Json& run, const std::string& run_path) {
   const double t0 = steady.number("t0_ns"), t1 = steady.number("t1_ns");
   if (!(t1 > t0)) steady.fail("t1_ns", "expected t1_ns > t0_ns");
   SteadyWindow w;
-  w.t0_ns = t0;
-  w.t1_ns = t1;
   w.seconds = (t1 - t0) * 1e-9;
   w.step_s = w.seconds / steady.positive("steps");
   const double energy_j = steady.non_negative("energy_mj") / 1000.0;
@@ -35,74 +33,14 @@ KernelLoop load_kernel_loop(const std::string& dir) {
   loop.steady_s = w.seconds;
   loop.steady_step_s = w.step_s;
   loop.measured_power_w = w.mean_power_w;
-  loop.self_paced = loop.micro.value("self_paced", false);
-  if (!loop.recording.telemetry.samples().empty()) loop.steady_sm_mhz = loop.recording.telemetry.mean_sm_mhz(w.t0_ns, w.t1_ns);
   if (loop.recording.workload.ranks.empty() || loop.recording.workload.ranks.front().steps.empty())
     throw InputError(dir, "trace", "no profiled step in the trace (expected step<i> ranges)");
   return loop;
 }
 
-namespace {
-
-// Per profiled step: its kernels' recorded time and the gaps between them (not its lead or tail).
-struct StepTimes {
-  double busy = 0, between = 0;
-};
-
-StepTimes step_times(const Rank& rank, const Step& st) {
-  StepTimes t;
-  const auto first = static_cast<std::size_t>(st.first_kernel), last = static_cast<std::size_t>(st.last_kernel);
-  for (std::size_t i = first; i <= last; ++i) {
-    t.busy += rank.kernels[i].duration_s;
-    if (i > first) t.between += rank.kernels[i].gap_before_s;
-  }
-  return t;
-}
-
-// The kernels stretched by s, their rates divided by it, at the steady window's clock; no lead or tail.
-void stretch_to_steady(const KernelLoop& loop, double s, Rank& rank) {
-  for (Kernel& k : rank.kernels) {
-    k.duration_s *= s;
-    k.tensor_tflops /= static_cast<float>(s);
-    k.fma_tflops /= static_cast<float>(s);
-    k.alu_tops /= static_cast<float>(s);
-    k.memory_tbps /= static_cast<float>(s);
-    k.memory_fill_tbps /= static_cast<float>(s);
-    if (loop.steady_sm_mhz > 0) k.recorded_sm_mhz = static_cast<float>(loop.steady_sm_mhz);
-  }
-  double tail = 0;
-  for (Step& st : rank.steps) {
-    if (st.first_kernel < 0) continue;
-    Kernel& first = rank.kernels[static_cast<std::size_t>(st.first_kernel)];
-    first.gap_before_s = std::max(0.0, first.gap_before_s - st.lead_s - tail);  // the step boundary's idle goes
-    tail = st.tail_s;
-    st.lead_s = st.tail_s = 0;
-  }
-}
-
-}  // namespace
-
-double steady_stretch(const KernelLoop& loop) {
-  if (loop.self_paced) return 1.0;
-  const Rank& rank = loop.recording.workload.ranks.front();
-  double busy = 0, between = 0;
-  int steps = 0;
-  for (const Step& st : rank.steps) {
-    if (st.first_kernel < 0) continue;
-    const StepTimes t = step_times(rank, st);
-    busy += t.busy, between += t.between, ++steps;
-  }
-  if (steps == 0 || busy <= 0) return 1.0;
-  return std::max(1.0, (loop.steady_step_s - between / steps) / (busy / steps));
-}
-
 Workload steady_workload(const KernelLoop& loop) {
   Workload wl = loop.recording.workload;
   Rank& rank = wl.ranks.front();
-  if (const double s = steady_stretch(loop); s > 1.0) {
-    stretch_to_steady(loop, s, rank);
-    return wl;
-  }
   // The replay takes a step's tail out of the next kernel's gap: that gap moves with the tail.
   double tail_change = 0;
   for (Step& st : rank.steps) {
