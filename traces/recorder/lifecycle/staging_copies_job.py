@@ -104,6 +104,7 @@ def main():
     p.add_argument("--rest-s", type=float, default=1.0, help="GPU-idle rest before each copy")
     p.add_argument("--idle-s", type=float, default=2.0)
     p.add_argument("--steps", default="2:2")
+    p.add_argument("--matrix", type=int, default=2048, help="side of the matrices of the profiled steps")
     a = p.parse_args()
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     sets = [(n, max(1, round(k * a.files_scale)), max(1, int(s * a.scale)), c) for n, k, s, c in SETS]
@@ -141,7 +142,7 @@ def main():
         with rec.phase("rest after the copies", "idle"):
             time.sleep(a.rest_s)
         with rec.phase("profiled steps for the recorder (not part of the measurement)", "other"):
-            x = torch.randn(2048, 2048, device=dev)
+            x = torch.randn(a.matrix, a.matrix, device=dev)
             for _ in range(warm + prof + 1):
                 y = x @ x
                 if dev == "cuda":
