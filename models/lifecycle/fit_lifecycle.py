@@ -12,6 +12,7 @@ Measured = a recorded counter (NVML energy counter, /proc/stat, /proc/<pid>); ev
 model output.
 """
 import argparse
+import bisect
 import json
 import math
 import os
@@ -142,11 +143,55 @@ def serialise_per_gb(cnn, write_bps, d2h):
     return (ck["time_s"] - b / d2h - b / write_bps) / (b / 1e9)
 
 
-def fit_node(cnn):
+def copy_syncs(sc):
+    """Each staging-copies sync: its duration (job.json marks: the copy call's return to os.sync()'s return) and the
+    disk's bytes in it (host samples: from the copy's start, the disk writing nothing during the copy, to the first
+    sample at or after the sync's return; interpolating the 50 ms samples at the return would lose up to a third of a
+    0.2 s sync's bytes)."""
+    c = la.load(sc["dir"])["counters"]["disk_write_bytes"]
+    out = []
+    for k in sc["job"]["copies"]:
+        i = min(bisect.bisect_left(c.t, k["synced"]["t_ns"]), len(c.t) - 1)
+        out.append({"phase": k["phase"], "bytes": k["bytes"], "sync_s": (k["synced"]["t_ns"] - k["copied"]["t_ns"]) / 1e9,
+                    "disk_bytes": c.v[i] - c.value(k["start"]["t_ns"])})
+    return out
+
+
+def write_rate(cnn, sc):
+    """The local disk's write rate (split.json): the cnn-io staging's sync (its disk bytes over its duration). Checked
+    on the staging-copies syncs (summed, each copy's bytes at that rate against the measured durations); when that
+    misses by more than 10 %, refitted by least squares without intercept of the sync durations on the disk's bytes
+    over all thirteen fit syncs. Returns (rate, check)."""
+    sf = staging_fit(cnn)
+    rate = sf["write_bps"]
+    if sc is None:
+        return rate, None
+    syncs = copy_syncs(sc)
+    meas, model = sum(x["sync_s"] for x in syncs), sum(x["bytes"] for x in syncs) / rate
+    check = {"cnn_io_rate": rate, "copies_sync_s": meas, "copies_sync_s_at_cnn_io_rate": model, "err": (model - meas) / meas, "syncs": syncs}
+    if abs(model - meas) > 0.1 * meas:
+        pts = [(sf["disk_bytes"], sf["sync_s"])] + [(x["disk_bytes"], x["sync_s"]) for x in syncs]
+        rate = sum(b * b for b, _ in pts) / sum(b * t for b, t in pts)
+        check["refitted_rate"] = rate
+    return rate, check
+
+
+def rate_note(w):
+    if w is None:
+        return ""
+    t = (f"; checked on the staging-copies recording's twelve syncs (split.json): {w['copies_sync_s']:.3f} s measured, "
+         f"{w['copies_sync_s_at_cnn_io_rate']:.3f} s at that rate ({100 * w['err']:+.1f} %)")
+    if "refitted_rate" in w:
+        t += (f", a miss beyond 10 %, so refitted (split.json's rule): least squares of the thirteen fit syncs' durations on "
+              f"their disk bytes, {w['refitted_rate'] / 1e9:.2f} GB/s (the cnn-io sync alone: {w['cnn_io_rate'] / 1e9:.2f} GB/s)")
+    return t
+
+
+def fit_node(cnn, sc):
     st = rows(cnn, "staging")[0]
     d2h = copy_rate()
     sf = staging_fit(cnn)
-    write_bps = sf["write_bps"]
+    write_bps, wcheck = write_rate(cnn, sc)
     node = {
         "name": "h200-node",
         "description": "The lent H200 machine's host as the lifecycle scenarios see it: 16 vCPUs of an Intel Xeon "
@@ -177,9 +222,9 @@ def fit_node(cnn):
             "cores": "lscpu on the machine (16 vCPUs, 1 thread per core)",
             "local.write_bps": f"fitted: cnn-io staging copy's os.sync(): the disk wrote {sf['disk_bytes'] / 1e6:.0f} MB (the copy, the "
                                f"dataset generated just before it, metadata) in the {sf['sync_s']:.3f} s from the host sample where it "
-                               f"started writing to the phase end (the copy before it: {sf['copy_s']:.3f} s, no disk writes)",
+                               f"started writing to the phase end (the copy before it: {sf['copy_s']:.3f} s, no disk writes)" + rate_note(wcheck),
             "local.write_behind": "the page cache holds a copy's writes until the sync: 125 GiB of memory, the Linux default dirty "
-                                  "thresholds (10 % / 20 % of it: defaults, not read on the machine) far above a phase's bytes; the recording shows no disk writes "
+                                  "thresholds (vm.dirty_background_ratio 10, vm.dirty_ratio 20: read on the machine, logs/staging-copies-env.log) far above a phase's bytes; the recording shows no disk writes "
                                   "during the copy",
             "local.writeback_core_s_per_file": f"fitted: cnn-io staging, the job's CPU beyond the copying process's "
                                                f"({sf['proc_core_s']:.2f} core-s) per file the sync wrote ({2 * sf['files']}: the copy "
@@ -212,12 +257,10 @@ def copy_fit(sc):
     b1, b2 = sum(g * v for (g, _), v in zip(x, y)), sum(f * v for (_, f), v in zip(x, y))
     det = a11 * a22 - a12 * a12
     per_gb, per_file = (b1 * a22 - b2 * a12) / det, (a11 * b2 - a12 * b1) / det
-    disk = la.load(sc["dir"])["counters"]["disk_write_bytes"]
     copies = [{"set": c["set"], "repeat": c["repeat"], "gb": g, "files": f, "cpu_s": v, "fit_cpu_s": per_gb * g + per_file * f,
-               "copy_s": (c["copied"]["t_ns"] - c["start"]["t_ns"]) / 1e9, "sync_s": (c["synced"]["t_ns"] - c["copied"]["t_ns"]) / 1e9,
-               "sync_disk_bytes": disk.delta(c["copied"]["t_ns"], c["synced"]["t_ns"]),
+               "copy_s": (c["copied"]["t_ns"] - c["start"]["t_ns"]) / 1e9, "sync_s": sy["sync_s"], "sync_disk_bytes": sy["disk_bytes"],
                "dirty_after_copy": c["copied"].get("dirty_bytes")}
-              for c, (g, f), v in zip(cs, x, y)]
+              for c, (g, f), v, sy in zip(cs, x, y, copy_syncs(sc))]
     return {"per_gb": per_gb, "per_file": per_file, "copies": copies}
 
 
@@ -559,7 +602,7 @@ def main():
     stale = []
     cnn, llm = job("cnn-io"), job("llm-finetune")
     sc = job(COPIES) if os.path.isdir(os.path.join(REC, COPIES, "recording")) else None
-    node = fit_node(cnn)
+    node = fit_node(cnn, sc)
     cc = copy_costs(cnn, node, sc)
     write(NODE, json.dumps(node, indent=1) + "\n", a.check, stale)
     if not a.check:
