@@ -583,6 +583,35 @@ def copy_table(cf, write_bps):
     return "\n".join(lines) + "\n"
 
 
+HISTORY = os.path.join(REC, "validation-session4b.json")
+
+
+def history_table(report):
+    """Per job, phase kind and role: the error before session 5 (validation-session4b.json) -> now, held-out and fit
+    (in-sample) rows side by side."""
+    with open(HISTORY) as f:
+        old = json.load(f)["jobs"]
+    lines = ["### Per kind: session 4b (before the staging-copies recording) -> now", "",
+             "| job | kind | fit (in-sample): time / GPU J / CPU core-s | held out: time / GPU J / CPU core-s |", "|---|---|---|---|"]
+    for job_name, j in report["jobs"].items():
+        kinds = []
+        for r in j["phases"]:
+            if r["kind"] not in kinds:
+                kinds.append(r["kind"])
+        for kind in kinds:
+            cells = []
+            for role in ("fit", "held out"):
+                sel = [r for r in j["phases"] if r["kind"] == kind and r["role"] == role]
+                if not sel:
+                    cells.append("-")
+                    continue
+                now, _ = summed(sel)
+                was = old.get(job_name, {}).get(f"{kind}, {role}")
+                cells.append(f"({len(sel)}) " + " / ".join(("%+.1f -> " % err(was[k]) if was else "new: ") + "%+.1f %%" % err(now[k]) for k in KEYS))
+            lines.append(f"| {job_name} | {kind} | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines) + "\n"
+
+
 def write(path, text, check, stale):
     if check:
         old = open(path).read() if os.path.exists(path) else None
@@ -651,6 +680,8 @@ def main():
     local = next(s for s in node["storage"] if s["name"] == "local")
     if cc["copy_fit"]:
         md.append(copy_table(cc["copy_fit"], local["write_bps"]))
+    if os.path.exists(HISTORY):
+        md.append(history_table(report))
         report["copy_fit"] = cc["copy_fit"]
     write(os.path.join(REC, "validation.json"), json.dumps(report, indent=1, default=float) + "\n", a.check, stale)
     write(os.path.join(REC, "validation.md"), "\n".join(md), a.check, stale)
