@@ -6,12 +6,13 @@ phases reported apart).
 
     python3 models/lifecycle/fit_lifecycle.py --bin build/dvfs-sim [--check]
 
-Writes models/lifecycle/h200-node.json, scenarios/lifecycle/{cnn-io,llm-finetune}.json and
+Writes models/lifecycle/h200-node.json, scenarios/lifecycle/{cnn-io,llm-finetune,staging-copies}.json and
 traces/recordings/h200-lifecycle/validation.{json,md}. --check: fails when a written file would change.
 Measured = a recorded counter (NVML energy counter, /proc/stat, /proc/<pid>); everything dvfs-sim prints is a
 model output.
 """
 import argparse
+import bisect
 import json
 import math
 import os
@@ -25,6 +26,7 @@ from dvfs_sim.lifecycle_analysis import analyse  # noqa: E402
 
 REC = os.path.join(ROOT, "traces", "recordings", "h200-lifecycle")
 NODE = os.path.join(ROOT, "models", "lifecycle", "h200-node.json")
+COPIES = "staging-copies"  # the third recording (split.json: fit, all of it): staging copies of four file sizes
 SCEN = os.path.join(ROOT, "scenarios", "lifecycle")
 
 
@@ -141,11 +143,55 @@ def serialise_per_gb(cnn, write_bps, d2h):
     return (ck["time_s"] - b / d2h - b / write_bps) / (b / 1e9)
 
 
-def fit_node(cnn):
+def copy_syncs(sc):
+    """Each staging-copies sync: its duration (job.json marks: the copy call's return to os.sync()'s return) and the
+    disk's bytes in it (host samples: from the copy's start, the disk writing nothing during the copy, to the first
+    sample at or after the sync's return; interpolating the 50 ms samples at the return would lose up to a third of a
+    0.2 s sync's bytes)."""
+    c = la.load(sc["dir"])["counters"]["disk_write_bytes"]
+    out = []
+    for k in sc["job"]["copies"]:
+        i = min(bisect.bisect_left(c.t, k["synced"]["t_ns"]), len(c.t) - 1)
+        out.append({"phase": k["phase"], "bytes": k["bytes"], "sync_s": (k["synced"]["t_ns"] - k["copied"]["t_ns"]) / 1e9,
+                    "disk_bytes": c.v[i] - c.value(k["start"]["t_ns"])})
+    return out
+
+
+def write_rate(cnn, sc):
+    """The local disk's write rate (split.json): the cnn-io staging's sync (its disk bytes over its duration). Checked
+    on the staging-copies syncs (summed, each copy's bytes at that rate against the measured durations); when that
+    misses by more than 10 %, refitted by least squares without intercept of the sync durations on the disk's bytes
+    over all thirteen fit syncs. Returns (rate, check)."""
+    sf = staging_fit(cnn)
+    rate = sf["write_bps"]
+    if sc is None:
+        return rate, None
+    syncs = copy_syncs(sc)
+    meas, model = sum(x["sync_s"] for x in syncs), sum(x["bytes"] for x in syncs) / rate
+    check = {"cnn_io_rate": rate, "copies_sync_s": meas, "copies_sync_s_at_cnn_io_rate": model, "err": (model - meas) / meas, "syncs": syncs}
+    if abs(model - meas) > 0.1 * meas:
+        pts = [(sf["disk_bytes"], sf["sync_s"])] + [(x["disk_bytes"], x["sync_s"]) for x in syncs]
+        rate = sum(b * b for b, _ in pts) / sum(b * t for b, t in pts)
+        check["refitted_rate"] = rate
+    return rate, check
+
+
+def rate_note(w):
+    if w is None:
+        return ""
+    t = (f"; checked on the staging-copies recording's twelve syncs (split.json): {w['copies_sync_s']:.3f} s measured, "
+         f"{w['copies_sync_s_at_cnn_io_rate']:.3f} s at that rate ({100 * w['err']:+.1f} %)")
+    if "refitted_rate" in w:
+        t += (f", a miss beyond 10 %, so refitted (split.json's rule): least squares of the thirteen fit syncs' durations on "
+              f"their disk bytes, {w['refitted_rate'] / 1e9:.2f} GB/s (the cnn-io sync alone: {w['cnn_io_rate'] / 1e9:.2f} GB/s)")
+    return t
+
+
+def fit_node(cnn, sc):
     st = rows(cnn, "staging")[0]
     d2h = copy_rate()
     sf = staging_fit(cnn)
-    write_bps = sf["write_bps"]
+    write_bps, wcheck = write_rate(cnn, sc)
     node = {
         "name": "h200-node",
         "description": "The lent H200 machine's host as the lifecycle scenarios see it: 16 vCPUs of an Intel Xeon "
@@ -176,9 +222,9 @@ def fit_node(cnn):
             "cores": "lscpu on the machine (16 vCPUs, 1 thread per core)",
             "local.write_bps": f"fitted: cnn-io staging copy's os.sync(): the disk wrote {sf['disk_bytes'] / 1e6:.0f} MB (the copy, the "
                                f"dataset generated just before it, metadata) in the {sf['sync_s']:.3f} s from the host sample where it "
-                               f"started writing to the phase end (the copy before it: {sf['copy_s']:.3f} s, no disk writes)",
+                               f"started writing to the phase end (the copy before it: {sf['copy_s']:.3f} s, no disk writes)" + rate_note(wcheck),
             "local.write_behind": "the page cache holds a copy's writes until the sync: 125 GiB of memory, the Linux default dirty "
-                                  "thresholds (10 % / 20 % of it: defaults, not read on the machine) far above a phase's bytes; the recording shows no disk writes "
+                                  "thresholds (vm.dirty_background_ratio 10, vm.dirty_ratio 20: read on the machine, logs/staging-copies-env.log) far above a phase's bytes; the recording shows no disk writes "
                                   "during the copy",
             "local.writeback_core_s_per_file": f"fitted: cnn-io staging, the job's CPU beyond the copying process's "
                                                f"({sf['proc_core_s']:.2f} core-s) per file the sync wrote ({2 * sf['files']}: the copy "
@@ -198,17 +244,42 @@ def fit_node(cnn):
     return node
 
 
-def copy_costs(cnn, node):
-    """The copies' CPU per GB and per file (split.json: staging on the cnn-io staging, checkpoint on its epoch-0
-    checkpoint). The checkpoint's per GB from its wall time (serialise_per_gb). The staging copy's CPU per GB cannot be
-    told from its per-file CPU on the one fit staging (44,000 files of 12 kB: per-file work dominates); it takes the
-    checkpoint's (the only fit-set figure of bytes written into the page cache by a process), and the copying
-    process's CPU (/proc/<pid>, not the kernel's writeback) less that is per file."""
+def copy_fit(sc):
+    """The staging copy's CPU per GB and per file (split.json, session 5): least squares without intercept of the
+    copying process's CPU time over each copy call (job.json: time.process_time_ns where the call starts and where it
+    returns) on (GB, files), over the staging-copies recording's copies (1 GiB by copyfile; 8 x 128 MiB, 2,000 x 256 KiB
+    and 20,000 x 12 kB by copytree; three of each). Also per copy: the call's wall time and its os.sync() (time, and
+    the disk's bytes over it from the host samples), for the in-sample checks."""
+    cs = sc["job"]["copies"]
+    x = [(c["bytes"] / 1e9, c["files"]) for c in cs]
+    y = [(c["copied"]["cpu_ns"] - c["start"]["cpu_ns"]) / 1e9 for c in cs]
+    a11, a12, a22 = sum(g * g for g, _ in x), sum(g * f for g, f in x), sum(f * f for _, f in x)
+    b1, b2 = sum(g * v for (g, _), v in zip(x, y)), sum(f * v for (_, f), v in zip(x, y))
+    det = a11 * a22 - a12 * a12
+    per_gb, per_file = (b1 * a22 - b2 * a12) / det, (a11 * b2 - a12 * b1) / det
+    copies = [{"set": c["set"], "repeat": c["repeat"], "gb": g, "files": f, "cpu_s": v, "fit_cpu_s": per_gb * g + per_file * f,
+               "copy_s": (c["copied"]["t_ns"] - c["start"]["t_ns"]) / 1e9, "sync_s": sy["sync_s"], "sync_disk_bytes": sy["disk_bytes"],
+               "dirty_after_copy": c["copied"].get("dirty_bytes")}
+              for c, (g, f), v, sy in zip(cs, x, y, copy_syncs(sc))]
+    return {"per_gb": per_gb, "per_file": per_file, "copies": copies}
+
+
+def copy_costs(cnn, node, sc):
+    """The copies' CPU per GB and per file (split.json): the staging copy's from the staging-copies recording
+    (copy_fit); the checkpoint's per GB from the cnn-io epoch-0 checkpoint's wall time (serialise_per_gb). Without
+    the staging-copies recording (sc None), the session-4b prior: the staging copy's per GB is the checkpoint's,
+    its per file the cnn-io staging process's CPU less that."""
     local = next(s for s in node["storage"] if s["name"] == "local")
     per_gb = serialise_per_gb(cnn, local["write_bps"], node["gpu_d2h_bps"])
+    if sc is not None:
+        cf = copy_fit(sc)
+        return {"staging_per_gb": cf["per_gb"], "staging_per_file": cf["per_file"], "checkpoint_per_gb": per_gb, "copy_fit": cf}
     sf = staging_fit(cnn)
     per_file = (sf["proc_core_s"] - per_gb * cnn["job"]["dataset_bytes"] / 1e9) / sf["files"]
-    return {"staging_per_gb": per_gb, "staging_per_file": per_file, "checkpoint_per_gb": per_gb}
+    return {"staging_per_gb": per_gb, "staging_per_file": per_file, "checkpoint_per_gb": per_gb, "copy_fit": None}
+
+
+COPY_NOTE = "core_s_per_gb and core_s_per_file fitted on the staging-copies recording's copies (split.json)"
 
 
 def staging(j, files, cc, note):
@@ -217,7 +288,33 @@ def staging(j, files, cc, note):
     return {"name": "staging copy shared -> local", "kind": "staging", "bytes": j["dataset_bytes"], "files": files,
             "from": "local", "to": "local", "core_s_per_gb": round(cc["staging_per_gb"], 4),
             "core_s_per_file": round(cc["staging_per_file"], 8), "sync_bytes": j["dataset_bytes"], "sync_files": files,
-            "note": note + "; os.sync() also writes the dataset generated just before it (sync_bytes, sync_files: still dirty)"}
+            "note": note + "; os.sync() also writes the dataset generated just before it (sync_bytes, sync_files: still dirty)"
+                    + ("; " + COPY_NOTE if cc["copy_fit"] else "")}
+
+
+def copies_scenario(sc, cc):
+    """The staging-copies recording as a job: each copy (folder to folder on the one disk, then os.sync(), which writes
+    only the copy: the sources were generated and synced before the copies) and the GPU-idle rests between them at
+    their measured durations."""
+    phases = []
+    for r in sc["top"]:
+        if r["kind"] == "idle" and r["name"].startswith("rest"):
+            phases.append({"name": r["name"], "kind": "idle", "seconds": round(r["time_s"], 3), "note": "measured duration (a rest)"})
+        elif r["kind"] == "staging":
+            c = next(c for c in sc["job"]["copies"] if c["phase"] == r["name"])
+            phases.append({"name": r["name"], "kind": "staging", "bytes": c["bytes"], "files": c["files"], "from": "local", "to": "local",
+                           "core_s_per_gb": round(cc["staging_per_gb"], 4), "core_s_per_file": round(cc["staging_per_file"], 8),
+                           "note": f"recorded: shutil.{c['call']} between two folders of the one disk, then os.sync(); " + COPY_NOTE})
+    return phases
+
+
+def copies_doc(sc, cc):
+    return {"name": COPIES, "description": "Staging copies of 1 GiB, 8 x 128 MiB, 2,000 x 256 KiB and 20,000 x 12 kB files on the "
+                                           "H200 machine's local disk, each synced, three of each (traces/recordings/h200-lifecycle/"
+                                           "staging-copies: the fit set of the staging copy's CPU)",
+            "lifecycle": {"node": "../../models/lifecycle/h200-node.json", "gpu": "h200", "recorded_cpu_ghz": 2.1,
+                          "phases": copies_scenario(sc, cc)},
+            "output": {"dir": f"../../out/lifecycle-{COPIES}"}}
 
 
 def cnn_scenario(cnn, cc, vwarm):
@@ -462,6 +559,59 @@ def table(name, res):
     return "\n".join(lines) + "\n"
 
 
+def copy_table(cf, write_bps):
+    """The staging-copies fit per set (means of its copies): the copying process's CPU against the fit, the copy call's
+    wall time, and the sync against the node's write rate."""
+    lines = ["### staging-copies: the copy's CPU fit (least squares over every copy, split.json)", "",
+             f"Fitted: {cf['per_gb']:.4f} core-s per GB + {cf['per_file'] * 1e6:.2f} µs per file (the copying process's CPU "
+             "time over each copy call, time.process_time_ns). Per set, mean of its copies (min-max):", "",
+             "| set | GB | files | copy CPU core-s meas / fit | copy call wall s | sync s | disk bytes in the sync (GB) | sync GB/s (node: %.2f) |" % (write_bps / 1e9),
+             "|---|---|---|---|---|---|---|---|"]
+    sets = []
+    for c in cf["copies"]:
+        if c["set"] not in sets:
+            sets.append(c["set"])
+    for name in sets:
+        cs = [c for c in cf["copies"] if c["set"] == name]
+
+        def rng(k, d, scale=1.0):
+            v = [c[k] * scale for c in cs]
+            return f"{sum(v) / len(v):.{d}f} ({min(v):.{d}f}-{max(v):.{d}f})"
+        rate = [c["sync_disk_bytes"] / c["sync_s"] / 1e9 for c in cs]
+        lines.append(f"| {name} | {cs[0]['gb']:.3f} | {cs[0]['files']} | {rng('cpu_s', 3)} / {cs[0]['fit_cpu_s']:.3f} | {rng('copy_s', 3)} | "
+                     f"{rng('sync_s', 3)} | {rng('sync_disk_bytes', 3, 1e-9)} | {sum(rate) / len(rate):.2f} ({min(rate):.2f}-{max(rate):.2f}) |")
+    return "\n".join(lines) + "\n"
+
+
+HISTORY = os.path.join(REC, "validation-session4b.json")
+
+
+def history_table(report):
+    """Per job, phase kind and role: the error before session 5 (validation-session4b.json) -> now, held-out and fit
+    (in-sample) rows side by side."""
+    with open(HISTORY) as f:
+        old = json.load(f)["jobs"]
+    lines = ["### Per kind: session 4b (before the staging-copies recording) -> now", "",
+             "| job | kind | fit (in-sample): time / GPU J / CPU core-s | held out: time / GPU J / CPU core-s |", "|---|---|---|---|"]
+    for job_name, j in report["jobs"].items():
+        kinds = []
+        for r in j["phases"]:
+            if r["kind"] not in kinds:
+                kinds.append(r["kind"])
+        for kind in kinds:
+            cells = []
+            for role in ("fit", "held out"):
+                sel = [r for r in j["phases"] if r["kind"] == kind and r["role"] == role]
+                if not sel:
+                    cells.append("-")
+                    continue
+                now, _ = summed(sel)
+                was = old.get(job_name, {}).get(f"{kind}, {role}")
+                cells.append(f"({len(sel)}) " + " / ".join(("%+.1f -> " % err(was[k]) if was else "new: ") + "%+.1f %%" % err(now[k]) for k in KEYS))
+            lines.append(f"| {job_name} | {kind} | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines) + "\n"
+
+
 def write(path, text, check, stale):
     if check:
         old = open(path).read() if os.path.exists(path) else None
@@ -480,8 +630,9 @@ def main():
     a = p.parse_args()
     stale = []
     cnn, llm = job("cnn-io"), job("llm-finetune")
-    node = fit_node(cnn)
-    cc = copy_costs(cnn, node)
+    sc = job(COPIES) if os.path.isdir(os.path.join(REC, COPIES, "recording")) else None
+    node = fit_node(cnn, sc)
+    cc = copy_costs(cnn, node, sc)
     write(NODE, json.dumps(node, indent=1) + "\n", a.check, stale)
     if not a.check:
         pass
@@ -494,13 +645,16 @@ def main():
                                          "staging copy, 10 epochs of decode-bound training, validation and checkpoints", cnn_ph, first["cnn-io"]),
             "llm-finetune": scenario("llm-finetune", "The GPU-bound GPT-like fine-tune recorded on the H200 "
                                                      "(traces/recordings/h200-lifecycle/llm-finetune)", llm_ph, first["llm-finetune"])}
+    if sc is not None:
+        docs[COPIES] = copies_doc(sc, cc)
     for n, d in docs.items():
         write(os.path.join(SCEN, n + ".json"), json.dumps(d, indent=1) + "\n", a.check, stale)
     if a.check and stale:
         print("stale: " + ", ".join(stale))
         sys.exit(1)
     fit = {"cnn-io": {"staging copy shared -> local", "epoch 0", "validation 0", "checkpoint 0"},
-           "llm-finetune": {"training 0", "validation 0"}}
+           "llm-finetune": {"training 0", "validation 0"},
+           COPIES: {r["name"] for r in rows(sc, "staging")} if sc else set()}
     report = {"note": "measured = NVML energy counter (GPU J), /proc/stat less the samplers' rate at rest (CPU core-s), "
                       "phase marks (time); sim = dvfs-sim lifecycle model outputs. CPU joules are not measured (no RAPL).",
               "replayed_step": {"cnn-io": {"gpu_busy_s": cb, "gpu_busy_w": cw}, "llm-finetune": {"gpu_busy_s": lb, "gpu_busy_w": lw}},
@@ -515,12 +669,20 @@ def main():
           "`± bound`: the worst-case error of that at the phase's two bounds (the GPU never below its lowest 100 ms mean "
           "of the recording; dvfs_sim.lifecycle_analysis.Counter.bound_error); CPU the same for /proc/stat read every "
           "50 ms. An error is **bold** when it exceeds 10 % plus that bound (a miss the measurement resolves).", ""]
-    for n, an in (("cnn-io", cnn), ("llm-finetune", llm)):
+    for n, an in (("cnn-io", cnn), ("llm-finetune", llm), (COPIES, sc)):
+        if an is None:
+            continue
         out, res = compare(a.bin, os.path.join(SCEN, n + ".json"), an, fit[n])
         report["jobs"][n] = {"phases": res, "simulated": {"totals": out["totals"], "by_kind": out["by_kind"], "policies": out["policies"]},
                              "measured": {"by_kind": an["by_kind"], "total": an["total"], "sampler_core_per_s": an["sampler_core_per_s"],
                                           "gpu_deep_idle_w": an["gpu_deep_idle_w"]}}
         md.append(table(n, res))
+    local = next(s for s in node["storage"] if s["name"] == "local")
+    if cc["copy_fit"]:
+        md.append(copy_table(cc["copy_fit"], local["write_bps"]))
+    if os.path.exists(HISTORY):
+        md.append(history_table(report))
+        report["copy_fit"] = cc["copy_fit"]
     write(os.path.join(REC, "validation.json"), json.dumps(report, indent=1, default=float) + "\n", a.check, stale)
     write(os.path.join(REC, "validation.md"), "\n".join(md), a.check, stale)
     if a.check and stale:

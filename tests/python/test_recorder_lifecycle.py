@@ -130,3 +130,42 @@ def test_a_recording_with_host_counters_and_phases_is_analysed_per_phase(fake_nv
     epoch = a["top"][2]
     assert epoch["time_s"] == pytest.approx(0.2, abs=0.1) and epoch["gpu_j"] > 0  # the fake card draws 500 W
     assert sum(v["time_s"] for v in a["by_kind"].values()) == pytest.approx(a["total"]["time_s"])
+
+
+def _load_fit_lifecycle():
+    import importlib.util
+    from repo_paths import ROOT
+    spec = importlib.util.spec_from_file_location("fit_lifecycle", os.path.join(ROOT, "models", "lifecycle", "fit_lifecycle.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_staging_copies_job_marks_every_copy_and_its_sync_and_the_fit_separates_per_gb_from_per_file(fake_nvml, tmp_path):  # noqa: F811
+    import subprocess
+    import sys
+    from repo_paths import ROOT
+    out = tmp_path / "job"
+    env = dict(os.environ, DVFS_NVML="fake_pynvml")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python"), env.get("PYTHONPATH", "")])
+    subprocess.run([sys.executable, os.path.join(ROOT, "traces", "recorder", "lifecycle", "staging_copies_job.py"), "--out", str(out),
+                    "--scale", str(1 / 4096), "--files-scale", "0.01", "--repeats", "2", "--rest-s", "0.05", "--idle-s", "0.1",
+                    "--matrix", "16", "--steps", "1:1"], check=True, env=env, capture_output=True, timeout=240)
+    job = json.loads((out / "job.json").read_text())
+    sets = {s["name"]: s for s in job["sets"]}
+    assert [c["set"] for c in job["copies"]] == ["big-1", "mid-8", "small-2k", "tiny-20k", "tiny-20k", "small-2k", "mid-8", "big-1"]
+    for c in job["copies"]:
+        s = sets[c["set"]]
+        assert c["bytes"] == s["files"] * s["file_bytes"] and c["call"] == ("copyfile" if c["set"] == "big-1" else "copytree")
+        for k in ("t_ns", "cpu_ns"):
+            assert c["start"][k] <= c["copied"][k] <= c["synced"][k]
+        dst = out / "local" / f"{c['set']}-{c['repeat']}"
+        assert sum(os.path.getsize(dst / n) for n in os.listdir(dst)) == c["bytes"]
+    a = la.analyse(str(out / "recording"))
+    assert [r["name"] for r in a["top"] if r["kind"] == "staging"] == [c["phase"] for c in job["copies"]]
+    assert all(r["kind"] == "idle" for r, n in zip(a["top"], a["top"][1:]) if n["kind"] == "staging")  # a rest before each copy
+    # the fit: CPU times made of a known per GB and per file are recovered from the job's (GB, files)
+    for c in job["copies"]:
+        c["copied"]["cpu_ns"] = c["start"]["cpu_ns"] + round((0.4 * c["bytes"] / 1e9 + 60e-6 * c["files"]) * 1e9)
+    cf = _load_fit_lifecycle().copy_fit({"job": job, "dir": str(out / "recording")})
+    assert cf["per_gb"] == pytest.approx(0.4, rel=1e-3) and cf["per_file"] == pytest.approx(60e-6, rel=1e-3)
