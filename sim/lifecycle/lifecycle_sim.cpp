@@ -137,19 +137,21 @@ class Runner {
   }
 
   // The sync of a write-behind disk: every dirty byte of the phase (its copy and `sync_bytes` of other files) is
-  // written at the disk's rate while the kernel's writeback CPU runs beside it, on other cores than the waiting
-  // process: spread over as many as it needs to keep up with the disk (flusher threads run on every CPU with work),
-  // at most the node's; the longer of the two sets the time.
+  // written at the disk's rate, and each file's metadata takes the disk `sync_s_per_file` (as that many bytes' time
+  // on the disk), while the kernel's writeback CPU runs beside it, on other cores than the waiting process: spread
+  // over as many as it needs to keep up with the disk (flusher threads run on every CPU with work), at most the
+  // node's; the longer of the two sets the time.
   void flush(const LifecyclePhase& ph, const std::string& to, Tally& t) {
     const StorageSpec& dst = n_.store(to, "", "");
     const double bytes = ph.bytes + ph.sync_bytes, files = ph.files + ph.sync_files;
+    const double metadata_bytes = dst.sync_s_per_file * files * dst.write_bps;  // the disk's time per file, as bytes
     std::vector<sg4::ActivityPtr> parts;
-    if (bytes > 0) {
-      parts.push_back(p_.disks.at(to)->write_async(static_cast<sg_size_t>(bytes)));
+    if (bytes + metadata_bytes > 0) {
+      parts.push_back(p_.disks.at(to)->write_async(static_cast<sg_size_t>(bytes + metadata_bytes)));
       t.written += bytes;
     }
     if (const double core_s = dst.writeback_core_s_per_file * files; core_s > 0) {
-      const double disk_s = bytes / dst.write_bps, speed = sg4::this_actor::get_host()->get_speed();
+      const double disk_s = (bytes + metadata_bytes) / dst.write_bps, speed = sg4::this_actor::get_host()->get_speed();
       const double wall_s = core_s * recorded_ghz_ * 1e9 / speed;
       const int cores = std::clamp(static_cast<int>(std::ceil(wall_s / std::max(disk_s, 1e-12))), 1, std::max(1, n_.cores - 1));
       t.cycles += core_s * recorded_ghz_ * 1e9;

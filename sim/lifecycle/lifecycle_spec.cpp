@@ -24,7 +24,7 @@ CpuPstate parse_pstate(const JsonReader& r) {
 
 StorageSpec parse_storage(const JsonReader& r) {
   r.only_keys({"name", "read_bps", "write_bps", "sync_s", "file_open_s", "remote", "link_bps", "link_latency_s", "idle_w", "j_per_byte",
-               "link_j_per_byte", "write_behind", "writeback_core_s_per_file", "note"});
+               "link_j_per_byte", "write_behind", "writeback_core_s_per_file", "sync_s_per_file", "note"});
   StorageSpec s;
   s.name = r.string("name");
   s.read_bps = r.positive("read_bps");
@@ -41,6 +41,9 @@ StorageSpec parse_storage(const JsonReader& r) {
   s.link_j_per_byte = r.has("link_j_per_byte") ? r.non_negative("link_j_per_byte") : 0;
   s.write_behind = r.boolean_or("write_behind", false);
   s.writeback_core_s_per_file = r.has("writeback_core_s_per_file") ? r.non_negative("writeback_core_s_per_file") : 0;
+  s.sync_s_per_file = r.has("sync_s_per_file") ? r.non_negative("sync_s_per_file") : 0;
+  if (s.sync_s_per_file > 1) r.fail("sync_s_per_file", "expected at most 1 s per file");
+  if (s.sync_s_per_file > 0 && !s.write_behind) r.fail("sync_s_per_file", "expected only with write_behind (the sync's time per file)");
   if (s.write_behind && s.remote) throw InputError(r.file(), r.field("write_behind"), "expected write_behind only on a local disk");
   if (s.sync_s < 0) throw InputError(r.file(), r.field("sync_s"), "expected >= 0 s");
   return s;

@@ -31,9 +31,11 @@ struct StorageSpec {
   // Write-behind (a local disk with the page cache in front): a copy's writes land in memory and reach the disk
   // only at the phase's sync (os.sync / fsync), after the copying process's CPU work; the disk then writes every
   // dirty byte at write_bps while the kernel's writeback spends `writeback_core_s_per_file` per file on a core of
-  // its own. false: a streaming copy (writes overlap the CPU work), no writeback CPU.
+  // its own, and the disk spends `sync_s_per_file` per file beside the data (inode, directory entry, journal).
+  // false: a streaming copy (writes overlap the CPU work), no writeback CPU.
   bool write_behind = false;
   double writeback_core_s_per_file = 0;
+  double sync_s_per_file = 0;
 };
 
 struct NodeSpec {

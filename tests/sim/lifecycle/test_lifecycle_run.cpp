@@ -146,6 +146,22 @@ TEST_CASE("a write-behind copy: the process's CPU first, then the sync writes ev
   CHECK(p["bytes_written"].get<double>() == Approx(2e9));
 }
 
+TEST_CASE("a write-behind sync spends the disk's time per file beside the data, and writes only the data's bytes", "[lifecycle]") {
+  // 1000 files x 1 ms of the copying process = 1 s; the sync: 2 GB at 2 GB/s = 1 s plus 2000 files x 0.5 ms = 1 s of
+  // metadata on the disk; then sync_s. The bytes written are the data's.
+  const Json stage = {{"name", "stage"}, {"kind", "staging"}, {"bytes", 1e9}, {"files", 1000}, {"from", "local"},
+                      {"to", "local"}, {"core_s_per_file", 1e-3}, {"sync_bytes", 1e9}, {"sync_files", 1000}};
+  const Json doc = {{"name", "t"}, {"lifecycle", {{"node", "node-sync-per-file.json"}, {"gpu", "h200"}, {"phases", Json::array({stage})}}}};
+  const Json s = run_lifecycle(doc, "t.json", kDir);
+  const Json& p = phase(s, 0);
+  CHECK(p["time_s"].get<double>() == Approx(1.0 + 1.0 + 1.0 + 0.01).epsilon(1e-3));
+  CHECK(p["bytes_written"].get<double>() == Approx(2e9));
+  Json bad = doc;
+  bad["lifecycle"]["node"] = "node-write-behind.json";  // the same phase without the per-file time: 1 s shorter
+  const Json without = run_lifecycle(bad, "t.json", kDir);
+  CHECK(phase(without, 0)["time_s"].get<double>() == Approx(1.0 + 1.0 + 0.01).epsilon(1e-3));
+}
+
 TEST_CASE("write-behind is a local disk's: a file server marked write_behind is refused, naming the field", "[lifecycle]") {
   const Json doc = {{"name", "t"}, {"lifecycle", {{"node", "node-bad-write-behind.json"}, {"gpu", "h200"},
                     {"phases", Json::array({{{"name", "wait"}, {"kind", "idle"}, {"seconds", 1}}})}}}};
