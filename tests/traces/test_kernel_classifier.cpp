@@ -39,6 +39,17 @@ TEST_CASE("kernel names of the shipped H200 trace fall into the expected classes
   CHECK(c.kernel_class("anything", ActivityKind::memset) == KernelClass::copy);
 }
 
+TEST_CASE("torch.compile's Triton kernels fall into classes by Inductor's name prefix", "[traces][classifier]") {
+  Classifier c = Classifier::load_default();
+  CHECK(c.kernel_class("triton_poi_fused__to_copy_add_mul_0", ActivityKind::kernel) == KernelClass::elementwise);
+  CHECK(c.kernel_class("triton_red_fused__log_softmax_backward_data_nll_loss_backward_7", ActivityKind::kernel) ==
+        KernelClass::reduction);
+  CHECK(c.kernel_class("triton_per_fused_add_sum_3", ActivityKind::kernel) == KernelClass::reduction);
+  CHECK(c.kernel_class("triton_per_fused_native_layer_norm_native_layer_norm_backward_12", ActivityKind::kernel) ==
+        KernelClass::normalization);  // the earlier class's pattern decides
+  CHECK(c.kernel_class("triton_tem_fused_addmm_0", ActivityKind::kernel) == KernelClass::gemm);
+}
+
 TEST_CASE("no kernel of the shipped GPT-3 XL trace is left unclassified", "[traces][classifier]") {
   Classifier c = Classifier::load_default();
   Workload wl = import_kineto(data_dir() + "/traces/recordings/h200-gpt3xl/trace.json.gz", c);
