@@ -10,12 +10,14 @@ address ("tcp://host:8786") or a distributed.Client. A failing point gets its on
 `error` column; the other points are unaffected, even when a worker process dies.
 """
 import atexit
+import contextlib
 import itertools
 import json
 import math
 import multiprocessing
 import os
 import sys
+import tempfile
 
 from ._native import InputError, core
 from .scenario import load_scenario, resolve_paths, with_changes
@@ -96,8 +98,51 @@ def run_point(base, base_dir, index, point, metrics=None, policy=None, reuse_tra
 
 
 def _run_chunk(payload, chunk):
-    base, base_dir, metrics, policy, reuse_trace = payload
+    base, base_dir, metrics, policy, reuse_trace, shared = payload
+    if shared is not None:
+        _adopt_trace(shared)
     return [(i, run_point(base, base_dir, i, p, metrics, policy, reuse_trace)) for i, p in chunk]
+
+
+def _share_trace(doc):
+    """The trace of a point's scenario, loaded here once (and kept in this process's trace cache), as
+    core().share_trace's (key, retargeted, bytes); None when it replays no trace or does not load (each point
+    then reports that itself)."""
+    try:
+        return core().share_trace(json.dumps(doc), "<sweep point 0>", os.getcwd())
+    except Exception:
+        return None
+
+
+@contextlib.contextmanager
+def _trace_file(shared):
+    """share_trace's bytes in a temporary file (in memory where /dev/shm is) for the length of one sweep: every
+    worker reads it once, instead of a copy travelling with every chunk of points; yields (key, retargeted, path)."""
+    if shared is None:
+        yield None
+        return
+    key, retargeted, data = shared
+    folder = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    fd, path = tempfile.mkstemp(prefix="dvfs-sim-sweep-", suffix=".trace", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        yield key, retargeted, path
+    finally:
+        os.unlink(path)
+
+
+def _adopt_trace(shared):
+    """In a worker: the sweep's shared trace kept in this process's trace cache (decoded, not imported), unless it
+    is there already; when the file cannot be read or decoded, the points load the trace themselves."""
+    key, retargeted, path = shared
+    if core().has_trace(key):
+        return
+    try:
+        with open(path, "rb") as f:
+            core().adopt_trace(key, retargeted, f.read())
+    except OSError:
+        pass
 
 
 def _init_worker():
@@ -164,6 +209,23 @@ def _executor(processes, start_method):
         _pool["executor"] = ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_init_worker)
         _pool["key"] = key
     return _pool["executor"]
+
+
+def _load_while_workers_start(doc, processes, start_method):
+    """The trace of `doc` (a point's scenario) loaded here, once, for the workers to adopt instead of each importing
+    it (the import is most of a cold sweep's time; a point then takes ~1 ms): _share_trace's result. With a fork
+    server, the workers are started meanwhile (a no-op each), so that the server's start, the workers' and the load
+    overlap; the load runs on a thread, the core releasing the GIL. Forked workers ("fork") are started after the
+    load: they inherit the loaded trace, and no thread may hold the core's lock while this process forks."""
+    if start_method == "fork":
+        return _share_trace(doc)
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=1) as loader:
+        loading = loader.submit(_share_trace, doc)
+        ex = _executor(processes, start_method)
+        for _ in range(processes):  # each submit forks a worker while none is idle
+            ex.submit(_init_worker)
+        return loading.result()
 
 
 def _run_local(tasks, payload, processes, start_method, bar):
@@ -260,7 +322,7 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
         base["output"] = {k: v for k, v in base["output"].items() if k != "dir"}
     points = points_of(grid)
     tasks = list(enumerate(points))
-    payload = (base, os.getcwd(), metrics, policy, reuse_trace)
+    payload = (base, os.getcwd(), metrics, policy, reuse_trace, None)
     with _progress_bar(len(tasks), progress) as bar:
         if scheduler is not None:
             rows = _run_dask(tasks, payload, scheduler, bar)
@@ -271,7 +333,9 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
                 bar.update(1)
         else:
             n = min(processes or os.cpu_count() or 1, len(tasks))
-            rows = _run_local(tasks, payload, n, start_method, bar)
+            shared = _load_while_workers_start(with_changes(base, points[0]), n, start_method) if reuse_trace else None
+            with _trace_file(shared) as trace:
+                rows = _run_local(tasks, payload[:-1] + (trace,), n, start_method, bar)
     keys = list(dict.fromkeys(k for p in points for k in p))
     records = []
     for i, p in tasks:
