@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A cold sweep of the default scenario on one worker process vs two (issue 18 target: >= 1.5x on 2 processes).
 
-    /usr/bin/python3 bench/cold_sweep.py [--points 200] [--repeats 5] [--package-dir build/python]
+    /usr/bin/python3 bench/cold_sweep.py [--points 200] [--repeats 5] [--package-dir build/python] [--start-method fork]
 
 "Cold" = the first sweep of a fresh Python process with no workload cache: every measurement runs in a new
 interpreter (started by this script, `import dvfs_sim` done before the clock starts) with DVFS_SIM_NO_CACHE=1, so
@@ -22,7 +22,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def child(points, n, package_dir, pandas_first):
+def child(points, n, package_dir, pandas_first, start_method):
     """In the fresh process: one sweep, timed; prints its seconds."""
     sys.path.insert(0, package_dir)
     sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -32,16 +32,17 @@ def child(points, n, package_dir, pandas_first):
     from python_bench import grid
     pts = grid(points)
     t = time.perf_counter()
-    df = dvfs_sim.sweep(None, pts, processes=n, progress=False, reuse_trace=True)
+    df = dvfs_sim.sweep(None, pts, processes=n, progress=False, reuse_trace=True, start_method=start_method)
     elapsed = time.perf_counter() - t
     assert df["error"].isna().all(), df["error"].dropna().iloc[0]
     print(f"{elapsed:.6f}")
 
 
-def cold(points, n, package_dir, pandas_first):
+def cold(points, n, package_dir, pandas_first, start_method):
     env = dict(os.environ, DVFS_SIM_NO_CACHE="1")
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", str(n), "--points", str(points),
-                          "--package-dir", package_dir] + (["--pandas-first"] if pandas_first else []),
+                          "--package-dir", package_dir, "--start-method", start_method]
+                         + (["--pandas-first"] if pandas_first else []),
                          env=env, capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         raise SystemExit(f"cold_sweep: the sweep on {n} process(es) failed:\n{out.stderr}")
@@ -53,11 +54,12 @@ def main():
     p.add_argument("--points", type=int, default=200)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--package-dir", default=os.path.join(ROOT, "build", "python"))
+    p.add_argument("--start-method", default="forkserver", help="sweep(start_method=...): forkserver (the default), fork")
     p.add_argument("--child", type=int, help=argparse.SUPPRESS)
     p.add_argument("--pandas-first", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.child is not None:
-        return child(a.points, a.child, a.package_dir, a.pandas_first)
+        return child(a.points, a.child, a.package_dir, a.pandas_first, a.start_method)
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     from python_bench import machine_ceiling
     load_before = os.getloadavg()[0]
@@ -65,10 +67,11 @@ def main():
     times = {r: [] for r in runs}
     for _ in range(a.repeats):
         for r in runs:
-            times[r].append(cold(a.points, r[1], a.package_dir, r[0]))
+            times[r].append(cold(a.points, r[1], a.package_dir, r[0], a.start_method))
     ceiling = machine_ceiling(2)
     print(f"cold sweep of the default scenario, {a.points} points, each the first sweep of a fresh Python process, "
-          f"no workload cache (DVFS_SIM_NO_CACHE=1), {a.package_dir}; best of {a.repeats} (median):")
+          f"no workload cache (DVFS_SIM_NO_CACHE=1), {a.package_dir}, start method {a.start_method}; best of "
+          f"{a.repeats} (median):")
     for pandas_first in (False, True):
         best = {n: min(times[(pandas_first, n)]) for n in (1, 2)}
         print("  pandas imported before the sweep (as in a notebook that uses it):" if pandas_first else
