@@ -104,14 +104,15 @@ def _run_chunk(payload, chunk):
     return [(i, run_point(base, base_dir, i, p, metrics, policy, reuse_trace)) for i, p in chunk]
 
 
-def _share_trace(doc):
+def _share_trace(doc, encode=True):
     """The trace of a point's scenario, loaded here once (and kept in this process's trace cache), as
     core().share_trace's (key, retargeted, bytes); None when it replays no trace or does not load (each point
-    then reports that itself)."""
+    then reports that itself), or without `encode` (workers forked from here inherit it loaded)."""
     try:
-        return core().share_trace(json.dumps(doc), "<sweep point 0>", os.getcwd())
+        shared = core().share_trace(json.dumps(doc), "<sweep point 0>", os.getcwd(), encode)
     except Exception:
         return None
+    return shared if encode else None
 
 
 @contextlib.contextmanager
@@ -212,10 +213,15 @@ def _start_forkserver(ctx):
             os.environ["PYTHONPATH"] = old
 
 
+def _pool_is_new(processes, start_method):
+    """Whether _executor will start a new pool (none kept, another size or start method, or a broken one)."""
+    return _pool["key"] != (processes, start_method) or getattr(_pool["executor"], "_broken", False)
+
+
 def _executor(processes, start_method):
     from concurrent.futures import ProcessPoolExecutor
     key = (processes, start_method)
-    if _pool["key"] != key or getattr(_pool["executor"], "_broken", False):
+    if _pool_is_new(processes, start_method):
         stop_workers()
         ctx = multiprocessing.get_context(start_method)
         if start_method == "forkserver":
@@ -229,10 +235,11 @@ def _load_while_workers_start(doc, processes, start_method):
     """The trace of `doc` (a point's scenario) loaded here, once, for the workers to adopt instead of each importing
     it (the import is most of a cold sweep's time; a point then takes ~1 ms): _share_trace's result. With a fork
     server, the workers are started meanwhile (a no-op each), so that the server's start, the workers' and the load
-    overlap; the load runs on a thread, the core releasing the GIL. Forked workers ("fork") are started after the
-    load: they inherit the loaded trace, and no thread may hold the core's lock while this process forks."""
+    overlap; the load runs on a thread, the core releasing the GIL. New forked workers ("fork") are started after the
+    load: they inherit the loaded trace (nothing to encode), and no thread may hold the core's lock while this
+    process forks."""
     if start_method == "fork":
-        return _share_trace(doc)
+        return _share_trace(doc, encode=not _pool_is_new(processes, start_method))
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=1) as loader:
         loading = loader.submit(_share_trace, doc)

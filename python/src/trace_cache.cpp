@@ -94,8 +94,9 @@ TraceCache& trace_cache() {
 }
 
 // The trace of a replay or multi-rank scenario (JSON text), loaded through this process's cache, as
-// (key, retargeted JSON text, bytes: the workload cache's entry encoding under that key); None for other kinds.
-py::object share_trace(const std::string& scenario_json, const std::string& file, const std::string& base_dir) {
+// (key, retargeted JSON text, bytes: the workload cache's entry encoding under that key, or None without
+// `encode`: e.g. for processes forked from this one, which inherit the cache); None for other kinds.
+py::object share_trace(const std::string& scenario_json, const std::string& file, const std::string& base_dir, bool encode) {
   const dvfs::Json doc = dvfs::parse_json_text(scenario_json, file);
   const dvfs::ScenarioKind kind = dvfs::scenario_kind(doc);
   if ((kind != dvfs::ScenarioKind::replay && kind != dvfs::ScenarioKind::multi_rank) || dvfs::scenario_kind_registry().find(kind))
@@ -109,9 +110,9 @@ py::object share_trace(const std::string& scenario_json, const std::string& file
     const std::shared_ptr<const dvfs::LoadedTrace> t = trace_cache().get(sc, model);
     key = key_of(sc, model);
     retargeted = t->retargeted.dump();
-    bytes = dvfs::encode_cached_import(key, t->workload, t->report);
+    if (encode) bytes = dvfs::encode_cached_import(key, t->workload, t->report);
   }
-  return py::make_tuple(key, retargeted, py::bytes(bytes));
+  return py::make_tuple(key, retargeted, encode ? py::object(py::bytes(bytes)) : py::object(py::none()));
 }
 
 // share_trace's bytes kept in this process's cache under their key (unless there already); false, keeping
@@ -143,9 +144,9 @@ void bind_trace_cache(py::module_& m) {
     SimulationLock lock;
     trace_cache().clear();
   });
-  m.def("share_trace", &share_trace, py::arg("scenario_json"), py::arg("file"), py::arg("base_dir"),
+  m.def("share_trace", &share_trace, py::arg("scenario_json"), py::arg("file"), py::arg("base_dir"), py::arg("encode") = true,
         "The trace of a replay scenario, loaded through this process's trace cache, as (key, retargeted JSON "
-        "text, bytes) for adopt_trace in another process; None for other scenario kinds.");
+        "text, bytes) for adopt_trace in another process (bytes None without encode); None for other scenario kinds.");
   m.def("has_trace", [](const std::string& key) {
     SimulationLock lock;
     return trace_cache().find(key) != nullptr;

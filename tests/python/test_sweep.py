@@ -219,3 +219,29 @@ def test_loaded_traces_are_told_apart_by_every_file_of_a_multi_rank_job(tmp_path
     df = dvfs_sim.sweep(base, points, processes=0, progress=False)
     alone = [dvfs_sim.run(dvfs_sim.with_changes(base, p))["totals"]["energy_j"] for p in points]
     assert list(df["energy_j"]) == alone and alone[0] != alone[1]
+
+
+def test_forked_workers_inherit_the_trace_the_caller_loaded(tmp_path):
+    """start_method="fork": the caller loads the trace before its workers are forked, so they neither load nor
+    adopt it (run in a fresh interpreter: forking this test process, which may hold threads, is not safe)."""
+    import subprocess
+    import sys
+    script = tmp_path / "fork_sweep.py"
+    script.write_text(
+        "import os\n"
+        "import dvfs_sim\n"
+        "from dvfs_sim._native import core\n"
+        "def counts(summary):\n"
+        "    s = core().trace_cache_stats()\n"
+        "    return {'pid': os.getpid(), 'loads': s['loads'], 'adopted': s['adopted'], 'entries': s['entries']}\n"
+        "if __name__ == '__main__':\n"
+        f"    df = dvfs_sim.sweep({BASE!r}, {{'seed': list(range(8))}}, processes=2, progress=False, metrics=counts,\n"
+        "                        start_method='fork')\n"
+        "    assert df['error'].isna().all(), df['error'].dropna().iloc[0]\n"
+        "    assert os.getpid() not in set(df['pid'])\n"
+        "    print('workers', int(df['loads'].max()), int(df['adopted'].max()), int(df['entries'].min()))\n"
+        "    print('caller', core().trace_cache_stats()['loads'])\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    # a forked worker's counters start as the caller's were: its 1 load is the caller's, none of its own
+    assert out.stdout.splitlines() == ["workers 1 0 1", "caller 1"]
