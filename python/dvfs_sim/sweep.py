@@ -5,7 +5,8 @@
 
 `grid` is a dict of dotted scenario keys -> lists of values (every combination is a point) or a list of
 dicts (explicit points). Points run in local worker processes (all cores by default; each worker
-imports dvfs_sim once and keeps the traces it loaded), or on a Dask cluster when `scheduler` is an
+imports dvfs_sim once and keeps the traces it loaded; the first point's trace is loaded once, by the calling
+process, and the workers adopt it instead of importing it each), or on a Dask cluster when `scheduler` is an
 address ("tcp://host:8786") or a distributed.Client. A failing point gets its one-line message in the
 `error` column; the other points are unaffected, even when a worker process dies.
 """
@@ -328,8 +329,9 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
     next sweep until stop_workers()). scheduler: a Dask
     scheduler address or distributed.Client (then processes is ignored). progress: a tqdm bar on stderr
     (default: when stderr is a terminal). policy: a Python policy object used at every point (it must
-    pickle). reuse_trace: each worker keeps the traces it loaded for its next points (False: every point loads
-    its trace, as a separate `dvfs-sim run` would). Result files are not written (the base's output.dir is
+    pickle). reuse_trace: each worker keeps the traces it loaded for its next points, and local workers adopt
+    the first point's trace from this process, which loads it once and keeps it (False: every point loads its
+    trace, as a separate `dvfs-sim run` would). Result files are not written (the base's output.dir is
     dropped)."""
     if base is None or isinstance(base, (str, os.PathLike)):
         base = load_scenario(base)

@@ -219,6 +219,9 @@ def test_loaded_traces_are_told_apart_by_every_file_of_a_multi_rank_job(tmp_path
     df = dvfs_sim.sweep(base, points, processes=0, progress=False)
     alone = [dvfs_sim.run(dvfs_sim.with_changes(base, p))["totals"]["energy_j"] for p in points]
     assert list(df["energy_j"]) == alone and alone[0] != alone[1]
+    dvfs_sim.stop_workers()  # a merged multi-rank trace adopted by the workers runs as it does here
+    pooled = dvfs_sim.sweep(base, points + [{"seed": 1}, {"seed": 2}], processes=2, progress=False, metrics=trace_loads_here)
+    assert list(pooled["energy_j"])[:2] == alone and (pooled["adopted"] == 1).all()
 
 
 def test_forked_workers_inherit_the_trace_the_caller_loaded(tmp_path):
