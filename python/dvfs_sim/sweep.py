@@ -105,11 +105,12 @@ def _run_chunk(payload, chunk):
     return [(i, run_point(base, base_dir, i, p, metrics, policy, reuse_trace)) for i, p in chunk]
 
 
-def _share_trace(doc, encode=True):
+def _share_trace(base, point, encode=True):
     """The trace of a point's scenario, loaded here once (and kept in this process's trace cache), as
     core().share_trace's (key, retargeted, bytes); None when it replays no trace or does not load (each point
     then reports that itself), or without `encode` (workers forked from here inherit it loaded)."""
     try:
+        doc = with_changes(base, point)
         shared = core().share_trace(json.dumps(doc), "<sweep point 0>", os.getcwd(), encode)
     except Exception:
         return None
@@ -232,18 +233,18 @@ def _executor(processes, start_method):
     return _pool["executor"]
 
 
-def _load_while_workers_start(doc, processes, start_method):
-    """The trace of `doc` (a point's scenario) loaded here, once, for the workers to adopt instead of each importing
+def _load_while_workers_start(base, point, processes, start_method):
+    """The trace of a point's scenario loaded here, once, for the workers to adopt instead of each importing
     it (the import is most of a cold sweep's time; a point then takes ~1 ms): _share_trace's result. With a fork
     server, the workers are started meanwhile (a no-op each), so that the server's start, the workers' and the load
     overlap; the load runs on a thread, the core releasing the GIL. New forked workers ("fork") are started after the
     load: they inherit the loaded trace (nothing to encode), and no thread may hold the core's lock while this
     process forks."""
     if start_method == "fork":
-        return _share_trace(doc, encode=not _pool_is_new(processes, start_method))
+        return _share_trace(base, point, encode=not _pool_is_new(processes, start_method))
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=1) as loader:
-        loading = loader.submit(_share_trace, doc)
+        loading = loader.submit(_share_trace, base, point)
         ex = _executor(processes, start_method)
         for _ in range(processes):  # each submit forks a worker while none is idle
             ex.submit(_init_worker)
@@ -355,7 +356,7 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
                 bar.update(1)
         else:
             n = min(processes or os.cpu_count() or 1, len(tasks))
-            shared = _load_while_workers_start(with_changes(base, points[0]), n, start_method) if reuse_trace else None
+            shared = _load_while_workers_start(base, points[0], n, start_method) if reuse_trace else None
             with _trace_file(shared) as trace:
                 rows = _run_local(tasks, payload[:-1] + (trace,), n, start_method, bar)
     keys = list(dict.fromkeys(k for p in points for k in p))

@@ -169,6 +169,8 @@ def test_a_first_trace_that_does_not_load_is_each_points_error_not_the_callers()
     df = dvfs_sim.sweep(dict(BASE, trace=os.path.join(ROOT, "tests", "fixtures", "missing.json")), points,
                         processes=2, progress=False)
     assert df["error"].notna().all() and all("missing.json" in e for e in df["error"])
+    bad_first = dvfs_sim.sweep(BASE, [{"seed.x": 1}, {"seed": 1}, {"seed": 2}], processes=2, progress=False)
+    assert list(bad_first["error"].isna()) == [False, True, True]
 
 
 def test_shared_trace_bytes_adopt_only_under_their_own_key_and_intact():
