@@ -7,7 +7,8 @@
    process vs on every core. With the trace kept per worker (the default): "cold" includes starting the
    workers and each worker loading the trace, "warm" is the next sweep on the kept workers. With
    reuse_trace=False every point loads its trace, as a separate `dvfs-sim run` would (--loading-points).
-   Best of 3 cold and 9 warm sweeps. Target: all cores >= 1.7x one process. The "machine ceiling"
+   Best of 3 cold and 9 warm sweeps (cold: this process loads the trace once, the new workers adopt it; the fork
+   server and pandas are already up after the first, see bench/cold_sweep.py for the first sweep of a fresh process). Target: all cores >= 1.7x one process. The "machine ceiling"
    (CPU-bound processes, no dvfs_sim) is the parallel speed the machine offers at that moment; on a shared
    machine it can be far below the core count.
 2. `dvfs_sim.run()` vs `dvfs-sim run` on the default scenario (both write summary.json and timeline.csv):
@@ -90,6 +91,7 @@ def bench_sweep(points, loading_points):
         colds, warms = [], []
         for _ in range(3):
             dvfs_sim.stop_workers()
+            dvfs_sim._core_module().clear_trace_cache()  # cold: neither the workers nor this process hold the trace
             colds.append(timed_sweep(pts, n, True))
             warms += [timed_sweep(pts, n, True) for _ in range(3)]
         dvfs_sim.stop_workers()

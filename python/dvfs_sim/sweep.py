@@ -5,17 +5,20 @@
 
 `grid` is a dict of dotted scenario keys -> lists of values (every combination is a point) or a list of
 dicts (explicit points). Points run in local worker processes (all cores by default; each worker
-imports dvfs_sim once and keeps the traces it loaded), or on a Dask cluster when `scheduler` is an
+imports dvfs_sim once and keeps the traces it loaded; the first point's trace is loaded once, by the calling
+process, and the workers adopt it instead of importing it each), or on a Dask cluster when `scheduler` is an
 address ("tcp://host:8786") or a distributed.Client. A failing point gets its one-line message in the
 `error` column; the other points are unaffected, even when a worker process dies.
 """
 import atexit
+import contextlib
 import itertools
 import json
 import math
 import multiprocessing
 import os
 import sys
+import tempfile
 
 from ._native import InputError, core
 from .scenario import load_scenario, resolve_paths, with_changes
@@ -96,8 +99,53 @@ def run_point(base, base_dir, index, point, metrics=None, policy=None, reuse_tra
 
 
 def _run_chunk(payload, chunk):
-    base, base_dir, metrics, policy, reuse_trace = payload
+    base, base_dir, metrics, policy, reuse_trace, shared = payload
+    if shared is not None:
+        _adopt_trace(shared)
     return [(i, run_point(base, base_dir, i, p, metrics, policy, reuse_trace)) for i, p in chunk]
+
+
+def _share_trace(base, point, encode=True):
+    """The trace of a point's scenario, loaded here once (and kept in this process's trace cache), as
+    core().share_trace's (key, retargeted, bytes); None when it replays no trace or does not load (each point
+    then reports that itself), or without `encode` (workers forked from here inherit it loaded)."""
+    try:
+        doc = with_changes(base, point)
+        shared = core().share_trace(json.dumps(doc), "<sweep point 0>", os.getcwd(), encode)
+    except Exception:
+        return None
+    return shared if encode else None
+
+
+@contextlib.contextmanager
+def _trace_file(shared):
+    """share_trace's bytes in a temporary file (in memory where /dev/shm is) for the length of one sweep: every
+    worker reads it once, instead of a copy travelling with every chunk of points; yields (key, retargeted, path)."""
+    if shared is None:
+        yield None
+        return
+    key, retargeted, data = shared
+    folder = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    fd, path = tempfile.mkstemp(prefix="dvfs-sim-sweep-", suffix=".trace", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        yield key, retargeted, path
+    finally:
+        os.unlink(path)
+
+
+def _adopt_trace(shared):
+    """In a worker: the sweep's shared trace kept in this process's trace cache (decoded, not imported), unless it
+    is there already; when the file cannot be read or decoded, the points load the trace themselves."""
+    key, retargeted, path = shared
+    if core().has_trace(key):
+        return
+    try:
+        with open(path, "rb") as f:
+            core().adopt_trace(key, retargeted, f.read())
+    except OSError:
+        pass
 
 
 def _init_worker():
@@ -110,11 +158,25 @@ def _chunks(items, workers):
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
+class _NoBar:
+    """The progress bar of a sweep that shows none."""
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n=1):
+        pass
+
+
 def _progress_bar(total, progress):
     if progress is None:
         progress = sys.stderr.isatty()
+    if not progress:
+        return _NoBar()  # without importing tqdm (~20 ms of a first sweep)
     from tqdm import tqdm
-    return tqdm(total=total, disable=not progress, file=sys.stderr, desc="sweep", unit="point", dynamic_ncols=True)
+    return tqdm(total=total, file=sys.stderr, desc="sweep", unit="point", dynamic_ncols=True)
 
 
 # The worker pool outlives one sweep: its processes keep dvfs_sim imported and the traces they loaded, so a
@@ -153,10 +215,15 @@ def _start_forkserver(ctx):
             os.environ["PYTHONPATH"] = old
 
 
+def _pool_is_new(processes, start_method):
+    """Whether _executor will start a new pool (none kept, another size or start method, or a broken one)."""
+    return _pool["key"] != (processes, start_method) or getattr(_pool["executor"], "_broken", False)
+
+
 def _executor(processes, start_method):
     from concurrent.futures import ProcessPoolExecutor
     key = (processes, start_method)
-    if _pool["key"] != key or getattr(_pool["executor"], "_broken", False):
+    if _pool_is_new(processes, start_method):
         stop_workers()
         ctx = multiprocessing.get_context(start_method)
         if start_method == "forkserver":
@@ -164,6 +231,24 @@ def _executor(processes, start_method):
         _pool["executor"] = ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_init_worker)
         _pool["key"] = key
     return _pool["executor"]
+
+
+def _load_while_workers_start(base, point, processes, start_method):
+    """The trace of a point's scenario loaded here, once, for the workers to adopt instead of each importing
+    it (the import is most of a cold sweep's time; a point then takes ~1 ms): _share_trace's result. With a fork
+    server, the workers are started meanwhile (a no-op each), so that the server's start, the workers' and the load
+    overlap; the load runs on a thread, the core releasing the GIL. New forked workers ("fork") are started after the
+    load: they inherit the loaded trace (nothing to encode), and no thread may hold the core's lock while this
+    process forks."""
+    if start_method == "fork":
+        return _share_trace(base, point, encode=not _pool_is_new(processes, start_method))
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=1) as loader:
+        loading = loader.submit(_share_trace, base, point)
+        ex = _executor(processes, start_method)
+        for _ in range(processes):  # each submit forks a worker while none is idle
+            ex.submit(_init_worker)
+        return loading.result()
 
 
 def _run_local(tasks, payload, processes, start_method, bar):
@@ -174,6 +259,7 @@ def _run_local(tasks, payload, processes, start_method, bar):
     ex = _executor(processes, start_method)
     try:
         futures = {ex.submit(_run_chunk, payload, c): c for c in _chunks(tasks, processes)}
+        import pandas  # noqa: F401  (for the DataFrame: a first import, ~0.2 s, overlaps the workers' points)
         for f in as_completed(futures):
             try:
                 done = f.result()
@@ -244,11 +330,10 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
     next sweep until stop_workers()). scheduler: a Dask
     scheduler address or distributed.Client (then processes is ignored). progress: a tqdm bar on stderr
     (default: when stderr is a terminal). policy: a Python policy object used at every point (it must
-    pickle). reuse_trace: each worker keeps the traces it loaded for its next points (False: every point loads
-    its trace, as a separate `dvfs-sim run` would). Result files are not written (the base's output.dir is
+    pickle). reuse_trace: each worker keeps the traces it loaded for its next points, and local workers adopt
+    the first point's trace from this process, which loads it once and keeps it (False: every point loads its
+    trace, as a separate `dvfs-sim run` would). Result files are not written (the base's output.dir is
     dropped)."""
-    import pandas as pd
-
     if base is None or isinstance(base, (str, os.PathLike)):
         base = load_scenario(base)
     elif isinstance(base, dict):
@@ -260,7 +345,7 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
         base["output"] = {k: v for k, v in base["output"].items() if k != "dir"}
     points = points_of(grid)
     tasks = list(enumerate(points))
-    payload = (base, os.getcwd(), metrics, policy, reuse_trace)
+    payload = (base, os.getcwd(), metrics, policy, reuse_trace, None)
     with _progress_bar(len(tasks), progress) as bar:
         if scheduler is not None:
             rows = _run_dask(tasks, payload, scheduler, bar)
@@ -271,7 +356,9 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
                 bar.update(1)
         else:
             n = min(processes or os.cpu_count() or 1, len(tasks))
-            rows = _run_local(tasks, payload, n, start_method, bar)
+            shared = _load_while_workers_start(base, points[0], n, start_method) if reuse_trace else None
+            with _trace_file(shared) as trace:
+                rows = _run_local(tasks, payload[:-1] + (trace,), n, start_method, bar)
     keys = list(dict.fromkeys(k for p in points for k in p))
     records = []
     for i, p in tasks:
@@ -282,5 +369,6 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
                 rec[k] = v
         rec["error"] = row.get("error")
         records.append(rec)
+    import pandas as pd
     df = pd.DataFrame.from_records(records)
     return df[[c for c in df.columns if c != "error"] + ["error"]]

@@ -25,6 +25,7 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<dvfs::InputError>(m, "InputError", PyExc_ValueError);
   dvfs_py::bind_gpu_model(m);
   dvfs_py::bind_simulation(m);
+  dvfs_py::bind_trace_cache(m);
   dvfs_py::bind_control(m);
   m.def("validate_json", [](const std::string& dir, const std::string& gpu) {
     dvfs_py::SimulationLock lock;

@@ -14,6 +14,7 @@ namespace dvfs_py {
 void bind_gpu_model(pybind11::module_& m);  // gpu_model_binding.cpp
 void bind_simulation(pybind11::module_& m); // simulation_binding.cpp
 void bind_control(pybind11::module_& m);    // control_binding.cpp
+void bind_trace_cache(pybind11::module_& m); // trace_cache.cpp: clear_trace_cache, share_trace, adopt_trace, ...
 
 // One scenario (JSON text; relative paths against base_dir) end to end: returns (summary JSON text,
 // timeline dict of numpy arrays or None). `policy` None keeps the scenario's policy; otherwise a Python

@@ -3,6 +3,7 @@
 // instead of the scenario's, and with a per-process cache of loaded traces for sweeps.
 #include "python/src/core_parts.hpp"
 #include "python/src/python_policy.hpp"
+#include "python/src/trace_cache.hpp"
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
@@ -13,68 +14,13 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include <dirent.h>
-#include <sys/stat.h>
-
-#include <list>
 #include <memory>
-#include <sstream>
 
 namespace py = pybind11;
 
 namespace dvfs_py {
 
 namespace {
-
-// Size and modification time of a trace file, or of every file in a recording directory: a cached
-// trace is reused only while this is unchanged.
-std::string fingerprint(const std::string& path) {
-  std::ostringstream os;
-  auto add = [&os](const std::string& p) {
-    struct stat st {};
-    if (::stat(p.c_str(), &st) == 0) os << p << ':' << st.st_size << ':' << st.st_mtim.tv_sec << '.' << st.st_mtim.tv_nsec << ';';
-  };
-  add(path);
-  if (dvfs::is_directory(path)) {
-    if (DIR* d = ::opendir(path.c_str())) {
-      std::vector<std::string> names;
-      while (const dirent* e = ::readdir(d)) names.emplace_back(e->d_name);
-      ::closedir(d);
-      std::sort(names.begin(), names.end());
-      for (const auto& n : names)
-        if (n != "." && n != "..") add(path + "/" + n);
-    }
-  }
-  return os.str();
-}
-
-// The last few traces loaded by this process (a sweep worker replays the same trace at many points).
-class TraceCache {
- public:
-  std::shared_ptr<const dvfs::LoadedTrace> get(const dvfs::Scenario& sc, const dvfs::GpuModel& model) {
-    const std::string key = sc.trace_path + '|' + sc.trace_gpu + '|' + model.source_file() + '|' + fingerprint(sc.trace_path);
-    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-      if (it->first == key) {
-        entries_.splice(entries_.begin(), entries_, it);
-        return entries_.front().second;
-      }
-    }
-    auto t = std::make_shared<const dvfs::LoadedTrace>(dvfs::load_scenario_trace(sc, model));
-    entries_.emplace_front(key, t);
-    if (entries_.size() > kCapacity) entries_.pop_back();
-    return t;
-  }
-  void clear() { entries_.clear(); }
-
- private:
-  static constexpr std::size_t kCapacity = 4;
-  std::list<std::pair<std::string, std::shared_ptr<const dvfs::LoadedTrace>>> entries_;
-};
-
-TraceCache& trace_cache() {
-  static TraceCache c;
-  return c;
-}
 
 py::dict timeline_arrays(const std::vector<dvfs::RankOutcome>& outcomes) {
   const dvfs::TimelineColumns c = dvfs::timeline_columns(outcomes);
@@ -135,7 +81,7 @@ py::tuple simulate_scenario(const std::string& scenario_json, const std::string&
       return simulate_with_python_policy(sc, trace, model, policy);
     };
   }
-  if (cache_trace) opts.load_trace = [](const dvfs::Scenario& sc, const dvfs::GpuModel& model) { return trace_cache().get(sc, model); };
+  if (cache_trace) opts.load_trace = [](const dvfs::Scenario& sc, const dvfs::GpuModel& model) { return cached_trace(sc, model); };
   SimulationLock lock;
   dvfs::ScenarioRun run;
   {
@@ -153,10 +99,6 @@ void bind_simulation(py::module_& m) {
   m.def("simulate", &simulate_scenario, py::arg("scenario_json"), py::arg("file"), py::arg("base_dir"),
         py::arg("output_dir") = "", py::arg("timeline") = false, py::arg("policy") = py::none(), py::arg("cache_trace") = false,
         "Run a scenario given as JSON text; returns (summary JSON text, timeline arrays or None).");
-  m.def("clear_trace_cache", [] {
-    SimulationLock lock;
-    trace_cache().clear();
-  });
 }
 
 }  // namespace dvfs_py

@@ -111,3 +111,142 @@ def test_forkserver_workers_start_with_the_core_loaded_also_when_dvfs_sim_is_on_
     assert out.returncode == 0, out.stderr
     assert "forked-loaded" in out.stdout.splitlines()
     assert "parent-env None" in out.stdout.splitlines()  # the caller's environment is left as it was
+
+
+def trace_loads_here(summary):
+    """A metrics function: how the worker running this point came by its traces (its trace cache's counters)."""
+    from dvfs_sim._native import core
+    stats = core().trace_cache_stats()
+    return {"pid": os.getpid(), "loads": stats["loads"], "adopted": stats["adopted"],
+            "energy_j": summary["totals"]["energy_j"]}
+
+
+def test_a_cold_sweeps_workers_adopt_the_trace_the_caller_loaded_once_instead_of_importing_it():
+    """The caller loads the first point's trace once and hands it over as bytes: no worker loads (imports) it.
+    Counted, not timed: each process's trace cache counts its loads (misses) and adoptions."""
+    from dvfs_sim._native import core
+    dvfs_sim.stop_workers()
+    core().clear_trace_cache()
+    before = core().trace_cache_stats()["loads"]
+    grid = {"seed": [0, 1, 2, 3, 4, 5, 6, 7], "policy.name": ["max", "native"]}
+    df = dvfs_sim.sweep(BASE, grid, processes=2, progress=False, metrics=trace_loads_here)
+    assert df["error"].isna().all(), df["error"].dropna().iloc[0]
+    assert os.getpid() not in set(df["pid"]) and df["pid"].nunique() >= 1
+    assert (df["loads"] == 0).all() and (df["adopted"] == 1).all()
+    assert core().trace_cache_stats()["loads"] == before + 1  # the one load, here
+    again = dvfs_sim.sweep(BASE, grid, processes=2, progress=False, metrics=trace_loads_here)
+    assert (again["loads"] == 0).all() and (again["adopted"] == 1).all()  # kept workers adopt nothing twice
+    assert core().trace_cache_stats()["loads"] == before + 1  # nor does the caller load it again
+    dvfs_sim.stop_workers()
+
+
+def test_a_sweep_on_workers_that_adopted_the_trace_equals_the_same_sweep_run_here():
+    from dvfs_sim._native import core
+    grid = {"seed": [0, 1, 2], "policy.name": ["max", "native", "per-kernel"], "switch_latency.firmware_s": [0, 1e-3]}
+    dvfs_sim.stop_workers()
+    core().clear_trace_cache()
+    pooled = dvfs_sim.sweep(BASE, grid, processes=2, progress=False)
+    core().clear_trace_cache()
+    here = dvfs_sim.sweep(BASE, grid, processes=0, progress=False, reuse_trace=False)
+    assert pooled["error"].isna().all() and pooled.equals(here)
+
+
+def test_points_with_another_trace_or_gpu_than_the_first_load_theirs_in_the_worker(tmp_path):
+    other = tmp_path / "other.json"
+    other.write_text(open(FIXTURE).read())
+    points = [{"seed": 0}, {"trace": str(other)}, {"gpu": "a100-sxm4"}, {"seed": 1}]
+    dvfs_sim.stop_workers()
+    pooled = dvfs_sim.sweep(BASE, points, processes=2, progress=False, metrics=trace_loads_here)
+    assert pooled["error"].isna().all(), pooled["error"].dropna().iloc[0]
+    assert pooled["loads"].max() >= 1  # the other trace and the other GPU's load were done by a worker
+    for i, p in enumerate(points):
+        assert pooled.loc[i, "energy_j"] == dvfs_sim.run(dvfs_sim.with_changes(BASE, p))["totals"]["energy_j"]
+    dvfs_sim.stop_workers()
+
+
+def test_a_first_trace_that_does_not_load_is_each_points_error_not_the_callers():
+    points = [{"seed": 0}, {"seed": 1}, {"seed": 2}]
+    df = dvfs_sim.sweep(dict(BASE, trace=os.path.join(ROOT, "tests", "fixtures", "missing.json")), points,
+                        processes=2, progress=False)
+    assert df["error"].notna().all() and all("missing.json" in e for e in df["error"])
+    bad_first = dvfs_sim.sweep(BASE, [{"seed.x": 1}, {"seed": 1}, {"seed": 2}], processes=2, progress=False)
+    assert list(bad_first["error"].isna()) == [False, True, True]
+
+
+def test_shared_trace_bytes_adopt_only_under_their_own_key_and_intact():
+    import json
+    from dvfs_sim._native import core
+    key, retargeted, data = core().share_trace(json.dumps(BASE), "<test>", ROOT)
+    core().clear_trace_cache()
+    assert not core().has_trace(key)
+    assert not core().adopt_trace(key + "x", retargeted, data)
+    assert not core().adopt_trace(key, retargeted, data[:-1])
+    flipped = bytearray(data)
+    flipped[len(flipped) // 2] ^= 1
+    assert not core().adopt_trace(key, retargeted, bytes(flipped))
+    assert not core().has_trace(key) and core().trace_cache_stats()["entries"] == 0
+    assert core().adopt_trace(key, retargeted, data) and core().has_trace(key)
+    loads = core().trace_cache_stats()["loads"]
+    adopted = dvfs_sim.sweep(BASE, [{"seed": 3}], processes=0, progress=False)  # runs on the adopted trace
+    assert core().trace_cache_stats()["loads"] == loads
+    assert adopted.loc[0, "energy_j"] == dvfs_sim.run(dvfs_sim.with_changes(BASE, {"seed": 3}))["totals"]["energy_j"]
+    assert core().share_trace(json.dumps({"name": "s", "synthetic": {}}), "<test>", ROOT) is None
+
+
+def test_the_shared_trace_file_lives_for_one_sweep_only():
+    import importlib
+    module = importlib.import_module("dvfs_sim.sweep")  # dvfs_sim.sweep is the function
+    with module._trace_file(("k", "null", b"abc")) as (key, retargeted, path):
+        assert open(path, "rb").read() == b"abc" and key == "k"
+    assert not os.path.exists(path)
+    with pytest.raises(RuntimeError):
+        with module._trace_file(("k", "null", b"abc")) as (_, _, path):
+            raise RuntimeError("a sweep interrupted")
+    assert not os.path.exists(path)
+
+
+def test_loaded_traces_are_told_apart_by_every_file_of_a_multi_rank_job(tmp_path):
+    """The per-process trace cache keys on every rank's file, not the first one only."""
+    import json
+    rank0 = os.path.join(ROOT, "tests", "fixtures", "pytorch", "ddp_rank0_wait.json")
+    rank1 = os.path.join(ROOT, "tests", "fixtures", "pytorch", "ddp_rank1_wait.json")
+    doc = json.load(open(rank1))
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel" and e["name"].startswith("sm90_xmma_gemm"):
+            e["dur"] *= 3
+    slower = tmp_path / "rank1_slower.json"
+    slower.write_text(json.dumps(doc))
+    base = {"name": "ddp", "trace": [rank0, rank1], "gpu": "h200", "policy": "max"}
+    points = [{}, {"trace": [rank0, str(slower)]}]
+    df = dvfs_sim.sweep(base, points, processes=0, progress=False)
+    alone = [dvfs_sim.run(dvfs_sim.with_changes(base, p))["totals"]["energy_j"] for p in points]
+    assert list(df["energy_j"]) == alone and alone[0] != alone[1]
+    dvfs_sim.stop_workers()  # a merged multi-rank trace adopted by the workers runs as it does here
+    pooled = dvfs_sim.sweep(base, points + [{"seed": 1}, {"seed": 2}], processes=2, progress=False, metrics=trace_loads_here)
+    assert list(pooled["energy_j"])[:2] == alone and (pooled["adopted"] == 1).all()
+
+
+def test_forked_workers_inherit_the_trace_the_caller_loaded(tmp_path):
+    """start_method="fork": the caller loads the trace before its workers are forked, so they neither load nor
+    adopt it (run in a fresh interpreter: forking this test process, which may hold threads, is not safe)."""
+    import subprocess
+    import sys
+    script = tmp_path / "fork_sweep.py"
+    script.write_text(
+        "import os\n"
+        "import dvfs_sim\n"
+        "from dvfs_sim._native import core\n"
+        "def counts(summary):\n"
+        "    s = core().trace_cache_stats()\n"
+        "    return {'pid': os.getpid(), 'loads': s['loads'], 'adopted': s['adopted'], 'entries': s['entries']}\n"
+        "if __name__ == '__main__':\n"
+        f"    df = dvfs_sim.sweep({BASE!r}, {{'seed': list(range(8))}}, processes=2, progress=False, metrics=counts,\n"
+        "                        start_method='fork')\n"
+        "    assert df['error'].isna().all(), df['error'].dropna().iloc[0]\n"
+        "    assert os.getpid() not in set(df['pid'])\n"
+        "    print('workers', int(df['loads'].max()), int(df['adopted'].max()), int(df['entries'].min()))\n"
+        "    print('caller', core().trace_cache_stats()['loads'])\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    # a forked worker's counters start as the caller's were: its 1 load is the caller's, none of its own
+    assert out.stdout.splitlines() == ["workers 1 0 1", "caller 1"]

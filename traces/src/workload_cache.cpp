@@ -231,11 +231,15 @@ std::string workload_cache_key(const std::string& kind, const std::string& path,
 }
 
 std::string encode_cached_import(const std::string& key, const CachedImport& c) {
+  return encode_cached_import(key, c.workload, c.report);
+}
+
+std::string encode_cached_import(const std::string& key, const Workload& workload, const ImportReport& report) {
   Writer w;
   w.bytes.assign(kHeaderSize, '\0');
   w(key);
-  workload_fields(c.workload, w);
-  report_fields(c.report, w);
+  workload_fields(workload, w);
+  report_fields(report, w);
   std::string& out = w.bytes;
   std::memcpy(&out[0], kMagic, 8);
   put(out, 8, kWorkloadCacheVersion);

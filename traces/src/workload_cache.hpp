@@ -42,6 +42,7 @@ std::string workload_cache_key(const std::string& kind, const std::string& path,
 
 // Entry bytes <-> import. decode returns false (and says why) for anything but an intact entry of this key.
 std::string encode_cached_import(const std::string& key, const CachedImport& c);
+std::string encode_cached_import(const std::string& key, const Workload& workload, const ImportReport& report);  // no copy
 bool decode_cached_import(const std::string& bytes, const std::string& key, CachedImport& out, std::string* why = nullptr);
 
 struct WorkloadCacheInfo {
