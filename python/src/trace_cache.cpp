@@ -6,7 +6,6 @@
 #include "models/src/model_registry.hpp"
 #include "sim/simulation/run_scenario.hpp"
 #include "sim/simulation/scenario_file.hpp"
-#include "sim/simulation/scenario_kinds.hpp"
 #include "traces/src/workload_cache.hpp"
 
 #include <dirent.h>
@@ -99,7 +98,7 @@ TraceCache& trace_cache() {
 py::object share_trace(const std::string& scenario_json, const std::string& file, const std::string& base_dir, bool encode) {
   const dvfs::Json doc = dvfs::parse_json_text(scenario_json, file);
   const dvfs::ScenarioKind kind = dvfs::scenario_kind(doc);
-  if ((kind != dvfs::ScenarioKind::replay && kind != dvfs::ScenarioKind::multi_rank) || dvfs::scenario_kind_registry().find(kind))
+  if (kind != dvfs::ScenarioKind::replay && kind != dvfs::ScenarioKind::multi_rank)  // registered kinds are ScenarioKind::registered
     return py::none();
   SimulationLock lock;
   std::string key, retargeted, bytes;
