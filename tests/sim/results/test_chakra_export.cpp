@@ -65,7 +65,7 @@ TEST_CASE("chakra round trip: a recording replayed at its clocks exports, import
 }
 
 TEST_CASE("chakra round trip: a two-rank job with an all-reduce and a send / recv replays the same", "[chakra-export]") {
-  const std::string prefix = "chakra_rt_" + std::to_string(::getpid());
+  const std::string prefix = "/tmp/dvfs_chakra_rt_" + std::to_string(::getpid());
   REQUIRE(std::system(("/usr/bin/python3 " + std::string(DVFS_TEST_FIXTURES) + "/make_chakra_fixture.py write " + prefix).c_str()) == 0);
   const Workload wl = import_chakra(prefix, Classifier::load_default());
   const PolicySpec max{"max", {}, 0};
@@ -87,7 +87,7 @@ TEST_CASE("chakra round trip: a synthesised PP 2 x DP 2 iteration (synth --chakr
   req.policy = "max";
   req.per_gpu = true;
   req.cluster = default_cluster_spec();
-  req.chakra_out = "chakra_synth_" + std::to_string(::getpid());
+  req.chakra_out = "/tmp/dvfs_chakra_synth_" + std::to_string(::getpid());
   const Json r = run_synthetic(req);
   REQUIRE(r["chakra_export"]["ranks"] == 4);
   const Workload wl = import_chakra(req.chakra_out + "/trace", Classifier::load_default());
