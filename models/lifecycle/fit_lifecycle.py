@@ -178,6 +178,9 @@ def write_rate(cnn, sc):
     sft = sum(f * t for _, f, t in pts)
     det = sbb * sff - sbf * sbf
     inv_rate, per_file = (sbt * sff - sft * sbf) / det, (sft * sbb - sbt * sbf) / det
+    if not (inv_rate > 0 and per_file >= 0):
+        raise SystemExit(f"fit_lifecycle.py: the sync fit gave {1 / inv_rate if inv_rate else float('inf'):.3g} B/s and "
+                         f"{per_file:.3g} s per file (expected a positive rate and a non-negative time per file)")
     model = [b * inv_rate + f * per_file for b, f, _ in pts]
     check = {"syncs": syncs, "points": len(pts), "cnn_io_sync_s": sf["sync_s"], "cnn_io_model_s": model[0],
              "copies_sync_s": sum(t for _, _, t in pts[1:]), "copies_model_s": sum(model[1:]),
@@ -189,7 +192,9 @@ def rate_note(w):
     if w is None:
         return ""
     return (f"; with the staging-copies recording (split.json, 2026-12-02 ~03:25 UTC) fitted together with the per-file "
-            f"time by least squares over the {w['points']} fit syncs' durations on their file data and files: cnn-io "
+            f"time by least squares over the {w['points']} fit syncs' durations on their file data and files (the copies' "
+            f"syncs timed by the job's marks; cnn-io's from the 50 ms host sample where the disk starts writing, so up to "
+            f"50 ms long: ~0.6 us of the per-file time, the one sync with 88,000 files weighing most): cnn-io "
             f"{w['cnn_io_sync_s']:.3f} s measured, {w['cnn_io_model_s']:.3f} s modelled; the twelve copies' syncs "
             f"{w['copies_sync_s']:.3f} s measured, {w['copies_model_s']:.3f} s modelled (the cnn-io sync's disk bytes over "
             f"its duration alone: {w['cnn_io_disk_rate'] / 1e9:.2f} GB/s, metadata included)")
@@ -215,8 +220,9 @@ def fit_node(cnn, sc):
              "write_behind": True, "writeback_core_s_per_file": round(sf["writeback_core_s_per_file"], 8),
              "sync_s_per_file": round(sync_per_file, 9),
              "idle_w": 0.0, "j_per_byte": 0.0,
-             "note": "virtio disk behind the page cache (writes reach it at the sync); write_bps and writeback_core_s_per_file "
-                     "fitted on the staging copy's sync (split.json); reads of a staged dataset come from the page cache (5 GB/s assumed)"},
+             "note": "virtio disk behind the page cache (writes reach it at the sync); write_bps and sync_s_per_file fitted on "
+                     "the fit set's syncs, writeback_core_s_per_file on the cnn-io staging's (split.json; provenance below); reads "
+                     "of a staged dataset come from the page cache (5 GB/s assumed)"},
             {"name": "shared", "read_bps": 1.0e9, "write_bps": 0.8e9, "remote": True, "link_bps": 1.25e9,
              "link_latency_s": 2e-4, "file_open_s": 1e-3, "idle_w": 0.0, "j_per_byte": 0.0, "link_j_per_byte": 2.0e-8,
              "note": "NOT on the recorded machine (it has no shared storage): an NFS-like server over 10 GbE with 1 ms per file open, assumed"},
@@ -692,9 +698,9 @@ def main():
     local = next(s for s in node["storage"] if s["name"] == "local")
     if cc["copy_fit"]:
         md.append(copy_table(cc["copy_fit"], local["write_bps"]))
+        report["copy_fit"] = cc["copy_fit"]
     if os.path.exists(HISTORY):
         md.append(history_table(report))
-        report["copy_fit"] = cc["copy_fit"]
     write(os.path.join(REC, "validation.json"), json.dumps(report, indent=1, default=float) + "\n", a.check, stale)
     write(os.path.join(REC, "validation.md"), "\n".join(md), a.check, stale)
     if a.check and stale:

@@ -128,8 +128,12 @@ def _trace_file(shared):
     folder = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     fd, path = tempfile.mkstemp(prefix="dvfs-sim-sweep-", suffix=".trace", dir=folder)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        except OSError:  # e.g. a full /dev/shm (64 MiB in a default container): the workers load the trace themselves
+            yield None
+            return
         yield key, retargeted, path
     finally:
         os.unlink(path)
@@ -240,12 +244,14 @@ def _load_while_workers_start(base, point, processes, start_method):
     overlap; the load runs on a thread, the core releasing the GIL. New forked workers ("fork") are started after the
     load: they inherit the loaded trace (nothing to encode), and no thread may hold the core's lock while this
     process forks."""
-    if start_method == "fork":
+    if multiprocessing.get_context(start_method).get_start_method() == "fork":  # "fork", or None where it is the default
         return _share_trace(base, point, encode=not _pool_is_new(processes, start_method))
     from concurrent.futures import ThreadPoolExecutor
+    # The pool (and the fork server, whose start sets PYTHONPATH for a moment) exists before the loader thread runs:
+    # the loader's core reads the environment, which must not change under it. The workers start after it.
+    ex = _executor(processes, start_method)
     with ThreadPoolExecutor(max_workers=1) as loader:
         loading = loader.submit(_share_trace, base, point)
-        ex = _executor(processes, start_method)
         for _ in range(processes):  # each submit forks a worker while none is idle
             ex.submit(_init_worker)
         return loading.result()
@@ -332,8 +338,9 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
     (default: when stderr is a terminal). policy: a Python policy object used at every point (it must
     pickle). reuse_trace: each worker keeps the traces it loaded for its next points, and local workers adopt
     the first point's trace from this process, which loads it once and keeps it (False: every point loads its
-    trace, as a separate `dvfs-sim run` would). Result files are not written (the base's output.dir is
-    dropped)."""
+    trace, as a separate `dvfs-sim run` would). start_method: how local workers start ("forkserver", the default;
+    "fork": new workers inherit the loaded trace, unsafe when this process runs other threads; "spawn").
+    Result files are not written (the base's output.dir is dropped)."""
     if base is None or isinstance(base, (str, os.PathLike)):
         base = load_scenario(base)
     elif isinstance(base, dict):
@@ -344,6 +351,8 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
     if isinstance(base.get("output"), dict):
         base["output"] = {k: v for k, v in base["output"].items() if k != "dir"}
     points = points_of(grid)
+    if not points:
+        raise InputError("grid: expected at least one point")
     tasks = list(enumerate(points))
     payload = (base, os.getcwd(), metrics, policy, reuse_trace, None)
     with _progress_bar(len(tasks), progress) as bar:

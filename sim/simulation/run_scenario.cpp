@@ -161,8 +161,6 @@ std::string ScenarioRun::report() const {
 
 bool ScenarioRun::is_study() const { return registered && !registered->outputs; }
 
-std::string ScenarioRun::kind_name() const { return registered ? registered->key : to_string(kind); }
-
 std::vector<std::string> write_scenario_outputs(const ScenarioRun& run, const std::string& dir) {
   if (run.registered) return run.registered->outputs ? run.registered->outputs(run.summary, dir) : std::vector<std::string>{};
   switch (run.kind) {

@@ -61,7 +61,6 @@ struct ScenarioRun {
   std::string report() const;
   // A study prints its result and writes no files (a registered kind without outputs).
   bool is_study() const;
-  std::string kind_name() const;  // "replay", "multi-rank", "synthetic" or the registered kind's key
 };
 
 ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::string& base_dir, const ScenarioOptions& opts = {});

@@ -8,6 +8,8 @@
 namespace dvfs {
 
 void ScenarioKindRegistry::add(ScenarioKindSpec spec) {
+  if (spec.key.empty() || !spec.run || !spec.check || !spec.report)
+    throw std::logic_error("scenario kind \"" + spec.key + "\" registered without its key, run, check or report");
   for (const ScenarioKindSpec& s : specs_)
     if (s.key == spec.key)
       throw std::logic_error("scenario kind registered twice: " + spec.key);

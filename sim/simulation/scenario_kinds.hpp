@@ -29,7 +29,8 @@ struct ScenarioKindSpec {
 
 class ScenarioKindRegistry {
  public:
-  void add(ScenarioKindSpec spec);  // std::logic_error on a second spec for a key (a programming error)
+  // std::logic_error on a second spec for a key, or a spec without its key, run, check or report (programming errors)
+  void add(ScenarioKindSpec spec);
   const ScenarioKindSpec* for_document(const Json& doc) const;  // the first registered whose key the document has
   const ScenarioKindSpec* find(const std::string& key) const;
   const std::vector<ScenarioKindSpec>& specs() const { return specs_; }

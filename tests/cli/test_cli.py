@@ -229,8 +229,21 @@ def test_compare_prints_one_table_and_writes_csv_and_json(cli, root, tmp_path):
         assert rows[p]["energy_saved_pct"] > 0, rows[p]
     assert rows["per-kernel"]["energy_saved_pct"] >= rows["pass-level"]["energy_saved_pct"]
     assert rows["per-kernel"]["clock_switches"] > rows["pass-level"]["clock_switches"] > 0
+    # with no switch latency every request takes effect at once
+    assert all(r["switches_applied"] == r["clock_switches"] for r in rows.values())
+    assert "requests   applied" in r.stdout and "no request took effect" not in r.stdout
     csv_lines = (tmp_path / "compare.csv").read_text().splitlines()
     assert csv_lines[0].startswith("gpu,policy,budget_pct") and len(csv_lines) == 6
+    assert "clock_switches,switches_applied,switch_latency_s" in csv_lines[0]
+
+
+def test_compare_says_when_no_clock_request_took_effect(cli, root, tmp_path):
+    # Per kernel under the H200's 50 ms switch latency: every request is superseded before it takes effect.
+    r = cli("compare", "--policies", "per-kernel", "--budget", "1", "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    row = json.loads((tmp_path / "compare.json").read_text())["rows"][1]
+    assert row["policy"] == "per-kernel" and row["clock_switches"] > 1000 and row["switches_applied"] == 0
+    assert "no request took effect: each was superseded within the switch latency" in r.stdout
 
 
 def test_compare_bad_input_is_one_line_and_exit_2(cli, root):

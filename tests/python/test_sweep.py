@@ -69,6 +69,8 @@ def test_sweeps_run_on_a_dask_cluster_by_address_or_client():
 def test_bad_grids_raise_input_errors():
     with pytest.raises(dvfs_sim.InputError, match=r"grid: seed: expected a non-empty list"):
         dvfs_sim.sweep(BASE, {"seed": 3})
+    with pytest.raises(dvfs_sim.InputError, match=r"grid: expected at least one point"):
+        dvfs_sim.sweep(BASE, [], progress=False)
     with pytest.raises(dvfs_sim.InputError, match=r"grid\[1\]: expected a dict"):
         dvfs_sim.sweep(BASE, [{"seed": 1}, 2])
 
@@ -131,7 +133,7 @@ def test_a_cold_sweeps_workers_adopt_the_trace_the_caller_loaded_once_instead_of
     grid = {"seed": [0, 1, 2, 3, 4, 5, 6, 7], "policy.name": ["max", "native"]}
     df = dvfs_sim.sweep(BASE, grid, processes=2, progress=False, metrics=trace_loads_here)
     assert df["error"].isna().all(), df["error"].dropna().iloc[0]
-    assert os.getpid() not in set(df["pid"]) and df["pid"].nunique() >= 1
+    assert os.getpid() not in set(df["pid"])  # every point ran in a worker
     assert (df["loads"] == 0).all() and (df["adopted"] == 1).all()
     assert core().trace_cache_stats()["loads"] == before + 1  # the one load, here
     again = dvfs_sim.sweep(BASE, grid, processes=2, progress=False, metrics=trace_loads_here)

@@ -77,8 +77,8 @@ class Probe:
             raise RuntimeError("%s failed: CUresult %d" % (what, rc))
 
     def launch(self):
-        if self.n >= self.buf.shape[0]:
-            return
+        if self.n >= self.buf.shape[0]:  # a dropped probe would pair the next batches with the wrong probes
+            raise RuntimeError("probe buffer full (%d probes): record fewer seconds per workload" % self.n)
         out = ctypes.c_uint64(self.buf[self.n].data_ptr())
         args = (ctypes.c_void_p * 2)(ctypes.cast(ctypes.byref(out), ctypes.c_void_p), ctypes.cast(ctypes.byref(self.span), ctypes.c_void_p))
         stream = ctypes.c_void_p(self.torch.cuda.current_stream().cuda_stream)

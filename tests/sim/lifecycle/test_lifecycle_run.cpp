@@ -3,6 +3,7 @@
 #include "sim/lifecycle/lifecycle_run.hpp"
 #include "sim/lifecycle/lifecycle_sim.hpp"
 #include "sim/simulation/run_scenario.hpp"
+#include "sim/simulation/scenario_kinds.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -117,7 +118,8 @@ TEST_CASE("a lifecycle scenario is a scenario kind: dvfs-sim run's entry point r
   Json doc = job(Json::array({train(1e-5, 2)}));
   CHECK(scenario_kind(doc) == ScenarioKind::registered);
   const ScenarioRun run = run_scenario(doc, "t.json", kDir);
-  CHECK(run.kind_name() == "lifecycle");
+  REQUIRE(run.registered != nullptr);
+  CHECK(run.registered->key == "lifecycle");
   CHECK_FALSE(run.is_study());  // it writes summary.json
   CHECK(run.summary["kind"] == "lifecycle");
   CHECK(run.report().find("train") != std::string::npos);
@@ -160,6 +162,12 @@ TEST_CASE("a write-behind sync spends the disk's time per file beside the data, 
   bad["lifecycle"]["node"] = "node-write-behind.json";  // the same phase without the per-file time: 1 s shorter
   const Json without = run_lifecycle(bad, "t.json", kDir);
   CHECK(phase(without, 0)["time_s"].get<double>() == Approx(1.0 + 1.0 + 0.01).epsilon(1e-3));
+}
+
+TEST_CASE("a sync time per file belongs to a write-behind disk: elsewhere it is refused, naming the field", "[lifecycle]") {
+  const Json doc = {{"name", "t"}, {"lifecycle", {{"node", "node-bad-sync-per-file.json"}, {"gpu", "h200"},
+                    {"phases", Json::array({{{"name", "wait"}, {"kind", "idle"}, {"seconds", 1}}})}}}};
+  CHECK_THROWS_WITH(run_lifecycle(doc, "t.json", kDir), Catch::Contains("storage[0].sync_s_per_file: expected only with write_behind"));
 }
 
 TEST_CASE("write-behind is a local disk's: a file server marked write_behind is refused, naming the field", "[lifecycle]") {

@@ -51,6 +51,11 @@ TEST_CASE("a kind registers with its key, run, report and outputs; a second one 
     return run;
   };
   toy.report = [](const Json& s) { return "toy " + s["steps"].dump(); };
+  ScenarioKindSpec unchecked = toy;
+  CHECK_THROWS_AS(r.add(unchecked), std::logic_error);  // no check: the fuzzer could not read its documents
+  toy.check = [](const Json& doc, const std::string& file, const std::string&) {
+    if (!doc["toy"].is_object()) throw InputError(file, "toy", "expected an object");
+  };
   r.add(toy);
   const Json doc = {{"name", "t"}, {"toy", {{"steps", 4}}}};
   const ScenarioKindSpec* s = r.for_document(doc);
@@ -60,7 +65,6 @@ TEST_CASE("a kind registers with its key, run, report and outputs; a second one 
   CHECK(s->report(run.summary) == "toy 8");
   run.kind = ScenarioKind::registered;
   run.registered = s;
-  CHECK(run.kind_name() == "toy");
   CHECK(run.is_study());  // no outputs: it prints its result
   CHECK(run.report() == "toy 8");
   CHECK(write_scenario_outputs(run, "unused-dir").empty());

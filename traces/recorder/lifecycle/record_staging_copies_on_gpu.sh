@@ -7,6 +7,9 @@
 # generated files. Only reads NVML, /proc and sysfs: no card, CPU-frequency, power or kernel setting is changed.
 PKG=$1; OUT=$2; WORK=${3:-$PWD/.staging_copies_work}
 S=$(cd "$(dirname "$0")" && pwd)
+if [ -e "$WORK" ] && [ -n "$(ls -A "$WORK" 2>/dev/null)" ] && [ ! -f "$WORK/job.json" ] && [ ! -d "$WORK/recording" ]; then
+  echo "$WORK exists and is not a staging-copies work folder: refusing to delete it" >&2; exit 2
+fi
 rm -rf "$WORK"; mkdir -p "$WORK" "$OUT"
 export PYTHONUNBUFFERED=1
 {
