@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <sstream>
 
@@ -85,6 +86,29 @@ Json abs_distribution(std::vector<double> x) {
           {"p90_pct", at(0.9)}, {"max_pct", x.back()}};
 }
 
+// Capped loops of the suite recorded as workloads (diagnostic, traces/recordings/h200-clock-probe/window-loops):
+// the energy counter over the very window whose kernels are profiled, beside the suite's row of the same loop (whose
+// power comes from a steady window that, at the cap, ran at a lower clock than the profiled one). Empty when the
+// folder is absent. No fit reads them.
+Json window_loop_rows(const Json& loops, const GpuModel& h200) {
+  const std::string rel = "traces/recordings/h200-clock-probe/window-loops";
+  Json rows = Json::array();
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(data_dir() + "/" + rel, ec))
+    if (e.is_directory() && e.path().filename().string().rfind("window-", 0) == 0) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  for (const std::string& n : names) {
+    Json row = recording_row(rel + "/" + n, h200, "diagnostic");
+    row["loop"] = n.substr(7);
+    for (const auto& l : loops)
+      if (l["loop"] == row["loop"]) row["suite"] = {{"kind", l["kind"]}, {"native_energy_error_pct", l["native"]["energy_error_pct"]},
+                                                    {"recorded_energy_error_pct", l["recorded"]["energy_error_pct"]}};
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 // The power suite's kernel loops (fit and held out, as the split file lists them) and the held-out whole
 // workloads, on the h200 model.
 Json power_suite_checks(const GpuModel& h200) {
@@ -126,7 +150,7 @@ Json power_suite_checks(const GpuModel& h200) {
       if (n.rfind("h200-decode", 0) == 0 || std::string(list) != "recordings")
         workloads.push_back(recording_row("traces/recordings/" + n, h200, "held-out"));
   return {{"split", "models/calibration/h200-power-split.json"}, {"loops", loops}, {"loop_summary", summary},
-          {"workloads", workloads}};
+          {"workloads", workloads}, {"window_loops", window_loop_rows(loops, h200)}};
 }
 
 // A workload's per-step energy MAPE, or "-" where the counter resolves none of its steps.
@@ -135,6 +159,34 @@ std::string per_step_text(const Json& h) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(2) << h["energy_per_step_mape_pct"].get<double>() << " %";
   return os.str();
+}
+
+void format_window_loops(std::ostream& os, const Json& rows) {
+  if (!rows.is_array() || rows.empty()) return;
+  os << "\nCapped loops measured over their own profiled window (diagnostic, traces/recordings/h200-clock-probe/window-loops:\n"
+        "the energy counter over the ~2 s window whose kernels are profiled; the rows above compare a steady window's\n"
+        "power with kernels profiled in a shorter window that ran at a higher clock: docs/design-notes.md); total energy\n"
+        "loop                             suite row    recorded clocks: suite -> window    native: suite -> window\n";
+  double suite_sum = 0, window_sum = 0;
+  std::size_t n = 0;
+  const std::ios::fmtflags flags = os.flags();  // the sections after this one keep their format
+  const std::streamsize precision = os.precision();
+  os << std::fixed;
+  for (const auto& r : rows) {
+    if (!r.contains("suite")) continue;
+    const Json& s = r["suite"];
+    const double sr = s["recorded_energy_error_pct"].get<double>(), wr = r["recorded_clocks_total_energy_error_pct"].get<double>();
+    os << std::left << std::setw(33) << r["loop"].get<std::string>() << std::setw(13) << s["kind"].get<std::string>() << std::right
+       << std::setprecision(1) << std::fixed << std::showpos << std::setw(17) << sr << " % -> " << std::setw(6) << wr << " %"
+       << std::setw(14) << s["native_energy_error_pct"].get<double>() << " % -> " << std::setw(6)
+       << r["total_energy_error_pct"].get<double>() << " %" << std::noshowpos << "\n";
+    suite_sum += std::fabs(sr), window_sum += std::fabs(wr), ++n;
+  }
+  if (n > 0)
+    os << std::setprecision(1) << "  mean |energy error| at the recorded clocks over these " << n << " loops: suite "
+       << suite_sum / static_cast<double>(n) << " %, window " << window_sum / static_cast<double>(n) << " %\n";
+  os.flags(flags);
+  os.precision(precision);
 }
 
 void format_power_suite(std::ostream& os, const Json& ps) {
@@ -160,6 +212,7 @@ void format_power_suite(std::ostream& os, const Json& ps) {
        << " %, p90 " << rc["p90_pct"].get<double>() << " %, max " << rc["max_pct"].get<double>() << " % ("
        << s["recorded_within_5_pct"].get<std::size_t>() << " within 5 %)\n";
   }
+  format_window_loops(os, ps["window_loops"]);
   os << "\nH200 whole workloads below and at the cap, all held out (traces/recordings/h200-workloads, decode, and the\n"
         "recordings made after the fit), native governor (target <= 8 % total energy off the cap); window: the profiled\n"
         "time the totals compare over (the NVML energy counter advances every ~100 ms: under ~1 s it resolves a few %\n"
