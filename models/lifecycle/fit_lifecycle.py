@@ -157,6 +157,15 @@ def copy_syncs(sc):
     return out
 
 
+def least_squares_2(points):
+    """(c1, c2) minimising the sum of (y - c1 x1 - c2 x2)^2 over points (x1, x2, y): least squares without intercept
+    on two regressors, by the normal equations."""
+    a11, a12, a22 = sum(u * u for u, _, _ in points), sum(u * v for u, v, _ in points), sum(v * v for _, v, _ in points)
+    b1, b2 = sum(u * y for u, _, y in points), sum(v * y for _, v, y in points)
+    det = a11 * a22 - a12 * a12
+    return (b1 * a22 - b2 * a12) / det, (a11 * b2 - a12 * b1) / det
+
+
 def write_rate(cnn, sc):
     """The local disk's sync (split.json): the data each sync writes at write_bps plus sync_s_per_file per file written
     (inode, directory entry, journal). Without the staging-copies recording (sc None): the cnn-io staging's sync alone,
@@ -171,13 +180,7 @@ def write_rate(cnn, sc):
     files = {k["phase"]: k["files"] for k in sc["job"]["copies"]}
     pts = [(2.0 * cnn["job"]["dataset_bytes"], 2.0 * sf["files"], sf["sync_s"])]  # the copy and its generated source
     pts += [(x["bytes"], files[x["phase"]], x["sync_s"]) for x in syncs]
-    sbb = sum(b * b for b, _, _ in pts)
-    sff = sum(f * f for _, f, _ in pts)
-    sbf = sum(b * f for b, f, _ in pts)
-    sbt = sum(b * t for b, _, t in pts)
-    sft = sum(f * t for _, f, t in pts)
-    det = sbb * sff - sbf * sbf
-    inv_rate, per_file = (sbt * sff - sft * sbf) / det, (sft * sbb - sbt * sbf) / det
+    inv_rate, per_file = least_squares_2(pts)
     if not (inv_rate > 0 and per_file >= 0):
         raise SystemExit(f"fit_lifecycle.py: the sync fit gave {1 / inv_rate if inv_rate else float('inf'):.3g} B/s and "
                          f"{per_file:.3g} s per file (expected a positive rate and a non-negative time per file)")
@@ -271,10 +274,7 @@ def copy_fit(sc):
     cs = sc["job"]["copies"]
     x = [(c["bytes"] / 1e9, c["files"]) for c in cs]
     y = [(c["copied"]["cpu_ns"] - c["start"]["cpu_ns"]) / 1e9 for c in cs]
-    a11, a12, a22 = sum(g * g for g, _ in x), sum(g * f for g, f in x), sum(f * f for _, f in x)
-    b1, b2 = sum(g * v for (g, _), v in zip(x, y)), sum(f * v for (_, f), v in zip(x, y))
-    det = a11 * a22 - a12 * a12
-    per_gb, per_file = (b1 * a22 - b2 * a12) / det, (a11 * b2 - a12 * b1) / det
+    per_gb, per_file = least_squares_2([(g, f, v) for (g, f), v in zip(x, y)])
     copies = [{"set": c["set"], "repeat": c["repeat"], "gb": g, "files": f, "cpu_s": v, "fit_cpu_s": per_gb * g + per_file * f,
                "copy_s": (c["copied"]["t_ns"] - c["start"]["t_ns"]) / 1e9, "sync_s": sy["sync_s"], "sync_disk_bytes": sy["disk_bytes"],
                "dirty_after_copy": c["copied"].get("dirty_bytes")}
