@@ -12,9 +12,8 @@ from conftest import BIN, ROOT, load_script
 
 
 @pytest.fixture(scope="module")
-def evidence():
-    s = load_script("models/calibration/window_loops.py")
-    return s.window_errors(BIN), s.suite_errors(BIN)
+def win():
+    return load_script("models/calibration/window_loops.py").rows(BIN)
 
 
 def test_the_window_recordings_are_in_no_list_of_the_power_suites_split():
@@ -22,12 +21,11 @@ def test_the_window_recordings_are_in_no_list_of_the_power_suites_split():
     assert "window-" not in split
 
 
-def test_over_their_own_window_the_capped_loops_miss_by_about_half_as_much_at_the_recorded_clocks(evidence):
-    win, suite = evidence
+def test_over_their_own_window_the_capped_loops_miss_by_about_half_as_much_at_the_recorded_clocks(win):
     assert len(win) == 10
     mean_window = sum(abs(w["recorded"]) for w in win.values()) / len(win)
-    mean_suite = sum(abs(suite[k][2]) for k in win) / len(win)
+    mean_suite = sum(abs(w["suite"][2]) for w in win.values()) / len(win)
     assert mean_window < mean_suite - 2.0
     for loop in ("gemm-bf16-m1024", "tanh-bf16", "gelu-bf16", "gemm-bf16-4096"):  # held out in the suite, > 2.5 % there
         assert abs(win[loop]["recorded"]) < 5.0, loop
-        assert suite[loop][0] == "held-out"
+        assert win[loop]["suite"][0] == "held-out"
