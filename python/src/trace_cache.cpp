@@ -64,7 +64,10 @@ class TraceCache {
     return nullptr;
   }
   std::shared_ptr<const dvfs::LoadedTrace> get(const dvfs::Scenario& sc, const dvfs::GpuModel& model) {
-    const std::string key = key_of(sc, model);
+    return get(key_of(sc, model), sc, model);
+  }
+  // The same under its key_of(sc, model), known already.
+  std::shared_ptr<const dvfs::LoadedTrace> get(const std::string& key, const dvfs::Scenario& sc, const dvfs::GpuModel& model) {
     if (auto t = find(key)) return t;
     auto t = std::make_shared<const dvfs::LoadedTrace>(dvfs::load_scenario_trace(sc, model));
     ++loads_;
@@ -106,8 +109,8 @@ py::object share_trace(const std::string& scenario_json, const std::string& file
     py::gil_scoped_release no_gil;
     const dvfs::Scenario sc = dvfs::parse_scenario(doc, file, base_dir);
     const dvfs::GpuModel model = dvfs::load_gpu_model(sc.gpu, sc.file, "gpu");
-    const std::shared_ptr<const dvfs::LoadedTrace> t = trace_cache().get(sc, model);
     key = key_of(sc, model);
+    const std::shared_ptr<const dvfs::LoadedTrace> t = trace_cache().get(key, sc, model);
     retargeted = t->retargeted.dump();
     if (encode) bytes = dvfs::encode_cached_import(key, t->workload, t->report);
   }
