@@ -675,12 +675,59 @@ def record_workload(name, out, steady_s, gpu):
     print(f"{name}: {step_s * 1e3:.1f} ms/step, {warm} warm-up steps", flush=True)
 
 
+def record_window(name, out, steady_s, gpu, profiled=50):
+    """A kernel loop measured over its own profiled window (issue 16, sixth round; models/calibration/h200-power-split.json
+    `profiled_window`): settled for 1 s + steady_s, then `profiled` steps whose kernels are profiled and whose NVML
+    energy counter is the measurement (run.json `micro.window` = "profiled"; no separate steady window)."""
+    build, info = MICRO[name]
+    torch.manual_seed(0)
+    call, extra = build()
+    info = dict(info, **extra)
+    reps = size_step(call, info.get("self_paced", False))
+    sync()
+    t = time.perf_counter()
+    for _ in range(reps):
+        call()
+    sync()
+    step_s = time.perf_counter() - t
+    warm = max(2, math.ceil((1.0 + steady_s) / step_s))
+    rec_dir = os.path.join(out, name)
+    with Recorder(rec_dir, warmup=warm, profiled=profiled, gpu=gpu, sample_ms=5, idle_s=0.5,
+                  command="python3 " + " ".join(sys.argv) + f"  # window {name}", quiet=True) as rec:
+        while not rec.done:
+            for _ in range(reps):
+                call()
+            rec.step()
+    with open(os.path.join(rec_dir, "run.json")) as f:
+        run = json.load(f)
+    run["micro"] = dict(info, reps_per_step=reps, name=name, window="profiled", settle_steps=warm)
+    with open(os.path.join(rec_dir, "run.json"), "w") as f:
+        json.dump(run, f, indent=1)
+    print(f"{name}: {reps} calls/step, {step_s * 1e3:.1f} ms/step, {warm} settle steps, {profiled} profiled", flush=True)
+
+
+def capped_window_loops(part=None):
+    """The loops models/calibration/h200-power-split.json lists under profiled_window.loops (written before they were
+    recorded); part "fit" / "held_out": only those of that side."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    with open(os.path.join(root, "models", "calibration", "h200-power-split.json")) as f:
+        split = json.load(f)
+    names = split["profiled_window"]["loops"]
+    if part:
+        side = {n for k, v in split[part].items() if k.startswith("micro") for n in v}
+        names = [n for n in names if n in side]
+    return names
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
-    p.add_argument("--only", choices=["micro", "workloads", "probes", "windows"], default=None,
+    p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows"], default=None,
                    help="probes: the clock-probe loops; windows: capped loops with the counter over their profiled "
-                        "window (both diagnostic, never recorded by default)")
+                        "window (both diagnostic, never recorded by default); capped-windows: the loops the split file "
+                        "lists under profiled_window, each measured over its own profiled window (into OUT/<loop>)")
+    p.add_argument("--side", choices=["fit", "held_out"], default=None,
+                   help="with --only capped-windows: only that side's loops (the split file's lists)")
     p.add_argument("--filter", default=None, help="regular expression on the names")
     p.add_argument("--steady-s", type=float, default=2.5)
     p.add_argument("--gpu", type=int, default=0)
@@ -695,11 +742,17 @@ def main():
         todo += [("micro", n) for n in PROBES]
     if a.only == "windows":
         todo += [("workloads", n) for n in WINDOWED]
+    if a.only == "capped-windows":
+        todo += [("window", n) for n in capped_window_loops(a.side)]
     failed = []
     for kind, name in todo:
         if a.filter and not re.search(a.filter, name):
             continue
         try:
+            if kind == "window":
+                record_window(name, a.out, a.steady_s, a.gpu)
+                torch.cuda.empty_cache()
+                continue
             sub = "probes" if name in PROBES else "windows" if name in WINDOWED else kind
             (record_micro if kind == "micro" else record_workload)(name, os.path.join(a.out, sub), a.steady_s, a.gpu)
         except Exception as e:  # one failing benchmark (e.g. fp8 on an old PyTorch) must not lose the others
