@@ -35,7 +35,7 @@ same() {  # fresh shipped
 
 h200_chain() {  # steps 1-3
   /usr/bin/python3 models/calibration/h200.py ${MODE:---write} >/dev/null || status=1
-  "$BIN" calibrate --power-suite traces/recordings/h200-power --split models/calibration/h200-power-split.json \
+  "$BIN" calibrate --power-suite traces/recordings/h200-power --power-window traces/recordings/h200-power-window --split models/calibration/h200-power-split.json \
     --base models/calibration/h200.base.json --date "$POWER_DATE" -o "$CAL/h200.activity.json" >/dev/null
   [ "$MODE" = "--check" ] && same "$CAL/h200.activity.json" models/calibration/h200.activity.json
   "$BIN" calibrate --recording traces/recordings/h200-gpt3xl --base models/calibration/h200.activity.json \

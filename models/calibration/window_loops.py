@@ -1,34 +1,72 @@
 #!/usr/bin/env python3
-"""Evidence, writes no model: the power suite's capped loops priced against the energy of the window whose kernels
-the model prices (issue 16, fifth round).
+"""Evidence, writes no model: the power suite's 45 capped loops measured two ways, and the window measurement
+measured twice.
 
     python3 models/calibration/window_loops.py [--bin build/dvfs-sim]
 
-The suite's kernel loops (traces/recordings/h200-power) take their measured power from a steady window and their
-kernels from a shorter profiled window that, at the cap, ran at a higher clock (docs/design-notes.md, "NVML's SM
-clock under the H200 cap"). traces/recordings/h200-clock-probe/window-loops holds ten of those capped loops recorded
-as workloads (record_power_suite.py --only windows): the NVML energy counter over the same ~2 s window as the
-profiled kernels. `dvfs-sim validate --models --json` (the shipped model, nothing refitted) validates each and sets
-its total-energy error at the recorded clocks and at the native governor beside the suite's row of the same loop and
-its role in models/calibration/h200-power-split.json (`power_suite.window_loops`); this prints them.
+Since the sixth round the loops that models/calibration/h200-power-split.json lists under `profiled_window` (every
+loop whose steady window's mean SM clock was below 1965 MHz) are measured over their own profiled window
+(traces/recordings/h200-power-window: the NVML energy counter over the same ~2 s whose 50 steps of kernels are
+priced) instead of the suite's steady window, which at the cap ran at a lower clock than the profiled kernels
+(docs/design-notes.md, "NVML's SM clock under the H200 cap"). This prints, with the shipped h200 model:
+  1. each of those loops' energy error against both measurements (`validate --models --json`'s
+     power_suite.steady_window_rows);
+  2. the repeatability of the window measurement: ten of those loops were also recorded the same way in the fifth
+     round (traces/recordings/h200-clock-probe/window-loops, another machine lease); the two measured mean powers
+     side by side (model-independent).
 """
 import argparse
 import json
 import os
 import subprocess
+import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+FIFTH_ROUND = os.path.join(ROOT, "traces", "recordings", "h200-clock-probe", "window-loops")
+WINDOW = os.path.join(ROOT, "traces", "recordings", "h200-power-window")
+sys.path.insert(0, os.path.join(ROOT, "python"))
 
 
 def rows(binary):
-    """`validate --models --json`'s power_suite.window_loops (the window recordings, each with the suite's row of the
-    same loop), as {loop: {"native": %, "recorded": %, "suite": (role, native %, recorded %)}}."""
+    """`validate --models --json`'s power_suite.steady_window_rows as {loop: {"kind", "window": {...}, "suite": {...}}},
+    each side with measured_mean_power_w, native_energy_error_pct and recorded_energy_error_pct."""
     r = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True)
+    return {w["loop"]: w for w in json.loads(r.stdout)["power_suite"]["steady_window_rows"]}
+
+
+def window_power_w(rec_dir):
+    """Measured mean power over a recording's profiled steps: the NVML energy counter interpolated between the
+    instants it advanced (as traces/src/recording.cpp does), first step's start to last step's end; and the window's
+    length in seconds."""
+    import csv
+    with open(os.path.join(rec_dir, "run.json")) as f:
+        steps = json.load(f)["run"]["profiled_steps"]
+    t0, t1 = steps[0]["t0_ns"], steps[-1]["t1_ns"]
+    points, prev = [], None
+    with open(os.path.join(rec_dir, "telemetry.csv")) as f:
+        for row in csv.DictReader(f):
+            t, e = int(row["t_ns"]), float(row["energy_mj"])
+            if prev is None:
+                points.append((t, e))
+            elif e != prev[1]:
+                points.append((0.5 * (t + prev[0]), e))
+            prev = (t, e)
+
+    def at(t):
+        for (a, ea), (b, eb) in zip(points, points[1:]):
+            if a <= t <= b:
+                return ea + (eb - ea) * (t - a) / (b - a)
+        raise ValueError(f"{rec_dir}: t_ns {t} outside the counter's advances")
+    return (at(t1) - at(t0)) / (t1 - t0) * 1e6, (t1 - t0) / 1e9
+
+
+def repeats():
+    """{loop: (fifth-round W, s, sixth-round W, s)} for the loops recorded over their profiled window in both rounds."""
     out = {}
-    for w in json.loads(r.stdout)["power_suite"]["window_loops"]:
-        s = w["suite"]
-        out[w["loop"]] = {"native": w["total_energy_error_pct"], "recorded": w["recorded_clocks_total_energy_error_pct"],
-                          "suite": (s["kind"], s["native_energy_error_pct"], s["recorded_energy_error_pct"])}
+    for n in sorted(os.listdir(FIFTH_ROUND)):
+        loop = n[len("window-"):]
+        if os.path.isdir(os.path.join(WINDOW, loop)):
+            out[loop] = window_power_w(os.path.join(FIFTH_ROUND, n)) + window_power_w(os.path.join(WINDOW, loop))
     return out
 
 
@@ -37,15 +75,21 @@ def main():
     ap.add_argument("--bin", default=os.environ.get("DVFS_SIM_BIN", os.path.join(ROOT, "build", "dvfs-sim")))
     a = ap.parse_args()
     win = rows(a.bin)
-    print("capped loop             role       energy error at the recorded clocks: suite (steady-window power) -> "
-          "window (counter over the profiled window); native governor likewise")
+    print("capped loop                    role       measured W steady / window   energy error at the recorded clocks: "
+          "steady -> window; native likewise")
     for loop, w in win.items():
-        role, nat, rec = w["suite"]
-        print("%-22s %-9s recorded %+6.1f %% -> %+6.1f %%   native %+6.1f %% -> %+6.1f %%" % (
-            loop, role, rec, w["recorded"], nat, w["native"]))
+        s, p = w["suite"], w["window"]
+        print("%-30s %-9s %7.1f / %6.1f   recorded %+6.1f %% -> %+6.1f %%   native %+6.1f %% -> %+6.1f %%" % (
+            loop, w["kind"], s["measured_mean_power_w"], p["measured_mean_power_w"], s["recorded_energy_error_pct"],
+            p["recorded_energy_error_pct"], s["native_energy_error_pct"], p["native_energy_error_pct"]))
     n = len(win)
-    print("mean |error| at the recorded clocks over these %d loops: suite %.1f %%, window %.1f %%" % (
-        n, sum(abs(w["suite"][2]) for w in win.values()) / n, sum(abs(w["recorded"]) for w in win.values()) / n))
+    print("mean |error| at the recorded clocks over these %d loops: steady window %.1f %%, profiled window %.1f %%" % (
+        n, sum(abs(w["suite"]["recorded_energy_error_pct"]) for w in win.values()) / n,
+        sum(abs(w["window"]["recorded_energy_error_pct"]) for w in win.values()) / n))
+    print("\nthe window measurement twice (measured mean power over the profiled window; no model involved)")
+    for loop, (p5, s5, p6, s6) in repeats().items():
+        print("%-22s fifth round %6.1f W (%.2f s)   sixth round %6.1f W (%.2f s)   %+5.1f %%" % (
+            loop, p5, s5, p6, s6, 100 * (p6 - p5) / p5))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
 #include "sim/calibrate/power_fit.hpp"
 
 #include "models/src/gpu_model.hpp"
+#include "models/src/model_registry.hpp"
 #include "sim/calibrate/rounding.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/progress.hpp"
 #include "traces/src/kernel_loop.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <limits>
 #include <sstream>
@@ -124,13 +127,13 @@ bool solve(std::vector<std::vector<double>> m, std::vector<double> rhs, std::vec
 
 // The fit loops reduced, except idle (its power is the base's measured idle_w) and loops with too little of their
 // kernel time priced by shapes (listed in left_out).
-std::vector<LoopData> load_fit_loops(const std::string& suite_dir, const std::vector<std::string>& names,
+std::vector<LoopData> load_fit_loops(const LoopRecordings& where, const std::vector<std::string>& names,
                                      const GpuModel& base, Progress& progress, Json& left_out) {
   std::vector<LoopData> loops;
   for (const std::string& n : names) {
     progress.note(n);
     if (n != "idle") {
-      LoopData l = reduce_loop(load_kernel_loop(suite_dir + "/" + n), base);
+      LoopData l = reduce_loop(load_kernel_loop(where.dir(n)), base);
       if (!l.kernels.empty() && l.known_share < kMinKnownShare)
         left_out.push_back({{"loop", n}, {"priced_by_shapes_share", l.known_share}});
       else if (!l.kernels.empty())
@@ -209,15 +212,46 @@ std::vector<std::string> split_loop_names(const std::string& split_path, const s
   return out;
 }
 
+LoopRecordings::LoopRecordings(const std::string& split_path, const std::string& suite_dir, const std::string& window_dir)
+    : suite_dir_(suite_dir) {
+  const Json doc = read_json_file(split_path);
+  if (!doc.is_object() || !doc.contains("profiled_window")) return;
+  JsonReader pw(doc["profiled_window"], split_path, "profiled_window");
+  const Json& list = pw.raw("loops");
+  if (!list.is_array()) pw.fail("loops", "expected a list of kernel-loop names");
+  std::vector<std::string> known = split_loop_names(split_path, "fit");
+  for (const std::string& n : split_loop_names(split_path, "held_out")) known.push_back(n);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string()) pw.fail("loops", "expected names (element " + std::to_string(i) + " is not a string)");
+    const std::string n = list[i].get<std::string>();
+    if (std::find(known.begin(), known.end(), n) == known.end())
+      pw.fail("loops", "\"" + n + "\" is on neither side's kernel-loop lists (a window recording keeps its loop's side)");
+    window_loops_.push_back(n);
+  }
+  window_dir_ = !window_dir.empty() ? window_dir : data_dir() + "/" + pw.string("folder");
+  for (const std::string& n : window_loops_)
+    if (!std::filesystem::exists(window_dir_ + "/" + n + "/run.json"))
+      pw.fail("loops", "\"" + n + "\" has no window recording (expected " + window_dir_ + "/" + n + "/run.json)");
+}
+
+bool LoopRecordings::measured_over_profiled_window(const std::string& loop) const {
+  return std::find(window_loops_.begin(), window_loops_.end(), loop) != window_loops_.end();
+}
+
+std::string LoopRecordings::dir(const std::string& loop) const {
+  return (measured_over_profiled_window(loop) ? window_dir_ : suite_dir_) + "/" + loop;
+}
+
 PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, const std::string& split_path,
                                                  const std::string& base_path, const std::string& command,
-                                                 const std::string& date) {
+                                                 const std::string& date, const std::string& window_dir) {
   Json model = read_json_file(base_path);
   const GpuModel base = GpuModel::from_json(model, base_path);
   const std::vector<std::string> names = split_loop_names(split_path, "fit");
   Progress progress("calibrate the activity power model", names.size() + 1);
   Json left_out = Json::array();
-  const std::vector<LoopData> loops = load_fit_loops(suite_dir, names, base, progress, left_out);
+  const LoopRecordings where(split_path, suite_dir, window_dir);
+  const std::vector<LoopData> loops = load_fit_loops(where, names, base, progress, left_out);
   if (loops.size() < kCoefficients)
     throw InputError(split_path, "fit.micro", "expected at least " + std::to_string(kCoefficients) + " loops with operator shapes to fit");
 
@@ -305,7 +339,11 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                  "voltage floor and knee: grid search (floor 0.55-0.95, knee 600-1700 MHz); of the curves within 0.05 points "
                  "of the best MAPE, the closest to the base's estimate (the loops see only the clocks the card chose, "
                  "down to ~1350 MHz under the cap: below that the curve is the base's prior, not a measurement), " + ref);
+  std::size_t over_window = 0;
+  for (const LoopData& l : loops) over_window += where.measured_over_profiled_window(l.name);
   prov["power_suite_calibration"] = {{"command", command}, {"date", date}, {"split", split_path}, {"data", suite_dir},
+                                     {"window_data", window_dir.empty() ? "the split's profiled_window.folder" : window_dir},
+                                     {"loops_measured_over_their_profiled_window", over_window},
                                      {"fit_loops", loops.size()}, {"in_sample_mape_pct", mape}, {"left_out", left_out}};
   PowerSuiteCalibration out;
   out.model = model;

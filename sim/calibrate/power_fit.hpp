@@ -3,7 +3,8 @@
 // (models/README.md, "Activity power") on the kernel loops the split file lists under fit.micro, and nothing
 // else: the held-out loops are not read.
 //
-// Each loop's steady mean power (NVML energy counter over its unprofiled window) is the time-weighted mean of
+// Each loop's measured mean power (NVML energy counter over its unprofiled steady window, or over its profiled
+// window for the loops the split lists under profiled_window: LoopRecordings) is the time-weighted mean of
 // its kernels' power at their recorded clocks and of idle power in its gaps (traces/src/kernel_loop.hpp). The
 // model is linear in its ten coefficients once the voltage curve is fixed:
 //   P_loop - idle = busy_w * mean(fill g(f)) + sum_p e_p * mean(V^2 tensor rate_p) + e_fma * mean(V^2 fma rate)
@@ -30,7 +31,7 @@ struct PowerSuiteCalibration {
 
 PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, const std::string& split_path,
                                                  const std::string& base_path, const std::string& command,
-                                                 const std::string& date);
+                                                 const std::string& date, const std::string& window_dir = "");
 std::string format_power_suite_calibration(const PowerSuiteCalibration& c);
 
 // The names a split file lists (`fit.micro` or `held_out.micro`); InputError naming the file and field.
@@ -38,6 +39,22 @@ std::vector<std::string> split_names(const std::string& split_path, const std::s
 // The kernel loops of one side: `micro`, then the lists recorded later (`micro_stores`, `micro_alu_conv`,
 // `micro_family`), where present.
 std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side);
+
+// Where each kernel loop's measurement is: the split file's `profiled_window.loops` were measured over their own
+// profiled window (window_dir/<loop>; window_dir "" = the split's `profiled_window.folder` under data_dir()), every
+// other loop by the suite (suite_dir/<loop>). InputError naming the split file when a listed loop is on neither
+// side's lists or its window recording is missing.
+class LoopRecordings {
+ public:
+  LoopRecordings(const std::string& split_path, const std::string& suite_dir, const std::string& window_dir = "");
+  std::string dir(const std::string& loop) const;
+  bool measured_over_profiled_window(const std::string& loop) const;
+  const std::string& window_dir() const { return window_dir_; }  // "" when the split lists no such loop
+
+ private:
+  std::string suite_dir_, window_dir_;
+  std::vector<std::string> window_loops_;
+};
 
 // Non-negative least squares min |A x - b|^2, x >= 0, for a handful of unknowns (every active set is tried).
 std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& b);

@@ -213,7 +213,7 @@ int validate_main(const ValidateArgs& a) {
 // ---- calibrate ------------------------------------------------------------------------------------
 
 struct CalibrateArgs {
-  std::string profile, recording, suite, split, base, out_file, date, stream_pairs;
+  std::string profile, recording, suite, split, base, out_file, date, stream_pairs, window;
   bool json = false;
 };
 
@@ -256,11 +256,13 @@ int calibrate_main(CalibrateArgs a) {
     throw UsageError("calibrate needs exactly one of --profile CSV, --recording DIR or --power-suite DIR");
   if (!a.suite.empty() && a.split.empty())
     throw UsageError("calibrate --power-suite needs --split FILE (which loops are fit and which held out)");
+  if (!a.window.empty() && a.suite.empty()) throw UsageError("calibrate --power-window goes with --power-suite");
   if (a.base.empty()) throw UsageError("calibrate needs --base MODEL (a model name or file supplying clock tables, idle power, cap and specs)");
   if (a.date.empty()) a.date = today();
   check_date(a.date);
   const std::string command = "dvfs-sim calibrate " +
-                              (!a.suite.empty() ? "--power-suite " + a.suite + " --split " + a.split
+                              (!a.suite.empty() ? "--power-suite " + a.suite + (a.window.empty() ? "" : " --power-window " + a.window) +
+                                                      " --split " + a.split
                                : a.profile.empty() ? "--recording " + a.recording : "--profile " + a.profile) +
                               " --base " + a.base;
   const std::string base_path = resolve_model_path(a.base, "", "--base");
@@ -272,7 +274,7 @@ int calibrate_main(CalibrateArgs a) {
     report = {{"fit_error_in_sample", c.fit_error.to_json()}, {"table", c.table}};
     text = format_profile_calibration(c);
   } else if (!a.suite.empty()) {
-    PowerSuiteCalibration c = calibrate_from_power_suite(a.suite, a.split, base_path, command, a.date);
+    PowerSuiteCalibration c = calibrate_from_power_suite(a.suite, a.split, base_path, command, a.date, a.window);
     model = c.model;
     report = c.report;
     text = format_power_suite_calibration(c);
@@ -445,6 +447,9 @@ Command calibrate_command() {
     app.add_option("--profile", a->profile, "stage profile CSV (stage,instruction,frequency,time,energy)");
     app.add_option("--recording", a->recording, "recording directory");
     app.add_option("--power-suite", a->suite, "directory of power-suite kernel loops (the activity power model)");
+    app.add_option("--power-window", a->window,
+                   "with --power-suite: directory of the loops measured over their own profiled window (default: the split "
+                   "file's profiled_window.folder)");
     app.add_option("--split", a->split, "with --power-suite / --stream-pairs: the file naming the fit and held-out loops or pairs");
     app.add_option("--stream-pairs", a->stream_pairs, "two-stream kernel pairs: fit the contention model of concurrent streams");
     app.add_option("--base", a->base, "model (name or file) supplying clock tables, idle power, cap and specs");

@@ -24,9 +24,10 @@ Json validate_kernel_loop(const KernelLoop& loop, const GpuModel& model) {
               {"activities_priced_by_work", priced}};
   for (const char* source : {"native", "recorded"}) {
     Scenario sc = validation_scenario(dir, model, source);
-    // The loop ran for seconds, the governor settled: replay the profiled steps for 2 s and measure the second.
+    // The loop ran for seconds, the governor settled: replay the profiled steps for 2 s (at least twice) and
+    // measure the second half.
     const std::size_t nsteps = trace.workload.ranks.front().steps.size();
-    sc.replay.repeat = static_cast<int>(std::clamp(std::ceil(2.0 / (static_cast<double>(nsteps) * loop.steady_step_s)), 1.0, 2000.0));
+    sc.replay.repeat = static_cast<int>(std::clamp(std::ceil(2.0 / (static_cast<double>(nsteps) * loop.steady_step_s)), 2.0, 2000.0));
     const SimulationResult r = simulate(sc, trace, model);
     const Json& all = r.summary["steps"];
     const std::size_t from = static_cast<std::size_t>(sc.replay.repeat / 2) * nsteps;

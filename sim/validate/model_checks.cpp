@@ -86,25 +86,21 @@ Json abs_distribution(std::vector<double> x) {
           {"p90_pct", at(0.9)}, {"max_pct", x.back()}};
 }
 
-// Capped loops of the suite recorded as workloads (diagnostic, traces/recordings/h200-clock-probe/window-loops):
-// the energy counter over the very window whose kernels are profiled, beside the suite's row of the same loop (whose
-// power comes from a steady window that, at the cap, ran at a lower clock than the profiled one). Empty when the
-// folder is absent. No fit reads them.
-Json window_loop_rows(const Json& loops, const GpuModel& h200) {
-  const std::string rel = "traces/recordings/h200-clock-probe/window-loops";
+// The loops measured over their own profiled window, each also priced against the suite's steady window (the
+// measurement they replaced, kept for comparison): {loop, kind, suite: {native_, recorded_energy_error_pct}}.
+Json steady_window_rows(const Json& loops, const GpuModel& h200) {
   Json rows = Json::array();
-  std::error_code ec;
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(data_dir() + "/" + rel, ec))
-    if (e.is_directory() && e.path().filename().string().rfind("window-", 0) == 0) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  for (const std::string& n : names) {
-    Json row = recording_row(rel + "/" + n, h200, "diagnostic");
-    row["loop"] = n.substr(7);
-    for (const auto& l : loops)
-      if (l["loop"] == row["loop"]) row["suite"] = {{"kind", l["kind"]}, {"native_energy_error_pct", l["native"]["energy_error_pct"]},
-                                                    {"recorded_energy_error_pct", l["recorded"]["energy_error_pct"]}};
-    rows.push_back(row);
+  for (const auto& l : loops) {
+    if (l.value("measured_over", "") != "profiled window") continue;
+    const std::string dir = data_dir() + "/traces/recordings/h200-power/" + l["loop"].get<std::string>();
+    const Json suite = validate_kernel_loop(load_kernel_loop(dir), h200);
+    rows.push_back({{"loop", l["loop"]}, {"kind", l["kind"]},
+                    {"window", {{"measured_mean_power_w", l["measured_mean_power_w"]},
+                                {"native_energy_error_pct", l["native"]["energy_error_pct"]},
+                                {"recorded_energy_error_pct", l["recorded"]["energy_error_pct"]}}},
+                    {"suite", {{"measured_mean_power_w", suite["measured_mean_power_w"]},
+                               {"native_energy_error_pct", suite["native"]["energy_error_pct"]},
+                               {"recorded_energy_error_pct", suite["recorded"]["energy_error_pct"]}}}});
   }
   return rows;
 }
@@ -113,12 +109,13 @@ Json window_loop_rows(const Json& loops, const GpuModel& h200) {
 // workloads, on the h200 model.
 Json power_suite_checks(const GpuModel& h200) {
   const std::string split = data_dir() + "/models/calibration/h200-power-split.json";
+  const LoopRecordings where(split, data_dir() + "/traces/recordings/h200-power");
   Json loops = Json::array(), workloads = Json::array(), summary = Json::object();
   for (const char* side : {"fit", "held_out"}) {
     std::vector<double> native_err, recorded_err;
     std::size_t native_ok = 0, recorded_ok = 0;
     for (const std::string& n : split_loop_names(split, side)) {
-      const std::string dir = data_dir() + "/traces/recordings/h200-power/" + n;
+      const std::string dir = where.dir(n);
       Json row;
       if (n == "idle") {  // no kernel to replay: the model's idle power against the measured one
         const double meas = read_steady_window(read_json_file(dir + "/run.json"), dir + "/run.json").mean_power_w;
@@ -130,6 +127,7 @@ Json power_suite_checks(const GpuModel& h200) {
         row = validate_kernel_loop(load_kernel_loop(dir), h200);
       }
       row["kind"] = std::string(side) == "fit" ? "in-sample" : "held-out";
+      row["measured_over"] = where.measured_over_profiled_window(n) ? "profiled window" : "steady window";
       const double en = row["native"]["energy_error_pct"].get<double>(), er = row["recorded"]["energy_error_pct"].get<double>();
       native_err.push_back(en);
       recorded_err.push_back(er);
@@ -150,7 +148,7 @@ Json power_suite_checks(const GpuModel& h200) {
       if (n.rfind("h200-decode", 0) == 0 || std::string(list) != "recordings")
         workloads.push_back(recording_row("traces/recordings/" + n, h200, "held-out"));
   return {{"split", "models/calibration/h200-power-split.json"}, {"loops", loops}, {"loop_summary", summary},
-          {"workloads", workloads}, {"window_loops", window_loop_rows(loops, h200)}};
+          {"workloads", workloads}, {"steady_window_rows", steady_window_rows(loops, h200)}};
 }
 
 // A workload's per-step energy MAPE, or "-" where the counter resolves none of its steps.
@@ -161,41 +159,43 @@ std::string per_step_text(const Json& h) {
   return os.str();
 }
 
-void format_window_loops(std::ostream& os, const Json& rows) {
+// The loops measured over their own profiled window beside the suite's steady-window measurement they replaced.
+void format_steady_window_rows(std::ostream& os, const Json& rows) {
   if (!rows.is_array() || rows.empty()) return;
-  os << "\nCapped loops measured over their own profiled window (diagnostic, traces/recordings/h200-clock-probe/window-loops:\n"
-        "the energy counter over the ~2 s window whose kernels are profiled; the rows above compare a steady window's\n"
-        "power with kernels profiled in a shorter window that ran at a higher clock: docs/design-notes.md); total energy\n"
-        "loop                             suite row    recorded clocks: suite -> window    native: suite -> window\n";
+  os << "\nThe " << rows.size() << " capped loops (*) priced against the suite's steady window, the measurement their window\n"
+        "recordings replaced (h200-power-split.json profiled_window; at the cap the steady window ran at a lower clock than\n"
+        "the profiled kernels: docs/design-notes.md); energy error, steady window -> profiled window\n"
+        "loop                             kind       measured W steady/window  recorded clocks            native\n";
   double suite_sum = 0, window_sum = 0;
-  std::size_t n = 0;
   const std::ios::fmtflags flags = os.flags();  // the sections after this one keep their format
   const std::streamsize precision = os.precision();
   os << std::fixed;
   for (const auto& r : rows) {
-    if (!r.contains("suite")) continue;
-    const Json& s = r["suite"];
-    const double sr = s["recorded_energy_error_pct"].get<double>(), wr = r["recorded_clocks_total_energy_error_pct"].get<double>();
-    os << std::left << std::setw(33) << r["loop"].get<std::string>() << std::setw(13) << s["kind"].get<std::string>() << std::right
-       << std::setprecision(1) << std::fixed << std::showpos << std::setw(17) << sr << " % -> " << std::setw(6) << wr << " %"
-       << std::setw(14) << s["native_energy_error_pct"].get<double>() << " % -> " << std::setw(6)
-       << r["total_energy_error_pct"].get<double>() << " %" << std::noshowpos << "\n";
-    suite_sum += std::fabs(sr), window_sum += std::fabs(wr), ++n;
+    const Json &s = r["suite"], &w = r["window"];
+    const double sr = s["recorded_energy_error_pct"].get<double>(), wr = w["recorded_energy_error_pct"].get<double>();
+    os << std::left << std::setw(33) << r["loop"].get<std::string>() << std::setw(10) << r["kind"].get<std::string>() << std::right
+       << std::setprecision(1) << std::setw(10) << s["measured_mean_power_w"].get<double>() << " /" << std::setw(6)
+       << w["measured_mean_power_w"].get<double>() << std::showpos << std::setw(13) << sr << " % -> " << std::setw(6) << wr << " %"
+       << std::setw(10) << s["native_energy_error_pct"].get<double>() << " % -> " << std::setw(6)
+       << w["native_energy_error_pct"].get<double>() << " %" << std::noshowpos << "\n";
+    suite_sum += std::fabs(sr), window_sum += std::fabs(wr);
   }
-  if (n > 0)
-    os << std::setprecision(1) << "  mean |energy error| at the recorded clocks over these " << n << " loops: suite "
-       << suite_sum / static_cast<double>(n) << " %, window " << window_sum / static_cast<double>(n) << " %\n";
+  const double n = static_cast<double>(rows.size());
+  os << std::setprecision(1) << "  mean |energy error| at the recorded clocks over these loops: steady window " << suite_sum / n
+     << " %, profiled window " << window_sum / n << " %\n";
   os.flags(flags);
   os.precision(precision);
 }
 
 void format_power_suite(std::ostream& os, const Json& ps) {
   os << "\nH200 kernel loops of the power suite (" << ps["split"].get<std::string>()
-     << " fixes fit / held out), steady mean power;\n"
-        "energy of one step at the native governor (target <= 8 % held out) and at the recorded clocks (<= 5 %)\n";
+     << " fixes fit / held out), measured mean power\n"
+        "(steady window; * over the loop's own profiled window, traces/recordings/h200-power-window); energy of one step\n"
+        "at the native governor (target <= 8 % held out) and at the recorded clocks (<= 5 %)\n";
   os << "loop                             kind       measured W  native W  energy err  time err  recorded W  energy err\n";
   for (const auto& l : ps["loops"]) {
-    os << std::left << std::setw(33) << l["loop"].get<std::string>() << std::setw(10) << l["kind"].get<std::string>()
+    const std::string mark = l.value("measured_over", "") == "profiled window" ? "*" : "";
+    os << std::left << std::setw(33) << l["loop"].get<std::string>() + mark << std::setw(10) << l["kind"].get<std::string>()
        << std::right << std::setprecision(1) << std::setw(11) << l["measured_mean_power_w"].get<double>() << std::setw(10)
        << l["native"]["mean_power_w"].get<double>() << std::showpos << std::setw(10) << l["native"]["energy_error_pct"].get<double>()
        << " %" << std::setw(8) << l["native"]["time_error_pct"].get<double>() << " %" << std::noshowpos << std::setw(12)
@@ -212,7 +212,7 @@ void format_power_suite(std::ostream& os, const Json& ps) {
        << " %, p90 " << rc["p90_pct"].get<double>() << " %, max " << rc["max_pct"].get<double>() << " % ("
        << s["recorded_within_5_pct"].get<std::size_t>() << " within 5 %)\n";
   }
-  format_window_loops(os, ps["window_loops"]);
+  format_steady_window_rows(os, ps["steady_window_rows"]);
   os << "\nH200 whole workloads below and at the cap, all held out (traces/recordings/h200-workloads, decode, and the\n"
         "recordings made after the fit), native governor (target <= 8 % total energy off the cap); window: the profiled\n"
         "time the totals compare over (the NVML energy counter advances every ~100 ms: under ~1 s it resolves a few %\n"

@@ -46,3 +46,35 @@ TEST_CASE("a recording without a steady window is not a kernel loop", "[traces][
   CHECK_THROWS_WITH(load_kernel_loop(dir.string()), Catch::Contains("run.json: micro.steady"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("a loop measured over its profiled window replays its profiled steps as recorded", "[traces][loop]") {
+  const std::string dir = data_dir() + "/traces/recordings/h200-power-window/gemm-bf16-4096";
+  const KernelLoop loop = load_kernel_loop(dir);
+  CHECK(loop.profiled_window);
+  const Recording& rec = loop.recording;
+  REQUIRE(rec.steps.size() == 50);
+  // the measurement is the energy counter over the profiled steps, first start to last end
+  const double t0 = rec.steps.front().t0_ns, t1 = rec.steps.back().t1_ns;
+  CHECK(loop.steady_s == Approx((t1 - t0) * 1e-9));
+  CHECK(loop.steady_step_s == Approx(loop.steady_s / 50));
+  CHECK(loop.measured_power_w == Approx(rec.telemetry.energy_j_between(t0, t1) / loop.steady_s));
+  const Workload wl = steady_workload(loop);
+  const Rank &replayed = wl.ranks.front(), &recorded = rec.workload.ranks.front();
+  REQUIRE(replayed.kernels.size() == recorded.kernels.size());
+  for (std::size_t i = 0; i < replayed.kernels.size(); ++i) CHECK(replayed.kernels[i].gap_before_s == recorded.kernels[i].gap_before_s);
+  for (std::size_t i = 0; i < replayed.steps.size(); ++i) CHECK(replayed.steps[i].tail_s == recorded.steps[i].tail_s);
+}
+
+TEST_CASE("a loop's window must say it was measured over the profiled steps", "[traces][loop]") {
+  namespace fs = std::filesystem;
+  const fs::path src = data_dir() + "/traces/recordings/h200-power-window/gemm-bf16-4096";
+  const fs::path dir = fs::temp_directory_path() / "dvfs_loop_with_unknown_window";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* f : {"trace.json.gz", "telemetry.csv"}) fs::copy_file(src / f, dir / f);
+  Json run = read_json_file((src / "run.json").string());
+  run["micro"]["window"] = "steady";
+  std::ofstream(dir / "run.json") << run.dump();
+  CHECK_THROWS_WITH(load_kernel_loop(dir.string()), Catch::Contains("run.json: micro.window") && Catch::Contains("profiled"));
+  fs::remove_all(dir);
+}

@@ -23,23 +23,52 @@ SteadyWindow read_steady_window(const Json& run, const std::string& run_path) {
   return w;
 }
 
+namespace {
+
+// Window form: the counter over the profiled steps, first step's start to last step's end.
+void measure_profiled_window(KernelLoop& loop, const std::string& run_path) {
+  const Recording& rec = loop.recording;
+  if (rec.steps.empty())
+    throw InputError(run_path, "run.profiled_steps", "missing: a loop measured over its profiled window needs the step bounds");
+  const double t0 = rec.steps.front().t0_ns, t1 = rec.steps.back().t1_ns;
+  if (!(t1 > t0)) throw InputError(run_path, "run.profiled_steps", "expected the last step to end after the first begins");
+  const double energy_j = rec.telemetry.energy_j_between(t0, t1);
+  if (!(energy_j > 0))
+    throw InputError(rec.telemetry.file(), "energy_mj", "expected the energy counter to advance over the profiled window");
+  loop.profiled_window = true;
+  loop.steady_s = (t1 - t0) * 1e-9;
+  loop.steady_step_s = loop.steady_s / static_cast<double>(rec.steps.size());
+  loop.measured_power_w = energy_j / loop.steady_s;
+}
+
+}  // namespace
+
 KernelLoop load_kernel_loop(const std::string& dir) {
   KernelLoop loop;
   loop.recording = load_recording(dir, Classifier::load_default());
   const std::string run_path = dir + "/run.json";
-  const SteadyWindow w = read_steady_window(loop.recording.run, run_path);
+  if (!loop.recording.run.is_object() || !loop.recording.run.contains("micro"))
+    throw InputError(run_path, "micro", "missing: expected a kernel-loop recording of the power suite (micro.steady or micro.window)");
   loop.micro = loop.recording.run["micro"];
-  loop.name = JsonReader(loop.micro, run_path, "micro").string_or("name", dir.substr(dir.find_last_of('/') + 1));
+  JsonReader micro(loop.micro, run_path, "micro");
+  loop.name = micro.string_or("name", dir.substr(dir.find_last_of('/') + 1));
+  if (loop.recording.workload.ranks.empty() || loop.recording.workload.ranks.front().steps.empty())
+    throw InputError(dir, "trace", "no profiled step in the trace (expected step<i> ranges)");
+  if (micro.has("window")) {
+    if (micro.string("window") != "profiled") micro.fail("window", "expected \"profiled\" (the counter over the profiled steps)");
+    measure_profiled_window(loop, run_path);
+    return loop;
+  }
+  const SteadyWindow w = read_steady_window(loop.recording.run, run_path);
   loop.steady_s = w.seconds;
   loop.steady_step_s = w.step_s;
   loop.measured_power_w = w.mean_power_w;
-  if (loop.recording.workload.ranks.empty() || loop.recording.workload.ranks.front().steps.empty())
-    throw InputError(dir, "trace", "no profiled step in the trace (expected step<i> ranges)");
   return loop;
 }
 
 Workload steady_workload(const KernelLoop& loop) {
   Workload wl = loop.recording.workload;
+  if (loop.profiled_window) return wl;
   Rank& rank = wl.ranks.front();
   // The replay takes a step's tail out of the next kernel's gap: that gap moves with the tail.
   double tail_change = 0;

@@ -4,6 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
 using namespace dvfs;
 using Catch::Detail::Approx;
 
@@ -42,4 +46,37 @@ TEST_CASE("the shipped h200 activity block is what the fit loops give", "[calibr
   CHECK(c.model["activity"] == shipped["activity"]);
   CHECK(c.model["voltage_curve"] == shipped["voltage_curve"]);
   CHECK(c.report["in_sample_mape_pct"].get<double>() < 6.0);
+}
+
+namespace {
+
+// A copy of the shipped split with its profiled_window block changed by `edit`, written to a temporary file.
+std::string split_with_window(const std::function<void(Json&)>& edit, const std::string& name) {
+  Json doc = read_json_file(data_dir() + "/models/calibration/h200-power-split.json");
+  edit(doc["profiled_window"]);
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path) << doc.dump();
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("a loop the split measures over its profiled window is read from the window folder", "[calibrate][power]") {
+  const std::string split = data_dir() + "/models/calibration/h200-power-split.json";
+  const LoopRecordings where(split, "SUITE");
+  CHECK(where.measured_over_profiled_window("gemm-bf16-4096"));
+  CHECK(where.dir("gemm-bf16-4096") == data_dir() + "/traces/recordings/h200-power-window/gemm-bf16-4096");
+  CHECK_FALSE(where.measured_over_profiled_window("gemm-bf16-1024"));  // ran at the top clock: the suite measures it
+  CHECK(where.dir("gemm-bf16-1024") == "SUITE/gemm-bf16-1024");
+}
+
+TEST_CASE("a profiled-window loop must be on a side's list and have its recording", "[calibrate][power]") {
+  const std::string unknown = split_with_window([](Json& pw) { pw["loops"].push_back("not-a-loop"); }, "dvfs_split_unknown.json");
+  CHECK_THROWS_WITH(LoopRecordings(unknown, "SUITE"), Catch::Contains("profiled_window.loops") && Catch::Contains("not-a-loop"));
+  const std::string missing = split_with_window([](Json& pw) { pw["loops"].push_back("gemm-bf16-1024"); }, "dvfs_split_missing.json");
+  CHECK_THROWS_WITH(LoopRecordings(missing, "SUITE"), Catch::Contains("gemm-bf16-1024") && Catch::Contains("has no window recording"));
+  const std::string not_list = split_with_window([](Json& pw) { pw["loops"] = "gemm-bf16-4096"; }, "dvfs_split_not_list.json");
+  CHECK_THROWS_WITH(LoopRecordings(not_list, "SUITE"), Catch::Contains("profiled_window.loops") && Catch::Contains("expected a list"));
+  for (const char* f : {"dvfs_split_unknown.json", "dvfs_split_missing.json", "dvfs_split_not_list.json"})
+    std::filesystem::remove(std::filesystem::temp_directory_path() / f);
 }
