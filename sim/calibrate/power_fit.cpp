@@ -229,17 +229,20 @@ LoopRecordings::LoopRecordings(const std::string& split_path, const std::string&
     window_loops_.push_back(n);
   }
   window_dir_ = !window_dir.empty() ? window_dir : data_dir() + "/" + pw.string("folder");
+  if (!pw.has("measurement_of_record"))
+    pw.fail("measurement_of_record", "missing: expected true (the window recordings are these loops' measurement) or false (a diagnostic)");
+  window_of_record_ = pw.boolean_or("measurement_of_record", false);
   for (const std::string& n : window_loops_)
     if (!std::filesystem::exists(window_dir_ + "/" + n + "/run.json"))
       pw.fail("loops", "\"" + n + "\" has no window recording (expected " + window_dir_ + "/" + n + "/run.json)");
 }
 
 bool LoopRecordings::measured_over_profiled_window(const std::string& loop) const {
-  return std::find(window_loops_.begin(), window_loops_.end(), loop) != window_loops_.end();
+  return window_of_record_ && std::find(window_loops_.begin(), window_loops_.end(), loop) != window_loops_.end();
 }
 
 std::string LoopRecordings::dir(const std::string& loop) const {
-  return (measured_over_profiled_window(loop) ? window_dir_ : suite_dir_) + "/" + loop;
+  return measured_over_profiled_window(loop) ? window_dir(loop) : suite_dir_ + "/" + loop;
 }
 
 PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, const std::string& split_path,

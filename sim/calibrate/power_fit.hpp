@@ -40,20 +40,24 @@ std::vector<std::string> split_names(const std::string& split_path, const std::s
 // `micro_family`), where present.
 std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side);
 
-// Where each kernel loop's measurement is: the split file's `profiled_window.loops` were measured over their own
-// profiled window (window_dir/<loop>; window_dir "" = the split's `profiled_window.folder` under data_dir()), every
-// other loop by the suite (suite_dir/<loop>). InputError naming the split file when a listed loop is on neither
+// Where each kernel loop's measurement is. The split file's `profiled_window.loops` were also recorded over their
+// own profiled window (window_dir/<loop>; window_dir "" = the split's `profiled_window.folder` under data_dir());
+// when `profiled_window.measurement_of_record` is true those recordings are the loops' measurement (fit and
+// validate), otherwise every loop is measured by the suite (suite_dir/<loop>) and the window recordings are a
+// diagnostic (validate --models prints both). InputError naming the split file when a listed loop is on neither
 // side's lists or its window recording is missing.
 class LoopRecordings {
  public:
   LoopRecordings(const std::string& split_path, const std::string& suite_dir, const std::string& window_dir = "");
-  std::string dir(const std::string& loop) const;
+  std::string dir(const std::string& loop) const;  // the loop's measurement
   bool measured_over_profiled_window(const std::string& loop) const;
-  const std::string& window_dir() const { return window_dir_; }  // "" when the split lists no such loop
+  const std::vector<std::string>& window_loops() const { return window_loops_; }  // recorded over their window
+  std::string window_dir(const std::string& loop) const { return window_dir_ + "/" + loop; }
 
  private:
   std::string suite_dir_, window_dir_;
   std::vector<std::string> window_loops_;
+  bool window_of_record_ = false;
 };
 
 // Non-negative least squares min |A x - b|^2, x >= 0, for a handful of unknowns (every active set is tried).

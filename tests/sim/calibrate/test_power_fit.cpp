@@ -61,13 +61,23 @@ std::string split_with_window(const std::function<void(Json&)>& edit, const std:
 
 }  // namespace
 
-TEST_CASE("a loop the split measures over its profiled window is read from the window folder", "[calibrate][power]") {
-  const std::string split = data_dir() + "/models/calibration/h200-power-split.json";
-  const LoopRecordings where(split, "SUITE");
+TEST_CASE("the window recordings are a loop's measurement only when the split makes them the measurement of record", "[calibrate][power]") {
+  const std::string window = data_dir() + "/traces/recordings/h200-power-window/gemm-bf16-4096";
+  const LoopRecordings shipped(data_dir() + "/models/calibration/h200-power-split.json", "SUITE");
+  CHECK_FALSE(shipped.measured_over_profiled_window("gemm-bf16-4096"));  // the shipped split keeps them a diagnostic
+  CHECK(shipped.dir("gemm-bf16-4096") == "SUITE/gemm-bf16-4096");
+  CHECK(shipped.window_dir("gemm-bf16-4096") == window);
+  CHECK(shipped.window_loops().size() == 45);
+  const std::string of_record = split_with_window([](Json& pw) { pw["measurement_of_record"] = true; }, "dvfs_split_of_record.json");
+  const LoopRecordings where(of_record, "SUITE");
   CHECK(where.measured_over_profiled_window("gemm-bf16-4096"));
-  CHECK(where.dir("gemm-bf16-4096") == data_dir() + "/traces/recordings/h200-power-window/gemm-bf16-4096");
+  CHECK(where.dir("gemm-bf16-4096") == window);
   CHECK_FALSE(where.measured_over_profiled_window("gemm-bf16-1024"));  // ran at the top clock: the suite measures it
   CHECK(where.dir("gemm-bf16-1024") == "SUITE/gemm-bf16-1024");
+  std::filesystem::remove(of_record);
+  const std::string unsaid = split_with_window([](Json& pw) { pw.erase("measurement_of_record"); }, "dvfs_split_unsaid.json");
+  CHECK_THROWS_WITH(LoopRecordings(unsaid, "SUITE"), Catch::Contains("profiled_window.measurement_of_record") && Catch::Contains("missing"));
+  std::filesystem::remove(unsaid);
 }
 
 TEST_CASE("a profiled-window loop must be on a side's list and have its recording", "[calibrate][power]") {
