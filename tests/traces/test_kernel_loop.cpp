@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 using namespace dvfs;
 using Catch::Detail::Approx;
@@ -33,18 +34,28 @@ TEST_CASE("a step range written once per stream is one step", "[traces][loop]") 
   CHECK(loop.recording.workload.ranks.front().steps.size() == 3);
 }
 
-TEST_CASE("a recording without a steady window is not a kernel loop", "[traces][loop]") {
+namespace {
+
+// A copy of a shipped loop recording in a temporary folder, its run.json changed by `edit`.
+std::filesystem::path loop_copy(const std::string& src_dir, const char* name, const std::function<void(Json&)>& edit) {
   namespace fs = std::filesystem;
-  const fs::path src = data_dir() + "/traces/recordings/h200-power/add-bf16";
-  const fs::path dir = fs::temp_directory_path() / "dvfs_loop_without_micro";
+  const fs::path src = src_dir, dir = fs::temp_directory_path() / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   for (const char* f : {"trace.json.gz", "telemetry.csv"}) fs::copy_file(src / f, dir / f);
   Json run = read_json_file((src / "run.json").string());
-  run["micro"].erase("steady");
+  edit(run);
   std::ofstream(dir / "run.json") << run.dump();
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("a recording without a steady window is not a kernel loop", "[traces][loop]") {
+  const auto dir = loop_copy(data_dir() + "/traces/recordings/h200-power/add-bf16", "dvfs_loop_without_micro",
+                             [](Json& run) { run["micro"].erase("steady"); });
   CHECK_THROWS_WITH(load_kernel_loop(dir.string()), Catch::Contains("run.json: micro.steady"));
-  fs::remove_all(dir);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a loop measured over its profiled window replays its profiled steps as recorded", "[traces][loop]") {
@@ -66,15 +77,8 @@ TEST_CASE("a loop measured over its profiled window replays its profiled steps a
 }
 
 TEST_CASE("a loop's window must say it was measured over the profiled steps", "[traces][loop]") {
-  namespace fs = std::filesystem;
-  const fs::path src = data_dir() + "/traces/recordings/h200-power-window/gemm-bf16-4096";
-  const fs::path dir = fs::temp_directory_path() / "dvfs_loop_with_unknown_window";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  for (const char* f : {"trace.json.gz", "telemetry.csv"}) fs::copy_file(src / f, dir / f);
-  Json run = read_json_file((src / "run.json").string());
-  run["micro"]["window"] = "steady";
-  std::ofstream(dir / "run.json") << run.dump();
+  const auto dir = loop_copy(data_dir() + "/traces/recordings/h200-power-window/gemm-bf16-4096", "dvfs_loop_with_unknown_window",
+                             [](Json& run) { run["micro"]["window"] = "steady"; });
   CHECK_THROWS_WITH(load_kernel_loop(dir.string()), Catch::Contains("run.json: micro.window") && Catch::Contains("profiled"));
-  fs::remove_all(dir);
+  std::filesystem::remove_all(dir);
 }

@@ -498,19 +498,22 @@ def size_step(call, self_paced, target_s=0.04, max_calls=300):
     return max(1, min(max_calls, round(target_s / per)))
 
 
-def record_micro(name, out, steady_s, gpu):
-    build, info = MICRO[name] if name in MICRO else PROBES[name]
+def prepared_loop(build, info):
+    """The loop's call built (seed 0), its info with what the build adds, its calls per step and one step's time."""
     torch.manual_seed(0)
     call, extra = build()
     info = dict(info, **extra)
     reps = size_step(call, info.get("self_paced", False))
-    step_s_est = None
     sync()
     t = time.perf_counter()
     for _ in range(reps):
         call()
     sync()
-    step_s_est = time.perf_counter() - t
+    return call, info, reps, time.perf_counter() - t
+
+
+def record_micro(name, out, steady_s, gpu):
+    call, info, reps, step_s_est = prepared_loop(*(MICRO[name] if name in MICRO else PROBES[name]))
     settle_steps = max(1, math.ceil(1.0 / step_s_est))
     steady_steps = max(2, math.ceil(steady_s / step_s_est))
     marks = {}
@@ -679,17 +682,7 @@ def record_window(name, out, steady_s, gpu, profiled=50):
     """A kernel loop measured over its own profiled window (issue 16, sixth round; models/calibration/h200-power-split.json
     `profiled_window`): settled for 1 s + steady_s, then `profiled` steps whose kernels are profiled and whose NVML
     energy counter is the measurement (run.json `micro.window` = "profiled"; no separate steady window)."""
-    build, info = MICRO[name]
-    torch.manual_seed(0)
-    call, extra = build()
-    info = dict(info, **extra)
-    reps = size_step(call, info.get("self_paced", False))
-    sync()
-    t = time.perf_counter()
-    for _ in range(reps):
-        call()
-    sync()
-    step_s = time.perf_counter() - t
+    call, info, reps, step_s = prepared_loop(*MICRO[name])
     warm = max(2, math.ceil((1.0 + steady_s) / step_s))
     rec_dir = os.path.join(out, name)
     with Recorder(rec_dir, warmup=warm, profiled=profiled, gpu=gpu, sample_ms=5, idle_s=0.5,
