@@ -30,9 +30,9 @@ COPIES = "staging-copies"  # the third recording (split.json: fit, all of it): s
 SCEN = os.path.join(ROOT, "scenarios", "lifecycle")
 
 
-def job(name):
-    a = analyse(os.path.join(REC, name, "recording"))
-    with open(os.path.join(REC, name, "job.json")) as f:
+def job(name, base=REC):
+    a = analyse(os.path.join(base, name, "recording"))
+    with open(os.path.join(base, name, "job.json")) as f:
         j = json.load(f)
     idle = next(r for r in a["top"] if r["name"] == "idle:start")
     a["sampler_core_per_s"] = idle["cpu_busy_core_s"] / idle["time_s"]  # the two samplers' own CPU, at rest
@@ -299,6 +299,80 @@ def copy_costs(cnn, node, sc):
 
 COPY_NOTE = "core_s_per_gb and core_s_per_file fitted on the staging-copies recording's copies (split.json)"
 
+DAY2 = os.path.join(REC, "day2")  # the second recording day (split.json "day2"): its node probe, then both jobs
+NODE2 = os.path.join(ROOT, "models", "lifecycle", "h200-node-day2.json")
+
+
+def save_fit(sp):
+    """The save probe's checkpoints (split.json day2): per save, from job.json's marks, torch.save's process CPU and wall
+    time (start to f.flush()'s return) and the fsync (flush return to fsync return). Checkpoint core_s_per_gb: least
+    squares without intercept of the CPU on GB; the saves' time off the CPU (wall less CPU, summed) sets the device-to-
+    host rate (None when that sum is not positive)."""
+    saves = [{"phase": k["phase"], "set": k["set"], "repeat": k["repeat"], "bytes": k["bytes"], "gb": k["bytes"] / 1e9,
+              "cpu_s": (k["saved"]["cpu_ns"] - k["start"]["cpu_ns"]) / 1e9, "save_s": (k["saved"]["t_ns"] - k["start"]["t_ns"]) / 1e9,
+              "fsync_s": (k["synced"]["t_ns"] - k["saved"]["t_ns"]) / 1e9} for k in sp["job"]["saves"]]
+    per_gb = sum(x["gb"] * x["cpu_s"] for x in saves) / sum(x["gb"] ** 2 for x in saves)
+    off_cpu = sum(x["save_s"] - x["cpu_s"] for x in saves)
+    for x in saves:
+        x["fit_cpu_s"] = per_gb * x["gb"]
+    return {"per_gb": per_gb, "off_cpu_s": off_cpu, "d2h_bps": sum(x["bytes"] for x in saves) / off_cpu if off_cpu > 0 else None,
+            "saves": saves}
+
+
+def day_syncs(sc, sf):
+    """The day's probe syncs as (file data, files, seconds): the staging copies' os.sync() and the saves' fsync."""
+    files = {k["phase"]: k["files"] for k in sc["job"]["copies"]}
+    return [(x["bytes"], files[x["phase"]], x["sync_s"]) for x in copy_syncs(sc)] + [(x["bytes"], 1, x["fsync_s"]) for x in sf["saves"]]
+
+
+def day_writeback(sc):
+    """Kernel writeback CPU per file synced (split.json day2): over the probe's staging copies, the job's CPU in each copy's
+    phase less the copying process's (job.json marks, start to the sync's return), summed, over their files."""
+    top = {r["name"]: r for r in sc["top"]}
+    extra = sum(job_cpu(sc, top[k["phase"]]) - (k["synced"]["cpu_ns"] - k["start"]["cpu_ns"]) / 1e9 for k in sc["job"]["copies"])
+    return max(0.0, extra / sum(k["files"] for k in sc["job"]["copies"]))
+
+
+def fit_node_day(node1, sc, sp, day="day 2"):
+    """A day's node (split.json day2): day 1's node with the parameters its probe fits replaced (the local disk's write
+    rate, time per file synced and writeback CPU, the device-to-host rate, the GPU's idle power). Returns (node, costs)."""
+    import copy as copy_mod
+    sf, cf = save_fit(sp), copy_fit(sc)
+    pts = day_syncs(sc, sf)
+    inv_rate, per_file = least_squares_2(pts)
+    if not (inv_rate > 0 and per_file >= 0):
+        raise SystemExit(f"fit_lifecycle.py: the {day} sync fit gave {1 / inv_rate if inv_rate else float('inf'):.3g} B/s and "
+                         f"{per_file:.3g} s per file (expected a positive rate and a non-negative time per file)")
+    node = copy_mod.deepcopy(node1)
+    node["name"] = "h200-node-day2"
+    node["description"] += f"; calibrated on {day}'s node probe (split.json day2)"
+    local = next(s for s in node["storage"] if s["name"] == "local")
+    local["write_bps"], local["sync_s_per_file"] = round(1.0 / inv_rate, -6), round(per_file, 9)
+    local["writeback_core_s_per_file"] = round(day_writeback(sc), 8)
+    local["note"] = f"virtio disk behind the page cache (writes reach it at the sync); fitted on {day}'s probe (split.json day2)"
+    if sf["d2h_bps"]:
+        node["gpu_d2h_bps"] = round(sf["d2h_bps"], -6)
+    node["gpu_idle_w"] = round(sc["gpu_deep_idle_w"], 1)
+    model = [b * inv_rate + f * per_file for b, f, _ in pts]
+    ncopy = len(sc["job"]["copies"])
+    pv = node["provenance"]
+    pv["local.write_bps"] = (f"fitted ({day}, split.json day2): least squares without intercept of the probe's {len(pts)} syncs' durations "
+                             f"on their file data and files: the {ncopy} staging copies' os.sync() ({sum(t for _, _, t in pts[:ncopy]):.3f} s "
+                             f"measured, {sum(model[:ncopy]):.3f} s modelled) and the {len(pts) - ncopy} saves' fsync "
+                             f"({sum(t for _, _, t in pts[ncopy:]):.3f} s measured, {sum(model[ncopy:]):.3f} s modelled)")
+    pv["local.sync_s_per_file"] = f"fitted with write_bps ({day}: see it)"
+    pv["local.writeback_core_s_per_file"] = (f"fitted ({day}): the probe's staging copies, the job's CPU in each copy's phase less the "
+                                             "copying process's, summed, over their files")
+    pv["gpu_d2h_bps"] = (f"fitted ({day}): the save probe's {len(sf['saves'])} saves' bytes over their torch.save calls' time off the "
+                         f"CPU (wall less process CPU, summed: {sf['off_cpu_s']:.3f} s)" if sf["d2h_bps"] else
+                         f"{day}: the saves spent no time off the CPU ({sf['off_cpu_s']:.3f} s): day 1's figure kept. " + pv["gpu_d2h_bps"])
+    pv["gpu_idle_w"] = f"measured ({day}): the staging-copies probe's recorder idle:start window, NVML energy counter ({sc['gpu_deep_idle_w']:.1f} W)"
+    pv["day"] = f"{day}: the node probe recorded in the same device session as the jobs it predicts (split.json day2)"
+    pv.pop("staging_fit", None)
+    costs = {"staging_per_gb": cf["per_gb"], "staging_per_file": cf["per_file"], "checkpoint_per_gb": sf["per_gb"],
+             "copy_fit": cf, "save_fit": sf}
+    return node, costs
+
 
 def staging(j, files, cc, note):
     """The recorded staging: a copy between two folders of the one disk, then os.sync(), which also writes the dataset
@@ -326,23 +400,52 @@ def copies_scenario(sc, cc):
     return phases
 
 
-def copies_doc(sc, cc):
-    return {"name": COPIES, "description": "Staging copies of 1 GiB, 8 x 128 MiB, 2,000 x 256 KiB and 20,000 x 12 kB files on the "
-                                           "H200 machine's local disk, each synced, three of each (traces/recordings/h200-lifecycle/"
-                                           "staging-copies: the fit set of the staging copy's CPU)",
-            "lifecycle": {"node": "../../models/lifecycle/h200-node.json", "gpu": "h200", "recorded_cpu_ghz": 2.1,
-                          "phases": copies_scenario(sc, cc)},
-            "output": {"dir": f"../../out/lifecycle-{COPIES}"}}
+def copies_doc(sc, cc, name=COPIES, node="../../models/lifecycle/h200-node.json", where="staging-copies"):
+    return {"name": name, "description": "Staging copies of 1 GiB, 8 x 128 MiB, 2,000 x 256 KiB and 20,000 x 12 kB files on the "
+                                         f"H200 machine's local disk, each synced, three of each (traces/recordings/h200-lifecycle/"
+                                         f"{where}: the fit set of the staging copy's CPU)",
+            "lifecycle": {"node": node, "gpu": "h200", "recorded_cpu_ghz": 2.1, "phases": copies_scenario(sc, cc)},
+            "output": {"dir": f"../../out/lifecycle-{name}"}}
 
 
-def cnn_scenario(cnn, cc, vwarm):
-    j = cnn["job"]
-    a = j["args"]
+def probe_doc(sp, cc, name, node):
+    """The save probe as a job: its checkpoints (torch.save of a state dict on the GPU, flushed and fsync'd), the GPU-idle
+    rests before them at their measured durations, and its two diagnostic copies (the dirty one's os.sync() also writes
+    its freshly generated sources)."""
+    saves = {k["phase"]: k for k in sp["job"]["saves"]}
+    diag = {k["phase"]: k for k in sp["job"].get("diagnostic_copies", [])}
+    phases = []
+    for r in sp["top"]:
+        if r["kind"] == "idle" and r["name"].startswith("rest"):
+            phases.append({"name": r["name"], "kind": "idle", "seconds": round(r["time_s"], 3), "note": "measured duration (a rest)"})
+        elif r["name"] in saves:
+            phases.append({"name": r["name"], "kind": "checkpoint", "bytes": saves[r["name"]]["bytes"], "to": "local",
+                           "core_s_per_gb": round(cc["checkpoint_per_gb"], 4), "note": "recorded: torch.save of a state dict on the GPU, flushed, fsync'd"})
+        elif r["name"] in diag:
+            k = diag[r["name"]]
+            ph = {"name": r["name"], "kind": "staging", "bytes": k["bytes"], "files": k["files"], "from": "local", "to": "local",
+                  "core_s_per_gb": round(cc["staging_per_gb"], 4), "core_s_per_file": round(cc["staging_per_file"], 8),
+                  "note": "diagnostic (not fitted): shutil.copytree of 44,000 files of 12 kB, then os.sync()"}
+            if not k["sources_synced"]:
+                ph.update(sync_bytes=k["bytes"], sync_files=k["files"])
+            phases.append(ph)
+    return {"name": name, "description": "The day-2 node probe's checkpoint saves (50 MB to 2.2 GB state dicts on the GPU, three of each) "
+                                         "and its two diagnostic copies (traces/recordings/h200-lifecycle/day2/save-probe)",
+            "lifecycle": {"node": node, "gpu": "h200", "recorded_cpu_ghz": 2.1, "phases": phases},
+            "output": {"dir": f"../../out/lifecycle-{name}"}}
+
+
+def cnn_scenario(cnn, cc, vwarm, shape=None):
+    """The cnn-io job's phases: every fitted figure from cnn (day 1's fit phases); the phases themselves (epochs, their
+    steps, checkpoint and dataset bytes, the measured set-up duration) from shape, the recording predicted (default cnn)."""
+    shape = shape or cnn
+    j = shape["job"]
+    a = cnn["job"]["args"]
     nfiles = a["images"] + a["val_images"]
     per_img = j["dataset_bytes"] / nfiles
     ep0 = rows(cnn, "train")[0]
     va0 = rows(cnn, "validation")[0]
-    steps = j["epochs"][0]["steps"]
+    steps = cnn["job"]["epochs"][0]["steps"]
     # Decoding cost per sample: the workers' CPU over the whole epoch (they decode exactly its batches, and keep
     # decoding while the profiler holds the training loop, so neither the part after the Kineto window nor the
     # epoch net of it counts them all). The host's step time: the part after the window (its warm-up steps and
@@ -363,7 +466,7 @@ def cnn_scenario(cnn, cc, vwarm):
     ck_cpu = cc["checkpoint_per_gb"]
     rec = "../../traces/recordings/h200-lifecycle/cnn-io/recording"
     phases = [staging(j, nfiles, cc, "recorded: shutil.copytree between two folders of the one disk (source in the page cache)"),
-              {"name": "model set-up", "kind": "idle", "seconds": round(rows(cnn, "setup")[1]["time_s"], 3),
+              {"name": "model set-up", "kind": "idle", "seconds": round(rows(shape, "setup")[1]["time_s"], 3),
                "note": "measured duration (model build, DataLoader set-up): not predicted"}]
     for e in j["epochs"]:
         k = e["epoch"]
@@ -381,13 +484,18 @@ def cnn_scenario(cnn, cc, vwarm):
     return phases
 
 
-def llm_scenario(llm, cc, vwarm):
-    j = llm["job"]
-    a = j["args"]
+def llm_scenario(llm, cc, vwarm, shape=None):
+    """The llm-finetune job's phases: every fitted figure from llm (day 1's fit phases); the phases themselves (segments
+    and their steps, validations, checkpoints and their bytes, dataset bytes, the measured set-up duration) from shape,
+    the recording predicted (default llm)."""
+    shape = shape or llm
+    j = shape["job"]
+    a = llm["job"]["args"]
     tr = rows(llm, "train")
     va = rows(llm, "validation")
     seg0 = tr[0]
-    life = json.load(open(os.path.join(REC, "llm-finetune", "recording", "lifecycle.json")))
+    with open(os.path.join(shape["dir"], "lifecycle.json")) as f:
+        life = json.load(f)
     waits = [p for p in life["phases"] if p["kind"] == "data_wait"]
 
     def nsteps(r):
@@ -405,9 +513,9 @@ def llm_scenario(llm, cc, vwarm):
     vfed = (v0["time_s"] - v0["data_wait_s"] - vwarm["s"] - vld["start_s"] + v0["data_waits"] * vld["fetch_s"]) / vsteps
     rec = "../../traces/recordings/h200-lifecycle/llm-finetune/recording"
     phases = [staging(j, 1, cc, "recorded: one file copied (shutil.copyfile) between two folders of the one disk"),
-              {"name": "model set-up", "kind": "idle", "seconds": round(rows(llm, "setup")[1]["time_s"], 3),
+              {"name": "model set-up", "kind": "idle", "seconds": round(rows(shape, "setup")[1]["time_s"], 3),
                "note": "measured duration: not predicted"}]
-    tops = [r for r in llm["top"] if r["kind"] in ("train", "validation", "checkpoint")]
+    tops = [r for r in shape["top"] if r["kind"] in ("train", "validation", "checkpoint")]
     ck = iter(j["checkpoints"])
     for r in tops:
         if r["kind"] == "train":
@@ -461,11 +569,11 @@ POLICIES = [
 ]
 
 
-def scenario(name, desc, phases, first):
+def scenario(name, desc, phases, first, node="../../models/lifecycle/h200-node.json"):
     first = dict(first, note="one-time costs of the first training / validation phase (split.json: fitted on the first "
                              "phase of each kind only); later phases pay the steady costs")
     return {"name": name, "description": desc,
-            "lifecycle": {"node": "../../models/lifecycle/h200-node.json", "gpu": "h200", "recorded_cpu_ghz": 2.1,
+            "lifecycle": {"node": node, "gpu": "h200", "recorded_cpu_ghz": 2.1,
                           "phases": phases, "first_occurrence": first, "policies": POLICIES},
             "output": {"dir": f"../../out/lifecycle-{name}"}}
 
@@ -492,7 +600,7 @@ def like_for_like(a, r):
             "cpu_core_s": whole - excess, "profiled_steps": n_win, "profiler_cpu_core_s": excess}
 
 
-def compare(bin_, path, a, fit_names):
+def compare(bin_, path, a, fit_names, roles=None):
     out = json.loads(subprocess.run([bin_, "run", path, "--json", "-o", "/tmp/lifecycle_validation_out"], check=True, capture_output=True, text=True).stdout)
     sim = {p["name"]: p for p in out["phases"]}
     meas = [r for r in a["top"] if r["kind"] in ("staging", "train", "validation", "checkpoint")]
@@ -502,7 +610,7 @@ def compare(bin_, path, a, fit_names):
         s = sim[n]
         m = r["net"]
         lk = like_for_like(a, r)
-        res.append({"phase": n, "kind": r["kind"], "role": "fit" if n in fit_names else "held out",
+        res.append({"phase": n, "kind": r["kind"], "role": (roles or {}).get(n, "fit" if n in fit_names else "held out"),
                     "time_s": [lk["time_s"], s["time_s"]], "gpu_j": [lk["gpu_j"], s["gpu_j"]],
                     "cpu_core_s": [lk["cpu_core_s"], s["cpu_core_s"]], "profiled_steps": lk["profiled_steps"],
                     "unc": {"time_s": 0.0, "gpu_j": m["gpu_j_unc"], "cpu_core_s": m["cpu_busy_core_s_unc"]},
