@@ -709,6 +709,72 @@ def copy_table(cf, write_bps):
     return "\n".join(lines) + "\n"
 
 
+def save_table(sf, node):
+    """The day's save probe per set (means of its saves): torch.save's process CPU against the fit, its wall time, the
+    fsync against the day's node."""
+    local = next(s for s in node["storage"] if s["name"] == "local")
+    lines = ["### day 2 save-probe: torch.save's CPU fit (least squares over every save, split.json day2)", "",
+             f"Fitted: {sf['per_gb']:.4f} core-s per GB (the process's CPU over the torch.save call, time.process_time_ns, start to "
+             f"f.flush()'s return). The saves' time off the CPU (wall less CPU, summed): {sf['off_cpu_s']:.3f} s"
+             + (f" -> device-to-host {sf['d2h_bps'] / 1e9:.2f} GB/s" if sf["d2h_bps"] else "") + ". Per set, mean of its saves (min-max):", "",
+             "| set | GB | save CPU core-s meas / fit | save wall s | fsync s meas / node |", "|---|---|---|---|---|"]
+    sets = []
+    for x in sf["saves"]:
+        if x["set"] not in sets:
+            sets.append(x["set"])
+    for name in sets:
+        xs = [x for x in sf["saves"] if x["set"] == name]
+
+        def rng(k):
+            v = [x[k] for x in xs]
+            return f"{sum(v) / len(v):.3f} ({min(v):.3f}-{max(v):.3f})"
+        node_fsync = xs[0]["bytes"] / local["write_bps"] + local.get("sync_s_per_file", 0.0)
+        lines.append(f"| {name} | {xs[0]['gb']:.3f} | {rng('cpu_s')} / {xs[0]['fit_cpu_s']:.3f} | {rng('save_s')} | {rng('fsync_s')} / {node_fsync:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+NODE_KEYS = (("local write_bps (GB/s)", lambda n: n["storage"][0]["write_bps"] / 1e9, 2),
+             ("local sync_s_per_file (µs)", lambda n: n["storage"][0].get("sync_s_per_file", 0.0) * 1e6, 2),
+             ("local writeback_core_s_per_file (µs)", lambda n: n["storage"][0]["writeback_core_s_per_file"] * 1e6, 2),
+             ("gpu_d2h_bps (GB/s)", lambda n: n["gpu_d2h_bps"] / 1e9, 2), ("gpu_idle_w (W)", lambda n: n["gpu_idle_w"], 1))
+
+
+def node_table(node1, cc1, node2, cc2):
+    rows_ = [(k, f"{f(node1):.{d}f}", f"{f(node2):.{d}f}") for k, f, d in NODE_KEYS]
+    rows_ += [("staging copy core-s per GB", f"{cc1['staging_per_gb']:.4f}", f"{cc2['staging_per_gb']:.4f}"),
+              ("staging copy µs per file", f"{cc1['staging_per_file'] * 1e6:.2f}", f"{cc2['staging_per_file'] * 1e6:.2f}"),
+              ("checkpoint (torch.save) core-s per GB", f"{cc1['checkpoint_per_gb']:.4f}", f"{cc2['checkpoint_per_gb']:.4f}")]
+    lines = ["### Node parameters by day (split.json: day 1 from cnn-io's fit phases and staging-copies, day 2 from the day-2 probe)", "",
+             "| parameter | day 1 (h200-node.json) | day 2 (h200-node-day2.json) |", "|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows_]
+    return "\n".join(lines) + "\n"
+
+
+def kind_errs(res, kind, role=None):
+    sel = [r for r in res if r["kind"] == kind and (role is None or r["role"] == role)]
+    if not sel:
+        return None
+    agg, unc = summed(sel)
+    marks = {"yes": "", "unc": "°", "no": "✗"}
+    return f"({len(sel)}) " + " / ".join("%+.1f %%%s" % (err(agg[k]), marks[verdict(agg[k], unc[k])]) for k in KEYS)
+
+
+def days_table(report):
+    """Per job and kind, summed: day 1 (fit, held out) beside day 2 (held out, with the day-2 node and with day 1's)."""
+    lines = ["### Per kind, both days side by side (time / GPU J / CPU core-s; summed over the phases, count in brackets; "
+             "✗ a miss beyond 10 % plus the bound, ° beyond 10 % but within the bound)", "",
+             "| job | kind | day 1 fit (in-sample) | day 1 held out | **day 2 held out, day-2 node** | day 2 held out, day-1 node |",
+             "|---|---|---|---|---|---|"]
+    for job_name in ("cnn-io", "llm-finetune"):
+        d1 = report["jobs"].get(job_name, {}).get("phases", [])
+        d2 = report["day2"]["jobs"].get(job_name, {}).get("phases", [])
+        d2o = report["day2"]["jobs_day1_node"].get(job_name, {}).get("phases", [])
+        for kind in ("staging", "train", "validation", "checkpoint"):
+            cells = [kind_errs(d1, kind, "fit"), kind_errs(d1, kind, "held out"), kind_errs(d2, kind), kind_errs(d2o, kind)]
+            lines.append(f"| {job_name} | {kind} | " + " | ".join(c or "-" for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 HISTORY = os.path.join(REC, "validation-session4b.json")
 
 
@@ -736,6 +802,63 @@ def history_table(report):
                 cells.append(f"({len(sel)}) " + " / ".join(("%+.1f -> " % err(was[k]) if was else "new: ") + "%+.1f %%" % err(now[k]) for k in KEYS))
             lines.append(f"| {job_name} | {kind} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines) + "\n"
+
+
+def day2_parts():
+    """The day-2 recordings present (split.json day2), analysed: {name: analysis}."""
+    return {n: job(n, DAY2) for n in (COPIES, "save-probe", "cnn-io", "llm-finetune")
+            if os.path.isdir(os.path.join(DAY2, n, "recording"))}
+
+
+def day2(args, day1, stale):
+    """Day 2 (split.json day2): the node fitted on the day's probe, the day's jobs predicted with it and day 1's other
+    parameters (and, beside them, with day 1's node). Writes the day-2 node and scenarios; returns (markdown, report)."""
+    d = day2_parts()
+    if COPIES not in d or "save-probe" not in d:
+        return [], None
+    node2, cc2 = fit_node_day(day1["node"], d[COPIES], d["save-probe"])
+    write(NODE2, json.dumps(node2, indent=1) + "\n", args.check, stale)
+    rel2 = "../../models/lifecycle/h200-node-day2.json"
+    docs = {"day2-staging-copies": copies_doc(d[COPIES], cc2, "day2-staging-copies", rel2, "day2/staging-copies"),
+            "day2-save-probe": probe_doc(d["save-probe"], cc2, "day2-save-probe", rel2)}
+    cnn, llm, first = day1["cnn"], day1["llm"], day1["first"]
+    with_day1_node = {}  # the same phases priced with day 1's node and copy costs
+    for name, fn, fit_a, desc in (("cnn-io", cnn_scenario, cnn, "The I/O-heavy CNN job"), ("llm-finetune", llm_scenario, llm, "The GPU-bound GPT-like fine-tune")):
+        if name not in d:
+            continue
+        busy, w = day1["replay"][name]
+        ph = resolve_validation(fn(fit_a, cc2, first[name]["validation"], shape=d[name]), busy, w)
+        ph1 = resolve_validation(fn(fit_a, day1["cc"], first[name]["validation"], shape=d[name]), busy, w)
+        with_day1_node["day2-" + name] = scenario("day2-" + name, "", ph1, first[name])
+        docs["day2-" + name] = scenario("day2-" + name, f"{desc} recorded on day 2 (traces/recordings/h200-lifecycle/day2/{name}), "
+                                        "held out entirely: the day-2 node, every other parameter from day 1's fit phases "
+                                        "(split.json day2)", ph, first[name], node=rel2)
+    for n, doc in docs.items():
+        write(os.path.join(SCEN, n + ".json"), json.dumps(doc, indent=1) + "\n", args.check, stale)
+    rec_of = {"day2-staging-copies": COPIES, "day2-save-probe": "save-probe", "day2-cnn-io": "cnn-io", "day2-llm-finetune": "llm-finetune"}
+    report = {"node": node2, "copy_fit": cc2["copy_fit"], "save_fit": cc2["save_fit"], "jobs": {}, "jobs_day1_node": {}}
+    md = ["## Day 2: the node calibrated on the day, then the jobs predicted (split.json day2)", "",
+          node_table(day1["node"], day1["cc"], node2, cc2)]
+    diag = {k["phase"]: "diagnostic" for k in d["save-probe"]["job"].get("diagnostic_copies", [])}
+    for n, doc in docs.items():
+        an = d[rec_of[n]]
+        probe = n in ("day2-staging-copies", "day2-save-probe")
+        fit_names = {r["name"] for r in an["top"]} if probe else set()
+        out, res = compare(args.bin, os.path.join(SCEN, n + ".json"), an, fit_names, diag)
+        report["jobs"][rec_of[n]] = {"phases": res, "simulated": {"totals": out["totals"], "by_kind": out["by_kind"]},
+                                     "measured": {"by_kind": an["by_kind"], "total": an["total"], "gpu_deep_idle_w": an["gpu_deep_idle_w"]}}
+        md.append(table(n, res))
+        if not probe:  # the same scenario with day 1's node: what calibrating on the day changes
+            tmp = os.path.join(SCEN, f".tmp-{n}-day1-node-{os.getpid()}.json")
+            with open(tmp, "w") as f:
+                json.dump(with_day1_node[n], f)
+            try:
+                report["jobs_day1_node"][rec_of[n]] = {"phases": compare(args.bin, tmp, an, set())[1]}
+            finally:
+                os.remove(tmp)
+    md.append(copy_table(cc2["copy_fit"], node2["storage"][0]["write_bps"]).replace("### staging-copies", "### day 2 staging-copies"))
+    md.append(save_table(cc2["save_fit"], node2))
+    return md, report
 
 
 def write(path, text, check, stale):
@@ -809,6 +932,12 @@ def main():
         report["copy_fit"] = cc["copy_fit"]
     if os.path.exists(HISTORY):
         md.append(history_table(report))
+    day1 = {"node": node, "cc": cc, "cnn": cnn, "llm": llm, "first": first, "replay": {"cnn-io": (cb, cw), "llm-finetune": (lb, lw)}}
+    md2, report2 = day2(a, day1, stale)
+    if report2:
+        report["day2"] = report2
+        md.append(days_table(report))
+        md += md2
     write(os.path.join(REC, "validation.json"), json.dumps(report, indent=1, default=float) + "\n", a.check, stale)
     write(os.path.join(REC, "validation.md"), "\n".join(md), a.check, stale)
     if a.check and stale:
