@@ -775,6 +775,49 @@ def days_table(report):
     return "\n".join(lines) + "\n"
 
 
+def process_cpu_rows(day, a, res):
+    """Per job's checkpoints: the training process's own CPU (/proc/<pid>/stat, its host samples) beside the measured
+    job CPU (all CPUs' busy time less the samplers' rate at rest) and the model's."""
+    ck = [r for r in a["top"] if r["kind"] == "checkpoint"]
+    sim = [r for r in res if r["kind"] == "checkpoint"]
+    main = sum(r["net"]["main_cpu_core_s"] for r in ck)
+    meas, mod = sum(r["cpu_core_s"][0] for r in sim), sum(r["cpu_core_s"][1] for r in sim)
+    name = os.path.basename(os.path.dirname(a["dir"]))
+    return (f"| {day} | {name} | {len(ck)} | {sum(r['time_s'] for r in ck):.2f} | {main:.2f} | {meas:.2f} | {mod:.2f} | "
+            f"{(mod - main) / main * 100:+.1f} % | {(mod - meas) / meas * 100:+.1f} % |")
+
+
+def diagnostics(report, day1, d2):
+    """Findings from the day-2 recording, reported (split.json day2: not used to fit or to choose)."""
+    lines = ["### Diagnostics (measured; not fitted, not used to choose anything)", "",
+             "Checkpoints, CPU: the training process's own CPU time (utime + stime of /proc/<pid>/stat, host samples) beside "
+             "the measured job CPU the tables use (all CPUs' busy time less the samplers' rate at rest) and the model's:", "",
+             "| day | job | checkpoints | time s | process CPU core-s | job CPU core-s (tables) | model core-s | model vs process | model vs tables |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for day, a, res in (("1", day1["cnn"], report["jobs"]["cnn-io"]["phases"]), ("1", day1["llm"], report["jobs"]["llm-finetune"]["phases"]),
+                        ("2", d2.get("cnn-io"), report["day2"]["jobs"].get("cnn-io", {}).get("phases")),
+                        ("2", d2.get("llm-finetune"), report["day2"]["jobs"].get("llm-finetune", {}).get("phases"))):
+        if a is not None and res:
+            lines.append(process_cpu_rows(day, a, res))
+    lines += ["", "(The cnn-io process figure holds the validation loader's workers, reaped in its checkpoints: not comparable.)", "",
+              "Copy calls of 12 kB files by folder size: the copying process's CPU per file (job.json marks; the cnn-io "
+              "staging's from its host samples, the copy before the sync):", "",
+              "| day | copy | files | sources | copy call s | core-s | µs per file |", "|---|---|---|---|---|---|---|"]
+    for day, sc, cnn, sp in (("1", day1.get("sc"), day1["cnn"], None), ("2", d2.get(COPIES), d2.get("cnn-io"), d2.get("save-probe"))):
+        cs = [c for c in (sc or {"job": {"copies": []}})["job"]["copies"] if c["set"] == "tiny-20k"]
+        cs += (sp or {"job": {}})["job"].get("diagnostic_copies", [])
+        for c in cs:
+            cpu = (c["copied"]["cpu_ns"] - c["start"]["cpu_ns"]) / 1e9
+            src = "synced" if c.get("sources_synced", True) else "dirty"
+            lines.append(f"| {day} | {c.get('phase', c['set'])} | {c['files']} | {src} | {(c['copied']['t_ns'] - c['start']['t_ns']) / 1e9:.2f} | "
+                         f"{cpu:.2f} | {cpu / c['files'] * 1e6:.0f} |")
+        if cnn is not None:
+            sf = staging_fit(cnn)
+            lines.append(f"| {day} | cnn-io staging (copytree of the generated dataset) | {sf['files']} | dirty | {sf['copy_s']:.2f} | "
+                         f"{sf['proc_core_s']:.2f} | {sf['proc_core_s'] / sf['files'] * 1e6:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
 HISTORY = os.path.join(REC, "validation-session4b.json")
 
 
@@ -932,12 +975,13 @@ def main():
         report["copy_fit"] = cc["copy_fit"]
     if os.path.exists(HISTORY):
         md.append(history_table(report))
-    day1 = {"node": node, "cc": cc, "cnn": cnn, "llm": llm, "first": first, "replay": {"cnn-io": (cb, cw), "llm-finetune": (lb, lw)}}
+    day1 = {"node": node, "cc": cc, "cnn": cnn, "llm": llm, "sc": sc, "first": first, "replay": {"cnn-io": (cb, cw), "llm-finetune": (lb, lw)}}
     md2, report2 = day2(a, day1, stale)
     if report2:
         report["day2"] = report2
         md.append(days_table(report))
         md += md2
+        md.append(diagnostics(report, day1, day2_parts()))
     write(os.path.join(REC, "validation.json"), json.dumps(report, indent=1, default=float) + "\n", a.check, stale)
     write(os.path.join(REC, "validation.md"), "\n".join(md), a.check, stale)
     if a.check and stale:
