@@ -30,9 +30,9 @@ COPIES = "staging-copies"  # the third recording (split.json: fit, all of it): s
 SCEN = os.path.join(ROOT, "scenarios", "lifecycle")
 
 
-def job(name):
-    a = analyse(os.path.join(REC, name, "recording"))
-    with open(os.path.join(REC, name, "job.json")) as f:
+def job(name, base=REC):
+    a = analyse(os.path.join(base, name, "recording"))
+    with open(os.path.join(base, name, "job.json")) as f:
         j = json.load(f)
     idle = next(r for r in a["top"] if r["name"] == "idle:start")
     a["sampler_core_per_s"] = idle["cpu_busy_core_s"] / idle["time_s"]  # the two samplers' own CPU, at rest
@@ -299,6 +299,80 @@ def copy_costs(cnn, node, sc):
 
 COPY_NOTE = "core_s_per_gb and core_s_per_file fitted on the staging-copies recording's copies (split.json)"
 
+DAY2 = os.path.join(REC, "day2")  # the second recording day (split.json "day2"): its node probe, then both jobs
+NODE2 = os.path.join(ROOT, "models", "lifecycle", "h200-node-day2.json")
+
+
+def save_fit(sp):
+    """The save probe's checkpoints (split.json day2): per save, from job.json's marks, torch.save's process CPU and wall
+    time (start to f.flush()'s return) and the fsync (flush return to fsync return). Checkpoint core_s_per_gb: least
+    squares without intercept of the CPU on GB; the saves' time off the CPU (wall less CPU, summed) sets the device-to-
+    host rate (None when that sum is not positive)."""
+    saves = [{"phase": k["phase"], "set": k["set"], "repeat": k["repeat"], "bytes": k["bytes"], "gb": k["bytes"] / 1e9,
+              "cpu_s": (k["saved"]["cpu_ns"] - k["start"]["cpu_ns"]) / 1e9, "save_s": (k["saved"]["t_ns"] - k["start"]["t_ns"]) / 1e9,
+              "fsync_s": (k["synced"]["t_ns"] - k["saved"]["t_ns"]) / 1e9} for k in sp["job"]["saves"]]
+    per_gb = sum(x["gb"] * x["cpu_s"] for x in saves) / sum(x["gb"] ** 2 for x in saves)
+    off_cpu = sum(x["save_s"] - x["cpu_s"] for x in saves)
+    for x in saves:
+        x["fit_cpu_s"] = per_gb * x["gb"]
+    return {"per_gb": per_gb, "off_cpu_s": off_cpu, "d2h_bps": sum(x["bytes"] for x in saves) / off_cpu if off_cpu > 0 else None,
+            "saves": saves}
+
+
+def day_syncs(sc, sf):
+    """The day's probe syncs as (file data, files, seconds): the staging copies' os.sync() and the saves' fsync."""
+    files = {k["phase"]: k["files"] for k in sc["job"]["copies"]}
+    return [(x["bytes"], files[x["phase"]], x["sync_s"]) for x in copy_syncs(sc)] + [(x["bytes"], 1, x["fsync_s"]) for x in sf["saves"]]
+
+
+def day_writeback(sc):
+    """Kernel writeback CPU per file synced (split.json day2): over the probe's staging copies, the job's CPU in each copy's
+    phase less the copying process's (job.json marks, start to the sync's return), summed, over their files."""
+    top = {r["name"]: r for r in sc["top"]}
+    extra = sum(job_cpu(sc, top[k["phase"]]) - (k["synced"]["cpu_ns"] - k["start"]["cpu_ns"]) / 1e9 for k in sc["job"]["copies"])
+    return max(0.0, extra / sum(k["files"] for k in sc["job"]["copies"]))
+
+
+def fit_node_day(node1, sc, sp, day="day 2"):
+    """A day's node (split.json day2): day 1's node with the parameters its probe fits replaced (the local disk's write
+    rate, time per file synced and writeback CPU, the device-to-host rate, the GPU's idle power). Returns (node, costs)."""
+    import copy as copy_mod
+    sf, cf = save_fit(sp), copy_fit(sc)
+    pts = day_syncs(sc, sf)
+    inv_rate, per_file = least_squares_2(pts)
+    if not (inv_rate > 0 and per_file >= 0):
+        raise SystemExit(f"fit_lifecycle.py: the {day} sync fit gave {1 / inv_rate if inv_rate else float('inf'):.3g} B/s and "
+                         f"{per_file:.3g} s per file (expected a positive rate and a non-negative time per file)")
+    node = copy_mod.deepcopy(node1)
+    node["name"] = "h200-node-day2"
+    node["description"] += f"; calibrated on {day}'s node probe (split.json day2)"
+    local = next(s for s in node["storage"] if s["name"] == "local")
+    local["write_bps"], local["sync_s_per_file"] = round(1.0 / inv_rate, -6), round(per_file, 9)
+    local["writeback_core_s_per_file"] = round(day_writeback(sc), 8)
+    local["note"] = f"virtio disk behind the page cache (writes reach it at the sync); fitted on {day}'s probe (split.json day2)"
+    if sf["d2h_bps"]:
+        node["gpu_d2h_bps"] = round(sf["d2h_bps"], -6)
+    node["gpu_idle_w"] = round(sc["gpu_deep_idle_w"], 1)
+    model = [b * inv_rate + f * per_file for b, f, _ in pts]
+    ncopy = len(sc["job"]["copies"])
+    pv = node["provenance"]
+    pv["local.write_bps"] = (f"fitted ({day}, split.json day2): least squares without intercept of the probe's {len(pts)} syncs' durations "
+                             f"on their file data and files: the {ncopy} staging copies' os.sync() ({sum(t for _, _, t in pts[:ncopy]):.3f} s "
+                             f"measured, {sum(model[:ncopy]):.3f} s modelled) and the {len(pts) - ncopy} saves' fsync "
+                             f"({sum(t for _, _, t in pts[ncopy:]):.3f} s measured, {sum(model[ncopy:]):.3f} s modelled)")
+    pv["local.sync_s_per_file"] = f"fitted with write_bps ({day}: see it)"
+    pv["local.writeback_core_s_per_file"] = (f"fitted ({day}): the probe's staging copies, the job's CPU in each copy's phase less the "
+                                             "copying process's, summed, over their files")
+    pv["gpu_d2h_bps"] = (f"fitted ({day}): the save probe's {len(sf['saves'])} saves' bytes over their torch.save calls' time off the "
+                         f"CPU (wall less process CPU, summed: {sf['off_cpu_s']:.3f} s)" if sf["d2h_bps"] else
+                         f"{day}: the saves spent no time off the CPU ({sf['off_cpu_s']:.3f} s): day 1's figure kept. " + pv["gpu_d2h_bps"])
+    pv["gpu_idle_w"] = f"measured ({day}): the staging-copies probe's recorder idle:start window, NVML energy counter ({sc['gpu_deep_idle_w']:.1f} W)"
+    pv["day"] = f"{day}: the node probe recorded in the same device session as the jobs it predicts (split.json day2)"
+    pv.pop("staging_fit", None)
+    costs = {"staging_per_gb": cf["per_gb"], "staging_per_file": cf["per_file"], "checkpoint_per_gb": sf["per_gb"],
+             "copy_fit": cf, "save_fit": sf}
+    return node, costs
+
 
 def staging(j, files, cc, note):
     """The recorded staging: a copy between two folders of the one disk, then os.sync(), which also writes the dataset
@@ -326,23 +400,52 @@ def copies_scenario(sc, cc):
     return phases
 
 
-def copies_doc(sc, cc):
-    return {"name": COPIES, "description": "Staging copies of 1 GiB, 8 x 128 MiB, 2,000 x 256 KiB and 20,000 x 12 kB files on the "
-                                           "H200 machine's local disk, each synced, three of each (traces/recordings/h200-lifecycle/"
-                                           "staging-copies: the fit set of the staging copy's CPU)",
-            "lifecycle": {"node": "../../models/lifecycle/h200-node.json", "gpu": "h200", "recorded_cpu_ghz": 2.1,
-                          "phases": copies_scenario(sc, cc)},
-            "output": {"dir": f"../../out/lifecycle-{COPIES}"}}
+def copies_doc(sc, cc, name=COPIES, node="../../models/lifecycle/h200-node.json", where="staging-copies"):
+    return {"name": name, "description": "Staging copies of 1 GiB, 8 x 128 MiB, 2,000 x 256 KiB and 20,000 x 12 kB files on the "
+                                         f"H200 machine's local disk, each synced, three of each (traces/recordings/h200-lifecycle/"
+                                         f"{where}: the fit set of the staging copy's CPU)",
+            "lifecycle": {"node": node, "gpu": "h200", "recorded_cpu_ghz": 2.1, "phases": copies_scenario(sc, cc)},
+            "output": {"dir": f"../../out/lifecycle-{name}"}}
 
 
-def cnn_scenario(cnn, cc, vwarm):
-    j = cnn["job"]
-    a = j["args"]
+def probe_doc(sp, cc, name, node):
+    """The save probe as a job: its checkpoints (torch.save of a state dict on the GPU, flushed and fsync'd), the GPU-idle
+    rests before them at their measured durations, and its two diagnostic copies (the dirty one's os.sync() also writes
+    its freshly generated sources)."""
+    saves = {k["phase"]: k for k in sp["job"]["saves"]}
+    diag = {k["phase"]: k for k in sp["job"].get("diagnostic_copies", [])}
+    phases = []
+    for r in sp["top"]:
+        if r["kind"] == "idle" and r["name"].startswith("rest"):
+            phases.append({"name": r["name"], "kind": "idle", "seconds": round(r["time_s"], 3), "note": "measured duration (a rest)"})
+        elif r["name"] in saves:
+            phases.append({"name": r["name"], "kind": "checkpoint", "bytes": saves[r["name"]]["bytes"], "to": "local",
+                           "core_s_per_gb": round(cc["checkpoint_per_gb"], 4), "note": "recorded: torch.save of a state dict on the GPU, flushed, fsync'd"})
+        elif r["name"] in diag:
+            k = diag[r["name"]]
+            ph = {"name": r["name"], "kind": "staging", "bytes": k["bytes"], "files": k["files"], "from": "local", "to": "local",
+                  "core_s_per_gb": round(cc["staging_per_gb"], 4), "core_s_per_file": round(cc["staging_per_file"], 8),
+                  "note": "diagnostic (not fitted): shutil.copytree of 44,000 files of 12 kB, then os.sync()"}
+            if not k["sources_synced"]:
+                ph.update(sync_bytes=k["bytes"], sync_files=k["files"])
+            phases.append(ph)
+    return {"name": name, "description": "The day-2 node probe's checkpoint saves (50 MB to 2.2 GB state dicts on the GPU, three of each) "
+                                         "and its two diagnostic copies (traces/recordings/h200-lifecycle/day2/save-probe)",
+            "lifecycle": {"node": node, "gpu": "h200", "recorded_cpu_ghz": 2.1, "phases": phases},
+            "output": {"dir": f"../../out/lifecycle-{name}"}}
+
+
+def cnn_scenario(cnn, cc, vwarm, shape=None):
+    """The cnn-io job's phases: every fitted figure from cnn (day 1's fit phases); the phases themselves (epochs, their
+    steps, checkpoint and dataset bytes, the measured set-up duration) from shape, the recording predicted (default cnn)."""
+    shape = shape or cnn
+    j = shape["job"]
+    a = cnn["job"]["args"]
     nfiles = a["images"] + a["val_images"]
     per_img = j["dataset_bytes"] / nfiles
     ep0 = rows(cnn, "train")[0]
     va0 = rows(cnn, "validation")[0]
-    steps = j["epochs"][0]["steps"]
+    steps = cnn["job"]["epochs"][0]["steps"]
     # Decoding cost per sample: the workers' CPU over the whole epoch (they decode exactly its batches, and keep
     # decoding while the profiler holds the training loop, so neither the part after the Kineto window nor the
     # epoch net of it counts them all). The host's step time: the part after the window (its warm-up steps and
@@ -363,7 +466,7 @@ def cnn_scenario(cnn, cc, vwarm):
     ck_cpu = cc["checkpoint_per_gb"]
     rec = "../../traces/recordings/h200-lifecycle/cnn-io/recording"
     phases = [staging(j, nfiles, cc, "recorded: shutil.copytree between two folders of the one disk (source in the page cache)"),
-              {"name": "model set-up", "kind": "idle", "seconds": round(rows(cnn, "setup")[1]["time_s"], 3),
+              {"name": "model set-up", "kind": "idle", "seconds": round(rows(shape, "setup")[1]["time_s"], 3),
                "note": "measured duration (model build, DataLoader set-up): not predicted"}]
     for e in j["epochs"]:
         k = e["epoch"]
@@ -381,13 +484,18 @@ def cnn_scenario(cnn, cc, vwarm):
     return phases
 
 
-def llm_scenario(llm, cc, vwarm):
-    j = llm["job"]
-    a = j["args"]
+def llm_scenario(llm, cc, vwarm, shape=None):
+    """The llm-finetune job's phases: every fitted figure from llm (day 1's fit phases); the phases themselves (segments
+    and their steps, validations, checkpoints and their bytes, dataset bytes, the measured set-up duration) from shape,
+    the recording predicted (default llm)."""
+    shape = shape or llm
+    j = shape["job"]
+    a = llm["job"]["args"]
     tr = rows(llm, "train")
     va = rows(llm, "validation")
     seg0 = tr[0]
-    life = json.load(open(os.path.join(REC, "llm-finetune", "recording", "lifecycle.json")))
+    with open(os.path.join(shape["dir"], "lifecycle.json")) as f:
+        life = json.load(f)
     waits = [p for p in life["phases"] if p["kind"] == "data_wait"]
 
     def nsteps(r):
@@ -405,9 +513,9 @@ def llm_scenario(llm, cc, vwarm):
     vfed = (v0["time_s"] - v0["data_wait_s"] - vwarm["s"] - vld["start_s"] + v0["data_waits"] * vld["fetch_s"]) / vsteps
     rec = "../../traces/recordings/h200-lifecycle/llm-finetune/recording"
     phases = [staging(j, 1, cc, "recorded: one file copied (shutil.copyfile) between two folders of the one disk"),
-              {"name": "model set-up", "kind": "idle", "seconds": round(rows(llm, "setup")[1]["time_s"], 3),
+              {"name": "model set-up", "kind": "idle", "seconds": round(rows(shape, "setup")[1]["time_s"], 3),
                "note": "measured duration: not predicted"}]
-    tops = [r for r in llm["top"] if r["kind"] in ("train", "validation", "checkpoint")]
+    tops = [r for r in shape["top"] if r["kind"] in ("train", "validation", "checkpoint")]
     ck = iter(j["checkpoints"])
     for r in tops:
         if r["kind"] == "train":
@@ -461,11 +569,11 @@ POLICIES = [
 ]
 
 
-def scenario(name, desc, phases, first):
+def scenario(name, desc, phases, first, node="../../models/lifecycle/h200-node.json"):
     first = dict(first, note="one-time costs of the first training / validation phase (split.json: fitted on the first "
                              "phase of each kind only); later phases pay the steady costs")
     return {"name": name, "description": desc,
-            "lifecycle": {"node": "../../models/lifecycle/h200-node.json", "gpu": "h200", "recorded_cpu_ghz": 2.1,
+            "lifecycle": {"node": node, "gpu": "h200", "recorded_cpu_ghz": 2.1,
                           "phases": phases, "first_occurrence": first, "policies": POLICIES},
             "output": {"dir": f"../../out/lifecycle-{name}"}}
 
@@ -492,7 +600,7 @@ def like_for_like(a, r):
             "cpu_core_s": whole - excess, "profiled_steps": n_win, "profiler_cpu_core_s": excess}
 
 
-def compare(bin_, path, a, fit_names):
+def compare(bin_, path, a, fit_names, roles=None):
     out = json.loads(subprocess.run([bin_, "run", path, "--json", "-o", "/tmp/lifecycle_validation_out"], check=True, capture_output=True, text=True).stdout)
     sim = {p["name"]: p for p in out["phases"]}
     meas = [r for r in a["top"] if r["kind"] in ("staging", "train", "validation", "checkpoint")]
@@ -502,7 +610,7 @@ def compare(bin_, path, a, fit_names):
         s = sim[n]
         m = r["net"]
         lk = like_for_like(a, r)
-        res.append({"phase": n, "kind": r["kind"], "role": "fit" if n in fit_names else "held out",
+        res.append({"phase": n, "kind": r["kind"], "role": (roles or {}).get(n, "fit" if n in fit_names else "held out"),
                     "time_s": [lk["time_s"], s["time_s"]], "gpu_j": [lk["gpu_j"], s["gpu_j"]],
                     "cpu_core_s": [lk["cpu_core_s"], s["cpu_core_s"]], "profiled_steps": lk["profiled_steps"],
                     "unc": {"time_s": 0.0, "gpu_j": m["gpu_j_unc"], "cpu_core_s": m["cpu_busy_core_s_unc"]},
@@ -601,6 +709,115 @@ def copy_table(cf, write_bps):
     return "\n".join(lines) + "\n"
 
 
+def save_table(sf, node):
+    """The day's save probe per set (means of its saves): torch.save's process CPU against the fit, its wall time, the
+    fsync against the day's node."""
+    local = next(s for s in node["storage"] if s["name"] == "local")
+    lines = ["### day 2 save-probe: torch.save's CPU fit (least squares over every save, split.json day2)", "",
+             f"Fitted: {sf['per_gb']:.4f} core-s per GB (the process's CPU over the torch.save call, time.process_time_ns, start to "
+             f"f.flush()'s return). The saves' time off the CPU (wall less CPU, summed): {sf['off_cpu_s']:.3f} s"
+             + (f" -> device-to-host {sf['d2h_bps'] / 1e9:.2f} GB/s" if sf["d2h_bps"] else "") + ". Per set, mean of its saves (min-max):", "",
+             "| set | GB | save CPU core-s meas / fit | save wall s | fsync s meas / node |", "|---|---|---|---|---|"]
+    sets = []
+    for x in sf["saves"]:
+        if x["set"] not in sets:
+            sets.append(x["set"])
+    for name in sets:
+        xs = [x for x in sf["saves"] if x["set"] == name]
+
+        def rng(k):
+            v = [x[k] for x in xs]
+            return f"{sum(v) / len(v):.3f} ({min(v):.3f}-{max(v):.3f})"
+        node_fsync = xs[0]["bytes"] / local["write_bps"] + local.get("sync_s_per_file", 0.0)
+        lines.append(f"| {name} | {xs[0]['gb']:.3f} | {rng('cpu_s')} / {xs[0]['fit_cpu_s']:.3f} | {rng('save_s')} | {rng('fsync_s')} / {node_fsync:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+NODE_KEYS = (("local write_bps (GB/s)", lambda n: n["storage"][0]["write_bps"] / 1e9, 2),
+             ("local sync_s_per_file (µs)", lambda n: n["storage"][0].get("sync_s_per_file", 0.0) * 1e6, 2),
+             ("local writeback_core_s_per_file (µs)", lambda n: n["storage"][0]["writeback_core_s_per_file"] * 1e6, 2),
+             ("gpu_d2h_bps (GB/s)", lambda n: n["gpu_d2h_bps"] / 1e9, 2), ("gpu_idle_w (W)", lambda n: n["gpu_idle_w"], 1))
+
+
+def node_table(node1, cc1, node2, cc2):
+    rows_ = [(k, f"{f(node1):.{d}f}", f"{f(node2):.{d}f}") for k, f, d in NODE_KEYS]
+    rows_ += [("staging copy core-s per GB", f"{cc1['staging_per_gb']:.4f}", f"{cc2['staging_per_gb']:.4f}"),
+              ("staging copy µs per file", f"{cc1['staging_per_file'] * 1e6:.2f}", f"{cc2['staging_per_file'] * 1e6:.2f}"),
+              ("checkpoint (torch.save) core-s per GB", f"{cc1['checkpoint_per_gb']:.4f}", f"{cc2['checkpoint_per_gb']:.4f}")]
+    lines = ["### Node parameters by day (split.json: day 1 from cnn-io's fit phases and staging-copies, day 2 from the day-2 probe)", "",
+             "| parameter | day 1 (h200-node.json) | day 2 (h200-node-day2.json) |", "|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows_]
+    return "\n".join(lines) + "\n"
+
+
+def kind_errs(res, kind, role=None):
+    sel = [r for r in res if r["kind"] == kind and (role is None or r["role"] == role)]
+    if not sel:
+        return None
+    agg, unc = summed(sel)
+    marks = {"yes": "", "unc": "°", "no": "✗"}
+    return f"({len(sel)}) " + " / ".join("%+.1f %%%s" % (err(agg[k]), marks[verdict(agg[k], unc[k])]) for k in KEYS)
+
+
+def days_table(report):
+    """Per job and kind, summed: day 1 (fit, held out) beside day 2 (held out, with the day-2 node and with day 1's)."""
+    lines = ["### Per kind, both days side by side (time / GPU J / CPU core-s; summed over the phases, count in brackets; "
+             "✗ a miss beyond 10 % plus the bound, ° beyond 10 % but within the bound)", "",
+             "| job | kind | day 1 fit (in-sample) | day 1 held out | **day 2 held out, day-2 node** | day 2 held out, day-1 node |",
+             "|---|---|---|---|---|---|"]
+    for job_name in ("cnn-io", "llm-finetune"):
+        d1 = report["jobs"].get(job_name, {}).get("phases", [])
+        d2 = report["day2"]["jobs"].get(job_name, {}).get("phases", [])
+        d2o = report["day2"]["jobs_day1_node"].get(job_name, {}).get("phases", [])
+        for kind in ("staging", "train", "validation", "checkpoint"):
+            cells = [kind_errs(d1, kind, "fit"), kind_errs(d1, kind, "held out"), kind_errs(d2, kind), kind_errs(d2o, kind)]
+            lines.append(f"| {job_name} | {kind} | " + " | ".join(c or "-" for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def process_cpu_rows(day, a, res):
+    """Per job's checkpoints: the training process's own CPU (/proc/<pid>/stat, its host samples) beside the measured
+    job CPU (all CPUs' busy time less the samplers' rate at rest) and the model's."""
+    ck = [r for r in a["top"] if r["kind"] == "checkpoint"]
+    sim = [r for r in res if r["kind"] == "checkpoint"]
+    main = sum(r["net"]["main_cpu_core_s"] for r in ck)
+    meas, mod = sum(r["cpu_core_s"][0] for r in sim), sum(r["cpu_core_s"][1] for r in sim)
+    name = os.path.basename(os.path.dirname(a["dir"]))
+    return (f"| {day} | {name} | {len(ck)} | {sum(r['time_s'] for r in ck):.2f} | {main:.2f} | {meas:.2f} | {mod:.2f} | "
+            f"{(mod - main) / main * 100:+.1f} % | {(mod - meas) / meas * 100:+.1f} % |")
+
+
+def diagnostics(report, day1, d2):
+    """Findings from the day-2 recording, reported (split.json day2: not used to fit or to choose)."""
+    lines = ["### Diagnostics (measured; not fitted, not used to choose anything)", "",
+             "Checkpoints, CPU: the training process's own CPU time (utime + stime of /proc/<pid>/stat, host samples) beside "
+             "the measured job CPU the tables use (all CPUs' busy time less the samplers' rate at rest) and the model's:", "",
+             "| day | job | checkpoints | time s | process CPU core-s | job CPU core-s (tables) | model core-s | model vs process | model vs tables |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for day, a, res in (("1", day1["cnn"], report["jobs"]["cnn-io"]["phases"]), ("1", day1["llm"], report["jobs"]["llm-finetune"]["phases"]),
+                        ("2", d2.get("cnn-io"), report["day2"]["jobs"].get("cnn-io", {}).get("phases")),
+                        ("2", d2.get("llm-finetune"), report["day2"]["jobs"].get("llm-finetune", {}).get("phases"))):
+        if a is not None and res:
+            lines.append(process_cpu_rows(day, a, res))
+    lines += ["", "(The cnn-io process figure holds the validation loader's workers, reaped in its checkpoints: not comparable.)", "",
+              "Copy calls of 12 kB files by folder size: the copying process's CPU per file (job.json marks; the cnn-io "
+              "staging's from its host samples, the copy before the sync):", "",
+              "| day | copy | files | sources | copy call s | core-s | µs per file |", "|---|---|---|---|---|---|---|"]
+    for day, sc, cnn, sp in (("1", day1.get("sc"), day1["cnn"], None), ("2", d2.get(COPIES), d2.get("cnn-io"), d2.get("save-probe"))):
+        cs = [c for c in (sc or {"job": {"copies": []}})["job"]["copies"] if c["set"] == "tiny-20k"]
+        cs += (sp or {"job": {}})["job"].get("diagnostic_copies", [])
+        for c in cs:
+            cpu = (c["copied"]["cpu_ns"] - c["start"]["cpu_ns"]) / 1e9
+            src = "synced" if c.get("sources_synced", True) else "dirty"
+            lines.append(f"| {day} | {c.get('phase', c['set'])} | {c['files']} | {src} | {(c['copied']['t_ns'] - c['start']['t_ns']) / 1e9:.2f} | "
+                         f"{cpu:.2f} | {cpu / c['files'] * 1e6:.0f} |")
+        if cnn is not None:
+            sf = staging_fit(cnn)
+            lines.append(f"| {day} | cnn-io staging (copytree of the generated dataset) | {sf['files']} | dirty | {sf['copy_s']:.2f} | "
+                         f"{sf['proc_core_s']:.2f} | {sf['proc_core_s'] / sf['files'] * 1e6:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
 HISTORY = os.path.join(REC, "validation-session4b.json")
 
 
@@ -628,6 +845,63 @@ def history_table(report):
                 cells.append(f"({len(sel)}) " + " / ".join(("%+.1f -> " % err(was[k]) if was else "new: ") + "%+.1f %%" % err(now[k]) for k in KEYS))
             lines.append(f"| {job_name} | {kind} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines) + "\n"
+
+
+def day2_parts():
+    """The day-2 recordings present (split.json day2), analysed: {name: analysis}."""
+    return {n: job(n, DAY2) for n in (COPIES, "save-probe", "cnn-io", "llm-finetune")
+            if os.path.isdir(os.path.join(DAY2, n, "recording"))}
+
+
+def day2(args, day1, stale):
+    """Day 2 (split.json day2): the node fitted on the day's probe, the day's jobs predicted with it and day 1's other
+    parameters (and, beside them, with day 1's node). Writes the day-2 node and scenarios; returns (markdown, report)."""
+    d = day2_parts()
+    if COPIES not in d or "save-probe" not in d:
+        return [], None
+    node2, cc2 = fit_node_day(day1["node"], d[COPIES], d["save-probe"])
+    write(NODE2, json.dumps(node2, indent=1) + "\n", args.check, stale)
+    rel2 = "../../models/lifecycle/h200-node-day2.json"
+    docs = {"day2-staging-copies": copies_doc(d[COPIES], cc2, "day2-staging-copies", rel2, "day2/staging-copies"),
+            "day2-save-probe": probe_doc(d["save-probe"], cc2, "day2-save-probe", rel2)}
+    cnn, llm, first = day1["cnn"], day1["llm"], day1["first"]
+    with_day1_node = {}  # the same phases priced with day 1's node and copy costs
+    for name, fn, fit_a, desc in (("cnn-io", cnn_scenario, cnn, "The I/O-heavy CNN job"), ("llm-finetune", llm_scenario, llm, "The GPU-bound GPT-like fine-tune")):
+        if name not in d:
+            continue
+        busy, w = day1["replay"][name]
+        ph = resolve_validation(fn(fit_a, cc2, first[name]["validation"], shape=d[name]), busy, w)
+        ph1 = resolve_validation(fn(fit_a, day1["cc"], first[name]["validation"], shape=d[name]), busy, w)
+        with_day1_node["day2-" + name] = scenario("day2-" + name, "", ph1, first[name])
+        docs["day2-" + name] = scenario("day2-" + name, f"{desc} recorded on day 2 (traces/recordings/h200-lifecycle/day2/{name}), "
+                                        "held out entirely: the day-2 node, every other parameter from day 1's fit phases "
+                                        "(split.json day2)", ph, first[name], node=rel2)
+    for n, doc in docs.items():
+        write(os.path.join(SCEN, n + ".json"), json.dumps(doc, indent=1) + "\n", args.check, stale)
+    rec_of = {"day2-staging-copies": COPIES, "day2-save-probe": "save-probe", "day2-cnn-io": "cnn-io", "day2-llm-finetune": "llm-finetune"}
+    report = {"node": node2, "copy_fit": cc2["copy_fit"], "save_fit": cc2["save_fit"], "jobs": {}, "jobs_day1_node": {}}
+    md = ["## Day 2: the node calibrated on the day, then the jobs predicted (split.json day2)", "",
+          node_table(day1["node"], day1["cc"], node2, cc2)]
+    diag = {k["phase"]: "diagnostic" for k in d["save-probe"]["job"].get("diagnostic_copies", [])}
+    for n, doc in docs.items():
+        an = d[rec_of[n]]
+        probe = n in ("day2-staging-copies", "day2-save-probe")
+        fit_names = {r["name"] for r in an["top"]} if probe else set()
+        out, res = compare(args.bin, os.path.join(SCEN, n + ".json"), an, fit_names, diag)
+        report["jobs"][rec_of[n]] = {"phases": res, "simulated": {"totals": out["totals"], "by_kind": out["by_kind"]},
+                                     "measured": {"by_kind": an["by_kind"], "total": an["total"], "gpu_deep_idle_w": an["gpu_deep_idle_w"]}}
+        md.append(table(n, res))
+        if not probe:  # the same scenario with day 1's node: what calibrating on the day changes
+            tmp = os.path.join(SCEN, f".tmp-{n}-day1-node-{os.getpid()}.json")
+            with open(tmp, "w") as f:
+                json.dump(with_day1_node[n], f)
+            try:
+                report["jobs_day1_node"][rec_of[n]] = {"phases": compare(args.bin, tmp, an, set())[1]}
+            finally:
+                os.remove(tmp)
+    md.append(copy_table(cc2["copy_fit"], node2["storage"][0]["write_bps"]).replace("### staging-copies", "### day 2 staging-copies"))
+    md.append(save_table(cc2["save_fit"], node2))
+    return md, report
 
 
 def write(path, text, check, stale):
@@ -701,6 +975,13 @@ def main():
         report["copy_fit"] = cc["copy_fit"]
     if os.path.exists(HISTORY):
         md.append(history_table(report))
+    day1 = {"node": node, "cc": cc, "cnn": cnn, "llm": llm, "sc": sc, "first": first, "replay": {"cnn-io": (cb, cw), "llm-finetune": (lb, lw)}}
+    md2, report2 = day2(a, day1, stale)
+    if report2:
+        report["day2"] = report2
+        md.append(days_table(report))
+        md += md2
+        md.append(diagnostics(report, day1, day2_parts()))
     write(os.path.join(REC, "validation.json"), json.dumps(report, indent=1, default=float) + "\n", a.check, stale)
     write(os.path.join(REC, "validation.md"), "\n".join(md), a.check, stale)
     if a.check and stale:

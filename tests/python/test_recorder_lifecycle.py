@@ -169,3 +169,50 @@ def test_the_staging_copies_job_marks_every_copy_and_its_sync_and_the_fit_separa
         c["copied"]["cpu_ns"] = c["start"]["cpu_ns"] + round((0.4 * c["bytes"] / 1e9 + 60e-6 * c["files"]) * 1e9)
     cf = _load_fit_lifecycle().copy_fit({"job": job, "dir": str(out / "recording")})
     assert cf["per_gb"] == pytest.approx(0.4, rel=1e-3) and cf["per_file"] == pytest.approx(60e-6, rel=1e-3)
+
+
+def _run_job(script, out, *args):
+    import subprocess
+    import sys
+    from repo_paths import ROOT
+    env = dict(os.environ, DVFS_NVML="fake_pynvml")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python"), env.get("PYTHONPATH", "")])
+    subprocess.run([sys.executable, os.path.join(ROOT, "traces", "recorder", "lifecycle", script), "--out", str(out), *args,
+                    "--repeats", "2", "--rest-s", "0.05", "--idle-s", "0.1", "--matrix", "16", "--steps", "1:1"],
+                   check=True, env=env, capture_output=True, timeout=240)
+    return json.loads((out / "job.json").read_text())
+
+
+def test_the_save_probe_marks_every_save_and_its_fsync_and_a_day_node_is_fitted_on_the_day_probe(fake_nvml, tmp_path):  # noqa: F811
+    sp_job = _run_job("save_probe_job.py", tmp_path / "sp", "--scale", "0.0005", "--files-scale", "0.005")
+    assert [s["set"] for s in sp_job["saves"]] == ["save-50M", "save-200M", "save-800M", "save-2200M",
+                                                   "save-2200M", "save-800M", "save-200M", "save-50M"]
+    for s in sp_job["saves"]:
+        for k in ("t_ns", "cpu_ns"):
+            assert s["start"][k] <= s["saved"][k] <= s["synced"][k]
+        assert s["bytes"] >= next(x["tensor_bytes"] for x in sp_job["sets"] if x["name"] == s["set"]) and s["files"] == 1
+    assert [c["sources_synced"] for c in sp_job["diagnostic_copies"]] == [True, False]
+    sp = la.analyse(str(tmp_path / "sp" / "recording"))
+    assert [r["name"] for r in sp["top"] if r["kind"] == "checkpoint"] == [s["phase"] for s in sp_job["saves"]]
+    assert [r["name"] for r in sp["top"] if r["kind"] == "staging"] == [c["phase"] for c in sp_job["diagnostic_copies"]]
+    sc_job = _run_job("staging_copies_job.py", tmp_path / "sc", "--scale", str(1 / 4096), "--files-scale", "0.01")
+    fl = _load_fit_lifecycle()
+    sc = fl.job("sc", str(tmp_path))
+    sp = fl.job("sp", str(tmp_path))
+    # known figures: torch.save 0.5 core-s/GB with 0.1 s/GB off the CPU; syncs at 2 GB/s + 5 us per file
+    for s in sp["job"]["saves"]:
+        gb = s["bytes"] / 1e9
+        s["saved"]["cpu_ns"] = s["start"]["cpu_ns"] + round(0.5 * gb * 1e9)
+        s["saved"]["t_ns"] = s["start"]["t_ns"] + round(0.6 * gb * 1e9)
+        s["synced"]["t_ns"] = s["saved"]["t_ns"] + round((s["bytes"] / 2e9 + 5e-6) * 1e9)
+    for c in sc["job"]["copies"]:
+        c["synced"]["t_ns"] = c["copied"]["t_ns"] + round((c["bytes"] / 2e9 + 5e-6 * c["files"]) * 1e9)
+    with open(fl.NODE) as f:
+        node1 = json.load(f)
+    node2, cc = fl.fit_node_day(node1, sc, sp)
+    local = node2["storage"][0]
+    assert local["write_bps"] == pytest.approx(2e9, rel=1e-3) and local["sync_s_per_file"] == pytest.approx(5e-6, rel=1e-3)
+    assert cc["checkpoint_per_gb"] == pytest.approx(0.5, rel=1e-3) and node2["gpu_d2h_bps"] == pytest.approx(10e9, rel=1e-3)
+    assert node2["gpu_idle_w"] == round(sc["gpu_deep_idle_w"], 1) and node2["cpu_pstates"] == node1["cpu_pstates"]
+    assert node2["storage"][1] == node1["storage"][1]  # what the probe does not measure stays day 1's
+    assert cc["copy_fit"]["per_gb"] == fl.copy_fit(sc)["per_gb"]

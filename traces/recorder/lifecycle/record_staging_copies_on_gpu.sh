@@ -28,7 +28,7 @@ export PYTHONUNBUFFERED=1
   nvidia-smi --query-gpu=name,driver_version,power.draw,clocks.sm --format=csv 2>&1
 } > "$OUT/env.log" 2>&1
 t0=$SECONDS
-PYTHONPATH=$PKG timeout 170 python3 "$S/staging_copies_job.py" --out "$WORK" > "$OUT/job.log" 2>&1
+PYTHONPATH=$PKG timeout 170 python3 "$S/staging_copies_job.py" --out "$WORK" ${COPIES_ARGS:-} > "$OUT/job.log" 2>&1
 rc=$?
 echo "staging-copies rc=$rc wall=$((SECONDS - t0)) s" | tee -a "$OUT/job.log"
 du -sh "$WORK"/* 2>&1 | tee -a "$OUT/job.log"
