@@ -9,7 +9,9 @@
 #include "traces/src/workload_cache.hpp"
 
 #include <catch2/catch.hpp>
+#include <zlib.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -238,6 +240,112 @@ TEST_CASE("ByteSource: gzip members one after another, truncated and corrupt gzi
     }  // `half` ends here with its thread blocked on a full queue
   CHECK_FALSE(ByteSource::open(fixture("kineto_current.json")).in_memory());
   CHECK(ByteSource::of_text(plain).in_memory());
+}
+
+namespace {
+
+// `text` as one gzip member written by zlib: `level` 0 stores it, and the header carries a name, comment, extra
+// field and header CRC when `fields` (the optional parts ISA-L's header reader must skip).
+std::string gzip_member(const std::string& text, int level = 6, bool fields = false) {
+  z_stream zs{};
+  REQUIRE(deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  gz_header h{};
+  char name[] = "trace.json", comment[] = "a comment";
+  unsigned char extra[] = {'A', 'B', 2, 0, 'x', 'y'};
+  if (fields) {
+    h.name = reinterpret_cast<Bytef*>(name), h.comment = reinterpret_cast<Bytef*>(comment);
+    h.extra = extra, h.extra_len = sizeof(extra), h.hcrc = 1;
+    REQUIRE(deflateSetHeader(&zs, &h) == Z_OK);
+  }
+  std::string out(deflateBound(&zs, text.size()) + 1024, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+  out.resize(out.size() - zs.avail_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+std::string temp_file(const std::string& name, const std::string& bytes) {
+  const std::string path = std::filesystem::temp_directory_path().string() + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+std::string read_all(ByteSource s, std::size_t step) {
+  std::string out;
+  while (s.read(out, step) > 0) {
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ByteSource: gzip inflated by ISA-L gives zlib's bytes for every member layout and header field", "[traces][stream]") {
+  const std::string plain = read_text(fixture("kineto_current.json"));
+  // Incompressible bytes, so that a stored member spans several of the reader's 256 KiB input blocks.
+  std::string noise(700000, '\0');
+  std::uint32_t x = 12345;
+  for (char& c : noise) c = static_cast<char>((x = x * 1103515245u + 12345u) >> 24);
+  // A stored first member sized so that the second member's 10-byte header straddles the first input block's end.
+  std::string first;
+  std::size_t first_plain = 262144 - 30;
+  for (; first_plain > 0; --first_plain) {
+    first = gzip_member(noise.substr(0, first_plain), 0);
+    if (first.size() <= 262144 - 4) break;
+  }
+  REQUIRE(first.size() == 262144 - 4);
+  struct Layout {
+    const char* what;
+    std::string gz, expected;
+  };
+  const std::vector<Layout> layouts = {
+      {"one member, header fields", gzip_member(plain, 9, true), plain},
+      {"three members, one empty", gzip_member(plain, 1) + gzip_member("") + gzip_member(plain, 6, true), plain + plain},
+      {"stored member across input blocks, then another", gzip_member(noise, 0) + gzip_member(plain), noise + plain},
+      {"a header across an input block's end", first + gzip_member(plain, 6, true), noise.substr(0, first_plain) + plain},
+  };
+  for (const Layout& l : layouts)
+    for (std::size_t step : {std::size_t{1}, std::size_t{4093}, std::size_t{1} << 20}) {
+      INFO(l.what << ", read " << step << " at a time");
+      CHECK(read_all(ByteSource::open(temp_file("dvfs_isal.json.gz", l.gz)), step) == l.expected);
+    }
+}
+
+TEST_CASE("ByteSource: gzip that zlib refuses is refused, and the importer then gives the checked reader's message", "[traces][stream]") {
+  const std::string text = read_text(fixture("kineto_current.json"));
+  const std::string gz = gzip_member(text);
+  auto flip = [&](std::size_t at, unsigned char bits) {
+    std::string g = gz;
+    g[at] = static_cast<char>(g[at] ^ bits);
+    return g;
+  };
+  const std::vector<std::pair<const char*, std::string>> bad = {
+      {"truncated in the data", gz.substr(0, gz.size() / 2)},
+      {"truncated in the trailer", gz.substr(0, gz.size() - 3)},
+      {"header only", gz.substr(0, 10)},
+      {"magic only", gz.substr(0, 2)},
+      {"a wrong CRC-32", flip(gz.size() - 6, 0x01)},
+      {"a wrong length", flip(gz.size() - 2, 0x01)},
+      {"a reserved header flag", flip(3, 0x20)},
+      {"not deflate", flip(2, 0x0f)},
+      {"corrupt data", flip(gz.size() / 2, 0x55)},
+      {"garbage after the member", gz + "garbage"},
+      {"a second member truncated", gz + gz.substr(0, 40)},
+  };
+  for (const auto& [what, bytes] : bad) {
+    INFO(what);
+    const std::string path = temp_file("dvfs_bad_trace.json.gz", bytes);
+    CHECK_THROWS(read_all(ByteSource::open(path), 1 << 16));
+    const std::string automatic = file_outcome(path, KinetoReader::automatic);
+    CHECK(automatic == file_outcome(path, KinetoReader::checked));
+    CHECK(automatic.rfind("error:" + path + ":", 0) == 0);  // an InputError naming the file
+  }
+  // A complete member followed by nothing more imports as the checked reader imports it.
+  const std::string good = temp_file("dvfs_good_trace.json.gz", gz);
+  CHECK(file_outcome(good, KinetoReader::streaming) == file_outcome(good, KinetoReader::checked));
 }
 
 namespace {
