@@ -418,7 +418,47 @@ TEST_CASE("split_trace_events_pipelined: errors in the document's order, and a f
   }
 }
 
-TEST_CASE("streaming reader: the same workload for every batch size and queue depth", "[traces][stream]") {
+TEST_CASE("streaming reader: batches parsed side by side merge as one pass over the events would read them", "[traces][stream]") {
+  // What depends on earlier events: the rank (the first comm record that gives one, here not the first comm
+  // record), collective indices, a later launch time or operator of the same id replacing the earlier one.
+  Json doc = parse_json_text(read_text(fixture("pytorch/ddp_rank0_wait.json")), "ddp");
+  doc.erase("distributedInfo");
+  Json& events = doc["traceEvents"];
+  bool first_comm = true;
+  int rank = 1;
+  Json launch, op;
+  for (Json& e : events) {
+    Json& args = e["args"];
+    if (args.contains("Collective name")) {
+      if (first_comm) args.erase("Rank");
+      else args["Rank"] = rank++;  // 1 is the trace's rank; the later ones are never read
+      first_comm = false;
+    }
+    if (e["cat"] == "cuda_runtime" && launch.is_null()) launch = e;
+    if (e["cat"] == "cpu_op" && args.contains("Input Dims") && op.is_null()) op = e;
+  }
+  REQUIRE_FALSE(first_comm);
+  REQUIRE_FALSE(launch.is_null());
+  launch["ts"] = launch["ts"].get<double>() + 2.0;
+  events.push_back(launch);
+  if (!op.is_null()) {
+    op["args"]["Input Dims"] = Json::array({Json::array({7, 9})});
+    op["args"]["Input type"] = Json::array({"float"});
+    events.push_back(op);
+  }
+  const std::string text = doc.dump();
+  const std::string checked = outcome(text, KinetoReader::checked);
+  REQUIRE(checked.substr(0, 3) == "ok:");
+  for (std::size_t batch : {std::size_t{1}, std::size_t{400}})
+    for (std::size_t parse : {1, 2, 3}) {
+      INFO("batch " << batch << " parse threads " << parse);
+      CachedImport c;
+      c.workload = kineto::import_streaming(ByteSource::of_text(text), "t.json", classifier(), &c.report, {batch, 0, 0, parse});
+      CHECK(encode_cached_import("key", c) == checked.substr(3));
+    }
+}
+
+TEST_CASE("streaming reader: the same workload for every batch size, queue depth and number of parse threads", "[traces][stream]") {
   for (const std::string& path : {fixture("pytorch/ddp_rank0_wait.json"), fixture("kineto_current.json.gz"),
                                   data_dir() + "/traces/recordings/h200-gpt3xl/trace.json.gz"}) {
     CachedImport reference;
@@ -426,20 +466,23 @@ TEST_CASE("streaming reader: the same workload for every batch size and queue de
     const std::string expected = encode_cached_import("k", reference);
     for (std::size_t batch : {std::size_t{1}, std::size_t{5000}, kStreamBatchBytes})
       for (std::size_t ahead : {0, 1, 2})
-        for (std::size_t depth : {0, 1, 4}) {
-          if (batch == 1 && path.find("recordings") != std::string::npos) continue;  // one event a batch: slow, and covered above
-          INFO(path << " batch " << batch << " read-ahead " << ahead << " split depth " << depth);
-          CachedImport c;
-          c.workload = kineto::import_streaming(ByteSource::open(path), path, classifier(), &c.report, {batch, ahead, depth});
-          CHECK(encode_cached_import("k", c) == expected);
-        }
+        for (std::size_t depth : {0, 1, 4})
+          for (std::size_t parse : {1, 2, 3}) {  // > 1: batches parsed side by side and merged in order (depth unused)
+            if (batch == 1 && path.find("recordings") != std::string::npos) continue;  // one event a batch: slow, and covered above
+            if (parse > 1 && depth > 0) continue;
+            INFO(path << " batch " << batch << " read-ahead " << ahead << " split depth " << depth << " parse threads " << parse);
+            CachedImport c;
+            c.workload = kineto::import_streaming(ByteSource::open(path), path, classifier(), &c.report, {batch, ahead, depth, parse});
+            CHECK(encode_cached_import("k", c) == expected);
+          }
   }
   // A bad event in a late batch: the streaming reader declines whatever the split, and the importer names the
   // field as the checked reader does.
   const std::string good = read_text(fixture("pytorch/ddp_rank0_wait.json"));
   const std::string bad = with(good, "\"ts\": 830.0, \"dur\": 30.0", "\"ts\": 830.0, \"dur\": -30.0");  // the last kernel
   for (std::size_t depth : {0, 2})
-    CHECK_THROWS(kineto::import_streaming(ByteSource::of_text(bad), "t.json", classifier(), nullptr, {300, 2, depth}));
+    for (std::size_t parse : {1, 2, 4})
+      CHECK_THROWS(kineto::import_streaming(ByteSource::of_text(bad), "t.json", classifier(), nullptr, {300, 2, depth, parse}));
   const std::string message = outcome(bad, KinetoReader::checked);
   CHECK(message.substr(0, 6) == "error:");
   CHECK(message.find("t.json") != std::string::npos);

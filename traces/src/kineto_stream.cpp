@@ -2,16 +2,20 @@
 
 #include "sim/core/json_util.hpp"
 #include "sim/core/limits.hpp"
+#include "sim/core/parallel.hpp"
 #include "traces/src/kineto_raw.hpp"
 
 #include <simdjson.h>
 #include <isa-l/igzip_lib.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <cmath>
@@ -356,7 +360,15 @@ class TraceSplitter {
     ++pos_;
     for (;;) {
       if (pos_ >= buf_.size() && !more()) decline("unterminated string");
-      const void* q = std::memchr(buf_.data() + pos_, '"', buf_.size() - pos_);
+      // Most strings of an event are short (keys, categories): looked at byte by byte first, memchr past that.
+      const std::size_t near = std::min(buf_.size() - pos_, std::size_t{24});
+      const void* q = nullptr;
+      for (std::size_t k = 0; k < near; ++k)
+        if (buf_[pos_ + k] == '"') {
+          q = buf_.data() + pos_ + k;
+          break;
+        }
+      if (!q && near < buf_.size() - pos_) q = std::memchr(buf_.data() + pos_ + near, '"', buf_.size() - pos_ - near);
       if (!q) {
         pos_ = buf_.size();
         continue;
@@ -784,7 +796,8 @@ void fields_of(const EventTree& tree, const Node* obj, Field field, const Node* 
 // Turns the events of each batch into raw records.
 class EventReader {
  public:
-  EventReader(RawTrace& t, const std::string& file) : t_(t), file_(file) {}
+  EventReader(RawTrace& t, const std::string& file) : t_(&t), file_(file) {}
+  void read_into(RawTrace& t) { t_ = &t; }  // the records of the next batches go to `t`
 
   // `framed`: "[events]" and kBatchPadding readable bytes after it (split_trace_events_pipelined).
   void batch(std::string_view framed, std::size_t first, std::size_t count) {
@@ -814,7 +827,7 @@ class EventReader {
     if (!device && host == HostCategory::other) return;  // nothing the importer reads
     fields_of(tree_, f_[f_args], arg_field, a_);  // none when args is no object
     const bool handled = device ? device_activity(kind, old) : host_event(host);
-    if (!handled) read_event(t_, tree_.to_json(ev), file_, i);  // the checked reader's code for this one
+    if (!handled) read_event(*t_, tree_.to_json(ev), file_, i);  // the checked reader's code for this one
   }
 
   // The checked reader's add_device_activity for an activity without collective or simulated args.
@@ -843,8 +856,8 @@ class EventReader {
     const auto bytes = int_field(a_[a_bytes], 0, 0, kLongMax);
     if (!dev || !str || !corr || !ext || !regs || !shared || !bytes) return false;
     if (!read_dim3(tree_, a_[a_grid], a.shape.grid) || !read_dim3(tree_, a_[a_block], a.shape.block)) return false;
-    t_.old_schema = t_.old_schema || old;
-    a.name = t_.names.intern(name->str);
+    t_->old_schema = t_->old_schema || old;
+    a.name = t_->names.intern(name->str);
     a.kind = kind;
     a.device = *dev, a.stream = *str, a.correlation = *corr, a.external_id = *ext;
     a.shape.registers_per_thread = static_cast<std::uint32_t>(*regs);
@@ -852,7 +865,7 @@ class EventReader {
     a.shape.bytes = static_cast<std::uint64_t>(*bytes);
     const Node* bps = a_[a_blocks_per_sm];
     a.blocks_per_sm = is_number(bps) ? number_of(*bps) : -1;
-    t_.acts.push_back(std::move(a));
+    t_->acts.push_back(std::move(a));
     return true;
   }
 
@@ -870,19 +883,19 @@ class EventReader {
       if (!is_string(name) || !is_number(ts) || !is_number(dur)) return true;
       Range r{number_of(*ts), number_of(*ts) + number_of(*dur), -1, std::string(name->str)};
       if (lc == HostCategory::user_annotation) {
-        t_.cpu_ranges.push_back(std::move(r));
+        t_->cpu_ranges.push_back(std::move(r));
         return true;
       }
       const Node* device = a_[a_device];
       const auto dev = device ? int_field(device, 0) : int_field(f_[f_pid], 0);
       if (!dev) return false;
       r.device = *dev;
-      t_.gpu_ranges.push_back(std::move(r));
+      t_->gpu_ranges.push_back(std::move(r));
     } else if (lc == HostCategory::launch && a_[a_correlation]) {
       const auto corr = int_field(a_[a_correlation], -1);
       if (is_number(ts) && !corr) return false;
-      if (is_string(name) && name->str.substr(0, 3) == "hip") t_.hip_runtime = true;
-      if (is_number(ts)) t_.launch_ts.set(*corr, number_of(*ts));
+      if (is_string(name) && name->str.substr(0, 3) == "hip") t_->hip_runtime = true;
+      if (is_number(ts)) t_->launch_ts.set(*corr, number_of(*ts));
     }
     return true;
   }
@@ -915,11 +928,11 @@ class EventReader {
     };
     strings(a_Input_type, op.types);
     strings(a_Concrete_Inputs, op.concrete);
-    t_.operators.add_call(id->type == Node::k_u64 ? static_cast<long>(id->u) : static_cast<long>(id->i), std::move(op));
+    t_->operators.add_call(id->type == Node::k_u64 ? static_cast<long>(id->u) : static_cast<long>(id->i), std::move(op));
     return true;
   }
 
-  RawTrace& t_;
+  RawTrace* t_;
   const std::string& file_;
   od::parser parser_;
   EventTree tree_;
@@ -929,15 +942,158 @@ class EventReader {
 
 }  // namespace
 
+namespace {
+
+// The batches parsed on `threads` threads, each batch into a RawTrace of its own, merged into `t` in document
+// order (append_events) as they are done, so that `t` ends as one reader's pass would leave it. The calling thread
+// splits (and merges); at most 2 * threads batches are split and not yet merged (their text and records), so
+// memory stays bounded. The first error (of the split or of any batch) stops the rest and is rethrown.
+// Counts the streaming imports running at once in this process (a multi-rank job imports its files side by
+// side), so that each takes its share of the cores for parsing rather than every one all of them.
+class ConcurrentImport {
+ public:
+  ConcurrentImport() { ++running(); }
+  ~ConcurrentImport() { --running(); }
+  ConcurrentImport(const ConcurrentImport&) = delete;
+  ConcurrentImport& operator=(const ConcurrentImport&) = delete;
+  // The parse threads of an import: the cores over the imports running, 1 to kMaxParseThreads.
+  std::size_t fair_share() const {
+    const std::size_t n = std::max<std::size_t>(1, running().load());
+    return std::clamp<std::size_t>(hardware_threads() / n, 1, kMaxParseThreads);
+  }
+
+ private:
+  static std::atomic<std::size_t>& running() {
+    static std::atomic<std::size_t> n{0};
+    return n;
+  }
+};
+
+std::string split_and_parse_in_parallel(ByteSource& source, RawTrace& t, const std::string& file, std::size_t threads,
+                                        std::size_t batch_bytes) {
+  struct Job {
+    std::string text;
+    std::size_t first = 0, count = 0, index = 0;
+  };
+  std::mutex m;
+  std::condition_variable work_ready, progress;
+  std::deque<Job> jobs;
+  std::map<std::size_t, RawTrace> parsed;  // by batch index, not yet merged
+  std::vector<std::string> spare;          // the texts of parsed batches, to be reused
+  std::size_t split = 0, merged = 0;       // batches
+  bool no_more = false;
+  std::exception_ptr error;
+  const std::size_t max_pending = 2 * threads;
+
+  auto worker = [&] {
+    EventReader reader(t, file);  // retargeted before each batch
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(m);
+        work_ready.wait(lock, [&] { return error || no_more || !jobs.empty(); });
+        if (error || jobs.empty()) return;
+        job = std::move(jobs.front());
+        jobs.pop_front();
+      }
+      RawTrace piece;
+      try {
+        reader.read_into(piece);
+        reader.batch(job.text, job.first, job.count);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(m);
+        if (!error) error = std::current_exception();
+        work_ready.notify_all();
+        progress.notify_all();
+        return;
+      }
+      std::lock_guard<std::mutex> lock(m);
+      parsed.emplace(job.index, std::move(piece));
+      spare.push_back(std::move(job.text));
+      progress.notify_all();
+    }
+  };
+  // Merges the batches parsed next in order; `until`: wait until that many are merged. Throws a worker's error.
+  auto merge_ready = [&](std::unique_lock<std::mutex>& lock, std::size_t until) {
+    for (;;) {
+      if (error) std::rethrow_exception(error);
+      auto next = parsed.find(merged);
+      if (next == parsed.end()) {
+        if (merged >= until) return;
+        progress.wait(lock);
+        continue;
+      }
+      RawTrace piece = std::move(next->second);
+      parsed.erase(next);
+      lock.unlock();
+      append_events(t, std::move(piece));
+      lock.lock();
+      ++merged;
+    }
+  };
+
+  std::vector<std::thread> pool;
+  auto stop = [&] {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      no_more = true;
+      work_ready.notify_all();
+    }
+    for (std::thread& th : pool) th.join();
+  };
+  std::string skeleton;
+  try {
+    for (std::size_t k = 0; k < threads; ++k) pool.emplace_back(worker);
+    skeleton = split_trace_events(
+        source,
+        [&](std::string_view text, std::size_t first, std::size_t count) {
+          std::unique_lock<std::mutex> lock(m);
+          merge_ready(lock, split >= max_pending ? split - max_pending + 1 : 0);  // room for this batch
+          std::string b;
+          if (!spare.empty()) b = std::move(spare.back()), spare.pop_back();
+          lock.unlock();
+          b.clear();
+          b.reserve(text.size() + 2 + kBatchPadding);
+          b += '[';
+          b.append(text);
+          b += ']';
+          lock.lock();
+          jobs.push_back(Job{std::move(b), first, count, split++});
+          work_ready.notify_one();
+        },
+        batch_bytes);
+    std::unique_lock<std::mutex> lock(m);
+    merge_ready(lock, split);
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      if (!error) error = std::current_exception();
+    }
+    stop();
+    throw;
+  }
+  stop();
+  return skeleton;
+}
+
+}  // namespace
+
 Workload import_streaming(ByteSource source, const std::string& file, const Classifier& classifier, ImportReport* report,
                           const StreamOptions& options) {
   RawTrace t;
-  EventReader reader(t, file);
   if (options.read_ahead_depth > 0 && !source.in_memory())
     source = ByteSource::read_ahead(std::move(source), std::size_t{1} << 20, options.read_ahead_depth);
-  const std::string skeleton = split_trace_events_pipelined(
-      source, [&](std::string_view text, std::size_t first, std::size_t count) { reader.batch(text, first, count); },
-      options.split_depth, options.batch_bytes);
+  std::string skeleton;
+  const ConcurrentImport counted;
+  const std::size_t threads = options.parse_threads > 0 ? options.parse_threads : counted.fair_share();
+  if (threads > 1) {
+    skeleton = split_and_parse_in_parallel(source, t, file, threads, options.batch_bytes);
+  } else {
+    EventReader reader(t, file);
+    skeleton = split_trace_events_pipelined(
+        source, [&](std::string_view text, std::size_t first, std::size_t count) { reader.batch(text, first, count); },
+        options.split_depth, options.batch_bytes);
+  }
   const Json doc = parse_json_text(skeleton, file);
   const TraceHeader header = read_header(doc, file);
   // The checked reader starts from distributedInfo's rank and reads comm records' "Rank" only while it is < 0;
