@@ -6,7 +6,8 @@
 `grid` is a dict of dotted scenario keys -> lists of values (every combination is a point) or a list of
 dicts (explicit points). Points run in local worker processes (all cores by default; each worker
 imports dvfs_sim once and keeps the traces it loaded; the first point's trace is loaded once, by the calling
-process, and the workers adopt it instead of importing it each), or on a Dask cluster when `scheduler` is an
+process, and the workers inherit it (forked from a single-threaded caller) or adopt it (started from a fork server)
+instead of importing it each), or on a Dask cluster when `scheduler` is an
 address ("tcp://host:8786") or a distributed.Client. A failing point gets its one-line message in the
 `error` column; the other points are unaffected, even when a worker process dies.
 """
