@@ -1000,6 +1000,10 @@ std::string split_and_parse_in_parallel(ByteSource& source, RawTrace& t, const s
       try {
         reader.read_into(piece);
         reader.batch(job.text, job.first, job.count);
+        std::lock_guard<std::mutex> lock(m);
+        parsed.emplace(job.index, std::move(piece));
+        spare.push_back(std::move(job.text));
+        progress.notify_all();
       } catch (...) {
         std::lock_guard<std::mutex> lock(m);
         if (!error) error = std::current_exception();
@@ -1007,10 +1011,6 @@ std::string split_and_parse_in_parallel(ByteSource& source, RawTrace& t, const s
         progress.notify_all();
         return;
       }
-      std::lock_guard<std::mutex> lock(m);
-      parsed.emplace(job.index, std::move(piece));
-      spare.push_back(std::move(job.text));
-      progress.notify_all();
     }
   };
   // Merges the batches parsed next in order; `until`: wait until that many are merged. Throws a worker's error.
