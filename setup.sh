@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(cmake g++ make pkg-config zlib1g-dev libsqlite3-dev libsimgrid-dev libboost-dev libboost-graph-dev
-          nlohmann-json3-dev libsimdjson-dev libcli11-dev pybind11-dev catch2 python3 python3-dev python3-numpy python3-pandas python3-pytest
+          nlohmann-json3-dev libsimdjson-dev libisal-dev libcli11-dev pybind11-dev catch2 python3 python3-dev python3-numpy python3-pandas python3-pytest
           python3-matplotlib jupyter-nbconvert python3-ipykernel python3-tqdm python3-distributed python3-torch
           libprotobuf-dev protobuf-compiler python3-protobuf  # Chakra traces (traces/src/chakra/; the test fixture writer)
           chromium  # chromium: the report test renders the HTML page headless (tests/cli/test_report.py)

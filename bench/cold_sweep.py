@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """A cold sweep of the default scenario on one worker process vs two (issue 18 target: >= 1.5x on 2 processes).
 
-    /usr/bin/python3 bench/cold_sweep.py [--points 200] [--repeats 5] [--package-dir build/python] [--start-method fork]
+    /usr/bin/python3 bench/cold_sweep.py [--points 200] [--repeats 5] [--package-dir build/python] [--start-method forkserver]
 
 "Cold" = the first sweep of a fresh Python process with no workload cache: every measurement runs in a new
 interpreter (started by this script, `import dvfs_sim` done before the clock starts) with DVFS_SIM_NO_CACHE=1, so
 no workload cache entry is read or written, no fork server runs yet and no process has the trace loaded. The
-figure is the `dvfs_sim.sweep(...)` call alone: starting the fork server and the worker processes, loading the
-trace (once in the calling process, which its workers adopt; before that change, once per worker), the points,
+figure is the `dvfs_sim.sweep(...)` call alone: starting the worker processes (the default start method "auto"
+forks them from this single-threaded caller after it loaded the trace, so they inherit it; "forkserver" starts a
+fork server beside the load and the workers adopt the trace the caller loaded meanwhile; before session 5, each
+worker loaded it), the points,
 the DataFrame; once with pandas first imported by the sweep itself (~0.2 s of the figure, the same on 1 and 2
 processes) and once with pandas imported before the clock. Best of --repeats each, all runs interleaved, with the machine
 ceiling (two CPU-bound processes vs one, no dvfs_sim) and the load average printed beside it: on a shared machine
@@ -54,7 +56,7 @@ def main():
     p.add_argument("--points", type=int, default=200)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--package-dir", default=os.path.join(ROOT, "build", "python"))
-    p.add_argument("--start-method", default="forkserver", help="sweep(start_method=...): forkserver (the default), fork")
+    p.add_argument("--start-method", default="auto", help="sweep(start_method=...): auto (the default), forkserver, fork")
     p.add_argument("--child", type=int, help=argparse.SUPPRESS)
     p.add_argument("--pandas-first", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()

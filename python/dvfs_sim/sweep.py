@@ -6,7 +6,8 @@
 `grid` is a dict of dotted scenario keys -> lists of values (every combination is a point) or a list of
 dicts (explicit points). Points run in local worker processes (all cores by default; each worker
 imports dvfs_sim once and keeps the traces it loaded; the first point's trace is loaded once, by the calling
-process, and the workers adopt it instead of importing it each), or on a Dask cluster when `scheduler` is an
+process, and the workers inherit it (forked from a single-threaded caller) or adopt it (started from a fork server)
+instead of importing it each), or on a Dask cluster when `scheduler` is an
 address ("tcp://host:8786") or a distributed.Client. A failing point gets its one-line message in the
 `error` column; the other points are unaffected, even when a worker process dies.
 """
@@ -184,14 +185,15 @@ def _progress_bar(total, progress):
 
 
 # The worker pool outlives one sweep: its processes keep dvfs_sim imported and the traces they loaded, so a
-# second sweep of the same scenario starts at once. One pool at a time; stop_workers() ends it.
-_pool = {"key": None, "executor": None}
+# second sweep of the same scenario starts at once. One pool at a time; stop_workers() ends it. "key": the
+# (processes, start_method) asked for; "method": how its workers were started (start_method "auto" resolved).
+_pool = {"key": None, "executor": None, "method": None}
 
 
 def stop_workers():
     """Ends the sweep worker processes kept between sweeps (they also end with this interpreter)."""
     ex = _pool["executor"]
-    _pool["key"] = _pool["executor"] = None
+    _pool["key"] = _pool["executor"] = _pool["method"] = None
     if ex is not None:
         ex.shutdown(wait=True, cancel_futures=True)
 
@@ -219,37 +221,66 @@ def _start_forkserver(ctx):
             os.environ["PYTHONPATH"] = old
 
 
+def _single_threaded():
+    """Whether this process runs one thread only (Linux's /proc/self/task lists every thread, also those no Python
+    code started: BLAS pools, a notebook kernel's, the core's): then fork() copies no lock that another thread
+    holds. False where it cannot tell."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def _resolve_start_method(start_method):
+    """start_method "auto": "fork" while this process runs one thread only (new workers inherit the loaded trace
+    and nothing else has to start), else "forkserver"; any other value as it is."""
+    if start_method != "auto":
+        return start_method
+    if "fork" in multiprocessing.get_all_start_methods() and _single_threaded():
+        return "fork"
+    return "forkserver"
+
+
+def _start_method_of(processes, start_method):
+    """How the workers of a sweep run: the kept pool's method, or the method a new pool would start them with."""
+    return _pool["method"] if not _pool_is_new(processes, start_method) else _resolve_start_method(start_method)
+
+
 def _pool_is_new(processes, start_method):
     """Whether _executor will start a new pool (none kept, another size or start method, or a broken one)."""
     return _pool["key"] != (processes, start_method) or getattr(_pool["executor"], "_broken", False)
 
 
-def _executor(processes, start_method):
+def _executor(processes, start_method, method):
+    """The kept pool, or a new one whose workers start by `method` (_start_method_of; "fork" is checked again here,
+    as the pool forks its workers: where this process runs other threads by now, they start from a fork server)."""
     from concurrent.futures import ProcessPoolExecutor
     key = (processes, start_method)
     if _pool_is_new(processes, start_method):
         stop_workers()
-        ctx = multiprocessing.get_context(start_method)
-        if start_method == "forkserver":
+        if method == "fork" and start_method == "auto" and not _single_threaded():
+            method = "forkserver"
+        ctx = multiprocessing.get_context(method)
+        if ctx.get_start_method() == "forkserver":
             _start_forkserver(ctx)
         _pool["executor"] = ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_init_worker)
-        _pool["key"] = key
+        _pool["key"], _pool["method"] = key, method
     return _pool["executor"]
 
 
-def _load_while_workers_start(base, point, processes, start_method):
+def _load_while_workers_start(base, point, processes, start_method, method):
     """The trace of a point's scenario loaded here, once, for the workers to adopt instead of each importing
     it (the import is most of a cold sweep's time; a point then takes ~1 ms): _share_trace's result. With a fork
     server, the workers are started meanwhile (a no-op each), so that the server's start, the workers' and the load
     overlap; the load runs on a thread, the core releasing the GIL. New forked workers ("fork") are started after the
     load: they inherit the loaded trace (nothing to encode), and no thread may hold the core's lock while this
-    process forks."""
-    if multiprocessing.get_context(start_method).get_start_method() == "fork":  # "fork", or None where it is the default
+    process forks. `method`: _start_method_of(processes, start_method)."""
+    if multiprocessing.get_context(method).get_start_method() == "fork":  # "fork", or None where it is the default
         return _share_trace(base, point, encode=not _pool_is_new(processes, start_method))
     from concurrent.futures import ThreadPoolExecutor
     # The pool (and the fork server, whose start sets PYTHONPATH for a moment) exists before the loader thread runs:
     # the loader's core reads the environment, which must not change under it. The workers start after it.
-    ex = _executor(processes, start_method)
+    ex = _executor(processes, start_method, method)
     with ThreadPoolExecutor(max_workers=1) as loader:
         loading = loader.submit(_share_trace, base, point)
         for _ in range(processes):  # each submit forks a worker while none is idle
@@ -257,12 +288,12 @@ def _load_while_workers_start(base, point, processes, start_method):
         return loading.result()
 
 
-def _run_local(tasks, payload, processes, start_method, bar):
+def _run_local(tasks, payload, processes, start_method, method, bar):
     """Runs tasks on the process pool; returns {index: row}. Points of a chunk whose worker died are re-run
     one at a time in a one-worker pool, so that only the point that kills its worker is marked."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
     rows, orphans = {}, []
-    ex = _executor(processes, start_method)
+    ex = _executor(processes, start_method, method)
     try:
         futures = {ex.submit(_run_chunk, payload, c): c for c in _chunks(tasks, processes)}
         import pandas  # noqa: F401  (for the DataFrame: a first import, ~0.2 s, overlaps the workers' points)
@@ -280,7 +311,7 @@ def _run_local(tasks, payload, processes, start_method, bar):
         raise
     if orphans:
         stop_workers()  # the pool is broken
-    ctx = multiprocessing.get_context(start_method)
+    ctx = multiprocessing.get_context(_resolve_start_method(start_method))
     orphans.sort(key=lambda t: t[0])
     while orphans:
         with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_init_worker) as ex:
@@ -326,7 +357,7 @@ def _run_dask(tasks, payload, scheduler, bar):
 
 
 def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, metrics=None, policy=None,
-          reuse_trace=True, start_method="forkserver"):
+          reuse_trace=True, start_method="auto"):
     """Runs every point of `grid` on `base` (a scenario dict, file or None for the default) and returns a
     DataFrame: one row per point, in grid order, with the grid keys as columns, the metrics
     (default_metrics, a list of dotted summary keys such as "totals.energy_j" or "steps.0.time_s", or a
@@ -338,8 +369,10 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
     (default: when stderr is a terminal). policy: a Python policy object used at every point (it must
     pickle). reuse_trace: each worker keeps the traces it loaded for its next points, and local workers adopt
     the first point's trace from this process, which loads it once and keeps it (False: every point loads its
-    trace, as a separate `dvfs-sim run` would). start_method: how local workers start ("forkserver", the default;
-    "fork": new workers inherit the loaded trace, unsafe when this process runs other threads; "spawn").
+    trace, as a separate `dvfs-sim run` would). start_method: how local workers start: "auto" (the default) forks
+    them from this process while it runs a single thread (they inherit the loaded trace; fork is unsafe beside other
+    threads, e.g. in a notebook kernel) and starts them from a fork server otherwise; "forkserver"; "fork" (also
+    beside threads: at your risk); "spawn".
     Result files are not written (the base's output.dir is dropped)."""
     if base is None or isinstance(base, (str, os.PathLike)):
         base = load_scenario(base)
@@ -365,9 +398,10 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
                 bar.update(1)
         else:
             n = min(processes or os.cpu_count() or 1, len(tasks))
-            shared = _load_while_workers_start(base, points[0], n, start_method) if reuse_trace else None
+            method = _start_method_of(n, start_method)
+            shared = _load_while_workers_start(base, points[0], n, start_method, method) if reuse_trace else None
             with _trace_file(shared) as trace:
-                rows = _run_local(tasks, payload[:-1] + (trace,), n, start_method, bar)
+                rows = _run_local(tasks, payload[:-1] + (trace,), n, start_method, method, bar)
     keys = list(dict.fromkeys(k for p in points for k in p))
     records = []
     for i, p in tasks:

@@ -104,7 +104,8 @@ def test_forkserver_workers_start_with_the_core_loaded_also_when_dvfs_sim_is_on_
         "def where(summary):\n"
         "    return {'loaded_in': _native._loaded_in_pid, 'pid': os.getpid()}\n"
         "if __name__ == '__main__':\n"
-        f"    df = dvfs_sim.sweep({BASE!r}, [{{'seed': 0}}, {{'seed': 1}}], processes=2, progress=False, metrics=where)\n"
+        f"    df = dvfs_sim.sweep({BASE!r}, [{{'seed': 0}}, {{'seed': 1}}], processes=2, progress=False, metrics=where,\n"
+        "                        start_method='forkserver')\n"
         "    assert df['error'].isna().all(), df['error'].dropna().iloc[0]\n"
         "    print('forked-loaded' if (df['loaded_in'] != df['pid']).all() else 'worker-loaded')\n"
         "    print('parent-env', os.environ.get('PYTHONPATH'))\n")
@@ -131,23 +132,24 @@ def test_a_cold_sweeps_workers_adopt_the_trace_the_caller_loaded_once_instead_of
     core().clear_trace_cache()
     before = core().trace_cache_stats()["loads"]
     grid = {"seed": [0, 1, 2, 3, 4, 5, 6, 7], "policy.name": ["max", "native"]}
-    df = dvfs_sim.sweep(BASE, grid, processes=2, progress=False, metrics=trace_loads_here)
+    df = dvfs_sim.sweep(BASE, grid, processes=2, progress=False, metrics=trace_loads_here, start_method="forkserver")
     assert df["error"].isna().all(), df["error"].dropna().iloc[0]
     assert os.getpid() not in set(df["pid"])  # every point ran in a worker
     assert (df["loads"] == 0).all() and (df["adopted"] == 1).all()
     assert core().trace_cache_stats()["loads"] == before + 1  # the one load, here
-    again = dvfs_sim.sweep(BASE, grid, processes=2, progress=False, metrics=trace_loads_here)
+    again = dvfs_sim.sweep(BASE, grid, processes=2, progress=False, metrics=trace_loads_here, start_method="forkserver")
     assert (again["loads"] == 0).all() and (again["adopted"] == 1).all()  # kept workers adopt nothing twice
     assert core().trace_cache_stats()["loads"] == before + 1  # nor does the caller load it again
     dvfs_sim.stop_workers()
 
 
-def test_a_sweep_on_workers_that_adopted_the_trace_equals_the_same_sweep_run_here():
+@pytest.mark.parametrize("start_method", ["forkserver", "auto"])
+def test_a_sweep_on_workers_that_adopted_or_inherited_the_trace_equals_the_same_sweep_run_here(start_method):
     from dvfs_sim._native import core
     grid = {"seed": [0, 1, 2], "policy.name": ["max", "native", "per-kernel"], "switch_latency.firmware_s": [0, 1e-3]}
     dvfs_sim.stop_workers()
     core().clear_trace_cache()
-    pooled = dvfs_sim.sweep(BASE, grid, processes=2, progress=False)
+    pooled = dvfs_sim.sweep(BASE, grid, processes=2, progress=False, start_method=start_method)
     core().clear_trace_cache()
     here = dvfs_sim.sweep(BASE, grid, processes=0, progress=False, reuse_trace=False)
     assert pooled["error"].isna().all() and pooled.equals(here)
@@ -224,7 +226,8 @@ def test_loaded_traces_are_told_apart_by_every_file_of_a_multi_rank_job(tmp_path
     alone = [dvfs_sim.run(dvfs_sim.with_changes(base, p))["totals"]["energy_j"] for p in points]
     assert list(df["energy_j"]) == alone and alone[0] != alone[1]
     dvfs_sim.stop_workers()  # a merged multi-rank trace adopted by the workers runs as it does here
-    pooled = dvfs_sim.sweep(base, points + [{"seed": 1}, {"seed": 2}], processes=2, progress=False, metrics=trace_loads_here)
+    pooled = dvfs_sim.sweep(base, points + [{"seed": 1}, {"seed": 2}], processes=2, progress=False, metrics=trace_loads_here,
+                            start_method="forkserver")
     assert list(pooled["energy_j"])[:2] == alone and (pooled["adopted"] == 1).all()
 
 
@@ -252,3 +255,41 @@ def test_forked_workers_inherit_the_trace_the_caller_loaded(tmp_path):
     assert out.returncode == 0, out.stderr
     # a forked worker's counters start as the caller's were: its 1 load is the caller's, none of its own
     assert out.stdout.splitlines() == ["workers 1 0 1", "caller 1"]
+
+
+def test_the_default_start_method_forks_a_single_threaded_caller_and_uses_a_fork_server_beside_other_threads(tmp_path):
+    """start_method="auto": a caller running one thread forks its workers (they inherit the trace it loaded: no load
+    of their own, nothing adopted); once it runs another thread, fork would be unsafe and the workers are forked
+    by a fork server instead (they adopt the trace). Run in a fresh interpreter, whose threads are known."""
+    import subprocess
+    import sys
+    script = tmp_path / "auto_sweep.py"
+    script.write_text(
+        "import os, threading\n"
+        "import dvfs_sim\n"
+        "from dvfs_sim._native import core\n"
+        "module = __import__('dvfs_sim.sweep', fromlist=['_single_threaded'])\n"
+        "def counts(summary):\n"
+        "    s = core().trace_cache_stats()\n"
+        "    return {'ppid': os.getppid(), 'loads': s['loads'], 'adopted': s['adopted']}\n"
+        "def sweep():\n"
+        f"    df = dvfs_sim.sweep({BASE!r}, {{'seed': list(range(6))}}, processes=2, progress=False, metrics=counts)\n"
+        "    assert df['error'].isna().all(), df['error'].dropna().iloc[0]\n"
+        "    parent = 'caller' if set(df['ppid']) == {os.getpid()} else 'other'\n"
+        "    return f\"{parent} loads {int(df['loads'].max())} adopted {int(df['adopted'].max())}\"\n"
+        "if __name__ == '__main__':\n"
+        "    print('single', module._single_threaded())\n"
+        "    print(sweep())\n"
+        "    dvfs_sim.stop_workers()\n"
+        "    core().clear_trace_cache()\n"
+        "    stop = threading.Event()\n"
+        "    t = threading.Thread(target=stop.wait)\n"
+        "    t.start()\n"
+        "    print('single', module._single_threaded())\n"
+        "    print(sweep())\n"
+        "    stop.set()\n"
+        "    t.join()\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    # forked from the caller: its one load is the caller's (counters copied); from the server: adopted, not loaded
+    assert out.stdout.splitlines() == ["single True", "caller loads 1 adopted 0", "single False", "other loads 0 adopted 1"]

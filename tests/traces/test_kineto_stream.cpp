@@ -9,7 +9,9 @@
 #include "traces/src/workload_cache.hpp"
 
 #include <catch2/catch.hpp>
+#include <zlib.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -242,6 +244,112 @@ TEST_CASE("ByteSource: gzip members one after another, truncated and corrupt gzi
 
 namespace {
 
+// `text` as one gzip member written by zlib: `level` 0 stores it, and the header carries a name, comment, extra
+// field and header CRC when `fields` (the optional parts ISA-L's header reader must skip).
+std::string gzip_member(const std::string& text, int level = 6, bool fields = false) {
+  z_stream zs{};
+  REQUIRE(deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  gz_header h{};
+  char name[] = "trace.json", comment[] = "a comment";
+  unsigned char extra[] = {'A', 'B', 2, 0, 'x', 'y'};
+  if (fields) {
+    h.name = reinterpret_cast<Bytef*>(name), h.comment = reinterpret_cast<Bytef*>(comment);
+    h.extra = extra, h.extra_len = sizeof(extra), h.hcrc = 1;
+    REQUIRE(deflateSetHeader(&zs, &h) == Z_OK);
+  }
+  std::string out(deflateBound(&zs, text.size()) + 1024, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+  out.resize(out.size() - zs.avail_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+std::string temp_file(const std::string& name, const std::string& bytes) {
+  const std::string path = std::filesystem::temp_directory_path().string() + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+std::string read_all(ByteSource s, std::size_t step) {
+  std::string out;
+  while (s.read(out, step) > 0) {
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ByteSource: gzip inflated by ISA-L gives zlib's bytes for every member layout and header field", "[traces][stream]") {
+  const std::string plain = read_text(fixture("kineto_current.json"));
+  // Incompressible bytes, so that a stored member spans several of the reader's 256 KiB input blocks.
+  std::string noise(700000, '\0');
+  std::uint32_t x = 12345;
+  for (char& c : noise) c = static_cast<char>((x = x * 1103515245u + 12345u) >> 24);
+  // A stored first member sized so that the second member's 10-byte header straddles the first input block's end.
+  std::string first;
+  std::size_t first_plain = 262144 - 30;
+  for (; first_plain > 0; --first_plain) {
+    first = gzip_member(noise.substr(0, first_plain), 0);
+    if (first.size() <= 262144 - 4) break;
+  }
+  REQUIRE(first.size() == 262144 - 4);
+  struct Layout {
+    const char* what;
+    std::string gz, expected;
+  };
+  const std::vector<Layout> layouts = {
+      {"one member, header fields", gzip_member(plain, 9, true), plain},
+      {"three members, one empty", gzip_member(plain, 1) + gzip_member("") + gzip_member(plain, 6, true), plain + plain},
+      {"stored member across input blocks, then another", gzip_member(noise, 0) + gzip_member(plain), noise + plain},
+      {"a header across an input block's end", first + gzip_member(plain, 6, true), noise.substr(0, first_plain) + plain},
+  };
+  for (const Layout& l : layouts)
+    for (std::size_t step : {std::size_t{1}, std::size_t{4093}, std::size_t{1} << 20}) {
+      INFO(l.what << ", read " << step << " at a time");
+      CHECK(read_all(ByteSource::open(temp_file("dvfs_isal.json.gz", l.gz)), step) == l.expected);
+    }
+}
+
+TEST_CASE("ByteSource: gzip that zlib refuses is refused, and the importer then gives the checked reader's message", "[traces][stream]") {
+  const std::string text = read_text(fixture("kineto_current.json"));
+  const std::string gz = gzip_member(text);
+  auto flip = [&](std::size_t at, unsigned char bits) {
+    std::string g = gz;
+    g[at] = static_cast<char>(g[at] ^ bits);
+    return g;
+  };
+  const std::vector<std::pair<const char*, std::string>> bad = {
+      {"truncated in the data", gz.substr(0, gz.size() / 2)},
+      {"truncated in the trailer", gz.substr(0, gz.size() - 3)},
+      {"header only", gz.substr(0, 10)},
+      {"magic only", gz.substr(0, 2)},
+      {"a wrong CRC-32", flip(gz.size() - 6, 0x01)},
+      {"a wrong length", flip(gz.size() - 2, 0x01)},
+      {"a reserved header flag", flip(3, 0x20)},
+      {"not deflate", flip(2, 0x0f)},
+      {"corrupt data", flip(gz.size() / 2, 0x55)},
+      {"garbage after the member", gz + "garbage"},
+      {"a second member truncated", gz + gz.substr(0, 40)},
+  };
+  for (const auto& [what, bytes] : bad) {
+    INFO(what);
+    const std::string path = temp_file("dvfs_bad_trace.json.gz", bytes);
+    CHECK_THROWS(read_all(ByteSource::open(path), 1 << 16));
+    const std::string automatic = file_outcome(path, KinetoReader::automatic);
+    CHECK(automatic == file_outcome(path, KinetoReader::checked));
+    CHECK(automatic.rfind("error:" + path + ":", 0) == 0);  // an InputError naming the file
+  }
+  // A complete member followed by nothing more imports as the checked reader imports it.
+  const std::string good = temp_file("dvfs_good_trace.json.gz", gz);
+  CHECK(file_outcome(good, KinetoReader::streaming) == file_outcome(good, KinetoReader::checked));
+}
+
+namespace {
+
 struct SeenBatch {
   std::string text;
   std::size_t first, count;
@@ -310,7 +418,47 @@ TEST_CASE("split_trace_events_pipelined: errors in the document's order, and a f
   }
 }
 
-TEST_CASE("streaming reader: the same workload for every batch size and queue depth", "[traces][stream]") {
+TEST_CASE("streaming reader: batches parsed side by side merge as one pass over the events would read them", "[traces][stream]") {
+  // What depends on earlier events: the rank (the first comm record that gives one, here not the first comm
+  // record), collective indices, a later launch time or operator of the same id replacing the earlier one.
+  Json doc = parse_json_text(read_text(fixture("pytorch/ddp_rank0_wait.json")), "ddp");
+  doc.erase("distributedInfo");
+  Json& events = doc["traceEvents"];
+  bool first_comm = true;
+  int rank = 1;
+  Json launch, op;
+  for (Json& e : events) {
+    Json& args = e["args"];
+    if (args.contains("Collective name")) {
+      if (first_comm) args.erase("Rank");
+      else args["Rank"] = rank++;  // 1 is the trace's rank; the later ones are never read
+      first_comm = false;
+    }
+    if (e["cat"] == "cuda_runtime" && launch.is_null()) launch = e;
+    if (e["cat"] == "cpu_op" && args.contains("Input Dims") && op.is_null()) op = e;
+  }
+  REQUIRE_FALSE(first_comm);
+  REQUIRE_FALSE(launch.is_null());
+  launch["ts"] = launch["ts"].get<double>() + 2.0;
+  events.push_back(launch);
+  if (!op.is_null()) {
+    op["args"]["Input Dims"] = Json::array({Json::array({7, 9})});
+    op["args"]["Input type"] = Json::array({"float"});
+    events.push_back(op);
+  }
+  const std::string text = doc.dump();
+  const std::string checked = outcome(text, KinetoReader::checked);
+  REQUIRE(checked.substr(0, 3) == "ok:");
+  for (std::size_t batch : {std::size_t{1}, std::size_t{400}})
+    for (std::size_t parse : {1, 2, 3}) {
+      INFO("batch " << batch << " parse threads " << parse);
+      CachedImport c;
+      c.workload = kineto::import_streaming(ByteSource::of_text(text), "t.json", classifier(), &c.report, {batch, 0, 0, parse});
+      CHECK(encode_cached_import("key", c) == checked.substr(3));
+    }
+}
+
+TEST_CASE("streaming reader: the same workload for every batch size, queue depth and number of parse threads", "[traces][stream]") {
   for (const std::string& path : {fixture("pytorch/ddp_rank0_wait.json"), fixture("kineto_current.json.gz"),
                                   data_dir() + "/traces/recordings/h200-gpt3xl/trace.json.gz"}) {
     CachedImport reference;
@@ -318,20 +466,23 @@ TEST_CASE("streaming reader: the same workload for every batch size and queue de
     const std::string expected = encode_cached_import("k", reference);
     for (std::size_t batch : {std::size_t{1}, std::size_t{5000}, kStreamBatchBytes})
       for (std::size_t ahead : {0, 1, 2})
-        for (std::size_t depth : {0, 1, 4}) {
-          if (batch == 1 && path.find("recordings") != std::string::npos) continue;  // one event a batch: slow, and covered above
-          INFO(path << " batch " << batch << " read-ahead " << ahead << " split depth " << depth);
-          CachedImport c;
-          c.workload = kineto::import_streaming(ByteSource::open(path), path, classifier(), &c.report, {batch, ahead, depth});
-          CHECK(encode_cached_import("k", c) == expected);
-        }
+        for (std::size_t depth : {0, 1, 4})
+          for (std::size_t parse : {1, 2, 3}) {  // > 1: batches parsed side by side and merged in order (depth unused)
+            if (batch == 1 && path.find("recordings") != std::string::npos) continue;  // one event a batch: slow, and covered above
+            if (parse > 1 && depth > 0) continue;
+            INFO(path << " batch " << batch << " read-ahead " << ahead << " split depth " << depth << " parse threads " << parse);
+            CachedImport c;
+            c.workload = kineto::import_streaming(ByteSource::open(path), path, classifier(), &c.report, {batch, ahead, depth, parse});
+            CHECK(encode_cached_import("k", c) == expected);
+          }
   }
   // A bad event in a late batch: the streaming reader declines whatever the split, and the importer names the
   // field as the checked reader does.
   const std::string good = read_text(fixture("pytorch/ddp_rank0_wait.json"));
   const std::string bad = with(good, "\"ts\": 830.0, \"dur\": 30.0", "\"ts\": 830.0, \"dur\": -30.0");  // the last kernel
   for (std::size_t depth : {0, 2})
-    CHECK_THROWS(kineto::import_streaming(ByteSource::of_text(bad), "t.json", classifier(), nullptr, {300, 2, depth}));
+    for (std::size_t parse : {1, 2, 4})
+      CHECK_THROWS(kineto::import_streaming(ByteSource::of_text(bad), "t.json", classifier(), nullptr, {300, 2, depth, parse}));
   const std::string message = outcome(bad, KinetoReader::checked);
   CHECK(message.substr(0, 6) == "error:");
   CHECK(message.find("t.json") != std::string::npos);

@@ -379,6 +379,14 @@ void OperatorIndex::add_call(long external_id, OperatorCall op) {
   ops_[external_id] = std::move(op);
 }
 
+void OperatorIndex::merge(OperatorIndex&& later) {
+  if (ops_.empty()) {
+    ops_ = std::move(later.ops_);
+    return;
+  }
+  for (auto& [id, op] : later.ops_) ops_[id] = std::move(op);
+}
+
 const OperatorCall* OperatorIndex::find(long external_id) const {
   auto it = ops_.find(external_id);
   return it == ops_.end() ? nullptr : &it->second;

@@ -46,6 +46,8 @@ class OperatorIndex {
   // The same for an operator whose args were read already (the streaming reader): `op` holds its name, every
   // `Input Dims` entry (each within kMaxOperandSize), `Input type` and `Concrete Inputs`.
   void add_call(long external_id, OperatorCall op);
+  // The calls `later` kept, each replacing one of the same External id here (as if added after this index's).
+  void merge(OperatorIndex&& later);
   const OperatorCall* find(long external_id) const;
   std::size_t size() const { return ops_.size(); }
 

@@ -423,6 +423,32 @@ void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_
   add_host_event(t, ev, args, lower(cat), file, i);
 }
 
+void append_events(RawTrace& t, RawTrace&& later) {
+  const int shift = static_cast<int>(t.collectives.size());
+  auto moved = [](auto& into, auto& from) {
+    if (into.empty()) into = std::move(from);
+    else into.insert(into.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+  };
+  for (RawActivity& a : later.acts) {
+    a.name = t.names.intern(*a.name);
+    if (a.collective >= 0) a.collective += shift;
+  }
+  for (HostComm& h : later.host_comms)
+    if (h.collective >= 0) h.collective += shift;
+  moved(t.collectives, later.collectives);
+  moved(t.host_comms, later.host_comms);
+  moved(t.acts, later.acts);
+  moved(t.gpu_ranges, later.gpu_ranges);
+  moved(t.cpu_ranges, later.cpu_ranges);
+  moved(t.operator_steps, later.operator_steps);
+  t.launch_ts.append(later.launch_ts);
+  t.operators.merge(std::move(later.operators));
+  t.old_schema = t.old_schema || later.old_schema;
+  t.hip_runtime = t.hip_runtime || later.hip_runtime;
+  if (t.global_rank < 0 && later.rank_from_events) t.global_rank = later.global_rank, t.rank_from_events = true;
+  for (const auto& [name, n] : later.not_modelled) t.not_modelled[name] += n;
+}
+
 void LaunchTimes::finish() {
   if (finished_) return;
   // Ids mostly arrive in order; equal ids keep their order, so the last one written is the last of its run.

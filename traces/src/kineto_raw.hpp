@@ -75,6 +75,11 @@ struct TraceHeader {
 class LaunchTimes {
  public:
   void set(long correlation, double ts_us) { entries_.push_back({correlation, ts_us}), finished_ = false; }
+  // Every set() of `later` (unfinished), after this one's.
+  void append(const LaunchTimes& later) {
+    entries_.insert(entries_.end(), later.entries_.begin(), later.entries_.end());
+    finished_ = entries_.empty();
+  }
   void finish();  // after the last set(), before find()
   const double* find(long correlation) const;  // nullptr when the id has no launch
   std::size_t size() const { return entries_.size(); }
@@ -129,6 +134,11 @@ HostCategory host_category_of(std::string_view cat);
 TraceHeader read_header(const Json& doc, const std::string& file);
 // One element traceEvents[i] of the document (anything that is not a complete event with a category is skipped).
 void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_t i);
+// `t` as if the events `later` holds (read into a RawTrace of their own, from the events after t's) had been read
+// into `t` itself: every list appended in order, collective indices shifted, names interned in t's table,
+// later launch times and operator calls replacing earlier ones, the rank of the first comm record that gave one.
+// The streaming reader's parallel batches are merged so, in document order. Not for finished traces.
+void append_events(RawTrace& t, RawTrace&& later);
 // After the last event: fails when there is no device activity; adds the 2021 schema's operator steps.
 void finish_events(RawTrace& t, const std::string& file);
 // The workload of the events read (`raw` is sorted and consumed).

@@ -23,7 +23,8 @@
 namespace dvfs {
 
 // Bytes of a file, inflated as they are read when the file is gzip (by its magic bytes, concatenated members
-// included), or of a string in memory.
+// included; ISA-L's streaming inflate, no limit on the size), or of a string in memory. A gzip file ISA-L refuses
+// or zlib would (reserved header flags) throws: the importer then reads it with the checked reader (zlib).
 class ByteSource {
  public:
   static ByteSource open(const std::string& path);  // throws when the file cannot be read
@@ -73,14 +74,21 @@ std::string split_trace_events_pipelined(ByteSource& source,
 
 namespace kineto {
 // How the streaming import spreads over threads. The default, measured best on the 2-core development machine: the
-// file read and inflated on a thread of its own (zlib's inflate is the longest stage), split and parsed on the
-// calling thread; a third thread for the split (split_depth > 0) made the inflate share a core and cost ~10 ms on
-// the default scenario.
+// file read and inflated on a thread of its own, split and parsed on the calling thread. With ISA-L's inflate
+// (~8 ms of the default trace's ~75 ms of CPU) that thread is mostly idle; giving it the split as well
+// (read_ahead_depth 0, split_depth 2) took about the same wall time for ~25 ms more CPU (batch copies, hand-offs),
+// and with zlib's inflate a third thread for the split made the inflate share a core (~10 ms slower).
 struct StreamOptions {
   std::size_t batch_bytes = kStreamBatchBytes;
   std::size_t read_ahead_depth = 2;  // 1 MB chunks waiting between the reading thread and the split; 0: no thread
   std::size_t split_depth = 0;       // batches waiting between a split thread and the parser; 0: no split thread
+  // Threads parsing batches side by side (> 1: each batch into records of its own, merged in document order on
+  // the calling thread, which splits; split_depth is then unused); 1: the calling thread parses; 0: the cores
+  // shared among the streaming imports running in this process at the time (at most kMaxParseThreads). Measured
+  // on the 2-core machine (default trace, fresh process): 2 threads ~55 ms wall / ~85 ms CPU, 1 ~68 / ~77.
+  std::size_t parse_threads = 0;
 };
+constexpr std::size_t kMaxParseThreads = 4;
 // The streaming import (declines by throwing; see above). The workload does not depend on the options.
 Workload import_streaming(ByteSource source, const std::string& file, const Classifier& classifier, ImportReport* report,
                           const StreamOptions& options = {});
