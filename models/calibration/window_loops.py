@@ -13,7 +13,10 @@ priced) instead of the suite's steady window, which at the cap ran at a lower cl
      power_suite.steady_window_rows);
   2. the repeatability of the window measurement: ten of those loops were also recorded the same way in the fifth
      round (traces/recordings/h200-clock-probe/window-loops, another machine lease); the two measured mean powers
-     side by side (model-independent).
+     side by side (model-independent);
+  3. what the two measurements imply for the power drawn in the window's gaps, were the kernels drawing their steady
+     power there (an inference from measured means, no model: docs/design-notes.md, "What the window recordings say
+     about the gaps").
 """
 import argparse
 import json
@@ -70,6 +73,34 @@ def repeats():
     return out
 
 
+def busy_share(rec_dir):
+    """The share of a recording's kernel span (first kernel's start to last kernel's end) that some kernel covers."""
+    import gzip
+    with gzip.open(os.path.join(rec_dir, "trace.json.gz")) as f:
+        spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel")
+    busy, (start, end) = 0.0, spans[0]
+    for a, b in spans[1:]:
+        if a > end:
+            busy, start, end = busy + end - start, a, b
+        else:
+            end = max(end, b)
+    busy += end - start
+    return busy / (spans[-1][1] - spans[0][0]) if len(spans) > 1 else 1.0
+
+
+def implied_gap_power(win):
+    """{loop: (busy share, W)} for the capped loops that are not duty cycles: the power the window's gaps drew if its
+    kernels drew the steady window's power, (P_window - b P_steady) / (1 - b)."""
+    out = {}
+    for loop, w in win.items():
+        if loop.startswith("duty-"):
+            continue
+        b = busy_share(os.path.join(WINDOW, loop))
+        ps, pw = w["suite"]["measured_mean_power_w"], w["window"]["measured_mean_power_w"]
+        out[loop] = (b, (pw - b * ps) / (1 - b))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.environ.get("DVFS_SIM_BIN", os.path.join(ROOT, "build", "dvfs-sim")))
@@ -90,6 +121,9 @@ def main():
     for loop, (p5, s5, p6, s6) in repeats().items():
         print("%-22s fifth round %6.1f W (%.2f s)   sixth round %6.1f W (%.2f s)   %+5.1f %%" % (
             loop, p5, s5, p6, s6, 100 * (p6 - p5) / p5))
+    print("\npower in the window's gaps if the kernels drew their steady power there (inference; 123 W fully idle)")
+    for loop, (b, g) in sorted(implied_gap_power(win).items(), key=lambda x: x[1][0]):
+        print("%-30s kernels cover %.2f of the window   gaps %5.0f W" % (loop, b, g))
 
 
 if __name__ == "__main__":

@@ -62,3 +62,14 @@ def test_the_window_measurement_repeats_within_three_percent_where_the_window_sp
     for loop, (p5, s5, p6, s6) in rep.items():
         if min(s5, s6) > 2.0:  # ~20 updates of the ~100 ms counter
             assert abs(p6 - p5) / p5 < 0.03, loop
+
+
+def test_a_gpu_stopping_for_milliseconds_at_the_cap_does_not_drop_to_idle_power(script, win):
+    # design-notes: 180-320 W where kernels cover 0.31-0.49 of the window, 295-770 W (median ~490 W) at 0.75-0.85
+    gaps = script.implied_gap_power(win)
+    assert len(gaps) == 41  # the 45 less the four duty cycles
+    dense = sorted(g for b, g in gaps.values() if b >= 0.75)
+    sparse = [g for b, g in gaps.values() if b < 0.5]
+    assert len(dense) >= 30 and len(sparse) == 4
+    assert 450 < dense[len(dense) // 2] < 550 and min(dense) > 250
+    assert all(150 < g < 350 for g in sparse)  # above the 123 W of a fully idle card
