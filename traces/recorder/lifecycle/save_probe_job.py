@@ -26,7 +26,6 @@ from its dirty sources.
 Writes DIR/recording/ (dvfs_sim.record layout) and DIR/job.json. --scale shrinks the state dicts, --files-scale the
 diagnostic copies' file counts (tests on a machine without a GPU: DVFS_NVML=fake_pynvml).
 """
-import argparse
 import json
 import os
 import shutil
@@ -38,7 +37,7 @@ import torch
 from dvfs_sim.record import Recorder
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from staging_copies_job import copy, generate, mark  # noqa: E402
+from staging_copies_job import copy, generate, job_arguments, mark, recorder_steps  # noqa: E402
 
 SETS = (("save-50M", 50e6), ("save-200M", 200e6), ("save-800M", 800e6), ("save-2200M", 2.2e9))
 SHAPES = ((1024, 1024), (1024, 4096))  # fp32: 4 MiB and 16 MiB
@@ -74,16 +73,8 @@ def save(sd, path, dev):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", required=True)
-    p.add_argument("--scale", type=float, default=1.0, help="state dict sizes times this (tests)")
-    p.add_argument("--files-scale", type=float, default=1.0, help="diagnostic copies' file counts times this (tests)")
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--rest-s", type=float, default=1.0, help="GPU-idle rest before each save")
-    p.add_argument("--idle-s", type=float, default=2.0)
-    p.add_argument("--steps", default="2:2")
-    p.add_argument("--matrix", type=int, default=2048, help="side of the matrices of the profiled steps")
-    a = p.parse_args()
+    a = job_arguments(__doc__, "state dict sizes times this (tests)", "diagnostic copies' file counts times this (tests)",
+                      "GPU-idle rest before each save")
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     local = os.path.join(a.out, "local")
     os.makedirs(os.path.join(local, "checkpoints"), exist_ok=True)
@@ -145,14 +136,7 @@ def main():
             with rec.phase(f"rest after {n}", "idle"):
                 time.sleep(a.rest_s)
         del block
-        with rec.phase("profiled steps for the recorder (not part of the measurement)", "other"):
-            x = torch.randn(a.matrix, a.matrix, device=dev)
-            for _ in range(warm + prof + 1):
-                y = x @ x
-                if dev == "cuda":
-                    torch.cuda.synchronize()
-                rec.step()
-            del y
+        recorder_steps(rec, dev, a.matrix, warm + prof)
     job["wall_s"] = time.time() - t_job
     with open(os.path.join(a.out, "job.json"), "w") as f:
         json.dump(job, f, indent=1)

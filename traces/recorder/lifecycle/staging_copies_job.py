@@ -95,17 +95,35 @@ def copy(name, call, src, dst):
     return {"start": m0, "copied": m1, "synced": m2}
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def job_arguments(doc, scale_help, files_help, rest_help):
+    """The node-probe jobs' command line (this one and save_probe_job.py), parsed."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
-    p.add_argument("--scale", type=float, default=1.0, help="file sizes times this (tests)")
-    p.add_argument("--files-scale", type=float, default=1.0, help="file counts times this (tests)")
+    p.add_argument("--scale", type=float, default=1.0, help=scale_help)
+    p.add_argument("--files-scale", type=float, default=1.0, help=files_help)
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--rest-s", type=float, default=1.0, help="GPU-idle rest before each copy")
+    p.add_argument("--rest-s", type=float, default=1.0, help=rest_help)
     p.add_argument("--idle-s", type=float, default=2.0)
     p.add_argument("--steps", default="2:2")
     p.add_argument("--matrix", type=int, default=2048, help="side of the matrices of the profiled steps")
-    a = p.parse_args()
+    return p.parse_args()
+
+
+def recorder_steps(rec, dev, matrix, steps):
+    """The recorder's warm-up and profiled steps (two matrix products each), after the measured phases: not part of
+    the measurement, there so that the recording has a Kineto window."""
+    with rec.phase("profiled steps for the recorder (not part of the measurement)", "other"):
+        x = torch.randn(matrix, matrix, device=dev)
+        for _ in range(steps + 1):
+            y = x @ x
+            if dev == "cuda":
+                torch.cuda.synchronize()
+            rec.step()
+        del y
+
+
+def main():
+    a = job_arguments(__doc__, "file sizes times this (tests)", "file counts times this (tests)", "GPU-idle rest before each copy")
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     sets = [(n, max(1, round(k * a.files_scale)), max(1, int(s * a.scale)), c) for n, k, s, c in SETS]
     shared, local = os.path.join(a.out, "shared"), os.path.join(a.out, "local")
@@ -141,14 +159,7 @@ def main():
                   f"{(marks['copied']['dirty_bytes'] or 0) / 1e6:.0f} MB", flush=True)
         with rec.phase("rest after the copies", "idle"):
             time.sleep(a.rest_s)
-        with rec.phase("profiled steps for the recorder (not part of the measurement)", "other"):
-            x = torch.randn(a.matrix, a.matrix, device=dev)
-            for _ in range(warm + prof + 1):
-                y = x @ x
-                if dev == "cuda":
-                    torch.cuda.synchronize()
-                rec.step()
-            del y
+        recorder_steps(rec, dev, a.matrix, warm + prof)
     job["wall_s"] = time.time() - t_job
     with open(os.path.join(a.out, "job.json"), "w") as f:
         json.dump(job, f, indent=1)
