@@ -203,13 +203,21 @@ std::vector<std::string> split_names(const std::string& split_path, const std::s
   return names_in_split(read_json_file(split_path), split_path, side, kind);
 }
 
-std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side) {
-  const Json doc = read_json_file(split_path);
+namespace {
+
+// The kernel loops of one side of a split document already read.
+std::vector<std::string> loop_names_in_split(const Json& doc, const std::string& split_path, const std::string& side) {
   std::vector<std::string> out = names_in_split(doc, split_path, side, "micro");
   for (const char* later : {"micro_stores", "micro_alu_conv", "micro_family"})  // lists recorded later, in recording order
     if (doc[side].contains(later))  // names_in_split checked that doc[side] is an object
       for (const std::string& n : names_in_split(doc, split_path, side, later)) out.push_back(n);
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side) {
+  return loop_names_in_split(read_json_file(split_path), split_path, side);
 }
 
 LoopRecordings::LoopRecordings(const std::string& split_path, const std::string& suite_dir, const std::string& window_dir)
@@ -219,8 +227,8 @@ LoopRecordings::LoopRecordings(const std::string& split_path, const std::string&
   JsonReader pw(doc["profiled_window"], split_path, "profiled_window");
   const Json& list = pw.raw("loops");
   if (!list.is_array()) pw.fail("loops", "expected a list of kernel-loop names");
-  std::vector<std::string> known = split_loop_names(split_path, "fit");
-  for (const std::string& n : split_loop_names(split_path, "held_out")) known.push_back(n);
+  std::vector<std::string> known = loop_names_in_split(doc, split_path, "fit");
+  for (const std::string& n : loop_names_in_split(doc, split_path, "held_out")) known.push_back(n);
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (!list[i].is_string()) pw.fail("loops", "expected names (element " + std::to_string(i) + " is not a string)");
     const std::string n = list[i].get<std::string>();
@@ -237,12 +245,16 @@ LoopRecordings::LoopRecordings(const std::string& split_path, const std::string&
       pw.fail("loops", "\"" + n + "\" has no window recording (expected " + window_dir_ + "/" + n + "/run.json)");
 }
 
+bool LoopRecordings::recorded_over_window(const std::string& loop) const {
+  return std::find(window_loops_.begin(), window_loops_.end(), loop) != window_loops_.end();
+}
+
 bool LoopRecordings::measured_over_profiled_window(const std::string& loop) const {
-  return window_of_record_ && std::find(window_loops_.begin(), window_loops_.end(), loop) != window_loops_.end();
+  return window_of_record_ && recorded_over_window(loop);
 }
 
 std::string LoopRecordings::dir(const std::string& loop) const {
-  return measured_over_profiled_window(loop) ? window_dir(loop) : suite_dir_ + "/" + loop;
+  return measured_over_profiled_window(loop) ? window_dir(loop) : suite_dir(loop);
 }
 
 PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, const std::string& split_path,

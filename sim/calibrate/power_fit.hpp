@@ -51,8 +51,10 @@ class LoopRecordings {
   LoopRecordings(const std::string& split_path, const std::string& suite_dir, const std::string& window_dir = "");
   std::string dir(const std::string& loop) const;  // the loop's measurement
   bool measured_over_profiled_window(const std::string& loop) const;
-  const std::vector<std::string>& window_loops() const { return window_loops_; }  // recorded over their window
+  bool recorded_over_window(const std::string& loop) const;  // listed under profiled_window.loops
+  const std::vector<std::string>& window_loops() const { return window_loops_; }
   std::string window_dir(const std::string& loop) const { return window_dir_ + "/" + loop; }
+  std::string suite_dir(const std::string& loop) const { return suite_dir_ + "/" + loop; }
 
  private:
   std::string suite_dir_, window_dir_;

@@ -98,11 +98,9 @@ Json steady_window_rows(const LoopRecordings& where, const Json& loops, const Gp
   Json rows = Json::array();
   for (const auto& l : loops) {
     const std::string n = l["loop"].get<std::string>();
-    const auto& listed = where.window_loops();
-    if (std::find(listed.begin(), listed.end(), n) == listed.end()) continue;
+    if (!where.recorded_over_window(n)) continue;
     const bool window_of_record = where.measured_over_profiled_window(n);
-    const Json other = validate_kernel_loop(
-        load_kernel_loop(window_of_record ? data_dir() + "/traces/recordings/h200-power/" + n : where.window_dir(n)), h200);
+    const Json other = validate_kernel_loop(load_kernel_loop(window_of_record ? where.suite_dir(n) : where.window_dir(n)), h200);
     rows.push_back({{"loop", n}, {"kind", l["kind"]}, {"window", figures(window_of_record ? l : other)},
                     {"suite", figures(window_of_record ? other : l)}});
   }
