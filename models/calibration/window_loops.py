@@ -39,28 +39,18 @@ def rows(binary):
 
 def window_power_w(rec_dir):
     """Measured mean power over a recording's profiled steps: the NVML energy counter interpolated between the
-    instants it advanced (as traces/src/recording.cpp does), first step's start to last step's end; and the window's
-    length in seconds."""
+    instants it advanced (each advance placed midway between the samples around it, as traces/src/recording.cpp
+    does), first step's start to last step's end; and the window's length in seconds."""
     import csv
+    from dvfs_sim.lifecycle_analysis import Counter
     with open(os.path.join(rec_dir, "run.json")) as f:
         steps = json.load(f)["run"]["profiled_steps"]
     t0, t1 = steps[0]["t0_ns"], steps[-1]["t1_ns"]
-    points, prev = [], None
     with open(os.path.join(rec_dir, "telemetry.csv")) as f:
-        for row in csv.DictReader(f):
-            t, e = int(row["t_ns"]), float(row["energy_mj"])
-            if prev is None:
-                points.append((t, e))
-            elif e != prev[1]:
-                points.append((0.5 * (t + prev[0]), e))
-            prev = (t, e)
-
-    def at(t):
-        for (a, ea), (b, eb) in zip(points, points[1:]):
-            if a <= t <= b:
-                return ea + (eb - ea) * (t - a) / (b - a)
-        raise ValueError(f"{rec_dir}: t_ns {t} outside the counter's advances")
-    return (at(t1) - at(t0)) / (t1 - t0) * 1e6, (t1 - t0) / 1e9
+        samples = [(int(r["t_ns"]), float(r["energy_mj"])) for r in csv.DictReader(f)]
+    points = samples[:1] + [(0.5 * (t + tp), e) for (tp, ep), (t, e) in zip(samples, samples[1:]) if e != ep]
+    counter = Counter([t for t, _ in points], [e for _, e in points])
+    return counter.delta(t0, t1) / (t1 - t0) * 1e6, (t1 - t0) / 1e9
 
 
 def repeats():

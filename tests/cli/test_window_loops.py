@@ -4,7 +4,6 @@ window ran below 1965 MHz, each keeps its side, validate --models prices each ag
 steady window stays the measurement of record: the split's outcome says why), and the window measurement repeats
 across two machine leases."""
 
-import csv
 import json
 import os
 
@@ -25,21 +24,14 @@ def win(script):
     return script.rows(BIN)
 
 
-def steady_mean_sm_mhz(loop):
-    d = os.path.join(ROOT, "traces", "recordings", "h200-power", loop)
-    with open(os.path.join(d, "run.json")) as f:
-        st = json.load(f)["micro"]["steady"]
-    with open(os.path.join(d, "telemetry.csv")) as f:
-        clocks = [float(r["sm_mhz"]) for r in csv.DictReader(f) if st["t0_ns"] <= int(r["t_ns"]) <= st["t1_ns"]]
-    return sum(clocks) / len(clocks)
-
-
 def test_the_window_list_is_every_loop_whose_steady_window_ran_below_1965_mhz_and_each_keeps_its_side():
     split = json.load(open(SPLIT))
     listed = set(split["profiled_window"]["loops"])
     sides = {side: {n for k, v in split[side].items() if k.startswith("micro") for n in v} for side in ("fit", "held_out")}
     assert not sides["fit"] & sides["held_out"]
-    capped = {n for n in sides["fit"] | sides["held_out"] if n != "idle" and steady_mean_sm_mhz(n) < 1965}
+    # the split's criterion: the steady window's time-weighted mean NVML SM clock below 1965 MHz
+    evidence = load_script("models/calibration/h200_clock_evidence.py")
+    capped = {n for n in sides["fit"] | sides["held_out"] if n != "idle" and evidence.Loop(n).steady_clock() < 1965}
     assert listed == capped
     assert len(listed) == 45
 
