@@ -685,6 +685,19 @@ def table(name, res):
     return "\n".join(lines) + "\n"
 
 
+def by_set(rows):
+    """rows grouped by their "set", the sets in the order they first appear: [(set, [rows])]."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(r["set"], []).append(r)
+    return list(groups.items())
+
+
+def mean_range(v, d):
+    """'mean (min-max)' of v with d decimals."""
+    return f"{sum(v) / len(v):.{d}f} ({min(v):.{d}f}-{max(v):.{d}f})"
+
+
 def copy_table(cf, write_bps):
     """The staging-copies fit per set (means of its copies): the copying process's CPU against the fit, the copy call's
     wall time, and the sync against the node's write rate."""
@@ -693,19 +706,12 @@ def copy_table(cf, write_bps):
              "time over each copy call, time.process_time_ns). Per set, mean of its copies (min-max):", "",
              "| set | GB | files | copy CPU core-s meas / fit | copy call wall s | sync s | disk bytes in the sync (GB) | sync GB/s (node: %.2f) |" % (write_bps / 1e9),
              "|---|---|---|---|---|---|---|---|"]
-    sets = []
-    for c in cf["copies"]:
-        if c["set"] not in sets:
-            sets.append(c["set"])
-    for name in sets:
-        cs = [c for c in cf["copies"] if c["set"] == name]
-
+    for name, cs in by_set(cf["copies"]):
         def rng(k, d, scale=1.0):
-            v = [c[k] * scale for c in cs]
-            return f"{sum(v) / len(v):.{d}f} ({min(v):.{d}f}-{max(v):.{d}f})"
-        rate = [c["sync_disk_bytes"] / c["sync_s"] / 1e9 for c in cs]
+            return mean_range([c[k] * scale for c in cs], d)
+        rate = mean_range([c["sync_disk_bytes"] / c["sync_s"] / 1e9 for c in cs], 2)
         lines.append(f"| {name} | {cs[0]['gb']:.3f} | {cs[0]['files']} | {rng('cpu_s', 3)} / {cs[0]['fit_cpu_s']:.3f} | {rng('copy_s', 3)} | "
-                     f"{rng('sync_s', 3)} | {rng('sync_disk_bytes', 3, 1e-9)} | {sum(rate) / len(rate):.2f} ({min(rate):.2f}-{max(rate):.2f}) |")
+                     f"{rng('sync_s', 3)} | {rng('sync_disk_bytes', 3, 1e-9)} | {rate} |")
     return "\n".join(lines) + "\n"
 
 
@@ -718,16 +724,9 @@ def save_table(sf, node):
              f"f.flush()'s return). The saves' time off the CPU (wall less CPU, summed): {sf['off_cpu_s']:.3f} s"
              + (f" -> device-to-host {sf['d2h_bps'] / 1e9:.2f} GB/s" if sf["d2h_bps"] else "") + ". Per set, mean of its saves (min-max):", "",
              "| set | GB | save CPU core-s meas / fit | save wall s | fsync s meas / node |", "|---|---|---|---|---|"]
-    sets = []
-    for x in sf["saves"]:
-        if x["set"] not in sets:
-            sets.append(x["set"])
-    for name in sets:
-        xs = [x for x in sf["saves"] if x["set"] == name]
-
+    for name, xs in by_set(sf["saves"]):
         def rng(k):
-            v = [x[k] for x in xs]
-            return f"{sum(v) / len(v):.3f} ({min(v):.3f}-{max(v):.3f})"
+            return mean_range([x[k] for x in xs], 3)
         node_fsync = xs[0]["bytes"] / local["write_bps"] + local.get("sync_s_per_file", 0.0)
         lines.append(f"| {name} | {xs[0]['gb']:.3f} | {rng('cpu_s')} / {xs[0]['fit_cpu_s']:.3f} | {rng('save_s')} | {rng('fsync_s')} / {node_fsync:.3f} |")
     return "\n".join(lines) + "\n"
