@@ -37,7 +37,7 @@ import torch
 from dvfs_sim.record import Recorder
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from staging_copies_job import copy, generate, job_arguments, mark, recorder_steps  # noqa: E402
+from staging_copies_job import copy, copy_summary, generate, job_arguments, mark, recorder_steps  # noqa: E402
 
 SETS = (("save-50M", 50e6), ("save-200M", 200e6), ("save-800M", 800e6), ("save-2200M", 2.2e9))
 SHAPES = ((1024, 1024), (1024, 4096))  # fp32: 4 MiB and 16 MiB
@@ -130,9 +130,7 @@ def main():
                 marks = copy(n, "copytree", src, dst)
             job["diagnostic_copies"].append({"phase": f"staging {n}", "set": n, "files": diag_files, "bytes": diag_files * (12 << 10),
                                              "sources_synced": clean, "dirty_before": m["dirty_bytes"], "call": "copytree", **marks})
-            print(f"{n}: copy {(marks['copied']['t_ns'] - marks['start']['t_ns']) / 1e9:.3f} s "
-                  f"({(marks['copied']['cpu_ns'] - marks['start']['cpu_ns']) / 1e9:.3f} core-s), sync "
-                  f"{(marks['synced']['t_ns'] - marks['copied']['t_ns']) / 1e9:.3f} s", flush=True)
+            print(f"{n}: {copy_summary(marks)}", flush=True)
             with rec.phase(f"rest after {n}", "idle"):
                 time.sleep(a.rest_s)
         del block

@@ -95,6 +95,13 @@ def copy(name, call, src, dst):
     return {"start": m0, "copied": m1, "synced": m2}
 
 
+def copy_summary(marks):
+    """'copy W s (C core-s), sync S s' of one copy's marks."""
+    return (f"copy {(marks['copied']['t_ns'] - marks['start']['t_ns']) / 1e9:.3f} s "
+            f"({(marks['copied']['cpu_ns'] - marks['start']['cpu_ns']) / 1e9:.3f} core-s), sync "
+            f"{(marks['synced']['t_ns'] - marks['copied']['t_ns']) / 1e9:.3f} s")
+
+
 def job_arguments(doc, scale_help, files_help, rest_help):
     """The node-probe jobs' command line (this one and save_probe_job.py), parsed."""
     p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -153,10 +160,8 @@ def main():
                 marks = copy(n, c, os.path.join(shared, n), os.path.join(local, f"{n}-{r}"))
             job["copies"].append({"phase": f"staging {n} #{r}", "set": n, "repeat": r, "files": k, "bytes": k * s,
                                   "call": c, **marks})
-            print(f"{n} #{r}: copy {(marks['copied']['t_ns'] - marks['start']['t_ns']) / 1e9:.3f} s "
-                  f"({(marks['copied']['cpu_ns'] - marks['start']['cpu_ns']) / 1e9:.3f} core-s), sync "
-                  f"{(marks['synced']['t_ns'] - marks['copied']['t_ns']) / 1e9:.3f} s, dirty after copy "
-                  f"{(marks['copied']['dirty_bytes'] or 0) / 1e6:.0f} MB", flush=True)
+            print(f"{n} #{r}: {copy_summary(marks)}, dirty after copy {(marks['copied']['dirty_bytes'] or 0) / 1e6:.0f} MB",
+                  flush=True)
         with rec.phase("rest after the copies", "idle"):
             time.sleep(a.rest_s)
         recorder_steps(rec, dev, a.matrix, warm + prof)
