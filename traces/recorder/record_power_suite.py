@@ -699,6 +699,81 @@ def record_window(name, out, steady_s, gpu, profiled=50):
     print(f"{name}: {reps} calls/step, {step_s * 1e3:.1f} ms/step, {warm} settle steps, {profiled} profiled", flush=True)
 
 
+# --- the gap state (issue 16, seventh round; models/calibration/h200-power-split.json `gap_state`) --------------------
+# What does the GPU draw between kernels while the host works? One kernel kind below the cap in bursts of two, each
+# burst followed by a synchronisation and a host busy-wait; measured over ONE long profiled step (no step gaps inside
+# it). `none`: the same kernels back to back without synchronising (the kernel's own power, same session).
+GAP_WAITS = {"none": None, "sync": 0.0, "100us": 100e-6, "300us": 300e-6, "1ms": 1e-3, "3ms": 3e-3, "10ms": 10e-3,
+             "30ms": 30e-3}
+
+
+def gap_loop(kernel, wait_s, burst=2, numel=1 << 28):
+    def build():
+        a = rand(numel)
+        out = torch.empty_like(a)
+        if kernel == "add":
+            b = rand(numel)
+
+            def op():
+                torch.add(a, b, out=out)
+        else:
+            def op():
+                out.copy_(a)
+
+        def call():
+            for _ in range(burst):
+                op()
+            if wait_s is None:
+                return
+            sync()
+            t = time.perf_counter()
+            while time.perf_counter() - t < wait_s:
+                pass
+        return call, {}
+    info = {"kind": "gap-state", "kernel": kernel, "dtype": "bf16", "numel": numel, "burst_kernels": burst,
+            "host_wait_s": wait_s, "synchronised": wait_s is not None, "self_paced": True}
+    return build, info
+
+
+GAP_LOOPS = {f"gap-{k}-bf16-{w}": gap_loop(k, s) for k in ("add", "copy") for w, s in GAP_WAITS.items()}
+
+
+def gap_state_names():
+    """The split file's gap_state recordings (references, fit, held out) and its diagnostic gapless loops."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    with open(os.path.join(root, "models", "calibration", "h200-power-split.json")) as f:
+        g = json.load(f)["gap_state"]
+    return g["references"] + g["fit"] + g["held_out"], g["diagnostic_gapless"]["loops"]
+
+
+def record_long_window(name, build, info, out, gpu, settle_s=2.0, window_s=3.0):
+    """Settle for settle_s, then ONE profiled step of window_s seconds of calls (no synchronisation inside unless the
+    call makes one); the counter over that step is the measurement (run.json `micro.window` = "profiled")."""
+    torch.manual_seed(0)
+    call, extra = build()
+    for _ in range(5):
+        call()
+    sync()
+    rec_dir = os.path.join(out, name)
+    calls = []
+    with Recorder(rec_dir, warmup=1, profiled=1, gpu=gpu, sample_ms=5, idle_s=0.5,
+                  command="python3 " + " ".join(sys.argv) + f"  # long window {name}", quiet=True) as rec:
+        while not rec.done:
+            t, n = time.perf_counter(), 0
+            while time.perf_counter() - t < (settle_s if not calls else window_s):
+                call()
+                n += 1
+            calls.append(n)
+            rec.step()
+    with open(os.path.join(rec_dir, "run.json")) as f:
+        run = json.load(f)
+    run["micro"] = dict(info, **extra, name=name, window="profiled", settle_steps=1, reps_per_step=calls[-1],
+                        profiled_step_s=window_s)
+    with open(os.path.join(rec_dir, "run.json"), "w") as f:
+        json.dump(run, f, indent=1)
+    print(f"{name}: {calls} calls (settle, profiled)", flush=True)
+
+
 def capped_window_loops(part=None):
     """The loops models/calibration/h200-power-split.json lists under profiled_window.loops (written before they were
     recorded); part "fit" / "held_out": only those of that side."""
@@ -715,10 +790,12 @@ def capped_window_loops(part=None):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
-    p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows"], default=None,
+    p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows", "gap-state"], default=None,
                    help="probes: the clock-probe loops; windows: capped loops with the counter over their profiled "
                         "window (both diagnostic, never recorded by default); capped-windows: the loops the split file "
-                        "lists under profiled_window, each measured over its own profiled window (into OUT/<loop>)")
+                        "lists under profiled_window, each measured over its own profiled window (into OUT/<loop>); "
+                        "gap-state: the split file's gap_state loops and its diagnostic gapless loops (gapless-<loop>), "
+                        "each one long profiled step (into OUT/<name>)")
     p.add_argument("--side", choices=["fit", "held_out"], default=None,
                    help="with --only capped-windows: only that side's loops (the split file's lists)")
     p.add_argument("--filter", default=None, help="regular expression on the names")
@@ -737,6 +814,9 @@ def main():
         todo += [("workloads", n) for n in WINDOWED]
     if a.only == "capped-windows":
         todo += [("window", n) for n in capped_window_loops(a.side)]
+    if a.only == "gap-state":
+        gaps, gapless = gap_state_names()
+        todo += [("long", n) for n in gaps] + [("long", "gapless-" + n) for n in gapless]
     failed = []
     for kind, name in todo:
         if a.filter and not re.search(a.filter, name):
@@ -744,6 +824,12 @@ def main():
         try:
             if kind == "window":
                 record_window(name, a.out, a.steady_s, a.gpu)
+                torch.cuda.empty_cache()
+                continue
+            if kind == "long":
+                gap = name in GAP_LOOPS  # the gapless capped loops: 1.5 s (kernels of 20-700 us, traces stay small)
+                build, info = GAP_LOOPS[name] if gap else MICRO[name[len("gapless-"):]]
+                record_long_window(name, build, info, a.out, a.gpu, window_s=3.0 if gap else 1.5)
                 torch.cuda.empty_cache()
                 continue
             sub = "probes" if name in PROBES else "windows" if name in WINDOWED else kind
