@@ -91,6 +91,19 @@ TEST_CASE("streaming operators count what they read and write", "[traces][activi
   CHECK(work_of(op("aten::gelu", {{1000}}, {"c10::BFloat16"})).alu_ops > work_of(op("aten::add", {{1000}, {1000}, {}}, bf)).alu_ops);
 }
 
+TEST_CASE("an out= tensor is written, not read: the elementwise kernel's operand count tells it apart", "[traces][activity]") {
+  // torch.add(a, b, out=c): the profiler lists c after alpha; the kernel touches three arrays (c, a, b)
+  const std::vector<std::string> bf = {"c10::BFloat16", "c10::BFloat16", "Scalar", "c10::BFloat16"};
+  const std::string add3 = "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)";
+  CHECK(work_of(op("aten::add", {{1000}, {1000}, {}, {1000}}, bf), add3).bytes == Approx(3 * 2000.0));
+  // without the operand count in the kernel's name every tensor listed is read as before
+  CHECK(work_of(op("aten::add", {{1000}, {1000}, {}, {1000}}, bf), "elementwise_kernel_without_count").bytes == Approx(4 * 2000.0));
+  // a plain add with the same kernel: two reads, one write, unchanged
+  CHECK(work_of(op("aten::add", {{1000}, {1000}, {}}, {"c10::BFloat16", "c10::BFloat16", "Scalar"}), add3).bytes == Approx(3 * 2000.0));
+  // a broadcast bias add into out=: the small input is read once, the output written once
+  CHECK(work_of(op("aten::add", {{1000}, {10}, {}, {1000}}, bf), add3).bytes == Approx(2 * 2000.0 + 20.0));
+}
+
 TEST_CASE("operators over tensor lists have no sizes: their kernels keep the class prior", "[traces][activity]") {
   OperatorIndex ops;
   ops.add("aten::_fused_adamw_", Json{{"External id", 7}, {"Input Dims", Json::array({Json::array(), Json::array()})},

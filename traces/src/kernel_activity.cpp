@@ -265,7 +265,20 @@ std::optional<OperatorWork> attention_work(const OperatorCall& op, const std::st
   return w;
 }
 
-std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::string& base) {
+// ATen's elementwise kernels name their operand count, outputs included: `std::array<char*, N>`; 0 when the
+// operator's kernels do not (one kernel per operator, as every elementwise operator launches).
+std::size_t elementwise_operands(const std::vector<const std::string*>& kernel_names) {
+  if (kernel_names.size() != 1) return 0;
+  static const std::string key = "std::array<char*, ";
+  const std::size_t at = kernel_names.front()->find(key);
+  if (at == std::string::npos) return 0;
+  std::size_t n = 0;
+  for (std::size_t i = at + key.size(); i < kernel_names.front()->size() && std::isdigit(static_cast<unsigned char>((*kernel_names.front())[i])); ++i)
+    n = n * 10 + static_cast<std::size_t>((*kernel_names.front())[i] - '0');
+  return n;
+}
+
+std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::string& base, const std::vector<const std::string*>& kernel_names) {
   const std::vector<Tensor> ts = tensor_inputs(op);
   if (ts.empty()) return std::nullopt;
   std::vector<double> sizes, elems;
@@ -289,6 +302,10 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
     read = written = out_elems * table.bytes;
   } else if (in_place) {
     written = sizes[0], out_elems = elems[0];
+  } else if (!is_reduction(base) && ts.size() >= 2 && ts.size() == elementwise_operands(kernel_names)) {
+    // as many tensors as the kernel has operands, output included: the last is the `out=` tensor the profiler
+    // lists after the inputs (torch.add(a, b, out=c)); it is written, not read
+    read = all - sizes.back(), written = sizes.back(), out_elems = elems.back();
   } else if (!is_reduction(base)) {
     written = elems[largest] * ts[0].bytes;
   }
@@ -400,7 +417,7 @@ std::optional<OperatorWork> operator_work(const OperatorCall& op, const std::vec
   if (base == "cudnn_convolution" || base == "convolution" || base == "_convolution" || base == "convolution_backward")
     return convolution_work(op, base, kernel_names);
   if (base.find("attention") != std::string::npos && base.front() == '_') return attention_work(op, base);
-  return streaming_work(op, base);
+  return streaming_work(op, base, kernel_names);
 }
 
 std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& acts, const OperatorIndex& ops) {
