@@ -738,6 +738,30 @@ def gap_loop(kernel, wait_s, burst=2, numel=1 << 28):
 GAP_LOOPS = {f"gap-{k}-bf16-{w}": gap_loop(k, s) for k in ("add", "copy") for w, s in GAP_WAITS.items()}
 
 
+# --- does a copy's power depend on its data? (issue 16, seventh round; h200-power-split.json `copy_data`) ----------
+def data_loop(op, dtype, numel, content):
+    """op "copy": b.copy_(a) (a DtoD memcpy); "add": a + b. content: how the inputs are made (empty: torch.empty, never
+    written, as the suite's copy-d2d-1g built them; zeros; ones; random: randn)."""
+    def build():
+        dt = {"bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
+        make = {"empty": lambda: torch.empty(numel, device=DEV, dtype=dt),
+                "zeros": lambda: torch.zeros(numel, device=DEV, dtype=dt),
+                "ones": lambda: torch.full((numel,), 1.0, device=DEV, dtype=dt),
+                "random": lambda: rand(numel, dtype=dt)}[content]
+        a, b = make(), make()
+        if op == "copy":
+            return (lambda: b.copy_(a)), {}
+        return (lambda: torch.add(a, b)), {}
+    es = {"bf16": 2, "fp32": 4}[dtype]
+    return build, {"kind": "copy" if op == "copy" else "elementwise", "op": "d2d" if op == "copy" else op,
+                   "dtype": dtype, "numel": numel, "content": content, "bytes": numel * es * (1 if op == "copy" else 3)}
+
+
+DATA_LOOPS = {f"copy-fp32-1g-{c}": data_loop("copy", "fp32", 1 << 28, c) for c in ("empty", "zeros", "ones", "random")}
+DATA_LOOPS.update({f"copy-bf16-512m-{c}": data_loop("copy", "bf16", 1 << 28, c) for c in ("zeros", "random")})
+DATA_LOOPS.update({f"add-bf16-{c}": data_loop("add", "bf16", 1 << 28, c) for c in ("zeros", "random")})
+
+
 def gap_state_names():
     """The split file's gap_state recordings (references, fit, held out) and its diagnostic gapless loops."""
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -790,12 +814,13 @@ def capped_window_loops(part=None):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
-    p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows", "gap-state"], default=None,
+    p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows", "gap-state", "copy-data"], default=None,
                    help="probes: the clock-probe loops; windows: capped loops with the counter over their profiled "
                         "window (both diagnostic, never recorded by default); capped-windows: the loops the split file "
                         "lists under profiled_window, each measured over its own profiled window (into OUT/<loop>); "
                         "gap-state: the split file's gap_state loops and its diagnostic gapless loops (gapless-<loop>), "
-                        "each one long profiled step (into OUT/<name>)")
+                        "each one long profiled step (into OUT/<name>); copy-data: the split file's copy_data loops, "
+                        "likewise")
     p.add_argument("--side", choices=["fit", "held_out"], default=None,
                    help="with --only capped-windows: only that side's loops (the split file's lists)")
     p.add_argument("--filter", default=None, help="regular expression on the names")
@@ -817,6 +842,10 @@ def main():
     if a.only == "gap-state":
         gaps, gapless = gap_state_names()
         todo += [("long", n) for n in gaps] + [("long", "gapless-" + n) for n in gapless]
+    if a.only == "copy-data":
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "calibration",
+                               "h200-power-split.json")) as f:
+            todo += [("long", n) for n in json.load(f)["copy_data"]["loops"]]
     failed = []
     for kind, name in todo:
         if a.filter and not re.search(a.filter, name):
@@ -827,8 +856,8 @@ def main():
                 torch.cuda.empty_cache()
                 continue
             if kind == "long":
-                gap = name in GAP_LOOPS  # the gapless capped loops: 1.5 s (kernels of 20-700 us, traces stay small)
-                build, info = GAP_LOOPS[name] if gap else MICRO[name[len("gapless-"):]]
+                gap = name in GAP_LOOPS or name in DATA_LOOPS  # the gapless capped loops: 1.5 s (traces stay small)
+                build, info = GAP_LOOPS.get(name) or DATA_LOOPS.get(name) or MICRO[name[len("gapless-"):]]
                 record_long_window(name, build, info, a.out, a.gpu, window_s=3.0 if gap else 1.5)
                 torch.cuda.empty_cache()
                 continue
