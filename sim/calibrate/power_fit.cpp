@@ -220,9 +220,38 @@ std::vector<std::string> split_loop_names(const std::string& split_path, const s
   return loop_names_in_split(read_json_file(split_path), split_path, side);
 }
 
+namespace {
+
+// `copy_data.replaces` of a split document, when `copy_data.measurement_of_record` is true: suite loop -> recording
+// directory. InputError naming the split file when a replaced loop is not on the fit side or its recording is missing.
+std::map<std::string, std::string> replaced_loops(const Json& doc, const std::string& split_path, const std::vector<std::string>& fit) {
+  std::map<std::string, std::string> out;
+  if (!doc.is_object() || !doc.contains("copy_data")) return out;
+  JsonReader cd(doc["copy_data"], split_path, "copy_data");
+  if (!cd.has("replaces")) return out;
+  if (!cd.has("measurement_of_record"))
+    cd.fail("measurement_of_record", "missing: expected true (the replacements are those loops' measurement) or false");
+  if (!cd.boolean_or("measurement_of_record", false)) return out;
+  const Json& r = cd.raw("replaces");
+  if (!r.is_object()) cd.fail("replaces", "expected an object {suite loop: recording name}");
+  const std::string folder = data_dir() + "/" + cd.string("folder");
+  for (const auto& [loop, rec] : r.items()) {
+    if (!rec.is_string()) cd.fail("replaces", "expected a recording name for \"" + loop + "\"");
+    if (std::find(fit.begin(), fit.end(), loop) == fit.end())
+      cd.fail("replaces", "\"" + loop + "\" is not a fit-side kernel loop (a replacement keeps its loop's side: fit)");
+    const std::string dir = folder + "/" + rec.get<std::string>();
+    if (!std::filesystem::exists(dir + "/run.json")) cd.fail("replaces", "\"" + loop + "\": no recording " + dir + "/run.json");
+    out[loop] = dir;
+  }
+  return out;
+}
+
+}  // namespace
+
 LoopRecordings::LoopRecordings(const std::string& split_path, const std::string& suite_dir, const std::string& window_dir)
     : suite_dir_(suite_dir) {
   const Json doc = read_json_file(split_path);
+  replaced_ = replaced_loops(doc, split_path, doc.is_object() && doc.contains("fit") ? loop_names_in_split(doc, split_path, "fit") : std::vector<std::string>{});
   if (!doc.is_object() || !doc.contains("profiled_window")) return;
   JsonReader pw(doc["profiled_window"], split_path, "profiled_window");
   const Json& list = pw.raw("loops");
@@ -253,7 +282,13 @@ bool LoopRecordings::measured_over_profiled_window(const std::string& loop) cons
   return window_of_record_ && recorded_over_window(loop);
 }
 
+std::string LoopRecordings::replacement(const std::string& loop) const {
+  auto it = replaced_.find(loop);
+  return it == replaced_.end() ? std::string() : it->second;
+}
+
 std::string LoopRecordings::dir(const std::string& loop) const {
+  if (std::string r = replacement(loop); !r.empty()) return r;
   return measured_over_profiled_window(loop) ? window_dir(loop) : suite_dir(loop);
 }
 

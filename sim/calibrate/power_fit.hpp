@@ -19,6 +19,7 @@
 // (tensor-list optimizers) are left out of the fit; their kernels use the class prior.
 #include "sim/core/json_util.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,10 +47,14 @@ std::vector<std::string> split_loop_names(const std::string& split_path, const s
 // validate), otherwise every loop is measured by the suite (suite_dir/<loop>) and the window recordings are a
 // diagnostic (validate --models prints both). InputError naming the split file when a listed loop is on neither
 // side's lists or its window recording is missing.
+// The split's `copy_data.replaces` ({suite loop: recording}, in force when `copy_data.measurement_of_record` is
+// true) names loops whose suite measurement is replaced by a recording of the same benchmark in
+// `copy_data.folder` (seventh round: a copy of random data replaces the suite's copy of never-written buffers).
 class LoopRecordings {
  public:
   LoopRecordings(const std::string& split_path, const std::string& suite_dir, const std::string& window_dir = "");
   std::string dir(const std::string& loop) const;  // the loop's measurement
+  std::string replacement(const std::string& loop) const;  // "" when the loop's measurement is not replaced
   bool measured_over_profiled_window(const std::string& loop) const;
   bool recorded_over_window(const std::string& loop) const;  // listed under profiled_window.loops
   const std::vector<std::string>& window_loops() const { return window_loops_; }
@@ -60,6 +65,7 @@ class LoopRecordings {
   std::string suite_dir_, window_dir_;
   std::vector<std::string> window_loops_;
   bool window_of_record_ = false;
+  std::map<std::string, std::string> replaced_;  // suite loop -> recording directory
 };
 
 // Non-negative least squares min |A x - b|^2, x >= 0, for a handful of unknowns (every active set is tried).

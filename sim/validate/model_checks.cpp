@@ -129,7 +129,9 @@ Json power_suite_checks(const GpuModel& h200) {
         row = validate_kernel_loop(load_kernel_loop(dir), h200);
       }
       row["kind"] = std::string(side) == "fit" ? "in-sample" : "held-out";
-      row["measured_over"] = where.measured_over_profiled_window(n) ? "profiled window" : "steady window";
+      row["measured_over"] = !where.replacement(n).empty()         ? "replacement"
+                             : where.measured_over_profiled_window(n) ? "profiled window"
+                                                                      : "steady window";
       const double en = row["native"]["energy_error_pct"].get<double>(), er = row["recorded"]["energy_error_pct"].get<double>();
       native_err.push_back(en);
       recorded_err.push_back(er);
@@ -193,11 +195,12 @@ void format_steady_window_rows(std::ostream& os, const Json& rows) {
 void format_power_suite(std::ostream& os, const Json& ps) {
   os << "\nH200 kernel loops of the power suite (" << ps["split"].get<std::string>()
      << " fixes fit / held out), measured mean power\n"
-        "(steady window; * over the loop's own profiled window, traces/recordings/h200-power-window); energy of one step\n"
+        "(steady window; * over the loop's own profiled window, traces/recordings/h200-power-window; + replaced by the\n"
+        "split's copy_data.replaces, traces/recordings/h200-copy-data); energy of one step\n"
         "at the native governor (target <= 8 % held out) and at the recorded clocks (<= 5 %)\n";
   os << "loop                             kind       measured W  native W  energy err  time err  recorded W  energy err\n";
   for (const auto& l : ps["loops"]) {
-    const std::string mark = l.value("measured_over", "") == "profiled window" ? "*" : "";
+    const std::string over = l.value("measured_over", ""), mark = over == "profiled window" ? "*" : over == "replacement" ? "+" : "";
     os << std::left << std::setw(33) << l["loop"].get<std::string>() + mark << std::setw(10) << l["kind"].get<std::string>()
        << std::right << std::setprecision(1) << std::setw(11) << l["measured_mean_power_w"].get<double>() << std::setw(10)
        << l["native"]["mean_power_w"].get<double>() << std::showpos << std::setw(10) << l["native"]["energy_error_pct"].get<double>()
