@@ -49,6 +49,8 @@ def scaled_activity(m, ref):
              "memory_pj_per_byte": round(a["memory_pj_per_byte"] * per_byte, 3),
              "memory_fill_pj_per_byte": round(a.get("memory_fill_pj_per_byte", a["memory_pj_per_byte"]) * per_byte, 3),
              "copy_engine_w": round(a["copy_engine_w"] * watts, 3)}
+    if "copy_engine_pj_per_byte" in a:
+        block["copy_engine_pj_per_byte"] = round(a["copy_engine_pj_per_byte"] * per_byte, 3)
     if "mma_sync_extra_pj_per_flop" in a:  # energy per tensor FLOP issued with mma.sync, beside the warpgroup MMA's
         block["mma_sync_extra_pj_per_flop"] = round(a["mma_sync_extra_pj_per_flop"] * per_op, 3)
     ref_note = {"source": "estimate",

@@ -77,7 +77,7 @@ NativeGovernorParams read_governor(const JsonReader& g) {
 
 ActivityPower read_activity(const JsonReader& a) {
   a.only_keys({"busy_w", "tensor_pj_per_flop", "fma_pj_per_flop", "alu_pj_per_op", "memory_pj_per_byte",
-               "memory_fill_pj_per_byte", "copy_engine_w", "ramp_s", "mma_sync_extra_pj_per_flop"});
+               "memory_fill_pj_per_byte", "copy_engine_w", "copy_engine_pj_per_byte", "ramp_s", "mma_sync_extra_pj_per_flop"});
   ActivityPower p;
   p.present = true;
   p.busy_w = a.non_negative("busy_w");
@@ -91,6 +91,7 @@ ActivityPower read_activity(const JsonReader& a) {
   p.memory_pj_per_byte = a.non_negative("memory_pj_per_byte");
   p.memory_fill_pj_per_byte = a.has("memory_fill_pj_per_byte") ? a.non_negative("memory_fill_pj_per_byte") : p.memory_pj_per_byte;
   p.copy_engine_w = a.non_negative("copy_engine_w");
+  p.copy_engine_pj_per_byte = a.has("copy_engine_pj_per_byte") ? a.non_negative("copy_engine_pj_per_byte") : p.memory_pj_per_byte;
   p.ramp_s = a.has("ramp_s") ? a.non_negative("ramp_s") : 0.0;
   p.mma_sync_extra_pj = a.has("mma_sync_extra_pj_per_flop") ? a.non_negative("mma_sync_extra_pj_per_flop") : 0.0;
   return p;

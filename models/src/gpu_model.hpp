@@ -60,6 +60,7 @@ struct ActivityPower {
   double memory_pj_per_byte = 0;                    // per byte read or written in DRAM
   double memory_fill_pj_per_byte = 0;               // per byte a fill or memset writes (one repeated value)
   double copy_engine_w = 0;                         // a copy-engine transfer's own power, beside its bytes
+  double copy_engine_pj_per_byte = 0;               // per non-fill byte a copy engine moves (= memory_pj_per_byte if not given)
   // A kernel of duration t draws its dynamic power over t / (t + ramp_s) of it: SMs filling and draining at its
   // start and end, which dominates kernels of a few microseconds.
   double ramp_s = 0;
@@ -172,7 +173,12 @@ class GpuModel {
     }
     const double memory_w = (activity_.memory_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +
                              activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * rate_scale;
-    if (k.work == WorkSource::copy_engine) return idle_w_tab_[sm_idx] + ramp * (activity_.copy_engine_w + memory_w);
+    if (k.work == WorkSource::copy_engine) {
+      // a copy engine's bytes take their own path (copy engine, L2, DRAM; no SM): their own energy per byte
+      const double copy_w = (activity_.copy_engine_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +
+                             activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * rate_scale;
+      return idle_w_tab_[sm_idx] + ramp * (activity_.copy_engine_w + copy_w);
+    }
     const double tensor_pj = activity_.tensor_pj[static_cast<int>(k.tensor_precision)] +
                              (k.tensor_issue == TensorIssue::warp ? activity_.mma_sync_extra_pj : 0.0);
     const double ops_w = tensor_pj * k.tensor_tflops +

@@ -18,9 +18,10 @@ namespace dvfs {
 
 namespace {
 
-constexpr int kCoefficients = 10;
-const char* const kCoefficientNames[kCoefficients] = {"busy_w", "tensor_bf16", "tensor_fp8",    "tensor_tf32",  "fma",
-                                                      "alu",    "memory",      "copy_engine_w", "memory_fill", "mma_sync_extra"};
+constexpr int kCoefficients = 11;
+const char* const kCoefficientNames[kCoefficients] = {"busy_w", "tensor_bf16",   "tensor_fp8",  "tensor_tf32",    "fma",
+                                                      "alu",    "memory",        "copy_engine_w", "memory_fill", "mma_sync_extra",
+                                                      "copy_engine_memory"};
 constexpr double kMinKnownShare = 0.9;
 
 // One loop reduced to what the fit needs: per kernel its recorded clock, fill and rates, plus the loop's
@@ -92,7 +93,7 @@ std::vector<double> features(const LoopData& l, double floor, double knee, doubl
       x[4] += d * v2 * k.fma;
       x[5] += d * v2 * k.alu;
     }
-    x[6] += d * (k.memory - k.memory_filled);
+    x[k.copy_engine ? 10 : 6] += d * (k.memory - k.memory_filled);
     x[8] += d * k.memory_filled;
   }
   for (double& v : x) v /= l.time_s;
@@ -364,6 +365,7 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                        {"memory_pj_per_byte", c[6]},
                        {"memory_fill_pj_per_byte", c[8]},
                        {"copy_engine_w", c[7]},
+                       {"copy_engine_pj_per_byte", c[10]},
                        {"mma_sync_extra_pj_per_flop", c[9]},
                        {"ramp_s", best.ramp_s}};
   // The fitted model priced on the same loops, as validate will price them (recorded clocks).

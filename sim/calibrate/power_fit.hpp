@@ -6,10 +6,11 @@
 // Each loop's measured mean power (NVML energy counter over its unprofiled steady window, or over its profiled
 // window for the loops the split lists under profiled_window: LoopRecordings) is the time-weighted mean of
 // its kernels' power at their recorded clocks and of idle power in its gaps (traces/src/kernel_loop.hpp). The
-// model is linear in its ten coefficients once the voltage curve is fixed:
+// model is linear in its eleven coefficients once the voltage curve is fixed:
 //   P_loop - idle = busy_w * mean(fill g(f)) + sum_p e_p * mean(V^2 tensor rate_p) + e_fma * mean(V^2 fma rate)
 //                   + e_mma_sync * mean(V^2 tensor rate of kernels issuing mma.sync)
-//                   + e_alu * mean(V^2 alu rate) + e_mem * mean(DRAM rate) + copy_engine_w * (copy-engine share)
+//                   + e_alu * mean(V^2 alu rate) + e_mem * mean(SM kernels' DRAM rate) + copy_engine_w * (copy-engine share)
+//                   + e_ce * mean(copy engines' byte rate) + e_fill * mean(fill byte rate)
 // (each kernel's terms weighted by d / (d + ramp_s), see GpuModel::activity_power_w), so for every voltage curve
 // and ramp_s of a grid (flat floor up to a knee, linear to 1 at the top clock) the coefficients
 // are the non-negative least squares of the relative error. The loops only see the clocks the card chose
