@@ -67,11 +67,26 @@ def test_a_byte_costs_what_its_bits_toggle_not_only_its_count(script):
     assert p["add-bf16-random"] - p["add-bf16-zeros"] > 150  # an SM kernel at the same rate: ~180 W of bits
 
 
-def test_the_shipped_model_prices_a_copy_of_real_data_low_and_the_split_records_why_it_stays(script):
-    m = script.model_errors(BIN, os.path.join(ROOT, "traces", "recordings", "h200-copy-data", "copy-fp32-1g-random"))
-    assert m["recorded"][2] < -30
+def test_a_copy_engine_prices_its_bytes_apart_and_the_model_assumes_random_bits(script):
     cd = json.load(open(SPLIT))["copy_data"]
-    assert cd["measurement_of_record"] is False and "NOT kept" in cd["outcome"]
+    # the first refit (one energy per byte for SM kernels and copy engines) was not kept; the second, with the copy
+    # engine's own energy per byte, was (both rules written before their fit ran)
+    assert "NOT kept" in cd["outcome"] and cd["copy_engine_bytes"]["outcome"].startswith("2026-12-02 ~08:05 UTC: KEPT")
+    assert cd["measurement_of_record"] is True and cd["replaces"] == {"copy-d2d-1g": "copy-fp32-1g-random"}
+    h200 = json.load(open(os.path.join(ROOT, "models", "gpus", "h200.json")))["activity"]
+    assert h200["copy_engine_pj_per_byte"] > 1.5 * h200["memory_pj_per_byte"]
+    folder = os.path.join(ROOT, "traces", "recordings", "h200-copy-data")
+    random_copy = script.model_errors(BIN, os.path.join(folder, "copy-bf16-512m-random"))  # not the fit's copy
+    zero_copy = script.model_errors(BIN, os.path.join(folder, "copy-bf16-512m-zeros"))
+    assert abs(random_copy["recorded"][2]) < 6
+    assert zero_copy["recorded"][2] > 30  # zero bytes cost less than the model's randn-like bits
+
+
+def test_the_held_out_gap_copy_loops_read_within_four_percent(script):
+    g = json.load(open(SPLIT))["gap_state"]
+    for n in g["held_out"]:
+        m = script.model_errors(BIN, os.path.join(ROOT, "traces", "recordings", "h200-gap-state", n))
+        assert abs(m["native"][2]) < 4, n
 
 
 def test_capped_loops_over_one_long_step_read_closer_to_the_model_at_their_recorded_clocks(script):
