@@ -228,7 +228,9 @@ def test_loaded_traces_are_told_apart_by_every_file_of_a_multi_rank_job(tmp_path
     dvfs_sim.stop_workers()  # a merged multi-rank trace adopted by the workers runs as it does here
     pooled = dvfs_sim.sweep(base, points + [{"seed": 1}, {"seed": 2}], processes=2, progress=False, metrics=trace_loads_here,
                             start_method="forkserver")
-    assert list(pooled["energy_j"])[:2] == alone and (pooled["adopted"] == 1).all()
+    # equal up to the last printed digit: this process may have run other scenarios first, and a run here reuses
+    # what earlier ones cached (summed in another order: the fleet test in test_policy_registry.py says the same)
+    assert list(pooled["energy_j"])[:2] == pytest.approx(alone, rel=1e-8) and (pooled["adopted"] == 1).all()
 
 
 def test_forked_workers_inherit_the_trace_the_caller_loaded(tmp_path):

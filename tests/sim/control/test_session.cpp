@@ -128,13 +128,14 @@ TEST_CASE("a power limit set between intervals holds the next ones, after its la
   ControlScenario sc = small_scenario(12);
   sc.cap_latency_s = 0.1;
   ControlSession s(setup_of(sc));
-  // Uncapped until 4 s, then every GPU limited to 450 W (within reach: a memory-bound kernel's memory power
-  // does not move with the SM clock, so a much lower limit cannot be held).
+  // Uncapped until 4 s, then every GPU limited to 500 W (within reach: a memory-bound kernel's memory power and a
+  // copy engine's transfer do not move with the SM clock, so a much lower limit cannot be held: since the copy
+  // engine's bytes got their own energy, some intervals of this job draw ~485 W at the lowest SM clock).
   double before = 0, after = 0;
   int nb = 0, na = 0;
   while (!s.done()) {
     if (s.now_s() == 4.0)
-      for (auto& g : s.board().gpus) g.power_cap_w = 450;
+      for (auto& g : s.board().gpus) g.power_cap_w = 500;
     const IntervalReport& r = s.advance();
     for (double p : r.gpu_exact_w) {
       if (r.t_end_s <= 4.0) before = std::max(before, p), ++nb;
@@ -144,7 +145,7 @@ TEST_CASE("a power limit set between intervals holds the next ones, after its la
   CHECK(before > 500);
   // Held at 98 % over the governor's 100 ms window (fit on the GPT-3 XL recording); a phase change overshoots for a
   // few 10 ms ticks (the H200's own instant power passes its 700 W limit by up to ~10 % in h200-gpt3xl-shapes).
-  CHECK(after <= 450 * 1.05);
+  CHECK(after <= 500 * 1.05);
 }
 
 TEST_CASE("the controlled GPU at its TDP limit replays like the native governor", "[control]") {
