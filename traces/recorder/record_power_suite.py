@@ -814,13 +814,14 @@ def capped_window_loops(part=None):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
-    p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows", "gap-state", "copy-data"], default=None,
+    p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows", "gap-state", "copy-data", "gapless-windows"], default=None,
                    help="probes: the clock-probe loops; windows: capped loops with the counter over their profiled "
                         "window (both diagnostic, never recorded by default); capped-windows: the loops the split file "
                         "lists under profiled_window, each measured over its own profiled window (into OUT/<loop>); "
                         "gap-state: the split file's gap_state loops and its diagnostic gapless loops (gapless-<loop>), "
                         "each one long profiled step (into OUT/<name>); copy-data: the split file's copy_data loops, "
-                        "likewise")
+                        "likewise; gapless-windows: the split file's gapless_window loops (profiled_window's list), each one "
+                        "long profiled step of ~1.2 s (into OUT/<loop>)")
     p.add_argument("--side", choices=["fit", "held_out"], default=None,
                    help="with --only capped-windows: only that side's loops (the split file's lists)")
     p.add_argument("--filter", default=None, help="regular expression on the names")
@@ -842,6 +843,8 @@ def main():
     if a.only == "gap-state":
         gaps, gapless = gap_state_names()
         todo += [("long", n) for n in gaps] + [("long", "gapless-" + n) for n in gapless]
+    if a.only == "gapless-windows":
+        todo += [("gapless", n) for n in capped_window_loops(a.side)]
     if a.only == "copy-data":
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "calibration",
                                "h200-power-split.json")) as f:
@@ -853,6 +856,10 @@ def main():
         try:
             if kind == "window":
                 record_window(name, a.out, a.steady_s, a.gpu)
+                torch.cuda.empty_cache()
+                continue
+            if kind == "gapless":  # h200-power-split.json gapless_window: the loop under its own name
+                record_long_window(name, *MICRO[name], a.out, a.gpu, window_s=1.2)
                 torch.cuda.empty_cache()
                 continue
             if kind == "long":
