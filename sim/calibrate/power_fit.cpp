@@ -273,6 +273,20 @@ LoopRecordings::LoopRecordings(const std::string& split_path, const std::string&
   for (const std::string& n : window_loops_)
     if (!std::filesystem::exists(window_dir_ + "/" + n + "/run.json"))
       pw.fail("loops", "\"" + n + "\" has no window recording (expected " + window_dir_ + "/" + n + "/run.json)");
+  if (!doc.contains("gapless_window")) return;
+  JsonReader gw(doc["gapless_window"], split_path, "gapless_window");
+  gapless_dir_ = data_dir() + "/" + gw.string("folder");
+  if (!gw.has("measurement_of_record"))
+    gw.fail("measurement_of_record", "missing: expected true (the gapless recordings are these loops' measurement) or false");
+  gapless_of_record_ = gw.boolean_or("measurement_of_record", false);
+  if (gapless_of_record_)
+    for (const std::string& n : window_loops_)
+      if (!recorded_gapless(n))
+        gw.fail("folder", "\"" + n + "\" has no gapless recording (expected " + gapless_dir(n) + "/run.json)");
+}
+
+bool LoopRecordings::recorded_gapless(const std::string& loop) const {
+  return !gapless_dir_.empty() && recorded_over_window(loop) && std::filesystem::exists(gapless_dir(loop) + "/run.json");
 }
 
 bool LoopRecordings::recorded_over_window(const std::string& loop) const {
@@ -290,6 +304,7 @@ std::string LoopRecordings::replacement(const std::string& loop) const {
 
 std::string LoopRecordings::dir(const std::string& loop) const {
   if (std::string r = replacement(loop); !r.empty()) return r;
+  if (measured_gapless(loop)) return gapless_dir(loop);
   return measured_over_profiled_window(loop) ? window_dir(loop) : suite_dir(loop);
 }
 

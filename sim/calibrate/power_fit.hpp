@@ -57,15 +57,20 @@ class LoopRecordings {
   std::string dir(const std::string& loop) const;  // the loop's measurement
   std::string replacement(const std::string& loop) const;  // "" when the loop's measurement is not replaced
   bool measured_over_profiled_window(const std::string& loop) const;
+  // The split's `gapless_window` (seventh round): the same loops recorded with one long profiled step into its
+  // `folder`; their measurement when its `measurement_of_record` is true.
+  bool recorded_gapless(const std::string& loop) const;
+  bool measured_gapless(const std::string& loop) const { return gapless_of_record_ && recorded_gapless(loop); }
+  std::string gapless_dir(const std::string& loop) const { return gapless_dir_ + "/" + loop; }
   bool recorded_over_window(const std::string& loop) const;  // listed under profiled_window.loops
   const std::vector<std::string>& window_loops() const { return window_loops_; }
   std::string window_dir(const std::string& loop) const { return window_dir_ + "/" + loop; }
   std::string suite_dir(const std::string& loop) const { return suite_dir_ + "/" + loop; }
 
  private:
-  std::string suite_dir_, window_dir_;
+  std::string suite_dir_, window_dir_, gapless_dir_;
   std::vector<std::string> window_loops_;
-  bool window_of_record_ = false;
+  bool window_of_record_ = false, gapless_of_record_ = false;
   std::map<std::string, std::string> replaced_;  // suite loop -> recording directory
 };
 

@@ -99,10 +99,13 @@ Json steady_window_rows(const LoopRecordings& where, const Json& loops, const Gp
   for (const auto& l : loops) {
     const std::string n = l["loop"].get<std::string>();
     if (!where.recorded_over_window(n)) continue;
-    const bool window_of_record = where.measured_over_profiled_window(n);
-    const Json other = validate_kernel_loop(load_kernel_loop(window_of_record ? where.suite_dir(n) : where.window_dir(n)), h200);
-    rows.push_back({{"loop", n}, {"kind", l["kind"]}, {"window", figures(window_of_record ? l : other)},
-                    {"suite", figures(window_of_record ? other : l)}});
+    // each measurement of the loop; the one of record is the row above (not priced twice)
+    auto price = [&](const std::string& dir) {
+      return dir == where.dir(n) ? figures(l) : figures(validate_kernel_loop(load_kernel_loop(dir), h200));
+    };
+    Json row = {{"loop", n}, {"kind", l["kind"]}, {"window", price(where.window_dir(n))}, {"suite", price(where.suite_dir(n))}};
+    if (where.recorded_gapless(n)) row["gapless"] = price(where.gapless_dir(n));
+    rows.push_back(std::move(row));
   }
   return rows;
 }
@@ -130,6 +133,7 @@ Json power_suite_checks(const GpuModel& h200) {
       }
       row["kind"] = std::string(side) == "fit" ? "in-sample" : "held-out";
       row["measured_over"] = !where.replacement(n).empty()         ? "replacement"
+                             : where.measured_gapless(n)             ? "one long profiled step"
                              : where.measured_over_profiled_window(n) ? "profiled window"
                                                                       : "steady window";
       const double en = row["native"]["energy_error_pct"].get<double>(), er = row["recorded"]["energy_error_pct"].get<double>();
@@ -163,31 +167,41 @@ std::string per_step_text(const Json& h) {
   return os.str();
 }
 
-// The loops measured over their own profiled window beside the suite's steady-window measurement they replaced.
+// The capped loops measured two or three ways: the suite's steady window, their own profiled window (sixth round)
+// and one long profiled step (seventh round, where recorded).
 void format_steady_window_rows(std::ostream& os, const Json& rows) {
   if (!rows.is_array() || rows.empty()) return;
-  os << "\nThe " << rows.size() << " capped loops measured two ways (h200-power-split.json profiled_window; diagnostic): the suite's\n"
-        "steady window (the rows above, unless marked *) and their own profiled window (traces/recordings/h200-power-window:\n"
-        "the counter over the 50 profiled steps, recorder's step gaps included; at the cap the steady window ran at a lower\n"
-        "clock than the profiled kernels: docs/design-notes.md); energy error, steady window -> profiled window\n"
-        "loop                             kind       measured W steady/window  recorded clocks            native\n";
-  double suite_sum = 0, window_sum = 0;
+  const bool gapless = rows.front().contains("gapless");
+  os << "\nThe " << rows.size() << " capped loops measured " << (gapless ? "three" : "two")
+     << " ways (h200-power-split.json profiled_window, gapless_window): the suite's\n"
+        "steady window, their own profiled window (traces/recordings/h200-power-window: 50 steps, the recorder's step gaps\n"
+        "included; at the cap the steady window ran at a lower clock than the profiled kernels: docs/design-notes.md)"
+     << (gapless ? "\nand one long profiled step (traces/recordings/h200-power-gapless: no step gaps)" : "")
+     << "; energy error at the recorded clocks, then native, in that order\n"
+        "loop                             kind       measured W          recorded clocks              native\n";
+  double sum[3] = {0, 0, 0};
   const std::ios::fmtflags flags = os.flags();  // the sections after this one keep their format
   const std::streamsize precision = os.precision();
   os << std::fixed;
   for (const auto& r : rows) {
-    const Json &s = r["suite"], &w = r["window"];
-    const double sr = s["recorded_energy_error_pct"].get<double>(), wr = w["recorded_energy_error_pct"].get<double>();
+    std::vector<const Json*> m = {&r["suite"], &r["window"]};
+    if (gapless) m.push_back(&r["gapless"]);
     os << std::left << std::setw(33) << r["loop"].get<std::string>() << std::setw(10) << r["kind"].get<std::string>() << std::right
-       << std::setprecision(1) << std::setw(10) << s["measured_mean_power_w"].get<double>() << " /" << std::setw(6)
-       << w["measured_mean_power_w"].get<double>() << std::showpos << std::setw(13) << sr << " % -> " << std::setw(6) << wr << " %"
-       << std::setw(10) << s["native_energy_error_pct"].get<double>() << " % -> " << std::setw(6)
-       << w["native_energy_error_pct"].get<double>() << " %" << std::noshowpos << "\n";
-    suite_sum += std::fabs(sr), window_sum += std::fabs(wr);
+       << std::setprecision(1);
+    for (std::size_t k = 0; k < m.size(); ++k) os << (k ? "/" : "") << std::setw(6) << (*m[k])["measured_mean_power_w"].get<double>();
+    os << std::showpos;
+    for (const char* key : {"recorded_energy_error_pct", "native_energy_error_pct"}) {
+      os << "  ";
+      for (std::size_t k = 0; k < m.size(); ++k) os << (k ? " ->" : "") << std::setw(6) << (*m[k])[key].get<double>() << " %";
+    }
+    os << std::noshowpos << "\n";
+    for (std::size_t k = 0; k < m.size(); ++k) sum[k] += std::fabs((*m[k])["recorded_energy_error_pct"].get<double>());
   }
   const double n = static_cast<double>(rows.size());
-  os << std::setprecision(1) << "  mean |energy error| at the recorded clocks over these loops: steady window " << suite_sum / n
-     << " %, profiled window " << window_sum / n << " %\n";
+  os << std::setprecision(1) << "  mean |energy error| at the recorded clocks over these loops: steady window " << sum[0] / n
+     << " %, profiled window " << sum[1] / n << " %";
+  if (gapless) os << ", one long step " << sum[2] / n << " %";
+  os << "\n";
   os.flags(flags);
   os.precision(precision);
 }
@@ -195,12 +209,14 @@ void format_steady_window_rows(std::ostream& os, const Json& rows) {
 void format_power_suite(std::ostream& os, const Json& ps) {
   os << "\nH200 kernel loops of the power suite (" << ps["split"].get<std::string>()
      << " fixes fit / held out), measured mean power\n"
-        "(steady window; * over the loop's own profiled window, traces/recordings/h200-power-window; + replaced by the\n"
-        "split's copy_data.replaces, traces/recordings/h200-copy-data); energy of one step\n"
+        "(steady window; * over the loop's own profiled window, traces/recordings/h200-power-window; ^ over one long\n"
+        "profiled step, traces/recordings/h200-power-gapless; + replaced by the split's copy_data.replaces,\n"
+        "traces/recordings/h200-copy-data); energy of one step\n"
         "at the native governor (target <= 8 % held out) and at the recorded clocks (<= 5 %)\n";
   os << "loop                             kind       measured W  native W  energy err  time err  recorded W  energy err\n";
   for (const auto& l : ps["loops"]) {
-    const std::string over = l.value("measured_over", ""), mark = over == "profiled window" ? "*" : over == "replacement" ? "+" : "";
+    const std::string over = l.value("measured_over", ""),
+                      mark = over == "profiled window" ? "*" : over == "replacement" ? "+" : over == "one long profiled step" ? "^" : "";
     os << std::left << std::setw(33) << l["loop"].get<std::string>() + mark << std::setw(10) << l["kind"].get<std::string>()
        << std::right << std::setprecision(1) << std::setw(11) << l["measured_mean_power_w"].get<double>() << std::setw(10)
        << l["native"]["mean_power_w"].get<double>() << std::showpos << std::setw(10) << l["native"]["energy_error_pct"].get<double>()
