@@ -7,6 +7,10 @@
 #   no cache   DVFS_SIM_NO_CACHE=1: the import alone, as before the cache
 #   cold       an empty cache directory: import + write the entry
 #   cached     the entry there: read and check it
+# then the cached start again to the tenth of a millisecond (bench/process_start.py: 30 whole processes, min and
+# median wall and CPU time, interleaved with a bare start and the floor of any program linking SimGrid), and
+# `perf stat -r 30` of it where perf runs. COMPARE=OTHER_BUILD_DIR interleaves that build's cached run too (its
+# entry is filled first), for a before/after on the same minute.
 # The cache lives in a temporary directory (the user's own cache is not touched).
 set -eu
 BUILD="${1:-build}"; N="${2:-5}"
@@ -38,17 +42,26 @@ for _ in $(seq "$N"); do DVFS_SIM_NO_CACHE=1 once nocache; done
 for _ in $(seq "$N"); do "$BIN" cache clear >/dev/null; once cold; done
 once fill
 for _ in $(seq "$N"); do once cached; done
-BASE=$(/usr/bin/time -f "%e" "$BIN" cache info 2>&1 >/dev/null)
 # The floor of any process linking Debian's SimGrid: an empty main() linked with -lsimgrid (its ld.so symbol
 # binding and the ns-3 libraries' static initialisers), against the same program linked with nothing.
-floor() {  # program: median wall time of N runs
-  for _ in $(seq "$N"); do /usr/bin/time -f "%e %M %U %S" -o "$TMP/t" "$1"; cat "$TMP/t"; done | awk '{ print $1 }' | median
-}
 echo 'int main() { return 0; }' >"$TMP/empty.cpp"
-FLOOR="(no c++ compiler)"
+FLOOR=()
 if c++ -O2 "$TMP/empty.cpp" -o "$TMP/empty_simgrid" -Wl,--no-as-needed $(pkg-config --libs simgrid) 2>/dev/null &&
    c++ -O2 "$TMP/empty.cpp" -o "$TMP/empty" 2>/dev/null; then
-  FLOOR="$(floor "$TMP/empty_simgrid") s wall ($(ldd "$TMP/empty_simgrid" | wc -l) shared libraries); linked with nothing: $(floor "$TMP/empty") s"
+  FLOOR=("empty main() + SimGrid=$TMP/empty_simgrid" "empty main()=$TMP/empty")
+fi
+RUN="run $ROOT/scenarios/default.json -o $TMP/out"
+OTHER=()
+if [ -n "${COMPARE:-}" ]; then
+  "$COMPARE/dvfs-sim" $RUN >/dev/null 2>&1  # its own entry (another build's data directory is another key)
+  OTHER=("cached, $COMPARE=$COMPARE/dvfs-sim $RUN")
+fi
+PRECISE=$(python3 "$ROOT/bench/process_start.py" --runs 30 "cached=$BIN $RUN" "${OTHER[@]}" \
+          "bare start (cache info)=$BIN cache info" "${FLOOR[@]}")
+PERF="(perf not available)"
+if command -v perf >/dev/null && perf stat -r 1 true >/dev/null 2>&1; then
+  PERF=$(perf stat -r 30 "$BIN" $RUN 2>&1 >/dev/null | awk '/task-clock/ { cpu = $1 } /elapsed/ { w = $1 * 1000; pm = $3 * 1000 }
+         END { printf "%.1f ms wall (+- %.1f), %.1f ms CPU", w, pm, cpu }')
 fi
 # Inside one process (no process start): Python's dvfs_sim.run on the default scenario with the entry there (read
 # from the cache + simulate), then again (the trace kept in the process); n/a where the module is not built.
@@ -64,7 +77,8 @@ report nocache "no cache (DVFS_SIM_NO_CACHE=1):"
 report cold "cold (empty cache, entry written):"
 report cached "cached (entry read):"
 "$BIN" cache info | sed -n 's/^  /  cache /p' | head -2
-echo "  a process that only starts (dvfs-sim cache info): ${BASE} s wall"
-echo "  floor: an empty main() linked with -lsimgrid: ${FLOOR}"
+echo "  cached start, whole processes (bench/process_start.py):"
+echo "$PRECISE" | sed 's/^/  /'
+echo "  perf stat -r 30, cached: $PERF"
 echo "  inside one process (Python dvfs_sim.run, cached): ${INPROC:-n/a}"
 echo "  targets (issue 18): cold < 0.15 s, cached < 0.03 s; load now: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"

@@ -6,9 +6,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <sys/stat.h>
 
 using namespace dvfs;
 
@@ -185,6 +189,44 @@ TEST_CASE("xxh64 gives the reference digests", "[workload_cache]") {
   CHECK(xxh64(fox) == 0x0B242D361FDA71BCULL);
 }
 
+TEST_CASE("xxh64 fed in pieces gives the one-shot digest", "[workload_cache]") {
+  std::string data(300, '\0');
+  std::uint64_t x = 88172645463325252ULL;
+  for (char& c : data) c = static_cast<char>((x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 56);
+  for (std::size_t size : {std::size_t{0}, std::size_t{5}, std::size_t{31}, std::size_t{32}, std::size_t{33},
+                           std::size_t{64}, std::size_t{100}, std::size_t{300}}) {
+    const std::uint64_t whole = xxh64(data.data(), size, 7);
+    for (std::size_t piece : {std::size_t{1}, std::size_t{3}, std::size_t{31}, std::size_t{32}, std::size_t{33}, std::size_t{97}}) {
+      Xxh64Stream s(7);
+      for (std::size_t at = 0; at < size; at += piece) s.update(data.data() + at, std::min(piece, size - at));
+      CHECK(s.size() == size);
+      CHECK(s.digest() == whole);
+    }
+  }
+}
+
+TEST_CASE("a file's hash is XXH64 chained over its 4 MiB blocks", "[workload_cache]") {
+  // The cache keys of entries already written stay valid only while this digest does.
+  const std::string dir = temp_dir();
+  constexpr std::size_t kBlock = 4u << 20;
+  std::string bytes(2 * kBlock + 1000, '\0');
+  std::uint64_t x = 1;
+  for (char& c : bytes) c = static_cast<char>((x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 56);
+  for (std::size_t size : {std::size_t{0}, std::size_t{1000}, kBlock, kBlock + 1, bytes.size()}) {
+    const std::string f = dir + "/f" + std::to_string(size);
+    std::ofstream(f, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(size));
+    std::uint64_t expected = 0;
+    for (std::size_t at = 0; at < size; at += kBlock) expected = xxh64(bytes.data() + at, std::min(kBlock, size - at), expected);
+    std::uint64_t hash = 1, got_size = 1;
+    REQUIRE(hash_file(f, hash, got_size));
+    CHECK(got_size == size);
+    CHECK(hash == expected);
+  }
+  std::uint64_t hash = 0, size = 0;
+  CHECK_FALSE(hash_file(dir + "/missing", hash, size));
+  CHECK_FALSE(hash_file(dir, hash, size));  // a directory cannot be read
+}
+
 TEST_CASE("a workload comes back from its cache entry field for field", "[workload_cache]") {
   const CachedImport c = every_field();
   const std::string key = "dvfs-sim workload cache test\n";
@@ -274,6 +316,29 @@ TEST_CASE("the cache store writes entries that load, and clear removes them", "[
   CHECK(cache.clear() == 2);
   CHECK(cache.info().entries == 0);
   CHECK_FALSE(cache.load("a", out));
+}
+
+TEST_CASE("a cache entry file that is empty, truncated or not a file is refused on load", "[workload_cache]") {
+  const WorkloadCache cache(temp_dir());
+  const CachedImport c = every_field();
+  cache.store("k", c);
+  const std::string path = cache.entry_path("k");
+  std::string good;
+  {
+    std::ifstream in(path, std::ios::binary);
+    good.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  CachedImport out;
+  for (std::size_t n : {std::size_t{0}, std::size_t{20}, good.size() - 1}) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc).write(good.data(), static_cast<std::streamsize>(n));
+    CHECK_FALSE(cache.load("k", out));
+  }
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(good.data(), static_cast<std::streamsize>(good.size()));
+  REQUIRE(cache.load("k", out));
+  require_equal_imports(c, out);
+  std::remove(path.c_str());
+  ::mkdir(path.c_str(), 0755);  // a directory where the entry should be
+  CHECK_FALSE(cache.load("k", out));
 }
 
 TEST_CASE("the cache's directory comes from DVFS_SIM_CACHE_DIR, XDG_CACHE_HOME or HOME", "[workload_cache]") {

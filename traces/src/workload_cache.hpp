@@ -44,6 +44,8 @@ std::string workload_cache_key(const std::string& kind, const std::string& path,
 std::string encode_cached_import(const std::string& key, const CachedImport& c);
 std::string encode_cached_import(const std::string& key, const Workload& workload, const ImportReport& report);  // no copy
 bool decode_cached_import(const std::string& bytes, const std::string& key, CachedImport& out, std::string* why = nullptr);
+bool decode_cached_import(const char* bytes, std::size_t size, const std::string& key, CachedImport& out,
+                          std::string* why = nullptr);
 
 struct WorkloadCacheInfo {
   std::string dir;
