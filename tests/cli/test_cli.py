@@ -180,16 +180,18 @@ def test_validate_models_reports_held_out_retarget_and_recording_figures(cli):
     for x in rep["recordings"]:
         assert x["meets_target"] and x["energy_per_step_mape_pct"] <= 5, x
         assert abs(x["total_energy_error_pct"]) < 5
-    # the capped loops measured two ways: the suite's steady window (of record) and their own profiled window
+    # the capped loops measured three ways: the suite's steady window (of record), their own profiled window and one
+    # long profiled step
     win = rep["power_suite"]["steady_window_rows"]
     assert len(win) == 45 and all(w["kind"] in ("in-sample", "held-out") for w in win)
     rows = {x["loop"]: x for x in rep["power_suite"]["loops"]}
     for w in win:
         assert rows[w["loop"]]["measured_over"] == "steady window"
         assert w["suite"]["recorded_energy_error_pct"] == rows[w["loop"]]["recorded"]["energy_error_pct"]
+        assert w["gapless"]["measured_mean_power_w"] != w["suite"]["measured_mean_power_w"]
     text = cli("validate", "--models").stdout
     assert "held-out" in text and "Retargeting A100 -> A40" in text and "h200-llama1b" in text
-    assert "capped loops measured two ways" in text
+    assert "capped loops measured three ways" in text and "one long step" in text
 
 
 def test_shipped_models_are_what_their_calibration_derives(root):

@@ -50,10 +50,11 @@ TEST_CASE("the shipped h200 activity block is what the fit loops give", "[calibr
 
 namespace {
 
-// A copy of the shipped split with its profiled_window block changed by `edit`, written to a temporary file.
-std::string split_with_window(const std::function<void(Json&)>& edit, const std::string& name) {
+// A copy of the shipped split with its `block` (profiled_window unless said) changed by `edit`, written to a
+// temporary file.
+std::string split_with_window(const std::function<void(Json&)>& edit, const std::string& name, const char* block = "profiled_window") {
   Json doc = read_json_file(data_dir() + "/models/calibration/h200-power-split.json");
-  edit(doc["profiled_window"]);
+  edit(doc[block]);
   const std::string path = (std::filesystem::temp_directory_path() / name).string();
   std::ofstream(path) << doc.dump();
   return path;
@@ -88,5 +89,43 @@ TEST_CASE("a profiled-window loop must be on a side's list and have its recordin
   const std::string not_list = split_with_window([](Json& pw) { pw["loops"] = "gemm-bf16-4096"; }, "dvfs_split_not_list.json");
   CHECK_THROWS_WITH(LoopRecordings(not_list, "SUITE"), Catch::Contains("profiled_window.loops") && Catch::Contains("expected a list"));
   for (const char* f : {"dvfs_split_unknown.json", "dvfs_split_missing.json", "dvfs_split_not_list.json"})
+    std::filesystem::remove(std::filesystem::temp_directory_path() / f);
+}
+
+TEST_CASE("a replaced suite loop is measured by its replacement only when the split makes it the measurement of record", "[calibrate][power]") {
+  const std::string random_copy = data_dir() + "/traces/recordings/h200-copy-data/copy-fp32-1g-random";
+  const LoopRecordings shipped(data_dir() + "/models/calibration/h200-power-split.json", "SUITE");
+  CHECK(shipped.replacement("copy-d2d-1g") == random_copy);  // the shipped split: a copy of random data (seventh round)
+  CHECK(shipped.dir("copy-d2d-1g") == random_copy);
+  CHECK(shipped.replacement("copy-h2d-1g").empty());
+  const std::string off = split_with_window([](Json& cd) { cd["measurement_of_record"] = false; }, "dvfs_split_copy_off.json", "copy_data");
+  CHECK(LoopRecordings(off, "SUITE").dir("copy-d2d-1g") == "SUITE/copy-d2d-1g");
+  const std::string held = split_with_window([](Json& cd) { cd["replaces"] = {{"copy-d2h-1g", "copy-fp32-1g-random"}}; },
+                                             "dvfs_split_copy_held.json", "copy_data");
+  CHECK_THROWS_WITH(LoopRecordings(held, "SUITE"), Catch::Contains("copy_data.replaces") && Catch::Contains("not a fit-side"));
+  const std::string gone = split_with_window([](Json& cd) { cd["replaces"] = {{"copy-d2d-1g", "no-such-recording"}}; },
+                                             "dvfs_split_copy_gone.json", "copy_data");
+  CHECK_THROWS_WITH(LoopRecordings(gone, "SUITE"), Catch::Contains("copy_data.replaces") && Catch::Contains("no recording"));
+  const std::string unsaid = split_with_window([](Json& cd) { cd.erase("measurement_of_record"); }, "dvfs_split_copy_unsaid.json", "copy_data");
+  CHECK_THROWS_WITH(LoopRecordings(unsaid, "SUITE"), Catch::Contains("copy_data.measurement_of_record") && Catch::Contains("missing"));
+  for (const char* f : {"dvfs_split_copy_off.json", "dvfs_split_copy_held.json", "dvfs_split_copy_gone.json", "dvfs_split_copy_unsaid.json"})
+    std::filesystem::remove(std::filesystem::temp_directory_path() / f);
+}
+
+TEST_CASE("the gapless recordings measure the capped loops only when the split makes them the measurement of record", "[calibrate][power]") {
+  const std::string gapless = data_dir() + "/traces/recordings/h200-power-gapless/gemm-bf16-4096";
+  const LoopRecordings shipped(data_dir() + "/models/calibration/h200-power-split.json", "SUITE");
+  CHECK(shipped.recorded_gapless("gemm-bf16-4096"));
+  CHECK_FALSE(shipped.measured_gapless("gemm-bf16-4096"));  // a diagnostic: the refit on them was not kept
+  CHECK(shipped.gapless_dir("gemm-bf16-4096") == gapless);
+  CHECK_FALSE(shipped.recorded_gapless("gemm-bf16-1024"));  // ran at the top clock: not one of the capped loops
+  const std::string on = split_with_window([](Json& g) { g["measurement_of_record"] = true; }, "dvfs_split_gapless_on.json", "gapless_window");
+  const LoopRecordings where(on, "SUITE");
+  CHECK(where.dir("gemm-bf16-4096") == gapless);
+  CHECK(where.dir("gemm-bf16-1024") == "SUITE/gemm-bf16-1024");
+  const std::string elsewhere = split_with_window(
+      [](Json& g) { g["measurement_of_record"] = true, g["folder"] = "traces/recordings/no-such-folder"; }, "dvfs_split_gapless_gone.json", "gapless_window");
+  CHECK_THROWS_WITH(LoopRecordings(elsewhere, "SUITE"), Catch::Contains("gapless_window.folder") && Catch::Contains("has no gapless recording"));
+  for (const char* f : {"dvfs_split_gapless_on.json", "dvfs_split_gapless_gone.json"})
     std::filesystem::remove(std::filesystem::temp_directory_path() / f);
 }
