@@ -104,6 +104,17 @@ TEST_CASE("an out= tensor is written, not read: the elementwise kernel's operand
   CHECK(work_of(op("aten::add", {{1000}, {10}, {}, {1000}}, bf), add3).bytes == Approx(2 * 2000.0 + 20.0));
 }
 
+TEST_CASE("a negative log-likelihood loss touches one element per target, not every class", "[traces][activity]") {
+  // cross-entropy over a 50,304-token vocabulary, 4,096 targets: the log-probabilities are 824 MB, the loss reads 4,096
+  const std::vector<std::string> fwd_types = {"float", "long int", "", "Scalar", "Scalar"};
+  const OperatorWork f = work_of(op("aten::nll_loss_forward", {{4096, 50304}, {4096}, {}, {}, {}}, fwd_types), "nll_loss_forward_reduce_cuda_kernel_2d");
+  CHECK(f.bytes == Approx(4096 * (4 + 8) + 4.0));
+  const std::vector<std::string> bwd_types = {"float", "float", "long int", "", "Scalar", "Scalar", "float"};
+  const OperatorWork b = work_of(op("aten::nll_loss_backward", {{}, {4096, 50304}, {4096}, {}, {}, {}, {}}, bwd_types), "nll_loss_backward_reduce_cuda_kernel_2d");
+  CHECK(b.bytes == Approx(4096 * (4 + 8) + 4096 * 4.0));  // scattered into a gradient a fill zeroed
+  CHECK(b.bytes < 1e-3 * 4096.0 * 50304 * 4);
+}
+
 TEST_CASE("operators over tensor lists have no sizes: their kernels keep the class prior", "[traces][activity]") {
   OperatorIndex ops;
   ops.add("aten::_fused_adamw_", Json{{"External id", 7}, {"Input Dims", Json::array({Json::array(), Json::array()})},
