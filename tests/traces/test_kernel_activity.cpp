@@ -115,6 +115,18 @@ TEST_CASE("a negative log-likelihood loss touches one element per target, not ev
   CHECK(b.bytes < 1e-3 * 4096.0 * 50304 * 4);
 }
 
+TEST_CASE("gathers and scatters move the indexed elements, not the whole tensor", "[traces][activity]") {
+  // GRPO's per-token log-probabilities: gather(log_probs [64, 512, 152064], -1, tokens [64, 512, 1])
+  const OperatorWork g = work_of(op("aten::gather", {{64, 512, 152064}, {}, {64, 512, 1}, {}}, {"float", "Scalar", "long int", "Scalar"}), "gather_kernel");
+  CHECK(g.bytes == Approx(64 * 512 * (4 + 8) + 64 * 512 * 4.0));
+  // scatter_add_ of 1,000 bf16 values into a 10^6-element tensor: the touched elements, not the million
+  const OperatorWork s = work_of(op("aten::scatter_add_", {{1000000}, {}, {1000}, {1000}}, {"c10::BFloat16", "Scalar", "long int", "c10::BFloat16"}), "scatter_kernel");
+  CHECK(s.bytes == Approx(1000 * 2 + 1000 * 8 + 2 * 1000 * 2.0));
+  // the out-of-place form copies self as well
+  const OperatorWork so = work_of(op("aten::scatter_add", {{1000000}, {}, {1000}, {1000}}, {"c10::BFloat16", "Scalar", "long int", "c10::BFloat16"}), "scatter_kernel");
+  CHECK(so.bytes == Approx(s.bytes + 2 * 2e6));
+}
+
 TEST_CASE("operators over tensor lists have no sizes: their kernels keep the class prior", "[traces][activity]") {
   OperatorIndex ops;
   ops.add("aten::_fused_adamw_", Json{{"External id", 7}, {"Input Dims", Json::array({Json::array(), Json::array()})},

@@ -303,6 +303,17 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
     out_elems = elems[target];
     read = elems[target] * (ts[self].bytes + ts[target].bytes);
     written = backward_of(base) ? elems[target] * ts[self].bytes : static_cast<double>(ts[self].bytes);
+  } else if ((base == "gather" || base == "take_along_dim") && ts.size() >= 2) {
+    // reads one element of self per index (self is not streamed), writes an output the index's size
+    out_elems = elems[1];
+    read = elems[1] * (ts[0].bytes + ts[1].bytes), written = elems[1] * ts[0].bytes;
+  } else if ((base == "scatter_add_" || base == "scatter_add" || base == "index_add_" || base == "index_add") && ts.size() >= 3) {
+    // adds each source element into self at its index: source and index read, the touched part of self read and
+    // written; the out-of-place forms copy self first
+    const double touched = elems[2] * ts[0].bytes;
+    out_elems = elems[2];
+    read = sizes[2] + sizes[1] + touched, written = touched;
+    if (!in_place) read += sizes[0], written += sizes[0];
   } else if (base == "embedding" || base == "index_select" || base == "embedding_dense_backward") {
     // a gather: rows of the table, as many as there are indices
     const Tensor& table = ts[0];
