@@ -512,6 +512,16 @@ def prepared_loop(build, info):
     return call, info, reps, time.perf_counter() - t
 
 
+def write_micro(rec_dir, micro):
+    """Adds what the loop ran (`micro`) to the recording's run.json, which the Recorder wrote."""
+    path = os.path.join(rec_dir, "run.json")
+    with open(path) as f:
+        run = json.load(f)
+    run["micro"] = micro
+    with open(path, "w") as f:
+        json.dump(run, f, indent=1)
+
+
 def record_micro(name, out, steady_s, gpu):
     call, info, reps, step_s_est = prepared_loop(*(MICRO[name] if name in MICRO else PROBES[name]))
     settle_steps = max(1, math.ceil(1.0 / step_s_est))
@@ -529,14 +539,10 @@ def record_micro(name, out, steady_s, gpu):
                 marks["t1" if "t0" in marks else "t0"] = rec.counter()
             rec.step()
             i += 1
-    with open(os.path.join(rec_dir, "run.json")) as f:
-        run = json.load(f)
     (t0, e0), (t1, e1) = marks["t0"], marks["t1"]
     info.update({"reps_per_step": reps, "name": name,
                  "steady": {"t0_ns": t0, "t1_ns": t1, "energy_mj": e1 - e0, "steps": steady_steps - 1}})
-    run["micro"] = info
-    with open(os.path.join(rec_dir, "run.json"), "w") as f:
-        json.dump(run, f, indent=1)
+    write_micro(rec_dir, info)
     p = (e1 - e0) / (t1 - t0) * 1e6
     print(f"{name}: {reps} calls/step, {step_s_est * 1e3:.1f} ms/step, steady {(t1 - t0) / 1e9:.2f} s at {p:.0f} W",
           flush=True)
@@ -691,11 +697,7 @@ def record_window(name, out, steady_s, gpu, profiled=50):
             for _ in range(reps):
                 call()
             rec.step()
-    with open(os.path.join(rec_dir, "run.json")) as f:
-        run = json.load(f)
-    run["micro"] = dict(info, reps_per_step=reps, name=name, window="profiled", settle_steps=warm)
-    with open(os.path.join(rec_dir, "run.json"), "w") as f:
-        json.dump(run, f, indent=1)
+    write_micro(rec_dir, dict(info, reps_per_step=reps, name=name, window="profiled", settle_steps=warm))
     print(f"{name}: {reps} calls/step, {step_s * 1e3:.1f} ms/step, {warm} settle steps, {profiled} profiled", flush=True)
 
 
@@ -789,12 +791,8 @@ def record_long_window(name, build, info, out, gpu, settle_s=2.0, window_s=3.0):
                 n += 1
             calls.append(n)
             rec.step()
-    with open(os.path.join(rec_dir, "run.json")) as f:
-        run = json.load(f)
-    run["micro"] = dict(info, **extra, name=name, window="profiled", settle_steps=1, reps_per_step=calls[-1],
-                        profiled_step_s=window_s)
-    with open(os.path.join(rec_dir, "run.json"), "w") as f:
-        json.dump(run, f, indent=1)
+    write_micro(rec_dir, dict(info, **extra, name=name, window="profiled", settle_steps=1, reps_per_step=calls[-1],
+                              profiled_step_s=window_s))
     print(f"{name}: {calls} calls (settle, profiled)", flush=True)
 
 
