@@ -16,7 +16,6 @@ models/calibration/h200-power-split.json (`gap_state`, `copy_data`). Prints:
      gaps) at the recorded clocks, beside the same loops measured by the suite's steady window.
 """
 import argparse
-import gzip
 import json
 import math
 import os
@@ -28,7 +27,7 @@ import numpy as np
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from window_loops import window_power_w  # noqa: E402
+from window_loops import device_spans, window_power_w  # noqa: E402
 
 SPLIT = os.path.join(ROOT, "models", "calibration", "h200-power-split.json")
 
@@ -41,16 +40,7 @@ def split():
 def busy_and_gaps(rec_dir):
     """(busy seconds, [gap seconds], kernel span seconds) of a recording's device activities (kernels, copies, memsets),
     overlapping ones merged."""
-    with gzip.open(os.path.join(rec_dir, "trace.json.gz")) as f:
-        events = json.load(f)["traceEvents"]
-    spans = sorted((e["ts"] * 1e-6, (e["ts"] + e["dur"]) * 1e-6) for e in events
-                   if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
-    merged = []
-    for a, b in spans:
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
+    merged = device_spans(rec_dir, ("kernel", "gpu_memcpy", "gpu_memset"))
     gaps = [b[0] - a[1] for a, b in zip(merged, merged[1:])]
     return sum(b - a for a, b in merged), gaps, merged[-1][1] - merged[0][0]
 

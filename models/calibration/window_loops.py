@@ -63,18 +63,26 @@ def repeats():
     return out
 
 
-def busy_share(rec_dir):
-    """The share of a recording's kernel span (first kernel's start to last kernel's end) that some kernel covers."""
+def device_spans(rec_dir, cats=("kernel",)):
+    """A recording's device activities of the trace categories `cats` as [start, end] spans in seconds, overlapping
+    ones merged, in time order."""
     import gzip
     with gzip.open(os.path.join(rec_dir, "trace.json.gz")) as f:
-        spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel")
-    busy, (start, end) = 0.0, spans[0]
-    for a, b in spans[1:]:
-        if a > end:
-            busy, start, end = busy + end - start, a, b
+        spans = sorted((e["ts"] * 1e-6, (e["ts"] + e["dur"]) * 1e-6) for e in json.load(f)["traceEvents"]
+                       if e.get("ph") == "X" and e.get("cat") in cats)
+    merged = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
         else:
-            end = max(end, b)
-    busy += end - start
+            merged.append([a, b])
+    return merged
+
+
+def busy_share(rec_dir):
+    """The share of a recording's kernel span (first kernel's start to last kernel's end) that some kernel covers."""
+    spans = device_spans(rec_dir)
+    busy = sum(b - a for a, b in spans)
     return busy / (spans[-1][1] - spans[0][0]) if len(spans) > 1 else 1.0
 
 
