@@ -252,12 +252,14 @@ std::map<std::string, std::string> replaced_loops(const Json& doc, const std::st
 LoopRecordings::LoopRecordings(const std::string& split_path, const std::string& suite_dir, const std::string& window_dir)
     : suite_dir_(suite_dir) {
   const Json doc = read_json_file(split_path);
-  replaced_ = replaced_loops(doc, split_path, doc.is_object() && doc.contains("fit") ? loop_names_in_split(doc, split_path, "fit") : std::vector<std::string>{});
+  const std::vector<std::string> fit =
+      doc.is_object() && doc.contains("fit") ? loop_names_in_split(doc, split_path, "fit") : std::vector<std::string>{};
+  replaced_ = replaced_loops(doc, split_path, fit);
   if (!doc.is_object() || !doc.contains("profiled_window")) return;
   JsonReader pw(doc["profiled_window"], split_path, "profiled_window");
   const Json& list = pw.raw("loops");
   if (!list.is_array()) pw.fail("loops", "expected a list of kernel-loop names");
-  std::vector<std::string> known = loop_names_in_split(doc, split_path, "fit");
+  std::vector<std::string> known = fit;
   for (const std::string& n : loop_names_in_split(doc, split_path, "held_out")) known.push_back(n);
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (!list[i].is_string()) pw.fail("loops", "expected names (element " + std::to_string(i) + " is not a string)");
@@ -302,10 +304,30 @@ std::string LoopRecordings::replacement(const std::string& loop) const {
   return it == replaced_.end() ? std::string() : it->second;
 }
 
+LoopRecordings::Source LoopRecordings::source(const std::string& loop) const {
+  if (!replacement(loop).empty()) return Source::replacement;
+  if (measured_gapless(loop)) return Source::gapless;
+  return measured_over_profiled_window(loop) ? Source::window : Source::suite;
+}
+
+const char* LoopRecordings::measured_over(const std::string& loop) const {
+  switch (source(loop)) {
+    case Source::replacement: return "replacement";
+    case Source::gapless: return "one long profiled step";
+    case Source::window: return "profiled window";
+    case Source::suite: break;
+  }
+  return "steady window";
+}
+
 std::string LoopRecordings::dir(const std::string& loop) const {
-  if (std::string r = replacement(loop); !r.empty()) return r;
-  if (measured_gapless(loop)) return gapless_dir(loop);
-  return measured_over_profiled_window(loop) ? window_dir(loop) : suite_dir(loop);
+  switch (source(loop)) {
+    case Source::replacement: return replacement(loop);
+    case Source::gapless: return gapless_dir(loop);
+    case Source::window: return window_dir(loop);
+    case Source::suite: break;
+  }
+  return suite_dir(loop);
 }
 
 PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, const std::string& split_path,

@@ -55,6 +55,8 @@ class LoopRecordings {
  public:
   LoopRecordings(const std::string& split_path, const std::string& suite_dir, const std::string& window_dir = "");
   std::string dir(const std::string& loop) const;  // the loop's measurement
+  // Which measurement dir() gives: "replacement", "one long profiled step", "profiled window" or "steady window".
+  const char* measured_over(const std::string& loop) const;
   std::string replacement(const std::string& loop) const;  // "" when the loop's measurement is not replaced
   bool measured_over_profiled_window(const std::string& loop) const;
   // The split's `gapless_window` (seventh round): the same loops recorded with one long profiled step into its
@@ -68,6 +70,8 @@ class LoopRecordings {
   std::string suite_dir(const std::string& loop) const { return suite_dir_ + "/" + loop; }
 
  private:
+  enum class Source { replacement, gapless, window, suite };  // which measurement of a loop is of record, by precedence
+  Source source(const std::string& loop) const;
   std::string suite_dir_, window_dir_, gapless_dir_;
   std::vector<std::string> window_loops_;
   bool window_of_record_ = false, gapless_of_record_ = false;

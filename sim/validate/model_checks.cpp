@@ -132,10 +132,7 @@ Json power_suite_checks(const GpuModel& h200) {
         row = validate_kernel_loop(load_kernel_loop(dir), h200);
       }
       row["kind"] = std::string(side) == "fit" ? "in-sample" : "held-out";
-      row["measured_over"] = !where.replacement(n).empty()         ? "replacement"
-                             : where.measured_gapless(n)             ? "one long profiled step"
-                             : where.measured_over_profiled_window(n) ? "profiled window"
-                                                                      : "steady window";
+      row["measured_over"] = where.measured_over(n);
       const double en = row["native"]["energy_error_pct"].get<double>(), er = row["recorded"]["energy_error_pct"].get<double>();
       native_err.push_back(en);
       recorded_err.push_back(er);

@@ -270,11 +270,12 @@ std::optional<OperatorWork> attention_work(const OperatorCall& op, const std::st
 std::size_t elementwise_operands(const std::vector<const std::string*>& kernel_names) {
   if (kernel_names.size() != 1) return 0;
   static const std::string key = "std::array<char*, ";
-  const std::size_t at = kernel_names.front()->find(key);
+  const std::string& name = *kernel_names.front();
+  const std::size_t at = name.find(key);
   if (at == std::string::npos) return 0;
   std::size_t n = 0;
-  for (std::size_t i = at + key.size(); i < kernel_names.front()->size() && std::isdigit(static_cast<unsigned char>((*kernel_names.front())[i])); ++i)
-    n = n * 10 + static_cast<std::size_t>((*kernel_names.front())[i] - '0');
+  for (std::size_t i = at + key.size(); i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])); ++i)
+    n = n * 10 + static_cast<std::size_t>(name[i] - '0');
   return n;
 }
 
