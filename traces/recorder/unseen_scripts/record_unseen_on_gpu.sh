@@ -1,0 +1,33 @@
+#!/bin/bash
+# Records every script of this folder with `python3 -m dvfs_sim.record` (scripts unedited) on an NVIDIA GPU: the
+# eighth round's blind set (models/calibration/h200-power-split.json "unseen_workloads"). Usage:
+#   record_unseen_on_gpu.sh PYTHONPATH_OF_DVFS_SIM OUT_DIR
+# Writes OUT_DIR/unseen.tar.part-* (all recordings and logs, split under the device tool's 16 MiB file limit).
+# Only reads NVML; changes no card setting.
+PKG=$1; OUT=$2
+S=$(cd "$(dirname "$0")" && pwd)
+W=$(mktemp -d)/h200-unseen
+mkdir -p "$W/logs"
+export PYTHONUNBUFFERED=1
+{ python3 -c "import torch, pynvml; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"
+  nvidia-smi --query-gpu=name,driver_version,power.draw,power.limit,clocks.sm,clocks.mem,temperature.gpu --format=csv; } > "$W/logs/env.log" 2>&1
+rec() {  # rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...
+  local name=$1 steps=$2; shift 3
+  local t0=$SECONDS
+  PYTHONPATH=$PKG timeout 240 python3 -m dvfs_sim.record -o "$W/$name" --steps "$steps" -- "$@" > "$W/logs/$name.log" 2>&1
+  local rc=$?
+  echo "$name rc=$rc wall=$((SECONDS - t0)) s" | tee -a "$W/logs/summary.log"
+  tail -3 "$W/logs/$name.log" | tee -a "$W/logs/summary.log"
+}
+rec bert-finetune-b32 10:60 -- python3 "$S/bert_finetune.py"
+rec lstm-lm-b64 5:25 -- python3 "$S/lstm_lm.py"
+rec unet-denoise-b32 10:50 -- python3 "$S/unet_denoise.py"
+rec resnet50-infer-fp16-b32 10:400 -- python3 "$S/resnet50_infer.py"
+rec dlrm-train-b4096 10:200 -- python3 "$S/dlrm_train.py"
+rec gpt-decode-b4 20:300 -- python3 "$S/gpt_decode.py"
+rec mobilenet-train-b128 10:50 -- python3 "$S/mobilenet_train.py"
+rec moe-train-b16 10:60 -- python3 "$S/moe_train.py"
+nvidia-smi --query-gpu=power.draw,clocks.sm,temperature.gpu --format=csv >> "$W/logs/env.log" 2>&1
+du -sh "$W"/* | tee -a "$W/logs/summary.log"
+tar cf - -C "$(dirname "$W")" h200-unseen | split -b 15m - "$OUT/unseen.tar.part-"
+ls -la "$OUT"
