@@ -2,7 +2,9 @@
 # Records every script of this folder with `python3 -m dvfs_sim.record` (scripts unedited) on an NVIDIA GPU: the
 # eighth round's blind set (models/calibration/h200-power-split.json "unseen_workloads"). Usage:
 #   record_unseen_on_gpu.sh PYTHONPATH_OF_DVFS_SIM OUT_DIR
-# Writes OUT_DIR/unseen.tar.part-* (all recordings and logs, split under the device tool's 16 MiB file limit).
+# Writes OUT_DIR/unseen.tar.part-* (all recordings and logs, split under the device tool's 16 MiB file limit; the
+# tool brings back at most ~60 MB per call: the first call's bert and lstm recordings were lost that way and recorded
+# again with ONLY="bert-finetune-b32 lstm-lm-b64", bert with 25 profiled steps instead of 60).
 # Only reads NVML; changes no card setting.
 PKG=$1; OUT=$2
 S=$(cd "$(dirname "$0")" && pwd)
@@ -11,15 +13,16 @@ mkdir -p "$W/logs"
 export PYTHONUNBUFFERED=1
 { python3 -c "import torch, pynvml; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"
   nvidia-smi --query-gpu=name,driver_version,power.draw,power.limit,clocks.sm,clocks.mem,temperature.gpu --format=csv; } > "$W/logs/env.log" 2>&1
-rec() {  # rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...
+rec() {  # rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...; ONLY="NAME ..." records those only
   local name=$1 steps=$2; shift 3
+  [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]] && return 0
   local t0=$SECONDS
   PYTHONPATH=$PKG timeout 240 python3 -m dvfs_sim.record -o "$W/$name" --steps "$steps" -- "$@" > "$W/logs/$name.log" 2>&1
   local rc=$?
   echo "$name rc=$rc wall=$((SECONDS - t0)) s" | tee -a "$W/logs/summary.log"
   tail -3 "$W/logs/$name.log" | tee -a "$W/logs/summary.log"
 }
-rec bert-finetune-b32 10:60 -- python3 "$S/bert_finetune.py"
+rec bert-finetune-b32 10:25 -- python3 "$S/bert_finetune.py"
 rec lstm-lm-b64 5:25 -- python3 "$S/lstm_lm.py"
 rec unet-denoise-b32 10:50 -- python3 "$S/unet_denoise.py"
 rec resnet50-infer-fp16-b32 10:400 -- python3 "$S/resnet50_infer.py"
@@ -29,5 +32,6 @@ rec mobilenet-train-b128 10:50 -- python3 "$S/mobilenet_train.py"
 rec moe-train-b16 10:60 -- python3 "$S/moe_train.py"
 nvidia-smi --query-gpu=power.draw,clocks.sm,temperature.gpu --format=csv >> "$W/logs/env.log" 2>&1
 du -sh "$W"/* | tee -a "$W/logs/summary.log"
+for f in "$W"/*/telemetry.csv; do gzip -9 "$f"; done  # for the transfer; unzipped when shipped
 tar cf - -C "$(dirname "$W")" h200-unseen | split -b 15m - "$OUT/unseen.tar.part-"
 ls -la "$OUT"
