@@ -127,6 +127,59 @@ TEST_CASE("gathers and scatters move the indexed elements, not the whole tensor"
   CHECK(so.bytes == Approx(s.bytes + 2 * 2e6));
 }
 
+TEST_CASE("an embedding bag gathers one table row per index, not the whole table", "[traces][activity]") {
+  // DLRM's bag: _embedding_bag(weight [10^6, 128] fp32, indices [81920], offsets [4096], ...) (h200-unseen)
+  const OperatorWork w = work_of(op("aten::_embedding_bag", {{1000000, 128}, {81920}, {4096}, {}, {}},
+                                    {"float", "long int", "long int", "Scalar", "Scalar"}),
+                                 "EmbeddingBag_updateOutputKernel_sum_mean");
+  CHECK(w.bytes == Approx(81920 * 128 * 4.0 + 81920 * 8 + 4096 * 8 + 4096 * 128 * 4.0));
+  CHECK(w.bytes < 1e8);  // the table is 512 MB
+}
+
+TEST_CASE("advanced indexing whose index list the profiler did not size is left unpriced", "[traces][activity]") {
+  // data[idx]: aten::index([512, 3, 160, 160] uint8, <list>) -- how many rows it gathers is not in the trace
+  const std::string kernel = "void at::native::vectorized_gather_kernel<16, long>";
+  CHECK_FALSE(operator_work(op("aten::index", {{512, 3, 160, 160}, {}}, {"unsigned char", ""}), {&kernel}));
+}
+
+TEST_CASE("a concatenation moves its tensor list's elements once each way; the element size is in the kernel's name", "[traces][activity]") {
+  // a KV cache grown by one token: cat([k [4, 16, 275, 64], new [4, 16, 1, 64]], dim 2), fp16 (h200-unseen gpt-decode)
+  OperatorIndex ops;
+  ops.add("aten::cat", Json{{"External id", 3},
+                            {"Input Dims", Json::array({Json::array({Json::array({4, 16, 275, 64}), Json::array({4, 16, 1, 64})}),
+                                                        Json::array()})},
+                            {"Input type", {"TensorList", "Scalar"}}});
+  REQUIRE(ops.find(3) != nullptr);
+  const std::string cat = "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 4, 64, 64>";
+  const std::optional<OperatorWork> w = operator_work(*ops.find(3), {&cat});
+  REQUIRE(w);
+  CHECK(w->bytes == Approx(2.0 * 4 * 16 * 276 * 64 * 2));
+  // without the element size in the kernel's name the operator stays unpriced
+  const std::string copy = "void at::native::unrolled_elementwise_kernel<direct_copy_kernel_cuda>";
+  CHECK_FALSE(operator_work(*ops.find(3), {&copy}));
+  // a foreach operator over a sized list is not kept: its kernels keep their launch-shape estimate
+  ops.add("aten::_foreach_mul_", Json{{"External id", 4}, {"Input Dims", Json::array({Json::array({Json::array({8, 8})}), Json::array()})},
+                                      {"Input type", {"TensorList", "Scalar"}}});
+  CHECK(ops.find(4) == nullptr);
+}
+
+TEST_CASE("a dtype conversion kernel beside an attention backward is a helper, not a matrix kernel", "[traces][activity]") {
+  // cuDNN's attention backward: the wgmma kernel does the arithmetic, convert_dq_to_16bits only converts dQ
+  OperatorIndex ops;
+  ops.add("aten::_cudnn_attention_backward",
+          Json{{"External id", 1},
+               {"Input Dims", {{1, 8, 128, 64}, {1, 8, 128, 64}, {1, 8, 128, 64}, {1, 8, 128, 64}, {1, 8, 128, 64}}},
+               {"Input type", {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16"}}});
+  const std::string bprop = "cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x64",
+                    convert = "void cudnn::fusion::convert_dq_to_16bits<true>(void const*, void*, unsigned int)";
+  const std::vector<KernelRates> r =
+      estimate_kernel_rates({{1, 20.0, ActivityKind::kernel, &bprop, 0}, {1, 2.0, ActivityKind::kernel, &convert, 0}}, ops);
+  CHECK(r[0].tensor_tflops > 0);
+  CHECK(r[1].tensor_tflops == 0);
+  CHECK(r[1].fma_tflops == 0);
+  CHECK(r[1].memory_tbps > 0);
+}
+
 TEST_CASE("operators over tensor lists have no sizes: their kernels keep the class prior", "[traces][activity]") {
   OperatorIndex ops;
   ops.add("aten::_fused_adamw_", Json{{"External id", 7}, {"Input Dims", Json::array({Json::array(), Json::array()})},

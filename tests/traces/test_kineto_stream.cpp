@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -456,6 +457,36 @@ TEST_CASE("streaming reader: batches parsed side by side merge as one pass over 
       c.workload = kineto::import_streaming(ByteSource::of_text(text), "t.json", classifier(), &c.report, {batch, 0, 0, parse});
       CHECK(encode_cached_import("key", c) == checked.substr(3));
     }
+}
+
+TEST_CASE("streaming reader: a tensor list's element shapes are read as the checked reader reads them", "[traces][stream]") {
+  // An operator of the fixture made a concatenation over a sized list (aten::cat's nested Input Dims), its kernels
+  // ATen's cat kernel: both readers price it the same, and differently from the list without sizes.
+  Json doc = parse_json_text(read_text(fixture("pytorch/ddp_rank0_wait.json")), "ddp");
+  Json& events = doc["traceEvents"];
+  std::set<long> with_kernels;
+  for (const Json& e : events)
+    if (e.value("cat", "") == "kernel" && e["args"].contains("External id")) with_kernels.insert(e["args"]["External id"].get<long>());
+  long id = -1;
+  for (Json& e : events)
+    if (id < 0 && e.value("cat", "") == "cpu_op" && e["args"].contains("External id") &&
+        with_kernels.count(e["args"]["External id"].get<long>())) {
+      id = e["args"]["External id"].get<long>();
+      e["name"] = "aten::cat";
+      e["args"]["Input Dims"] = Json::array({Json::array({Json::array({4, 16, 275, 64}), Json::array({4, 16, 1, 64})}), Json::array()});
+      e["args"]["Input type"] = Json::array({"TensorList", "Scalar"});
+    }
+  REQUIRE(id >= 0);
+  for (Json& e : events)
+    if (e.value("cat", "") == "kernel" && e["args"].value("External id", -1L) == id)
+      e["name"] = "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 4, 64, 64>";
+  const std::string sized = doc.dump();
+  CHECK(same_as_checked(sized));
+  for (Json& e : events)
+    if (e.value("name", "") == "aten::cat") e["args"]["Input Dims"] = Json::array({Json::array(), Json::array()});
+  const std::string unsized = doc.dump();
+  CHECK(same_as_checked(unsized));
+  CHECK(outcome(sized, KinetoReader::checked) != outcome(unsized, KinetoReader::checked));
 }
 
 TEST_CASE("streaming reader: the same workload for every batch size, queue depth and number of parse threads", "[traces][stream]") {

@@ -94,8 +94,15 @@ bool any_name_has(const std::vector<const std::string*>& names, const char* need
 // Library kernel names that do a GEMM, convolution or attention's arithmetic (cuBLAS, cuBLASLt nvjet, CUTLASS,
 // cuDNN implicit GEMM / FFT / Winograd, flash attention).
 bool is_matrix_kernel(const std::string* name) {
-  return name_has_any(name, {"gemm", "mma", "nvjet", "cutlass", "conv", "fprop", "dgrad", "wgrad", "fft", "winograd",
-                             "flash", "fmha", "sdpa", "attention", "s16816", "s1688"});
+  if (name_has_any(name, {"gemm", "mma", "nvjet", "cutlass", "fprop", "dgrad", "wgrad", "fft", "winograd", "flash", "fmha",
+                          "sdpa", "attention", "s16816", "s1688"}))
+    return true;
+  // "conv" names convolutions, "convert" does not (cuDNN attention's `convert_dq_to_16bits` is a dtype helper)
+  std::string l = name ? *name : std::string();
+  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (std::size_t p = l.find("conv"); p != std::string::npos; p = l.find("conv", p + 4))
+    if (l.compare(p, 7, "convert") != 0) return true;
+  return false;
 }
 
 // Names that say tensor cores: (x/w/h)mma instructions, CUTLASS tensorop, cuBLASLt's nvjet, flash attention.
@@ -315,6 +322,16 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
     out_elems = elems[2];
     read = sizes[2] + sizes[1] + touched, written = touched;
     if (!in_place) read += sizes[0], written += sizes[0];
+  } else if (base == "_embedding_bag" || base == "_embedding_bag_forward_only") {
+    // (weight, indices, offsets, ...): one table row gathered per index and summed into its bag; the table is not
+    // streamed (counted whole, a 1M-row table's bag kernel ran at 37 TB/s)
+    if (ts.size() < 3) return std::nullopt;
+    const double row = ts[0].dims->empty() ? 1.0 : static_cast<double>(ts[0].dims->back());
+    out_elems = elems[1] * row;
+    read = out_elems * ts[0].bytes + sizes[1] + sizes[2], written = elems[2] * row * ts[0].bytes;
+  } else if (base == "index" && ts.size() == 1) {
+    // advanced indexing whose index tensors the profiler did not size (a list): how much it gathers is unknown
+    return std::nullopt;
   } else if (base == "embedding" || base == "index_select" || base == "embedding_dense_backward") {
     // a gather: rows of the table, as many as there are indices
     const Tensor& table = ts[0];
@@ -336,6 +353,32 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
   std::string stem = base;
   if (in_place) stem.pop_back();
   w.alu_ops = out_elems * alu_intensity(stem);
+  return w;
+}
+
+bool is_concatenation(const std::string& op_name) {
+  return op_name == "aten::cat" || op_name == "aten::_cat" || op_name == "aten::stack";
+}
+
+// torch.cat / stack: every element of the list read once and written into the output. The list's dtype is not
+// in the trace (its type is "TensorList"); ATen's concatenation kernels name their element size
+// (`CatArrayBatchedCopy<OpaqueType<2u>, ...>`); other kernels (a copy per input) leave the operator unpriced.
+std::optional<OperatorWork> concatenation_work(const OperatorCall& op, const std::vector<const std::string*>& kernel_names) {
+  static const std::string key = "OpaqueType<";
+  int es = 0;
+  for (const std::string* n : kernel_names) {
+    const std::size_t at = n ? n->find(key) : std::string::npos;
+    if (at == std::string::npos || at + key.size() >= n->size()) return std::nullopt;
+    const int b = n->at(at + key.size()) - '0';
+    if (b < 1 || b > 8 || (es != 0 && b != es)) return std::nullopt;
+    es = b;
+  }
+  if (es == 0) return std::nullopt;
+  double elements = 0;
+  for (const auto& shape : op.list_dims) elements += numel(shape);
+  OperatorWork w;
+  w.bytes = 2.0 * elements * es;
+  w.alu_ops = elements * alu_intensity("cat");
   return w;
 }
 
@@ -388,16 +431,29 @@ void OperatorIndex::add(const std::string& name, const Json& args) {
   if (dims_it == args.end() || !dims_it->is_array() || id_it == args.end() || !id_it->is_number_integer()) return;
   OperatorCall op;
   op.name = name;
+  auto sized = [](const Json& x) {  // an integer within any tensor's size
+    return x.is_number_integer() && (x.is_number_unsigned() ? x.get<std::uint64_t>() <= static_cast<std::uint64_t>(kMaxOperandSize)
+                                                            : x.get<std::int64_t>() >= -kMaxOperandSize && x.get<std::int64_t>() <= kMaxOperandSize);
+  };
   for (const Json& d : *dims_it) {
     std::vector<std::int64_t> v;
-    if (d.is_array())
+    if (d.is_array() && !d.empty() && d.front().is_array()) {  // a tensor list's element shapes
+      if (!op.list_dims.empty()) return;                       // a second one: no sizes
+      for (const Json& e : d) {
+        if (!e.is_array()) return;
+        std::vector<std::int64_t> shape;
+        for (const Json& x : e) {
+          if (!sized(x)) return;
+          shape.push_back(x.get<std::int64_t>());
+        }
+        op.list_dims.push_back(std::move(shape));
+      }
+    } else if (d.is_array()) {
       for (const Json& x : d) {
-        if (!x.is_number_integer()) return;  // a nested list (a tensor list) or garbage: no sizes
-        if (x.is_number_unsigned() ? x.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxOperandSize)
-                                   : x.get<std::int64_t>() < -kMaxOperandSize || x.get<std::int64_t>() > kMaxOperandSize)
-          return;  // beyond any tensor: no sizes
+        if (!sized(x)) return;  // garbage or beyond any tensor: no sizes
         v.push_back(x.get<std::int64_t>());
       }
+    }
     op.dims.push_back(std::move(v));
   }
   auto strings = [&](const char* key, std::vector<std::string>& out) {
@@ -411,8 +467,12 @@ void OperatorIndex::add(const std::string& name, const Json& args) {
 }
 
 void OperatorIndex::add_call(long external_id, OperatorCall op) {
-  for (const std::string& t : op.types)
-    if (t == "TensorList" || t == "GenericList") return;  // sizes of list elements are not recorded
+  std::size_t lists = 0;
+  for (const std::string& t : op.types) lists += t == "TensorList" || t == "GenericList";
+  if (lists > (op.list_dims.empty() ? 0u : 1u)) return;  // a list whose elements' sizes were not recorded
+  // of the operators over a sized list only concatenations are counted; the others (foreach) keep their
+  // kernels' launch-shape estimate, which needs them absent here
+  if (!op.list_dims.empty() && !is_concatenation(op.name)) return;
   if (op.types.size() != op.dims.size()) return;
   ops_[external_id] = std::move(op);
 }
@@ -437,6 +497,7 @@ std::optional<OperatorWork> operator_work(const OperatorCall& op, const std::vec
     return gemm_work(op, base, kernel_names);
   if (base == "cudnn_convolution" || base == "convolution" || base == "_convolution" || base == "convolution_backward")
     return convolution_work(op, base, kernel_names);
+  if (!op.list_dims.empty()) return is_concatenation(op.name) ? concatenation_work(op, kernel_names) : std::nullopt;
   if (base.find("attention") != std::string::npos && base.front() == '_') return attention_work(op, base);
   return streaming_work(op, base, kernel_names);
 }

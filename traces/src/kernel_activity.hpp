@@ -35,6 +35,9 @@ struct OperatorCall {
   std::vector<std::vector<std::int64_t>> dims;    // per input; empty for non-tensors
   std::vector<std::string> types;                 // per input, e.g. "c10::BFloat16", "float", "Scalar"
   std::vector<std::string> concrete;              // per input: scalar values as text ("[2, 2]", "True", "0.")
+  // The element shapes of a tensor-list input whose sizes the profiler wrote as a nested list (aten::cat's
+  // `[[[4, 16, 275, 64], [4, 16, 1, 64]], []]`); that input's `dims` entry is empty. One such list at most.
+  std::vector<std::vector<std::int64_t>> list_dims;
 };
 
 // The cpu_op events of a trace that carry input shapes, by External id.

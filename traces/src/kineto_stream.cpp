@@ -907,19 +907,33 @@ class EventReader {
     if (!dims || dims->type != Node::k_arr || !is_integer(id)) return true;
     OperatorCall op;
     bool sized = true;
+    auto integers = [&](const Node& list, std::vector<std::int64_t>& v) {
+      tree_.each(list, [&](const Node& x) {
+        if (!is_integer(&x) || (x.type == Node::k_u64 ? x.u > static_cast<std::uint64_t>(kMaxOperandSize)
+                                                    : x.i < -kMaxOperandSize || x.i > kMaxOperandSize))
+          sized = false;
+        else
+          v.push_back(x.type == Node::k_u64 ? static_cast<std::int64_t>(x.u) : x.i);
+      });
+    };
     tree_.each(*dims, [&](const Node& d) {
       std::vector<std::int64_t> v;
-      if (d.type == Node::k_arr)
-        tree_.each(d, [&](const Node& x) {
-          if (!is_integer(&x) || (x.type == Node::k_u64 ? x.u > static_cast<std::uint64_t>(kMaxOperandSize)
-                                                      : x.i < -kMaxOperandSize || x.i > kMaxOperandSize))
-            sized = false;
-          else
-            v.push_back(x.type == Node::k_u64 ? static_cast<std::int64_t>(x.u) : x.i);
+      bool nested = false;
+      if (d.type == Node::k_arr) tree_.each(d, [&](const Node& x) { nested = nested || x.type == Node::k_arr; });
+      if (nested) {  // a tensor list's element shapes (OperatorCall::list_dims): one list at most
+        if (!op.list_dims.empty()) sized = false;
+        tree_.each(d, [&](const Node& e) {
+          std::vector<std::int64_t> shape;
+          if (e.type == Node::k_arr) integers(e, shape);
+          else sized = false;
+          op.list_dims.push_back(std::move(shape));
         });
+      } else if (d.type == Node::k_arr) {
+        integers(d, v);
+      }
       op.dims.push_back(std::move(v));
     });
-    if (!sized) return true;  // a nested list (a tensor list), garbage or beyond any tensor: no sizes
+    if (!sized) return true;  // garbage, a second tensor list, or beyond any tensor: no sizes
     op.name = std::string(name);
     auto strings = [&](int key, std::vector<std::string>& out) {
       const Node* list = a_[key];
