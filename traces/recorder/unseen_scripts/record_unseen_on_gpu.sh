@@ -5,7 +5,7 @@
 # Writes OUT_DIR/unseen.tar.part-* (all recordings and logs, split under the device tool's 16 MiB file limit; the
 # tool brings back at most ~60 MB per call: the first call's bert and lstm recordings were lost that way and recorded
 # again with ONLY="bert-finetune-b32 lstm-lm-b64", bert with 25 profiled steps instead of 60).
-# Only reads NVML; changes no card setting.
+# SET=2 records the second blind set instead. Only reads NVML; changes no card setting.
 PKG=$1; OUT=$2
 S=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d)/h200-unseen
@@ -22,6 +22,13 @@ rec() {  # rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...; ONLY="NAME ..." r
   echo "$name rc=$rc wall=$((SECONDS - t0)) s" | tee -a "$W/logs/summary.log"
   tail -3 "$W/logs/$name.log" | tee -a "$W/logs/summary.log"
 }
+if [ "${SET:-1}" = 2 ]; then  # the second blind set (split: unseen_workloads_2)
+  rec llama-sft-b8 10:50 -- python3 "$S/llama_sft.py"
+  rec gcn-train-200k 5:40 -- python3 "$S/gcn_train.py"
+  rec speech-ctc-b8 10:50 -- python3 "$S/speech_ctc.py"
+  rec t5-translate-b48 10:40 -- python3 "$S/t5_translate.py"
+  rec vit-compile-infer-b64 20:400 -- python3 "$S/vit_compile_infer.py"
+else
 rec bert-finetune-b32 10:25 -- python3 "$S/bert_finetune.py"
 rec lstm-lm-b64 5:25 -- python3 "$S/lstm_lm.py"
 rec unet-denoise-b32 10:50 -- python3 "$S/unet_denoise.py"
@@ -30,6 +37,7 @@ rec dlrm-train-b4096 10:200 -- python3 "$S/dlrm_train.py"
 rec gpt-decode-b4 20:300 -- python3 "$S/gpt_decode.py"
 rec mobilenet-train-b128 10:50 -- python3 "$S/mobilenet_train.py"
 rec moe-train-b16 10:60 -- python3 "$S/moe_train.py"
+fi
 nvidia-smi --query-gpu=power.draw,clocks.sm,temperature.gpu --format=csv >> "$W/logs/env.log" 2>&1
 du -sh "$W"/* | tee -a "$W/logs/summary.log"
 for f in "$W"/*/telemetry.csv; do gzip -9 "$f"; done  # for the transfer; unzipped when shipped
