@@ -1,5 +1,7 @@
 #include "sim/validate/validate.hpp"
 
+#include "sim/validate/work_beyond_peak.hpp"
+
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/results/summary.hpp"
@@ -164,6 +166,7 @@ Json validate_recording(const Recording& rec, const GpuModel& model, const std::
                        {"mape", {{"time_pct", ape_t / n}, {"energy_pct", ape_e / n}, {"mean_power_pct", ape_p / n}}}});
   }
   report["clock_sources"] = sources;
+  report["work_beyond_peak"] = work_beyond_peak(rec.workload, model.specs());
   if (!out_dir.empty()) {
     write_measured_csv(rec, sim_step0_s, out_dir + "/measured.csv");
     std::ofstream(out_dir + "/validate.json") << report.dump(2) << "\n";
@@ -253,6 +256,22 @@ std::string format_validation(const Json& rep) {
     if (rep.contains("energy_counter")) total["energy_resolved"] = rep["energy_counter"]["window_resolved"];
     line("total", total, false);
     format_mape(os, src, rep.contains("energy_counter") ? rep["energy_counter"] : Json());
+  }
+  const Json& beyond = rep["work_beyond_peak"];
+  if (beyond.value("kernels", 0) > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "\nwork beyond the part: %zu kernels (%.1f %% of kernel time) counted faster than %.2fx %s's datasheet "
+                  "bandwidth or tensor peak (a miscount, or data served from L2 priced as DRAM bytes: their power is "
+                  "over-priced); most time:\n",
+                  beyond["kernels"].get<std::size_t>(), 100.0 * beyond["share_of_kernel_time"].get<double>(),
+                  beyond["margin"].get<double>(), rep["gpu"]["name"].get<std::string>().c_str());
+    os << buf;
+    for (const Json& t : beyond["top"]) {
+      std::snprintf(buf, sizeof buf, "  %6zu x %8.2f ms  %6.2f TB/s  %7.1f tensor TFLOP/s  %.90s\n", t["kernels"].get<std::size_t>(),
+                    t["seconds"].get<double>() * 1e3, t["memory_tbps"].get<double>(), t["tensor_tflops"].get<double>(),
+                    t["name"].get<std::string>().c_str());
+      os << buf;
+    }
   }
   return os.str();
 }
