@@ -218,6 +218,19 @@ def analyse(rec_dir):
             "rapl_note": d["meta"].get("rapl_note"), "host": d["meta"], "counts": d["life"].get("counts", {})}
 
 
+def job_cpu_core_s(fig, sampler_core_per_s):
+    """The job's busy core-seconds over a span from its counter differences `fig` (a _figures dict: time_s,
+    cpu_busy_core_s, proc_cpu_core_s): the job's process tree's own CPU (/proc/<pid>/stat of the training process and
+    its descendants) plus the CPU outside that tree beyond the samplers' rate at rest (kernel threads working for the
+    job, e.g. writeback), never below zero (models/lifecycle/split.json "cpu_measure"). The samplers run outside the
+    tree and their CPU per NVML read depends on the GPU's state (at rest before any CUDA context ~5 ms, with one and
+    the GPU idle ~4 ms, the GPU busy ~5.6 ms), so a rate measured at rest is subtracted from the CPU outside the tree
+    only: subtracted from all CPUs' busy time it would remove CPU measured in the job's own processes."""
+    tree = fig["proc_cpu_core_s"]
+    outside = fig["cpu_busy_core_s"] - tree
+    return tree + max(0.0, outside - sampler_core_per_s * fig["time_s"])
+
+
 def gpu_idle_w(rec_dir):
     """Measured GPU idle power: the recorder's idle:start window (NVML energy counter)."""
     with open(os.path.join(rec_dir, "run.json")) as f:

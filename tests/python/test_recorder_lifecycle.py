@@ -132,6 +132,57 @@ def test_a_recording_with_host_counters_and_phases_is_analysed_per_phase(fake_nv
     assert sum(v["time_s"] for v in a["by_kind"].values()) == pytest.approx(a["total"]["time_s"])
 
 
+def _synthetic_recording(rec, spans, period_s=0.1):
+    """A recording directory made of host samples every period_s over spans [(name, kind, seconds, cores of the job's
+    process tree, cores of the samplers, cores of kernel threads working for the job)] (16 CPUs, 100 ticks/s)."""
+    os.makedirs(rec)
+    step = round(period_s * 1e9)
+    ticks = {"sys": 0, "idle": 0, "tree": 0}
+    host_rows, tel_rows, phases, t = [], [], [], 0
+    for name, kind, seconds, tree, samplers, kernel in spans:
+        phases.append({"name": name, "kind": kind, "t0_ns": t, "t1_ns": t + round(seconds * 1e9), "depth": 0})
+        for _ in range(round(seconds / period_s)):
+            host_rows.append([t, 0, ticks["sys"], ticks["idle"], 0, 0] + [0] * 8 + [ticks["tree"], 1, ticks["tree"]])
+            tel_rows.append([t, t // 10 ** 7])  # 100 W
+            busy = round((tree + samplers + kernel) * 100 * period_s)
+            ticks["sys"] += busy
+            ticks["idle"] += round(16 * 100 * period_s) - busy
+            ticks["tree"] += round(tree * 100 * period_s)
+            t += step
+    host_rows.append([t, 0, ticks["sys"], ticks["idle"], 0, 0] + [0] * 8 + [ticks["tree"], 1, ticks["tree"]])
+    tel_rows.append([t, t // 10 ** 7])
+    for name, cols, body in (("host.csv", ["t_ns"] + host.CPU_COLUMNS + host.IO_COLUMNS + host.PROC_COLUMNS, host_rows),
+                             ("telemetry.csv", ["t_ns", "energy_mj"], tel_rows)):
+        with open(os.path.join(rec, name), "w", newline="") as f:
+            csv.writer(f).writerows([cols] + body)
+    idle = phases.pop(0)
+    json.dump({"clk_tck": 100, "cpus": 16, "rapl_domains": []}, open(os.path.join(rec, "host.json"), "w"))
+    json.dump({"phases": [idle]}, open(os.path.join(rec, "run.json"), "w"))
+    json.dump({"phases": phases, "counts": {}}, open(os.path.join(rec, "lifecycle.json"), "w"))
+
+
+def test_the_job_cpu_never_loses_its_own_processes_cpu_when_the_samplers_cost_less_than_at_rest(tmp_path):
+    # at rest (no CUDA context) the NVML sampler costs 0.9 core; once the job holds the GPU it costs 0.7 core. A
+    # checkpoint: the job's process 0.7 core for 4 s. A staging sync: the process 1 core, the kernel's writeback 0.5
+    # core for the job, the samplers back at 0.9.
+    _synthetic_recording(str(tmp_path / "job" / "recording"), [("idle:start", "idle", 2.0, 0.0, 0.9, 0.0),
+                                                               ("ckpt", "checkpoint", 4.0, 0.7, 0.7, 0.0),
+                                                               ("stage", "staging", 4.0, 1.0, 0.9, 0.5)])
+    (tmp_path / "job" / "job.json").write_text("{}")
+    a = _load_fit_lifecycle().job("job", str(tmp_path))
+    assert a["sampler_core_per_s"] == pytest.approx(0.9)
+    ck, st = (next(r for r in a["top"] if r["name"] == n) for n in ("ckpt", "stage"))
+    # the reduction before split.json's cpu_measure: all CPUs less the samplers' rest rate, 2.0 core-s, below the
+    # 2.8 core-s the job's own process used in the same samples
+    assert ck["cpu_busy_core_s"] - 0.9 * ck["time_s"] == pytest.approx(2.0)
+    assert ck["proc_cpu_core_s"] == pytest.approx(2.8)
+    fl = _load_fit_lifecycle()
+    assert la.job_cpu_core_s(ck, a["sampler_core_per_s"]) == pytest.approx(2.8)
+    assert fl.job_cpu(a, ck) == pytest.approx(2.8)
+    # kernel work beyond the samplers' rest rate still counts: 4 core-s of the process + 2 of writeback
+    assert fl.job_cpu(a, st) == pytest.approx(6.0)
+
+
 def _load_fit_lifecycle():
     import importlib.util
     from repo_paths import ROOT
