@@ -111,6 +111,8 @@ def load(rec_dir):
     c["proc_cpu_core_s"] = Counter(ht, [b * tick for b in host["proc_cpu_ticks"]])
     if "main_cpu_ticks" in host:
         c["main_cpu_core_s"] = Counter(ht, [b * tick for b in host["main_cpu_ticks"]])
+    if "sampler_cpu_ticks" in host:  # recorded from session 8 on; not yet used by job_cpu_core_s
+        c["sampler_cpu_core_s"] = Counter(ht, [b * tick for b in host["sampler_cpu_ticks"]])
     for k in ("disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes", "proc_read_bytes", "proc_write_bytes",
               "proc_rchar", "proc_wchar"):
         c[k] = Counter(ht, host[k])

@@ -28,6 +28,19 @@ def test_proc_parsers_read_cumulative_counters():
     assert host.net_bytes(net) == (1000, 2000)  # loopback left out
 
 
+def test_the_samplers_cpu_is_summed_and_kept_when_a_sampler_ends_before_the_last_sample(tmp_path):
+    def stat(pid, utime, stime):
+        os.makedirs(tmp_path / str(pid), exist_ok=True)
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} (python3 -m x) S 1 1 1 0 -1 0 0 0 0 0 {utime} {stime} 2 1 20 0 1 0\n")
+    stat(11, 30, 10)
+    stat(12, 5, 5)
+    ticks = host.SamplerTicks([11, 12], proc=str(tmp_path))
+    assert ticks() == [30 + 10 + 2 + 1 + 5 + 5 + 2 + 1]
+    stat(11, 50, 20)
+    os.remove(tmp_path / "12" / "stat")  # the NVML sampler stopped before the host sampler's last sample
+    assert ticks() == [50 + 20 + 2 + 1 + 5 + 5 + 2 + 1]
+
+
 def test_rapl_zones_are_found_read_only_and_unreadable_ones_reported(tmp_path):
     z = tmp_path / "intel-rapl:0"
     (z / "intel-rapl:0:0").mkdir(parents=True)
@@ -122,6 +135,8 @@ def test_a_recording_with_host_counters_and_phases_is_analysed_per_phase(fake_nv
     with open(out / "host.csv") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) > 10 and int(rows[-1]["cpu_idle_ticks"]) >= int(rows[0]["cpu_idle_ticks"])
+    sampler = [int(r["sampler_cpu_ticks"]) for r in rows]
+    assert sampler == sorted(sampler)  # the samplers' own CPU, cumulative to the end
     meta = json.loads((out / "host.json").read_text())
     assert meta["pid"] == os.getpid() and meta["samples"] == len(rows)
     a = la.analyse(str(out))
