@@ -184,14 +184,14 @@ def test_the_job_cpu_never_loses_its_own_processes_cpu_when_the_samplers_cost_le
                                                                ("ckpt", "checkpoint", 4.0, 0.7, 0.7, 0.0),
                                                                ("stage", "staging", 4.0, 1.0, 0.9, 0.5)])
     (tmp_path / "job" / "job.json").write_text("{}")
-    a = _load_fit_lifecycle().job("job", str(tmp_path))
+    fl = _load_fit_lifecycle()
+    a = fl.job("job", str(tmp_path))
     assert a["sampler_core_per_s"] == pytest.approx(0.9)
     ck, st = (next(r for r in a["top"] if r["name"] == n) for n in ("ckpt", "stage"))
     # the reduction before split.json's cpu_measure: all CPUs less the samplers' rest rate, 2.0 core-s, below the
     # 2.8 core-s the job's own process used in the same samples
     assert ck["cpu_busy_core_s"] - 0.9 * ck["time_s"] == pytest.approx(2.0)
     assert ck["proc_cpu_core_s"] == pytest.approx(2.8)
-    fl = _load_fit_lifecycle()
     assert la.job_cpu_core_s(ck, a["sampler_core_per_s"]) == pytest.approx(2.8)
     assert fl.job_cpu(a, ck) == pytest.approx(2.8)
     # kernel work beyond the samplers' rest rate still counts: 4 core-s of the process + 2 of writeback
@@ -201,9 +201,14 @@ def test_the_job_cpu_never_loses_its_own_processes_cpu_when_the_samplers_cost_le
 def _load_fit_lifecycle():
     import importlib.util
     from repo_paths import ROOT
+    import sys
     spec = importlib.util.spec_from_file_location("fit_lifecycle", os.path.join(ROOT, "models", "lifecycle", "fit_lifecycle.py"))
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    path = sys.path[:]
+    try:
+        spec.loader.exec_module(mod)
+    finally:  # the script puts the source tree's python/ first: later tests' sweep workers would import from there
+        sys.path[:] = path
     return mod
 
 
