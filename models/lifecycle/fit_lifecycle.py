@@ -95,9 +95,9 @@ def rows(a, kind):
 
 
 def job_cpu(a, r):
-    """Measured busy core-seconds of the job in a phase: all CPUs' busy time less the samplers' rate at rest."""
-    n = r["net"]
-    return max(0.0, n["cpu_busy_core_s"] - a["sampler_core_per_s"] * n["time_s"])
+    """Measured busy core-seconds of the job in a phase (net of the recorder's Kineto window): its process tree's CPU
+    plus the CPU outside it beyond the samplers' rate at rest (la.job_cpu_core_s; split.json "cpu_measure")."""
+    return la.job_cpu_core_s(r["net"], a["sampler_core_per_s"])
 
 
 H2D_LOOP = os.path.join(ROOT, "traces", "recordings", "h200-power", "copy-h2d-1g", "run.json")
@@ -459,7 +459,7 @@ def cnn_scenario(cnn, cc, vwarm, shape=None):
     vsteps = math.ceil(a["val_images"] / a["batch"])
     # The validation loader's workers end with it: their CPU time moves into the training process's
     # children's time when they are reaped, so the process split is unreliable here; all the job's CPU of
-    # the phase (busy CPUs less the samplers) is put on the decoding.
+    # the phase (job_cpu: the process tree and the kernel's work beyond the samplers) is put on the decoding.
     vdecode = (job_cpu(cnn, va0) - vwarm["core_s"]) / a["val_images"]
     # steady: the first validation's one-time costs and its loader start left out
     vfed = (va0["time_s"] - va0["data_wait_s"] - vwarm["s"] - vld["start_s"] + (va0["data_waits"]) * vld["fetch_s"]) / vsteps
@@ -595,7 +595,7 @@ def like_for_like(a, r):
     step_s, step_j = st["time_s"] / st["next_calls"], st["gpu_j"] / st["next_calls"]
     pr = r["profiler"]
     excess = max(0.0, pr["main_cpu_core_s"] - st["main_cpu_core_s"] / st["time_s"] * n_win * step_s)
-    whole = max(0.0, r["cpu_busy_core_s"] - a["sampler_core_per_s"] * r["time_s"])
+    whole = la.job_cpu_core_s(r, a["sampler_core_per_s"])
     return {"time_s": r["net"]["time_s"] + n_win * step_s, "gpu_j": r["net"]["gpu_j"] + n_win * step_j,
             "cpu_core_s": whole - excess, "profiled_steps": n_win, "profiler_cpu_core_s": excess}
 
@@ -775,30 +775,34 @@ def days_table(report):
 
 
 def process_cpu_rows(day, a, res):
-    """Per job's checkpoints: the training process's own CPU (/proc/<pid>/stat, its host samples) beside the measured
-    job CPU (all CPUs' busy time less the samplers' rate at rest) and the model's."""
+    """Per job's checkpoints: the process tree's own CPU (/proc/<pid>/stat of the training process and its
+    descendants, its host samples), the measure before split.json "cpu_measure" (all CPUs' busy time less the samplers'
+    rate at rest), the job CPU the tables use now and the model's."""
     ck = [r for r in a["top"] if r["kind"] == "checkpoint"]
     sim = [r for r in res if r["kind"] == "checkpoint"]
-    main = sum(r["net"]["main_cpu_core_s"] for r in ck)
+    tree = sum(r["net"]["proc_cpu_core_s"] for r in ck)
+    old = sum(r["net"]["cpu_busy_core_s"] - a["sampler_core_per_s"] * r["net"]["time_s"] for r in ck)
     meas, mod = sum(r["cpu_core_s"][0] for r in sim), sum(r["cpu_core_s"][1] for r in sim)
     name = os.path.basename(os.path.dirname(a["dir"]))
-    return (f"| {day} | {name} | {len(ck)} | {sum(r['time_s'] for r in ck):.2f} | {main:.2f} | {meas:.2f} | {mod:.2f} | "
-            f"{(mod - main) / main * 100:+.1f} % | {(mod - meas) / meas * 100:+.1f} % |")
+    return (f"| {day} | {name} | {len(ck)} | {sum(r['time_s'] for r in ck):.2f} | {tree:.2f} | {old:.2f} ({(old - tree) / tree * 100:+.1f} %) | "
+            f"{meas:.2f} | {mod:.2f} | {(mod - meas) / meas * 100:+.1f} % |")
 
 
 def diagnostics(report, day1, d2):
     """Findings from the day-2 recording, reported (split.json day2: not used to fit or to choose)."""
     lines = ["### Diagnostics (measured; not fitted, not used to choose anything)", "",
-             "Checkpoints, CPU: the training process's own CPU time (utime + stime of /proc/<pid>/stat, host samples) beside "
-             "the measured job CPU the tables use (all CPUs' busy time less the samplers' rate at rest) and the model's:", "",
-             "| day | job | checkpoints | time s | process CPU core-s | job CPU core-s (tables) | model core-s | model vs process | model vs tables |",
+             "Checkpoints, CPU: the job's process tree's own CPU time (utime + stime + cutime + cstime of /proc/<pid>/stat, "
+             "the training process and its descendants, host samples) beside the measure before split.json's cpu_measure "
+             "(all CPUs' busy time less the samplers' rate at rest, vs the tree), the job CPU the tables use now "
+             "(the tree plus the CPU outside it beyond the samplers' rate at rest) and the model's:", "",
+             "| day | job | checkpoints | time s | process tree core-s | all CPUs less samplers at rest (before) | job CPU core-s (tables) | model core-s | model vs tables |",
              "|---|---|---|---|---|---|---|---|---|"]
     for day, a, res in (("1", day1["cnn"], report["jobs"]["cnn-io"]["phases"]), ("1", day1["llm"], report["jobs"]["llm-finetune"]["phases"]),
                         ("2", d2.get("cnn-io"), report["day2"]["jobs"].get("cnn-io", {}).get("phases")),
                         ("2", d2.get("llm-finetune"), report["day2"]["jobs"].get("llm-finetune", {}).get("phases"))):
         if a is not None and res:
             lines.append(process_cpu_rows(day, a, res))
-    lines += ["", "(The cnn-io process figure holds the validation loader's workers, reaped in its checkpoints: not comparable.)", "",
+    lines += ["",
               "Copy calls of 12 kB files by folder size: the copying process's CPU per file (job.json marks; the cnn-io "
               "staging's from its host samples, the copy before the sync):", "",
               "| day | copy | files | sources | copy call s | core-s | µs per file |", "|---|---|---|---|---|---|---|"]
@@ -946,7 +950,7 @@ def main():
     fit = {"cnn-io": {"staging copy shared -> local", "epoch 0", "validation 0", "checkpoint 0"},
            "llm-finetune": {"training 0", "validation 0"},
            COPIES: {r["name"] for r in rows(sc, "staging")} if sc else set()}
-    report = {"note": "measured = NVML energy counter (GPU J), /proc/stat less the samplers' rate at rest (CPU core-s), "
+    report = {"note": "measured = NVML energy counter (GPU J), the job's process tree's CPU plus all other CPU beyond the samplers' rate at rest (CPU core-s; split.json cpu_measure), "
                       "phase marks (time); sim = dvfs-sim lifecycle model outputs. CPU joules are not measured (no RAPL).",
               "replayed_step": {"cnn-io": {"gpu_busy_s": cb, "gpu_busy_w": cw}, "llm-finetune": {"gpu_busy_s": lb, "gpu_busy_w": lw}},
               "jobs": {}}
@@ -955,7 +959,8 @@ def main():
           "A phase holding the recorder's Kineto window (the first training phase) is measured over the same batches as the "
           "model runs: time and GPU J are the figures without the window plus its profiled steps at the steady per-step rates, "
           "CPU the whole phase's less the profiler's own CPU in the training process. "
-          "CPU energy is not measured on this machine (no RAPL): CPU is compared in busy core-seconds. "
+          "CPU energy is not measured on this machine (no RAPL): CPU is compared in busy core-seconds, the job's process tree's "
+          "(/proc/<pid>/stat) plus all other CPU beyond the samplers' rate at rest (split.json cpu_measure). "
           "GPU J: the NVML energy counter (read every 5 ms, updated every ~100 ms) interpolated between its updates; "
           "`± bound`: the worst-case error of that at the phase's two bounds (the GPU never below its lowest 100 ms mean "
           "of the recording; dvfs_sim.lifecycle_analysis.Counter.bound_error); CPU the same for /proc/stat read every "

@@ -111,6 +111,8 @@ def load(rec_dir):
     c["proc_cpu_core_s"] = Counter(ht, [b * tick for b in host["proc_cpu_ticks"]])
     if "main_cpu_ticks" in host:
         c["main_cpu_core_s"] = Counter(ht, [b * tick for b in host["main_cpu_ticks"]])
+    if "sampler_cpu_ticks" in host:  # recorded from session 8 on; not yet used by job_cpu_core_s
+        c["sampler_cpu_core_s"] = Counter(ht, [b * tick for b in host["sampler_cpu_ticks"]])
     for k in ("disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes", "proc_read_bytes", "proc_write_bytes",
               "proc_rchar", "proc_wchar"):
         c[k] = Counter(ht, host[k])
@@ -216,6 +218,19 @@ def analyse(rec_dir):
         acc["share_of_gpu_j"] = acc["gpu_j"] / total["gpu_j"] if total["gpu_j"] else None
     return {"dir": rec_dir, "top": top, "by_kind": by_kind, "total": total, "rapl": rapl,
             "rapl_note": d["meta"].get("rapl_note"), "host": d["meta"], "counts": d["life"].get("counts", {})}
+
+
+def job_cpu_core_s(fig, sampler_core_per_s):
+    """The job's busy core-seconds over a span from its counter differences `fig` (a _figures dict: time_s,
+    cpu_busy_core_s, proc_cpu_core_s): the job's process tree's own CPU (/proc/<pid>/stat of the training process and
+    its descendants) plus the CPU outside that tree beyond the samplers' rate at rest (kernel threads working for the
+    job, e.g. writeback), never below zero (models/lifecycle/split.json "cpu_measure"). The samplers run outside the
+    tree and their CPU per NVML read depends on the GPU's state (at rest before any CUDA context ~5 ms, with one and
+    the GPU idle ~4 ms, the GPU busy ~5.6 ms), so a rate measured at rest is subtracted from the CPU outside the tree
+    only: subtracted from all CPUs' busy time it would remove CPU measured in the job's own processes."""
+    tree = fig["proc_cpu_core_s"]
+    outside = fig["cpu_busy_core_s"] - tree
+    return tree + max(0.0, outside - sampler_core_per_s * fig["time_s"])
 
 
 def gpu_idle_w(rec_dir):

@@ -28,6 +28,19 @@ def test_proc_parsers_read_cumulative_counters():
     assert host.net_bytes(net) == (1000, 2000)  # loopback left out
 
 
+def test_the_samplers_cpu_is_summed_and_kept_when_a_sampler_ends_before_the_last_sample(tmp_path):
+    def stat(pid, utime, stime):
+        os.makedirs(tmp_path / str(pid), exist_ok=True)
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} (python3 -m x) S 1 1 1 0 -1 0 0 0 0 0 {utime} {stime} 2 1 20 0 1 0\n")
+    stat(11, 30, 10)
+    stat(12, 5, 5)
+    ticks = host.SamplerTicks([11, 12], proc=str(tmp_path))
+    assert ticks() == [30 + 10 + 2 + 1 + 5 + 5 + 2 + 1]
+    stat(11, 50, 20)
+    os.remove(tmp_path / "12" / "stat")  # the NVML sampler stopped before the host sampler's last sample
+    assert ticks() == [50 + 20 + 2 + 1 + 5 + 5 + 2 + 1]
+
+
 def test_rapl_zones_are_found_read_only_and_unreadable_ones_reported(tmp_path):
     z = tmp_path / "intel-rapl:0"
     (z / "intel-rapl:0:0").mkdir(parents=True)
@@ -122,6 +135,8 @@ def test_a_recording_with_host_counters_and_phases_is_analysed_per_phase(fake_nv
     with open(out / "host.csv") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) > 10 and int(rows[-1]["cpu_idle_ticks"]) >= int(rows[0]["cpu_idle_ticks"])
+    sampler = [int(r["sampler_cpu_ticks"]) for r in rows]
+    assert sampler == sorted(sampler)  # the samplers' own CPU, cumulative to the end
     meta = json.loads((out / "host.json").read_text())
     assert meta["pid"] == os.getpid() and meta["samples"] == len(rows)
     a = la.analyse(str(out))
@@ -132,12 +147,68 @@ def test_a_recording_with_host_counters_and_phases_is_analysed_per_phase(fake_nv
     assert sum(v["time_s"] for v in a["by_kind"].values()) == pytest.approx(a["total"]["time_s"])
 
 
+def _synthetic_recording(rec, spans, period_s=0.1):
+    """A recording directory made of host samples every period_s over spans [(name, kind, seconds, cores of the job's
+    process tree, cores of the samplers, cores of kernel threads working for the job)] (16 CPUs, 100 ticks/s)."""
+    os.makedirs(rec)
+    step = round(period_s * 1e9)
+    ticks = {"sys": 0, "idle": 0, "tree": 0}
+    host_rows, tel_rows, phases, t = [], [], [], 0
+    for name, kind, seconds, tree, samplers, kernel in spans:
+        phases.append({"name": name, "kind": kind, "t0_ns": t, "t1_ns": t + round(seconds * 1e9), "depth": 0})
+        for _ in range(round(seconds / period_s)):
+            host_rows.append([t, 0, ticks["sys"], ticks["idle"], 0, 0] + [0] * 8 + [ticks["tree"], 1, ticks["tree"]])
+            tel_rows.append([t, t // 10 ** 7])  # 100 W
+            busy = round((tree + samplers + kernel) * 100 * period_s)
+            ticks["sys"] += busy
+            ticks["idle"] += round(16 * 100 * period_s) - busy
+            ticks["tree"] += round(tree * 100 * period_s)
+            t += step
+    host_rows.append([t, 0, ticks["sys"], ticks["idle"], 0, 0] + [0] * 8 + [ticks["tree"], 1, ticks["tree"]])
+    tel_rows.append([t, t // 10 ** 7])
+    for name, cols, body in (("host.csv", ["t_ns"] + host.CPU_COLUMNS + host.IO_COLUMNS + host.PROC_COLUMNS, host_rows),
+                             ("telemetry.csv", ["t_ns", "energy_mj"], tel_rows)):
+        with open(os.path.join(rec, name), "w", newline="") as f:
+            csv.writer(f).writerows([cols] + body)
+    idle = phases.pop(0)
+    json.dump({"clk_tck": 100, "cpus": 16, "rapl_domains": []}, open(os.path.join(rec, "host.json"), "w"))
+    json.dump({"phases": [idle]}, open(os.path.join(rec, "run.json"), "w"))
+    json.dump({"phases": phases, "counts": {}}, open(os.path.join(rec, "lifecycle.json"), "w"))
+
+
+def test_the_job_cpu_never_loses_its_own_processes_cpu_when_the_samplers_cost_less_than_at_rest(tmp_path):
+    # at rest (no CUDA context) the NVML sampler costs 0.9 core; once the job holds the GPU it costs 0.7 core. A
+    # checkpoint: the job's process 0.7 core for 4 s. A staging sync: the process 1 core, the kernel's writeback 0.5
+    # core for the job, the samplers back at 0.9.
+    _synthetic_recording(str(tmp_path / "job" / "recording"), [("idle:start", "idle", 2.0, 0.0, 0.9, 0.0),
+                                                               ("ckpt", "checkpoint", 4.0, 0.7, 0.7, 0.0),
+                                                               ("stage", "staging", 4.0, 1.0, 0.9, 0.5)])
+    (tmp_path / "job" / "job.json").write_text("{}")
+    fl = _load_fit_lifecycle()
+    a = fl.job("job", str(tmp_path))
+    assert a["sampler_core_per_s"] == pytest.approx(0.9)
+    ck, st = (next(r for r in a["top"] if r["name"] == n) for n in ("ckpt", "stage"))
+    # the reduction before split.json's cpu_measure: all CPUs less the samplers' rest rate, 2.0 core-s, below the
+    # 2.8 core-s the job's own process used in the same samples
+    assert ck["cpu_busy_core_s"] - 0.9 * ck["time_s"] == pytest.approx(2.0)
+    assert ck["proc_cpu_core_s"] == pytest.approx(2.8)
+    assert la.job_cpu_core_s(ck, a["sampler_core_per_s"]) == pytest.approx(2.8)
+    assert fl.job_cpu(a, ck) == pytest.approx(2.8)
+    # kernel work beyond the samplers' rest rate still counts: 4 core-s of the process + 2 of writeback
+    assert fl.job_cpu(a, st) == pytest.approx(6.0)
+
+
 def _load_fit_lifecycle():
     import importlib.util
     from repo_paths import ROOT
+    import sys
     spec = importlib.util.spec_from_file_location("fit_lifecycle", os.path.join(ROOT, "models", "lifecycle", "fit_lifecycle.py"))
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    path = sys.path[:]
+    try:
+        spec.loader.exec_module(mod)
+    finally:  # the script puts the source tree's python/ first: later tests' sweep workers would import from there
+        sys.path[:] = path
     return mod
 
 

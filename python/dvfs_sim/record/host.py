@@ -1,8 +1,9 @@
 """Read-only host counters of a recording (issue 20): CPU package/DRAM energy from RAPL (powercap sysfs,
 where the machine exposes it and this user may read it), CPU time (/proc/stat), disk and network bytes
-(/proc/diskstats, /proc/net/dev) and the I/O and CPU time of the training process and its children
-(DataLoader workers): /proc/<pid>/io and /proc/<pid>/stat. Every column is a cumulative counter as the
-kernel keeps it; per-phase figures are differences (docs/recording-format.md "host.csv"). Nothing is ever
+(/proc/diskstats, /proc/net/dev), the I/O and CPU time of the training process and its children
+(DataLoader workers): /proc/<pid>/io and /proc/<pid>/stat, and the samplers' own CPU time. Every column is a
+cumulative counter as the kernel keeps it; per-phase figures are differences (docs/recording-format.md "host.csv").
+Nothing is ever
 written to sysfs or /proc.
 
 The sampler runs in its own process (like the NVML one):
@@ -25,6 +26,7 @@ CPU_COLUMNS = ["cpu_user_ticks", "cpu_system_ticks", "cpu_idle_ticks", "cpu_iowa
 IO_COLUMNS = ["disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes"]
 PROC_COLUMNS = ["proc_read_bytes", "proc_write_bytes", "proc_rchar", "proc_wchar", "proc_cpu_ticks", "proc_count",
                 "main_cpu_ticks"]
+SAMPLER_COLUMNS = ["sampler_cpu_ticks"]
 
 
 def _read(path):
@@ -162,6 +164,32 @@ def process_counters(pids, proc="/proc"):
     return [rb, wb, rc, wc, ticks, n, main]
 
 
+def cpu_ticks_of(pid, proc="/proc"):
+    """utime+stime+cutime+cstime of one process (/proc/<pid>/stat), or None when it cannot be read (it ended)."""
+    try:
+        st = _read(os.path.join(proc, str(pid), "stat")).rsplit(")", 1)[1].split()
+        return int(st[11]) + int(st[12]) + int(st[13]) + int(st[14])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class SamplerTicks:
+    """The samplers' own CPU (the NVML sampler and this host sampler: the processes left out of the tree), cumulative:
+    a sampler that ended keeps its last reading, so the sum never drops (the NVML sampler stops before the host one).
+    Their CPU per NVML read depends on the GPU's state (docs/lifecycle.md), so a rate measured at rest cannot stand
+    for it in every phase: this column measures it."""
+
+    def __init__(self, pids, proc="/proc"):
+        self.pids, self.proc, self.last = sorted(pids), proc, {}
+
+    def __call__(self):
+        for p in self.pids:
+            t = cpu_ticks_of(p, self.proc)
+            if t is not None:
+                self.last[p] = max(t, self.last.get(p, 0))
+        return [sum(self.last.values())]
+
+
 class HostProbe:
     """One sample of every counter; columns() names them. Built once (the RAPL zones are found once)."""
 
@@ -169,6 +197,7 @@ class HostProbe:
         self.pid, self.proc, self.exclude = pid, proc, set(exclude) | {os.getpid()}
         self.rapl, self.unreadable = rapl_domains(powercap)
         self.disks = _whole_disks()
+        self.sampler_ticks = SamplerTicks(self.exclude, proc)
         self.missing = []
         for path in ("stat", "diskstats", "net/dev", f"{pid}/io"):
             try:
@@ -177,7 +206,7 @@ class HostProbe:
                 self.missing.append(f"{os.path.join(proc, path)}: {e.__class__.__name__}")
 
     def columns(self):
-        return ["t_ns"] + CPU_COLUMNS + IO_COLUMNS + PROC_COLUMNS + [c + "_uj" for c, _, _ in self.rapl]
+        return ["t_ns"] + CPU_COLUMNS + IO_COLUMNS + PROC_COLUMNS + SAMPLER_COLUMNS + [c + "_uj" for c, _, _ in self.rapl]
 
     def _safe(self, fn, n):
         try:
@@ -192,6 +221,7 @@ class HostProbe:
         row += self._safe(lambda: disk_bytes(_read(os.path.join(self.proc, "diskstats")), self.disks), 2)
         row += self._safe(lambda: net_bytes(_read(os.path.join(self.proc, "net/dev"))), 2)
         row += self._safe(lambda: process_counters(process_tree(self.pid, self.proc, self.exclude), self.proc), len(PROC_COLUMNS))
+        row += self.sampler_ticks()
         for _, path, _ in self.rapl:
             row += self._safe(lambda: [int(_read(path))], 1)
         return row
