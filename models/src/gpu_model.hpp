@@ -162,6 +162,13 @@ class GpuModel {
     return idle_w_tab_[sm_idx] +
            k.sm_fill * dyn_tab_[(static_cast<std::size_t>(k.cls) * sm_clocks_.size() + sm_idx) * mem_clocks_.size() + mem_idx];
   }
+  // The share of `counted_tbps` counted bytes per second priced as DRAM traffic: bytes beyond the datasheet bandwidth
+  // are not DRAM traffic (L2 serves re-read data) and the model has no L2 energy (h200-power-split.json,
+  // dram_bytes_capped); 1 for a model without the datasheet figure.
+  double dram_share(double counted_tbps) const {
+    const double peak_tbps = specs_.mem_bandwidth_gbs / 1000.0;
+    return peak_tbps > 0 && counted_tbps > peak_tbps ? peak_tbps / counted_tbps : 1.0;
+  }
   // The activity model: idle(f) + ramp x [fill busy_w g(f) + (V/V_max)^2 (sum of pJ x work rates) + DRAM pJ/B x
   // bytes/s + fill pJ/B x bytes/s a fill writes], the rates those recorded at (f_rec, m_rec) scaled by how much longer the kernel runs at (f, m), and
   // ramp = t / (t + ramp_s) for a kernel that runs t.
@@ -171,12 +178,13 @@ class GpuModel {
       const double t = kernel_time_s(k, sm_idx, mem_idx);
       if (t > 0) rate_scale = k.duration_s / t, ramp = t / (t + activity_.ramp_s);
     }
+    const double byte_scale = rate_scale * dram_share(k.memory_tbps * rate_scale);
     const double memory_w = (activity_.memory_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +
-                             activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * rate_scale;
+                             activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * byte_scale;
     if (k.work == WorkSource::copy_engine) {
       // a copy engine's bytes take their own path (copy engine, L2, DRAM; no SM): their own energy per byte
       const double copy_w = (activity_.copy_engine_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +
-                             activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * rate_scale;
+                             activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * byte_scale;
       return idle_w_tab_[sm_idx] + ramp * (activity_.copy_engine_w + copy_w);
     }
     const double tensor_pj = activity_.tensor_pj[static_cast<int>(k.tensor_precision)] +

@@ -62,8 +62,9 @@ LoopData reduce_loop(const KernelLoop& loop, const GpuModel& base) {
         continue;
       }
       known += k.duration_s;
-      out.kernels.push_back({k.duration_s, f, k.sm_fill, k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps,
-                             k.memory_fill_tbps, k.tensor_precision, k.work == WorkSource::copy_engine,
+      const double dram = base.dram_share(k.memory_tbps);  // as GpuModel::activity_power_w prices them
+      out.kernels.push_back({k.duration_s, f, k.sm_fill, k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps * dram,
+                             k.memory_fill_tbps * dram, k.tensor_precision, k.work == WorkSource::copy_engine,
                              k.tensor_issue == TensorIssue::warp});
     }
   }

@@ -116,3 +116,25 @@ TEST_CASE("a kernel of a few microseconds draws its dynamic power over t / (t + 
   k.duration_s = 1e-3;  // long kernels barely notice
   CHECK(m.kernel_power_w(k, top, mem) - idle == Approx(flat.kernel_power_w(k, top, mem) - idle).epsilon(0.003));
 }
+
+TEST_CASE("DRAM bytes beyond the part's datasheet bandwidth are not priced (L2 serves them)", "[models][activity]") {
+  const GpuModel m = with_activity();  // h200 specs: 4800 GB/s
+  REQUIRE(m.specs().mem_bandwidth_gbs == Approx(4800));
+  const int top = m.sm_index(1980), mem = m.mem_index(3201);
+  Kernel gather = gemm_kernel();
+  gather.cls = KernelClass::elementwise;
+  gather.tensor_precision = TensorPrecision::none;
+  gather.tensor_tflops = 0;
+  gather.memory_tbps = 4.0f;  // below the bandwidth: every byte priced
+  const double base = m.idle_power_w(top) + 200;
+  CHECK(m.kernel_power_w(gather, top, mem) == Approx(base + 50 * 4.0));
+  gather.memory_tbps = 6.8f;  // a GCN's index_select gathers, hot rows re-read from L2: priced up to 4.8 TB/s
+  CHECK(m.kernel_power_w(gather, top, mem) == Approx(base + 50 * 4.8));
+  CHECK(m.dram_share(6.8) == Approx(4.8 / 6.8));
+  CHECK(m.dram_share(3.0) == 1.0);
+  // a model without the datasheet figure prices every counted byte
+  Json doc = activity_doc();
+  doc["specs"].erase("mem_bandwidth_gbs");
+  const GpuModel no_specs = GpuModel::from_json(doc, "a.json");
+  CHECK(no_specs.kernel_power_w(gather, top, mem) == Approx(no_specs.idle_power_w(top) + 200 + 50 * 6.8));
+}
