@@ -78,10 +78,15 @@ std::vector<std::int64_t> list_or(const OperatorCall& op, std::size_t i, std::si
   return v;
 }
 
+std::string lowercase(const std::string* name) {
+  std::string l = name ? *name : std::string();
+  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return l;
+}
+
 bool name_has_any(const std::string* name, std::initializer_list<const char*> needles) {
   if (!name) return false;
-  std::string l = *name;
-  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string l = lowercase(name);
   for (const char* n : needles)
     if (l.find(n) != std::string::npos) return true;
   return false;
@@ -98,8 +103,7 @@ bool is_matrix_kernel(const std::string* name) {
                           "sdpa", "attention", "s16816", "s1688"}))
     return true;
   // "conv" names convolutions, "convert" does not (cuDNN attention's `convert_dq_to_16bits` is a dtype helper)
-  std::string l = name ? *name : std::string();
-  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string l = lowercase(name);
   for (std::size_t p = l.find("conv"); p != std::string::npos; p = l.find("conv", p + 4))
     if (l.compare(p, 7, "convert") != 0) return true;
   return false;
@@ -126,6 +130,9 @@ struct Tensor {
   const std::vector<std::int64_t>* dims;
   int bytes;  // per element
 };
+
+// The elements of one row of a table (its last dimension): what a gather of one index moves.
+double row_length(const Tensor& table) { return table.dims->empty() ? 1.0 : static_cast<double>(table.dims->back()); }
 
 std::vector<Tensor> tensor_inputs(const OperatorCall& op) {
   std::vector<Tensor> out;
@@ -326,7 +333,7 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
     // (weight, indices, offsets, ...): one table row gathered per index and summed into its bag; the table is not
     // streamed (counted whole, a 1M-row table's bag kernel ran at 37 TB/s)
     if (ts.size() < 3) return std::nullopt;
-    const double row = ts[0].dims->empty() ? 1.0 : static_cast<double>(ts[0].dims->back());
+    const double row = row_length(ts[0]);
     out_elems = elems[1] * row;
     read = out_elems * ts[0].bytes + sizes[1] + sizes[2], written = elems[2] * row * ts[0].bytes;
   } else if (base == "index" && ts.size() == 1) {
@@ -334,10 +341,8 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
     return std::nullopt;
   } else if (base == "embedding" || base == "index_select" || base == "embedding_dense_backward") {
     // a gather: rows of the table, as many as there are indices
-    const Tensor& table = ts[0];
-    const double row = table.dims->empty() ? 1.0 : static_cast<double>(table.dims->back());
-    out_elems = (ts.size() > 1 ? elems[1] : 1.0) * row;
-    read = written = out_elems * table.bytes;
+    out_elems = (ts.size() > 1 ? elems[1] : 1.0) * row_length(ts[0]);
+    read = written = out_elems * ts[0].bytes;
   } else if (in_place) {
     written = sizes[0], out_elems = elems[0];
   } else if (!is_reduction(base) && ts.size() >= 2 && ts.size() == elementwise_operands(kernel_names)) {
