@@ -907,29 +907,26 @@ class EventReader {
     if (!dims || dims->type != Node::k_arr || !is_integer(id)) return true;
     OperatorCall op;
     bool sized = true;
-    auto integers = [&](const Node& list, std::vector<std::int64_t>& v) {
-      tree_.each(list, [&](const Node& x) {
-        if (!is_integer(&x) || (x.type == Node::k_u64 ? x.u > static_cast<std::uint64_t>(kMaxOperandSize)
-                                                    : x.i < -kMaxOperandSize || x.i > kMaxOperandSize))
-          sized = false;
-        else
-          v.push_back(x.type == Node::k_u64 ? static_cast<std::int64_t>(x.u) : x.i);
-      });
+    auto integers_of = [&](const Node& x, std::vector<std::int64_t>& v) {
+      if (!is_integer(&x) || (x.type == Node::k_u64 ? x.u > static_cast<std::uint64_t>(kMaxOperandSize)
+                                                  : x.i < -kMaxOperandSize || x.i > kMaxOperandSize))
+        sized = false;
+      else
+        v.push_back(x.type == Node::k_u64 ? static_cast<std::int64_t>(x.u) : x.i);
     };
     tree_.each(*dims, [&](const Node& d) {
       std::vector<std::int64_t> v;
-      bool nested = false;
-      if (d.type == Node::k_arr) tree_.each(d, [&](const Node& x) { nested = nested || x.type == Node::k_arr; });
-      if (nested) {  // a tensor list's element shapes (OperatorCall::list_dims): one list at most
-        if (!op.list_dims.empty()) sized = false;
-        tree_.each(d, [&](const Node& e) {
-          std::vector<std::int64_t> shape;
-          if (e.type == Node::k_arr) integers(e, shape);
-          else sized = false;
-          op.list_dims.push_back(std::move(shape));
+      std::vector<std::vector<std::int64_t>> list;  // a tensor list's element shapes (OperatorCall::list_dims)
+      if (d.type == Node::k_arr)
+        tree_.each(d, [&](const Node& x) {
+          if (x.type != Node::k_arr) return integers_of(x, v);
+          list.emplace_back();
+          tree_.each(x, [&](const Node& e) { integers_of(e, list.back()); });
         });
-      } else if (d.type == Node::k_arr) {
-        integers(d, v);
+      if (!list.empty()) {  // one list at most, and no integers beside its shapes
+        if (!op.list_dims.empty() || !v.empty()) sized = false;
+        op.list_dims = std::move(list);
+        v.clear();
       }
       op.dims.push_back(std::move(v));
     });
