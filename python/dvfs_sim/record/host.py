@@ -142,6 +142,15 @@ def process_tree(pid, proc="/proc", exclude=()):
     return out
 
 
+def cpu_ticks_of(pid, proc="/proc"):
+    """utime+stime+cutime+cstime of one process (/proc/<pid>/stat), or None when it cannot be read (it ended)."""
+    try:
+        st = _read(os.path.join(proc, str(pid), "stat")).rsplit(")", 1)[1].split()
+        return int(st[11]) + int(st[12]) + int(st[13]) + int(st[14])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def process_counters(pids, proc="/proc"):
     """Sum over pids of /proc/<pid>/io (read_bytes, write_bytes, rchar, wchar) and utime+stime(+children's)
     ticks, the process count, and the first pid's own ticks (the training process); a process that ended
@@ -150,27 +159,19 @@ def process_counters(pids, proc="/proc"):
     for p in pids:
         try:
             io = dict(line.split(": ") for line in _read(os.path.join(proc, str(p), "io")).splitlines() if ": " in line)
-            st = _read(os.path.join(proc, str(p), "stat")).rsplit(")", 1)[1].split()
         except (OSError, ValueError):
+            continue
+        t = cpu_ticks_of(p, proc)
+        if t is None:
             continue
         rb += int(io.get("read_bytes", 0))
         wb += int(io.get("write_bytes", 0))
         rc += int(io.get("rchar", 0))
         wc += int(io.get("wchar", 0))
-        t = int(st[11]) + int(st[12]) + int(st[13]) + int(st[14])  # utime stime cutime cstime
         ticks += t
         main = t if p == pids[0] else main
         n += 1
     return [rb, wb, rc, wc, ticks, n, main]
-
-
-def cpu_ticks_of(pid, proc="/proc"):
-    """utime+stime+cutime+cstime of one process (/proc/<pid>/stat), or None when it cannot be read (it ended)."""
-    try:
-        st = _read(os.path.join(proc, str(pid), "stat")).rsplit(")", 1)[1].split()
-        return int(st[11]) + int(st[12]) + int(st[13]) + int(st[14])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 class SamplerTicks:
