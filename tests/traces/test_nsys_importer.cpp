@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -17,10 +18,10 @@ using namespace dvfs;
 
 namespace {
 
-// The fixture written by the script into the build's test folder (`extra`: the script's further arguments), named
+// The fixture written by the script into the temp folder (`extra`: the script's further arguments), named
 // for this process: CTest runs the test cases in parallel processes.
 std::string make_fixture(const std::string& name, const std::string& extra = "") {
-  const std::string out = "nsys_" + name + "_" + std::to_string(::getpid()) + ".sqlite";
+  const std::string out = std::string(P_tmpdir) + "/dvfs_nsys_" + name + "_" + std::to_string(::getpid()) + ".sqlite";
   const std::string cmd = "/usr/bin/python3 " + std::string(DVFS_TEST_FIXTURES) + "/make_nsys_fixture.py " + out + " " + extra;
   REQUIRE(std::system(cmd.c_str()) == 0);
   return out;
@@ -97,7 +98,7 @@ TEST_CASE("nsys: a missing column or table, or a report instead of its export, i
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("CUPTI_ACTIVITY_KIND_KERNEL.streamId: missing column") != std::string::npos);
   }
-  const std::string empty = "empty_" + std::to_string(::getpid()) + ".sqlite";
+  const std::string empty = std::string(P_tmpdir) + "/dvfs_empty_" + std::to_string(::getpid()) + ".sqlite";
   std::ofstream(empty).close();
   CHECK_THROWS_AS(import_nsys_sqlite(empty, Classifier::load_default()), InputError);
   try {

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <unistd.h>
@@ -148,12 +149,14 @@ TEST_CASE("gzip export: per-GPU deflate segments make one gzip member that infla
   const GpuModel m = h200().bound_to(two.names);
   const auto out = replay(two, m, PolicySpec{"max", {}, 0}, ReplayOptions{});
   TraceExport t = engine_trace_export(two, out, m.name(), m.sm_count(), 1, Json::object());
-  const std::string path = "export_gz_" + std::to_string(::getpid()) + ".json.gz";
+  // Under the temp folder and removed after: a run from the source tree must not leave files beside it.
+  const std::string path = std::string(P_tmpdir) + "/dvfs_export_gz_" + std::to_string(::getpid()) + ".json.gz";
   const TraceExportStats st = write_trace_export(t, path);
   const std::string text = trace_export_text(t);
   CHECK(read_maybe_gzip(path) == text);  // zlib's inflate: one member, CRC-32 and length checked
   CHECK(st.bytes == text.size());
   CHECK(st.file_bytes < text.size() / 4);
+  std::remove(path.c_str());
   t.only_gpus = {1};
   const Json one = Json::parse(trace_export_text(t));
   std::set<int> pids;

@@ -5,10 +5,13 @@
 # Writes OUT_DIR/unseen.tar.part-* (all recordings and logs, split under the device tool's 16 MiB file limit; the
 # tool brings back at most ~60 MB per call: the first call's bert and lstm recordings were lost that way and recorded
 # again with ONLY="bert-finetune-b32 lstm-lm-b64", bert with 25 profiled steps instead of 60).
-# SET=2 records the second blind set instead. Only reads NVML; changes no card setting.
+# SET=2 records the second blind set instead, SET=3 the third (split: unseen_workloads_3; into h200-unseen-3, in
+# two calls of the device tool: ONLY="fno-train-g256 r3d-video-b8 nerf-mlp-r4096 convnext-train-b64", then the rest).
+# Only reads NVML; changes no card setting.
 PKG=$1; OUT=$2
 S=$(cd "$(dirname "$0")" && pwd)
-W=$(mktemp -d)/h200-unseen
+NAME=h200-unseen${SET:+-$SET}; [ "${SET:-1}" = 1 ] && NAME=h200-unseen
+W=$(mktemp -d)/$NAME
 mkdir -p "$W/logs"
 export PYTHONUNBUFFERED=1
 { python3 -c "import torch, pynvml; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"
@@ -22,7 +25,15 @@ rec() {  # rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...; ONLY="NAME ..." r
   echo "$name rc=$rc wall=$((SECONDS - t0)) s" | tee -a "$W/logs/summary.log"
   tail -3 "$W/logs/$name.log" | tee -a "$W/logs/summary.log"
 }
-if [ "${SET:-1}" = 2 ]; then  # the second blind set (split: unseen_workloads_2)
+if [ "${SET:-1}" = 3 ]; then  # the third blind set (split: unseen_workloads_3)
+  rec fno-train-g256 10:80 -- python3 "$S/fno_train.py"
+  rec r3d-video-b8 10:60 -- python3 "$S/conv3d_video_train.py"
+  rec nerf-mlp-r4096 20:150 -- python3 "$S/nerf_mlp_train.py"
+  rec convnext-train-b64 10:50 -- python3 "$S/convnext_train.py"
+  rec clip-train-b256 10:40 -- python3 "$S/clip_train.py"
+  rec gpt-fp32-train-b4 10:40 -- python3 "$S/gpt_fp32_train.py"
+  rec vae-decode-b4 5:30 -- python3 "$S/vae_decode_infer.py"
+elif [ "${SET:-1}" = 2 ]; then  # the second blind set (split: unseen_workloads_2)
   rec llama-sft-b8 10:50 -- python3 "$S/llama_sft.py"
   rec gcn-train-200k 5:40 -- python3 "$S/gcn_train.py"
   rec speech-ctc-b8 10:50 -- python3 "$S/speech_ctc.py"
@@ -41,5 +52,5 @@ fi
 nvidia-smi --query-gpu=power.draw,clocks.sm,temperature.gpu --format=csv >> "$W/logs/env.log" 2>&1
 du -sh "$W"/* | tee -a "$W/logs/summary.log"
 for f in "$W"/*/telemetry.csv; do gzip -9 "$f"; done  # for the transfer; unzipped when shipped
-tar cf - -C "$(dirname "$W")" h200-unseen | split -b 15m - "$OUT/unseen.tar.part-"
+tar cf - -C "$(dirname "$W")" "$NAME" | split -b 15m - "$OUT/unseen.tar.part-"
 ls -la "$OUT"
