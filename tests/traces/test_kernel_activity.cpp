@@ -227,3 +227,24 @@ TEST_CASE("an operator's work is shared by its kernels; helper kernels only move
   CHECK(r[2].memory_tbps == Approx(2e6 / 5e-6 / 1e12));  // device to device: read and written
   CHECK(r[3].source == WorkSource::unknown);               // no operator
 }
+
+TEST_CASE("cuDNN's layout conversions move their operator's tensors on top of the convolution's own traffic", "[traces][activity]") {
+  // An NCHW fp16 convolution run by an NHWC kernel: the input and weights are converted in, the output back out.
+  OperatorIndex ops;
+  ops.add("aten::cudnn_convolution", Json{{"External id", 1},
+                                          {"Input Dims", {{8, 64, 1, 1000}, {64, 64, 1, 3}}},
+                                          {"Input type", {"c10::Half", "c10::Half"}}});
+  const std::string to_nhwc = "void cudnn::engines_precompiled::nchwToNhwcKernel<__half, __half, float, false, true, (cudnnKernelDataType_t)0>",
+                    fprop = "sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x64x64",
+                    to_nchw = "void cudnn::engines_precompiled::nhwcToNchwKernel<__half, __half, float, true, false, (cudnnKernelDataType_t)0>";
+  const std::vector<ActivityRef> acts = {{1, 6.0, ActivityKind::kernel, &to_nhwc, 0},
+                                         {1, 20.0, ActivityKind::kernel, &fprop, 0},
+                                         {1, 4.0, ActivityKind::kernel, &to_nchw, 0}};
+  const std::vector<KernelRates> r = estimate_kernel_rates(acts, ops);
+  const OperatorWork w = work_of(*ops.find(1), fprop);
+  CHECK(r[1].memory_tbps == Approx(w.bytes / 20e-6 / 1e12));  // the convolution's bytes over its own 20 us
+  CHECK(r[0].memory_tbps == Approx(2 * w.bytes / 10e-6 / 1e12));  // twice them over the conversions' 10 us
+  CHECK(r[2].memory_tbps == Approx(r[0].memory_tbps));
+  CHECK(r[1].tensor_tflops > 0);
+  CHECK((r[0].tensor_tflops == 0 && r[0].fma_tflops == 0 && r[0].alu_tops == 0));
+}

@@ -109,6 +109,10 @@ bool is_matrix_kernel(const std::string* name) {
   return false;
 }
 
+// cuDNN's layout conversions around a convolution (NCHW <-> NHWC): each reads one of the operator's tensors and
+// writes it back in the other layout.
+bool is_layout_conversion(const std::string* name) { return name_has_any(name, {"nchwtonhwc", "nhwctonchw"}); }
+
 // Names that say tensor cores: (x/w/h)mma instructions, CUTLASS tensorop, cuBLASLt's nvjet, flash attention.
 bool uses_tensor_cores(const std::string* name) {
   return name_has_any(name, {"mma", "tensorop", "nvjet", "s16816", "s1688", "flash", "fmha", "sdpa", "tf32"});
@@ -564,13 +568,25 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
       if (is_matrix_kernel(acts[i].name)) matrix_us += acts[i].duration_us;
     const bool all_matrix = matrix_us <= 0;
     if (all_matrix) matrix_us = g.duration_us;
+    // Layout conversions move their tensors on top of the operator's own traffic: together twice the operator's
+    // bytes, shared among them by duration; the other kernels share the operator's work by theirs.
+    double conversion_us = 0;
+    for (std::size_t i : g.members)
+      if (is_layout_conversion(acts[i].name)) conversion_us += acts[i].duration_us;
+    const double own_us = g.duration_us - conversion_us;
+    const bool split_conversions = conversion_us > 0 && own_us > 0;
     const double flops = w->tensor_flops + w->fma_flops;
     for (std::size_t i : g.members) {
       KernelRates& r = out[i];
       r.source = WorkSource::shapes;
-      r.alu_tops = static_cast<float>(w->alu_ops / (g.duration_us * 1e6));
-      r.memory_tbps = static_cast<float>(w->bytes / (g.duration_us * 1e6));
-      r.memory_fill_tbps = static_cast<float>(w->filled / (g.duration_us * 1e6));
+      if (split_conversions && is_layout_conversion(acts[i].name)) {
+        r.memory_tbps = static_cast<float>(2 * w->bytes / (conversion_us * 1e6));
+        continue;
+      }
+      const double us = split_conversions ? own_us : g.duration_us;
+      r.alu_tops = static_cast<float>(w->alu_ops / (us * 1e6));
+      r.memory_tbps = static_cast<float>(w->bytes / (us * 1e6));
+      r.memory_fill_tbps = static_cast<float>(w->filled / (us * 1e6));
       if (flops <= 0 || !(all_matrix || is_matrix_kernel(acts[i].name))) continue;
       const auto rate = static_cast<float>(flops / (matrix_us * 1e6));
       if (w->precision != TensorPrecision::none && uses_tensor_cores(acts[i].name)) {
