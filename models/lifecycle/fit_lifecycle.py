@@ -936,10 +936,10 @@ def read_log(base, name):
     return open(path).read() if os.path.exists(path) else ""
 
 
-def sweep_doc(sw, cc, node, name, where, freed, recent_window_s=60.0):
+def sweep_doc(sw, cc, node, name, where, freed):
     """The folder sweep as a job (split.json day3): its copies (sources synced before: a sync writes only its copy) with
-    the day-3 terms, the recent copies meeting the removal's freed inodes, the aged one too if it starts within the
-    recency window; the GPU-idle rests at their measured durations."""
+    the day-3 terms, the recent and aged copies meeting the removal's freed inodes (the pool model, whatever the age:
+    split.json day3 amended_before_recording); the GPU-idle rests at their measured durations."""
     copies = {c["phase"]: c for c in sw["job"]["copies"]}
     phases = []
     for r in sw["top"]:
@@ -947,7 +947,7 @@ def sweep_doc(sw, cc, node, name, where, freed, recent_window_s=60.0):
             phases.append({"name": r["name"], "kind": "idle", "seconds": round(r["time_s"], 3), "note": "measured duration"})
         elif r["name"] in copies:
             c = copies[r["name"]]
-            near = c["condition"] == "recent" or (c["condition"] == "aged" and (c.get("age_s") or 0) < recent_window_s)
+            near = c["condition"] in ("recent", "aged")
             phases.append(with_day3_terms({"name": r["name"], "kind": "staging", "bytes": c["bytes"], "files": c["files"], "from": "local",
                                            "to": "local", "core_s_per_gb": round(cc["staging_per_gb"], 4),
                                            "core_s_per_file": round(cc["staging_per_file"], 8),

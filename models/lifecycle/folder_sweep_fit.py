@@ -124,7 +124,7 @@ def sweep_table(job, per_gb, per_file, growth, scan, per_group):
     for c in job["copies"]:
         meas = copy_cpu_s(c)
         lin = linear_price(c, per_gb, per_file)
-        full = model_cpu_s(c, per_gb, per_file, growth, scan, per_group, freed if c["condition"] == "recent" else 0.0)
+        full = model_cpu_s(c, per_gb, per_file, growth, scan, per_group, freed if c["condition"] in ("recent", "aged") else 0.0)
         age = f"{c['age_s']:.0f}" if c.get("age_s") is not None else "-"
         lines.append(f"| {c['phase']} | {c['files']} | {age} | {meas:.3f} | {lin:.3f} | {full:.3f} | {(full / meas - 1) * 100:+.1f} % |")
     return "\n".join(lines)

@@ -104,7 +104,7 @@ def test_the_sweep_marks_clean_recent_and_aged_copies_and_the_removal(tmp_path):
     assert [r["name"] for r in a["top"] if r["kind"] == "staging"] == [c["phase"] for c in job["copies"]]
     aged = _run(tmp_path / "aged", "--aged", str(tmp_path / "sweep"), "--min-age-s", "0.5")
     (c,) = aged["copies"]
-    assert c["condition"] == "aged" and c["files"] == 176 and c["age_s"] >= 0.5
+    assert c["condition"] == "aged" and c["files"] == 176 and c["age_s"] >= 0.5 and c["created_since_deletion"] == 177 + 21
     assert c["source"] == job["copies"][2]["source"] and aged["deletion"] == job["deletion"]
     rates = fsf.inner_rates(c)
     assert [f for f, _ in rates] == list(range(10, 177, 10)) and all(us >= 0 for _, us in rates)
@@ -132,10 +132,10 @@ def test_the_staging_phase_is_todays_without_the_day3_terms_and_carries_them_whe
     assert {k: v for k, v in day3.items() if k not in ("core_s_per_file_growth", "recently_freed_inodes", "reused_before")} == plain
 
 
-def test_the_sweep_scenario_gives_the_freed_inodes_to_recent_copies_and_to_an_aged_one_only_within_the_window():
+def test_the_sweep_scenario_gives_the_freed_inodes_to_recent_and_aged_copies_whatever_their_age():
     fl = _fit_lifecycle()
     copies = [_copy("clean", 5000, 0.3), _copy("recent", 44000, 3.0, created=0), _copy("recent", 5000, 0.4, created=44001),
-              _copy("aged", 44000, 3.0), _copy("aged", 44000, 3.0)]
+              _copy("aged", 44000, 3.0, created=0), _copy("aged", 44000, 3.0, created=0)]
     copies[3]["age_s"], copies[4]["age_s"] = 80.0, 30.0
     copies[4]["phase"] += " (young)"
     top = []
@@ -144,7 +144,7 @@ def test_the_sweep_scenario_gives_the_freed_inodes_to_recent_copies_and_to_an_ag
     cc = {"staging_per_gb": 0.5, "staging_per_file": 6e-5, "copy_fit": None, "staging_growth": 1e-9}
     doc = fl.sweep_doc({"job": {"copies": copies}, "top": top}, cc, "node.json", "day3-folder-sweep", "folder-sweep", 157000)
     st = [p for p in doc["lifecycle"]["phases"] if p["kind"] == "staging"]
-    assert [p.get("recently_freed_inodes") for p in st] == [None, 157000, 157000, None, 157000]
-    assert [p.get("reused_before") for p in st] == [None, 0, 44001, None, 0]
+    assert [p.get("recently_freed_inodes") for p in st] == [None, 157000, 157000, 157000, 157000]
+    assert [p.get("reused_before") for p in st] == [None, 0, 44001, 0, 0]
     assert all(p["core_s_per_file_growth"] == 1e-9 for p in st)
     assert sum(p["kind"] == "idle" for p in doc["lifecycle"]["phases"]) == 5

@@ -151,7 +151,8 @@ def main(argv=None):
             with rec.phase("wait for the removal's age (not part of the job)", "idle"):
                 left = a.min_age_s - (time.time_ns() - job["deletion"]["synced"]["t_ns"]) / 1e9
                 time.sleep(max(0.0, left))
-            one_copy("aged", k, src_of[k], os.path.join(local, f"aged-{k}"), created_since_deletion=None)
+            created = sum(c["files"] + 1 for c in first["copies"] if c["condition"] == "recent")  # files and folders since the removal
+            one_copy("aged", k, src_of[k], os.path.join(local, f"aged-{k}"), created_since_deletion=created)
         else:
             shared = os.path.join(a.out, "shared")
             counts = sorted({n(k) for k in CLEAN + RECENT})
