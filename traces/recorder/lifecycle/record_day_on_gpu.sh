@@ -13,7 +13,8 @@
 # Usage: record_day_on_gpu.sh PYTHONPATH_OF_DVFS_SIM OUT_DIR [NAME]
 # Writes one file, OUT_DIR/NAME.tgz (default NAME day2): staging-copies/, save-probe/ (and from day 3 folder-sweep/,
 # folder-sweep-aged/; each: recording/, job.json, env.log, job.log), jobs/ (cnn-io.tgz, llm-finetune.tgz, env.log,
-# summary.log, <job>.log), day.log (from day 3 also fs.log and removal.log). Removes every generated file. Only reads
+# summary.log, <job>.log), day.log (from day 3 also fs.log and removal.log, and OUT_DIR/NAME-probe.tgz: the probe part,
+# written before the jobs). Removes every generated file. Only reads
 # NVML, /proc, sysfs and the disk's superblock (dumpe2fs -h): no card, CPU-frequency, power or kernel setting is changed.
 PKG=$1; OUT=$2; NAME=${3:-day2}
 case $NAME in day2) SWEEP=${SWEEP:-0} ;; *) SWEEP=${SWEEP:-1} ;; esac
@@ -60,6 +61,7 @@ if [ "$SWEEP" = 1 ]; then
     rm -rf "$D/work-copies" "$D/work-sweep" "$D/work-sweep-aged"; sync
     echo "t_synced_ns: $(date +%s%N)"; echo "free_inodes_after: $(stat -f -c %d "$D")"; } > "$R/removal.log" 2>&1
   cat "$R/removal.log" | tee -a "$R/day.log"
+  tar czf "$OUT/$NAME-probe.tgz" -C "$D" "$NAME"  # the probe part now: it comes back even if the jobs overrun the call
 else
   log "1b. save-probe"
   probe save-probe 200 "$D/work-save" save_probe_job.py ${PROBE_ARGS:-}
