@@ -173,7 +173,8 @@ TEST_CASE("a copy onto recently freed inodes spends the scan on the copying core
   const double t0 = phase(run_lifecycle(base, "t.json", kDir), 0)["time_s"].get<double>();
   stage["recently_freed_inodes"] = 10000;
   const Json recent = {{"name", "t"}, {"lifecycle", {{"node", "node-recent-free-scan.json"}, {"gpu", "h200"}, {"phases", Json::array({stage})}}}};
-  const Json& p = phase(run_lifecycle(recent, "t.json", kDir), 0);
+  const Json s = run_lifecycle(recent, "t.json", kDir);
+  const Json& p = phase(s, 0);
   CHECK(p["time_s"].get<double>() - t0 == Approx(13875e-6).epsilon(1e-3));
   CHECK(p["cpu_core_s"].get<double>() == Approx(0.25 + 13875e-6).epsilon(1e-6));
 }
