@@ -338,6 +338,7 @@ def fit_node_day(node1, sc, sp, day="day 2", name="h200-node-day2"):
     """A day's node (split.json day2): day 1's node with the parameters its probe fits replaced (the local disk's write
     rate, time per file synced and writeback CPU, the device-to-host rate, the GPU's idle power). Returns (node, costs)."""
     import copy as copy_mod
+    rule = "split.json " + name.rsplit("-", 1)[-1]  # the day's rule: day2, day3
     sf, cf = save_fit(sp), copy_fit(sc)
     pts = day_syncs(sc, sf)
     inv_rate, per_file = least_squares_2(pts)
@@ -346,18 +347,18 @@ def fit_node_day(node1, sc, sp, day="day 2", name="h200-node-day2"):
                          f"{per_file:.3g} s per file (expected a positive rate and a non-negative time per file)")
     node = copy_mod.deepcopy(node1)
     node["name"] = name
-    node["description"] += f"; calibrated on {day}'s node probe (split.json day2)"
+    node["description"] += f"; calibrated on {day}'s node probe ({rule})"
     local = next(s for s in node["storage"] if s["name"] == "local")
     local["write_bps"], local["sync_s_per_file"] = round(1.0 / inv_rate, -6), round(per_file, 9)
     local["writeback_core_s_per_file"] = round(day_writeback(sc), 8)
-    local["note"] = f"virtio disk behind the page cache (writes reach it at the sync); fitted on {day}'s probe (split.json day2)"
+    local["note"] = f"virtio disk behind the page cache (writes reach it at the sync); fitted on {day}'s probe ({rule})"
     if sf["d2h_bps"]:
         node["gpu_d2h_bps"] = round(sf["d2h_bps"], -6)
     node["gpu_idle_w"] = round(sc["gpu_deep_idle_w"], 1)
     model = [b * inv_rate + f * per_file for b, f, _ in pts]
     ncopy = len(sc["job"]["copies"])
     pv = node["provenance"]
-    pv["local.write_bps"] = (f"fitted ({day}, split.json day2): least squares without intercept of the probe's {len(pts)} syncs' durations "
+    pv["local.write_bps"] = (f"fitted ({day}, {rule}): least squares without intercept of the probe's {len(pts)} syncs' durations "
                              f"on their file data and files: the {ncopy} staging copies' os.sync() ({sum(t for _, _, t in pts[:ncopy]):.3f} s "
                              f"measured, {sum(model[:ncopy]):.3f} s modelled) and the {len(pts) - ncopy} saves' fsync "
                              f"({sum(t for _, _, t in pts[ncopy:]):.3f} s measured, {sum(model[ncopy:]):.3f} s modelled)")
@@ -368,7 +369,7 @@ def fit_node_day(node1, sc, sp, day="day 2", name="h200-node-day2"):
                          f"CPU (wall less process CPU, summed: {sf['off_cpu_s']:.3f} s)" if sf["d2h_bps"] else
                          f"{day}: the saves spent no time off the CPU ({sf['off_cpu_s']:.3f} s): day 1's figure kept. " + pv["gpu_d2h_bps"])
     pv["gpu_idle_w"] = f"measured ({day}): the staging-copies probe's recorder idle:start window, NVML energy counter ({sc['gpu_deep_idle_w']:.1f} W)"
-    pv["day"] = f"{day}: the node probe recorded in the same device session as the jobs it predicts (split.json day2)"
+    pv["day"] = f"{day}: the node probe recorded in the same device session as the jobs it predicts ({rule})"
     pv.pop("staging_fit", None)
     costs = {"staging_per_gb": cf["per_gb"], "staging_per_file": cf["per_file"], "checkpoint_per_gb": sf["per_gb"],
              "copy_fit": cf, "save_fit": sf}
@@ -927,8 +928,8 @@ SWEEP, AGED = "folder-sweep", "folder-sweep-aged"
 
 
 def day_parts(base, names):
-    """The recordings of a day present, analysed: {name: analysis}."""
-    return {n: job(n, base) for n in names if os.path.isdir(os.path.join(base, n, "recording"))}
+    """The recordings of a day present and complete (run.json written: a job that failed leaves none), analysed."""
+    return {n: job(n, base) for n in names if os.path.isfile(os.path.join(base, n, "recording", "run.json"))}
 
 
 def read_log(base, name):
