@@ -21,6 +21,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # folder_sweep_fit beside it
 from dvfs_sim import lifecycle_analysis as la  # noqa: E402
 from dvfs_sim.lifecycle_analysis import analyse  # noqa: E402
 
@@ -333,10 +334,11 @@ def day_writeback(sc):
     return max(0.0, extra / sum(k["files"] for k in sc["job"]["copies"]))
 
 
-def fit_node_day(node1, sc, sp, day="day 2"):
+def fit_node_day(node1, sc, sp, day="day 2", name="h200-node-day2"):
     """A day's node (split.json day2): day 1's node with the parameters its probe fits replaced (the local disk's write
     rate, time per file synced and writeback CPU, the device-to-host rate, the GPU's idle power). Returns (node, costs)."""
     import copy as copy_mod
+    rule = "split.json " + name.rsplit("-", 1)[-1]  # the day's rule: day2, day3
     sf, cf = save_fit(sp), copy_fit(sc)
     pts = day_syncs(sc, sf)
     inv_rate, per_file = least_squares_2(pts)
@@ -344,19 +346,19 @@ def fit_node_day(node1, sc, sp, day="day 2"):
         raise SystemExit(f"fit_lifecycle.py: the {day} sync fit gave {1 / inv_rate if inv_rate else float('inf'):.3g} B/s and "
                          f"{per_file:.3g} s per file (expected a positive rate and a non-negative time per file)")
     node = copy_mod.deepcopy(node1)
-    node["name"] = "h200-node-day2"
-    node["description"] += f"; calibrated on {day}'s node probe (split.json day2)"
+    node["name"] = name
+    node["description"] += f"; calibrated on {day}'s node probe ({rule})"
     local = next(s for s in node["storage"] if s["name"] == "local")
     local["write_bps"], local["sync_s_per_file"] = round(1.0 / inv_rate, -6), round(per_file, 9)
     local["writeback_core_s_per_file"] = round(day_writeback(sc), 8)
-    local["note"] = f"virtio disk behind the page cache (writes reach it at the sync); fitted on {day}'s probe (split.json day2)"
+    local["note"] = f"virtio disk behind the page cache (writes reach it at the sync); fitted on {day}'s probe ({rule})"
     if sf["d2h_bps"]:
         node["gpu_d2h_bps"] = round(sf["d2h_bps"], -6)
     node["gpu_idle_w"] = round(sc["gpu_deep_idle_w"], 1)
     model = [b * inv_rate + f * per_file for b, f, _ in pts]
     ncopy = len(sc["job"]["copies"])
     pv = node["provenance"]
-    pv["local.write_bps"] = (f"fitted ({day}, split.json day2): least squares without intercept of the probe's {len(pts)} syncs' durations "
+    pv["local.write_bps"] = (f"fitted ({day}, {rule}): least squares without intercept of the probe's {len(pts)} syncs' durations "
                              f"on their file data and files: the {ncopy} staging copies' os.sync() ({sum(t for _, _, t in pts[:ncopy]):.3f} s "
                              f"measured, {sum(model[:ncopy]):.3f} s modelled) and the {len(pts) - ncopy} saves' fsync "
                              f"({sum(t for _, _, t in pts[ncopy:]):.3f} s measured, {sum(model[ncopy:]):.3f} s modelled)")
@@ -367,7 +369,7 @@ def fit_node_day(node1, sc, sp, day="day 2"):
                          f"CPU (wall less process CPU, summed: {sf['off_cpu_s']:.3f} s)" if sf["d2h_bps"] else
                          f"{day}: the saves spent no time off the CPU ({sf['off_cpu_s']:.3f} s): day 1's figure kept. " + pv["gpu_d2h_bps"])
     pv["gpu_idle_w"] = f"measured ({day}): the staging-copies probe's recorder idle:start window, NVML energy counter ({sc['gpu_deep_idle_w']:.1f} W)"
-    pv["day"] = f"{day}: the node probe recorded in the same device session as the jobs it predicts (split.json day2)"
+    pv["day"] = f"{day}: the node probe recorded in the same device session as the jobs it predicts ({rule})"
     pv.pop("staging_fit", None)
     costs = {"staging_per_gb": cf["per_gb"], "staging_per_file": cf["per_file"], "checkpoint_per_gb": sf["per_gb"],
              "copy_fit": cf, "save_fit": sf}
@@ -376,12 +378,24 @@ def fit_node_day(node1, sc, sp, day="day 2"):
 
 def staging(j, files, cc, note):
     """The recorded staging: a copy between two folders of the one disk, then os.sync(), which also writes the dataset
-    generated just before it (still dirty in the page cache: its bytes and files)."""
-    return {"name": "staging copy shared -> local", "kind": "staging", "bytes": j["dataset_bytes"], "files": files,
-            "from": "local", "to": "local", "core_s_per_gb": round(cc["staging_per_gb"], 4),
-            "core_s_per_file": round(cc["staging_per_file"], 8), "sync_bytes": j["dataset_bytes"], "sync_files": files,
-            "note": note + "; os.sync() also writes the dataset generated just before it (sync_bytes, sync_files: still dirty)"
-                    + ("; " + COPY_NOTE if cc["copy_fit"] else "")}
+    generated just before it (still dirty in the page cache: its bytes and files). From day 3 (split.json day3) cc may
+    add the folder-size growth and the recently freed inodes the copy meets (`recent`: R and k of this job)."""
+    ph = {"name": "staging copy shared -> local", "kind": "staging", "bytes": j["dataset_bytes"], "files": files,
+          "from": "local", "to": "local", "core_s_per_gb": round(cc["staging_per_gb"], 4),
+          "core_s_per_file": round(cc["staging_per_file"], 8), "sync_bytes": j["dataset_bytes"], "sync_files": files,
+          "note": note + "; os.sync() also writes the dataset generated just before it (sync_bytes, sync_files: still dirty)"
+                  + ("; " + COPY_NOTE if cc["copy_fit"] else "")}
+    return with_day3_terms(ph, cc, cc.get("recent"))
+
+
+def with_day3_terms(ph, cc, recent=None):
+    """A staging phase with split.json day3's terms where cc has them: core_s_per_file_growth, and the recently freed
+    inodes (R) and those taken before the copy (k) where the record gives them. Without them the phase is as before."""
+    if cc.get("staging_growth") is not None:
+        ph["core_s_per_file_growth"] = cc["staging_growth"]
+    if recent:
+        ph["recently_freed_inodes"], ph["reused_before"] = recent
+    return ph
 
 
 def copies_scenario(sc, cc):
@@ -394,9 +408,10 @@ def copies_scenario(sc, cc):
             phases.append({"name": r["name"], "kind": "idle", "seconds": round(r["time_s"], 3), "note": "measured duration (a rest)"})
         elif r["kind"] == "staging":
             c = next(c for c in sc["job"]["copies"] if c["phase"] == r["name"])
-            phases.append({"name": r["name"], "kind": "staging", "bytes": c["bytes"], "files": c["files"], "from": "local", "to": "local",
-                           "core_s_per_gb": round(cc["staging_per_gb"], 4), "core_s_per_file": round(cc["staging_per_file"], 8),
-                           "note": f"recorded: shutil.{c['call']} between two folders of the one disk, then os.sync(); " + COPY_NOTE})
+            phases.append(with_day3_terms({"name": r["name"], "kind": "staging", "bytes": c["bytes"], "files": c["files"], "from": "local",
+                                           "to": "local", "core_s_per_gb": round(cc["staging_per_gb"], 4),
+                                           "core_s_per_file": round(cc["staging_per_file"], 8),
+                                           "note": f"recorded: shutil.{c['call']} between two folders of the one disk, then os.sync(); " + COPY_NOTE}, cc))
     return phases
 
 
@@ -907,6 +922,134 @@ def day2(args, day1, stale):
     return md, report
 
 
+DAY3 = os.path.join(REC, "day3")  # the third recording day (split.json "day3"): node probe with the folder sweep, then both jobs
+NODE3 = os.path.join(ROOT, "models", "lifecycle", "h200-node-day3.json")
+SWEEP, AGED = "folder-sweep", "folder-sweep-aged"
+
+
+def day_parts(base, names):
+    """The recordings of a day present and complete (run.json written: a job that failed leaves none), analysed."""
+    return {n: job(n, base) for n in names if os.path.isfile(os.path.join(base, n, "recording", "run.json"))}
+
+
+def read_log(base, name):
+    path = os.path.join(base, "logs", name)
+    return open(path).read() if os.path.exists(path) else ""
+
+
+def sweep_doc(sw, cc, node, name, where, freed):
+    """The folder sweep as a job (split.json day3): its copies (sources synced before: a sync writes only its copy) with
+    the day-3 terms, the recent and aged copies meeting the removal's freed inodes (the pool model, whatever the age:
+    split.json day3 amended_before_recording); the GPU-idle rests at their measured durations."""
+    copies = {c["phase"]: c for c in sw["job"]["copies"]}
+    phases = []
+    for r in sw["top"]:
+        if r["kind"] == "idle" and r["name"].startswith(("rest", "wait")):
+            phases.append({"name": r["name"], "kind": "idle", "seconds": round(r["time_s"], 3), "note": "measured duration"})
+        elif r["name"] in copies:
+            c = copies[r["name"]]
+            near = c["condition"] in ("recent", "aged")
+            phases.append(with_day3_terms({"name": r["name"], "kind": "staging", "bytes": c["bytes"], "files": c["files"], "from": "local",
+                                           "to": "local", "core_s_per_gb": round(cc["staging_per_gb"], 4),
+                                           "core_s_per_file": round(cc["staging_per_file"], 8),
+                                           "note": f"recorded ({c['condition']}): shutil.copytree to a fresh folder, then os.sync()"},
+                                          cc, (freed, c.get("created_since_deletion") or 0) if near else None))
+    return {"name": name, "description": f"The day-3 folder sweep (traces/recordings/h200-lifecycle/day3/{where}): copies of "
+                                         "5,000-88,000 files of 12 kB, clean, after a removal, and aged (split.json day3)",
+            "lifecycle": {"node": node, "gpu": "h200", "recorded_cpu_ghz": 2.1, "phases": phases},
+            "output": {"dir": f"../../out/lifecycle-{name}"}}
+
+
+def fit_day3_node(node1, d):
+    """The day-3 node and copy costs (split.json day3): fit_node_day on the day's staging copies and saves, then the
+    folder sweep's growth and recently-freed-inode scan terms."""
+    import folder_sweep_fit as fsf
+    node3, cc3 = fit_node_day(node1, d[COPIES], d["save-probe"], "day 3", "h200-node-day3")
+    per_group, group_src = fsf.inodes_per_group(read_log(DAY3, "fs.log"))
+    sj = d[SWEEP]["job"]
+    growth = fsf.growth_fit(sj, cc3["staging_per_gb"], cc3["staging_per_file"])
+    scan = fsf.scan_fit(sj, cc3["staging_per_gb"], cc3["staging_per_file"], growth, per_group)
+    local = next(x for x in node3["storage"] if x["name"] == "local")
+    local["recent_free_scan_core_s"], local["inodes_per_group"] = round(scan, 12), per_group
+    pv = node3["provenance"]
+    pv["local.recent_free_scan_core_s"] = ("fitted (day 3, split.json day3): least squares without intercept over the folder "
+                                           "sweep's recent copies of the process CPU less the linear price and growth, on the "
+                                           f"recently freed inodes scanned (removal: {fsf.recently_freed(sj):.0f} inodes freed)")
+    pv["local.inodes_per_group"] = group_src
+    cc3["staging_growth"] = growth
+    cc3["sweep"] = {"growth": growth, "scan": scan, "inodes_per_group": per_group}
+    return node3, cc3
+
+
+def day3(args, day1, stale):
+    """Day 3 (split.json day3): the day-2 procedure plus the folder sweep's terms; the day's jobs held out. Writes the
+    day-3 node and scenarios; returns (markdown, report)."""
+    import folder_sweep_fit as fsf
+    d = day_parts(DAY3, (COPIES, "save-probe", SWEEP, AGED, "cnn-io", "llm-finetune"))
+    if not all(n in d for n in (COPIES, "save-probe", SWEEP)):
+        return [], None
+    node3, cc3 = fit_day3_node(day1["node"], d)
+    write(NODE3, json.dumps(node3, indent=1) + "\n", args.check, stale)
+    rel3 = "../../models/lifecycle/h200-node-day3.json"
+    freed = fsf.recently_freed(d[SWEEP]["job"])
+    docs = {"day3-staging-copies": copies_doc(d[COPIES], cc3, "day3-staging-copies", rel3, "day3/staging-copies"),
+            "day3-save-probe": probe_doc(d["save-probe"], cc3, "day3-save-probe", rel3),
+            "day3-folder-sweep": sweep_doc(d[SWEEP], cc3, rel3, "day3-folder-sweep", SWEEP, freed)}
+    if AGED in d:
+        docs["day3-folder-sweep-aged"] = sweep_doc(d[AGED], cc3, rel3, "day3-folder-sweep-aged", AGED, freed)
+    rm = fsf.removal(read_log(DAY3, "removal.log")) if "cnn-io" in d else None
+    beside = {}  # not used to choose: today's price (no day-3 terms) with the day-3 node, and day 1's node and costs
+    today = {k: v for k, v in cc3.items() if k not in ("staging_growth", "recent")}
+    for name, fn, fit_a, desc in (("cnn-io", cnn_scenario, day1["cnn"], "The I/O-heavy CNN job"),
+                                  ("llm-finetune", llm_scenario, day1["llm"], "The GPU-bound GPT-like fine-tune")):
+        if name not in d:
+            continue
+        busy, w = day1["replay"][name]
+        vw = day1["first"][name]["validation"]
+        a = fit_a["job"]["args"]
+        # R and k of this job's staging (split.json day3): the probe's removal, less the dataset generated before the copy
+        recent = (rm["inodes_freed"], a["images"] + a["val_images"] + 2) if name == "cnn-io" else None
+        ph = resolve_validation(fn(fit_a, dict(cc3, recent=recent), vw, shape=d[name]), busy, w)
+        docs["day3-" + name] = scenario("day3-" + name, f"{desc} recorded on day 3 (traces/recordings/h200-lifecycle/day3/{name}), "
+                                        "held out entirely: the day-3 node and folder-sweep terms, every other parameter from "
+                                        "day 1's fit phases (split.json day3)", ph, day1["first"][name], node=rel3)
+        beside[("today's price", name)] = scenario("day3-" + name, "", resolve_validation(fn(fit_a, today, vw, shape=d[name]), busy, w),
+                                                   day1["first"][name], node=rel3)
+        beside[("day-1 node", name)] = scenario("day3-" + name, "", resolve_validation(fn(fit_a, day1["cc"], vw, shape=d[name]), busy, w),
+                                                day1["first"][name])
+    for n, doc in docs.items():
+        write(os.path.join(SCEN, n + ".json"), json.dumps(doc, indent=1) + "\n", args.check, stale)
+    rec_of = {"day3-staging-copies": COPIES, "day3-save-probe": "save-probe", "day3-folder-sweep": SWEEP,
+              "day3-folder-sweep-aged": AGED, "day3-cnn-io": "cnn-io", "day3-llm-finetune": "llm-finetune"}
+    sw = cc3["sweep"]
+    report = {"node": node3, "copy_fit": cc3["copy_fit"], "save_fit": cc3["save_fit"], "sweep_fit": sw,
+              "removal": rm, "jobs": {}, "beside": {}}
+    md = ["## Day 3: the node and the folder sweep calibrated on the day, then the jobs predicted (split.json day3)", "",
+          f"Folder sweep (fit): growth {sw['growth'] * 1e9:.3f} ns per file per file in the folder, recently-freed-inode scan "
+          f"{sw['scan'] * 1e9:.1f} ns per inode scanned, {sw['inodes_per_group']} inodes per group.", "",
+          fsf.sweep_table(d[SWEEP]["job"], cc3["staging_per_gb"], cc3["staging_per_file"], sw["growth"], sw["scan"], sw["inodes_per_group"]), ""]
+    if AGED in d:
+        md += [fsf.sweep_table(d[AGED]["job"], cc3["staging_per_gb"], cc3["staging_per_file"], sw["growth"], sw["scan"],
+                               sw["inodes_per_group"]), ""]
+    for n, doc in docs.items():
+        an = d[rec_of[n]]
+        probe = rec_of[n] not in ("cnn-io", "llm-finetune")
+        fit_names = {r["name"] for r in an["top"]} if probe else set()
+        out, res = compare(args.bin, os.path.join(SCEN, n + ".json"), an, fit_names)
+        report["jobs"][rec_of[n]] = {"phases": res, "simulated": {"totals": out["totals"], "by_kind": out["by_kind"]},
+                                     "measured": {"by_kind": an["by_kind"], "total": an["total"], "gpu_deep_idle_w": an["gpu_deep_idle_w"]}}
+        md.append(table(n, res))
+    for (label, name), doc in beside.items():
+        tmp = os.path.join(SCEN, f".tmp-day3-{name}-{os.getpid()}.json")
+        with open(tmp, "w") as f:
+            json.dump(doc, f)
+        try:
+            report["beside"].setdefault(label, {})[name] = {"phases": compare(args.bin, tmp, d[name], set())[1]}
+        finally:
+            os.remove(tmp)
+    return md, report
+
+
 def write(path, text, check, stale):
     if check:
         old = open(path).read() if os.path.exists(path) else None
@@ -986,6 +1129,10 @@ def main():
         md.append(days_table(report))
         md += md2
         md.append(diagnostics(report, day1, day2_parts()))
+    md3, report3 = day3(a, day1, stale)
+    if report3:
+        report["day3"] = report3
+        md += md3
     write(os.path.join(REC, "validation.json"), json.dumps(report, indent=1, default=float) + "\n", a.check, stale)
     write(os.path.join(REC, "validation.md"), "\n".join(md), a.check, stale)
     if a.check and stale:

@@ -100,12 +100,13 @@ class Runner {
     const StorageSpec& dst = n_.store(to, "", "");
     const int streams = std::max(1, ph.streams);
     std::vector<sg4::ActorPtr> actors;
+    const double copy_core_s = staging_copy_core_s(ph, dst) / streams;  // each stream its share of the process's CPU
     for (int s = 0; s < streams; ++s) {
-      actors.push_back(sg4::Actor::create("copy" + std::to_string(s), p_.node, [this, &ph, &to, &t, &dst, streams] {
+      actors.push_back(sg4::Actor::create("copy" + std::to_string(s), p_.node, [this, &ph, &to, &t, &dst, streams, copy_core_s] {
         const double bytes = ph.bytes / streams, files = ph.files / streams;
         const auto size = static_cast<sg_size_t>(bytes);
         std::vector<sg4::ActivityPtr> parts;
-        if (const double core_s = ph.core_s_per_gb * bytes / 1e9 + ph.core_s_per_file * files; core_s > 0) {
+        if (const double core_s = copy_core_s; core_s > 0) {
           t.cycles += core_s * recorded_ghz_ * 1e9;
           parts.push_back(sg4::this_actor::exec_async(core_s * recorded_ghz_ * 1e9));
         }

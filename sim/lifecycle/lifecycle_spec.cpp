@@ -2,6 +2,9 @@
 
 #include "sim/core/errors.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace dvfs {
 
 const StorageSpec& NodeSpec::store(const std::string& name, const std::string& f, const std::string& field) const {
@@ -24,7 +27,8 @@ CpuPstate parse_pstate(const JsonReader& r) {
 
 StorageSpec parse_storage(const JsonReader& r) {
   r.only_keys({"name", "read_bps", "write_bps", "sync_s", "file_open_s", "remote", "link_bps", "link_latency_s", "idle_w", "j_per_byte",
-               "link_j_per_byte", "write_behind", "writeback_core_s_per_file", "sync_s_per_file", "note"});
+               "link_j_per_byte", "write_behind", "writeback_core_s_per_file", "sync_s_per_file", "recent_free_scan_core_s",
+               "inodes_per_group", "note"});
   StorageSpec s;
   s.name = r.string("name");
   s.read_bps = r.positive("read_bps");
@@ -44,13 +48,18 @@ StorageSpec parse_storage(const JsonReader& r) {
   s.sync_s_per_file = r.has("sync_s_per_file") ? r.non_negative("sync_s_per_file") : 0;
   if (s.sync_s_per_file > 1) r.fail("sync_s_per_file", "expected at most 1 s per file");
   if (s.sync_s_per_file > 0 && !s.write_behind) r.fail("sync_s_per_file", "expected only with write_behind (the sync's time per file)");
+  s.recent_free_scan_core_s = r.has("recent_free_scan_core_s") ? r.non_negative("recent_free_scan_core_s") : 0;
+  s.inodes_per_group = r.has("inodes_per_group") ? r.positive("inodes_per_group") : 0;
+  if (s.recent_free_scan_core_s > 0 && s.inodes_per_group <= 0)
+    r.fail("inodes_per_group", "expected > 0 inodes per block group with recent_free_scan_core_s");
   if (s.write_behind && s.remote) throw InputError(r.file(), r.field("write_behind"), "expected write_behind only on a local disk");
   if (s.sync_s < 0) throw InputError(r.file(), r.field("sync_s"), "expected >= 0 s");
   return s;
 }
 
 LifecyclePhase parse_phase(const JsonReader& r) {
-  r.only_keys({"name", "kind", "bytes", "files", "from", "to", "core_s_per_gb", "core_s_per_file", "streams", "sync_bytes", "sync_files", "steps",
+  r.only_keys({"name", "kind", "bytes", "files", "from", "to", "core_s_per_gb", "core_s_per_file", "core_s_per_file_growth",
+               "recently_freed_inodes", "reused_before", "streams", "sync_bytes", "sync_files", "steps",
                "samples_per_step", "read_bytes_per_step", "read_from", "workers", "prefetch", "core_s_per_sample",
                "main_core_busy", "host_step_s", "loader_start_s", "gpu_step_s", "gpu_step_w", "gpu_step_j", "trace", "seconds", "note"});
   LifecyclePhase p;
@@ -63,6 +72,9 @@ LifecyclePhase parse_phase(const JsonReader& r) {
     p.to = r.string("to");
     p.core_s_per_gb = r.has("core_s_per_gb") ? r.non_negative("core_s_per_gb") : 0;
     p.core_s_per_file = r.has("core_s_per_file") ? r.non_negative("core_s_per_file") : 0;
+    p.core_s_per_file_growth = r.has("core_s_per_file_growth") ? r.non_negative("core_s_per_file_growth") : 0;
+    p.recently_freed_inodes = r.has("recently_freed_inodes") ? r.non_negative("recently_freed_inodes") : 0;
+    p.reused_before = r.has("reused_before") ? r.non_negative("reused_before") : 0;
     p.streams = static_cast<int>(r.integer_in_or("streams", 1, 256, 1));
     p.sync_bytes = r.has("sync_bytes") ? r.non_negative("sync_bytes") : 0;
     p.sync_files = r.has("sync_files") ? r.non_negative("sync_files") : 0;
@@ -113,6 +125,26 @@ WarmUp parse_warmup(const JsonReader& r) {
 }
 
 }  // namespace
+
+double recent_free_inodes_scanned(double n, double k, double per_group) {
+  if (n <= 0 || per_group <= 0) return 0;
+  double scanned = 0;
+  for (double j = k; n > 0;) {  // group by group: ~n / per_group steps
+    const double left = per_group - std::fmod(j, per_group);  // free inodes in j's group when file j is created
+    const double take = std::min(n, left);
+    scanned += take * left - take * (take - 1) / 2;  // left + (left - 1) + ... over the files placed in this group
+    j += take;
+    n -= take;
+  }
+  return scanned;
+}
+
+double staging_copy_core_s(const LifecyclePhase& ph, const StorageSpec& dst) {
+  const double files = ph.files;
+  const double reused = std::min(files, std::max(0.0, ph.recently_freed_inodes - ph.reused_before));
+  return ph.core_s_per_gb * ph.bytes / 1e9 + ph.core_s_per_file * files + ph.core_s_per_file_growth * files * (files - 1) / 2 +
+         dst.recent_free_scan_core_s * recent_free_inodes_scanned(reused, ph.reused_before, dst.inodes_per_group);
+}
 
 NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
   JsonReader r(doc, file, "");

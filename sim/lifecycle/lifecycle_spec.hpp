@@ -36,6 +36,11 @@ struct StorageSpec {
   bool write_behind = false;
   double writeback_core_s_per_file = 0;
   double sync_s_per_file = 0;
+  // Creating a file on recently freed inodes (split.json day3): ext4 without a journal skips inodes freed less than
+  // 60 s ago, and in a block group holding only such inodes each new file's allocation scans every free one left
+  // there, `recent_free_scan_core_s` of the creating process's CPU per inode scanned; `inodes_per_group` inodes a group.
+  double recent_free_scan_core_s = 0;
+  double inodes_per_group = 0;
 };
 
 struct NodeSpec {
@@ -74,6 +79,9 @@ struct LifecyclePhase {
   std::string from, to;      // storage names
   double core_s_per_gb = 0;  // CPU time per GB moved (copy, serialisation), at the recorded CPU clock
   double core_s_per_file = 0;
+  double core_s_per_file_growth = 0;  // staging: CPU per file per file already in the target folder (folder-size price)
+  double recently_freed_inodes = 0;   // staging: inodes freed on the target disk within the recency window before the phase
+  double reused_before = 0;           // of them, already taken by files created since (e.g. a dataset generated just before)
   int streams = 1;
   double sync_bytes = 0;     // other dirty data the phase's sync writes too (os.sync flushes every dirty page)
   double sync_files = 0;     // files of it
@@ -117,6 +125,13 @@ struct LifecycleSpec {
   std::vector<LifecyclePolicy> policies;
   std::map<std::string, WarmUp> first_occurrence;  // by kind (train, validation): applied to the first phase of it
 };
+
+// Free inodes scanned while `n` new files take recently freed inodes k .. k + n - 1, the freed inodes filling groups
+// of `per_group` one after another: file j scans the per_group - (j mod per_group) free inodes left in its group.
+double recent_free_inodes_scanned(double n, double k, double per_group);
+// The copying process's CPU work of a staging copy (or a checkpoint's write), at the recorded clock, all streams:
+// per GB, per file, the folder-size growth and the scan of the target disk's recently freed inodes.
+double staging_copy_core_s(const LifecyclePhase& ph, const StorageSpec& dst);
 
 NodeSpec parse_node_spec(const Json& doc, const std::string& file);
 LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const std::string& base_dir);

@@ -164,6 +164,27 @@ TEST_CASE("a write-behind sync spends the disk's time per file beside the data, 
   CHECK(phase(without, 0)["time_s"].get<double>() == Approx(1.0 + 1.0 + 0.01).epsilon(1e-3));
 }
 
+TEST_CASE("a copy onto recently freed inodes spends the scan on the copying core: longer by its CPU time", "[lifecycle]") {
+  // 250 files x 1 ms = 0.25 s of the copying process; 250 of them on recently freed inodes from the pool's start,
+  // groups of 100: 5050 + 5050 + (100 + ... + 51) = 13,875 inodes scanned x 1 us = 13.875 ms more on the same core.
+  Json stage = {{"name", "stage"}, {"kind", "staging"}, {"bytes", 0}, {"files", 250}, {"from", "local"}, {"to", "local"},
+                {"core_s_per_file", 1e-3}};
+  const Json base = {{"name", "t"}, {"lifecycle", {{"node", "node-recent-free-scan.json"}, {"gpu", "h200"}, {"phases", Json::array({stage})}}}};
+  const double t0 = phase(run_lifecycle(base, "t.json", kDir), 0)["time_s"].get<double>();
+  stage["recently_freed_inodes"] = 10000;
+  const Json recent = {{"name", "t"}, {"lifecycle", {{"node", "node-recent-free-scan.json"}, {"gpu", "h200"}, {"phases", Json::array({stage})}}}};
+  const Json s = run_lifecycle(recent, "t.json", kDir);
+  const Json& p = phase(s, 0);
+  CHECK(p["time_s"].get<double>() - t0 == Approx(13875e-6).epsilon(1e-3));
+  CHECK(p["cpu_core_s"].get<double>() == Approx(0.25 + 13875e-6).epsilon(1e-6));
+}
+
+TEST_CASE("a scan price of recently freed inodes needs the disk's inodes per group: refused without, naming the field", "[lifecycle]") {
+  const Json doc = {{"name", "t"}, {"lifecycle", {{"node", "node-bad-recent-free-scan.json"}, {"gpu", "h200"},
+                    {"phases", Json::array({{{"name", "wait"}, {"kind", "idle"}, {"seconds", 1}}})}}}};
+  CHECK_THROWS_WITH(run_lifecycle(doc, "t.json", kDir), Catch::Contains("storage[0].inodes_per_group: expected > 0 inodes per block group"));
+}
+
 TEST_CASE("a sync time per file belongs to a write-behind disk: elsewhere it is refused, naming the field", "[lifecycle]") {
   const Json doc = {{"name", "t"}, {"lifecycle", {{"node", "node-bad-sync-per-file.json"}, {"gpu", "h200"},
                     {"phases", Json::array({{{"name", "wait"}, {"kind", "idle"}, {"seconds", 1}}})}}}};

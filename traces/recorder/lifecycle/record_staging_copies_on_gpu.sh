@@ -4,7 +4,8 @@
 # with NVML telemetry and host counters (python3 -m dvfs_sim.record layout). ~60 s.
 # Usage: record_staging_copies_on_gpu.sh PYTHONPATH_OF_DVFS_SIM OUT_DIR [WORK_DIR]
 # Writes OUT_DIR/recording/ (unpacked), OUT_DIR/job.json, OUT_DIR/env.log, OUT_DIR/job.log; removes WORK_DIR's
-# generated files. Only reads NVML, /proc and sysfs: no card, CPU-frequency, power or kernel setting is changed.
+# generated files (kept when KEEP_WORK=1: the day-3 recording removes them later, so that no deletion precedes its
+# folder sweep). Only reads NVML, /proc and sysfs: no card, CPU-frequency, power or kernel setting is changed.
 PKG=$1; OUT=$2; WORK=${3:-$PWD/.staging_copies_work}
 S=$(cd "$(dirname "$0")" && pwd)
 if [ -e "$WORK" ] && [ -n "$(ls -A "$WORK" 2>/dev/null)" ] && [ ! -f "$WORK/job.json" ] && [ ! -d "$WORK/recording" ]; then
@@ -35,6 +36,6 @@ du -sh "$WORK"/* 2>&1 | tee -a "$OUT/job.log"
 tail -20 "$OUT/job.log"
 [ -d "$WORK/recording" ] && cp -r "$WORK/recording" "$OUT/recording"
 [ -f "$WORK/job.json" ] && cp "$WORK/job.json" "$OUT/job.json"
-rm -rf "$WORK"
+[ "${KEEP_WORK:-0}" = 1 ] || rm -rf "$WORK"
 ls -la "$OUT" "$OUT/recording" 2>&1
 exit $rc

@@ -21,7 +21,9 @@ dataset's count and size), copied by shutil.copytree and os.sync()'d, once from 
 stages). They tell whether cnn-io's 59 us per file (the staging-copies fit: 39 us) comes from the folder's size or
 from its dirty sources.
 
-    python3 save_probe_job.py --out DIR [--scale S] [--files-scale F] [--repeats N] [--rest-s R]
+    python3 save_probe_job.py --out DIR [--scale S] [--files-scale F] [--repeats N] [--rest-s R] [--no-diag]
+
+--no-diag leaves the diagnostic copies out (day 3: folder_sweep_job.py measures copies apart; split.json `day3`).
 
 Writes DIR/recording/ (dvfs_sim.record layout) and DIR/job.json. --scale shrinks the state dicts, --files-scale the
 diagnostic copies' file counts (tests on a machine without a GPU: DVFS_NVML=fake_pynvml).
@@ -74,7 +76,8 @@ def save(sd, path, dev):
 
 def main():
     a = job_arguments(__doc__, "state dict sizes times this (tests)", "diagnostic copies' file counts times this (tests)",
-                      "GPU-idle rest before each save")
+                      "GPU-idle rest before each save",
+                      flags=(("--no-diag", "no diagnostic copies (the saves only)"),))
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     local = os.path.join(a.out, "local")
     os.makedirs(os.path.join(local, "checkpoints"), exist_ok=True)
@@ -119,7 +122,7 @@ def main():
             os.sync()
             time.sleep(a.rest_s)
         block = os.urandom(64 << 20)
-        for n, clean in DIAG:
+        for n, clean in (() if a.no_diag else DIAG):
             src, dst = os.path.join(a.out, "shared", n), os.path.join(local, n)
             with rec.phase(f"generate {n} source files" + (" and sync" if clean else " (left dirty)"), "setup"):
                 generate(src, diag_files, 12 << 10, block)

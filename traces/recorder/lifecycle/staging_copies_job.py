@@ -102,9 +102,12 @@ def copy_summary(marks):
             f"{(marks['synced']['t_ns'] - marks['copied']['t_ns']) / 1e9:.3f} s")
 
 
-def job_arguments(doc, scale_help, files_help, rest_help):
-    """The node-probe jobs' command line (this one and save_probe_job.py), parsed."""
+def job_arguments(doc, scale_help, files_help, rest_help, flags=()):
+    """The node-probe jobs' command line (this one and save_probe_job.py), parsed; `flags`: (name, help) of on/off
+    options of one job."""
     p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, help_text in flags:
+        p.add_argument(name, action="store_true", help=help_text)
     p.add_argument("--out", required=True)
     p.add_argument("--scale", type=float, default=1.0, help=scale_help)
     p.add_argument("--files-scale", type=float, default=1.0, help=files_help)
