@@ -318,6 +318,16 @@ BoardResponse fit_board_response(const PerseusRunSet& runs, const std::vector<in
 
 namespace {
 
+// A rank's measured computation time per iteration (its forward and backward timers), averaged over the
+// iterations after the warm-up.
+double measured_busy_s(const PerseusMeasurement& meas, std::size_t s) {
+  double t = 0;
+  const std::size_t n = meas.forward_s[s].size();
+  for (std::size_t it = 1; it < n; ++it)
+    for (std::size_t m = 0; m < static_cast<std::size_t>(meas.microbatches); ++m) t += meas.forward_s[s][it][m] + meas.backward_s[s][it][m];
+  return n > 1 ? t / static_cast<double>(n - 1) : 0.0;
+}
+
 struct MapeAcc {
   double t = 0, e = 0;
   int n = 0;
@@ -356,13 +366,20 @@ Json run_variant(const std::string& name, const std::string& how, const PerseusR
       busy[static_cast<std::size_t>(nd.stage)] += c.time_s;
       energy[static_cast<std::size_t>(nd.stage)] += c.energy_j;
     }
-    Json rank_errors = Json::array();
+    // The energy's composition per rank (per GPU of the stage): the computations, and P_blocking over the
+    // rest of the iteration; the measured busy time (forward + backward timers) says how the waiting compares.
+    Json rank_errors = Json::array(), rank_compute = Json::array(), rank_blocking = Json::array(), rank_busy = Json::array(),
+         rank_busy_meas = Json::array();
     for (std::size_t s = 0; s < S; ++s) {
       double e = 0;
       for (std::size_t it = 1; it < meas.energy_j[s].size(); ++it) e += meas.energy_j[s][it];
       e /= static_cast<double>(meas.energy_j[s].size() - 1);
       const double err = 100 * (g * (energy[s] + p.p_blocking_w * (pred.time_s - busy[s])) - e) / e;
       rank_errors.push_back(err);
+      rank_compute.push_back(energy[s]);
+      rank_blocking.push_back(p.p_blocking_w * (pred.time_s - busy[s]));
+      rank_busy.push_back(busy[s]);
+      rank_busy_meas.push_back(measured_busy_s(meas, s));
       if (!anchor) rank_err[s] += err, rank_abs[s] += std::fabs(err);
     }
     const bool is_held = std::find(held_out.begin(), held_out.end(), n) != held_out.end();
@@ -371,7 +388,9 @@ Json run_variant(const std::string& name, const std::string& how, const PerseusR
     if (is_held) held.add(te, ee);
     rows.push_back({{"plan", n}, {"anchor", anchor}, {"held_out", is_held}, {"measured_iteration_s", mt},
                     {"predicted_iteration_s", pred.time_s}, {"time_error_pct", te}, {"measured_energy_j", me},
-                    {"predicted_energy_j", pred_e}, {"energy_error_pct", ee}, {"rank_energy_error_pct", rank_errors}});
+                    {"predicted_energy_j", pred_e}, {"energy_error_pct", ee}, {"rank_energy_error_pct", rank_errors},
+                    {"rank_compute_energy_j", rank_compute}, {"rank_blocking_energy_j", rank_blocking},
+                    {"rank_busy_s", rank_busy}, {"measured_rank_busy_s", rank_busy_meas}});
   }
   Json per_rank = Json::array();
   for (std::size_t s = 0; s < S; ++s)
