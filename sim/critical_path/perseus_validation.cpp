@@ -318,6 +318,47 @@ BoardResponse fit_board_response(const PerseusRunSet& runs, const std::vector<in
 
 namespace {
 
+// A rank's measured computation time per iteration (its forward and backward timers), averaged over the
+// iterations after the warm-up.
+double measured_busy_s(const PerseusMeasurement& meas, std::size_t s) {
+  double t = 0;
+  const std::size_t n = meas.forward_s[s].size();
+  for (std::size_t it = 1; it < n; ++it)
+    for (std::size_t m = 0; m < static_cast<std::size_t>(meas.microbatches); ++m) t += meas.forward_s[s][it][m] + meas.backward_s[s][it][m];
+  return n > 1 ? t / static_cast<double>(n - 1) : 0.0;
+}
+
+// Per rank: its computations plus P_blocking for the rest of the predicted iteration, against the rank's
+// measured energy (the NVML counter of its GPU, iterations after the warm-up); and the energy's composition
+// per GPU of the stage (computations, blocking, predicted busy time) with the measured busy time (forward +
+// backward timers), which says how the predicted waiting compares.
+Json rank_composition(const PerseusPrediction& p, const IterationPlan& pred, const PerseusMeasurement& meas) {
+  const std::size_t S = p.node_of.size();
+  const double g = p.gpus_per_stage;
+  std::vector<double> busy(S, 0.0), energy(S, 0.0);
+  for (std::size_t v = 0; v < p.dag.size(); ++v) {
+    const DagNode& nd = p.dag.nodes()[v];
+    if (!nd.computation) continue;
+    const CurveOption& c = p.curves[static_cast<std::size_t>(nd.curve)].options[static_cast<std::size_t>(pred.option[v])];
+    busy[static_cast<std::size_t>(nd.stage)] += c.time_s;
+    energy[static_cast<std::size_t>(nd.stage)] += c.energy_j;
+  }
+  Json out = {{"rank_energy_error_pct", Json::array()}, {"rank_compute_energy_j", Json::array()}, {"rank_blocking_energy_j", Json::array()},
+              {"rank_busy_s", Json::array()}, {"measured_rank_busy_s", Json::array()}};
+  for (std::size_t s = 0; s < S; ++s) {
+    double e = 0;
+    for (std::size_t it = 1; it < meas.energy_j[s].size(); ++it) e += meas.energy_j[s][it];
+    e /= static_cast<double>(meas.energy_j[s].size() - 1);
+    const double blocking = p.p_blocking_w * (pred.time_s - busy[s]);
+    out["rank_energy_error_pct"].push_back(100 * (g * (energy[s] + blocking) - e) / e);
+    out["rank_compute_energy_j"].push_back(energy[s]);
+    out["rank_blocking_energy_j"].push_back(blocking);
+    out["rank_busy_s"].push_back(busy[s]);
+    out["measured_rank_busy_s"].push_back(measured_busy_s(meas, s));
+  }
+  return out;
+}
+
 struct MapeAcc {
   double t = 0, e = 0;
   int n = 0;
@@ -346,24 +387,10 @@ Json run_variant(const std::string& name, const std::string& how, const PerseusR
     const double g = p.gpus_per_stage, pred_e = pred.energy_j * g;  // every GPU of a stage runs its first rank's clocks
     const double te = 100 * (pred.time_s - mt) / mt, ee = 100 * (pred_e - me) / me;
     const bool anchor = std::find(p.anchor_plans.begin(), p.anchor_plans.end(), n) != p.anchor_plans.end();
-    // Per rank: its computations plus P_blocking for the rest of the predicted iteration, against the
-    // rank's measured energy (the NVML counter of its GPU, iterations after the warm-up).
-    std::vector<double> busy(S, 0.0), energy(S, 0.0);
-    for (std::size_t v = 0; v < p.dag.size(); ++v) {
-      const DagNode& nd = p.dag.nodes()[v];
-      if (!nd.computation) continue;
-      const CurveOption& c = p.curves[static_cast<std::size_t>(nd.curve)].options[static_cast<std::size_t>(pred.option[v])];
-      busy[static_cast<std::size_t>(nd.stage)] += c.time_s;
-      energy[static_cast<std::size_t>(nd.stage)] += c.energy_j;
-    }
-    Json rank_errors = Json::array();
-    for (std::size_t s = 0; s < S; ++s) {
-      double e = 0;
-      for (std::size_t it = 1; it < meas.energy_j[s].size(); ++it) e += meas.energy_j[s][it];
-      e /= static_cast<double>(meas.energy_j[s].size() - 1);
-      const double err = 100 * (g * (energy[s] + p.p_blocking_w * (pred.time_s - busy[s])) - e) / e;
-      rank_errors.push_back(err);
-      if (!anchor) rank_err[s] += err, rank_abs[s] += std::fabs(err);
+    const Json ranks = rank_composition(p, pred, meas);
+    for (std::size_t r = 0; r < S && !anchor; ++r) {
+      const double err = ranks["rank_energy_error_pct"][r].get<double>();
+      rank_err[r] += err, rank_abs[r] += std::fabs(err);
     }
     const bool is_held = std::find(held_out.begin(), held_out.end(), n) != held_out.end();
     all.add(te, ee);
@@ -371,7 +398,8 @@ Json run_variant(const std::string& name, const std::string& how, const PerseusR
     if (is_held) held.add(te, ee);
     rows.push_back({{"plan", n}, {"anchor", anchor}, {"held_out", is_held}, {"measured_iteration_s", mt},
                     {"predicted_iteration_s", pred.time_s}, {"time_error_pct", te}, {"measured_energy_j", me},
-                    {"predicted_energy_j", pred_e}, {"energy_error_pct", ee}, {"rank_energy_error_pct", rank_errors}});
+                    {"predicted_energy_j", pred_e}, {"energy_error_pct", ee}});
+    rows.back().update(ranks);
   }
   Json per_rank = Json::array();
   for (std::size_t s = 0; s < S; ++s)

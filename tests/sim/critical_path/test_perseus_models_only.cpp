@@ -61,6 +61,12 @@ TEST_CASE("models-only mode reads nothing from a run set's plans but their clock
     CHECK(ra[i]["predicted_iteration_s"].get<double>() == rb[i]["predicted_iteration_s"].get<double>());
     CHECK(ra[i]["predicted_energy_j"].get<double>() == rb[i]["predicted_energy_j"].get<double>());
     CHECK(rb[i]["measured_iteration_s"].get<double>() == Approx(1.7 * ra[i]["measured_iteration_s"].get<double>()));
+    // The composition: predicted per rank from the models alone, measured busy time read from the run set.
+    for (std::size_t s = 0; s < ra[i]["rank_busy_s"].size(); ++s) {
+      CHECK(ra[i]["rank_busy_s"][s].get<double>() == rb[i]["rank_busy_s"][s].get<double>());
+      CHECK(ra[i]["rank_compute_energy_j"][s].get<double>() == rb[i]["rank_compute_energy_j"][s].get<double>());
+      CHECK(rb[i]["measured_rank_busy_s"][s].get<double>() == Approx(1.7 * ra[i]["measured_rank_busy_s"][s].get<double>()));
+    }
   }
   CHECK(test::perseus_variant(a, "models only")["fitted_on_plans"].empty());
   fs::remove_all("/tmp/dvfs_mo_a");
@@ -183,4 +189,44 @@ TEST_CASE("a 3D run set folds to its pipeline stages: a stage's energy is its GP
   CHECK(m.energy_j[3][2] == Approx(raw.energy_j[3][2] + raw.energy_j[7][2] + raw.energy_j[11][2] + raw.energy_j[15][2]));
   CHECK(rs.schedule(3).ranks.size() == 4);
   CHECK_THROWS_AS(fold_to_stages(raw, 5), InputError);
+}
+
+// The A40 GPT-3 2.7B miss decomposed (docs/validation.md, issue 22, s9_22): per rank and plan, the energy error is
+// P_blocking x (predicted - measured waiting) + busy power x (predicted - measured busy time) + the busy power's own
+// error over the measured busy time. The waiting is priced right on 8 stages as on 4; the busy power carries the miss.
+TEST_CASE("models only: a plan's energy is its ranks' computations plus P_blocking over their waiting; the 2.7B's miss is busy power", "[critical_path][perseus][validation]") {
+  PerseusValidationOptions o;
+  o.frontier = false;
+  o.fits = false;
+  const Json rep = validate_perseus(data_dir() + "/traces/perseus-runs/a40_gpt3-2.7b_pp8", o);
+  const Json& v = test::perseus_variant(rep, "models only");
+  const double pb = rep["p_blocking_w"].get<double>(), g = rep["gpus_per_stage"].get<double>();
+  double blocking = 0, busy_time = 0, busy_power = 0, wait_pred = 0, wait_meas = 0;
+  int n = 0;
+  for (const Json& row : v["rows"]) {
+    const double tp = row["predicted_iteration_s"].get<double>(), tm = row["measured_iteration_s"].get<double>();
+    double sum = 0, terms[3] = {0, 0, 0};
+    for (std::size_t s = 0; s < row["rank_busy_s"].size(); ++s) {
+      const double c = row["rank_compute_energy_j"][s].get<double>(), b = row["rank_blocking_energy_j"][s].get<double>();
+      const double bp = row["rank_busy_s"][s].get<double>(), bm = row["measured_rank_busy_s"][s].get<double>();
+      CHECK(b == Approx(pb * (tp - bp)));
+      sum += g * (c + b);
+      const double pred = g * (c + b), meas = pred / (1 + row["rank_energy_error_pct"][s].get<double>() / 100);
+      const double p_meas = (meas / g - pb * (tm - bm)) / bm;  // the rank's measured busy power
+      terms[0] += pb * ((tp - bp) - (tm - bm));
+      terms[1] += (c / bp) * (bp - bm);
+      terms[2] += (c / bp - p_meas) * bm;
+      if (!row["anchor"].get<bool>() && row["plan"].get<int>() > 1) wait_pred += tp - bp, wait_meas += tm - bm;
+    }
+    CHECK(sum == Approx(row["predicted_energy_j"].get<double>()).epsilon(1e-9));
+    if (row["plan"].get<int>() <= 1) continue;  // the all-max plans: the anchor's condition
+    const double me = row["measured_energy_j"].get<double>();
+    CHECK(100 * g * (terms[0] + terms[1] + terms[2]) / me == Approx(row["energy_error_pct"].get<double>()).margin(1e-6));
+    blocking += 100 * g * terms[0] / me, busy_time += 100 * g * terms[1] / me, busy_power += 100 * g * terms[2] / me, ++n;
+  }
+  REQUIRE(n == 29);
+  CHECK(std::fabs(blocking / n) < 0.5);   // -0.20 points
+  CHECK(std::fabs(busy_time / n) < 1.0);  // +0.54
+  CHECK(busy_power / n > 6.0);            // +7.79 of the mean +8.14 %
+  CHECK(wait_pred / wait_meas == Approx(1.0).margin(0.06));  // 21.7 s vs 22.6 s per GPU and plan
 }
