@@ -43,6 +43,12 @@ TEST_CASE("fp32 GEMMs run on CUDA cores unless the kernel is a TF32 one", "[trac
   const OperatorWork tf32 = work_of(o, "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n");
   CHECK(tf32.precision == TensorPrecision::tf32);
   CHECK(tf32.tensor_flops == Approx(2.0 * 16 * 32 * 8));
+  // CUTLASS 2.x tensor-core kernels do not say "tf32": fp32 operands through a tensorop kernel are TF32
+  const OperatorWork cutlass = work_of(o, "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align1>(...)");
+  CHECK(cutlass.precision == TensorPrecision::tf32);
+  CHECK(cutlass.tensor_flops == Approx(2.0 * 16 * 32 * 8));
+  const OperatorWork simt = work_of(o, "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>(...)");
+  CHECK(simt.precision == TensorPrecision::none);
 }
 
 TEST_CASE("a convolution's output size follows its stride and padding", "[traces][activity]") {

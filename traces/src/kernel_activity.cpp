@@ -151,6 +151,11 @@ TensorPrecision precision_of(int element_bytes_, bool tf32) {
   return tf32 ? TensorPrecision::tf32 : TensorPrecision::none;
 }
 
+// fp32 operands run TF32 on tensor cores when a kernel says so: cuBLASLt names say "tf32", CUTLASS 2.x names say
+// "tensorop" (`cutlass_80_tensorop_s1688gemm`; tensor cores have no fp32 path). Not "mma": cuBLAS's SIMT fp32
+// kernels are named `sm80_xmma_gemm_f32f32_..._ffma`.
+bool runs_tf32(const std::vector<const std::string*>& kn) { return any_name_has(kn, "tf32") || any_name_has(kn, "tensorop"); }
+
 // Tensor-core work, or CUDA-core fp32 work when the precision is none.
 void add_matrix_work(OperatorWork& w, double flops, int es, bool tf32) {
   w.precision = precision_of(es, tf32);
@@ -167,7 +172,7 @@ std::optional<OperatorWork> gemm_work(const OperatorCall& op, const std::string&
   const double batch = numel(std::vector<std::int64_t>(A.begin(), A.end() - 2));
   const int es = element_bytes(op.types[a]);
   OperatorWork w;
-  add_matrix_work(w, 2.0 * batch * M * N * K, es, any_name_has(kn, "tf32"));
+  add_matrix_work(w, 2.0 * batch * M * N * K, es, runs_tf32(kn));
   w.bytes = es * (numel(A) + numel(B)) + (es == 1 ? 2 : es) * batch * M * N;
   if (a == 1 && element_bytes(op.types[0])) w.bytes += element_bytes(op.types[0]) * numel(op.dims[0]);
   return w;
@@ -240,7 +245,7 @@ std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::
     }
   }
   // Winograd algorithms do other arithmetic than the direct convolution's count: the count stands in
-  add_matrix_work(w, fft_flops > 0 ? fft_flops : 2.0 * out_numel * per_output * passes, es, any_name_has(kn, "tf32"));
+  add_matrix_work(w, fft_flops > 0 ? fft_flops : 2.0 * out_numel * per_output * passes, es, runs_tf32(kn));
   if (wt[1] == 1 && x[1] > 1) w.direct_loads = out_numel * per_output * passes;  // depthwise: one input channel per filter
   w.bytes = es * (numel(x) + numel(wt) + out_numel) + (backward ? es * (numel(x) + numel(wt)) : 0.0);
   return w;
