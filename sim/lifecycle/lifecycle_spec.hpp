@@ -36,9 +36,10 @@ struct StorageSpec {
   bool write_behind = false;
   double writeback_core_s_per_file = 0;
   double sync_s_per_file = 0;
-  // Creating a file on recently freed inodes (split.json day3): ext4 without a journal skips inodes freed less than
-  // 60 s ago, and in a block group holding only such inodes each new file's allocation scans every free one left
-  // there, `recent_free_scan_core_s` of the creating process's CPU per inode scanned; `inodes_per_group` inodes a group.
+  // Creating a file on recently freed inodes (split.json day3): ext4 without a journal skips recently freed inodes
+  // (nominally 60 s; copies 76 s after a removal still paid it, day 3 and the split's amendment), and in a block group
+  // holding only such inodes each new file's allocation scans every free one left there: `recent_free_scan_core_s` of
+  // the creating process's CPU per inode scanned; `inodes_per_group` inodes a group.
   double recent_free_scan_core_s = 0;
   double inodes_per_group = 0;
 };
