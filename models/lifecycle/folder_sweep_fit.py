@@ -1,8 +1,8 @@
 """The day-3 folder sweep's fits (split.json `day3`): the staging copy's CPU beyond the day's linear price, as a
 folder-size growth (per file per file already in the target folder) and as the scan of recently freed inodes
-(ext4 without a journal skips inodes freed < 60 s ago; in a group of only such inodes each new file's allocation
-scans every free one left). Pure functions over folder_sweep_job.py's job.json and record_day_on_gpu.sh's logs;
-fit_lifecycle.py writes what they return into the day-3 node and scenarios. The scan count mirrors
+(ext4 without a journal skips recently freed inodes, nominally < 60 s, longer on the recorded machines; in a group
+of only such inodes each new file's allocation scans every free one left). Pure functions over folder_sweep_job.py's
+job.json and record_day_on_gpu.sh's logs; fit_lifecycle.py writes what they return into the day-3 node and scenarios. The scan count mirrors
 sim/lifecycle/lifecycle_spec.cpp's recent_free_inodes_scanned."""
 import re
 

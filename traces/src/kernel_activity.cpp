@@ -568,23 +568,26 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
     // The arithmetic runs in the operator's matrix kernels (GEMM, convolution, attention names); helper
     // kernels beside them (padding, layout conversion) only move bytes. Tensor cores only where the kernel's
     // name says so: a depthwise or fp32 kernel of a bf16 operator runs on CUDA cores.
-    double matrix_us = 0;
-    for (std::size_t i : g.members)
-      if (is_matrix_kernel(acts[i].name)) matrix_us += acts[i].duration_us;
-    const bool all_matrix = matrix_us <= 0;
-    if (all_matrix) matrix_us = g.duration_us;
     // Layout conversions move their tensors on top of the operator's own traffic: together twice the operator's
     // bytes, shared among them by duration; the other kernels share the operator's work by theirs.
-    double conversion_us = 0;
-    for (std::size_t i : g.members)
-      if (is_layout_conversion(acts[i].name)) conversion_us += acts[i].duration_us;
+    // Each kernel's role is read from its name once.
+    std::vector<char> matrix(names.size()), conversion(names.size());
+    double matrix_us = 0, conversion_us = 0;
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      const double us = acts[g.members[k]].duration_us;
+      if ((matrix[k] = is_matrix_kernel(names[k]))) matrix_us += us;
+      if ((conversion[k] = is_layout_conversion(names[k]))) conversion_us += us;
+    }
+    const bool all_matrix = matrix_us <= 0;
+    if (all_matrix) matrix_us = g.duration_us;
     const double own_us = g.duration_us - conversion_us;
     const bool split_conversions = conversion_us > 0 && own_us > 0;
     const double flops = w->tensor_flops + w->fma_flops;
-    for (std::size_t i : g.members) {
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      const std::size_t i = g.members[k];
       KernelRates& r = out[i];
       r.source = WorkSource::shapes;
-      if (split_conversions && is_layout_conversion(acts[i].name)) {
+      if (split_conversions && conversion[k]) {
         r.memory_tbps = static_cast<float>(2 * w->bytes / (conversion_us * 1e6));
         continue;
       }
@@ -592,7 +595,7 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
       r.alu_tops = static_cast<float>(w->alu_ops / (us * 1e6));
       r.memory_tbps = static_cast<float>(w->bytes / (us * 1e6));
       r.memory_fill_tbps = static_cast<float>(w->filled / (us * 1e6));
-      if (flops <= 0 || !(all_matrix || is_matrix_kernel(acts[i].name))) continue;
+      if (flops <= 0 || !(all_matrix || matrix[k])) continue;
       const auto rate = static_cast<float>(flops / (matrix_us * 1e6));
       if (w->precision != TensorPrecision::none && uses_tensor_cores(acts[i].name)) {
         r.precision = w->precision;
