@@ -1026,11 +1026,11 @@ def day3(args, day1, stale):
               "removal": rm, "jobs": {}, "beside": {}}
     md = ["## Day 3: the node and the folder sweep calibrated on the day, then the jobs predicted (split.json day3)", "",
           f"Folder sweep (fit): growth {sw['growth'] * 1e9:.3f} ns per file per file in the folder, recently-freed-inode scan "
-          f"{sw['scan'] * 1e9:.1f} ns per inode scanned, {sw['inodes_per_group']} inodes per group.", "",
-          fsf.sweep_table(d[SWEEP]["job"], cc3["staging_per_gb"], cc3["staging_per_file"], sw["growth"], sw["scan"], sw["inodes_per_group"]), ""]
-    if AGED in d:
-        md += [fsf.sweep_table(d[AGED]["job"], cc3["staging_per_gb"], cc3["staging_per_file"], sw["growth"], sw["scan"],
-                               sw["inodes_per_group"]), ""]
+          f"{sw['scan'] * 1e9:.1f} ns per inode scanned, {sw['inodes_per_group']} inodes per group.", ""]
+    for part in (SWEEP, AGED):
+        if part in d:
+            md += [fsf.sweep_table(d[part]["job"], cc3["staging_per_gb"], cc3["staging_per_file"], sw["growth"], sw["scan"],
+                                   sw["inodes_per_group"]), ""]
     for n, doc in docs.items():
         an = d[rec_of[n]]
         probe = rec_of[n] not in ("cnn-io", "llm-finetune")

@@ -10,7 +10,7 @@
 # Only reads NVML; changes no card setting.
 PKG=$1; OUT=$2
 S=$(cd "$(dirname "$0")" && pwd)
-NAME=h200-unseen${SET:+-$SET}; [ "${SET:-1}" = 1 ] && NAME=h200-unseen
+NAME=h200-unseen; [ "${SET:-1}" != 1 ] && NAME=h200-unseen-$SET
 W=$(mktemp -d)/$NAME
 mkdir -p "$W/logs"
 export PYTHONUNBUFFERED=1
