@@ -6,7 +6,9 @@
 # tool brings back at most ~60 MB per call: the first call's bert and lstm recordings were lost that way and recorded
 # again with ONLY="bert-finetune-b32 lstm-lm-b64", bert with 25 profiled steps instead of 60).
 # SET=2 records the second blind set instead, SET=3 the third (split: unseen_workloads_3; into h200-unseen-3, in
-# two calls of the device tool: ONLY="fno-train-g256 r3d-video-b8 nerf-mlp-r4096 convnext-train-b64", then the rest).
+# two calls of the device tool: ONLY="fno-train-g256 r3d-video-b8 nerf-mlp-r4096 convnext-train-b64", then the rest),
+# SET=4 the fourth (split: unseen_workloads_4; into h200-unseen-4, in two calls as well: ONLY="pointcloud-knn-b32
+# whisper-stft-b16 int8-mlp-infer-t4096 fp8-linear-train-b16", then the rest).
 # Only reads NVML; changes no card setting.
 PKG=$1; OUT=$2
 S=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +27,16 @@ rec() {  # rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...; ONLY="NAME ..." r
   echo "$name rc=$rc wall=$((SECONDS - t0)) s" | tee -a "$W/logs/summary.log"
   tail -3 "$W/logs/$name.log" | tee -a "$W/logs/summary.log"
 }
-if [ "${SET:-1}" = 3 ]; then  # the third blind set (split: unseen_workloads_3)
+if [ "${SET:-1}" = 4 ]; then  # the fourth blind set (split: unseen_workloads_4)
+  rec pointcloud-knn-b32 10:60 -- python3 "$S/pointcloud_knn_train.py"
+  rec whisper-stft-b16 10:60 -- python3 "$S/whisper_stft_train.py"
+  rec int8-mlp-infer-t4096 10:150 -- python3 "$S/int8_mlp_infer.py"
+  rec fp8-linear-train-b16 10:40 -- python3 "$S/fp8_linear_train.py"
+  rec compile-gpt-train-b8 10:80 -- python3 "$S/compile_gpt_train.py"
+  rec beam-search-b8 5:20 -- python3 "$S/beam_search_decode.py"
+  rec llama-longseq-8k 5:25 -- python3 "$S/llama_longseq_ckpt_train.py"
+  rec lightgcn-train-100k 10:300 -- python3 "$S/lightgcn_sparse_train.py"
+elif [ "${SET:-1}" = 3 ]; then  # the third blind set (split: unseen_workloads_3)
   rec fno-train-g256 10:80 -- python3 "$S/fno_train.py"
   rec r3d-video-b8 10:60 -- python3 "$S/conv3d_video_train.py"
   rec nerf-mlp-r4096 20:150 -- python3 "$S/nerf_mlp_train.py"
