@@ -254,3 +254,43 @@ TEST_CASE("cuDNN's layout conversions move their operator's tensors on top of th
   CHECK(r[1].tensor_tflops > 0);
   CHECK((r[0].tensor_tflops == 0 && r[0].fma_tflops == 0 && r[0].alu_tops == 0));
 }
+
+TEST_CASE("a cuFFT operator does 2.5 N log2 N FLOPs per real transform and one pass over its data per kernel", "[traces][activity]") {
+  // torch.fft.rfft2 of a [2, 3, 16, 8] fp32 tensor over dims 2 and 3: six transforms of 128 points, complex output
+  // [2, 3, 16, 5]; two cuFFT kernels, so the data is read and written twice.
+  const OperatorCall r2c = op("aten::_fft_r2c", {{2, 3, 16, 8}, {}, {}, {}}, {"float", "ScalarList", "Scalar", "Scalar"},
+                              {"", "[2, 3]", "2", "True"});
+  const std::string pass1 = "void vector_fft_symm_r2c<256u, EPT<8u>, 2u, 32u>", pass2 = "void regular_fft<256u, EPT<16u>, 8u, 9u>";
+  const std::optional<OperatorWork> w = operator_work(r2c, {&pass1, &pass2});
+  REQUIRE(w);
+  CHECK(w->fma_flops == Approx(6 * 2.5 * 128 * 7));
+  CHECK(w->precision == TensorPrecision::none);
+  CHECK(w->tensor_flops == 0);
+  CHECK(w->bytes == Approx(2 * (4.0 * 2 * 3 * 16 * 8 + 8.0 * 2 * 3 * 16 * 5)));
+
+  // its inverse (irfft2 with s=(16, 8)): the real output's last dim is last_dim_size, not the input's 5
+  const OperatorCall c2r = op("aten::_fft_c2r", {{2, 3, 16, 5}, {}, {}, {}}, {"c10::complex<float>", "ScalarList", "Scalar", "Scalar"},
+                              {"", "[2, 3]", "2", "8"});
+  const OperatorWork inv = work_of(c2r, pass2);
+  CHECK(inv.fma_flops == Approx(6 * 2.5 * 128 * 7));
+  CHECK(inv.bytes == Approx(8.0 * 2 * 3 * 16 * 5 + 4.0 * 2 * 3 * 16 * 8));
+
+  // a complex transform over the last dim, negative dim index: 5 N log2 N
+  const OperatorCall c2c = op("aten::_fft_c2c", {{4, 32}, {}, {}, {}}, {"c10::complex<float>", "ScalarList", "Scalar", "Scalar"},
+                              {"", "[-1]", "0", "True"});
+  const OperatorWork c = work_of(c2c, pass2);
+  CHECK(c.fma_flops == Approx(4 * 5.0 * 32 * 5));
+  CHECK(c.bytes == Approx(2 * 8.0 * 4 * 32));
+
+  // no dim list, or a dim beyond the tensor: the streaming estimate (bytes, no FLOPs)
+  for (const char* dims : {"", "[4]"}) {
+    const OperatorWork s = work_of(op("aten::_fft_c2c", {{4, 32}, {}, {}, {}}, {"c10::complex<float>", "ScalarList", "Scalar", "Scalar"},
+                                      {"", dims, "0", "True"}), pass2);
+    CHECK(s.fma_flops == 0);
+  }
+  // fp64 data: bytes only
+  const OperatorWork d = work_of(op("aten::_fft_c2c", {{4, 32}, {}, {}, {}}, {"c10::complex<double>", "ScalarList", "Scalar", "Scalar"},
+                                    {"", "[1]", "0", "True"}), pass2);
+  CHECK(d.fma_flops == 0);
+  CHECK(d.bytes == Approx(2 * 16.0 * 4 * 32));
+}

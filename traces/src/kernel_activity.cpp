@@ -18,7 +18,7 @@ int element_bytes(const std::string& t) {
       {"c10::BFloat16", 2}, {"c10::Half", 2}, {"float", 4}, {"double", 8}, {"long int", 8}, {"int", 4},
       {"bool", 1}, {"c10::Float8_e4m3fn", 1}, {"c10::Float8_e5m2", 1}, {"c10::Float8_e4m3fnuz", 1},
       {"c10::Float8_e5m2fnuz", 1}, {"unsigned char", 1}, {"signed char", 1}, {"short", 2},
-      {"c10::complex<float>", 8}, {"c10::complex<double>", 16}};
+      {"c10::complex<float>", 8}, {"c10::complex<double>", 16}, {"c10::complex<c10::Half>", 4}};
   auto it = sizes.find(t);
   return it == sizes.end() ? 0 : it->second;
 }
@@ -370,6 +370,47 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
   return w;
 }
 
+// cuFFT operators (aten::_fft_r2c / _fft_c2r / _fft_c2c; split rule fft_work). Arithmetic by textbook radix-2
+// counts, 5 N log2 N per complex transform of N points and 2.5 N log2 N per real one [estimate: cuFFT's mixed-radix
+// kernels may do fewer], on CUDA cores for fp32 data; each of the operator's cuFFT kernels is one pass over the data
+// (reads the transform's input side and writes its output side once). N is the product of the transformed dims'
+// lengths on the real side; c2r's last transformed dim is its real output's length (last_dim_size).
+std::optional<OperatorWork> fft_work(const OperatorCall& op, const std::string& base, const std::vector<const std::string*>& kernel_names) {
+  if (op.dims.empty() || op.types.empty()) return std::nullopt;
+  const int in_es = element_bytes(op.types[0]);
+  const std::vector<std::int64_t>& in_shape = op.dims[0];
+  std::vector<std::int64_t> dims = int_list(concrete_at(op, 1));
+  if (in_es == 0 || in_shape.empty() || dims.empty()) return std::nullopt;
+  const auto rank = static_cast<std::int64_t>(in_shape.size());
+  for (std::int64_t& d : dims) {
+    if (d < 0) d += rank;
+    if (d < 0 || d >= rank) return std::nullopt;
+  }
+  const bool r2c = base == "_fft_r2c", c2r = base == "_fft_c2r";
+  std::vector<std::int64_t> real_shape = in_shape;  // the transform's full (real-side) extent
+  std::vector<std::int64_t> complex_shape = in_shape;
+  if (r2c) complex_shape[dims.back()] = in_shape[dims.back()] / 2 + 1;
+  if (c2r) {
+    const std::vector<std::int64_t> last = int_list(concrete_at(op, 3));
+    if (last.empty() || last.front() <= 0) return std::nullopt;
+    real_shape[dims.back()] = last.front();
+  }
+  double n = 1;
+  for (std::int64_t d : dims) n *= static_cast<double>(real_shape[d]);
+  if (n <= 0) return std::nullopt;
+  const double real_elems = numel(real_shape), complex_elems = numel(complex_shape);
+  // element sizes: a complex element is two of the real type
+  const int real_es = r2c ? in_es : in_es / 2, complex_es = r2c ? 2 * in_es : in_es;
+  const double in_bytes = r2c ? real_elems * real_es : complex_elems * complex_es;
+  const double out_bytes = r2c ? complex_elems * complex_es : c2r ? real_elems * real_es : complex_elems * complex_es;
+  double passes = 0;
+  for (const std::string* k : kernel_names) passes += name_has_any(k, {"fft"});
+  OperatorWork w;
+  w.bytes = std::max(1.0, passes) * (in_bytes + out_bytes);
+  if (real_es == 4 && n > 1) w.fma_flops = real_elems / n * ((r2c || c2r) ? 2.5 : 5.0) * n * std::log2(n);
+  return w;
+}
+
 bool is_concatenation(const std::string& op_name) {
   return op_name == "aten::cat" || op_name == "aten::_cat" || op_name == "aten::stack";
 }
@@ -513,6 +554,8 @@ std::optional<OperatorWork> operator_work(const OperatorCall& op, const std::vec
     return convolution_work(op, base, kernel_names);
   if (!op.list_dims.empty()) return is_concatenation(op.name) ? concatenation_work(op, kernel_names) : std::nullopt;
   if (base.find("attention") != std::string::npos && base.front() == '_') return attention_work(op, base);
+  if (base == "_fft_r2c" || base == "_fft_c2r" || base == "_fft_c2c")
+    if (auto w = fft_work(op, base, kernel_names)) return w;
   return streaming_work(op, base, kernel_names);
 }
 

@@ -27,13 +27,14 @@ namespace dvfs {
 // LaunchShape, Step, AnnotationSet, CollectiveCall or ImportReport changes, or whenever an importer (Kineto,
 // Nsight Systems, recordings, telemetry alignment) or the classifier's code changes what it produces for the
 // same input files. Entries of another version are never read (they are misses, and rewritten).
-inline constexpr std::uint32_t kWorkloadCacheVersion = 7;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
+inline constexpr std::uint32_t kWorkloadCacheVersion = 8;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
                                                             // FFT convolutions, Rank::clipped; 4: out= tensors written,
                                                             // nll_loss / gather / scatter_add by their indexed elements;
                                                             // 5: _embedding_bag by its indices, unsized aten::index
                                                             // unpriced, `convert` kernels not matrix kernels; 6: cuDNN
                                                             // layout conversions move twice their operator's bytes; 7: fp32
-                                                            // operators on `tensorop` kernels are TF32
+                                                            // operators on `tensorop` kernels are TF32; 8: cuFFT
+                                                            // operators counted (fft_work)
 
 struct CachedImport {
   Workload workload;
