@@ -294,3 +294,12 @@ TEST_CASE("a cuFFT operator does 2.5 N log2 N FLOPs per real transform and one p
   CHECK(d.fma_flops == 0);
   CHECK(d.bytes == Approx(2 * 16.0 * 4 * 32));
 }
+
+TEST_CASE("torch._int_mm is 2 M N K int8 tensor-core operations writing an int32 product", "[traces][activity]") {
+  const std::string k = "void cutlass::Kernel2<cutlass_80_tensorop_i16832gemm_s8_128x256_128x3_tn_align16>(...)";
+  const OperatorWork w = work_of(op("aten::_int_mm", {{4096, 512}, {512, 1024}}, {"signed char", "signed char"}), k);
+  CHECK(w.tensor_flops == Approx(2.0 * 4096 * 1024 * 512));
+  CHECK(w.precision == TensorPrecision::fp8);  // the 1-byte tensor rate class [estimate]
+  CHECK(w.bytes == Approx(4096.0 * 512 + 512.0 * 1024 + 4.0 * 4096 * 1024));
+  CHECK(tensor_issue_of(k) == TensorIssue::warp);  // CUTLASS 2.x int8: per-warp mma.sync
+}

@@ -520,3 +520,35 @@ TEST_CASE("streaming reader: the same workload for every batch size, queue depth
   CHECK(message.find(".dur") != std::string::npos);
   CHECK(outcome(bad, KinetoReader::automatic) == message);
 }
+
+TEST_CASE("both readers leave an operator with a sparse operand (dimensions, no strides) unpriced by shapes", "[traces][stream]") {
+  // torch.sparse.mm over a CSR adjacency: the profiler writes the sparse matrix's dense shape and an empty strides
+  // entry; its nonzeros are not in the trace (split sparse_and_int8). With strides the same operator is a dense GEMM.
+  Json doc = parse_json_text(read_text(fixture("pytorch/ddp_rank0_wait.json")), "ddp");
+  Json& events = doc["traceEvents"];
+  std::set<long> with_kernels;
+  for (const Json& e : events)
+    if (e.value("cat", "") == "kernel" && e["args"].contains("External id")) with_kernels.insert(e["args"]["External id"].get<long>());
+  long id = -1;
+  for (Json& e : events)
+    if (id < 0 && e.value("cat", "") == "cpu_op" && e["args"].contains("External id") &&
+        with_kernels.count(e["args"]["External id"].get<long>())) {
+      id = e["args"]["External id"].get<long>();
+      e["name"] = "aten::addmm";
+      e["args"]["Input Dims"] = Json::array({Json::array({150000, 64}), Json::array({150000, 150000}), Json::array({150000, 64})});
+      e["args"]["Input type"] = Json::array({"float", "float", "float"});
+      e["args"]["Input Strides"] = Json::array({Json::array({64, 1}), Json::array(), Json::array({64, 1})});
+    }
+  REQUIRE(id >= 0);
+  const std::string sparse = doc.dump();
+  CHECK(same_as_checked(sparse));
+  for (Json& e : events)
+    if (e.value("name", "") == "aten::addmm") e["args"]["Input Strides"][1] = Json::array({150000, 1});
+  const std::string dense = doc.dump();
+  CHECK(same_as_checked(dense));
+  CHECK(outcome(sparse, KinetoReader::checked) != outcome(dense, KinetoReader::checked));
+  // and the sparse operator prices as one without shapes at all
+  for (Json& e : events)
+    if (e.value("name", "") == "aten::addmm") e["args"].erase("Input Dims");
+  CHECK(outcome(sparse, KinetoReader::checked) == outcome(doc.dump(), KinetoReader::checked));
+}

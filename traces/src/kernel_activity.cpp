@@ -122,7 +122,7 @@ bool uses_tensor_cores(const std::string* name) {
 
 TensorIssue tensor_issue_of(const std::string& kernel_name) {
   if (name_has_any(&kernel_name, {"sm90", "sm100", "nvjet", "wgmma"})) return TensorIssue::warpgroup;
-  return name_has_any(&kernel_name, {"s16816", "s1688", "sm80", "sm86", "sm75", "ampere", "turing", "volta", "pytorch_flash",
+  return name_has_any(&kernel_name, {"s16816", "s1688", "i16832", "i8816", "sm80", "sm86", "sm75", "ampere", "turing", "volta", "pytorch_flash",
                                      "flash_fwd", "flash_bwd"})
              ? TensorIssue::warp
              : TensorIssue::warpgroup;
@@ -173,7 +173,8 @@ std::optional<OperatorWork> gemm_work(const OperatorCall& op, const std::string&
   const int es = element_bytes(op.types[a]);
   OperatorWork w;
   add_matrix_work(w, 2.0 * batch * M * N * K, es, runs_tf32(kn));
-  w.bytes = es * (numel(A) + numel(B)) + (es == 1 ? 2 : es) * batch * M * N;
+  // fp8 products write bf16/fp16; torch._int_mm's int8 product writes int32
+  w.bytes = es * (numel(A) + numel(B)) + (base == "_int_mm" ? 4 : es == 1 ? 2 : es) * batch * M * N;
   if (a == 1 && element_bytes(op.types[0])) w.bytes += element_bytes(op.types[0]) * numel(op.dims[0]);
   return w;
 }
@@ -516,6 +517,14 @@ void OperatorIndex::add(const std::string& name, const Json& args) {
     if (it == args.end() || !it->is_array()) return;
     for (const Json& x : *it) out.push_back(x.is_string() ? x.get<std::string>() : "");
   };
+  // A sparse (CSR/COO) operand: the profiler writes its dense shape and no strides; its nonzeros are not in the
+  // trace, so the operator is not priced from shapes (split sparse_and_int8). Traces without strides: as before.
+  auto strides_it = args.find("Input Strides");
+  if (strides_it != args.end() && strides_it->is_array())
+    for (std::size_t i = 0; i < strides_it->size() && i < op.dims.size(); ++i) {
+      const Json& st = (*strides_it)[i];
+      if (!op.dims[i].empty() && st.is_array() && st.empty()) return;
+    }
   strings("Input type", op.types);
   strings("Concrete Inputs", op.concrete);
   add_call(id_it->get<long>(), std::move(op));
@@ -548,7 +557,8 @@ const OperatorCall* OperatorIndex::find(long external_id) const {
 std::optional<OperatorWork> operator_work(const OperatorCall& op, const std::vector<const std::string*>& kernel_names) {
   const std::size_t colon = op.name.rfind("::");
   const std::string base = colon == std::string::npos ? op.name : op.name.substr(colon + 2);
-  if (base == "mm" || base == "addmm" || base == "bmm" || base == "baddbmm" || base == "_scaled_mm" || base == "_addmm_activation")
+  if (base == "mm" || base == "addmm" || base == "bmm" || base == "baddbmm" || base == "_scaled_mm" || base == "_addmm_activation" ||
+      base == "_int_mm")
     return gemm_work(op, base, kernel_names);
   if (base == "cudnn_convolution" || base == "convolution" || base == "_convolution" || base == "convolution_backward")
     return convolution_work(op, base, kernel_names);

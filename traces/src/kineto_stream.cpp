@@ -751,7 +751,7 @@ bool read_dim3(const EventTree& tree, const Node* dims, std::uint32_t out[3]) {
 enum EvField { f_cat, f_ph, f_args, f_ts, f_dur, f_name, f_pid, f_tid, kEvFields };
 enum ArgField {
   a_collective, a_sm_clock, a_mem_clock, a_work, a_device, a_stream, a_External_id, a_external_id, a_correlation, a_registers,
-  a_shared_memory, a_bytes, a_grid, a_block, a_blocks_per_sm, a_Input_Dims, a_Input_dims, a_Input_type, a_Concrete_Inputs, kArgFields
+  a_shared_memory, a_bytes, a_grid, a_block, a_blocks_per_sm, a_Input_Dims, a_Input_dims, a_Input_type, a_Concrete_Inputs, a_Input_Strides, kArgFields
 };
 // `k` (already known to be as long as `lit`) is `lit`: a memcmp of a constant length, which the compiler turns into
 // a few integer compares (string_view's == called compare() and memcmp once per member of every event).
@@ -774,7 +774,8 @@ int arg_field(std::string_view k) {
     case 6: return is(k, "device") ? a_device : is(k, "stream") ? a_stream : -1;
     case 10: return is(k, "Input Dims") ? a_Input_Dims : is(k, "Input dims") ? a_Input_dims : is(k, "Input type") ? a_Input_type : -1;
     case 11: return is(k, "External id") ? a_External_id : is(k, "external id") ? a_external_id : is(k, "correlation") ? a_correlation : -1;
-    case 13: return is(k, "shared memory") ? a_shared_memory : is(k, "blocks per SM") ? a_blocks_per_sm : -1;
+    case 13:
+      return is(k, "shared memory") ? a_shared_memory : is(k, "blocks per SM") ? a_blocks_per_sm : is(k, "Input Strides") ? a_Input_Strides : -1;
     case 14: return is(k, "sm clock (MHz)") ? a_sm_clock : -1;
     case 15:
       return is(k, "Collective name") ? a_collective : is(k, "mem clock (MHz)") ? a_mem_clock : is(k, "Concrete Inputs") ? a_Concrete_Inputs : -1;
@@ -931,6 +932,16 @@ class EventReader {
       op.dims.push_back(std::move(v));
     });
     if (!sized) return true;  // garbage, a second tensor list, or beyond any tensor: no sizes
+    // a sparse operand (dimensions, no strides): not priced from shapes (OperatorIndex::add, split sparse_and_int8)
+    if (const Node* strides = a_[a_Input_Strides]; strides && strides->type == Node::k_arr) {
+      std::size_t i = 0;
+      bool sparse = false;
+      tree_.each(*strides, [&](const Node& st) {
+        if (i < op.dims.size() && !op.dims[i].empty() && st.type == Node::k_arr && st.child == kNone) sparse = true;
+        ++i;
+      });
+      if (sparse) return true;
+    }
     op.name = std::string(name);
     auto strings = [&](int key, std::vector<std::string>& out) {
       const Node* list = a_[key];

@@ -27,14 +27,15 @@ namespace dvfs {
 // LaunchShape, Step, AnnotationSet, CollectiveCall or ImportReport changes, or whenever an importer (Kineto,
 // Nsight Systems, recordings, telemetry alignment) or the classifier's code changes what it produces for the
 // same input files. Entries of another version are never read (they are misses, and rewritten).
-inline constexpr std::uint32_t kWorkloadCacheVersion = 8;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
+inline constexpr std::uint32_t kWorkloadCacheVersion = 9;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
                                                             // FFT convolutions, Rank::clipped; 4: out= tensors written,
                                                             // nll_loss / gather / scatter_add by their indexed elements;
                                                             // 5: _embedding_bag by its indices, unsized aten::index
                                                             // unpriced, `convert` kernels not matrix kernels; 6: cuDNN
                                                             // layout conversions move twice their operator's bytes; 7: fp32
                                                             // operators on `tensorop` kernels are TF32; 8: cuFFT
-                                                            // operators counted (fft_work)
+                                                            // operators counted (fft_work); 9: sparse operands
+                                                            // unpriced, aten::_int_mm (sparse_and_int8)
 
 struct CachedImport {
   Workload workload;
