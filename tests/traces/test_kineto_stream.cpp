@@ -83,6 +83,21 @@ std::string with(std::string text, const std::string& from, const std::string& t
   return text.replace(at, from.size(), to);
 }
 
+// The first cpu_op of the ddp fixture that launched kernels, renamed and given `args` (merged into its own); its
+// External id, -1 when none.
+long rewrite_first_launching_operator(Json& events, const std::string& name, const Json& args) {
+  std::set<long> with_kernels;
+  for (const Json& e : events)
+    if (e.value("cat", "") == "kernel" && e["args"].contains("External id")) with_kernels.insert(e["args"]["External id"].get<long>());
+  for (Json& e : events)
+    if (e.value("cat", "") == "cpu_op" && e["args"].contains("External id") && with_kernels.count(e["args"]["External id"].get<long>())) {
+      e["name"] = name;
+      for (const auto& [k, v] : args.items()) e["args"][k] = v;
+      return e["args"]["External id"].get<long>();
+    }
+  return -1;
+}
+
 }  // namespace
 
 TEST_CASE("streaming reader: the checked reader's workload, byte for byte, on every fixture", "[traces][stream]") {
@@ -464,18 +479,10 @@ TEST_CASE("streaming reader: a tensor list's element shapes are read as the chec
   // ATen's cat kernel: both readers price it the same, and differently from the list without sizes.
   Json doc = parse_json_text(read_text(fixture("pytorch/ddp_rank0_wait.json")), "ddp");
   Json& events = doc["traceEvents"];
-  std::set<long> with_kernels;
-  for (const Json& e : events)
-    if (e.value("cat", "") == "kernel" && e["args"].contains("External id")) with_kernels.insert(e["args"]["External id"].get<long>());
-  long id = -1;
-  for (Json& e : events)
-    if (id < 0 && e.value("cat", "") == "cpu_op" && e["args"].contains("External id") &&
-        with_kernels.count(e["args"]["External id"].get<long>())) {
-      id = e["args"]["External id"].get<long>();
-      e["name"] = "aten::cat";
-      e["args"]["Input Dims"] = Json::array({Json::array({Json::array({4, 16, 275, 64}), Json::array({4, 16, 1, 64})}), Json::array()});
-      e["args"]["Input type"] = Json::array({"TensorList", "Scalar"});
-    }
+  const long id = rewrite_first_launching_operator(
+      events, "aten::cat",
+      Json{{"Input Dims", Json::array({Json::array({Json::array({4, 16, 275, 64}), Json::array({4, 16, 1, 64})}), Json::array()})},
+           {"Input type", Json::array({"TensorList", "Scalar"})}});
   REQUIRE(id >= 0);
   for (Json& e : events)
     if (e.value("cat", "") == "kernel" && e["args"].value("External id", -1L) == id)
@@ -526,20 +533,11 @@ TEST_CASE("both readers leave an operator with a sparse operand (dimensions, no 
   // entry; its nonzeros are not in the trace (split sparse_and_int8). With strides the same operator is a dense GEMM.
   Json doc = parse_json_text(read_text(fixture("pytorch/ddp_rank0_wait.json")), "ddp");
   Json& events = doc["traceEvents"];
-  std::set<long> with_kernels;
-  for (const Json& e : events)
-    if (e.value("cat", "") == "kernel" && e["args"].contains("External id")) with_kernels.insert(e["args"]["External id"].get<long>());
-  long id = -1;
-  for (Json& e : events)
-    if (id < 0 && e.value("cat", "") == "cpu_op" && e["args"].contains("External id") &&
-        with_kernels.count(e["args"]["External id"].get<long>())) {
-      id = e["args"]["External id"].get<long>();
-      e["name"] = "aten::addmm";
-      e["args"]["Input Dims"] = Json::array({Json::array({150000, 64}), Json::array({150000, 150000}), Json::array({150000, 64})});
-      e["args"]["Input type"] = Json::array({"float", "float", "float"});
-      e["args"]["Input Strides"] = Json::array({Json::array({64, 1}), Json::array(), Json::array({64, 1})});
-    }
-  REQUIRE(id >= 0);
+  REQUIRE(rewrite_first_launching_operator(
+              events, "aten::addmm",
+              Json{{"Input Dims", Json::array({Json::array({150000, 64}), Json::array({150000, 150000}), Json::array({150000, 64})})},
+                   {"Input type", Json::array({"float", "float", "float"})},
+                   {"Input Strides", Json::array({Json::array({64, 1}), Json::array(), Json::array({64, 1})})}}) >= 0);
   const std::string sparse = doc.dump();
   CHECK(same_as_checked(sparse));
   for (Json& e : events)
