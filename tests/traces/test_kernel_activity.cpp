@@ -60,6 +60,37 @@ TEST_CASE("a convolution's output size follows its stride and padding", "[traces
   CHECK(w.tensor_flops == Approx(2.0 * 8 * 64 * 112 * 112 * 3 * 7 * 7));
 }
 
+TEST_CASE("a transposed convolution counts its products from the input side and writes the larger output", "[traces][activity]") {
+  // DCGAN's 4x4 stride-2 pad-1 up-sampling: [N, 512, 8, 8] -> [N, 256, 16, 16], weight [C_in, C_out/g, 4, 4]
+  // cudnn_convolution_transpose(input, weight, padding, output_padding, stride, dilation, groups, ...)
+  const OperatorWork w = work_of(op("aten::cudnn_convolution_transpose", {{32, 512, 8, 8}, {512, 256, 4, 4}, {}, {}, {}, {}, {}},
+                                    {"c10::BFloat16", "c10::BFloat16", "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar"},
+                                    {"", "", "[1, 1]", "[0, 0]", "[2, 2]", "[1, 1]", "1"}),
+                                 "sm90_xmma_dgrad_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64");
+  CHECK(w.precision == TensorPrecision::bf16);
+  CHECK(w.tensor_flops == Approx(2.0 * 32 * 512 * 8 * 8 * 256 * 4 * 4));  // every input element meets C_out x 16 weights
+  CHECK(w.bytes == Approx(2.0 * (32 * 512 * 8 * 8 + 512 * 256 * 4 * 4 + 32 * 256 * 16 * 16)));
+  // the generic entry point with transposed = True counts the same; output_padding widens the output
+  const OperatorCall generic = op("aten::_convolution", {{32, 512, 8, 8}, {512, 256, 4, 4}, {}, {}, {}, {}, {}, {}, {}},
+                                  {"c10::BFloat16", "c10::BFloat16", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"},
+                                  {"", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "True", "[1, 1]", "1"});
+  const OperatorWork g = work_of(generic, "sm90_xmma_dgrad_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64");
+  CHECK(g.tensor_flops == Approx(w.tensor_flops));
+  CHECK(g.bytes == Approx(2.0 * (32 * 512 * 8 * 8 + 512 * 256 * 4 * 4 + 32 * 256 * 17 * 17)));
+  // its backward (transposed = True): both passes counted from the input's elements, not grad_output's
+  const OperatorCall bwd = op("aten::convolution_backward", {{32, 256, 16, 16}, {32, 512, 8, 8}, {512, 256, 4, 4}, {}, {}, {}, {}, {}, {}, {}, {}},
+                              {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "", "", "", "", "Scalar", "", "Scalar", ""},
+                              {"", "", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "True", "[0, 0]", "1", "[True, True, False]"});
+  const OperatorWork b = work_of(bwd, "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64");
+  CHECK(b.tensor_flops == Approx(2.0 * w.tensor_flops));
+  // a plain convolution's backward is unchanged: products from grad_output's side
+  std::vector<std::string> plain_concrete = bwd.concrete;
+  plain_concrete[7] = "False";
+  const OperatorWork p = work_of(op(bwd.name, {{32, 256, 16, 16}, {32, 512, 32, 32}, {256, 512, 4, 4}, {}, {}, {}, {}, {}, {}, {}, {}}, bwd.types, plain_concrete),
+                                 "sm90_xmma_dgrad_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64");
+  CHECK(p.tensor_flops == Approx(2.0 * 2.0 * 32 * 256 * 16 * 16 * 512 * 4 * 4));
+}
+
 TEST_CASE("an FFT convolution counts its frequency-domain products and transforms, not the direct count", "[traces][activity]") {
   // The held-in fp32 NCHW loop's shape (traces/recordings/h200-power/conv-3x3-128c-28-b64-fp32-nchw): cuDNN picks
   // 32x32 FFT tiles; one tile covers a 28x28 output of a 3x3 filter (30 outputs per tile side).

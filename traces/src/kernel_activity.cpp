@@ -208,6 +208,10 @@ double fft_convolution_flops(double batch, double in_ch, double out_ch, const st
 std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::string& base, const std::vector<const std::string*>& kn) {
   OperatorWork w;
   const bool backward = base == "convolution_backward";
+  // A transposed convolution's weight is [C_in, C_out/g, taps...]: each input element meets C_out/g x taps weights
+  // (split transposed_convolutions). cudnn_convolution_transpose is one; the generic entry points say so in an argument.
+  const bool cudnn_transpose = base == "cudnn_convolution_transpose";
+  const bool transposed = cudnn_transpose || concrete_at(op, backward ? 7 : 6) == "True";
   const std::size_t x_i = backward ? 1 : 0, w_i = backward ? 2 : 1;
   if (op.dims.size() <= w_i) return std::nullopt;
   const auto &x = op.dims[x_i], &wt = op.dims[w_i];
@@ -221,11 +225,22 @@ std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::
   const double per_output = channels * numel(std::vector<std::int64_t>(wt.begin() + 2, wt.end()));
   double out_numel = 0, passes = 1, fft_flops = 0;
   if (backward) {
-    out_numel = numel(op.dims[0]);
+    out_numel = numel(op.dims[0]);  // grad_output
     const std::string mask = concrete_at(op, 10);
     passes = mask.empty() ? 2 : 0;
     for (std::size_t p = 0, k = 0; k < 2 && (p = mask.find_first_of("TF", p)) != std::string::npos; ++k, ++p)
       passes += mask[p] == 'T';
+  } else if (transposed) {
+    // cudnn_convolution_transpose(input, weight, padding, output_padding, stride, dilation, groups, ...);
+    // convolution/_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, ...)
+    const auto pad = list_or(op, cudnn_transpose ? 2 : 4, spatial, 0), out_pad = list_or(op, cudnn_transpose ? 3 : 7, spatial, 0);
+    const auto st = list_or(op, cudnn_transpose ? 4 : 3, spatial, 1), dil = list_or(op, 5, spatial, 1);
+    const std::int64_t groups = std::max<std::int64_t>(1, list_or(op, cudnn_transpose ? 6 : 8, 1, 1).front());
+    out_numel = static_cast<double>(x[0]) * static_cast<double>(wt[1]) * static_cast<double>(std::min(groups, kMaxOperandSize));
+    for (std::size_t s = 0; s < spatial; ++s) {
+      const std::int64_t o = (x[2 + s] - 1) * st[s] - 2 * pad[s] + dil[s] * (wt[2 + s] - 1) + out_pad[s] + 1;
+      out_numel *= static_cast<double>(std::max<std::int64_t>(o, 1));
+    }
   } else {
     // cudnn_convolution(input, weight, padding, stride, dilation, groups, ...);
     // convolution/_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, ...)
@@ -245,9 +260,11 @@ std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::
       fft_flops = fft_convolution_flops(static_cast<double>(x[0]), channels, static_cast<double>(wt[0]), out_hw, rs, t);
     }
   }
-  // Winograd algorithms do other arithmetic than the direct convolution's count: the count stands in
-  add_matrix_work(w, fft_flops > 0 ? fft_flops : 2.0 * out_numel * per_output * passes, es, runs_tf32(kn));
-  if (wt[1] == 1 && x[1] > 1) w.direct_loads = out_numel * per_output * passes;  // depthwise: one input channel per filter
+  // Winograd algorithms do other arithmetic than the direct convolution's count: the count stands in. A transposed
+  // convolution's products are counted from its input's side (the smaller one).
+  const double products = (transposed ? numel(x) : out_numel) * per_output * passes;
+  add_matrix_work(w, fft_flops > 0 ? fft_flops : 2.0 * products, es, runs_tf32(kn));
+  if (wt[1] == 1 && x[1] > 1) w.direct_loads = products;  // depthwise: one input channel per filter
   w.bytes = es * (numel(x) + numel(wt) + out_numel) + (backward ? es * (numel(x) + numel(wt)) : 0.0);
   return w;
 }
@@ -560,7 +577,8 @@ std::optional<OperatorWork> operator_work(const OperatorCall& op, const std::vec
   if (base == "mm" || base == "addmm" || base == "bmm" || base == "baddbmm" || base == "_scaled_mm" || base == "_addmm_activation" ||
       base == "_int_mm")
     return gemm_work(op, base, kernel_names);
-  if (base == "cudnn_convolution" || base == "convolution" || base == "_convolution" || base == "convolution_backward")
+  if (base == "cudnn_convolution" || base == "convolution" || base == "_convolution" || base == "convolution_backward" ||
+      base == "cudnn_convolution_transpose")
     return convolution_work(op, base, kernel_names);
   if (!op.list_dims.empty()) return is_concatenation(op.name) ? concatenation_work(op, kernel_names) : std::nullopt;
   if (base.find("attention") != std::string::npos && base.front() == '_') return attention_work(op, base);

@@ -4,7 +4,8 @@
 // kernel carries the `External id` of its (innermost) operator. From those:
 //   - GEMMs (mm, addmm, bmm, baddbmm, _scaled_mm): 2 M N K FLOPs on tensor cores (bf16/fp16, fp8, or tf32
 //     when the kernel name says so) or CUDA cores (plain fp32);
-//   - convolutions (cudnn_convolution, convolution_backward): 2 N K Ho Wo C/g R S FLOPs per pass (also where
+//   - convolutions (cudnn_convolution, convolution_backward): 2 N K Ho Wo C/g R S FLOPs per pass; transposed ones
+//     (cudnn_convolution_transpose, transposed = True) 2 N C_in H W C_out/g R S, from the input's side (also where
 //     cuDNN chose an FFT or Winograd algorithm, whose own arithmetic differs: the count stands in);
 //   - attention (flash / efficient / cuDNN SDPA forward and backward): 4 B H Sq Sk D FLOPs forward, half when
 //     causal, 2.5x that backward;
