@@ -8,7 +8,8 @@
 # SET=2 records the second blind set instead, SET=3 the third (split: unseen_workloads_3; into h200-unseen-3, in
 # two calls of the device tool: ONLY="fno-train-g256 r3d-video-b8 nerf-mlp-r4096 convnext-train-b64", then the rest),
 # SET=4 the fourth (split: unseen_workloads_4; into h200-unseen-4, in two calls as well: ONLY="pointcloud-knn-b32
-# whisper-stft-b16 int8-mlp-infer-t4096 fp8-linear-train-b16", then the rest).
+# whisper-stft-b16 int8-mlp-infer-t4096 fp8-linear-train-b16", then the rest), SET=5 the fifth (split:
+# unseen_workloads_5; into h200-unseen-5, one call).
 # Only reads NVML; changes no card setting.
 PKG=$1; OUT=$2
 S=$(cd "$(dirname "$0")" && pwd)
@@ -27,7 +28,10 @@ rec() {  # rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...; ONLY="NAME ..." r
   echo "$name rc=$rc wall=$((SECONDS - t0)) s" | tee -a "$W/logs/summary.log"
   tail -3 "$W/logs/$name.log" | tee -a "$W/logs/summary.log"
 }
-if [ "${SET:-1}" = 4 ]; then  # the fourth blind set (split: unseen_workloads_4)
+if [ "${SET:-1}" = 5 ]; then  # the fifth blind set (split: unseen_workloads_5): transposed convolutions
+  rec dcgan-train-b256 10:60 -- python3 "$S/dcgan_train.py"
+  rec unet-seg-train-b16 10:40 -- python3 "$S/unet_seg_train.py"
+elif [ "${SET:-1}" = 4 ]; then  # the fourth blind set (split: unseen_workloads_4)
   rec pointcloud-knn-b32 10:60 -- python3 "$S/pointcloud_knn_train.py"
   rec whisper-stft-b16 10:60 -- python3 "$S/whisper_stft_train.py"
   rec int8-mlp-infer-t4096 10:150 -- python3 "$S/int8_mlp_infer.py"
