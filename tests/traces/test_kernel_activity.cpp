@@ -58,6 +58,13 @@ TEST_CASE("a convolution's output size follows its stride and padding", "[traces
                                     {"", "", "[3, 3]", "[2, 2]", "[1, 1]", "1"}),
                                  "cutlass_tensorop_bf16_s16816fprop");
   CHECK(w.tensor_flops == Approx(2.0 * 8 * 64 * 112 * 112 * 3 * 7 * 7));
+  // its seventh argument is `benchmark` (the generic entry points' `transposed` sits there): True changes nothing
+  const OperatorWork benchmarked = work_of(op("aten::cudnn_convolution", {{8, 3, 224, 224}, {64, 3, 7, 7}, {}, {}, {}, {}, {}},
+                                              {"c10::BFloat16", "c10::BFloat16", "ScalarList", "ScalarList", "ScalarList", "Scalar", "Scalar"},
+                                              {"", "", "[3, 3]", "[2, 2]", "[1, 1]", "1", "True"}),
+                                           "cutlass_tensorop_bf16_s16816fprop");
+  CHECK(benchmarked.tensor_flops == Approx(w.tensor_flops));
+  CHECK(benchmarked.bytes == Approx(w.bytes));
 }
 
 TEST_CASE("a transposed convolution counts its products from the input side and writes the larger output", "[traces][activity]") {

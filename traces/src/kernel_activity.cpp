@@ -210,8 +210,10 @@ std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::
   const bool backward = base == "convolution_backward";
   // A transposed convolution's weight is [C_in, C_out/g, taps...]: each input element meets C_out/g x taps weights
   // (split transposed_convolutions). cudnn_convolution_transpose is one; the generic entry points say so in an argument.
+  // (cudnn_convolution's seventh argument is `benchmark`, not `transposed`: only the generic ones are read.)
   const bool cudnn_transpose = base == "cudnn_convolution_transpose";
-  const bool transposed = cudnn_transpose || concrete_at(op, backward ? 7 : 6) == "True";
+  const bool generic = base == "convolution" || base == "_convolution";
+  const bool transposed = cudnn_transpose || (generic && concrete_at(op, 6) == "True") || (backward && concrete_at(op, 7) == "True");
   const std::size_t x_i = backward ? 1 : 0, w_i = backward ? 2 : 1;
   if (op.dims.size() <= w_i) return std::nullopt;
   const auto &x = op.dims[x_i], &wt = op.dims[w_i];
