@@ -238,11 +238,11 @@ std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::
     const auto pad = list_or(op, cudnn_transpose ? 2 : 4, spatial, 0), out_pad = list_or(op, cudnn_transpose ? 3 : 7, spatial, 0);
     const auto st = list_or(op, cudnn_transpose ? 4 : 3, spatial, 1), dil = list_or(op, 5, spatial, 1);
     const std::int64_t groups = std::max<std::int64_t>(1, list_or(op, cudnn_transpose ? 6 : 8, 1, 1).front());
-    out_numel = static_cast<double>(x[0]) * static_cast<double>(wt[1]) * static_cast<double>(std::min(groups, kMaxOperandSize));
-    for (std::size_t s = 0; s < spatial; ++s) {
-      const std::int64_t o = (x[2 + s] - 1) * st[s] - 2 * pad[s] + dil[s] * (wt[2 + s] - 1) + out_pad[s] + 1;
-      out_numel *= static_cast<double>(std::max<std::int64_t>(o, 1));
-    }
+    out_numel = static_cast<double>(x[0]) * static_cast<double>(wt[1]) * static_cast<double>(groups);
+    // in doubles: two products of saturated (2^31) operands and a negative padding's 2^32 would overflow an int64
+    for (std::size_t s = 0; s < spatial; ++s)
+      out_numel *= std::max(1.0, static_cast<double>(x[2 + s] - 1) * static_cast<double>(st[s]) - 2.0 * static_cast<double>(pad[s]) +
+                                     static_cast<double>(dil[s]) * static_cast<double>(wt[2 + s] - 1) + static_cast<double>(out_pad[s]) + 1.0);
   } else {
     // cudnn_convolution(input, weight, padding, stride, dilation, groups, ...);
     // convolution/_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, ...)
