@@ -9,7 +9,8 @@
 # two calls of the device tool: ONLY="fno-train-g256 r3d-video-b8 nerf-mlp-r4096 convnext-train-b64", then the rest),
 # SET=4 the fourth (split: unseen_workloads_4; into h200-unseen-4, in two calls as well: ONLY="pointcloud-knn-b32
 # whisper-stft-b16 int8-mlp-infer-t4096 fp8-linear-train-b16", then the rest), SET=5 the fifth (split:
-# unseen_workloads_5; into h200-unseen-5, one call).
+# unseen_workloads_5; into h200-unseen-5, one call), SET=6 the sixth (split: unseen_workloads_6; into h200-unseen-6, in
+# two calls: ONLY="graph-decode-b16 gp-fp64-n10k wavenet-b8", then the rest).
 # Only reads NVML; changes no card setting.
 PKG=$1; OUT=$2
 S=$(cd "$(dirname "$0")" && pwd)
@@ -28,7 +29,14 @@ rec() {  # rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...; ONLY="NAME ..." r
   echo "$name rc=$rc wall=$((SECONDS - t0)) s" | tee -a "$W/logs/summary.log"
   tail -3 "$W/logs/$name.log" | tee -a "$W/logs/summary.log"
 }
-if [ "${SET:-1}" = 5 ]; then  # the fifth blind set (split: unseen_workloads_5): transposed convolutions
+if [ "${SET:-1}" = 6 ]; then  # the sixth blind set (split: unseen_workloads_6): CUDA graphs, fp64 cuSOLVER, scatter
+  rec graph-decode-b16 30:500 -- python3 "$S/graph_decode.py"
+  rec gp-fp64-n10k 10:40 -- python3 "$S/gp_fp64_train.py"
+  rec wavenet-b8 10:40 -- python3 "$S/wavenet_train.py"
+  rec two-tower-b8192 10:60 -- python3 "$S/two_tower_retrieval.py"
+  rec swin-t-b64 10:40 -- python3 "$S/swin_train.py"
+  rec gat-300k 10:60 -- python3 "$S/gat_train.py"
+elif [ "${SET:-1}" = 5 ]; then  # the fifth blind set (split: unseen_workloads_5): transposed convolutions
   rec dcgan-train-b256 10:60 -- python3 "$S/dcgan_train.py"
   rec unet-seg-train-b16 10:40 -- python3 "$S/unet_seg_train.py"
 elif [ "${SET:-1}" = 4 ]; then  # the fourth blind set (split: unseen_workloads_4)
