@@ -100,7 +100,9 @@ bool any_name_has(const std::vector<const std::string*>& names, const char* need
 // cuDNN implicit GEMM / FFT / Winograd, flash attention).
 bool is_matrix_kernel(const std::string* name) {
   if (name_has_any(name, {"gemm", "mma", "nvjet", "cutlass", "fprop", "dgrad", "wgrad", "fft", "winograd", "flash", "fmha",
-                          "sdpa", "attention", "s16816", "s1688"}))
+                          "sdpa", "attention", "s16816", "s1688",
+                          // cuBLAS / cuSOLVER's triangular and factorisation kernels (split linalg_work)
+                          "trsm", "trsv", "trmm", "potrf", "getrf", "getrs", "syrk", "herk"}))
     return true;
   // "conv" names convolutions, "convert" does not (cuDNN attention's `convert_dq_to_16bits` is a dtype helper)
   const std::string l = lowercase(name);
@@ -148,7 +150,8 @@ std::vector<Tensor> tensor_inputs(const OperatorCall& op) {
 TensorPrecision precision_of(int element_bytes_, bool tf32) {
   if (element_bytes_ == 1) return TensorPrecision::fp8;
   if (element_bytes_ == 2) return TensorPrecision::bf16;
-  return tf32 ? TensorPrecision::tf32 : TensorPrecision::none;
+  // only fp32 operands run TF32: an fp64 product on CUTLASS's `tensorop_d884gemm` is fp64 (split linalg_work)
+  return tf32 && element_bytes_ == 4 ? TensorPrecision::tf32 : TensorPrecision::none;
 }
 
 // fp32 operands run TF32 on tensor cores when a kernel says so: cuBLASLt names say "tf32", CUTLASS 2.x names say
@@ -431,6 +434,49 @@ std::optional<OperatorWork> fft_work(const OperatorCall& op, const std::string& 
   return w;
 }
 
+// Dense factorisations and triangular solves (split linalg_work): textbook FLOP counts [estimate: the libraries'
+// blocked algorithms do the same arithmetic up to lower-order terms], batch x, N the matrix order, K the right-hand
+// sides: Cholesky N^3/3, LU 2N^3/3, a triangular solve N^2 K, a solve from a Cholesky or LU factor 2 N^2 K, the
+// inverse from a Cholesky factor 2N^3/3. Each tensor input is read once and the result (the shape of the factored
+// matrix or of B) written once. Precision as for a GEMM of the element type (fp64 on the CUDA-core FMA energy, as an
+// fp64 aten::mm).
+bool is_linalg(const std::string& base) {
+  return base == "linalg_cholesky_ex" || base == "linalg_solve_triangular" || base == "triangular_solve" ||
+         base == "_cholesky_solve_helper" || base == "cholesky_inverse" || base == "linalg_lu_factor_ex" ||
+         base == "linalg_lu_solve";
+}
+
+std::optional<OperatorWork> linalg_work(const OperatorCall& op, const std::string& base, const std::vector<const std::string*>& kn) {
+  // which input is the square matrix, which the right-hand sides (none: a factorisation), and where `left` is
+  std::size_t a = 0, b = std::string::npos, left_at = std::string::npos;
+  if (base == "linalg_solve_triangular") b = 1, left_at = 3;
+  if (base == "triangular_solve" || base == "_cholesky_solve_helper") a = 1, b = 0;
+  if (base == "linalg_lu_solve") b = 2, left_at = 3;
+  if (op.dims.size() <= a || (b != std::string::npos && op.dims.size() <= b)) return std::nullopt;
+  const std::vector<std::int64_t>& A = op.dims[a];
+  const int es = element_bytes(op.types[a]);
+  if (A.size() < 2 || es == 0) return std::nullopt;
+  const double n = static_cast<double>(A.back());
+  double batch = numel(std::vector<std::int64_t>(A.begin(), A.end() - 2)), flops = 0, out = numel(A);
+  if (b == std::string::npos) {
+    flops = batch * n * n * n * (base == "linalg_cholesky_ex" ? 1.0 / 3.0 : 2.0 / 3.0);
+  } else {
+    const std::vector<std::int64_t>& B = op.dims[b];
+    if (B.size() < 2) return std::nullopt;
+    const bool left = left_at == std::string::npos || concrete_at(op, left_at) != "False";
+    const double k = static_cast<double>(left ? B.back() : B[B.size() - 2]);
+    batch = std::max(batch, numel(std::vector<std::int64_t>(B.begin(), B.end() - 2)));
+    flops = batch * n * n * k * (base == "linalg_solve_triangular" || base == "triangular_solve" ? 1.0 : 2.0);
+    out = numel(B);
+  }
+  OperatorWork w;
+  add_matrix_work(w, flops, es, runs_tf32(kn));
+  for (std::size_t i = 0; i < op.dims.size(); ++i)
+    if (const int e = element_bytes(op.types[i]); e > 0 && !op.dims[i].empty()) w.bytes += e * numel(op.dims[i]);
+  w.bytes += es * out;
+  return w;
+}
+
 bool is_concatenation(const std::string& op_name) {
   return op_name == "aten::cat" || op_name == "aten::_cat" || op_name == "aten::stack";
 }
@@ -584,6 +630,7 @@ std::optional<OperatorWork> operator_work(const OperatorCall& op, const std::vec
     return convolution_work(op, base, kernel_names);
   if (!op.list_dims.empty()) return is_concatenation(op.name) ? concatenation_work(op, kernel_names) : std::nullopt;
   if (base.find("attention") != std::string::npos && base.front() == '_') return attention_work(op, base);
+  if (is_linalg(base)) return linalg_work(op, base, kernel_names);
   if (base == "_fft_r2c" || base == "_fft_c2r" || base == "_fft_c2c")
     if (auto w = fft_work(op, base, kernel_names)) return w;
   return streaming_work(op, base, kernel_names);
