@@ -51,7 +51,8 @@ def gemm(m, n, k, dtype):
             b = rand(n, k).to(torch.float8_e4m3fn).t()
             one = torch.tensor(1.0, device=DEV)
             return (lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)), {}
-        dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32}[dtype]
+        dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32,
+              "fp64": torch.float64}[dtype]
         torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
         a, b = rand(m, k, dtype=dt), rand(k, n, dtype=dt)
         return (lambda: torch.mm(a, b)), {}
@@ -479,6 +480,116 @@ PROBES = {
 }
 
 
+# --- twelfth round (split: h200-power-split.json round12_loops, written before recording) ----------------------
+# What the sixth blind set found the suite lacks: fp64 matrix work (a Gaussian process at the cap, priced low),
+# scatter / gather kernels over skewed (power-law) indices (GNN and recommender jobs priced high: SMs resident but
+# stalled on atomics and dependent loads), and kernels that keep only a few SMs busy (WaveNet's 16-block weight
+# gradient): the same per-block arithmetic on 8 to 264 blocks measures power against busy SMs directly.
+
+def powerlaw_index(rows, edges, alpha=0.8):
+    weights = 1.0 / torch.arange(1, rows + 1, dtype=torch.float32, device=DEV) ** alpha
+    return torch.multinomial(weights, edges, replacement=True)
+
+
+def indexed(op, skew, rows=300_000, edges=1 << 22, width=64):
+    def build():
+        idx = powerlaw_index(rows, edges) if skew else torch.randint(0, rows, (edges,), device=DEV)
+        src = rand(edges, width, dtype=torch.float32)
+        if op == "index_add":
+            out = torch.zeros(rows, width, device=DEV)
+            return (lambda: out.index_add_(0, idx, src)), {}
+        if op == "index_put_acc":  # what the backward of x[idx] runs (sort, then indexing_backward_kernel)
+            out = torch.zeros(rows, width, device=DEV)
+            return (lambda: out.index_put_((idx,), src, accumulate=True)), {}
+        if op == "gather":
+            x = rand(rows, width, dtype=torch.float32)
+            return (lambda: x[idx]), {}
+        if op == "scatter_amax":
+            out = torch.full((rows, width), float("-inf"), device=DEV)
+            wide = idx[:, None].expand(edges, width)
+            return (lambda: out.scatter_reduce(0, wide, src, "amax", include_self=True)), {}
+        raise ValueError(op)
+    return build, {"kind": "indexed", "op": op, "index": "power-law 0.8" if skew else "uniform", "rows": rows,
+                   "edges": edges, "width": width, "dtype": "fp32"}
+
+
+def linalg(op, n):
+    def build():
+        a = torch.randn(n, n, device=DEV, dtype=torch.float64)
+        spd = a @ a.t() / n + torch.eye(n, device=DEV, dtype=torch.float64)
+        if op == "cholesky":
+            return (lambda: torch.linalg.cholesky(spd)), {}
+        if op == "trsm":
+            lower = torch.linalg.cholesky(spd)
+            b = torch.randn(n, n, device=DEV, dtype=torch.float64)
+            return (lambda: torch.linalg.solve_triangular(lower, b, upper=False)), {}
+        raise ValueError(op)
+    return build, {"kind": "linalg", "op": op, "n": n, "dtype": "fp64",
+                   "flops": n ** 3 / 3.0 if op == "cholesky" else float(n) ** 3}
+
+
+def small_grid(blocks, iters=1 << 14):
+    """A Triton kernel of `blocks` blocks of 1,024 threads, each running the same chain of fp32 FMAs (eight
+    independent chains per thread): one block per SM up to 132, so power is measured against busy SMs."""
+    def build():
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def fma_chains(x_ptr, n_iter, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            a = tl.load(x_ptr + offs)
+            c0, c1, c2, c3, c4, c5, c6, c7 = a, a + 1, a + 2, a + 3, a + 4, a + 5, a + 6, a + 7
+            for _ in range(n_iter):
+                c0 = c0 * 0.999 + 0.001
+                c1 = c1 * 0.999 + 0.001
+                c2 = c2 * 0.999 + 0.001
+                c3 = c3 * 0.999 + 0.001
+                c4 = c4 * 0.999 + 0.001
+                c5 = c5 * 0.999 + 0.001
+                c6 = c6 * 0.999 + 0.001
+                c7 = c7 * 0.999 + 0.001
+            tl.store(x_ptr + offs, c0 + c1 + c2 + c3 + c4 + c5 + c6 + c7)
+        x = torch.rand(blocks * 1024, device=DEV)
+        return (lambda: fma_chains[(blocks,)](x, iters, BLOCK=1024, num_warps=32)), {}
+    return build, {"kind": "small_grid", "blocks": blocks, "threads_per_block": 1024, "fma_per_thread": 8 * iters,
+                   "flops": 2.0 * 8 * iters * 1024 * blocks}
+
+
+def dilated_conv1d(dilation=64):
+    """One WaveNet layer's dilated causal conv1d (128 -> 256 channels, 2 taps), forward and backward, fp32."""
+    def build():
+        conv = torch.nn.Conv1d(128, 256, 2, dilation=dilation).to(DEV)
+        x = torch.randn(8, 128, 16384 + dilation, device=DEV, requires_grad=True)
+
+        def call():
+            conv(x).sum().backward()
+        return call, {}
+    return build, {"kind": "conv1d", "dilation": dilation, "batch": 8, "length": 16384, "dtype": "fp32",
+                   "backward": True}
+
+
+ROUND12 = {
+    "gemm-fp64-8192": gemm(8192, 8192, 8192, "fp64"),
+    "gemm-fp64-4096": gemm(4096, 4096, 4096, "fp64"),
+    "cholesky-fp64-8192": linalg("cholesky", 8192),
+    "trsm-fp64-8192": linalg("trsm", 8192),
+    "index-add-powerlaw": indexed("index_add", True),
+    "index-add-uniform": indexed("index_add", False),
+    "gather-powerlaw": indexed("gather", True),
+    "gather-uniform": indexed("gather", False),
+    "index-put-acc-powerlaw": indexed("index_put_acc", True),
+    "scatter-amax-powerlaw": indexed("scatter_amax", True),
+    "smallgrid-8": small_grid(8),
+    "smallgrid-16": small_grid(16),
+    "smallgrid-33": small_grid(33),
+    "smallgrid-66": small_grid(66),
+    "smallgrid-132": small_grid(132),
+    "smallgrid-264": small_grid(264),
+    "conv1d-dilated-fwdbwd": dilated_conv1d(),
+}
+
+
 def size_step(call, self_paced, target_s=0.04, max_calls=300):
     """Calls per step: about target_s of GPU work, at most max_calls."""
     if self_paced:
@@ -523,7 +634,7 @@ def write_micro(rec_dir, micro):
 
 
 def record_micro(name, out, steady_s, gpu):
-    call, info, reps, step_s_est = prepared_loop(*(MICRO[name] if name in MICRO else PROBES[name]))
+    call, info, reps, step_s_est = prepared_loop(*(MICRO.get(name) or ROUND12.get(name) or PROBES[name]))
     settle_steps = max(1, math.ceil(1.0 / step_s_est))
     steady_steps = max(2, math.ceil(steady_s / step_s_est))
     marks = {}
@@ -812,14 +923,16 @@ def capped_window_loops(part=None):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
-    p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows", "gap-state", "copy-data", "gapless-windows"], default=None,
+    p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows", "gap-state", "copy-data", "gapless-windows",
+                                      "round12"], default=None,
                    help="probes: the clock-probe loops; windows: capped loops with the counter over their profiled "
                         "window (both diagnostic, never recorded by default); capped-windows: the loops the split file "
                         "lists under profiled_window, each measured over its own profiled window (into OUT/<loop>); "
                         "gap-state: the split file's gap_state loops and its diagnostic gapless loops (gapless-<loop>), "
                         "each one long profiled step (into OUT/<name>); copy-data: the split file's copy_data loops, "
                         "likewise; gapless-windows: the split file's gapless_window loops (profiled_window's list), each one "
-                        "long profiled step of ~1.2 s (into OUT/<loop>)")
+                        "long profiled step of ~1.2 s (into OUT/<loop>); round12: the split file's round12_loops "
+                        "(fp64, skewed scatter / gather, few busy SMs; into OUT/micro/<loop>)")
     p.add_argument("--side", choices=["fit", "held_out"], default=None,
                    help="with --only capped-windows: only that side's loops (the split file's lists)")
     p.add_argument("--filter", default=None, help="regular expression on the names")
@@ -834,6 +947,8 @@ def main():
         todo += [("workloads", n) for n in WORKLOADS]
     if a.only == "probes":
         todo += [("micro", n) for n in PROBES]
+    if a.only == "round12":
+        todo += [("micro", n) for n in ROUND12]
     if a.only == "windows":
         todo += [("workloads", n) for n in WINDOWED]
     if a.only == "capped-windows":
