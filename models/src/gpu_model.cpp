@@ -82,11 +82,13 @@ ActivityPower read_activity(const JsonReader& a) {
   p.present = true;
   p.busy_w = a.non_negative("busy_w");
   JsonReader t = a.child("tensor_pj_per_flop");
-  t.only_keys({"bf16", "fp8", "tf32"});
+  t.only_keys({"bf16", "fp8", "tf32", "fp64"});
   p.tensor_pj[static_cast<int>(TensorPrecision::bf16)] = t.non_negative("bf16");
   p.tensor_pj[static_cast<int>(TensorPrecision::fp8)] = t.non_negative("fp8");
   p.tensor_pj[static_cast<int>(TensorPrecision::tf32)] = t.non_negative("tf32");
   p.fma_pj = a.non_negative("fma_pj_per_flop");
+  // without its own energy an fp64 tensor FLOP costs what a CUDA-core FMA FLOP costs (split fp64_tensor_energy)
+  p.tensor_pj[static_cast<int>(TensorPrecision::fp64)] = t.has("fp64") ? t.non_negative("fp64") : p.fma_pj;
   p.alu_pj = a.non_negative("alu_pj_per_op");
   p.memory_pj_per_byte = a.non_negative("memory_pj_per_byte");
   p.memory_fill_pj_per_byte = a.has("memory_fill_pj_per_byte") ? a.non_negative("memory_fill_pj_per_byte") : p.memory_pj_per_byte;

@@ -53,7 +53,7 @@ struct ClassCoefficients {
 struct ActivityPower {
   bool present = false;
   double busy_w = 0;                                // SMs resident with work at fill 1, at the top clock (x g(f))
-  double tensor_pj[kTensorPrecisionCount] = {0, 0, 0, 0};  // per tensor-core FLOP, by TensorPrecision
+  double tensor_pj[kTensorPrecisionCount] = {0, 0, 0, 0, 0};  // per tensor-core FLOP, by TensorPrecision
   double mma_sync_extra_pj = 0;                     // added per tensor FLOP a kernel issues with mma.sync (Kernel::tensor_issue)
   double fma_pj = 0;                                // per CUDA-core fp32 FLOP (GEMM / convolution)
   double alu_pj = 0;                                // per elementwise operation

@@ -80,7 +80,8 @@ double relative_v(double f, double floor, double knee, double f_max) {
 }
 
 // At the recorded clocks a kernel runs its recorded duration d, so its ramp weight is d / (d + ramp_s).
-std::vector<double> features(const LoopData& l, double floor, double knee, double f_max, double ramp_s) {
+// fp64 tensor FLOPs go to `fp64` where given (split fp64_tensor_energy), else to the FMA coefficient.
+std::vector<double> features(const LoopData& l, double floor, double knee, double f_max, double ramp_s, double* fp64 = nullptr) {
   std::vector<double> x(kCoefficients, 0.0);
   for (const LoopData::K& k : l.kernels) {
     const double v = relative_v(k.f, floor, knee, f_max), v2 = v * v;
@@ -89,7 +90,8 @@ std::vector<double> features(const LoopData& l, double floor, double knee, doubl
       x[7] += d;
     } else {
       x[0] += d * k.fill * v2 * k.f / f_max;
-      if (k.p != TensorPrecision::none) x[static_cast<int>(k.p)] += d * v2 * k.tensor;
+      if (k.p == TensorPrecision::fp64) (fp64 ? *fp64 : x[4]) += d * v2 * k.tensor;
+      else if (k.p != TensorPrecision::none) x[static_cast<int>(k.p)] += d * v2 * k.tensor;
       if (k.mma_sync) x[9] += d * v2 * k.tensor;
       x[4] += d * v2 * k.fma;
       x[5] += d * v2 * k.alu;
@@ -98,6 +100,7 @@ std::vector<double> features(const LoopData& l, double floor, double knee, doubl
     x[8] += d * k.memory_filled;
   }
   for (double& v : x) v /= l.time_s;
+  if (fp64) *fp64 /= l.time_s;
   return x;
 }
 
@@ -221,6 +224,54 @@ std::vector<std::string> loop_names_in_split(const Json& doc, const std::string&
 std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side) {
   return loop_names_in_split(read_json_file(split_path), split_path, side);
 }
+
+std::vector<std::pair<std::string, std::string>> fp64_energy_loops(const std::string& split_path, const std::string& side) {
+  const Json doc = read_json_file(split_path);
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!doc.is_object() || !doc.contains("fp64_tensor_energy")) return out;
+  const std::string folder = data_dir() + "/" + JsonReader(doc["fp64_tensor_energy"], split_path, "fp64_tensor_energy").string("folder");
+  for (const std::string& n : names_in_split(doc, split_path, "fp64_tensor_energy", side)) out.emplace_back(n, folder + "/" + n);
+  return out;
+}
+
+namespace {
+
+// split fp64_tensor_energy: the energy of an fp64 tensor-core FLOP, fit after the joint fit with its coefficients
+// `c` and voltage curve fixed: the least squares of the fit loops' relative power error (one loop: exact). Returns
+// the report (coefficient, per loop measured / fitted), or null when the split has no such block.
+Json fit_fp64_energy(const std::string& split_path, const GpuModel& base, const std::vector<double>& c, double floor,
+                     double knee, double f_max, double ramp_s) {
+  const auto loops = fp64_energy_loops(split_path, "fit");
+  if (loops.empty()) return Json();
+  std::vector<LoopData> data;
+  std::vector<double> rest, f64;
+  double num = 0, den = 0;
+  for (const auto& [name, dir] : loops) {
+    LoopData l = reduce_loop(load_kernel_loop(dir), base);
+    l.name = name;
+    double fp = 0;
+    const std::vector<double> x = features(l, floor, knee, f_max, ramp_s, &fp);
+    double p = (l.idle_j + l.prior_j) / l.time_s;
+    for (int j = 0; j < kCoefficients; ++j) p += x[static_cast<std::size_t>(j)] * c[static_cast<std::size_t>(j)];
+    if (fp <= 0) throw InputError(dir, "fp64_tensor_energy.fit", "expected a loop with fp64 tensor-core work (none counted in its trace)");
+    const double w = 1.0 / (l.measured_w * l.measured_w);  // relative error
+    num += w * (l.measured_w - p) * fp;
+    den += w * fp * fp;
+    data.push_back(std::move(l));
+    rest.push_back(p);
+    f64.push_back(fp);
+  }
+  const double e = round_to(std::max(0.0, num / den), 0.001);
+  Json rows = Json::array();
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    const double p = rest[i] + e * f64[i];
+    rows.push_back({{"loop", data[i].name}, {"measured_w", data[i].measured_w}, {"fitted_w", p},
+                    {"error_pct", 100.0 * (p - data[i].measured_w) / data[i].measured_w}});
+  }
+  return {{"fp64_pj_per_flop", e}, {"loops", rows}};
+}
+
+}  // namespace
 
 namespace {
 
@@ -406,6 +457,8 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                        {"copy_engine_pj_per_byte", c[10]},
                        {"mma_sync_extra_pj_per_flop", c[9]},
                        {"ramp_s", best.ramp_s}};
+  const Json fp64 = fit_fp64_energy(split_path, base, c, round_to(best.floor, 0.01), best.knee, f_max, best.ramp_s);
+  if (!fp64.is_null()) model["activity"]["tensor_pj_per_flop"]["fp64"] = fp64["fp64_pj_per_flop"];
   // The fitted model priced on the same loops, as validate will price them (recorded clocks).
   Json rows = Json::array();
   double ape = 0;
@@ -429,6 +482,11 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                  "voltage floor and knee: grid search (floor 0.55-0.95, knee 600-1700 MHz); of the curves within 0.05 points "
                  "of the best MAPE, the closest to the base's estimate (the loops see only the clocks the card chose, "
                  "down to ~1350 MHz under the cap: below that the curve is the base's prior, not a measurement), " + ref);
+  if (!fp64.is_null())
+    set_provenance(prov, "/activity/tensor_pj_per_flop/fp64", "fit",
+                   "split fp64_tensor_energy: the least squares of its fit loops' relative power error (" +
+                       std::to_string(fp64["loops"].size()) + " loop(s), the split's folder) with every other coefficient "
+                       "and the voltage curve fixed, after the joint fit");
   std::size_t over_window = 0;
   for (const LoopData& l : loops) over_window += where.measured_over_profiled_window(l.name);
   prov["power_suite_calibration"] = {{"command", command}, {"date", date}, {"split", split_path}, {"data", suite_dir},
@@ -443,6 +501,7 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                 {"voltage_curve", "fitted where the loops ran (>= ~1350 MHz); nearest to the base's estimate below"},
                 {"voltage_grid_mape_pct", surface}, {"coefficients", coef},
                 {"loops", rows}, {"in_sample_mape_pct", mape}, {"left_out", left_out}};
+  if (!fp64.is_null()) out.report["fp64_tensor_energy"] = fp64;
   return out;
 }
 
@@ -462,6 +521,15 @@ std::string format_power_suite_calibration(const PowerSuiteCalibration& c) {
        << l["error_pct"].get<double>() << std::noshowpos << " %\n";
   os << "in-sample MAPE " << std::setprecision(2) << r["in_sample_mape_pct"].get<double>()
      << " % (held-out loops: dvfs-sim validate --models)\n";
+  if (r.contains("fp64_tensor_energy")) {
+    const Json& f = r["fp64_tensor_energy"];
+    os << "fp64 tensor FLOP (fit after, the rest fixed): " << std::setprecision(3) << f["fp64_pj_per_flop"].get<double>() << " pJ\n"
+       << std::setprecision(1);
+    for (const auto& l : f["loops"])
+      os << std::left << std::setw(34) << l["loop"].get<std::string>() << std::right << std::setw(10) << l["measured_w"].get<double>()
+         << std::setw(10) << l["fitted_w"].get<double>() << std::setw(7) << std::showpos << l["error_pct"].get<double>()
+         << std::noshowpos << " %\n";
+  }
   for (const auto& l : r["left_out"])
     os << "left out of the fit: " << l["loop"].get<std::string>() << " (" << std::setprecision(0)
        << 100 * l["priced_by_shapes_share"].get<double>() << " % of its kernel time has operator shapes)\n";

@@ -22,6 +22,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dvfs {
@@ -41,6 +42,9 @@ std::vector<std::string> split_names(const std::string& split_path, const std::s
 // The kernel loops of one side: `micro`, then the lists recorded later (`micro_stores`, `micro_alu_conv`,
 // `micro_family`), where present.
 std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side);
+// The split's `fp64_tensor_energy` loops of one side ("fit" / "held_out") as (name, directory under its `folder`);
+// empty when the split has no such block (twelfth round: fit after the joint fit, every other coefficient fixed).
+std::vector<std::pair<std::string, std::string>> fp64_energy_loops(const std::string& split_path, const std::string& side);
 
 // Where each kernel loop's measurement is. The split file's `profiled_window.loops` were also recorded over their
 // own profiled window (window_dir/<loop>; window_dir "" = the split's `profiled_window.folder` under data_dir());

@@ -43,6 +43,7 @@ const char* to_string(TensorPrecision p) {
     case TensorPrecision::bf16: return "bf16";
     case TensorPrecision::fp8: return "fp8";
     case TensorPrecision::tf32: return "tf32";
+    case TensorPrecision::fp64: return "fp64";
   }
   return "none";
 }

@@ -56,9 +56,9 @@ struct CollectiveCall {
 };
 
 // The kind of tensor-core work a kernel does, from its operator's input type (fp16 counts as bf16: same rate
-// and, on the GPUs modelled, the same energy per operation).
-enum class TensorPrecision : std::uint8_t { none, bf16, fp8, tf32 };
-constexpr int kTensorPrecisionCount = 4;
+// and, on the GPUs modelled, the same energy per operation). fp64: fp64 products on tensor cores (DMMA).
+enum class TensorPrecision : std::uint8_t { none, bf16, fp8, tf32, fp64 };
+constexpr int kTensorPrecisionCount = 5;
 const char* to_string(TensorPrecision p);
 
 // How a kernel's tensor-core work is issued: Hopper's warpgroup MMA (wgmma: operands straight from shared memory;

@@ -145,6 +145,15 @@ Json power_suite_checks(const GpuModel& h200) {
         {"recorded_clocks_energy_abs_error", abs_distribution(recorded_err)},
         {"native_within_8_pct", native_ok}, {"recorded_within_5_pct", recorded_ok}};
   }
+  // the fp64 loops (split fp64_tensor_energy, twelfth round): apart, so that the suite's figures above stay comparable
+  Json fp64 = Json::array();
+  for (const char* side : {"fit", "held_out"})
+    for (const auto& [n, dir] : fp64_energy_loops(split, side)) {
+      Json row = validate_kernel_loop(load_kernel_loop(dir), h200);
+      row["loop"] = n;
+      row["kind"] = std::string(side) == "fit" ? "in-sample" : "held-out";
+      fp64.push_back(std::move(row));
+    }
   for (const std::string& n : split_names(split, "held_out", "workloads"))
     workloads.push_back(recording_row("traces/recordings/h200-workloads/" + n, h200, "held-out"));
   // held-out recordings not in the transformer table above: decode, and those recorded after the fit
@@ -152,7 +161,7 @@ Json power_suite_checks(const GpuModel& h200) {
     for (const std::string& n : split_names(split, "held_out", list))
       if (n.rfind("h200-decode", 0) == 0 || std::string(list) != "recordings")
         workloads.push_back(recording_row("traces/recordings/" + n, h200, "held-out"));
-  return {{"split", "models/calibration/h200-power-split.json"}, {"loops", loops}, {"loop_summary", summary},
+  return {{"split", "models/calibration/h200-power-split.json"}, {"loops", loops}, {"loop_summary", summary}, {"fp64_loops", fp64},
           {"workloads", workloads}, {"steady_window_rows", steady_window_rows(where, loops, h200)}};
 }
 
@@ -230,6 +239,17 @@ void format_power_suite(std::ostream& os, const Json& ps) {
        << " within 8 %); recorded clocks mean " << rc["mean_pct"].get<double>() << " %, median " << rc["median_pct"].get<double>()
        << " %, p90 " << rc["p90_pct"].get<double>() << " %, max " << rc["max_pct"].get<double>() << " % ("
        << s["recorded_within_5_pct"].get<std::size_t>() << " within 5 %)\n";
+  }
+  if (ps.contains("fp64_loops") && !ps["fp64_loops"].empty()) {
+    os << "\nH200 fp64 loops (split fp64_tensor_energy: an fp64 tensor FLOP's energy fit on its in-sample loop after the joint\n"
+          "fit, everything else fixed; traces/recordings/h200-power-12, steady window), energy of one step\n";
+    for (const auto& l : ps["fp64_loops"])
+      os << std::left << std::setw(33) << l["loop"].get<std::string>() << std::setw(10) << l["kind"].get<std::string>()
+         << std::right << std::setprecision(1) << std::setw(11) << l["measured_mean_power_w"].get<double>() << std::setw(10)
+         << l["native"]["mean_power_w"].get<double>() << std::showpos << std::setw(10) << l["native"]["energy_error_pct"].get<double>()
+         << " %" << std::setw(8) << l["native"]["time_error_pct"].get<double>() << " %" << std::noshowpos << std::setw(12)
+         << l["recorded"]["mean_power_w"].get<double>() << std::showpos << std::setw(10)
+         << l["recorded"]["energy_error_pct"].get<double>() << " %" << std::noshowpos << "\n";
   }
   format_steady_window_rows(os, ps["steady_window_rows"]);
   os << "\nH200 whole workloads below and at the cap, all held out (traces/recordings/h200-workloads, decode, and the\n"

@@ -11,6 +11,7 @@ double tensor_peak_tflops(const GpuSpecs& specs, TensorPrecision p) {
   switch (p) {
     case TensorPrecision::fp8: return 2.0 * specs.bf16_dense_tflops;
     case TensorPrecision::tf32: return 0.5 * specs.bf16_dense_tflops;
+    case TensorPrecision::fp64: return specs.bf16_dense_tflops / 16.0;  // [estimate] H200 67 vs 989 dense bf16, A100 19.5 vs 312
     default: return specs.bf16_dense_tflops;
   }
 }

@@ -138,3 +138,20 @@ TEST_CASE("DRAM bytes beyond the part's datasheet bandwidth are not priced (L2 s
   const GpuModel no_specs = GpuModel::from_json(doc, "a.json");
   CHECK(no_specs.kernel_power_w(gather, top, mem) == Approx(no_specs.idle_power_w(top) + 200 + 50 * 6.8));
 }
+
+TEST_CASE("an fp64 tensor FLOP costs tensor_pj_per_flop.fp64, or a CUDA-core FMA FLOP's energy without it", "[models][activity]") {
+  Kernel k = gemm_kernel();
+  k.tensor_precision = TensorPrecision::fp64;
+  k.tensor_tflops = 50;
+  k.memory_tbps = 0;
+  const GpuModel without = with_activity();  // no fp64 key: the FMA energy (4 pJ)
+  const int top = without.sm_index(1980), mem = without.mem_index(3201);
+  CHECK(without.kernel_power_w(k, top, mem) == Approx(without.idle_power_w(top) + 200 + 4.0 * 50));
+  Json doc = activity_doc();
+  doc["voltage_curve"] = {{"points", {{345, 0.7}, {1000, 0.7}, {1980, 1.0}}}};
+  doc["activity"]["tensor_pj_per_flop"]["fp64"] = 3.0;
+  const GpuModel with = GpuModel::from_json(doc, "a.json");
+  CHECK(with.kernel_power_w(k, top, mem) == Approx(with.idle_power_w(top) + 200 + 3.0 * 50));
+  doc["activity"]["tensor_pj_per_flop"]["fp64"] = -1.0;
+  CHECK_THROWS_WITH(GpuModel::from_json(doc, "m.json"), Catch::Contains("m.json: activity.tensor_pj_per_flop.fp64"));
+}

@@ -344,32 +344,34 @@ TEST_CASE("torch._int_mm is 2 M N K int8 tensor-core operations writing an int32
 
 TEST_CASE("dense factorisations and triangular solves are counted from their shapes", "[traces][activity]") {
   const std::string gemm = "sm90_xmma_gemm_f64f64_f64f64_f64_tn_n_tilesize64x128x16_stage3_warpsize2x2x1_tensor16x8x8_execute_kernel";
-  // Cholesky of a 1,000 x 1,000 fp64 matrix: N^3 / 3 FLOPs on the fp64 (CUDA-core FMA) path, the matrix read and
-  // its factor written
+  // Cholesky of a 1,000 x 1,000 fp64 matrix: N^3 / 3 fp64 FLOPs, the matrix read and its factor written
   const OperatorWork chol = work_of(op("aten::linalg_cholesky_ex", {{1000, 1000}, {}, {}}, {"double", "Scalar", "Scalar"}), gemm);
-  CHECK(chol.fma_flops == Approx(1e9 / 3));
-  CHECK(chol.tensor_flops == 0);
+  CHECK(chol.tensor_flops == Approx(1e9 / 3));
+  CHECK(chol.precision == TensorPrecision::fp64);
+  CHECK(chol.fma_flops == 0);
   CHECK(chol.bytes == Approx(2 * 8.0 * 1000 * 1000));
   // a triangular solve from the left with 64 right-hand sides: N^2 K; from the right, K is B's second-last dim
   const OperatorWork left = work_of(op("aten::linalg_solve_triangular", {{1000, 1000}, {1000, 64}, {}, {}, {}},
                                        {"double", "double", "Scalar", "Scalar", "Scalar"}, {"", "", "False", "True", "False"}),
                                     "void trsm_left_kernel<int, double, 256, 4, true, false, true, false, false>(...)");
-  CHECK(left.fma_flops == Approx(1000.0 * 1000 * 64));
+  CHECK(left.tensor_flops == Approx(1000.0 * 1000 * 64));
   CHECK(left.bytes == Approx(8.0 * (1000 * 1000 + 2 * 1000 * 64)));
   const OperatorWork right = work_of(op("aten::linalg_solve_triangular", {{1000, 1000}, {64, 1000}, {}, {}, {}},
                                         {"float", "float", "Scalar", "Scalar", "Scalar"}, {"", "", "True", "False", "False"}),
                                      "sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x64x32");
   CHECK(right.tensor_flops == Approx(1000.0 * 1000 * 64));  // fp32 on a tf32 kernel
   CHECK(right.precision == TensorPrecision::tf32);
-  // an fp64 product on CUTLASS's fp64 tensor-op kernel is fp64, not TF32
+  // an fp64 product on CUTLASS's fp64 tensor-op kernel is fp64, not TF32; an 8-byte complex product is not fp64
   const OperatorWork d884 = work_of(op("aten::mm", {{64, 64}, {64, 64}}, {"double", "double"}),
                                     "void cutlass::Kernel2<cutlass_80_tensorop_d884gemm_64x32_16x4_nn_align1>(...)");
-  CHECK(d884.tensor_flops == 0);
-  CHECK(d884.fma_flops == Approx(2.0 * 64 * 64 * 64));
+  CHECK(d884.precision == TensorPrecision::fp64);
+  CHECK(d884.tensor_flops == Approx(2.0 * 64 * 64 * 64));
+  const OperatorWork c64 = work_of(op("aten::mm", {{64, 64}, {64, 64}}, {"c10::complex<float>", "c10::complex<float>"}));
+  CHECK(c64.precision == TensorPrecision::none);
   // a solve from a Cholesky factor: B first, the factor second, 2 N^2 K, batched
   const OperatorWork solve = work_of(op("aten::_cholesky_solve_helper", {{4, 500, 2}, {4, 500, 500}, {}},
                                         {"double", "double", "Scalar"}), gemm);
-  CHECK(solve.fma_flops == Approx(4 * 2.0 * 500 * 500 * 2));
+  CHECK(solve.tensor_flops == Approx(4 * 2.0 * 500 * 500 * 2));
   // cuBLAS's TRSM kernels hold arithmetic beside the operator's GEMMs; a copy launched by the operator only moves bytes
   OperatorIndex ops;
   ops.add("aten::linalg_solve_triangular", Json{{"External id", 1}, {"Input Dims", {{1000, 1000}, {1000, 1000}, Json::array(), Json::array(), Json::array()}},
@@ -379,8 +381,11 @@ TEST_CASE("dense factorisations and triangular solves are counted from their sha
                     copy = "void at::native::elementwise_kernel<128, 2, direct_copy_kernel_cuda>";
   const std::vector<KernelRates> r = estimate_kernel_rates(
       {{1, 30.0, ActivityKind::kernel, &gemm, 0}, {1, 10.0, ActivityKind::kernel, &trsm, 0}, {1, 5.0, ActivityKind::kernel, &copy, 0}}, ops);
-  CHECK(r[0].fma_tflops == Approx(1e9 / 40e-6 / 1e12));  // 1e9 FLOPs over the 40 us of matrix kernels
-  CHECK(r[1].fma_tflops == Approx(r[0].fma_tflops));
+  // 1e9 FLOPs over the 40 us of matrix kernels: on tensor cores (DMMA) where the name says so, else CUDA cores
+  CHECK(r[0].tensor_tflops == Approx(1e9 / 40e-6 / 1e12));
+  CHECK(r[0].precision == TensorPrecision::fp64);
+  CHECK(r[1].fma_tflops == Approx(r[0].tensor_tflops));
+  CHECK(r[1].tensor_tflops == 0);
   CHECK(r[2].fma_tflops == 0);
   CHECK(r[2].memory_tbps > 0);
 }

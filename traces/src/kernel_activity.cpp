@@ -147,9 +147,10 @@ std::vector<Tensor> tensor_inputs(const OperatorCall& op) {
   return out;
 }
 
-TensorPrecision precision_of(int element_bytes_, bool tf32) {
+TensorPrecision precision_of(int element_bytes_, bool tf32, bool fp64) {
   if (element_bytes_ == 1) return TensorPrecision::fp8;
   if (element_bytes_ == 2) return TensorPrecision::bf16;
+  if (fp64) return TensorPrecision::fp64;  // on tensor cores only where a kernel's name says so (8-byte complex: none)
   // only fp32 operands run TF32: an fp64 product on CUTLASS's `tensorop_d884gemm` is fp64 (split linalg_work)
   return tf32 && element_bytes_ == 4 ? TensorPrecision::tf32 : TensorPrecision::none;
 }
@@ -159,9 +160,9 @@ TensorPrecision precision_of(int element_bytes_, bool tf32) {
 // kernels are named `sm80_xmma_gemm_f32f32_..._ffma`.
 bool runs_tf32(const std::vector<const std::string*>& kn) { return any_name_has(kn, "tf32") || any_name_has(kn, "tensorop"); }
 
-// Tensor-core work, or CUDA-core fp32 work when the precision is none.
-void add_matrix_work(OperatorWork& w, double flops, int es, bool tf32) {
-  w.precision = precision_of(es, tf32);
+// Tensor-core work, or CUDA-core fp32 work when the precision is none. `fp64`: the operands are doubles.
+void add_matrix_work(OperatorWork& w, double flops, int es, bool tf32, bool fp64 = false) {
+  w.precision = precision_of(es, tf32, fp64);
   (w.precision == TensorPrecision::none ? w.fma_flops : w.tensor_flops) += flops;
 }
 
@@ -175,7 +176,7 @@ std::optional<OperatorWork> gemm_work(const OperatorCall& op, const std::string&
   const double batch = numel(std::vector<std::int64_t>(A.begin(), A.end() - 2));
   const int es = element_bytes(op.types[a]);
   OperatorWork w;
-  add_matrix_work(w, 2.0 * batch * M * N * K, es, runs_tf32(kn));
+  add_matrix_work(w, 2.0 * batch * M * N * K, es, runs_tf32(kn), op.types[a] == "double");
   // fp8 products write bf16/fp16; torch._int_mm's int8 product writes int32
   w.bytes = es * (numel(A) + numel(B)) + (base == "_int_mm" ? 4 : es == 1 ? 2 : es) * batch * M * N;
   if (a == 1 && element_bytes(op.types[0])) w.bytes += element_bytes(op.types[0]) * numel(op.dims[0]);
@@ -268,7 +269,7 @@ std::optional<OperatorWork> convolution_work(const OperatorCall& op, const std::
   // Winograd algorithms do other arithmetic than the direct convolution's count: the count stands in. A transposed
   // convolution's products are counted from its input's side (the smaller one).
   const double products = (transposed ? numel(x) : out_numel) * per_output * passes;
-  add_matrix_work(w, fft_flops > 0 ? fft_flops : 2.0 * products, es, runs_tf32(kn));
+  add_matrix_work(w, fft_flops > 0 ? fft_flops : 2.0 * products, es, runs_tf32(kn), op.types[x_i] == "double");
   if (wt[1] == 1 && x[1] > 1) w.direct_loads = products;  // depthwise: one input channel per filter
   w.bytes = es * (numel(x) + numel(wt) + out_numel) + (backward ? es * (numel(x) + numel(wt)) : 0.0);
   return w;
@@ -470,7 +471,7 @@ std::optional<OperatorWork> linalg_work(const OperatorCall& op, const std::strin
     out = numel(B);
   }
   OperatorWork w;
-  add_matrix_work(w, flops, es, runs_tf32(kn));
+  add_matrix_work(w, flops, es, runs_tf32(kn), op.types[a] == "double");
   for (std::size_t i = 0; i < op.dims.size(); ++i)
     if (const int e = element_bytes(op.types[i]); e > 0 && !op.dims[i].empty()) w.bytes += e * numel(op.dims[i]);
   w.bytes += es * out;
@@ -717,7 +718,10 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
       r.memory_fill_tbps = static_cast<float>(w->filled / (us * 1e6));
       if (flops <= 0 || !(all_matrix || matrix[k])) continue;
       const auto rate = static_cast<float>(flops / (matrix_us * 1e6));
-      if (w->precision != TensorPrecision::none && uses_tensor_cores(acts[i].name)) {
+      // fp64 runs on tensor cores (DMMA) where the name says so: cuBLAS's `..._tensor16x8x8`, CUTLASS's `tensorop_d884`
+      const bool on_tensor_cores = w->precision == TensorPrecision::fp64 ? name_has_any(acts[i].name, {"tensor", "dmma"})
+                                                                          : uses_tensor_cores(acts[i].name);
+      if (w->precision != TensorPrecision::none && on_tensor_cores) {
         r.precision = w->precision;
         r.tensor_issue = tensor_issue_of(*acts[i].name);
         r.tensor_tflops = rate;

@@ -29,8 +29,9 @@ void read_work(const Json& w, const std::string& file, const std::string& field,
   if (prec == "bf16") r.precision = TensorPrecision::bf16;
   else if (prec == "fp8") r.precision = TensorPrecision::fp8;
   else if (prec == "tf32") r.precision = TensorPrecision::tf32;
+  else if (prec == "fp64") r.precision = TensorPrecision::fp64;
   else if (prec == "none") r.precision = TensorPrecision::none;
-  else throw InputError(file, field + ".tensor precision", "expected bf16, fp8, tf32 or none, got \"" + prec + "\"");
+  else throw InputError(file, field + ".tensor precision", "expected bf16, fp8, tf32, fp64 or none, got \"" + prec + "\"");
   const std::string issue = w.contains("tensor issue") && w["tensor issue"].is_string() ? w["tensor issue"].get<std::string>() : "wgmma";
   if (issue == "mma.sync") r.tensor_issue = TensorIssue::warp;
   else if (issue == "wgmma") r.tensor_issue = TensorIssue::warpgroup;
