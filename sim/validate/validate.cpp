@@ -104,6 +104,7 @@ Json validate_recording(const Recording& rec, const GpuModel& model, const std::
                    " updates of the energy counter (update interval: median time between its advances in telemetry.csv); "
                    "otherwise only the profiled window (the total row) is: per-step energy and power figures of "
                    "unresolved steps (energy_resolved false) are interpolation, not measurement"}};
+  if (!rec.import_report.notes.empty()) report["import_notes"] = rec.import_report.notes;  // what the import could not size
   if (!rec.telemetry.energy_note().empty()) {
     report["measured_from"] = "step time: run.json profiled_steps t0_ns..t1_ns (GPU synchronised); step energy: NVML power "
                               "samples integrated over the step (the energy counter is not usable); mean SM clock: NVML clock samples";
@@ -226,6 +227,8 @@ std::string format_validation(const Json& rep) {
      << rep["gpu"]["status"].get<std::string>() << "]\n";
   os << "measured: " << rep["measured_from"].get<std::string>() << "\n";
   if (rep.contains("energy_note")) os << "note: " << rep["energy_note"].get<std::string>() << "\n";
+  if (rep.contains("import_notes"))
+    for (const Json& n : rep["import_notes"]) os << "import note: " << n.get<std::string>() << "\n";
   for (const Json& src : rep["clock_sources"]) {
     os << "\nclock source: " << src["clock_source"].get<std::string>() << "\n";
     std::snprintf(buf, sizeof buf, "%-5s %9s %9s %7s | %9s %9s %7s | %8s %8s %7s | %7s %7s\n", "step", "meas ms",

@@ -279,3 +279,38 @@ TEST_CASE("ranks whose steps or timelines differ merge with a note saying why th
   REQUIRE(fewer.size() == 1);
   CHECK_THAT(fewer[0], Catch::Contains("rank 1 (rank1.json) has 0 steps, rank 0 (rank0.json) 1"));
 }
+
+TEST_CASE("kernels replayed from a CUDA graph carry no operator: the import says how much time the class priors price",
+          "[traces][pytorch]") {
+  // A decode step replayed from a graph captured before profiling (vLLM, torch.compile "reduce-overhead", a
+  // hand-made torch.cuda.CUDAGraph): two kernels correlate with one cudaGraphLaunch; one eager GEMM has its operator.
+  const std::string trace = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 10,
+     "args": {"External id": 7, "Input Dims": [[64, 64], [64, 64]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1, "dur": 2,
+     "args": {"correlation": 1, "External id": 7}},
+    {"ph": "X", "cat": "kernel", "name": "nvjet_sm90_tst_64x64", "pid": 0, "tid": 7, "ts": 5, "dur": 10,
+     "args": {"device": 0, "stream": 7, "correlation": 1, "External id": 7}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1, "tid": 1, "ts": 20, "dur": 3,
+     "args": {"correlation": 2}},
+    {"ph": "X", "cat": "kernel", "name": "nvjet_sm90_tst_64x16_64x16_2x1_v_bz_TNT", "pid": 0, "tid": 7, "ts": 30, "dur": 20,
+     "args": {"device": 0, "stream": 7, "correlation": 2}},
+    {"ph": "X", "cat": "kernel", "name": "cudnn_generated_fort_native_sdpa_sm80_flash_fprop", "pid": 0, "tid": 7, "ts": 55, "dur": 10,
+     "args": {"device": 0, "stream": 7, "correlation": 2}}
+  ]})";
+  for (const KinetoReader reader : {KinetoReader::checked, KinetoReader::streaming}) {
+    ImportReport rep;
+    const Workload wl = import_kineto_text(trace, "graph.json", classifier(), &rep, reader);
+    REQUIRE(wl.ranks.size() == 1);
+    REQUIRE(wl.ranks[0].kernels.size() == 3);
+    CHECK(wl.ranks[0].kernels[0].work == WorkSource::shapes);
+    CHECK(wl.ranks[0].kernels[1].work == WorkSource::unknown);
+    REQUIRE(rep.notes.size() == 1);
+    CHECK_THAT(rep.notes[0], Catch::Contains("2 kernels were launched by CUDA graph replays (1 cudaGraphLaunch calls)") &&
+                                 Catch::Contains("(75.0 % of the kernel time)") && Catch::Contains("class priors"));
+  }
+  // without a graph launch, no note
+  ImportReport plain;
+  import_kineto_text(replaced(trace, "cudaGraphLaunch", "cudaLaunchKernel"), "plain.json", classifier(), &plain);
+  CHECK(plain.notes.empty());
+}

@@ -15,7 +15,9 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <iomanip>
 #include <optional>
+#include <sstream>
 #include <unordered_map>
 
 namespace dvfs::kineto {
@@ -394,12 +396,20 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
   } else if ((lc == "cuda_runtime" || lc == "cuda_driver" || lc == "runtime") && args.contains("correlation")) {
     auto name_it = ev.find("name");
     if (name_it != ev.end() && name_it->is_string() && name_it->get_ref<const std::string&>().rfind("hip", 0) == 0) t.hip_runtime = true;
+    if (name_it != ev.end() && name_it->is_string() && is_graph_launch(name_it->get_ref<const std::string&>()))
+      t.graph_launches.push_back(int_field(args, "correlation", -1, file, args_field(i)));
     auto ts = ev.find("ts");
     if (ts != ev.end() && ts->is_number()) t.launch_ts.set(int_field(args, "correlation", -1, file, args_field(i)), ts->get<double>());
   }
 }
 
 }  // namespace
+
+bool is_graph_launch(std::string_view n) {
+  for (std::string_view p : {"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"})
+    if (n.substr(0, p.size()) == p) return true;
+  return false;
+}
 
 // A complete ("X") event with a category; anything else is skipped.
 void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_t i) {
@@ -445,6 +455,7 @@ void append_events(RawTrace& t, RawTrace&& later) {
   t.operators.merge(std::move(later.operators));
   t.old_schema = t.old_schema || later.old_schema;
   t.hip_runtime = t.hip_runtime || later.hip_runtime;
+  moved(t.graph_launches, later.graph_launches);
   if (t.global_rank < 0 && later.rank_from_events) t.global_rank = later.global_rank, t.rank_from_events = true;
   for (const auto& [name, n] : later.not_modelled) t.not_modelled[name] += n;
 }
@@ -595,6 +606,33 @@ class WorkloadBuilder {
       rep_.notes.push_back(std::to_string(n) + " communication call" + (n == 1 ? "" : "s") + " name no modelled collective (" + names +
                            "): their kernels keep their recorded durations");
     }
+    note_graph_kernels();
+  }
+
+  // Kernels replayed from a CUDA graph have no launching operator (the graph was captured outside the trace), so
+  // nothing sizes their work: the user is told how much of the kernel time the class priors price that way.
+  void note_graph_kernels() {
+    if (raw_.graph_launches.empty()) return;
+    std::vector<long> graphs = raw_.graph_launches;
+    std::sort(graphs.begin(), graphs.end());
+    std::size_t n = 0, unsized = 0;
+    double all_us = 0, unsized_us = 0;
+    for (std::size_t i = 0; i < raw_.acts.size(); ++i) {
+      const RawActivity& a = raw_.acts[i];
+      if (a.kind != ActivityKind::kernel) continue;
+      all_us += a.dur_us;
+      if (!std::binary_search(graphs.begin(), graphs.end(), a.correlation)) continue;
+      ++n;
+      if (i < rates_.size() && rates_[i].source == WorkSource::unknown) ++unsized, unsized_us += a.dur_us;
+    }
+    if (unsized == 0) return;
+    std::ostringstream os;
+    os << n << " kernel" << (n == 1 ? "" : "s") << " were launched by CUDA graph replays (" << raw_.graph_launches.size()
+       << " cudaGraphLaunch calls); " << unsized << " of them (" << std::fixed << std::setprecision(1)
+       << (all_us > 0 ? 100.0 * unsized_us / all_us : 0.0)
+       << " % of the kernel time) have no operator shapes and are priced by their class priors, which come from "
+          "training kernels at the power cap and over-price small (decode-sized) kernels";
+    rep_.notes.push_back(os.str());
   }
 
   void build() {

@@ -119,6 +119,7 @@ struct RawTrace {
   int global_rank = -1;
   bool rank_from_events = false;  // a comm record's "Rank" was read (while global_rank < 0)
   bool hip_runtime = false;                         // launches through hipLaunchKernel & co. (ROCm)
+  std::vector<long> graph_launches;                 // correlation ids of CUDA / HIP graph launches (cudaGraphLaunch)
   std::vector<Range> operator_steps;                // ProfilerStep#N as cat "Operator"/"cpu_op" (2021 schema)
   std::map<std::string, std::size_t> not_modelled;  // comm records kept at their recorded duration, by name
 };
@@ -126,6 +127,8 @@ struct RawTrace {
 std::string lower(std::string s);
 // The device activity kind of category `cat` (false: a host event); `old_schema`: the 2021 spelling.
 bool kind_of(std::string_view cat, ActivityKind& kind, bool& old_schema);
+// A runtime / driver call that launches a whole CUDA (or HIP) graph: its kernels carry no operator of their own.
+bool is_graph_launch(std::string_view runtime_name);
 // The host-event categories the readers tell apart (compared as lower(cat) is): "operator" (2021 schema),
 // "cpu_op", "gpu_user_annotation", "user_annotation", launches ("cuda_runtime", "cuda_driver", "runtime").
 enum class HostCategory { operator_2021, cpu_op, gpu_user_annotation, user_annotation, launch, other };
