@@ -271,6 +271,16 @@ Json fit_fp64_energy(const std::string& split_path, const GpuModel& base, const 
   return {{"fp64_pj_per_flop", e}, {"loops", rows}};
 }
 
+// The fp64 energy (fit_fp64_energy's report, null: none) into the model, with its provenance.
+void add_fp64_energy(Json& model, const Json& fp64) {
+  if (fp64.is_null()) return;
+  model["activity"]["tensor_pj_per_flop"]["fp64"] = fp64["fp64_pj_per_flop"];
+  set_provenance(model["provenance"], "/activity/tensor_pj_per_flop/fp64", "fit",
+                 "split fp64_tensor_energy: the least squares of its fit loops' relative power error (" +
+                     std::to_string(fp64["loops"].size()) + " loop(s), the split's folder) with every other coefficient "
+                     "and the voltage curve fixed, after the joint fit");
+}
+
 }  // namespace
 
 namespace {
@@ -458,7 +468,6 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                        {"mma_sync_extra_pj_per_flop", c[9]},
                        {"ramp_s", best.ramp_s}};
   const Json fp64 = fit_fp64_energy(split_path, base, c, round_to(best.floor, 0.01), best.knee, f_max, best.ramp_s);
-  if (!fp64.is_null()) model["activity"]["tensor_pj_per_flop"]["fp64"] = fp64["fp64_pj_per_flop"];
   // The fitted model priced on the same loops, as validate will price them (recorded clocks).
   Json rows = Json::array();
   double ape = 0;
@@ -482,11 +491,7 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                  "voltage floor and knee: grid search (floor 0.55-0.95, knee 600-1700 MHz); of the curves within 0.05 points "
                  "of the best MAPE, the closest to the base's estimate (the loops see only the clocks the card chose, "
                  "down to ~1350 MHz under the cap: below that the curve is the base's prior, not a measurement), " + ref);
-  if (!fp64.is_null())
-    set_provenance(prov, "/activity/tensor_pj_per_flop/fp64", "fit",
-                   "split fp64_tensor_energy: the least squares of its fit loops' relative power error (" +
-                       std::to_string(fp64["loops"].size()) + " loop(s), the split's folder) with every other coefficient "
-                       "and the voltage curve fixed, after the joint fit");
+  add_fp64_energy(model, fp64);
   std::size_t over_window = 0;
   for (const LoopData& l : loops) over_window += where.measured_over_profiled_window(l.name);
   prov["power_suite_calibration"] = {{"command", command}, {"date", date}, {"split", split_path}, {"data", suite_dir},
