@@ -159,10 +159,12 @@ def test_calibrate_bad_input_names_file_row_and_problem(cli, root, tmp_path):
     assert r.returncode == 2 and "needs --base" in r.stderr
 
 
-def test_validate_models_reports_held_out_retarget_and_recording_figures(cli):
-    r = cli("validate", "--models", "--json")
+def test_validate_models_reports_held_out_retarget_and_recording_figures(cli, tmp_path):
+    # one run (about a minute): the text on stdout, the same report as JSON in -o's file
+    out = tmp_path / "models.json"
+    r = cli("validate", "--models", "-o", out)
     assert r.returncode == 0, r.stderr
-    rep = json.loads(r.stdout)
+    rep = json.loads(out.read_text())
     held_out = [x for x in rep["stage_profiles"] if x["kind"] == "held-out"]
     assert {x["model"] for x in held_out} == {"a100-sxm4", "a40"}
     for x in held_out:
@@ -189,7 +191,11 @@ def test_validate_models_reports_held_out_retarget_and_recording_figures(cli):
         assert rows[w["loop"]]["measured_over"] == "steady window"
         assert w["suite"]["recorded_energy_error_pct"] == rows[w["loop"]]["recorded"]["energy_error_pct"]
         assert w["gapless"]["measured_mean_power_w"] != w["suite"]["measured_mean_power_w"]
-    text = cli("validate", "--models").stdout
+    # the fp64 loops (split fp64_tensor_energy): the fit loop and the held-out ones, apart from the suite's rows
+    fp64 = {x["loop"]: x["kind"] for x in rep["power_suite"]["fp64_loops"]}
+    assert fp64 == {"gemm-fp64-8192": "in-sample", "gemm-fp64-4096": "held-out", "cholesky-fp64-8192": "held-out",
+                    "trsm-fp64-8192": "held-out"}
+    text = r.stdout
     assert "held-out" in text and "Retargeting A100 -> A40" in text and "h200-llama1b" in text
     assert "capped loops measured three ways" in text and "one long step" in text
 
