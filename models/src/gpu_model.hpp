@@ -159,8 +159,15 @@ class GpuModel {
   }
   double kernel_power_w(const Kernel& k, int sm_idx, int mem_idx) const {
     if (k.work != WorkSource::unknown && activity_.present) return activity_power_w(k, sm_idx, mem_idx);
-    return idle_w_tab_[sm_idx] +
-           k.sm_fill * dyn_tab_[(static_cast<std::size_t>(k.cls) * sm_clocks_.size() + sm_idx) * mem_clocks_.size() + mem_idx];
+    const double class_w =
+        k.sm_fill * dyn_tab_[(static_cast<std::size_t>(k.cls) * sm_clocks_.size() + sm_idx) * mem_clocks_.size() + mem_idx];
+    return idle_w_tab_[sm_idx] + (activity_.present ? prior_ramp(k, sm_idx, mem_idx) : 1.0) * class_w;
+  }
+  // A class-prior kernel of an activity model ramps as a counted one does: t / (t + ramp_s) for a kernel that runs t
+  // (h200-power-split.json, unsized_prior_ramp); 1 for a kernel without a duration.
+  double prior_ramp(const Kernel& k, int sm_idx, int mem_idx) const {
+    const double t = k.duration_s > 0 ? kernel_time_s(k, sm_idx, mem_idx) : 0.0;
+    return t > 0 ? t / (t + activity_.ramp_s) : 1.0;
   }
   // The share of `counted_tbps` counted bytes per second priced as DRAM traffic: bytes beyond the datasheet bandwidth
   // are not DRAM traffic (L2 serves re-read data) and the model has no L2 energy (h200-power-split.json,

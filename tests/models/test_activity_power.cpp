@@ -80,7 +80,7 @@ TEST_CASE("tensor FLOPs issued with mma.sync cost the extra energy per FLOP; a m
   CHECK_THROWS_WITH(GpuModel::from_json(doc, "a.json"), Catch::Contains("mma_sync_extra_pj_per_flop"));
 }
 
-TEST_CASE("kernels without work figures keep the kernel-class prior", "[models][activity]") {
+TEST_CASE("kernels without work figures keep the kernel-class prior (no ramp in this model)", "[models][activity]") {
   const GpuModel m = with_activity();
   Json doc = read_json_file(load_gpu_model("h200").source_file());
   doc.erase("activity");
@@ -115,6 +115,28 @@ TEST_CASE("a kernel of a few microseconds draws its dynamic power over t / (t + 
   CHECK(m.kernel_power_w(k, top, mem) - idle == Approx(0.5 * (flat.kernel_power_w(k, top, mem) - idle)));
   k.duration_s = 1e-3;  // long kernels barely notice
   CHECK(m.kernel_power_w(k, top, mem) - idle == Approx(flat.kernel_power_w(k, top, mem) - idle).epsilon(0.003));
+}
+
+TEST_CASE("a class-prior kernel of an activity model ramps in as a counted one does; a class-only model does not ramp", "[models][activity]") {
+  Json doc = read_json_file(load_gpu_model("h200").source_file());
+  doc["activity"]["ramp_s"] = 2e-6;
+  const GpuModel ramped = GpuModel::from_json(doc, "r.json");
+  doc.erase("activity");
+  const GpuModel prior_only = GpuModel::from_json(doc, "p.json");
+  const int top = ramped.sm_index(1980), low = ramped.sm_index(990), mem = ramped.mem_index(3201);
+  Kernel k = gemm_kernel();
+  k.work = WorkSource::unknown;  // a kernel replayed from a CUDA graph: no operator shapes
+  k.duration_s = 2e-6;           // as long as the ramp: half the class's dynamic power
+  const double idle = ramped.idle_power_w(top);
+  CHECK(ramped.kernel_power_w(k, top, mem) - idle == Approx(0.5 * (prior_only.kernel_power_w(k, top, mem) - idle)));
+  // at a lower clock the kernel runs longer, so more of it is at full power
+  const double t_low = ramped.kernel_time_s(k, low, mem);
+  REQUIRE(t_low > k.duration_s);
+  const double idle_low = ramped.idle_power_w(low);
+  CHECK(ramped.kernel_power_w(k, low, mem) - idle_low ==
+        Approx(t_low / (t_low + 2e-6) * (prior_only.kernel_power_w(k, low, mem) - idle_low)));
+  k.duration_s = 0;  // no duration: no ramp
+  CHECK(ramped.kernel_power_w(k, top, mem) == Approx(prior_only.kernel_power_w(k, top, mem)));
 }
 
 TEST_CASE("DRAM bytes beyond the part's datasheet bandwidth are not priced (L2 serves them)", "[models][activity]") {
