@@ -164,8 +164,10 @@ class GpuModel {
     return idle_w_tab_[sm_idx] + (activity_.present ? prior_ramp(k, sm_idx, mem_idx) : 1.0) * class_w;
   }
   // A class-prior kernel of an activity model ramps as a counted one does: t / (t + ramp_s) for a kernel that runs t
-  // (h200-power-split.json, unsized_prior_ramp); 1 for a kernel without a duration.
+  // (h200-power-split.json, unsized_prior_ramp); 1 for a kernel without a duration and for a collective, whose
+  // duration is the network model's in a multi-GPU replay, not kernel_time_s.
   double prior_ramp(const Kernel& k, int sm_idx, int mem_idx) const {
+    if (k.cls == KernelClass::communication) return 1.0;
     const double t = k.duration_s > 0 ? kernel_time_s(k, sm_idx, mem_idx) : 0.0;
     return t > 0 ? t / (t + activity_.ramp_s) : 1.0;
   }

@@ -117,7 +117,7 @@ TEST_CASE("a kernel of a few microseconds draws its dynamic power over t / (t + 
   CHECK(m.kernel_power_w(k, top, mem) - idle == Approx(flat.kernel_power_w(k, top, mem) - idle).epsilon(0.003));
 }
 
-TEST_CASE("a class-prior kernel of an activity model ramps in as a counted one does; a class-only model does not ramp", "[models][activity]") {
+TEST_CASE("a class-prior kernel of an activity model ramps in as a counted one does; a collective and a class-only model do not ramp", "[models][activity]") {
   Json doc = read_json_file(load_gpu_model("h200").source_file());
   doc["activity"]["ramp_s"] = 2e-6;
   const GpuModel ramped = GpuModel::from_json(doc, "r.json");
@@ -137,6 +137,10 @@ TEST_CASE("a class-prior kernel of an activity model ramps in as a counted one d
         Approx(t_low / (t_low + 2e-6) * (prior_only.kernel_power_w(k, low, mem) - idle_low)));
   k.duration_s = 0;  // no duration: no ramp
   CHECK(ramped.kernel_power_w(k, top, mem) == Approx(prior_only.kernel_power_w(k, top, mem)));
+  Kernel collective = k;  // a collective's duration is the network's: no ramp on its recorded length
+  collective.cls = KernelClass::communication;
+  collective.duration_s = 2e-6;
+  CHECK(ramped.kernel_power_w(collective, top, mem) == Approx(prior_only.kernel_power_w(collective, top, mem)));
 }
 
 TEST_CASE("DRAM bytes beyond the part's datasheet bandwidth are not priced (L2 serves them)", "[models][activity]") {

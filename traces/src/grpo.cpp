@@ -312,6 +312,9 @@ std::vector<Kernel> coalesce_by_class(const std::vector<Kernel>& ks, const GpuMo
     for (KernelClass c : order) {
       const auto ci = static_cast<std::size_t>(c);
       Kernel k = activity(c, time[ci], time[ci] > 0 ? fill_time[ci] / time[ci] : 1.0, grpo_name_id(phase, c), sm, mem);
+      // fill_time holds each kernel's ramp (unsized_prior_ramp); the merged kernel ramps once more, so divide it out
+      const double merged_ramp = model.prior_ramp(k, top_sm, top_mem);
+      if (merged_ramp > 0 && merged_ramp < 1) k.sm_fill = static_cast<float>(std::clamp(k.sm_fill / merged_ramp, 0.001, 1.0));
       if (first) k.gap_before_s = gap, first = false;
       out.push_back(k);
       time[ci] = fill_time[ci] = 0;
@@ -332,7 +335,7 @@ std::vector<Kernel> coalesce_by_class(const std::vector<Kernel>& ks, const GpuMo
     const auto ci = static_cast<std::size_t>(k.cls);
     if (time[ci] == 0 && std::find(order.begin(), order.end(), k.cls) == order.end()) order.push_back(k.cls);
     time[ci] += t;
-    fill_time[ci] += k.sm_fill * t;
+    fill_time[ci] += k.sm_fill * t * model.prior_ramp(k, top_sm, top_mem);  // its busy share as its own kernel
     span += t;
     if (span >= span_s) flush();
   }
