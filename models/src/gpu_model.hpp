@@ -167,10 +167,12 @@ class GpuModel {
   // (h200-power-split.json, unsized_prior_ramp); 1 for a kernel without a duration and for a collective, whose
   // duration is the network model's in a multi-GPU replay, not kernel_time_s.
   double prior_ramp(const Kernel& k, int sm_idx, int mem_idx) const {
-    if (k.cls == KernelClass::communication) return 1.0;
+    if (k.collective != 0) return 1.0;
     const double t = k.duration_s > 0 ? kernel_time_s(k, sm_idx, mem_idx) : 0.0;
-    return t > 0 ? t / (t + activity_.ramp_s) : 1.0;
+    return t > 0 ? ramp_weight(t) : 1.0;
   }
+  // The share of a kernel that runs t (> 0) drawn at full dynamic power: SMs fill and drain around it.
+  double ramp_weight(double t) const { return t / (t + activity_.ramp_s); }
   // The share of `counted_tbps` counted bytes per second priced as DRAM traffic: bytes beyond the datasheet bandwidth
   // are not DRAM traffic (L2 serves re-read data) and the model has no L2 energy (h200-power-split.json,
   // dram_bytes_capped); 1 for a model without the datasheet figure.
@@ -185,7 +187,7 @@ class GpuModel {
     double rate_scale = 1.0, ramp = 1.0;
     if (k.duration_s > 0) {
       const double t = kernel_time_s(k, sm_idx, mem_idx);
-      if (t > 0) rate_scale = k.duration_s / t, ramp = t / (t + activity_.ramp_s);
+      if (t > 0) rate_scale = k.duration_s / t, ramp = ramp_weight(t);
     }
     const double byte_scale = rate_scale * dram_share(k.memory_tbps * rate_scale);
     const double memory_w = (activity_.memory_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +

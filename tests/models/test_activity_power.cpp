@@ -139,8 +139,11 @@ TEST_CASE("a class-prior kernel of an activity model ramps in as a counted one d
   CHECK(ramped.kernel_power_w(k, top, mem) == Approx(prior_only.kernel_power_w(k, top, mem)));
   Kernel collective = k;  // a collective's duration is the network's: no ramp on its recorded length
   collective.cls = KernelClass::communication;
+  collective.collective = 1;
   collective.duration_s = 2e-6;
   CHECK(ramped.kernel_power_w(collective, top, mem) == Approx(prior_only.kernel_power_w(collective, top, mem)));
+  collective.collective = 0;  // a communication kernel replayed at its own length ramps like any other
+  CHECK(ramped.kernel_power_w(collective, top, mem) - idle == Approx(0.5 * (prior_only.kernel_power_w(collective, top, mem) - idle)));
 }
 
 TEST_CASE("DRAM bytes beyond the part's datasheet bandwidth are not priced (L2 serves them)", "[models][activity]") {

@@ -335,7 +335,7 @@ std::vector<Kernel> coalesce_by_class(const std::vector<Kernel>& ks, const GpuMo
     const auto ci = static_cast<std::size_t>(k.cls);
     if (time[ci] == 0 && std::find(order.begin(), order.end(), k.cls) == order.end()) order.push_back(k.cls);
     time[ci] += t;
-    fill_time[ci] += k.sm_fill * t * model.prior_ramp(k, top_sm, top_mem);  // its busy share as its own kernel
+    fill_time[ci] += k.sm_fill * t * (t > 0 ? model.ramp_weight(t) : 1.0);  // its busy share as its own kernel
     span += t;
     if (span >= span_s) flush();
   }
