@@ -225,12 +225,13 @@ std::vector<std::string> split_loop_names(const std::string& split_path, const s
   return loop_names_in_split(read_json_file(split_path), split_path, side);
 }
 
-std::vector<std::pair<std::string, std::string>> fp64_energy_loops(const std::string& split_path, const std::string& side) {
+std::vector<std::pair<std::string, std::string>> split_block_loops(const std::string& split_path, const std::string& block,
+                                                                   const std::string& side) {
   const Json doc = read_json_file(split_path);
   std::vector<std::pair<std::string, std::string>> out;
-  if (!doc.is_object() || !doc.contains("fp64_tensor_energy")) return out;
-  const std::string folder = data_dir() + "/" + JsonReader(doc["fp64_tensor_energy"], split_path, "fp64_tensor_energy").string("folder");
-  for (const std::string& n : names_in_split(doc, split_path, "fp64_tensor_energy", side)) out.emplace_back(n, folder + "/" + n);
+  if (!doc.is_object() || !doc.contains(block)) return out;
+  const std::string folder = data_dir() + "/" + JsonReader(doc[block], split_path, block).string("folder");
+  for (const std::string& n : names_in_split(doc, split_path, block, side)) out.emplace_back(n, folder + "/" + n);
   return out;
 }
 
@@ -241,7 +242,7 @@ namespace {
 // the report (coefficient, per loop measured / fitted), or null when the split has no such block.
 Json fit_fp64_energy(const std::string& split_path, const GpuModel& base, const std::vector<double>& c, double floor,
                      double knee, double f_max, double ramp_s) {
-  const auto loops = fp64_energy_loops(split_path, "fit");
+  const auto loops = split_block_loops(split_path, "fp64_tensor_energy", "fit");
   if (loops.empty()) return Json();
   std::vector<LoopData> data;
   std::vector<double> rest, f64;

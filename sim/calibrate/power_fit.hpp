@@ -42,9 +42,11 @@ std::vector<std::string> split_names(const std::string& split_path, const std::s
 // The kernel loops of one side: `micro`, then the lists recorded later (`micro_stores`, `micro_alu_conv`,
 // `micro_family`), where present.
 std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side);
-// The split's `fp64_tensor_energy` loops of one side ("fit" / "held_out") as (name, directory under its `folder`);
-// empty when the split has no such block (twelfth round: fit after the joint fit, every other coefficient fixed).
-std::vector<std::pair<std::string, std::string>> fp64_energy_loops(const std::string& split_path, const std::string& side);
+// The loops of a split block that names its own `folder` (`fp64_tensor_energy`, twelfth round: fit after the joint
+// fit, every other coefficient fixed; `busy_sm_fma`, fifteenth round: fit loops join the joint fit) on one side
+// ("fit" / "held_out") as (name, directory under the folder); empty when the split has no such block.
+std::vector<std::pair<std::string, std::string>> split_block_loops(const std::string& split_path, const std::string& block,
+                                                                   const std::string& side);
 
 // Where each kernel loop's measurement is. The split file's `profiled_window.loops` were also recorded over their
 // own profiled window (window_dir/<loop>; window_dir "" = the split's `profiled_window.folder` under data_dir());

@@ -145,15 +145,21 @@ Json power_suite_checks(const GpuModel& h200) {
         {"recorded_clocks_energy_abs_error", abs_distribution(recorded_err)},
         {"native_within_8_pct", native_ok}, {"recorded_within_5_pct", recorded_ok}};
   }
-  // the fp64 loops (split fp64_tensor_energy, twelfth round): apart, so that the suite's figures above stay comparable
-  Json fp64 = Json::array();
-  for (const char* side : {"fit", "held_out"})
-    for (const auto& [n, dir] : fp64_energy_loops(split, side)) {
-      Json row = validate_kernel_loop(load_kernel_loop(dir), h200);
-      row["loop"] = n;
-      row["kind"] = std::string(side) == "fit" ? "in-sample" : "held-out";
-      fp64.push_back(std::move(row));
-    }
+  // the loops of the later split blocks that name their own folder, apart, so that the suite's figures above stay
+  // comparable: fp64 (fp64_tensor_energy, twelfth round), FMA chains on 8-264 busy SMs (busy_sm_fma, fifteenth:
+  // its refit was not kept, so its fit side is labelled as not fit)
+  auto block_rows = [&](const char* block, const char* fit_label) {
+    Json rows = Json::array();
+    for (const char* side : {"fit", "held_out"})
+      for (const auto& [n, dir] : split_block_loops(split, block, side)) {
+        Json row = validate_kernel_loop(load_kernel_loop(dir), h200);
+        row["loop"] = n;
+        row["kind"] = std::string(side) == "fit" ? fit_label : "held-out";
+        rows.push_back(std::move(row));
+      }
+    return rows;
+  };
+  const Json fp64 = block_rows("fp64_tensor_energy", "in-sample"), busy_sm = block_rows("busy_sm_fma", "not fit");
   for (const std::string& n : split_names(split, "held_out", "workloads"))
     workloads.push_back(recording_row("traces/recordings/h200-workloads/" + n, h200, "held-out"));
   // held-out recordings not in the transformer table above: decode, and those recorded after the fit
@@ -161,7 +167,7 @@ Json power_suite_checks(const GpuModel& h200) {
     for (const std::string& n : split_names(split, "held_out", list))
       if (n.rfind("h200-decode", 0) == 0 || std::string(list) != "recordings")
         workloads.push_back(recording_row("traces/recordings/" + n, h200, "held-out"));
-  return {{"split", "models/calibration/h200-power-split.json"}, {"loops", loops}, {"loop_summary", summary}, {"fp64_loops", fp64},
+  return {{"split", "models/calibration/h200-power-split.json"}, {"loops", loops}, {"loop_summary", summary}, {"fp64_loops", fp64}, {"busy_sm_loops", busy_sm},
           {"workloads", workloads}, {"steady_window_rows", steady_window_rows(where, loops, h200)}};
 }
 
@@ -220,15 +226,18 @@ void format_power_suite(std::ostream& os, const Json& ps) {
         "traces/recordings/h200-copy-data); energy of one step\n"
         "at the native governor (target <= 8 % held out) and at the recorded clocks (<= 5 %)\n";
   os << "loop                             kind       measured W  native W  energy err  time err  recorded W  energy err\n";
-  for (const auto& l : ps["loops"]) {
-    const std::string over = l.value("measured_over", ""),
-                      mark = over == "profiled window" ? "*" : over == "replacement" ? "+" : over == "one long profiled step" ? "^" : "";
+  auto loop_row = [&](const Json& l, const std::string& mark) {
     os << std::left << std::setw(33) << l["loop"].get<std::string>() + mark << std::setw(10) << l["kind"].get<std::string>()
        << std::right << std::setprecision(1) << std::setw(11) << l["measured_mean_power_w"].get<double>() << std::setw(10)
        << l["native"]["mean_power_w"].get<double>() << std::showpos << std::setw(10) << l["native"]["energy_error_pct"].get<double>()
        << " %" << std::setw(8) << l["native"]["time_error_pct"].get<double>() << " %" << std::noshowpos << std::setw(12)
        << l["recorded"]["mean_power_w"].get<double>() << std::showpos << std::setw(10)
        << l["recorded"]["energy_error_pct"].get<double>() << " %" << std::noshowpos << "\n";
+  };
+  for (const auto& l : ps["loops"]) {
+    const std::string over = l.value("measured_over", ""),
+                      mark = over == "profiled window" ? "*" : over == "replacement" ? "+" : over == "one long profiled step" ? "^" : "";
+    loop_row(l, mark);
   }
   for (const char* side : {"in_sample", "held_out"}) {
     const Json& s = ps["loop_summary"][side];
@@ -240,17 +249,18 @@ void format_power_suite(std::ostream& os, const Json& ps) {
        << " %, p90 " << rc["p90_pct"].get<double>() << " %, max " << rc["max_pct"].get<double>() << " % ("
        << s["recorded_within_5_pct"].get<std::size_t>() << " within 5 %)\n";
   }
-  if (ps.contains("fp64_loops") && !ps["fp64_loops"].empty()) {
-    os << "\nH200 fp64 loops (split fp64_tensor_energy: an fp64 tensor FLOP's energy fit on its in-sample loop after the joint\n"
-          "fit, everything else fixed; traces/recordings/h200-power-12, steady window), energy of one step\n";
-    for (const auto& l : ps["fp64_loops"])
-      os << std::left << std::setw(33) << l["loop"].get<std::string>() << std::setw(10) << l["kind"].get<std::string>()
-         << std::right << std::setprecision(1) << std::setw(11) << l["measured_mean_power_w"].get<double>() << std::setw(10)
-         << l["native"]["mean_power_w"].get<double>() << std::showpos << std::setw(10) << l["native"]["energy_error_pct"].get<double>()
-         << " %" << std::setw(8) << l["native"]["time_error_pct"].get<double>() << " %" << std::noshowpos << std::setw(12)
-         << l["recorded"]["mean_power_w"].get<double>() << std::showpos << std::setw(10)
-         << l["recorded"]["energy_error_pct"].get<double>() << " %" << std::noshowpos << "\n";
-  }
+  auto block_table = [&](const char* key, const char* heading) {
+    if (!ps.contains(key) || ps[key].empty()) return;
+    os << heading;
+    for (const auto& l : ps[key]) loop_row(l, "");
+  };
+  block_table("fp64_loops",
+              "\nH200 fp64 loops (split fp64_tensor_energy: an fp64 tensor FLOP's energy fit on its in-sample loop after the joint\n"
+              "fit, everything else fixed; traces/recordings/h200-power-12, steady window), energy of one step\n");
+  block_table("busy_sm_loops",
+              "\nH200 fp32 FMA chains on 8-264 blocks of 1,024 threads (split busy_sm_fma: the recorder's Triton kernel, its FLOPs\n"
+              "counted by the recorder; traces/recordings/h200-power-12, steady window; none is in the fit: the refit with three\n"
+              "of them was not kept, models/README.md), energy of one step\n");
   format_steady_window_rows(os, ps["steady_window_rows"]);
   os << "\nH200 whole workloads below and at the cap, all held out (traces/recordings/h200-workloads, decode, and the\n"
         "recordings made after the fit), native governor (target <= 8 % total energy off the cap); window: the profiled\n"

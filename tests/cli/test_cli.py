@@ -195,6 +195,11 @@ def test_validate_models_reports_held_out_retarget_and_recording_figures(cli, tm
     fp64 = {x["loop"]: x["kind"] for x in rep["power_suite"]["fp64_loops"]}
     assert fp64 == {"gemm-fp64-8192": "in-sample", "gemm-fp64-4096": "held-out", "cholesky-fp64-8192": "held-out",
                     "trsm-fp64-8192": "held-out"}
+    # the FMA-chain loops (split busy_sm_fma): its refit was not kept, so none of them is labelled in-sample
+    busy = {x["loop"]: x["kind"] for x in rep["power_suite"]["busy_sm_loops"]}
+    assert busy == {"smallgrid-16": "not fit", "smallgrid-66": "not fit", "smallgrid-132": "not fit",
+                    "smallgrid-8": "held-out", "smallgrid-33": "held-out", "smallgrid-264": "held-out"}
+    assert "FMA chains on 8-264 blocks" in r.stdout
     text = r.stdout
     assert "held-out" in text and "Retargeting A100 -> A40" in text and "h200-llama1b" in text
     assert "capped loops measured three ways" in text and "one long step" in text

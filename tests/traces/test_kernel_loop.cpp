@@ -82,3 +82,26 @@ TEST_CASE("a loop's window must say it was measured over the profiled steps", "[
   CHECK_THROWS_WITH(load_kernel_loop(dir.string()), Catch::Contains("run.json: micro.window") && Catch::Contains("profiled"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the recorder's FMA-chain kernel does the FLOPs its run.json counts", "[traces][loop]") {
+  // split busy_sm_fma: no operator launches the Triton kernel, so its work comes from the recorder's count
+  const std::string dir = data_dir() + "/traces/recordings/h200-power-12/micro/smallgrid-66";
+  const KernelLoop loop = load_kernel_loop(dir);
+  const double flops = loop.micro["flops"].get<double>();
+  const Rank& r = loop.recording.workload.ranks.front();
+  REQUIRE(!r.kernels.empty());
+  for (const Kernel& k : r.kernels) {
+    CHECK(k.work == WorkSource::launch_shape);
+    CHECK(k.fma_tflops * k.duration_s * 1e12 == Approx(flops).epsilon(1e-6));
+    CHECK(k.tensor_tflops == 0);
+    CHECK(k.memory_tbps == 0);
+    CHECK(k.sm_fill == Approx(66.0 / 132).epsilon(0.01));  // one 1,024-thread block per SM
+  }
+}
+
+TEST_CASE("an FMA-chain loop without a FLOP count is refused", "[traces][loop]") {
+  const auto dir = loop_copy(data_dir() + "/traces/recordings/h200-power-12/micro/smallgrid-16", "dvfs_loop_without_flops",
+                             [](Json& run) { run["micro"].erase("flops"); });
+  CHECK_THROWS_WITH(load_kernel_loop(dir.string()), Catch::Contains("run.json: micro.flops"));
+  std::filesystem::remove_all(dir);
+}

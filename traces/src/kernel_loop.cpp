@@ -41,6 +41,20 @@ void measure_profiled_window(KernelLoop& loop, const std::string& run_path) {
   loop.measured_power_w = energy_j / loop.steady_s;
 }
 
+// The recorder's own Triton kernel of fixed fp32 FMA chains (micro.kind = small_grid, split busy_sm_fma): no
+// operator launches it, so the trace has no shapes; its FLOPs per launch are the recorder's count of the kernel it
+// wrote (micro.flops), done on CUDA cores as an fp32 GEMM's are.
+void count_small_grid_work(KernelLoop& loop, JsonReader& micro) {
+  if (micro.string_or("kind", "") != "small_grid") return;
+  const double flops = micro.positive("flops");
+  for (Rank& rank : loop.recording.workload.ranks)
+    for (Kernel& k : rank.kernels)
+      if (k.work == WorkSource::unknown && k.duration_s > 0) {
+        k.fma_tflops = static_cast<float>(flops / (k.duration_s * 1e12));
+        k.work = WorkSource::launch_shape;
+      }
+}
+
 }  // namespace
 
 KernelLoop load_kernel_loop(const std::string& dir) {
@@ -54,6 +68,7 @@ KernelLoop load_kernel_loop(const std::string& dir) {
   loop.name = micro.string_or("name", dir.substr(dir.find_last_of('/') + 1));
   if (loop.recording.workload.ranks.empty() || loop.recording.workload.ranks.front().steps.empty())
     throw InputError(dir, "trace", "no profiled step in the trace (expected step<i> ranges)");
+  count_small_grid_work(loop, micro);
   if (micro.has("window")) {
     if (micro.string("window") != "profiled") micro.fail("window", "expected \"profiled\" (the counter over the profiled steps)");
     measure_profiled_window(loop, run_path);
