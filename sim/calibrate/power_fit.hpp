@@ -44,8 +44,7 @@ std::vector<std::string> split_names(const std::string& split_path, const std::s
 std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side);
 // The loops of a split block that names its own `folder` (`fp64_tensor_energy`, twelfth round: fit after the joint
 // fit, every other coefficient fixed; `busy_sm_fma`, fifteenth round: its refit was not kept, validate --models prints
-// them) on one side
-// ("fit" / "held_out") as (name, directory under the folder); empty when the split has no such block.
+// them) on one side ("fit" / "held_out") as (name, directory under the folder); empty when the split has no such block.
 std::vector<std::pair<std::string, std::string>> split_block_loops(const std::string& split_path, const std::string& block,
                                                                    const std::string& side);
 
