@@ -10,7 +10,8 @@
 # SET=4 the fourth (split: unseen_workloads_4; into h200-unseen-4, in two calls as well: ONLY="pointcloud-knn-b32
 # whisper-stft-b16 int8-mlp-infer-t4096 fp8-linear-train-b16", then the rest), SET=5 the fifth (split:
 # unseen_workloads_5; into h200-unseen-5, one call), SET=6 the sixth (split: unseen_workloads_6; into h200-unseen-6, in
-# two calls: ONLY="graph-decode-b16 gp-fp64-n10k wavenet-b8", then the rest).
+# two calls: ONLY="graph-decode-b16 gp-fp64-n10k wavenet-b8", then the rest), SET=7 the seventh (split:
+# unseen_workloads_7; into h200-unseen-7).
 # Only reads NVML; changes no card setting.
 PKG=$1; OUT=$2
 S=$(cd "$(dirname "$0")" && pwd)
@@ -29,7 +30,14 @@ rec() {  # rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...; ONLY="NAME ..." r
   echo "$name rc=$rc wall=$((SECONDS - t0)) s" | tee -a "$W/logs/summary.log"
   tail -3 "$W/logs/$name.log" | tee -a "$W/logs/summary.log"
 }
-if [ "${SET:-1}" = 6 ]; then  # the sixth blind set (split: unseen_workloads_6): CUDA graphs, fp64 cuSOLVER, scatter
+if [ "${SET:-1}" = 7 ]; then  # the seventh blind set (split: unseen_workloads_7): scans, stencils, LoRA, drafts, group-by
+  rec selective-scan-lm-b8 5:30 -- python3 "$S/selective_scan_lm.py"
+  rec heat3d-n320 10:150 -- python3 "$S/heat3d_stencil.py"
+  rec kmeans-4m-k1024 5:40 -- python3 "$S/kmeans_cluster.py"
+  rec lora-gpt-b8 5:30 -- python3 "$S/lora_finetune.py"
+  rec speculative-decode-g4 50:400 -- python3 "$S/speculative_decode.py"
+  rec gpu-groupby-16m 5:40 -- python3 "$S/gpu_groupby.py"
+elif [ "${SET:-1}" = 6 ]; then  # the sixth blind set (split: unseen_workloads_6): CUDA graphs, fp64 cuSOLVER, scatter
   rec graph-decode-b16 30:500 -- python3 "$S/graph_decode.py"
   rec gp-fp64-n10k 10:40 -- python3 "$S/gp_fp64_train.py"
   rec wavenet-b8 10:40 -- python3 "$S/wavenet_train.py"
