@@ -590,6 +590,52 @@ ROUND12 = {
 }
 
 
+# --- fifteenth round (split: h200-power-split.json round15_index_loops, written before recording) ---------------
+# Elementwise operators on ATen's non-vectorised TensorIterator path (broadcast operands, strided views: an offset
+# calculator's integer div/mod per operand and dimension for every element), each beside a contiguous control of the
+# same bytes and dtype (vectorised path).
+
+def index_path(op, rows=524288, cols=1024, dtype="fp32"):
+    dt = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype]
+
+    def build():
+        if op == "bcast_sub_col":  # k-means' distance update: a [rows, 1] column minus the [rows, cols] matrix
+            col, m = rand(rows, 1, dtype=dt), rand(rows, cols, dtype=dt)
+            return (lambda: col - m), {}
+        if op == "bcast_add_row":  # a [cols] row broadcast over the matrix
+            m, row = rand(rows, cols, dtype=dt), rand(cols, dtype=dt)
+            return (lambda: m + row), {}
+        if op == "bcast_mul_head":  # per-head scaling of attention scores [b, h, l, l] x [1, h, 1, 1]
+            s, g = rand(8, 16, 2048, 2048, dtype=dt), rand(1, 16, 1, 1, dtype=dt)
+            return (lambda: s * g), {}
+        if op == "strided_add":  # every other column of two matrices twice as wide
+            x, y = rand(rows, 2 * cols, dtype=dt), rand(rows, 2 * cols, dtype=dt)
+            return (lambda: x[:, ::2] + y[:, ::2]), {}
+        if op == "transpose_copy":
+            x = rand(16384, 16384, dtype=dt)
+            return (lambda: x.t().contiguous()), {}
+        if op == "contig_sub":  # control: the same bytes as bcast_sub_col's matrix, contiguous and vectorised
+            a, b = rand(rows, cols, dtype=dt), rand(rows, cols, dtype=dt)
+            return (lambda: a - b), {}
+        if op == "contig_add":
+            a, b = rand(rows, cols, dtype=dt), rand(rows, cols, dtype=dt)
+            return (lambda: a + b), {}
+        raise ValueError(op)
+    return build, {"kind": "index_path", "op": op, "rows": rows, "cols": cols, "dtype": dtype}
+
+
+ROUND15 = {
+    "bcast-sub-col-fp32": index_path("bcast_sub_col"),
+    "bcast-add-row-fp32": index_path("bcast_add_row"),
+    "strided-add-fp32": index_path("strided_add"),
+    "transpose-copy-fp32": index_path("transpose_copy"),
+    "bcast-mul-head-bf16": index_path("bcast_mul_head", dtype="bf16"),
+    "bcast-sub-col-bf16": index_path("bcast_sub_col", dtype="bf16"),
+    "contig-sub-fp32": index_path("contig_sub"),
+    "contig-add-bf16": index_path("contig_add", dtype="bf16"),
+}
+
+
 def size_step(call, self_paced, target_s=0.04, max_calls=300):
     """Calls per step: about target_s of GPU work, at most max_calls."""
     if self_paced:
@@ -634,7 +680,7 @@ def write_micro(rec_dir, micro):
 
 
 def record_micro(name, out, steady_s, gpu):
-    call, info, reps, step_s_est = prepared_loop(*(MICRO.get(name) or ROUND12.get(name) or PROBES[name]))
+    call, info, reps, step_s_est = prepared_loop(*(MICRO.get(name) or ROUND12.get(name) or ROUND15.get(name) or PROBES[name]))
     settle_steps = max(1, math.ceil(1.0 / step_s_est))
     steady_steps = max(2, math.ceil(steady_s / step_s_est))
     marks = {}
@@ -924,7 +970,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows", "gap-state", "copy-data", "gapless-windows",
-                                      "round12"], default=None,
+                                      "round12", "round15"], default=None,
                    help="probes: the clock-probe loops; windows: capped loops with the counter over their profiled "
                         "window (both diagnostic, never recorded by default); capped-windows: the loops the split file "
                         "lists under profiled_window, each measured over its own profiled window (into OUT/<loop>); "
@@ -932,7 +978,9 @@ def main():
                         "each one long profiled step (into OUT/<name>); copy-data: the split file's copy_data loops, "
                         "likewise; gapless-windows: the split file's gapless_window loops (profiled_window's list), each one "
                         "long profiled step of ~1.2 s (into OUT/<loop>); round12: the split file's round12_loops "
-                        "(fp64, skewed scatter / gather, few busy SMs; into OUT/micro/<loop>)")
+                        "(fp64, skewed scatter / gather, few busy SMs; into OUT/micro/<loop>); round15: the split file's "
+                        "round15_index_loops (broadcast / strided elementwise operators and contiguous controls; into "
+                        "OUT/micro/<loop>)")
     p.add_argument("--side", choices=["fit", "held_out"], default=None,
                    help="with --only capped-windows: only that side's loops (the split file's lists)")
     p.add_argument("--filter", default=None, help="regular expression on the names")
@@ -949,6 +997,8 @@ def main():
         todo += [("micro", n) for n in PROBES]
     if a.only == "round12":
         todo += [("micro", n) for n in ROUND12]
+    if a.only == "round15":
+        todo += [("micro", n) for n in ROUND15]
     if a.only == "windows":
         todo += [("workloads", n) for n in WINDOWED]
     if a.only == "capped-windows":
