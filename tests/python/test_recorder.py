@@ -98,6 +98,10 @@ def test_recorder_writes_the_recording_layout_and_validate_reads_it(fake_nvml, t
     assert [p["name"] for p in doc["phases"]] == ["idle:start", "train:until_profiled", "train:profiled",
                                                   "train:after_profiled", "idle:end"]
     assert doc["device"]["name"] == "NVIDIA H200 (fake)" and doc["device"]["supported_mem_mhz"] == [3201, 2201]
+    # which card it was: identity getters read where the bindings have them, null where NVML says not supported
+    dev = doc["device"]
+    assert dev["uuid"] == "GPU-00000000-fake-0000-0000-000000000000" and dev["serial"] == "1650000000000"
+    assert dev["vbios"] is None and dev["board_part_number"] is None and dev["pci_bus_id"] is None
     # The trace was checked against the steps: every step holds its 20 kernels, whichever way it was placed.
     check = doc["run"]["trace_check"]
     assert check["kernels_per_step"] == [20] * 4 and check["kernels_outside"] == 0

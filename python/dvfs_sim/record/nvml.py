@@ -59,9 +59,19 @@ def device_info(nv, h, torch=None, cuda_index=None):
             return fn(*a)
         except nv.NVMLError:
             return None
+    def ident(getter):  # which card this is (read-only getters; absent from older bindings)
+        fn = getattr(nv, getter, None)
+        v = safe(fn, h) if fn else None
+        return _text(v) if v is not None else None
     mems = safe(nv.nvmlDeviceGetSupportedMemoryClocks, h) or []
+    pci = safe(nv.nvmlDeviceGetPciInfo, h) if hasattr(nv, "nvmlDeviceGetPciInfo") else None
     info = {
         "name": _text(nv.nvmlDeviceGetName(h)),
+        "uuid": ident("nvmlDeviceGetUUID"),
+        "serial": ident("nvmlDeviceGetSerial"),
+        "board_part_number": ident("nvmlDeviceGetBoardPartNumber"),
+        "vbios": ident("nvmlDeviceGetVbiosVersion"),
+        "pci_bus_id": _text(pci.busId) if pci is not None and hasattr(pci, "busId") else None,
         "driver": _text(nv.nvmlSystemGetDriverVersion()),
         "power_limit_mw": safe(nv.nvmlDeviceGetPowerManagementLimit, h),
         "power_limit_default_mw": safe(nv.nvmlDeviceGetPowerManagementDefaultLimit, h),

@@ -66,6 +66,18 @@ def nvmlDeviceGetName(h):
     return b"NVIDIA H200 (fake)"
 
 
+def nvmlDeviceGetUUID(h):
+    return "GPU-00000000-fake-0000-0000-000000000000"
+
+
+def nvmlDeviceGetSerial(h):
+    return b"1650000000000"
+
+
+def nvmlDeviceGetVbiosVersion(h):
+    raise NVMLError("Not Supported")
+
+
 def nvmlSystemGetDriverVersion():
     return "0.0-fake"
 
