@@ -59,19 +59,17 @@ def device_info(nv, h, torch=None, cuda_index=None):
             return fn(*a)
         except nv.NVMLError:
             return None
-    def ident(getter):  # which card this is (read-only getters; absent from older bindings)
+    def optional(getter):  # a read-only getter older bindings may lack: which card this is
         fn = getattr(nv, getter, None)
-        v = safe(fn, h) if fn else None
-        return _text(v) if v is not None else None
+        return safe(fn, h) if fn else None
     mems = safe(nv.nvmlDeviceGetSupportedMemoryClocks, h) or []
-    pci = safe(nv.nvmlDeviceGetPciInfo, h) if hasattr(nv, "nvmlDeviceGetPciInfo") else None
     info = {
         "name": _text(nv.nvmlDeviceGetName(h)),
-        "uuid": ident("nvmlDeviceGetUUID"),
-        "serial": ident("nvmlDeviceGetSerial"),
-        "board_part_number": ident("nvmlDeviceGetBoardPartNumber"),
-        "vbios": ident("nvmlDeviceGetVbiosVersion"),
-        "pci_bus_id": _text(pci.busId) if pci is not None and hasattr(pci, "busId") else None,
+        "uuid": _text(optional("nvmlDeviceGetUUID")),
+        "serial": _text(optional("nvmlDeviceGetSerial")),
+        "board_part_number": _text(optional("nvmlDeviceGetBoardPartNumber")),
+        "vbios": _text(optional("nvmlDeviceGetVbiosVersion")),
+        "pci_bus_id": _text(getattr(optional("nvmlDeviceGetPciInfo"), "busId", None)),
         "driver": _text(nv.nvmlSystemGetDriverVersion()),
         "power_limit_mw": safe(nv.nvmlDeviceGetPowerManagementLimit, h),
         "power_limit_default_mw": safe(nv.nvmlDeviceGetPowerManagementDefaultLimit, h),
