@@ -77,7 +77,7 @@ NativeGovernorParams read_governor(const JsonReader& g) {
 
 ActivityPower read_activity(const JsonReader& a) {
   a.only_keys({"busy_w", "tensor_pj_per_flop", "fma_pj_per_flop", "alu_pj_per_op", "memory_pj_per_byte",
-               "memory_fill_pj_per_byte", "copy_engine_w", "copy_engine_pj_per_byte", "ramp_s", "mma_sync_extra_pj_per_flop"});
+               "memory_fill_pj_per_byte", "copy_engine_w", "copy_engine_pj_per_byte", "ramp_s", "mma_sync_extra_pj_per_flop", "unvectorised_pj_per_byte"});
   ActivityPower p;
   p.present = true;
   p.busy_w = a.non_negative("busy_w");
@@ -90,6 +90,8 @@ ActivityPower read_activity(const JsonReader& a) {
   // without its own energy an fp64 tensor FLOP costs what a CUDA-core FMA FLOP costs (split fp64_tensor_energy)
   p.tensor_pj[static_cast<int>(TensorPrecision::fp64)] = t.has("fp64") ? t.non_negative("fp64") : p.fma_pj;
   p.alu_pj = a.non_negative("alu_pj_per_op");
+  // split unvectorised_bytes
+  p.unvectorised_pj_per_byte = a.has("unvectorised_pj_per_byte") ? a.non_negative("unvectorised_pj_per_byte") : 0.0;
   p.memory_pj_per_byte = a.non_negative("memory_pj_per_byte");
   p.memory_fill_pj_per_byte = a.has("memory_fill_pj_per_byte") ? a.non_negative("memory_fill_pj_per_byte") : p.memory_pj_per_byte;
   p.copy_engine_w = a.non_negative("copy_engine_w");

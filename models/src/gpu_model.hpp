@@ -57,6 +57,7 @@ struct ActivityPower {
   double mma_sync_extra_pj = 0;                     // added per tensor FLOP a kernel issues with mma.sync (Kernel::tensor_issue)
   double fma_pj = 0;                                // per CUDA-core fp32 FLOP (GEMM / convolution)
   double alu_pj = 0;                                // per elementwise operation
+  double unvectorised_pj_per_byte = 0;              // per byte the non-vectorised elementwise loop moves, beyond memory
   double memory_pj_per_byte = 0;                    // per byte read or written in DRAM
   double memory_fill_pj_per_byte = 0;               // per byte a fill or memset writes (one repeated value)
   double copy_engine_w = 0;                         // a copy-engine transfer's own power, beside its bytes
@@ -201,7 +202,7 @@ class GpuModel {
     const double tensor_pj = activity_.tensor_pj[static_cast<int>(k.tensor_precision)] +
                              (k.tensor_issue == TensorIssue::warp ? activity_.mma_sync_extra_pj : 0.0);
     const double ops_w = tensor_pj * k.tensor_tflops +
-                         activity_.fma_pj * k.fma_tflops + activity_.alu_pj * k.alu_tops;
+                         activity_.fma_pj * k.fma_tflops + activity_.alu_pj * k.alu_tops + activity_.unvectorised_pj_per_byte * k.unvectorised_tbps;
     return idle_w_tab_[sm_idx] +
            ramp * (k.sm_fill * activity_.busy_w * g_tab_[sm_idx] + v2_tab_[sm_idx] * ops_w * rate_scale + memory_w);
   }

@@ -13,6 +13,7 @@
 #include <iomanip>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 namespace dvfs {
 
@@ -30,7 +31,7 @@ struct LoopData {
   std::string name;
   double measured_w = 0, time_s = 0, idle_j = 0, prior_j = 0, known_share = 0;
   struct K {
-    double d, f, fill, tensor, fma, alu, memory, memory_filled;
+    double d, f, fill, tensor, fma, alu, memory, memory_filled, unvectorised;
     TensorPrecision p;
     bool copy_engine, mma_sync;
   };
@@ -64,7 +65,7 @@ LoopData reduce_loop(const KernelLoop& loop, const GpuModel& base) {
       known += k.duration_s;
       const double dram = base.dram_share(k.memory_tbps);  // as GpuModel::activity_power_w prices them
       out.kernels.push_back({k.duration_s, f, k.sm_fill, k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps * dram,
-                             k.memory_fill_tbps * dram, k.tensor_precision, k.work == WorkSource::copy_engine,
+                             k.memory_fill_tbps * dram, k.unvectorised_tbps, k.tensor_precision, k.work == WorkSource::copy_engine,
                              k.tensor_issue == TensorIssue::warp});
     }
   }
@@ -80,8 +81,10 @@ double relative_v(double f, double floor, double knee, double f_max) {
 }
 
 // At the recorded clocks a kernel runs its recorded duration d, so its ramp weight is d / (d + ramp_s).
-// fp64 tensor FLOPs go to `fp64` where given (split fp64_tensor_energy), else to the FMA coefficient.
-std::vector<double> features(const LoopData& l, double floor, double knee, double f_max, double ramp_s, double* fp64 = nullptr) {
+// fp64 tensor FLOPs go to `fp64` where given (split fp64_tensor_energy), else to the FMA coefficient; unvectorised
+// bytes (split unvectorised_bytes) to `unvectorised` where given, else nowhere (the joint fit does not price them).
+std::vector<double> features(const LoopData& l, double floor, double knee, double f_max, double ramp_s, double* fp64 = nullptr,
+                             double* unvectorised = nullptr) {
   std::vector<double> x(kCoefficients, 0.0);
   for (const LoopData::K& k : l.kernels) {
     const double v = relative_v(k.f, floor, knee, f_max), v2 = v * v;
@@ -95,12 +98,14 @@ std::vector<double> features(const LoopData& l, double floor, double knee, doubl
       if (k.mma_sync) x[9] += d * v2 * k.tensor;
       x[4] += d * v2 * k.fma;
       x[5] += d * v2 * k.alu;
+      if (unvectorised) *unvectorised += d * v2 * k.unvectorised;
     }
     x[k.copy_engine ? 10 : 6] += d * (k.memory - k.memory_filled);
     x[8] += d * k.memory_filled;
   }
   for (double& v : x) v /= l.time_s;
   if (fp64) *fp64 /= l.time_s;
+  if (unvectorised) *unvectorised /= l.time_s;
   return x;
 }
 
@@ -237,48 +242,75 @@ std::vector<std::pair<std::string, std::string>> split_block_loops(const std::st
 
 namespace {
 
-// split fp64_tensor_energy: the energy of an fp64 tensor-core FLOP, fit after the joint fit with its coefficients
-// `c` and voltage curve fixed: the least squares of the fit loops' relative power error (one loop: exact). Returns
-// the report (coefficient, per loop measured / fitted), or null when the split has no such block.
-Json fit_fp64_energy(const std::string& split_path, const GpuModel& base, const std::vector<double>& c, double floor,
-                     double knee, double f_max, double ramp_s) {
-  const auto loops = split_block_loops(split_path, "fp64_tensor_energy", "fit");
+// A coefficient fit after the joint fit with its coefficients `c` and voltage curve fixed: the least squares of the
+// relative power error of the fit loops of a split block (one loop: exact). fp64_tensor_energy (twelfth round): the
+// energy of an fp64 tensor-core FLOP; unvectorised_bytes (sixteenth): the energy of a byte the non-vectorised
+// elementwise loop moves, beyond its DRAM energy. Returns the report (coefficient, per loop measured / fitted), or null when the
+// split has no such block.
+enum class LateTerm { fp64, unvectorised };
+
+struct LateTermSpec {
+  const char* block;
+  const char* coefficient;  // the report's key
+  const char* model_path;   // JSON pointer into the model
+  const char* missing;      // what a fit loop without such work lacks
+};
+
+LateTermSpec spec_of(LateTerm t) {
+  if (t == LateTerm::fp64)
+    return {"fp64_tensor_energy", "fp64_pj_per_flop", "/activity/tensor_pj_per_flop/fp64", "fp64 tensor-core work"};
+  return {"unvectorised_bytes", "unvectorised_pj_per_byte", "/activity/unvectorised_pj_per_byte", "kernels of the non-vectorised elementwise loop"};
+}
+
+// The loop's feature for the late term, and the rest of its power at `c` (idle, class-prior kernels, joint terms).
+double late_feature(const LoopData& l, LateTerm t, const std::vector<double>& c, double floor, double knee, double f_max,
+                    double ramp_s, double& rest) {
+  double fp = 0, unvec = 0;
+  const std::vector<double> x = features(l, floor, knee, f_max, ramp_s, t == LateTerm::fp64 ? &fp : nullptr, &unvec);
+  rest = (l.idle_j + l.prior_j) / l.time_s;
+  for (int j = 0; j < kCoefficients; ++j) rest += x[static_cast<std::size_t>(j)] * c[static_cast<std::size_t>(j)];
+  return t == LateTerm::fp64 ? fp : unvec;
+}
+
+Json fit_late_term(LateTerm term, const std::string& split_path, const GpuModel& base, const std::vector<double>& c, double floor,
+                   double knee, double f_max, double ramp_s) {
+  const LateTermSpec spec = spec_of(term);
+  const auto loops = split_block_loops(split_path, spec.block, "fit");
   if (loops.empty()) return Json();
   std::vector<LoopData> data;
-  std::vector<double> rest, f64;
+  std::vector<double> rest, feature;
   double num = 0, den = 0;
   for (const auto& [name, dir] : loops) {
     LoopData l = reduce_loop(load_kernel_loop(dir), base);
     l.name = name;
-    double fp = 0;
-    const std::vector<double> x = features(l, floor, knee, f_max, ramp_s, &fp);
-    double p = (l.idle_j + l.prior_j) / l.time_s;
-    for (int j = 0; j < kCoefficients; ++j) p += x[static_cast<std::size_t>(j)] * c[static_cast<std::size_t>(j)];
-    if (fp <= 0) throw InputError(dir, "fp64_tensor_energy.fit", "expected a loop with fp64 tensor-core work (none counted in its trace)");
+    double p = 0;
+    const double x = late_feature(l, term, c, floor, knee, f_max, ramp_s, p);
+    if (x <= 0) throw InputError(dir, std::string(spec.block) + ".fit", std::string("expected a loop with ") + spec.missing + " (none counted in its trace)");
     const double w = 1.0 / (l.measured_w * l.measured_w);  // relative error
-    num += w * (l.measured_w - p) * fp;
-    den += w * fp * fp;
+    num += w * (l.measured_w - p) * x;
+    den += w * x * x;
     data.push_back(std::move(l));
     rest.push_back(p);
-    f64.push_back(fp);
+    feature.push_back(x);
   }
   const double e = round_to(std::max(0.0, num / den), 0.001);
   Json rows = Json::array();
   for (std::size_t i = 0; i < data.size(); ++i) {
-    const double p = rest[i] + e * f64[i];
+    const double p = rest[i] + e * feature[i];
     rows.push_back({{"loop", data[i].name}, {"measured_w", data[i].measured_w}, {"fitted_w", p},
                     {"error_pct", 100.0 * (p - data[i].measured_w) / data[i].measured_w}});
   }
-  return {{"fp64_pj_per_flop", e}, {"loops", rows}};
+  return {{spec.coefficient, e}, {"loops", rows}};
 }
 
-// The fp64 energy (fit_fp64_energy's report, null: none) into the model, with its provenance.
-void add_fp64_energy(Json& model, const Json& fp64) {
-  if (fp64.is_null()) return;
-  model["activity"]["tensor_pj_per_flop"]["fp64"] = fp64["fp64_pj_per_flop"];
-  set_provenance(model["provenance"], "/activity/tensor_pj_per_flop/fp64", "fit",
-                 "split fp64_tensor_energy: the least squares of its fit loops' relative power error (" +
-                     std::to_string(fp64["loops"].size()) + " loop(s), the split's folder) with every other coefficient "
+// A late term's fit (fit_late_term's report, null: none) into the model, with its provenance.
+void add_late_term(Json& model, LateTerm term, const Json& fit) {
+  if (fit.is_null()) return;
+  const LateTermSpec spec = spec_of(term);
+  model[Json::json_pointer(spec.model_path)] = fit[spec.coefficient];
+  set_provenance(model["provenance"], spec.model_path, "fit",
+                 std::string("split ") + spec.block + ": the least squares of its fit loops' relative power error (" +
+                     std::to_string(fit["loops"].size()) + " loop(s), the split's folder) with every other coefficient "
                      "and the voltage curve fixed, after the joint fit");
 }
 
@@ -468,14 +500,16 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                        {"copy_engine_pj_per_byte", c[10]},
                        {"mma_sync_extra_pj_per_flop", c[9]},
                        {"ramp_s", best.ramp_s}};
-  const Json fp64 = fit_fp64_energy(split_path, base, c, round_to(best.floor, 0.01), best.knee, f_max, best.ramp_s);
+  const double floor = round_to(best.floor, 0.01);
+  const Json fp64 = fit_late_term(LateTerm::fp64, split_path, base, c, floor, best.knee, f_max, best.ramp_s);
+  const Json unvectorised = fit_late_term(LateTerm::unvectorised, split_path, base, c, floor, best.knee, f_max, best.ramp_s);
+  const double unvectorised_pj = unvectorised.is_null() ? 0.0 : unvectorised["unvectorised_pj_per_byte"].get<double>();
   // The fitted model priced on the same loops, as validate will price them (recorded clocks).
   Json rows = Json::array();
   double ape = 0;
   for (const LoopData& l : loops) {
-    const std::vector<double> x = features(l, round_to(best.floor, 0.01), best.knee, f_max, best.ramp_s);
-    double p = (l.idle_j + l.prior_j) / l.time_s;
-    for (int j = 0; j < kCoefficients; ++j) p += x[static_cast<std::size_t>(j)] * c[static_cast<std::size_t>(j)];
+    double p = 0;
+    p += unvectorised_pj * late_feature(l, LateTerm::unvectorised, c, floor, best.knee, f_max, best.ramp_s, p);
     const double e = 100.0 * (p - l.measured_w) / l.measured_w;
     ape += std::fabs(e);
     rows.push_back({{"loop", l.name}, {"measured_w", l.measured_w}, {"fitted_w", p}, {"error_pct", e}});
@@ -492,7 +526,8 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                  "voltage floor and knee: grid search (floor 0.55-0.95, knee 600-1700 MHz); of the curves within 0.05 points "
                  "of the best MAPE, the closest to the base's estimate (the loops see only the clocks the card chose, "
                  "down to ~1350 MHz under the cap: below that the curve is the base's prior, not a measurement), " + ref);
-  add_fp64_energy(model, fp64);
+  add_late_term(model, LateTerm::fp64, fp64);
+  add_late_term(model, LateTerm::unvectorised, unvectorised);
   std::size_t over_window = 0;
   for (const LoopData& l : loops) over_window += where.measured_over_profiled_window(l.name);
   prov["power_suite_calibration"] = {{"command", command}, {"date", date}, {"split", split_path}, {"data", suite_dir},
@@ -508,6 +543,7 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                 {"voltage_grid_mape_pct", surface}, {"coefficients", coef},
                 {"loops", rows}, {"in_sample_mape_pct", mape}, {"left_out", left_out}};
   if (!fp64.is_null()) out.report["fp64_tensor_energy"] = fp64;
+  if (!unvectorised.is_null()) out.report["unvectorised_bytes"] = unvectorised;
   return out;
 }
 
@@ -527,10 +563,11 @@ std::string format_power_suite_calibration(const PowerSuiteCalibration& c) {
        << l["error_pct"].get<double>() << std::noshowpos << " %\n";
   os << "in-sample MAPE " << std::setprecision(2) << r["in_sample_mape_pct"].get<double>()
      << " % (held-out loops: dvfs-sim validate --models)\n";
-  if (r.contains("fp64_tensor_energy")) {
-    const Json& f = r["fp64_tensor_energy"];
-    os << "fp64 tensor FLOP (fit after, the rest fixed): " << std::setprecision(3) << f["fp64_pj_per_flop"].get<double>() << " pJ\n"
-       << std::setprecision(1);
+  for (const auto& [block, key, what] : {std::tuple{"fp64_tensor_energy", "fp64_pj_per_flop", "fp64 tensor FLOP"},
+                                          std::tuple{"unvectorised_bytes", "unvectorised_pj_per_byte", "byte of the non-vectorised loop"}}) {
+    if (!r.contains(block)) continue;
+    const Json& f = r[block];
+    os << what << " (fit after, the rest fixed): " << std::setprecision(3) << f[key].get<double>() << " pJ\n" << std::setprecision(1);
     for (const auto& l : f["loops"])
       os << std::left << std::setw(34) << l["loop"].get<std::string>() << std::right << std::setw(10) << l["measured_w"].get<double>()
          << std::setw(10) << l["fitted_w"].get<double>() << std::setw(7) << std::showpos << l["error_pct"].get<double>()

@@ -60,12 +60,19 @@ const char* to_string(WorkSource s) {
   return "unknown";
 }
 
+std::array<float, kWorkRates> work_rates(const Kernel& k) {
+  return {k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps, k.memory_fill_tbps, k.unvectorised_tbps};
+}
+
+void set_work_rates(Kernel& k, const std::array<float, kWorkRates>& r) {
+  k.tensor_tflops = r[0], k.fma_tflops = r[1], k.alu_tops = r[2], k.memory_tbps = r[3], k.memory_fill_tbps = r[4];
+  k.unvectorised_tbps = r[5];
+}
+
 void scale_work_rates(Kernel& k, double factor) {
-  k.tensor_tflops = static_cast<float>(k.tensor_tflops * factor);
-  k.fma_tflops = static_cast<float>(k.fma_tflops * factor);
-  k.alu_tops = static_cast<float>(k.alu_tops * factor);
-  k.memory_tbps = static_cast<float>(k.memory_tbps * factor);
-  k.memory_fill_tbps = static_cast<float>(k.memory_fill_tbps * factor);
+  std::array<float, kWorkRates> r = work_rates(k);
+  for (float& v : r) v = static_cast<float>(v * factor);
+  set_work_rates(k, r);
 }
 
 static const char* const kCollectiveNames[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast",

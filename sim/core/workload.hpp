@@ -2,6 +2,7 @@
 // The Workload: what every importer produces and the engine replays. For each rank (GPU), its
 // device activities (kernels, copies, memsets) in recorded start order, each with the idle gap
 // before it, the clock it was recorded at (when known), its class and the annotations covering it.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -96,10 +97,19 @@ struct Kernel {
   float alu_tops = 0;
   float memory_tbps = 0;
   float memory_fill_tbps = 0;
+  // Of memory_tbps, the bytes ATen's non-vectorised elementwise loop moves (split unvectorised_bytes)
+  float unvectorised_tbps = 0;
   TensorPrecision tensor_precision = TensorPrecision::none;
   WorkSource work = WorkSource::unknown;
   TensorIssue tensor_issue = TensorIssue::warpgroup;  // read only where tensor_tflops > 0
 };
+
+// A kernel's work rates in one fixed order (tensor, fma, alu, memory, memory fill, unvectorised): code that copies,
+// scales, coalesces or keys kernels by their work walks this list, so a new rate is added here and in the places
+// that name each rate (the importer, the power model, the trace formats).
+constexpr std::size_t kWorkRates = 6;
+std::array<float, kWorkRates> work_rates(const Kernel& k);
+void set_work_rates(Kernel& k, const std::array<float, kWorkRates>& r);
 
 // Multiplies a kernel's work rates (the same work done in 1/factor of the time).
 void scale_work_rates(Kernel& k, double factor);

@@ -91,11 +91,11 @@ GroupTables tabulate(const ClockPlan& plan, const Rank& rank, const GpuModel& mo
   // first: the model is linear in the recorded duration, so one evaluation per bucket suffices.
   // (The work rates are part of the key: the activity power model prices kernels of one name and launch
   // differently when their operators' shapes differ.)
-  std::map<std::tuple<std::uint32_t, int, std::uint32_t, float, float, float, std::array<float, 5>>, Kernel> buckets;
+  std::map<std::tuple<std::uint32_t, int, std::uint32_t, float, float, float, std::array<float, kWorkRates>>, Kernel> buckets;
   for (std::size_t i = 0; i < rank.kernels.size(); ++i) {
     const Kernel& k = rank.kernels[i];
     auto key = std::make_tuple(plan.group_of[i], static_cast<int>(k.cls), k.name_id, k.recorded_sm_mhz, k.recorded_mem_mhz, k.sm_fill,
-                               std::array<float, 5>{k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps, k.memory_fill_tbps});
+                               work_rates(k));
     auto it = buckets.find(key);
     if (it == buckets.end()) buckets.emplace(key, k);
     else it->second.duration_s += k.duration_s;

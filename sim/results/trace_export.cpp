@@ -224,6 +224,10 @@ void work_args(const Kernel& k, double scale, std::string& s) {
     s += ",\"memory fill TB/s\":";
     num(s, k.memory_fill_tbps * scale);
   }
+  if (k.unvectorised_tbps > 0) {  // moved by ATen's non-vectorised elementwise loop: priced apart
+    s += ",\"unvectorised TB/s\":";
+    num(s, k.unvectorised_tbps * scale);
+  }
   s += "}";
 }
 

@@ -147,7 +147,8 @@ Json power_suite_checks(const GpuModel& h200) {
   }
   // the loops of the later split blocks that name their own folder, apart, so that the suite's figures above stay
   // comparable: fp64 (fp64_tensor_energy, twelfth round), FMA chains on 8-264 busy SMs (busy_sm_fma, fifteenth:
-  // its refit was not kept, so its fit side is labelled as not fit)
+  // its refit was not kept, so its fit side is labelled as not fit), broadcast / strided elementwise loops on ATen's
+  // non-vectorised path (unvectorised_bytes, sixteenth)
   auto block_rows = [&](const char* block, const char* fit_label) {
     Json rows = Json::array();
     for (const char* side : {"fit", "held_out"})
@@ -159,7 +160,8 @@ Json power_suite_checks(const GpuModel& h200) {
       }
     return rows;
   };
-  const Json fp64 = block_rows("fp64_tensor_energy", "in-sample"), busy_sm = block_rows("busy_sm_fma", "not fit");
+  const Json fp64 = block_rows("fp64_tensor_energy", "in-sample"), busy_sm = block_rows("busy_sm_fma", "not fit"),
+             unvectorised = block_rows("unvectorised_bytes", "in-sample");
   for (const std::string& n : split_names(split, "held_out", "workloads"))
     workloads.push_back(recording_row("traces/recordings/h200-workloads/" + n, h200, "held-out"));
   // held-out recordings not in the transformer table above: decode, and those recorded after the fit
@@ -168,6 +170,7 @@ Json power_suite_checks(const GpuModel& h200) {
       if (n.rfind("h200-decode", 0) == 0 || std::string(list) != "recordings")
         workloads.push_back(recording_row("traces/recordings/" + n, h200, "held-out"));
   return {{"split", "models/calibration/h200-power-split.json"}, {"loops", loops}, {"loop_summary", summary}, {"fp64_loops", fp64}, {"busy_sm_loops", busy_sm},
+          {"unvectorised_loops", unvectorised},
           {"workloads", workloads}, {"steady_window_rows", steady_window_rows(where, loops, h200)}};
 }
 
@@ -261,6 +264,10 @@ void format_power_suite(std::ostream& os, const Json& ps) {
               "\nH200 fp32 FMA chains on 8-264 blocks of 1,024 threads (split busy_sm_fma: the recorder's Triton kernel, its FLOPs\n"
               "counted by the recorder; traces/recordings/h200-power-12, steady window; none is in the fit: the refit with three\n"
               "of them was not kept, models/README.md), energy of one step\n");
+  block_table("unvectorised_loops",
+              "\nH200 elementwise loops on ATen's non-vectorised path and contiguous controls (split unvectorised_bytes: the energy\n"
+              "of a byte on that path fit on its in-sample loops after the joint fit, everything else fixed; traces/recordings/h200-power-15,\n"
+              "steady window), energy of one step\n");
   format_steady_window_rows(os, ps["steady_window_rows"]);
   os << "\nH200 whole workloads below and at the cap, all held out (traces/recordings/h200-workloads, decode, and the\n"
         "recordings made after the fit), native governor (target <= 8 % total energy off the cap); window: the profiled\n"

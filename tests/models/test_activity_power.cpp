@@ -184,3 +184,25 @@ TEST_CASE("an fp64 tensor FLOP costs tensor_pj_per_flop.fp64, or a CUDA-core FMA
   doc["activity"]["tensor_pj_per_flop"]["fp64"] = -1.0;
   CHECK_THROWS_WITH(GpuModel::from_json(doc, "m.json"), Catch::Contains("m.json: activity.tensor_pj_per_flop.fp64"));
 }
+
+TEST_CASE("bytes of the non-vectorised elementwise loop cost unvectorised_pj_per_byte x V^2 on top of their DRAM energy", "[models][activity]") {
+  Kernel k = gemm_kernel();
+  k.cls = KernelClass::elementwise;
+  k.tensor_precision = TensorPrecision::none;
+  k.tensor_tflops = 0;
+  k.memory_tbps = 2;
+  k.unvectorised_tbps = 2;
+  Json doc = activity_doc();
+  doc["voltage_curve"] = {{"points", {{345, 0.7}, {1000, 0.7}, {1980, 1.0}}}};
+  const GpuModel without = GpuModel::from_json(doc, "a.json");  // no key: the path costs nothing extra
+  const int top = without.sm_index(1980), low = without.sm_index(990), mem = without.mem_index(3201);
+  CHECK(without.kernel_power_w(k, top, mem) == Approx(without.idle_power_w(top) + 200 + 50 * 2));
+  doc["activity"]["unvectorised_pj_per_byte"] = 30.0;
+  const GpuModel with = GpuModel::from_json(doc, "a.json");
+  CHECK(with.kernel_power_w(k, top, mem) == Approx(with.idle_power_w(top) + 200 + 50 * 2 + 30 * 2));
+  // an SM-side cost: it scales with V^2 where the DRAM energy does not
+  const double stretch = with.kernel_time_s(k, low, mem) / k.duration_s;
+  CHECK(with.kernel_power_w(k, low, mem) - without.kernel_power_w(k, low, mem) == Approx(30 * 2 * 0.7 * 0.7 / stretch));
+  doc["activity"]["unvectorised_pj_per_byte"] = -1.0;
+  CHECK_THROWS_WITH(GpuModel::from_json(doc, "m.json"), Catch::Contains("m.json: activity.unvectorised_pj_per_byte"));
+}

@@ -389,3 +389,26 @@ TEST_CASE("dense factorisations and triangular solves are counted from their sha
   CHECK(r[2].fma_tflops == 0);
   CHECK(r[2].memory_tbps > 0);
 }
+
+TEST_CASE("bytes of ATen's non-vectorised elementwise loop are also counted as unvectorised; vectorised loops' are not", "[traces][activity]") {
+  // split unvectorised_bytes: a broadcast subtraction runs `elementwise_kernel<`, a contiguous one the vectorised loop
+  OperatorIndex ops;
+  for (int id : {1, 2})
+    ops.add("aten::sub", Json{{"External id", id}, {"Input Dims", {{4096, 1}, {4096, 1024}, Json::array()}},
+                              {"Input type", {"float", "float", "Scalar"}}});
+  const std::string strided = "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::CUDAFunctor_add<float> >(...)",
+                    vectorised = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(...)",
+                    indexing = "void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<...> >(...)";
+  ops.add("aten::index", Json{{"External id", 3}, {"Input Dims", {{4096, 1024}, {4096}}}, {"Input type", {"float", "long int"}}});
+  const std::vector<KernelRates> r = estimate_kernel_rates(
+      {{1, 20.0, ActivityKind::kernel, &strided, 0}, {2, 10.0, ActivityKind::kernel, &vectorised, 0}, {3, 10.0, ActivityKind::kernel, &indexing, 0}},
+      ops);
+  REQUIRE(r[0].memory_tbps > 0);
+  CHECK(r[0].unvectorised_tbps == r[0].memory_tbps);  // every byte it moves goes the scalar way
+  CHECK(r[1].memory_tbps > 0);
+  CHECK(r[1].unvectorised_tbps == 0);
+  CHECK(r[2].unvectorised_tbps == 0);  // the indexing kernel is another path
+  Kernel k;
+  apply_rates(r[0], k);
+  CHECK(k.unvectorised_tbps == r[0].unvectorised_tbps);
+}

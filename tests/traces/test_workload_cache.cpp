@@ -52,6 +52,7 @@ CachedImport every_field() {
   k.alu_tops = 3.125f;
   k.memory_tbps = 1.5f;
   k.memory_fill_tbps = 0.25f;
+  k.unvectorised_tbps = 0.75f;
   k.tensor_precision = TensorPrecision::fp8;
   k.work = WorkSource::launch_shape;
   k.tensor_issue = TensorIssue::warp;
@@ -102,6 +103,7 @@ void require_equal(const Kernel& a, const Kernel& b) {
   CHECK(a.alu_tops == b.alu_tops);
   CHECK(a.memory_tbps == b.memory_tbps);
   CHECK(a.memory_fill_tbps == b.memory_fill_tbps);
+  CHECK(a.unvectorised_tbps == b.unvectorised_tbps);
   CHECK(a.tensor_precision == b.tensor_precision);
   CHECK(a.work == b.work);
   CHECK(a.tensor_issue == b.tensor_issue);

@@ -46,7 +46,7 @@ void add_class_work(const Kernel& k, double t, double ramp_s, std::array<double,
   known_time[c] += t;
   work[c][kRates] += t * t / (t + ramp_s);  // ramp weight x time
   const double to_top = k.duration_s / t;  // the same work in the top-clock time
-  const double rates[kRates] = {k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps, k.memory_fill_tbps};
+  const std::array<float, kRates> rates = work_rates(k);
   for (std::size_t j = 0; j < kRates; ++j) work[c][j] += rates[j] * to_top * t;
   tensor_by_precision[c][static_cast<std::size_t>(k.tensor_precision)] += k.tensor_tflops * k.duration_s;
 }
@@ -281,11 +281,9 @@ void DecodeStepModel::step(int batch, double sum_context, float sm, float mem, s
       k.work = WorkSource::shapes;
       k.tensor_precision = cv.precision;
       k.sm_fill = static_cast<float>(std::clamp(k.sm_fill * ramp, 0.001, 1.0));
-      k.tensor_tflops = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[0], batch));
-      k.fma_tflops = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[1], batch));
-      k.alu_tops = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[2], batch));
-      k.memory_tbps = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[3], batch));
-      k.memory_fill_tbps = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[4], batch));
+      std::array<float, kRates> rates{};
+      for (std::size_t j = 0; j < kRates; ++j) rates[j] = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[j], batch));
+      set_work_rates(k, rates);
     }
   }
   if (!out.empty()) out.front().gap_before_s = host_s_;

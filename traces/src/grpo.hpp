@@ -48,8 +48,8 @@ namespace dvfs {
 // every training preset of synthesis.hpp.
 TransformerSpec grpo_model_preset(const std::string& name, const std::string& file = "", const std::string& field = "model");
 
-// Work rates carried per kernel class: tensor, fma, alu, memory (read + written), of it written by fills.
-constexpr std::size_t kRates = 5;
+// Work rates carried per kernel class: a kernel's work rates (sim/core/workload.hpp, kWorkRates).
+constexpr std::size_t kRates = kWorkRates;
 
 // What the decode recordings say, per recorded batch (ascending), at the recording GPU's top clocks.
 struct DecodeProfile {
@@ -64,7 +64,7 @@ struct DecodeProfile {
   // attention included), per batch: the activity power model's inputs (sim/core/workload.hpp). A class whose
   // recorded time is < 90 % priced by operator shapes keeps WorkSource::unknown (its class prior).
   struct ClassWork {
-    std::array<double, kRates> rates{};  // tensor TFLOP/s, fma TFLOP/s, alu Top/s, memory TB/s (read + written), of it filled TB/s
+    std::array<double, kRates> rates{};  // in work_rates' order (sim/core/workload.hpp)
     TensorPrecision precision = TensorPrecision::none;
     bool known = false;
     // time-weighted t / (t + ramp_s) of the class's kernels (GpuModel::activity_power_w): one coalesced activity

@@ -115,6 +115,14 @@ bool is_matrix_kernel(const std::string* name) {
 // writes it back in the other layout.
 bool is_layout_conversion(const std::string* name) { return name_has_any(name, {"nchwtonhwc", "nhwctonchw"}); }
 
+// ATen's TensorIterator loop for operands it cannot vectorise (broadcasts, strided or transposed views, mixed
+// layouts: scalar loads and stores, an offset per operand and element; split unvectorised_bytes). Its vectorised and
+// unrolled siblings (`vectorized_elementwise_kernel`, `unrolled_elementwise_kernel`) and the indexing kernels
+// (`index_elementwise_kernel`) are other names.
+bool is_unvectorised_elementwise(const std::string* name) {
+  return name && name->find("at::native::elementwise_kernel<") != std::string::npos;
+}
+
 // Names that say tensor cores: (x/w/h)mma instructions, CUTLASS tensorop, cuBLASLt's nvjet, flash attention.
 bool uses_tensor_cores(const std::string* name) {
   return name_has_any(name, {"mma", "tensorop", "nvjet", "s16816", "s1688", "flash", "fmha", "sdpa", "tf32"});
@@ -716,6 +724,7 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
       r.alu_tops = static_cast<float>(w->alu_ops / (us * 1e6));
       r.memory_tbps = static_cast<float>(w->bytes / (us * 1e6));
       r.memory_fill_tbps = static_cast<float>(w->filled / (us * 1e6));
+      if (is_unvectorised_elementwise(names[k])) r.unvectorised_tbps = r.memory_tbps;
       if (flops <= 0 || !(all_matrix || matrix[k])) continue;
       const auto rate = static_cast<float>(flops / (matrix_us * 1e6));
       // fp64 runs on tensor cores (DMMA) where the name says so: cuBLAS's `..._tensor16x8x8`, CUTLASS's `tensorop_d884`
@@ -740,6 +749,7 @@ void apply_rates(const KernelRates& r, Kernel& k) {
   k.alu_tops = r.alu_tops;
   k.memory_tbps = r.memory_tbps;
   k.memory_fill_tbps = r.memory_fill_tbps;
+  k.unvectorised_tbps = r.unvectorised_tbps;
   k.tensor_precision = r.precision;
   k.tensor_issue = r.tensor_issue;
   k.work = r.source;

@@ -87,7 +87,7 @@ struct ActivityRef {
 };
 
 struct KernelRates {
-  float tensor_tflops = 0, fma_tflops = 0, alu_tops = 0, memory_tbps = 0, memory_fill_tbps = 0;
+  float tensor_tflops = 0, fma_tflops = 0, alu_tops = 0, memory_tbps = 0, memory_fill_tbps = 0, unvectorised_tbps = 0;
   TensorPrecision precision = TensorPrecision::none;
   WorkSource source = WorkSource::unknown;
   TensorIssue tensor_issue = TensorIssue::warpgroup;

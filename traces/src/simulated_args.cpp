@@ -43,6 +43,9 @@ void read_work(const Json& w, const std::string& file, const std::string& field,
   r.memory_fill_tbps = static_cast<float>(number_arg(w, "memory fill TB/s", file, field, 0));
   if (r.memory_fill_tbps > r.memory_tbps)
     throw InputError(file, field + ".memory fill TB/s", "expected at most the activity's memory TB/s (fills are part of it)");
+  r.unvectorised_tbps = static_cast<float>(number_arg(w, "unvectorised TB/s", file, field, 0));
+  if (r.unvectorised_tbps > r.memory_tbps)
+    throw InputError(file, field + ".unvectorised TB/s", "expected at most the activity's memory TB/s (part of it)");
   out.has_work = true;
 }
 

@@ -37,6 +37,20 @@ TEST_CASE("the shipped split file keeps fit and held-out loops apart", "[calibra
   CHECK_THROWS_WITH(split_names(split, "fit", "nothing"), Catch::Contains("h200-power-split.json: fit.nothing: missing"));
 }
 
+TEST_CASE("a late-fit block's loops keep their sides, each with its recording", "[calibrate][power]") {
+  // fp64_tensor_energy and unvectorised_bytes fit one coefficient each on their `fit` loops, after the joint fit
+  const std::string split = data_dir() + "/models/calibration/h200-power-split.json";
+  for (const char* block : {"fp64_tensor_energy", "unvectorised_bytes"}) {
+    const auto fit = split_block_loops(split, block, "fit"), held = split_block_loops(split, block, "held_out");
+    CHECK(!fit.empty());
+    CHECK(!held.empty());
+    for (const auto& [name, dir] : held) {
+      CHECK(std::filesystem::exists(dir + "/run.json"));
+      for (const auto& f : fit) CHECK(f.first != name);
+    }
+  }
+}
+
 TEST_CASE("the shipped h200 activity block is what the fit loops give", "[calibrate][power]") {
   const std::string root = data_dir();
   const PowerSuiteCalibration c = calibrate_from_power_suite(root + "/traces/recordings/h200-power",

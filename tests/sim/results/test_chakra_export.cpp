@@ -14,6 +14,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <unistd.h>
@@ -62,6 +63,24 @@ TEST_CASE("chakra round trip: a recording replayed at its clocks exports, import
   CHECK(again.ranks[0].steps.size() == trace.workload.ranks[0].steps.size());
   const auto second = replay(again, recorded, opts);
   check_same_run(first[0], second[0], 1e-7);  // rates rescaled to the simulated duration are floats (docs/chakra.md)
+}
+
+TEST_CASE("chakra round trip: the bytes of ATen's non-vectorised elementwise loop travel with their kernels", "[chakra-export]") {
+  // split unvectorised_bytes; dvfs.kernel_floats carries them (a list one shorter, from older files, reads as 0)
+  const LoadedTrace trace = load_trace(data_dir() + "/traces/recordings/h200-user-scripts/vit-b32");
+  ReplayOptions opts;
+  opts.firmware_latency_s = 0.0;
+  const Workload again = through_chakra(trace.workload, replay(trace.workload, PolicySpec{"recorded", {}, 0}, opts));
+  const auto& a = trace.workload.ranks.at(0).kernels;
+  const auto& b = again.ranks.at(0).kernels;
+  REQUIRE(a.size() == b.size());
+  std::size_t unvectorised = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].unvectorised_tbps <= 0) continue;
+    ++unvectorised;
+    CHECK(b[i].unvectorised_tbps == Approx(a[i].unvectorised_tbps).epsilon(1e-5));
+  }
+  CHECK(unvectorised > 0);
 }
 
 TEST_CASE("chakra round trip: a two-rank job with an all-reduce and a send / recv replays the same", "[chakra-export]") {

@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -57,6 +58,27 @@ TEST_CASE("round trip: a replay at the recorded clocks exports, imports and repl
   CHECK(rep.step_source == "gpu_user_annotation");
   const auto second = replay(again, h200().bound_to(again.names), recorded, opts);
   check_same_run(first[0], second[0]);
+}
+
+TEST_CASE("round trip: the bytes of ATen's non-vectorised elementwise loop travel with their kernels", "[export]") {
+  // split unvectorised_bytes: a ViT's transposes and broadcasts run `elementwise_kernel<`
+  const LoadedTrace trace = load_trace(data_dir() + "/traces/recordings/h200-user-scripts/vit-b32");
+  const GpuModel m = h200().bound_to(trace.workload.names);
+  ReplayOptions opts;
+  opts.firmware_latency_s = 0.0;
+  const auto first = replay(trace.workload, m, PolicySpec{"recorded", {}, 0}, opts);
+  const Workload again = import_kineto_text(export_text(trace.workload, first, m), "exported.json", Classifier::load_default());
+  const auto& a = trace.workload.ranks.at(0).kernels;
+  const auto& b = again.ranks.at(0).kernels;
+  REQUIRE(a.size() == b.size());
+  std::size_t unvectorised = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].unvectorised_tbps <= 0) continue;
+    ++unvectorised;
+    // exported per second of the simulated duration, here the recorded one
+    CHECK(b[i].unvectorised_tbps == Approx(a[i].unvectorised_tbps).epsilon(1e-5));
+  }
+  CHECK(unvectorised > 0);
 }
 
 TEST_CASE("round trip at other fixed clocks: kernels come back at their simulated duration and clocks", "[export]") {

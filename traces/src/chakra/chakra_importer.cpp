@@ -177,7 +177,9 @@ void apply_dvfs_kernel(const Node& n, const std::string& file, PlannedNode& p) {
   const AttributeProto* fl = find_attr(n.attr(), a::kKernelFloats);
   const AttributeProto* e = find_attr(n.attr(), a::kKernelEnums);
   if (!v && !fl && !e) return;
-  if (!v || !fl || !e || v->double_list().values_size() != a::kKernelValues || fl->float_list().values_size() != a::kKernelFloatCount ||
+  const int floats = fl ? fl->float_list().values_size() : 0;
+  if (!v || !fl || !e || v->double_list().values_size() != a::kKernelValues ||
+      (floats != a::kKernelFloatCount && floats != a::kUnvectorised) ||
       (e->int64_list().values_size() != a::kKernelEnumCount && e->int64_list().values_size() != a::kTensorIssue))
     throw InputError(file, node_label(n) + " attr " + a::kKernel,
                      "expected dvfs.kernel (" + std::to_string(a::kKernelValues) + " doubles), dvfs.kernel_floats (" +
@@ -188,7 +190,7 @@ void apply_dvfs_kernel(const Node& n, const std::string& file, PlannedNode& p) {
   for (int i = 0; i < a::kKernelValues; ++i)
     if (!std::isfinite(d[i]) || d[i] < 0 || d[i] > kMaxTraceSpanS)
       throw InputError(file, node_label(n) + " attr " + a::kKernel, "value " + std::to_string(i) + " out of range (expected finite seconds in [0, 86400])");
-  for (int i = 0; i < a::kKernelFloatCount; ++i)
+  for (int i = 0; i < floats; ++i)
     if (!std::isfinite(f[i]) || f[i] < 0 || f[i] > (i == a::kSmFill ? 1.0f : 1e9f) || (i == a::kSmFill && f[i] <= 0))
       throw InputError(file, node_label(n) + " attr " + a::kKernelFloats, "value " + std::to_string(i) + " out of range (expected finite, >= 0; SM fill in (0, 1])");
   Kernel& k = p.kernel;
@@ -203,6 +205,7 @@ void apply_dvfs_kernel(const Node& n, const std::string& file, PlannedNode& p) {
   k.alu_tops = f[a::kAlu];
   k.memory_tbps = f[a::kMemory];
   k.memory_fill_tbps = f[a::kMemoryFill];
+  k.unvectorised_tbps = floats > a::kUnvectorised ? f[a::kUnvectorised] : 0.0f;
   auto in_range = [&](int i, std::int64_t hi) {
     if (q[i] < 0 || q[i] >= hi) throw InputError(file, node_label(n) + " attr " + a::kKernelEnums, "value " + std::to_string(i) + " out of range");
     return q[i];
