@@ -636,6 +636,53 @@ ROUND15 = {
 }
 
 
+# --- sixteenth round (split: h200-power-split.json round16_unvectorised_loops, written before recording) --------
+# More of ATen's non-vectorised path, all held out from every fit: the patterns the whole-job recordings run there
+# (a ViT's qkv permute, a UNet's layout conversions, a GCN's column-broadcast multiply, a channel bias), a bf16
+# transpose, a wider stride and a mixed-dtype add of a transposed view.
+
+def unvectorised(op):
+    def build():
+        if op == "permute_copy_5d":  # a ViT's qkv split: [B, S, 3, H, D] -> [3, B, H, S, D]
+            x = rand(256, 196, 3, 6, 64, dtype=torch.bfloat16)
+            return (lambda: x.permute(2, 0, 3, 1, 4).contiguous()), {}
+        if op == "to_channels_last":  # a UNet's NCHW -> NHWC conversion
+            x = rand(32, 128, 64, 64, dtype=torch.float32)
+            return (lambda: x.contiguous(memory_format=torch.channels_last)), {}
+        if op == "to_nchw":  # and back, in bf16
+            x = rand(32, 128, 64, 64, dtype=torch.bfloat16).contiguous(memory_format=torch.channels_last)
+            return (lambda: x.contiguous()), {}
+        if op == "bcast_mul_col":  # a GCN's degree normalisation: [n, f] x [n, 1]
+            x, d = rand(2097152, 256, dtype=torch.float32), rand(2097152, 1, dtype=torch.float32)
+            return (lambda: x * d), {}
+        if op == "bcast_add_channel":  # a channel bias over NCHW activations: [n, c, h, w] + [1, c, 1, 1]
+            x, b = rand(64, 256, 56, 56, dtype=torch.bfloat16), rand(1, 256, 1, 1, dtype=torch.bfloat16)
+            return (lambda: x + b), {}
+        if op == "transpose_copy_bf16":
+            x = rand(16384, 16384, dtype=torch.bfloat16)
+            return (lambda: x.t().contiguous()), {}
+        if op == "strided_mul_4":  # every fourth column of two matrices four times as wide
+            x, y = rand(524288, 4096, dtype=torch.float32), rand(524288, 4096, dtype=torch.float32)
+            return (lambda: x[:, ::4] * y[:, ::4]), {}
+        if op == "mixed_add_transposed":  # fp32 transposed view + bf16 contiguous (a ViT's residual after a transpose)
+            a, b = rand(256, 384, 196, dtype=torch.float32), rand(256, 196, 384, dtype=torch.bfloat16)
+            return (lambda: a.transpose(1, 2) + b), {}
+        raise ValueError(op)
+    return build, {"kind": "unvectorised", "op": op}
+
+
+ROUND16 = {
+    "permute-copy-5d-bf16": unvectorised("permute_copy_5d"),
+    "to-channels-last-fp32": unvectorised("to_channels_last"),
+    "to-nchw-bf16": unvectorised("to_nchw"),
+    "bcast-mul-col-fp32": unvectorised("bcast_mul_col"),
+    "bcast-add-channel-bf16": unvectorised("bcast_add_channel"),
+    "transpose-copy-bf16": unvectorised("transpose_copy_bf16"),
+    "strided-mul-4-fp32": unvectorised("strided_mul_4"),
+    "mixed-add-transposed": unvectorised("mixed_add_transposed"),
+}
+
+
 def size_step(call, self_paced, target_s=0.04, max_calls=300):
     """Calls per step: about target_s of GPU work, at most max_calls."""
     if self_paced:
@@ -680,7 +727,7 @@ def write_micro(rec_dir, micro):
 
 
 def record_micro(name, out, steady_s, gpu):
-    call, info, reps, step_s_est = prepared_loop(*(MICRO.get(name) or ROUND12.get(name) or ROUND15.get(name) or PROBES[name]))
+    call, info, reps, step_s_est = prepared_loop(*(MICRO.get(name) or ROUND12.get(name) or ROUND15.get(name) or ROUND16.get(name) or PROBES[name]))
     settle_steps = max(1, math.ceil(1.0 / step_s_est))
     steady_steps = max(2, math.ceil(steady_s / step_s_est))
     marks = {}
@@ -970,7 +1017,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows", "gap-state", "copy-data", "gapless-windows",
-                                      "round12", "round15"], default=None,
+                                      "round12", "round15", "round16"], default=None,
                    help="probes: the clock-probe loops; windows: capped loops with the counter over their profiled "
                         "window (both diagnostic, never recorded by default); capped-windows: the loops the split file "
                         "lists under profiled_window, each measured over its own profiled window (into OUT/<loop>); "
@@ -980,7 +1027,8 @@ def main():
                         "long profiled step of ~1.2 s (into OUT/<loop>); round12: the split file's round12_loops "
                         "(fp64, skewed scatter / gather, few busy SMs; into OUT/micro/<loop>); round15: the split file's "
                         "round15_index_loops (broadcast / strided elementwise operators and contiguous controls; into "
-                        "OUT/micro/<loop>)")
+                        "OUT/micro/<loop>); round16: the split file's round16_unvectorised_loops (more of the "
+                        "non-vectorised elementwise path, all held out; into OUT/micro/<loop>)")
     p.add_argument("--side", choices=["fit", "held_out"], default=None,
                    help="with --only capped-windows: only that side's loops (the split file's lists)")
     p.add_argument("--filter", default=None, help="regular expression on the names")
@@ -999,6 +1047,8 @@ def main():
         todo += [("micro", n) for n in ROUND12]
     if a.only == "round15":
         todo += [("micro", n) for n in ROUND15]
+    if a.only == "round16":
+        todo += [("micro", n) for n in ROUND16]
     if a.only == "windows":
         todo += [("workloads", n) for n in WINDOWED]
     if a.only == "capped-windows":
