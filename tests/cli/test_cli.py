@@ -200,6 +200,12 @@ def test_validate_models_reports_held_out_retarget_and_recording_figures(cli, tm
     assert busy == {"smallgrid-16": "not fit", "smallgrid-66": "not fit", "smallgrid-132": "not fit",
                     "smallgrid-8": "held-out", "smallgrid-33": "held-out", "smallgrid-264": "held-out"}
     assert "FMA chains on 8-264 blocks" in r.stdout
+    # the non-vectorised elementwise loops (split unvectorised_bytes): its four fit loops and four held out, apart
+    unvec = {x["loop"]: x["kind"] for x in rep["power_suite"]["unvectorised_loops"]}
+    assert unvec == {"bcast-sub-col-fp32": "in-sample", "bcast-add-row-fp32": "in-sample", "strided-add-fp32": "in-sample",
+                     "transpose-copy-fp32": "in-sample", "bcast-mul-head-bf16": "held-out", "bcast-sub-col-bf16": "held-out",
+                     "contig-sub-fp32": "held-out", "contig-add-bf16": "held-out"}
+    assert "non-vectorised path" in r.stdout
     text = r.stdout
     assert "held-out" in text and "Retargeting A100 -> A40" in text and "h200-llama1b" in text
     assert "capped loops measured three ways" in text and "one long step" in text
