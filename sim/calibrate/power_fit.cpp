@@ -245,8 +245,8 @@ namespace {
 // A coefficient fit after the joint fit with its coefficients `c` and voltage curve fixed: the least squares of the
 // relative power error of the fit loops of a split block (one loop: exact). fp64_tensor_energy (twelfth round): the
 // energy of an fp64 tensor-core FLOP; unvectorised_bytes (sixteenth): the energy of a byte the non-vectorised
-// elementwise loop moves, beyond its DRAM energy. Returns the report (coefficient, per loop measured / fitted), or null when the
-// split has no such block.
+// elementwise loop moves, beyond its DRAM energy. Returns the report (coefficient, per loop measured / fitted), or
+// null when the split has no such block.
 enum class LateTerm { fp64, unvectorised };
 
 struct LateTermSpec {
@@ -285,7 +285,8 @@ Json fit_late_term(LateTerm term, const std::string& split_path, const GpuModel&
     l.name = name;
     double p = 0;
     const double x = late_feature(l, term, c, floor, knee, f_max, ramp_s, p);
-    if (x <= 0) throw InputError(dir, std::string(spec.block) + ".fit", std::string("expected a loop with ") + spec.missing + " (none counted in its trace)");
+    if (x <= 0)
+      throw InputError(dir, std::string(spec.block) + ".fit", std::string("expected a loop with ") + spec.missing + " (none counted in its trace)");
     const double w = 1.0 / (l.measured_w * l.measured_w);  // relative error
     num += w * (l.measured_w - p) * x;
     den += w * x * x;
@@ -301,6 +302,24 @@ Json fit_late_term(LateTerm term, const std::string& split_path, const GpuModel&
                     {"error_pct", 100.0 * (p - data[i].measured_w) / data[i].measured_w}});
   }
   return {{spec.coefficient, e}, {"loops", rows}};
+}
+
+// The fitted model priced on the joint fit's loops, as validate will price them (recorded clocks): per loop measured,
+// fitted and error; `mape` their mean absolute error (%).
+Json priced_fit_loops(const std::vector<LoopData>& loops, const std::vector<double>& c, double unvectorised_pj, double floor,
+                      double knee, double f_max, double ramp_s, double& mape) {
+  Json rows = Json::array();
+  double ape = 0;
+  for (const LoopData& l : loops) {
+    double p = 0;
+    const double unvectorised = late_feature(l, LateTerm::unvectorised, c, floor, knee, f_max, ramp_s, p);
+    p += unvectorised_pj * unvectorised;
+    const double e = 100.0 * (p - l.measured_w) / l.measured_w;
+    ape += std::fabs(e);
+    rows.push_back({{"loop", l.name}, {"measured_w", l.measured_w}, {"fitted_w", p}, {"error_pct", e}});
+  }
+  mape = ape / static_cast<double>(loops.size());
+  return rows;
 }
 
 // A late term's fit (fit_late_term's report, null: none) into the model, with its provenance.
@@ -504,17 +523,8 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
   const Json fp64 = fit_late_term(LateTerm::fp64, split_path, base, c, floor, best.knee, f_max, best.ramp_s);
   const Json unvectorised = fit_late_term(LateTerm::unvectorised, split_path, base, c, floor, best.knee, f_max, best.ramp_s);
   const double unvectorised_pj = unvectorised.is_null() ? 0.0 : unvectorised["unvectorised_pj_per_byte"].get<double>();
-  // The fitted model priced on the same loops, as validate will price them (recorded clocks).
-  Json rows = Json::array();
-  double ape = 0;
-  for (const LoopData& l : loops) {
-    double p = 0;
-    p += unvectorised_pj * late_feature(l, LateTerm::unvectorised, c, floor, best.knee, f_max, best.ramp_s, p);
-    const double e = 100.0 * (p - l.measured_w) / l.measured_w;
-    ape += std::fabs(e);
-    rows.push_back({{"loop", l.name}, {"measured_w", l.measured_w}, {"fitted_w", p}, {"error_pct", e}});
-  }
-  const double mape = ape / static_cast<double>(loops.size());
+  double mape = 0;
+  const Json rows = priced_fit_loops(loops, c, unvectorised_pj, floor, best.knee, f_max, best.ramp_s, mape);
   Json& prov = model["provenance"];
   const std::string ref = "dvfs-sim calibrate --power-suite on the fit loops of " + split_path + " (" +
                           std::to_string(loops.size()) + " H200 kernel loops, " + suite_dir + "); in-sample MAPE " +
