@@ -148,7 +148,8 @@ Json power_suite_checks(const GpuModel& h200) {
   // the loops of the later split blocks that name their own folder, apart, so that the suite's figures above stay
   // comparable: fp64 (fp64_tensor_energy, twelfth round), FMA chains on 8-264 busy SMs (busy_sm_fma, fifteenth:
   // its refit was not kept, so its fit side is labelled as not fit), broadcast / strided elementwise loops on ATen's
-  // non-vectorised path (unvectorised_bytes, sixteenth)
+  // non-vectorised path (unvectorised_bytes, sixteenth, and the
+  // held-out loops of round16_unvectorised_loops)
   auto block_rows = [&](const char* block, const char* fit_label) {
     Json rows = Json::array();
     for (const char* side : {"fit", "held_out"})
@@ -160,8 +161,9 @@ Json power_suite_checks(const GpuModel& h200) {
       }
     return rows;
   };
-  const Json fp64 = block_rows("fp64_tensor_energy", "in-sample"), busy_sm = block_rows("busy_sm_fma", "not fit"),
-             unvectorised = block_rows("unvectorised_bytes", "in-sample");
+  const Json fp64 = block_rows("fp64_tensor_energy", "in-sample"), busy_sm = block_rows("busy_sm_fma", "not fit");
+  Json unvectorised = block_rows("unvectorised_bytes", "in-sample");
+  for (const auto& row : block_rows("round16_unvectorised_loops", "in-sample")) unvectorised.push_back(row);  // all held out
   for (const std::string& n : split_names(split, "held_out", "workloads"))
     workloads.push_back(recording_row("traces/recordings/h200-workloads/" + n, h200, "held-out"));
   // held-out recordings not in the transformer table above: decode, and those recorded after the fit
@@ -266,8 +268,9 @@ void format_power_suite(std::ostream& os, const Json& ps) {
               "of them was not kept, models/README.md), energy of one step\n");
   block_table("unvectorised_loops",
               "\nH200 elementwise loops on ATen's non-vectorised path and contiguous controls (split unvectorised_bytes: the energy\n"
-              "of a byte on that path fit on its in-sample loops after the joint fit, everything else fixed; traces/recordings/h200-power-15,\n"
-              "steady window), energy of one step\n");
+              "of a byte on that path fit on its in-sample loops after the joint fit, everything else fixed; traces/recordings/h200-power-15;\n"
+              "held out, recorded after the fit: traces/recordings/h200-power-16, split round16_unvectorised_loops; steady window),\n"
+              "energy of one step\n");
   format_steady_window_rows(os, ps["steady_window_rows"]);
   os << "\nH200 whole workloads below and at the cap, all held out (traces/recordings/h200-workloads, decode, and the\n"
         "recordings made after the fit), native governor (target <= 8 % total energy off the cap); window: the profiled\n"
