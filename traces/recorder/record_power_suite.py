@@ -683,6 +683,50 @@ ROUND16 = {
 }
 
 
+# --- sixteenth round, second set (split: strided_fit_loops, written before recording): fit loops for the strides term --
+
+def strided_fit(op):
+    def build():
+        if op == "transpose_8192":
+            x = rand(8192, 8192, dtype=torch.float32)
+            return (lambda: x.t().contiguous()), {}
+        if op == "to_channels_last_bf16":
+            x = rand(64, 64, 56, 56, dtype=torch.bfloat16)
+            return (lambda: x.contiguous(memory_format=torch.channels_last)), {}
+        if op == "to_nchw_fp32":
+            x = rand(16, 256, 32, 32, dtype=torch.float32).contiguous(memory_format=torch.channels_last)
+            return (lambda: x.contiguous()), {}
+        if op == "strided_add_8":  # every eighth column
+            x, y = rand(131072, 8192, dtype=torch.float32), rand(131072, 8192, dtype=torch.float32)
+            return (lambda: x[:, ::8] + y[:, ::8]), {}
+        if op == "bcast_mul_row":
+            x, r = rand(1048576, 512, dtype=torch.bfloat16), rand(512, dtype=torch.bfloat16)
+            return (lambda: x * r), {}
+        if op == "bcast_sub_col_256":
+            x, c = rand(2097152, 256, dtype=torch.float32), rand(2097152, 1, dtype=torch.float32)
+            return (lambda: x - c), {}
+        if op == "permute_4d":  # attention's head transpose: the fastest dimension stays
+            x = rand(64, 128, 16, 64, dtype=torch.float32)
+            return (lambda: x.permute(0, 2, 1, 3).contiguous()), {}
+        if op == "outer_add":  # [a, 1, d] + [1, b, d]
+            x, y = rand(4096, 1, 2048, dtype=torch.bfloat16), rand(1, 256, 2048, dtype=torch.bfloat16)
+            return (lambda: x + y), {}
+        raise ValueError(op)
+    return build, {"kind": "strided_fit", "op": op}
+
+
+ROUND16B = {
+    "transpose-copy-fp32-8192": strided_fit("transpose_8192"),
+    "to-channels-last-bf16": strided_fit("to_channels_last_bf16"),
+    "to-nchw-fp32": strided_fit("to_nchw_fp32"),
+    "strided-add-8-fp32": strided_fit("strided_add_8"),
+    "bcast-mul-row-bf16": strided_fit("bcast_mul_row"),
+    "bcast-sub-col-fp32-256": strided_fit("bcast_sub_col_256"),
+    "permute-copy-4d-fp32": strided_fit("permute_4d"),
+    "outer-add-bf16": strided_fit("outer_add"),
+}
+
+
 def size_step(call, self_paced, target_s=0.04, max_calls=300):
     """Calls per step: about target_s of GPU work, at most max_calls."""
     if self_paced:
@@ -727,7 +771,7 @@ def write_micro(rec_dir, micro):
 
 
 def record_micro(name, out, steady_s, gpu):
-    call, info, reps, step_s_est = prepared_loop(*(MICRO.get(name) or ROUND12.get(name) or ROUND15.get(name) or ROUND16.get(name) or PROBES[name]))
+    call, info, reps, step_s_est = prepared_loop(*(MICRO.get(name) or ROUND12.get(name) or ROUND15.get(name) or ROUND16.get(name) or ROUND16B.get(name) or PROBES[name]))
     settle_steps = max(1, math.ceil(1.0 / step_s_est))
     steady_steps = max(2, math.ceil(steady_s / step_s_est))
     marks = {}
@@ -1017,7 +1061,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows", "gap-state", "copy-data", "gapless-windows",
-                                      "round12", "round15", "round16"], default=None,
+                                      "round12", "round15", "round16", "round16b"], default=None,
                    help="probes: the clock-probe loops; windows: capped loops with the counter over their profiled "
                         "window (both diagnostic, never recorded by default); capped-windows: the loops the split file "
                         "lists under profiled_window, each measured over its own profiled window (into OUT/<loop>); "
@@ -1028,7 +1072,8 @@ def main():
                         "(fp64, skewed scatter / gather, few busy SMs; into OUT/micro/<loop>); round15: the split file's "
                         "round15_index_loops (broadcast / strided elementwise operators and contiguous controls; into "
                         "OUT/micro/<loop>); round16: the split file's round16_unvectorised_loops (more of the "
-                        "non-vectorised elementwise path, all held out; into OUT/micro/<loop>)")
+                        "non-vectorised elementwise path, all held out; into OUT/micro/<loop>); round16b: the split file's "
+                        "strided_fit_loops (fit loops for the strides term; into OUT/micro/<loop>)")
     p.add_argument("--side", choices=["fit", "held_out"], default=None,
                    help="with --only capped-windows: only that side's loops (the split file's lists)")
     p.add_argument("--filter", default=None, help="regular expression on the names")
@@ -1049,6 +1094,8 @@ def main():
         todo += [("micro", n) for n in ROUND15]
     if a.only == "round16":
         todo += [("micro", n) for n in ROUND16]
+    if a.only == "round16b":
+        todo += [("micro", n) for n in ROUND16B]
     if a.only == "windows":
         todo += [("workloads", n) for n in WINDOWED]
     if a.only == "capped-windows":
