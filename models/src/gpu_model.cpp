@@ -77,8 +77,7 @@ NativeGovernorParams read_governor(const JsonReader& g) {
 
 ActivityPower read_activity(const JsonReader& a) {
   a.only_keys({"busy_w", "tensor_pj_per_flop", "fma_pj_per_flop", "alu_pj_per_op", "memory_pj_per_byte",
-               "memory_fill_pj_per_byte", "copy_engine_w", "copy_engine_pj_per_byte", "ramp_s", "mma_sync_extra_pj_per_flop", "unvectorised_pj_per_byte",
-               "strided_pj_per_byte"});
+               "memory_fill_pj_per_byte", "copy_engine_w", "copy_engine_pj_per_byte", "ramp_s", "mma_sync_extra_pj_per_flop", "unvectorised_pj_per_byte"});
   ActivityPower p;
   p.present = true;
   p.busy_w = a.non_negative("busy_w");
@@ -93,7 +92,6 @@ ActivityPower read_activity(const JsonReader& a) {
   p.alu_pj = a.non_negative("alu_pj_per_op");
   // split unvectorised_bytes
   p.unvectorised_pj_per_byte = a.has("unvectorised_pj_per_byte") ? a.non_negative("unvectorised_pj_per_byte") : 0.0;
-  p.strided_pj_per_byte = a.has("strided_pj_per_byte") ? a.non_negative("strided_pj_per_byte") : 0.0;  // split strided_operands
   p.memory_pj_per_byte = a.non_negative("memory_pj_per_byte");
   p.memory_fill_pj_per_byte = a.has("memory_fill_pj_per_byte") ? a.non_negative("memory_fill_pj_per_byte") : p.memory_pj_per_byte;
   p.copy_engine_w = a.non_negative("copy_engine_w");

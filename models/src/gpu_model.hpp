@@ -58,7 +58,6 @@ struct ActivityPower {
   double fma_pj = 0;                                // per CUDA-core fp32 FLOP (GEMM / convolution)
   double alu_pj = 0;                                // per elementwise operation
   double unvectorised_pj_per_byte = 0;              // per byte the non-vectorised elementwise loop moves, beyond memory
-  double strided_pj_per_byte = 0;                   // per byte of its operands read with a stride (DRAM side)
   double memory_pj_per_byte = 0;                    // per byte read or written in DRAM
   double memory_fill_pj_per_byte = 0;               // per byte a fill or memset writes (one repeated value)
   double copy_engine_w = 0;                         // a copy-engine transfer's own power, beside its bytes
@@ -193,8 +192,7 @@ class GpuModel {
     }
     const double byte_scale = rate_scale * dram_share(k.memory_tbps * rate_scale);
     const double memory_w = (activity_.memory_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +
-                             activity_.memory_fill_pj_per_byte * k.memory_fill_tbps + activity_.strided_pj_per_byte * k.strided_tbps) *
-                            byte_scale;
+                             activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * byte_scale;
     if (k.work == WorkSource::copy_engine) {
       // a copy engine's bytes take their own path (copy engine, L2, DRAM; no SM): their own energy per byte
       const double copy_w = (activity_.copy_engine_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +

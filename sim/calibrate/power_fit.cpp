@@ -13,6 +13,7 @@
 #include <iomanip>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 namespace dvfs {
 
@@ -30,7 +31,7 @@ struct LoopData {
   std::string name;
   double measured_w = 0, time_s = 0, idle_j = 0, prior_j = 0, known_share = 0;
   struct K {
-    double d, f, fill, tensor, fma, alu, memory, memory_filled, unvectorised, strided;
+    double d, f, fill, tensor, fma, alu, memory, memory_filled, unvectorised;
     TensorPrecision p;
     bool copy_engine, mma_sync;
   };
@@ -64,7 +65,7 @@ LoopData reduce_loop(const KernelLoop& loop, const GpuModel& base) {
       known += k.duration_s;
       const double dram = base.dram_share(k.memory_tbps);  // as GpuModel::activity_power_w prices them
       out.kernels.push_back({k.duration_s, f, k.sm_fill, k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps * dram,
-                             k.memory_fill_tbps * dram, k.unvectorised_tbps, k.strided_tbps * dram, k.tensor_precision, k.work == WorkSource::copy_engine,
+                             k.memory_fill_tbps * dram, k.unvectorised_tbps, k.tensor_precision, k.work == WorkSource::copy_engine,
                              k.tensor_issue == TensorIssue::warp});
     }
   }
@@ -79,17 +80,11 @@ double relative_v(double f, double floor, double knee, double f_max) {
   return floor + (1.0 - floor) * (f - knee) / (f_max - knee);
 }
 
-// The work of the terms fit after the joint fit (per second of the loop, weighted as `features` weighs): fp64 tensor
-// FLOPs (split fp64_tensor_energy), bytes of the non-vectorised elementwise loop and of its strided operands (splits
-// unvectorised_bytes, strided_operands).
-struct LateWork {
-  bool fp64_apart = false;  // else fp64 tensor FLOPs go to the FMA coefficient, as in the joint fit
-  double fp64 = 0, unvectorised = 0, strided = 0;
-};
-
 // At the recorded clocks a kernel runs its recorded duration d, so its ramp weight is d / (d + ramp_s).
-// The late terms' work goes to `late` where given, else nowhere (fp64: to the FMA coefficient).
-std::vector<double> features(const LoopData& l, double floor, double knee, double f_max, double ramp_s, LateWork* late = nullptr) {
+// fp64 tensor FLOPs go to `fp64` where given (split fp64_tensor_energy), else to the FMA coefficient; unvectorised
+// bytes (split unvectorised_bytes) to `unvectorised` where given, else nowhere (the joint fit does not price them).
+std::vector<double> features(const LoopData& l, double floor, double knee, double f_max, double ramp_s, double* fp64 = nullptr,
+                             double* unvectorised = nullptr) {
   std::vector<double> x(kCoefficients, 0.0);
   for (const LoopData::K& k : l.kernels) {
     const double v = relative_v(k.f, floor, knee, f_max), v2 = v * v;
@@ -98,18 +93,19 @@ std::vector<double> features(const LoopData& l, double floor, double knee, doubl
       x[7] += d;
     } else {
       x[0] += d * k.fill * v2 * k.f / f_max;
-      if (k.p == TensorPrecision::fp64) (late && late->fp64_apart ? late->fp64 : x[4]) += d * v2 * k.tensor;
+      if (k.p == TensorPrecision::fp64) (fp64 ? *fp64 : x[4]) += d * v2 * k.tensor;
       else if (k.p != TensorPrecision::none) x[static_cast<int>(k.p)] += d * v2 * k.tensor;
       if (k.mma_sync) x[9] += d * v2 * k.tensor;
       x[4] += d * v2 * k.fma;
       x[5] += d * v2 * k.alu;
-      if (late) late->unvectorised += d * v2 * k.unvectorised, late->strided += d * k.strided;
+      if (unvectorised) *unvectorised += d * v2 * k.unvectorised;
     }
     x[k.copy_engine ? 10 : 6] += d * (k.memory - k.memory_filled);
     x[8] += d * k.memory_filled;
   }
   for (double& v : x) v /= l.time_s;
-  if (late) late->fp64 /= l.time_s, late->unvectorised /= l.time_s, late->strided /= l.time_s;
+  if (fp64) *fp64 /= l.time_s;
+  if (unvectorised) *unvectorised /= l.time_s;
   return x;
 }
 
@@ -246,100 +242,78 @@ std::vector<std::pair<std::string, std::string>> split_block_loops(const std::st
 
 namespace {
 
-// Coefficients fit after the joint fit with its coefficients `c` and voltage curve fixed: the non-negative least
-// squares of the relative power error of the fit loops of a split block (one loop, one coefficient: exact).
-// fp64_tensor_energy (twelfth round): the energy of an fp64 tensor-core FLOP; unvectorised_bytes (sixteenth): the
-// energy of a byte the non-vectorised elementwise loop moves beyond its DRAM energy, and with strided_operands
-// (sixteenth) of a byte of its strided operands, fit together. Returns the report (coefficients, per loop measured /
-// fitted), or null when the split has no such block.
+// A coefficient fit after the joint fit with its coefficients `c` and voltage curve fixed: the least squares of the
+// relative power error of the fit loops of a split block (one loop: exact). fp64_tensor_energy (twelfth round): the
+// energy of an fp64 tensor-core FLOP; unvectorised_bytes (sixteenth): the energy of a byte the non-vectorised
+// elementwise loop moves, beyond its DRAM energy. Returns the report (coefficient, per loop measured / fitted), or
+// null when the split has no such block.
 enum class LateTerm { fp64, unvectorised };
 
-struct LateCoefficient {
-  const char* name;        // the report's key and the model's
-  const char* model_path;  // JSON pointer into the model
-  const char* split;       // the split block that rules it
-};
-
 struct LateTermSpec {
-  const char* block;  // the split block whose fit loops it is fit on
-  std::vector<LateCoefficient> coefficients;
-  const char* missing;  // what a fit loop without such work lacks
+  const char* block;
+  const char* coefficient;  // the report's key
+  const char* model_path;   // JSON pointer into the model
+  const char* missing;      // what a fit loop without such work lacks
 };
 
-LateTermSpec spec_of(LateTerm t, const std::string& split_path) {
+LateTermSpec spec_of(LateTerm t) {
   if (t == LateTerm::fp64)
-    return {"fp64_tensor_energy", {{"fp64_pj_per_flop", "/activity/tensor_pj_per_flop/fp64", "fp64_tensor_energy"}}, "fp64 tensor-core work"};
-  LateTermSpec s{"unvectorised_bytes", {{"unvectorised_pj_per_byte", "/activity/unvectorised_pj_per_byte", "unvectorised_bytes"}},
-                 "kernels of the non-vectorised elementwise loop"};
-  const Json doc = read_json_file(split_path);
-  if (doc.is_object() && doc.contains("strided_operands"))
-    s.coefficients.push_back({"strided_pj_per_byte", "/activity/strided_pj_per_byte", "strided_operands"});
-  return s;
+    return {"fp64_tensor_energy", "fp64_pj_per_flop", "/activity/tensor_pj_per_flop/fp64", "fp64 tensor-core work"};
+  return {"unvectorised_bytes", "unvectorised_pj_per_byte", "/activity/unvectorised_pj_per_byte", "kernels of the non-vectorised elementwise loop"};
 }
 
-// The loop's work for the late term's coefficients, and the rest of its power at `c` (idle, class-prior kernels,
-// joint terms).
-std::vector<double> late_features(const LoopData& l, LateTerm t, std::size_t n, const std::vector<double>& c, double floor,
-                                  double knee, double f_max, double ramp_s, double& rest) {
-  LateWork late;
-  late.fp64_apart = t == LateTerm::fp64;
-  const std::vector<double> x = features(l, floor, knee, f_max, ramp_s, &late);
+// The loop's feature for the late term, and the rest of its power at `c` (idle, class-prior kernels, joint terms).
+double late_feature(const LoopData& l, LateTerm t, const std::vector<double>& c, double floor, double knee, double f_max,
+                    double ramp_s, double& rest) {
+  double fp = 0, unvec = 0;
+  const std::vector<double> x = features(l, floor, knee, f_max, ramp_s, t == LateTerm::fp64 ? &fp : nullptr, &unvec);
   rest = (l.idle_j + l.prior_j) / l.time_s;
   for (int j = 0; j < kCoefficients; ++j) rest += x[static_cast<std::size_t>(j)] * c[static_cast<std::size_t>(j)];
-  std::vector<double> f = t == LateTerm::fp64 ? std::vector<double>{late.fp64} : std::vector<double>{late.unvectorised, late.strided};
-  f.resize(n);
-  return f;
+  return t == LateTerm::fp64 ? fp : unvec;
 }
 
 Json fit_late_term(LateTerm term, const std::string& split_path, const GpuModel& base, const std::vector<double>& c, double floor,
                    double knee, double f_max, double ramp_s) {
-  const LateTermSpec spec = spec_of(term, split_path);
-  auto loops = split_block_loops(split_path, spec.block, "fit");
+  const LateTermSpec spec = spec_of(term);
+  const auto loops = split_block_loops(split_path, spec.block, "fit");
   if (loops.empty()) return Json();
-  if (term == LateTerm::unvectorised)  // split strided_fit_loops: more fit loops for the two per-byte prices
-    for (auto& l : split_block_loops(split_path, "strided_fit_loops", "fit")) loops.push_back(std::move(l));
-  const std::size_t n = spec.coefficients.size();
-  std::vector<std::string> names;
-  std::vector<double> measured, rest;
-  std::vector<std::vector<double>> work, a;
-  std::vector<double> b;
+  std::vector<LoopData> data;
+  std::vector<double> rest, feature;
+  double num = 0, den = 0;
   for (const auto& [name, dir] : loops) {
-    const LoopData l = reduce_loop(load_kernel_loop(dir), base);
+    LoopData l = reduce_loop(load_kernel_loop(dir), base);
+    l.name = name;
     double p = 0;
-    const std::vector<double> x = late_features(l, term, n, c, floor, knee, f_max, ramp_s, p);
-    if (x.front() <= 0)
+    const double x = late_feature(l, term, c, floor, knee, f_max, ramp_s, p);
+    if (x <= 0)
       throw InputError(dir, std::string(spec.block) + ".fit", std::string("expected a loop with ") + spec.missing + " (none counted in its trace)");
-    std::vector<double> row = x;
-    for (double& v : row) v /= l.measured_w;  // relative error
-    a.push_back(row);
-    b.push_back((l.measured_w - p) / l.measured_w);
-    names.push_back(name), measured.push_back(l.measured_w), rest.push_back(p), work.push_back(x);
+    const double w = 1.0 / (l.measured_w * l.measured_w);  // relative error
+    num += w * (l.measured_w - p) * x;
+    den += w * x * x;
+    data.push_back(std::move(l));
+    rest.push_back(p);
+    feature.push_back(x);
   }
-  std::vector<double> e = nonnegative_least_squares(a, b);
-  for (double& v : e) v = round_to(v, 0.001);
+  const double e = round_to(std::max(0.0, num / den), 0.001);
   Json rows = Json::array();
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    double p = rest[i];
-    for (std::size_t j = 0; j < n; ++j) p += e[j] * work[i][j];
-    rows.push_back({{"loop", names[i]}, {"measured_w", measured[i]}, {"fitted_w", p}, {"error_pct", 100.0 * (p - measured[i]) / measured[i]}});
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    const double p = rest[i] + e * feature[i];
+    rows.push_back({{"loop", data[i].name}, {"measured_w", data[i].measured_w}, {"fitted_w", p},
+                    {"error_pct", 100.0 * (p - data[i].measured_w) / data[i].measured_w}});
   }
-  Json out = {{"loops", rows}};
-  for (std::size_t j = 0; j < n; ++j) out[spec.coefficients[j].name] = e[j];
-  return out;
+  return {{spec.coefficient, e}, {"loops", rows}};
 }
 
 // The fitted model priced on the joint fit's loops, as validate will price them (recorded clocks): per loop measured,
-// fitted and error; `mape` their mean absolute error (%). `unvectorised`: unvectorised_bytes' report (null: none).
-Json priced_fit_loops(const std::vector<LoopData>& loops, const std::vector<double>& c, const Json& unvectorised, double floor,
+// fitted and error; `mape` their mean absolute error (%).
+Json priced_fit_loops(const std::vector<LoopData>& loops, const std::vector<double>& c, double unvectorised_pj, double floor,
                       double knee, double f_max, double ramp_s, double& mape) {
-  const double e_unvec = unvectorised.is_null() ? 0.0 : unvectorised.value("unvectorised_pj_per_byte", 0.0),
-               e_strided = unvectorised.is_null() ? 0.0 : unvectorised.value("strided_pj_per_byte", 0.0);
   Json rows = Json::array();
   double ape = 0;
   for (const LoopData& l : loops) {
     double p = 0;
-    const std::vector<double> x = late_features(l, LateTerm::unvectorised, 2, c, floor, knee, f_max, ramp_s, p);
-    p += e_unvec * x[0] + e_strided * x[1];
+    const double unvectorised = late_feature(l, LateTerm::unvectorised, c, floor, knee, f_max, ramp_s, p);
+    p += unvectorised_pj * unvectorised;
     const double e = 100.0 * (p - l.measured_w) / l.measured_w;
     ape += std::fabs(e);
     rows.push_back({{"loop", l.name}, {"measured_w", l.measured_w}, {"fitted_w", p}, {"error_pct", e}});
@@ -349,17 +323,14 @@ Json priced_fit_loops(const std::vector<LoopData>& loops, const std::vector<doub
 }
 
 // A late term's fit (fit_late_term's report, null: none) into the model, with its provenance.
-void add_late_term(Json& model, LateTerm term, const std::string& split_path, const Json& fit) {
+void add_late_term(Json& model, LateTerm term, const Json& fit) {
   if (fit.is_null()) return;
-  const LateTermSpec spec = spec_of(term, split_path);
-  for (const LateCoefficient& k : spec.coefficients) {
-    model[Json::json_pointer(k.model_path)] = fit[k.name];
-    set_provenance(model["provenance"], k.model_path, "fit",
-                   std::string("split ") + k.split + ": the non-negative least squares of the relative power error of the " +
-                       spec.block + (term == LateTerm::unvectorised ? " and strided_fit_loops" : "") + " fit loops (" +
-                       std::to_string(fit["loops"].size()) + " loop(s), those blocks' folders) with every other coefficient and "
-                       "the voltage curve fixed, after the joint fit");
-  }
+  const LateTermSpec spec = spec_of(term);
+  model[Json::json_pointer(spec.model_path)] = fit[spec.coefficient];
+  set_provenance(model["provenance"], spec.model_path, "fit",
+                 std::string("split ") + spec.block + ": the least squares of its fit loops' relative power error (" +
+                     std::to_string(fit["loops"].size()) + " loop(s), the split's folder) with every other coefficient "
+                     "and the voltage curve fixed, after the joint fit");
 }
 
 }  // namespace
@@ -551,8 +522,9 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
   const double floor = round_to(best.floor, 0.01);
   const Json fp64 = fit_late_term(LateTerm::fp64, split_path, base, c, floor, best.knee, f_max, best.ramp_s);
   const Json unvectorised = fit_late_term(LateTerm::unvectorised, split_path, base, c, floor, best.knee, f_max, best.ramp_s);
+  const double unvectorised_pj = unvectorised.is_null() ? 0.0 : unvectorised["unvectorised_pj_per_byte"].get<double>();
   double mape = 0;
-  const Json rows = priced_fit_loops(loops, c, unvectorised, floor, best.knee, f_max, best.ramp_s, mape);
+  const Json rows = priced_fit_loops(loops, c, unvectorised_pj, floor, best.knee, f_max, best.ramp_s, mape);
   Json& prov = model["provenance"];
   const std::string ref = "dvfs-sim calibrate --power-suite on the fit loops of " + split_path + " (" +
                           std::to_string(loops.size()) + " H200 kernel loops, " + suite_dir + "); in-sample MAPE " +
@@ -564,8 +536,8 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                  "voltage floor and knee: grid search (floor 0.55-0.95, knee 600-1700 MHz); of the curves within 0.05 points "
                  "of the best MAPE, the closest to the base's estimate (the loops see only the clocks the card chose, "
                  "down to ~1350 MHz under the cap: below that the curve is the base's prior, not a measurement), " + ref);
-  add_late_term(model, LateTerm::fp64, split_path, fp64);
-  add_late_term(model, LateTerm::unvectorised, split_path, unvectorised);
+  add_late_term(model, LateTerm::fp64, fp64);
+  add_late_term(model, LateTerm::unvectorised, unvectorised);
   std::size_t over_window = 0;
   for (const LoopData& l : loops) over_window += where.measured_over_profiled_window(l.name);
   prov["power_suite_calibration"] = {{"command", command}, {"date", date}, {"split", split_path}, {"data", suite_dir},
@@ -601,13 +573,11 @@ std::string format_power_suite_calibration(const PowerSuiteCalibration& c) {
        << l["error_pct"].get<double>() << std::noshowpos << " %\n";
   os << "in-sample MAPE " << std::setprecision(2) << r["in_sample_mape_pct"].get<double>()
      << " % (held-out loops: dvfs-sim validate --models)\n";
-  for (const char* block : {"fp64_tensor_energy", "unvectorised_bytes"}) {
+  for (const auto& [block, key, what] : {std::tuple{"fp64_tensor_energy", "fp64_pj_per_flop", "fp64 tensor FLOP"},
+                                          std::tuple{"unvectorised_bytes", "unvectorised_pj_per_byte", "byte of the non-vectorised loop"}}) {
     if (!r.contains(block)) continue;
     const Json& f = r[block];
-    os << block << " (fit after, the rest fixed):" << std::setprecision(3);
-    for (auto it = f.begin(); it != f.end(); ++it)
-      if (it.key() != "loops") os << " " << it.key() << " " << it->get<double>();
-    os << "\n" << std::setprecision(1);
+    os << what << " (fit after, the rest fixed): " << std::setprecision(3) << f[key].get<double>() << " pJ\n" << std::setprecision(1);
     for (const auto& l : f["loops"])
       os << std::left << std::setw(34) << l["loop"].get<std::string>() << std::right << std::setw(10) << l["measured_w"].get<double>()
          << std::setw(10) << l["fitted_w"].get<double>() << std::setw(7) << std::showpos << l["error_pct"].get<double>()

@@ -61,12 +61,12 @@ const char* to_string(WorkSource s) {
 }
 
 std::array<float, kWorkRates> work_rates(const Kernel& k) {
-  return {k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps, k.memory_fill_tbps, k.unvectorised_tbps, k.strided_tbps};
+  return {k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps, k.memory_fill_tbps, k.unvectorised_tbps};
 }
 
 void set_work_rates(Kernel& k, const std::array<float, kWorkRates>& r) {
   k.tensor_tflops = r[0], k.fma_tflops = r[1], k.alu_tops = r[2], k.memory_tbps = r[3], k.memory_fill_tbps = r[4];
-  k.unvectorised_tbps = r[5], k.strided_tbps = r[6];
+  k.unvectorised_tbps = r[5];
 }
 
 void scale_work_rates(Kernel& k, double factor) {

@@ -97,19 +97,17 @@ struct Kernel {
   float alu_tops = 0;
   float memory_tbps = 0;
   float memory_fill_tbps = 0;
-  // Of memory_tbps, the bytes ATen's non-vectorised elementwise loop moves (split unvectorised_bytes), and of those the
-  // bytes of operands it reads with a stride > 1 along its fastest dimension (split strided_operands)
+  // Of memory_tbps, the bytes ATen's non-vectorised elementwise loop moves (split unvectorised_bytes)
   float unvectorised_tbps = 0;
-  float strided_tbps = 0;
   TensorPrecision tensor_precision = TensorPrecision::none;
   WorkSource work = WorkSource::unknown;
   TensorIssue tensor_issue = TensorIssue::warpgroup;  // read only where tensor_tflops > 0
 };
 
-// A kernel's work rates in one fixed order (tensor, fma, alu, memory, memory fill, unvectorised, strided): code that copies,
+// A kernel's work rates in one fixed order (tensor, fma, alu, memory, memory fill, unvectorised): code that copies,
 // scales, coalesces or keys kernels by their work walks this list, so a new rate is added here and in the places
 // that name each rate (the importer, the power model, the trace formats).
-constexpr std::size_t kWorkRates = 7;
+constexpr std::size_t kWorkRates = 6;
 std::array<float, kWorkRates> work_rates(const Kernel& k);
 void set_work_rates(Kernel& k, const std::array<float, kWorkRates>& r);
 

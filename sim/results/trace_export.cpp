@@ -228,10 +228,6 @@ void work_args(const Kernel& k, double scale, std::string& s) {
     s += ",\"unvectorised TB/s\":";
     num(s, k.unvectorised_tbps * scale);
   }
-  if (k.strided_tbps > 0) {  // of them, read with a stride along the loop's fastest dimension: priced apart
-    s += ",\"strided TB/s\":";
-    num(s, k.strided_tbps * scale);
-  }
   s += "}";
 }
 

@@ -163,8 +163,7 @@ Json power_suite_checks(const GpuModel& h200) {
   };
   const Json fp64 = block_rows("fp64_tensor_energy", "in-sample"), busy_sm = block_rows("busy_sm_fma", "not fit");
   Json unvectorised = block_rows("unvectorised_bytes", "in-sample");
-  for (const char* block : {"strided_fit_loops", "round16_unvectorised_loops"})  // fit loops only / held out only
-    for (const auto& row : block_rows(block, "in-sample")) unvectorised.push_back(row);
+  for (const auto& row : block_rows("round16_unvectorised_loops", "in-sample")) unvectorised.push_back(row);  // all held out
   for (const std::string& n : split_names(split, "held_out", "workloads"))
     workloads.push_back(recording_row("traces/recordings/h200-workloads/" + n, h200, "held-out"));
   // held-out recordings not in the transformer table above: decode, and those recorded after the fit

@@ -143,7 +143,6 @@ namespace {
 struct Tensor {
   const std::vector<std::int64_t>* dims;
   int bytes;  // per element
-  const std::vector<std::int64_t>* strides = nullptr;  // as recorded, one per dim; nullptr when not recorded
 };
 
 // The elements of one row of a table (its last dimension): what a gather of one index moves.
@@ -152,8 +151,7 @@ double row_length(const Tensor& table) { return table.dims->empty() ? 1.0 : stat
 std::vector<Tensor> tensor_inputs(const OperatorCall& op) {
   std::vector<Tensor> out;
   for (std::size_t i = 0; i < op.dims.size() && i < op.types.size(); ++i)
-    if (int b = element_bytes(op.types[i]))
-      out.push_back({&op.dims[i], b, i < op.strides.size() && op.strides[i].size() == op.dims[i].size() ? &op.strides[i] : nullptr});
+    if (int b = element_bytes(op.types[i])) out.push_back({&op.dims[i], b});
   return out;
 }
 
@@ -336,28 +334,6 @@ std::size_t elementwise_operands(const std::vector<const std::string*>& kernel_n
   return n;
 }
 
-// Bytes of the operands a TensorIterator loop reads with a stride > 1 along its fastest dimension (split
-// strided_operands): the fastest dimension is where `ts[order]` (the operand whose layout sets the iteration order)
-// has its smallest stride among dimensions of size > 1; every other operand is aligned to it from the right, and one
-// broadcast along that dimension (size 1 or absent) is not strided. Operands without recorded strides count none.
-double strided_operand_bytes(const std::vector<Tensor>& ts, const std::vector<double>& sizes, std::size_t order) {
-  const Tensor& o = ts[order];
-  if (!o.strides) return 0;
-  const std::size_t rank = o.dims->size();
-  std::size_t fastest = rank;
-  for (std::size_t d = 0; d < rank; ++d)
-    if ((*o.dims)[d] > 1 && (fastest == rank || (*o.strides)[d] < (*o.strides)[fastest])) fastest = d;
-  if (fastest == rank) return 0;
-  double out = 0;
-  for (std::size_t j = 0; j < ts.size(); ++j) {
-    const Tensor& t = ts[j];
-    if (j == order || !t.strides || t.dims->size() + fastest < rank) continue;
-    const std::size_t d = t.dims->size() + fastest - rank;
-    if ((*t.dims)[d] > 1 && (*t.strides)[d] > 1) out += sizes[j];
-  }
-  return out;
-}
-
 std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::string& base, const std::vector<const std::string*>& kernel_names) {
   const std::vector<Tensor> ts = tensor_inputs(op);
   if (ts.empty()) return std::nullopt;
@@ -369,18 +345,14 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
   const double all = std::accumulate(sizes.begin(), sizes.end(), 0.0);
   const std::size_t largest = static_cast<std::size_t>(std::max_element(elems.begin(), elems.end()) - elems.begin());
   double read = all, written = 0, filled = 0, out_elems = elems[largest];
-  // the operand whose layout sets a TensorIterator loop's order (copy_, in-place, out=: the destination; else the
-  // first input of the output's size); none for the operators that gather, scatter or reduce
-  std::optional<std::size_t> order = static_cast<std::size_t>(std::find(elems.begin(), elems.end(), out_elems) - elems.begin());
   const bool in_place = !base.empty() && base.back() == '_' && base.front() != '_';
   auto backward_of = [](const std::string& b) { return b.size() > 9 && b.compare(b.size() - 9, 9, "_backward") == 0; };
   if (base == "fill_" || base == "zero_") {
-    read = 0, written = filled = sizes[0], out_elems = elems[0], order.reset();
+    read = 0, written = filled = sizes[0], out_elems = elems[0];
   } else if (base == "copy_") {
-    read = sizes.size() > 1 ? sizes[1] : sizes[0], written = sizes[0], out_elems = elems[0], order = 0;
+    read = sizes.size() > 1 ? sizes[1] : sizes[0], written = sizes[0], out_elems = elems[0];
   } else if (base == "nll_loss_forward" || base == "nll_loss2d_forward" || base == "nll_loss_backward" ||
              base == "nll_loss2d_backward") {
-    order.reset();
     // one element of the [N, C] log-probabilities per target, gathered (forward) or scattered into the gradient a
     // fill zeroed (backward): the classes are not streamed (counted whole, a 50k-vocabulary loss ran at 43-183 TB/s)
     const std::size_t self = largest, target = self + 1 < ts.size() ? self + 1 : self;
@@ -388,12 +360,10 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
     read = elems[target] * (ts[self].bytes + ts[target].bytes);
     written = backward_of(base) ? elems[target] * ts[self].bytes : static_cast<double>(ts[self].bytes);
   } else if ((base == "gather" || base == "take_along_dim") && ts.size() >= 2) {
-    order.reset();
     // reads one element of self per index (self is not streamed), writes an output the index's size
     out_elems = elems[1];
     read = elems[1] * (ts[0].bytes + ts[1].bytes), written = elems[1] * ts[0].bytes;
   } else if ((base == "scatter_add_" || base == "scatter_add" || base == "index_add_" || base == "index_add") && ts.size() >= 3) {
-    order.reset();
     // adds each source element into self at its index: source and index read, the touched part of self read and
     // written; the out-of-place forms copy self first
     const double touched = elems[2] * ts[0].bytes;
@@ -401,7 +371,6 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
     read = sizes[2] + sizes[1] + touched, written = touched;
     if (!in_place) read += sizes[0], written += sizes[0];
   } else if (base == "_embedding_bag" || base == "_embedding_bag_forward_only") {
-    order.reset();
     // (weight, indices, offsets, ...): one table row gathered per index and summed into its bag; the table is not
     // streamed (counted whole, a 1M-row table's bag kernel ran at 37 TB/s)
     if (ts.size() < 3) return std::nullopt;
@@ -412,20 +381,17 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
     // advanced indexing whose index tensors the profiler did not size (a list): how much it gathers is unknown
     return std::nullopt;
   } else if (base == "embedding" || base == "index_select" || base == "embedding_dense_backward") {
-    order.reset();
     // a gather: rows of the table, as many as there are indices
     out_elems = (ts.size() > 1 ? elems[1] : 1.0) * row_length(ts[0]);
     read = written = out_elems * ts[0].bytes;
   } else if (in_place) {
-    written = sizes[0], out_elems = elems[0], order = 0;
+    written = sizes[0], out_elems = elems[0];
   } else if (!is_reduction(base) && ts.size() >= 2 && ts.size() == elementwise_operands(kernel_names)) {
     // as many tensors as the kernel has operands, output included: the last is the `out=` tensor the profiler
     // lists after the inputs (torch.add(a, b, out=c)); it is written, not read
-    read = all - sizes.back(), written = sizes.back(), out_elems = elems.back(), order = ts.size() - 1;
+    read = all - sizes.back(), written = sizes.back(), out_elems = elems.back();
   } else if (!is_reduction(base)) {
     written = elems[largest] * ts[0].bytes;
-  } else {
-    order.reset();
   }
   OperatorWork w;
   w.bytes = read + written;
@@ -433,7 +399,6 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
   std::string stem = base;
   if (in_place) stem.pop_back();
   w.alu_ops = out_elems * alu_intensity(stem);
-  if (order) w.strided_bytes = strided_operand_bytes(ts, sizes, *order);
   return w;
 }
 
@@ -633,16 +598,6 @@ void OperatorIndex::add(const std::string& name, const Json& args) {
     for (std::size_t i = 0; i < strides_it->size() && i < op.dims.size(); ++i) {
       const Json& st = (*strides_it)[i];
       if (!op.dims[i].empty() && st.is_array() && st.empty()) return;
-      std::vector<std::int64_t> v;
-      if (st.is_array())
-        for (const Json& x : st) {
-          if (!sized(x)) {  // out of range: that input's strides unknown
-            v.clear();
-            break;
-          }
-          v.push_back(x.get<std::int64_t>());
-        }
-      op.strides.push_back(std::move(v));
     }
   strings("Input type", op.types);
   strings("Concrete Inputs", op.concrete);
@@ -769,10 +724,7 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
       r.alu_tops = static_cast<float>(w->alu_ops / (us * 1e6));
       r.memory_tbps = static_cast<float>(w->bytes / (us * 1e6));
       r.memory_fill_tbps = static_cast<float>(w->filled / (us * 1e6));
-      if (is_unvectorised_elementwise(names[k])) {
-        r.unvectorised_tbps = r.memory_tbps;
-        r.strided_tbps = static_cast<float>(w->strided_bytes / (us * 1e6));
-      }
+      if (is_unvectorised_elementwise(names[k])) r.unvectorised_tbps = r.memory_tbps;
       if (flops <= 0 || !(all_matrix || matrix[k])) continue;
       const auto rate = static_cast<float>(flops / (matrix_us * 1e6));
       // fp64 runs on tensor cores (DMMA) where the name says so: cuBLAS's `..._tensor16x8x8`, CUTLASS's `tensorop_d884`
@@ -798,7 +750,6 @@ void apply_rates(const KernelRates& r, Kernel& k) {
   k.memory_tbps = r.memory_tbps;
   k.memory_fill_tbps = r.memory_fill_tbps;
   k.unvectorised_tbps = r.unvectorised_tbps;
-  k.strided_tbps = r.strided_tbps;
   k.tensor_precision = r.precision;
   k.tensor_issue = r.tensor_issue;
   k.work = r.source;

@@ -39,9 +39,6 @@ struct OperatorCall {
   // The element shapes of a tensor-list input whose sizes the profiler wrote as a nested list (aten::cat's
   // `[[[4, 16, 275, 64], [4, 16, 1, 64]], []]`); that input's `dims` entry is empty. One such list at most.
   std::vector<std::vector<std::int64_t>> list_dims;
-  // Per input, the strides the profiler wrote (`Input Strides`; empty where not written or out of range): which
-  // operands a non-vectorised elementwise kernel reads with a stride (split strided_operands)
-  std::vector<std::vector<std::int64_t>> strides;
 };
 
 // The cpu_op events of a trace that carry input shapes, by External id.
@@ -73,9 +70,6 @@ struct OperatorWork {
   // operations of its matrix kernels [estimate: a depthwise filter reuses no input across output channels, so
   // nothing amortises the loads as a GEMM's register tiles do]
   double direct_loads = 0;
-  // Of bytes, those of operands read with a stride > 1 along the iteration's fastest dimension (split
-  // strided_operands; priced only for ATen's non-vectorised elementwise kernels)
-  double strided_bytes = 0;
 };
 
 // The work of one operator call, or nullopt when its inputs say nothing (tensor lists, no tensors).
@@ -93,8 +87,7 @@ struct ActivityRef {
 };
 
 struct KernelRates {
-  float tensor_tflops = 0, fma_tflops = 0, alu_tops = 0, memory_tbps = 0, memory_fill_tbps = 0, unvectorised_tbps = 0,
-        strided_tbps = 0;
+  float tensor_tflops = 0, fma_tflops = 0, alu_tops = 0, memory_tbps = 0, memory_fill_tbps = 0, unvectorised_tbps = 0;
   TensorPrecision precision = TensorPrecision::none;
   WorkSource source = WorkSource::unknown;
   TensorIssue tensor_issue = TensorIssue::warpgroup;

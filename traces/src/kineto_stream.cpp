@@ -909,14 +909,12 @@ class EventReader {
     if (!dims || dims->type != Node::k_arr || !is_integer(id)) return true;
     OperatorCall op;
     bool sized = true;
-    auto in_range = [](const Node& x) {  // an integer within any tensor's size
-      return is_integer(&x) && (x.type == Node::k_u64 ? x.u <= static_cast<std::uint64_t>(kMaxOperandSize)
-                                                      : x.i >= -kMaxOperandSize && x.i <= kMaxOperandSize);
-    };
-    auto value = [](const Node& x) { return x.type == Node::k_u64 ? static_cast<std::int64_t>(x.u) : x.i; };
     auto integers_of = [&](const Node& x, std::vector<std::int64_t>& v) {
-      if (!in_range(x)) sized = false;
-      else v.push_back(value(x));
+      if (!is_integer(&x) || (x.type == Node::k_u64 ? x.u > static_cast<std::uint64_t>(kMaxOperandSize)
+                                                  : x.i < -kMaxOperandSize || x.i > kMaxOperandSize))
+        sized = false;
+      else
+        v.push_back(x.type == Node::k_u64 ? static_cast<std::int64_t>(x.u) : x.i);
     };
     tree_.each(*dims, [&](const Node& d) {
       std::vector<std::int64_t> v;
@@ -941,15 +939,7 @@ class EventReader {
       bool sparse = false;
       tree_.each(*strides, [&](const Node& st) {
         if (i < op.dims.size() && !op.dims[i].empty() && st.type == Node::k_arr && st.child == kNone) sparse = true;
-        if (i++ >= op.dims.size()) return;
-        std::vector<std::int64_t> v;  // OperatorCall::strides: out of range leaves that input's strides unknown
-        bool ok = st.type == Node::k_arr;
-        if (ok) tree_.each(st, [&](const Node& x) {
-          ok = ok && in_range(x);
-          if (ok) v.push_back(value(x));
-        });
-        if (!ok) v.clear();
-        op.strides.push_back(std::move(v));
+        ++i;
       });
       if (sparse) return true;
     }

@@ -46,9 +46,6 @@ void read_work(const Json& w, const std::string& file, const std::string& field,
   r.unvectorised_tbps = static_cast<float>(number_arg(w, "unvectorised TB/s", file, field, 0));
   if (r.unvectorised_tbps > r.memory_tbps)
     throw InputError(file, field + ".unvectorised TB/s", "expected at most the activity's memory TB/s (part of it)");
-  r.strided_tbps = static_cast<float>(number_arg(w, "strided TB/s", file, field, 0));
-  if (r.strided_tbps > r.unvectorised_tbps)
-    throw InputError(file, field + ".strided TB/s", "expected at most the activity's unvectorised TB/s (part of it)");
   out.has_work = true;
 }
 

@@ -4,7 +4,7 @@
 // imports as a recording made at the simulated clocks:
 //   "sm clock (MHz)", "mem clock (MHz)"  the clocks the activity ran at (its recorded clocks on import)
 //   "work": {"source": "shapes" | "launch_shape" | "copy_engine", "tensor precision": "bf16" | "fp8" | "tf32" | "none",
-//            "tensor TFLOP/s", "fma TFLOP/s", "alu TOP/s", "memory TB/s"[, "memory fill TB/s"][, "unvectorised TB/s"][, "strided TB/s"]}
+//            "tensor TFLOP/s", "fma TFLOP/s", "alu TOP/s", "memory TB/s"[, "memory fill TB/s"][, "unvectorised TB/s"]}
 //            its work rates over
 //            its duration
 // A trace without them (any recorded Kineto trace) imports as before. Present with a wrong type: InputError.

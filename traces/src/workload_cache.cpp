@@ -93,7 +93,7 @@ void kernel_fields(K& k, F& f) {
   f(k.gap_before_s), f(k.duration_s), f(k.recorded_sm_mhz), f(k.recorded_mem_mhz), f(k.sm_fill), f(k.name_id);
   f(k.annotation_set), f(k.step), f(k.collective), f(k.stream), f(k.cls), f(k.kind), f(k.tensor_tflops);
   f(k.fma_tflops), f(k.alu_tops), f(k.memory_tbps), f(k.memory_fill_tbps), f(k.tensor_precision), f(k.work);
-  f(k.tensor_issue), f(k.unvectorised_tbps), f(k.strided_tbps);
+  f(k.tensor_issue), f(k.unvectorised_tbps);
 }
 template <class F> void fields(Kernel& k, F& f) { kernel_fields(k, f); }
 template <class F> void fields(const Kernel& k, F& f) { kernel_fields(k, f); }

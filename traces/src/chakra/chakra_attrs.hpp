@@ -33,8 +33,8 @@ inline constexpr const char* kKernelFloats = "dvfs.kernel_floats";
 inline constexpr const char* kKernelEnums = "dvfs.kernel_enums";
 inline constexpr const char* kGap = "dvfs.gap";  // bool_val
 enum KernelValue { kDuration, kGapBefore, kKernelValues };
-// kUnvectorised and kStrided were added after the first files were written: a list without them reads them as 0.
-enum KernelFloat { kSmMhz, kMemMhz, kSmFill, kTensor, kFma, kAlu, kMemory, kMemoryFill, kUnvectorised, kStrided, kKernelFloatCount };
+// kUnvectorised was added after the first files were written: a list one shorter (without it) reads as 0.
+enum KernelFloat { kSmMhz, kMemMhz, kSmFill, kTensor, kFma, kAlu, kMemory, kMemoryFill, kUnvectorised, kKernelFloatCount };
 // kTensorIssue was added after the first files were written: a list one shorter (without it) reads as wgmma.
 enum KernelEnum { kClass, kKind, kStream, kStep, kAnnotationSet, kPrecision, kWorkSource, kGroup, kTensorIssue, kKernelEnumCount };
 

@@ -206,7 +206,6 @@ void apply_dvfs_kernel(const Node& n, const std::string& file, PlannedNode& p) {
   k.memory_tbps = f[a::kMemory];
   k.memory_fill_tbps = f[a::kMemoryFill];
   k.unvectorised_tbps = floats > a::kUnvectorised ? f[a::kUnvectorised] : 0.0f;
-  k.strided_tbps = floats > a::kStrided ? f[a::kStrided] : 0.0f;
   auto in_range = [&](int i, std::int64_t hi) {
     if (q[i] < 0 || q[i] >= hi) throw InputError(file, node_label(n) + " attr " + a::kKernelEnums, "value " + std::to_string(i) + " out of range");
     return q[i];

@@ -111,8 +111,7 @@ void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std:
   v->Add(values, values + a::kKernelValues);
   auto* f = attr(at, a::kKernelFloats)->mutable_float_list()->mutable_values();
   const float floats[a::kKernelFloatCount] = {k.recorded_sm_mhz, k.recorded_mem_mhz, k.sm_fill, k.tensor_tflops,
-                                              k.fma_tflops, k.alu_tops, k.memory_tbps, k.memory_fill_tbps, k.unvectorised_tbps,
-                                              k.strided_tbps};
+                                              k.fma_tflops, k.alu_tops, k.memory_tbps, k.memory_fill_tbps, k.unvectorised_tbps};
   f->Add(floats, floats + a::kKernelFloatCount);
   auto* e = attr(at, a::kKernelEnums)->mutable_int64_list()->mutable_values();
   const std::int64_t enums[a::kKernelEnumCount] = {static_cast<int>(k.cls), static_cast<int>(k.kind), k.stream, k.step,
