@@ -1,5 +1,6 @@
 #pragma once
 // Two replays of the same run compared: what the export round trips (Kineto layout, Chakra) must preserve.
+#include "sim/core/workload.hpp"
 #include "sim/engine/engine.hpp"
 
 #include <catch2/catch.hpp>
@@ -25,6 +26,22 @@ inline void check_same_run(const RankOutcome& a, const RankOutcome& b, double pa
     CHECK(same(a.meter.steps()[s].end_s - a.meter.steps()[s].start_s, b.meter.steps()[s].end_s - b.meter.steps()[s].start_s));
   }
   for (int c = 0; c < kKernelClassCount; ++c) CHECK(same(a.meter.class_j()[c], b.meter.class_j()[c], parts_tol));
+}
+
+// Every kernel of `a` with bytes on ATen's non-vectorised elementwise loop (split unvectorised_bytes) comes back in
+// `b` at the same rate (floats, rescaled by the exporter to the simulated duration, here the recorded one); `a` has
+// at least one.
+inline void check_same_unvectorised_rates(const Workload& a, const Workload& b) {
+  const auto& ka = a.ranks.at(0).kernels;
+  const auto& kb = b.ranks.at(0).kernels;
+  REQUIRE(ka.size() == kb.size());
+  std::size_t unvectorised = 0;
+  for (std::size_t i = 0; i < ka.size(); ++i) {
+    if (ka[i].unvectorised_tbps <= 0) continue;
+    ++unvectorised;
+    CHECK(kb[i].unvectorised_tbps == Approx(ka[i].unvectorised_tbps).epsilon(1e-5));
+  }
+  CHECK(unvectorised > 0);
 }
 
 }  // namespace dvfs::testing

@@ -71,16 +71,7 @@ TEST_CASE("chakra round trip: the bytes of ATen's non-vectorised elementwise loo
   ReplayOptions opts;
   opts.firmware_latency_s = 0.0;
   const Workload again = through_chakra(trace.workload, replay(trace.workload, PolicySpec{"recorded", {}, 0}, opts));
-  const auto& a = trace.workload.ranks.at(0).kernels;
-  const auto& b = again.ranks.at(0).kernels;
-  REQUIRE(a.size() == b.size());
-  std::size_t unvectorised = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].unvectorised_tbps <= 0) continue;
-    ++unvectorised;
-    CHECK(b[i].unvectorised_tbps == Approx(a[i].unvectorised_tbps).epsilon(1e-5));
-  }
-  CHECK(unvectorised > 0);
+  testing::check_same_unvectorised_rates(trace.workload, again);
 }
 
 TEST_CASE("chakra round trip: a two-rank job with an all-reduce and a send / recv replays the same", "[chakra-export]") {

@@ -68,17 +68,7 @@ TEST_CASE("round trip: the bytes of ATen's non-vectorised elementwise loop trave
   opts.firmware_latency_s = 0.0;
   const auto first = replay(trace.workload, m, PolicySpec{"recorded", {}, 0}, opts);
   const Workload again = import_kineto_text(export_text(trace.workload, first, m), "exported.json", Classifier::load_default());
-  const auto& a = trace.workload.ranks.at(0).kernels;
-  const auto& b = again.ranks.at(0).kernels;
-  REQUIRE(a.size() == b.size());
-  std::size_t unvectorised = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].unvectorised_tbps <= 0) continue;
-    ++unvectorised;
-    // exported per second of the simulated duration, here the recorded one
-    CHECK(b[i].unvectorised_tbps == Approx(a[i].unvectorised_tbps).epsilon(1e-5));
-  }
-  CHECK(unvectorised > 0);
+  testing::check_same_unvectorised_rates(trace.workload, again);
 }
 
 TEST_CASE("round trip at other fixed clocks: kernels come back at their simulated duration and clocks", "[export]") {
