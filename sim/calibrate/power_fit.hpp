@@ -42,9 +42,10 @@ std::vector<std::string> split_names(const std::string& split_path, const std::s
 // The kernel loops of one side: `micro`, then the lists recorded later (`micro_stores`, `micro_alu_conv`,
 // `micro_family`), where present.
 std::vector<std::string> split_loop_names(const std::string& split_path, const std::string& side);
-// The loops of a split block that names its own `folder` (`fp64_tensor_energy`, twelfth round: fit after the joint
-// fit, every other coefficient fixed; `busy_sm_fma`, fifteenth round: its refit was not kept, validate --models prints
-// them) on one side ("fit" / "held_out") as (name, directory under the folder); empty when the split has no such block.
+// The loops of a split block that names its own `folder` (`fp64_tensor_energy`, twelfth round, and
+// `unvectorised_bytes`, sixteenth: fit after the joint fit, every other coefficient fixed; `busy_sm_fma`, fifteenth
+// round, and `strided_fit_loops`, sixteenth: their refits were not kept, validate --models prints them) on one side
+// ("fit" / "held_out") as (name, directory under the folder); empty when the split has no such block.
 std::vector<std::pair<std::string, std::string>> split_block_loops(const std::string& split_path, const std::string& block,
                                                                    const std::string& side);
 

@@ -148,8 +148,8 @@ Json power_suite_checks(const GpuModel& h200) {
   // the loops of the later split blocks that name their own folder, apart, so that the suite's figures above stay
   // comparable: fp64 (fp64_tensor_energy, twelfth round), FMA chains on 8-264 busy SMs (busy_sm_fma, fifteenth:
   // its refit was not kept, so its fit side is labelled as not fit), broadcast / strided elementwise loops on ATen's
-  // non-vectorised path (unvectorised_bytes, sixteenth, and the
-  // held-out loops of round16_unvectorised_loops)
+  // non-vectorised path (unvectorised_bytes, sixteenth; the loops of strided_fit_loops, not fit, and the held-out
+  // loops of round16_unvectorised_loops)
   auto block_rows = [&](const char* block, const char* fit_label) {
     Json rows = Json::array();
     for (const char* side : {"fit", "held_out"})

@@ -150,6 +150,11 @@ TEST_CASE("importer: malformed simulated args name the event and field", "[expor
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("bad.json: traceEvents[0].args.sm clock (MHz)") != std::string::npos);
   }
+  // the non-vectorised loop's bytes are a part of the memory rate, never more
+  const std::string over = R"J({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":0,"dur":1,
+      "args":{"device":0,"stream":7,"work":{"source":"shapes","memory TB/s":1.0,"unvectorised TB/s":2.0}}}]})J";
+  CHECK_THROWS_WITH(import_kineto_text(over, "over.json", Classifier::load_default()),
+                    Catch::Contains("over.json: traceEvents[0].args.work.unvectorised TB/s") && Catch::Contains("at most"));
 }
 
 TEST_CASE("gzip export: per-GPU deflate segments make one gzip member that inflates to the same text; a GPU subset", "[export]") {

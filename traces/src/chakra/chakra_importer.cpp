@@ -183,7 +183,8 @@ void apply_dvfs_kernel(const Node& n, const std::string& file, PlannedNode& p) {
       (e->int64_list().values_size() != a::kKernelEnumCount && e->int64_list().values_size() != a::kTensorIssue))
     throw InputError(file, node_label(n) + " attr " + a::kKernel,
                      "expected dvfs.kernel (" + std::to_string(a::kKernelValues) + " doubles), dvfs.kernel_floats (" +
-                         std::to_string(a::kKernelFloatCount) + " floats) and dvfs.kernel_enums (" + std::to_string(a::kKernelEnumCount) + " integers)");
+                         std::to_string(a::kKernelFloatCount) + " floats, or " + std::to_string(a::kUnvectorised) +
+                         " without the unvectorised rate) and dvfs.kernel_enums (" + std::to_string(a::kKernelEnumCount) + " integers)");
   const auto& d = v->double_list().values();
   const auto& f = fl->float_list().values();
   const auto& q = e->int64_list().values();
@@ -206,6 +207,10 @@ void apply_dvfs_kernel(const Node& n, const std::string& file, PlannedNode& p) {
   k.memory_tbps = f[a::kMemory];
   k.memory_fill_tbps = f[a::kMemoryFill];
   k.unvectorised_tbps = floats > a::kUnvectorised ? f[a::kUnvectorised] : 0.0f;
+  if (k.unvectorised_tbps > k.memory_tbps)
+    throw InputError(file, node_label(n) + " attr " + a::kKernelFloats,
+                     "value " + std::to_string(a::kUnvectorised) + " (unvectorised TB/s) above value " + std::to_string(a::kMemory) +
+                         " (memory TB/s): expected a part of it");
   auto in_range = [&](int i, std::int64_t hi) {
     if (q[i] < 0 || q[i] >= hi) throw InputError(file, node_label(n) + " attr " + a::kKernelEnums, "value " + std::to_string(i) + " out of range");
     return q[i];
