@@ -197,8 +197,13 @@ class Recorder:
     def _open_profiled_step(self, t0_ns, e0_mj):
         self._open_step = (t0_ns, e0_mj)
 
-    def _mark(self):
-        self.backend.mark(f"dvfs_sim.step_bound#{len(self.bounds)}")
+    def _bound_now(self, index):
+        """(epoch ns, energy mJ) of a step bound, with the profiler's mark #index placed right at that time: the
+        energy counter's read (an NVML call, slow under load) comes after both, so that a trace whose marks are lost
+        is placed by bounds that match them."""
+        t = time.time_ns()
+        self.backend.mark(f"dvfs_sim.step_bound#{index}")
+        return t, self._energy()
 
     def step(self):
         """Marks the end of one training step. Returns False once every profiled step is recorded."""
@@ -214,16 +219,14 @@ class Recorder:
             b.start_profiler()
             self._profiling = True
             b.synchronize()
-            t0, e0 = time.time_ns(), self._energy()
-            self._mark()
+            t0, e0 = self._bound_now(0)
             self._phase_start = (t0, e0)
             self._open_profiled_step(t0, e0)
             return True
         b.synchronize()
-        t1, e1 = time.time_ns(), self._energy()
+        t1, e1 = self._bound_now(len(self.bounds) + 1)
         t0, e0 = self._open_step
         self.bounds.append({"t0_ns": t0, "t1_ns": t1, "energy_mj": e1 - e0})
-        self._mark()
         self._last_end = (t1, e1)
         self._open_step = None
         if not self.done:
