@@ -77,7 +77,8 @@ NativeGovernorParams read_governor(const JsonReader& g) {
 
 ActivityPower read_activity(const JsonReader& a) {
   a.only_keys({"busy_w", "tensor_pj_per_flop", "fma_pj_per_flop", "alu_pj_per_op", "memory_pj_per_byte",
-               "memory_fill_pj_per_byte", "copy_engine_w", "copy_engine_pj_per_byte", "ramp_s", "mma_sync_extra_pj_per_flop", "unvectorised_pj_per_byte"});
+               "memory_fill_pj_per_byte", "copy_engine_w", "copy_engine_pj_per_byte", "ramp_s", "mma_sync_extra_pj_per_flop",
+               "unvectorised_pj_per_byte"});
   ActivityPower p;
   p.present = true;
   p.busy_w = a.non_negative("busy_w");

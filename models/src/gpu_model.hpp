@@ -202,7 +202,8 @@ class GpuModel {
     const double tensor_pj = activity_.tensor_pj[static_cast<int>(k.tensor_precision)] +
                              (k.tensor_issue == TensorIssue::warp ? activity_.mma_sync_extra_pj : 0.0);
     const double ops_w = tensor_pj * k.tensor_tflops +
-                         activity_.fma_pj * k.fma_tflops + activity_.alu_pj * k.alu_tops + activity_.unvectorised_pj_per_byte * k.unvectorised_tbps;
+                         activity_.fma_pj * k.fma_tflops + activity_.alu_pj * k.alu_tops +
+                         activity_.unvectorised_pj_per_byte * k.unvectorised_tbps;
     return idle_w_tab_[sm_idx] +
            ramp * (k.sm_fill * activity_.busy_w * g_tab_[sm_idx] + v2_tab_[sm_idx] * ops_w * rate_scale + memory_w);
   }

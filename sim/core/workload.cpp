@@ -65,8 +65,8 @@ std::array<float, kWorkRates> work_rates(const Kernel& k) {
 }
 
 void set_work_rates(Kernel& k, const std::array<float, kWorkRates>& r) {
-  k.tensor_tflops = r[0], k.fma_tflops = r[1], k.alu_tops = r[2], k.memory_tbps = r[3], k.memory_fill_tbps = r[4];
-  k.unvectorised_tbps = r[5];
+  k.tensor_tflops = r[kTensorRate], k.fma_tflops = r[kFmaRate], k.alu_tops = r[kAluRate], k.memory_tbps = r[kMemoryRate];
+  k.memory_fill_tbps = r[kMemoryFillRate], k.unvectorised_tbps = r[kUnvectorisedRate];
 }
 
 void scale_work_rates(Kernel& k, double factor) {

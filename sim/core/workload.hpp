@@ -104,10 +104,10 @@ struct Kernel {
   TensorIssue tensor_issue = TensorIssue::warpgroup;  // read only where tensor_tflops > 0
 };
 
-// A kernel's work rates in one fixed order (tensor, fma, alu, memory, memory fill, unvectorised): code that copies,
-// scales, coalesces or keys kernels by their work walks this list, so a new rate is added here and in the places
-// that name each rate (the importer, the power model, the trace formats).
-constexpr std::size_t kWorkRates = 6;
+// A kernel's work rates in one fixed order: code that copies, scales, coalesces or keys kernels by their work walks
+// this list, so a new rate is added here and in the places that name each rate (the importer, the power model, the
+// trace formats).
+enum WorkRate : std::size_t { kTensorRate, kFmaRate, kAluRate, kMemoryRate, kMemoryFillRate, kUnvectorisedRate, kWorkRates };
 std::array<float, kWorkRates> work_rates(const Kernel& k);
 void set_work_rates(Kernel& k, const std::array<float, kWorkRates>& r);
 

@@ -283,7 +283,8 @@ void DecodeStepModel::step(int batch, double sum_context, float sm, float mem, s
       k.sm_fill = static_cast<float>(std::clamp(k.sm_fill * ramp, 0.001, 1.0));
       std::array<float, kRates> rates{};
       for (std::size_t j = 0; j < kRates; ++j) rates[j] = static_cast<float>(ramp * interpolate_in_batch(batches_, cv.rates[j], batch));
-      rates[5] = std::min(rates[5], rates[3]);  // each rate extrapolates alone: the non-vectorised bytes stay a part of memory's
+      // each rate extrapolates alone: the non-vectorised bytes stay a part of memory's
+      rates[kUnvectorisedRate] = std::min(rates[kUnvectorisedRate], rates[kMemoryRate]);
       set_work_rates(k, rates);
     }
   }
