@@ -1,3 +1,4 @@
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/simulation/simulation.hpp"
@@ -41,7 +42,7 @@ void numeric_leaves(const Json& j, const std::string& ptr, std::vector<std::stri
 std::string temp_model(const std::function<void(Json&)>& edit) {
   Json j = read_json_file(models_dir() + "/h200.json");
   edit(j);
-  std::string path = "/tmp/dvfs-test-model-" + std::to_string(reinterpret_cast<std::uintptr_t>(&j)) + ".json";
+  std::string path = dvfs::testing::scratch_path("dvfs-test-model-" + std::to_string(reinterpret_cast<std::uintptr_t>(&j)) + ".json");
   std::ofstream(path) << j.dump();
   return path;
 }

@@ -1,5 +1,7 @@
 // load_trace through the workload cache (traces/src/workload_cache.hpp): a second load reads the entry, a
 // changed trace gets a new one, a damaged entry is rebuilt, and a disabled cache is neither read nor written.
+#include "support/scratch_dir.hpp"
+#include <filesystem>
 #include "sim/core/errors.hpp"
 #include "sim/simulation/simulation.hpp"
 #include "traces/src/workload_cache.hpp"
@@ -13,9 +15,13 @@ using namespace dvfs;
 
 namespace {
 
+// A fresh directory per call, inside one scratch directory that goes when the test process ends.
 std::string temp_dir() {
-  char tmpl[] = "/tmp/dvfs-trace-cache-XXXXXX";
-  return ::mkdtemp(tmpl);
+  static const dvfs::testing::ScratchDir root("dvfs-trace-cache");
+  static int made = 0;
+  const std::string dir = root / std::to_string(made++);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 std::string read_file(const std::string& path) {

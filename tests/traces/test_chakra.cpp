@@ -1,6 +1,7 @@
 // Chakra execution traces (traces/src/chakra/, docs/chakra.md): files written independently by
 // tests/fixtures/make_chakra_fixture.py (python3-protobuf, its own varint framing) import through the trace-format
 // seam; dvfs-sim's own files decode with that script; bad input is one InputError naming file, node and field.
+#include "support/scratch_dir.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
 #include "traces/src/chakra/chakra_importer.hpp"
@@ -24,7 +25,8 @@ const std::string kGemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x
 
 // The script's two-rank trace (`bad`: rank 1 broken that way), as PREFIX.0.et / PREFIX.1.et in the test folder.
 std::string make_fixture(const std::string& name, const std::string& bad = "") {
-  const std::string prefix = "/tmp/dvfs_chakra_" + name + "_" + std::to_string(::getpid());
+  static const dvfs::testing::ScratchDir dir("dvfs_chakra");
+  const std::string prefix = dir / name;
   const std::string cmd = "/usr/bin/python3 " + std::string(DVFS_TEST_FIXTURES) + "/make_chakra_fixture.py write " + prefix +
                           (bad.empty() ? "" : " --bad " + bad);
   REQUIRE(std::system(cmd.c_str()) == 0);
@@ -126,7 +128,8 @@ TEST_CASE("chakra: one rank's file alone imports; its world collectives keep the
 
 TEST_CASE("chakra: the writer's files decode with Chakra's framing in Python and import to the same workload", "[chakra]") {
   const Workload& wl = fixture();
-  const std::string dir = "/tmp/dvfs_chakra_out_" + std::to_string(::getpid());
+  const dvfs::testing::ScratchDir scratch("dvfs_chakra_out");
+  const std::string dir = scratch.path();
   ChakraExportOptions opts;
   opts.name = "job";
   const ChakraExportStats st = write_chakra_trace(wl, dir, opts);

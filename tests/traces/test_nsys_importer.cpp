@@ -1,5 +1,6 @@
 // The Nsight Systems SQLite reader (traces/src/nsys/, docs/nsys-import.md) on a hand-built export made by
 // tests/fixtures/make_nsys_fixture.py, and the trace-format seam (traces/src/trace_formats.hpp) that picks it.
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/simulation/simulation.hpp"
@@ -21,7 +22,7 @@ namespace {
 // The fixture written by the script into the temp folder (`extra`: the script's further arguments), named
 // for this process: CTest runs the test cases in parallel processes.
 std::string make_fixture(const std::string& name, const std::string& extra = "") {
-  const std::string out = std::string(P_tmpdir) + "/dvfs_nsys_" + name + "_" + std::to_string(::getpid()) + ".sqlite";
+  const std::string out = dvfs::testing::scratch_path("dvfs_nsys_" + name + ".sqlite");
   const std::string cmd = "/usr/bin/python3 " + std::string(DVFS_TEST_FIXTURES) + "/make_nsys_fixture.py " + out + " " + extra;
   REQUIRE(std::system(cmd.c_str()) == 0);
   return out;
@@ -98,7 +99,7 @@ TEST_CASE("nsys: a missing column or table, or a report instead of its export, i
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("CUPTI_ACTIVITY_KIND_KERNEL.streamId: missing column") != std::string::npos);
   }
-  const std::string empty = std::string(P_tmpdir) + "/dvfs_empty_" + std::to_string(::getpid()) + ".sqlite";
+  const std::string empty = dvfs::testing::scratch_path("dvfs_empty.sqlite");
   std::ofstream(empty).close();
   CHECK_THROWS_AS(import_nsys_sqlite(empty, Classifier::load_default()), InputError);
   try {

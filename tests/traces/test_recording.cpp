@@ -1,3 +1,5 @@
+#include "support/scratch_dir.hpp"
+#include <filesystem>
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "traces/src/recording.hpp"
@@ -11,9 +13,13 @@ using namespace dvfs;
 
 namespace {
 
+// A fresh directory per call, inside one scratch directory that goes when the test process ends.
 std::string temp_dir() {
-  char tmpl[] = "/tmp/dvfs-test-XXXXXX";
-  return ::mkdtemp(tmpl);
+  static const dvfs::testing::ScratchDir root("dvfs-test");
+  static int made = 0;
+  const std::string dir = root / std::to_string(made++);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }

@@ -1,3 +1,4 @@
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "traces/src/stage_profile.hpp"
@@ -15,8 +16,7 @@ using namespace dvfs;
 namespace {
 
 std::string write_csv(const std::string& name, const std::string& text) {
-  const std::string path =
-      std::string(P_tmpdir) + "/dvfs_profile_" + std::to_string(::getpid()) + "_" + name + ".csv";
+  const std::string path = dvfs::testing::scratch_path("dvfs_profile_" + name + ".csv");
   std::ofstream(path) << text;
   return path;
 }

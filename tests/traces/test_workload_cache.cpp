@@ -1,5 +1,7 @@
 // The workload cache's entry format (traces/src/workload_cache.hpp): a Workload and its ImportReport come back
 // field for field, and any entry that is not intact and of this key and version is refused.
+#include "support/scratch_dir.hpp"
+#include <filesystem>
 #include "sim/core/content_hash.hpp"
 #include "traces/src/kineto_importer.hpp"
 #include "traces/src/workload_cache.hpp"
@@ -18,9 +20,13 @@ using namespace dvfs;
 
 namespace {
 
+// A fresh directory per call, inside one scratch directory that goes when the test process ends.
 std::string temp_dir() {
-  char tmpl[] = "/tmp/dvfs-wlc-test-XXXXXX";
-  return ::mkdtemp(tmpl);
+  static const dvfs::testing::ScratchDir root("dvfs-wlc-test");
+  static int made = 0;
+  const std::string dir = root / std::to_string(made++);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 // A workload with every field set to a value other than its default.

@@ -1,3 +1,4 @@
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "sim/calibrate/profile_fit.hpp"
 #include "sim/calibrate/recording_fit.hpp"
@@ -34,8 +35,7 @@ std::string synthetic_profile(double a = 50) {
         const double t = t0 * (1 + 0.1 * stage) * (b_share * fmax / f + 1 - b_share);
         os << stage << "," << instr << "," << f << "," << t << "," << t * (a + b * g(f)) << "\n";
       }
-  const std::string path = std::string(P_tmpdir) + "/dvfs_synthetic_profile_" + std::to_string(::getpid()) + "_" +
-                           std::to_string(static_cast<int>(a)) + ".csv";
+  const std::string path = dvfs::testing::scratch_path("dvfs_synthetic_profile_" + std::to_string(static_cast<int>(a)) + ".csv");
   std::ofstream(path) << os.str();
   return path;
 }
@@ -82,7 +82,7 @@ TEST_CASE("calibrate --profile refuses a profile whose power falls with the cloc
   std::ostringstream os;
   os << "stage,instruction,frequency,time,energy\n";
   for (double f = 1410; f >= 855; f -= 15) os << "0,forward," << f << ",0.05," << 0.05 * (700 - 0.3 * f) << "\n";
-  const std::string path = std::string(P_tmpdir) + "/dvfs_falling_" + std::to_string(::getpid()) + ".csv";
+  const std::string path = dvfs::testing::scratch_path("dvfs_falling.csv");
   std::ofstream(path) << os.str();
   try {
     calibrate_from_profile(path, data_dir() + "/models/calibration/a100-sxm4.base.json", "test", "2026-01-01");

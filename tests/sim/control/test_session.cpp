@@ -1,3 +1,4 @@
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "sim/control/cap_allocation.hpp"
 #include "sim/control/control_run.hpp"
@@ -238,7 +239,7 @@ TEST_CASE("bad control input is one error naming the file and the field", "[cont
   CHECK(field_of({{"control", {{"jobs", {job}}, {"controller", {{"name", "rl"}}}}}}) == "controller.policy_file");
   CHECK(field_of({{"control", {{"jobs", {job}}, {"telemetry", {{"field", "psychic"}}}}}}) == "control.telemetry.field");
   // A policy file trained for another observation.
-  const std::string path = "/tmp/dvfs_bad_policy_" + std::to_string(::getpid()) + ".json";
+  const std::string path = dvfs::testing::scratch_path("dvfs_bad_policy.json");
   std::ofstream(path) << Json{{"format", "dvfs-sim-mlp-policy/1"}, {"observation", {"a", "b"}}, {"action", {"power_target"}},
                               {"obs_mean", {0, 0}}, {"obs_std", {1, 1}},
                               {"layers", {{{"weight", {{1.0, 1.0}}}, {"bias", {0.0}}, {"activation", "tanh"}}}}}

@@ -1,3 +1,4 @@
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/critical_path/critical_path_policy.hpp"
@@ -104,7 +105,7 @@ TEST_CASE("straggler-aware: the other replicas slow down to the straggler's iter
 }
 
 TEST_CASE("a given clock plan is replayed as it is on every replica", "[critical_path]") {
-  const std::string path = "/tmp/dvfs_cp_plan_1500_" + std::to_string(::getpid()) + ".json";
+  const std::string path = dvfs::testing::scratch_path("dvfs_cp_plan_1500.json");
   std::vector<std::vector<double>> clocks(4, std::vector<double>(16, 1500.0));
   write_clock_plan(path, plan_from_computation_clocks(clocks, 4, 8, PlanLayout::per_computation));
   SyntheticRun r = small_run("critical-path");

@@ -1,3 +1,4 @@
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/critical_path/perseus_validation.hpp"
@@ -15,7 +16,7 @@ namespace {
 std::string runs(const char* set) { return data_dir() + "/traces/perseus-runs/" + set; }
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = "/tmp/dvfs_cp_test_" + std::to_string(::getpid()) + "_" + name;
+  const std::string path = dvfs::testing::scratch_path("dvfs_cp_test_" + name);
   std::ofstream(path) << text;
   return path;
 }

@@ -6,6 +6,7 @@
 //  - power never drops below the GPU's idle power while it is powered (timeline bins, steps, kernels);
 //  - energy is the integral of power over the timeline (the meter's bins and timeline.csv's columns);
 //  - identical inputs give identical result files (summary.json, timeline.csv), byte for byte.
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "sim/policies/registry.hpp"
 #include "sim/results/summary.hpp"
@@ -283,7 +284,7 @@ TEST_CASE("engine invariants: energy is the integral of power over the timeline"
 
 TEST_CASE("engine invariants: identical inputs give byte-identical summary.json and timeline.csv", "[sim][property]") {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("dvfs-property-" + std::to_string(::getpid()));
+  const fs::path dir = fs::path(dvfs::testing::scratch_path("dvfs-property"));
   for (std::size_t i = 0; i < cases().size(); i += 2) {  // every other case: two replays each
     const Case& c = cases()[i];
     INFO(c.describe());

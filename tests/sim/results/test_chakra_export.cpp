@@ -1,6 +1,7 @@
 // The Chakra export (sim/results/simulated_workload.hpp + traces/src/chakra/): a simulated run written as Chakra
 // execution traces imports back through the Chakra reader and replays at its recorded clocks to the same run:
 // a single-GPU recording, a two-rank job with an all-reduce and a send/recv, and a synthesised PP x DP iteration.
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "sim/network/cluster.hpp"
 #include "sim/policies/policy_factory.hpp"
@@ -75,7 +76,8 @@ TEST_CASE("chakra round trip: the bytes of ATen's non-vectorised elementwise loo
 }
 
 TEST_CASE("chakra round trip: a two-rank job with an all-reduce and a send / recv replays the same", "[chakra-export]") {
-  const std::string prefix = "/tmp/dvfs_chakra_rt_" + std::to_string(::getpid());
+  const dvfs::testing::ScratchDir scratch("dvfs_chakra_rt");
+  const std::string prefix = scratch / "job";
   REQUIRE(std::system(("/usr/bin/python3 " + std::string(DVFS_TEST_FIXTURES) + "/make_chakra_fixture.py write " + prefix).c_str()) == 0);
   const Workload wl = import_chakra(prefix, Classifier::load_default());
   const PolicySpec max{"max", {}, 0};
@@ -97,7 +99,8 @@ TEST_CASE("chakra round trip: a synthesised PP 2 x DP 2 iteration (synth --chakr
   req.policy = "max";
   req.per_gpu = true;
   req.cluster = default_cluster_spec();
-  req.chakra_out = "/tmp/dvfs_chakra_synth_" + std::to_string(::getpid());
+  const dvfs::testing::ScratchDir scratch("dvfs_chakra_synth");
+  req.chakra_out = scratch.path();
   const Json r = run_synthetic(req);
   REQUIRE(r["chakra_export"]["ranks"] == 4);
   const Workload wl = import_chakra(req.chakra_out + "/trace", Classifier::load_default());

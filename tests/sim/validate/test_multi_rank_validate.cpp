@@ -1,3 +1,5 @@
+#include <filesystem>
+#include "support/scratch_dir.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/validate/validate.hpp"
 
@@ -17,8 +19,9 @@ namespace {
 // two steps per rank; rank 1 computes 2 ms before the all-reduce, rank 0 1 ms and then waits for it in the
 // NCCL kernel; the all-reduce of 220.5 MB then takes 0.5 ms, what a 2-GPU ring at 450 GB/s gives.
 std::string write_two_rank_recording() {
-  char tmpl[] = "/tmp/dvfs-multirank-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  static int made = 0;
+  const std::string dir = dvfs::testing::scratch_path("dvfs-multirank-" + std::to_string(made++));
+  std::filesystem::create_directories(dir);
   const double base_ns = 1.8e18;
   for (int r = 0; r < 2; ++r) {
     const std::string rd = dir + "/rank" + std::to_string(r);

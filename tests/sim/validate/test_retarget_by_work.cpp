@@ -1,3 +1,4 @@
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/validate/profile_check.hpp"
@@ -68,7 +69,7 @@ TEST_CASE("the A100 profiles' memory efficiency is a physical fraction only with
 }
 
 TEST_CASE("a malformed stage workload is refused naming the file and the field", "[validate][retarget]") {
-  const std::string path = "/tmp/dvfs_test_stage_workloads_" + std::to_string(::getpid()) + ".json";
+  const std::string path = dvfs::testing::scratch_path("dvfs_test_stage_workloads.json");
   {
     std::ofstream f(path);
     f << R"({"workloads": {"w": {"hidden": 1024, "heads": 16, "seq": 512, "micro_batch": 1, "tp": 2, "vocab": 1000,
