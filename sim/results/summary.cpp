@@ -21,12 +21,20 @@ double safe_div(double a, double b) { return b > 0 ? a / b : 0.0; }
 // from their kernel class's prior (a trace recorded without record_shapes, tensor-list operators).
 Json describe_work_sources(const Workload& wl) {
   std::size_t counts[4] = {0, 0, 0, 0};
+  double prior_s = 0, kernel_s = 0;
   for (const Rank& r : wl.ranks)
-    for (const Kernel& k : r.kernels) ++counts[static_cast<int>(k.work)];
+    for (const Kernel& k : r.kernels) {
+      ++counts[static_cast<int>(k.work)];
+      if (k.kind != ActivityKind::kernel) continue;
+      kernel_s += k.duration_s;
+      if (k.work == WorkSource::unknown) prior_s += k.duration_s;
+    }
   return {{"from_shapes", counts[static_cast<int>(WorkSource::shapes)]},
           {"from_launch_shape", counts[static_cast<int>(WorkSource::launch_shape)]},
           {"copy_engine", counts[static_cast<int>(WorkSource::copy_engine)]},
-          {"class_prior", counts[static_cast<int>(WorkSource::unknown)]}};
+          {"class_prior", counts[static_cast<int>(WorkSource::unknown)]},
+          // of the kernels' recorded time, the share priced by the class priors (no counted work)
+          {"class_prior_kernel_time_share", kernel_s > 0 ? prior_s / kernel_s : 0.0}};
 }
 
 // What the user should know about the trace, one line each: the importer's notes, and a trace recorded on
@@ -50,7 +58,7 @@ Json describe_run(const Scenario& sc, const Workload& wl, const ImportReport& re
   Json s;
   s["scenario"] = sc.name;
   s["gpu"] = {{"name", model.name()}, {"display_name", model.display_name()}, {"status", model.status()},
-              {"power_cap_w", model.power_cap_w()}};
+              {"power_cap_w", model.power_cap_w()}, {"activity_model", model.activity().present}};
   if (sc.policy.power_cap_w > 0) {  // the scenario's cap replaces the model's
     s["gpu"]["power_cap_w"] = sc.policy.power_cap_w;
     s["gpu"]["model_power_cap_w"] = model.power_cap_w();
@@ -254,7 +262,19 @@ std::string format_report(const Json& s) {
      << s["gpu"]["status"].get<std::string>() << "], policy " << s["policy"].get<std::string>() << ", engine "
      << s["engine"].get<std::string>() << "\n";
   os << "trace " << s["trace"]["source"].get<std::string>() << ": " << s["trace"]["activities"].get<std::size_t>()
-     << " device activities, " << s["trace"]["steps"].get<std::size_t>() << " steps\n\n";
+     << " device activities, " << s["trace"]["steps"].get<std::size_t>() << " steps\n";
+  // How much of the kernel time the activity model prices from counted work: a trace recorded without operator
+  // shapes is priced by the class priors, which read high off the power cap (validate --models, shapes withheld).
+  if (const Json& w = s["trace"]["work"]; w.contains("class_prior_kernel_time_share") && s["gpu"].value("activity_model", false)) {
+    const double prior = w["class_prior_kernel_time_share"].get<double>();
+    std::snprintf(buf, sizeof buf, "kernel time priced from counted work %.0f %%, by class priors %.0f %%\n", 100 * (1 - prior),
+                  100 * prior);
+    os << buf;
+    if (prior > 0.5)
+      os << "  (kernels without operator shapes: a trace recorded with record_shapes=True is priced from its work;\n"
+            "  class priors read high off the power cap: `dvfs-sim validate --models`, column \"shapes withheld\")\n";
+  }
+  os << "\n";
   std::snprintf(buf, sizeof buf, "%-4s %-6s %-12s %10s %11s %9s %12s\n", "gpu", "step", "label", "time (ms)",
                 "energy (J)", "mean (W)", "mean SM MHz");
   os << buf;

@@ -20,6 +20,21 @@ def test_run_without_arguments_replays_the_default_scenario(cli, tmp_path):
     assert 150 < len(lines) < 250
     last = lines[-1].split(",")
     assert abs(float(last[5]) - summary["totals"]["energy_j"]) < 1e-3
+    # the GPT-3 XL recording has no operator shapes: its kernels are priced by the class priors, and the header says so
+    work = summary["trace"]["work"]
+    assert work["class_prior_kernel_time_share"] > 0.9 and summary["gpu"]["activity_model"] is True
+    assert "by class priors 96 %" in r.stdout and "record_shapes=True" in r.stdout
+
+
+def test_run_header_says_how_much_kernel_time_is_priced_from_counted_work(cli, root, tmp_path):
+    # the same GPT-3 XL training recorded with operator shapes: most of its kernel time priced from counted work
+    (tmp_path / "s.json").write_text(json.dumps({"name": "shapes", "gpu": "h200", "policy": "native",
+                                                 "trace": os.path.join(root, "traces", "recordings", "h200-gpt3xl-shapes")}))
+    r = cli("run", tmp_path / "s.json", "-o", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    share = json.loads((tmp_path / "out" / "summary.json").read_text())["trace"]["work"]["class_prior_kernel_time_share"]
+    assert 0 <= share < 0.2
+    assert "kernel time priced from counted work" in r.stdout and "record_shapes=True" not in r.stdout
 
 
 def test_two_runs_write_byte_identical_summaries(cli, tmp_path):
@@ -214,6 +229,17 @@ def test_validate_models_reports_held_out_retarget_and_recording_figures(cli, tm
                      "strided-add-8-fp32": "not fit", "bcast-mul-row-bf16": "not fit", "bcast-sub-col-fp32-256": "not fit",
                      "permute-copy-4d-fp32": "not fit", "outer-add-bf16": "not fit"}
     assert "non-vectorised path" in r.stdout
+    # every held-out whole workload also priced with its operator shapes withheld (split shapes_withheld, report
+    # only): a workload with counted work loses it, and the summary line gives both columns
+    wl = rep["power_suite"]["workloads"]
+    assert len(wl) >= 60 and all("shapes_withheld_total_energy_error_pct" in x for x in wl)
+    with_shapes = [x for x in wl if x["shapes_withheld_kernels"] > 0]
+    assert len(with_shapes) >= 40
+    assert any(x["shapes_withheld_total_energy_error_pct"] != x["total_energy_error_pct"] for x in with_shapes)
+    for x in wl:
+        if x["shapes_withheld_kernels"] == 0:  # a trace without shapes: the same figure in both columns
+            assert x["shapes_withheld_total_energy_error_pct"] == x["total_energy_error_pct"]
+    assert "operator shapes withheld" in r.stdout and "shapes withheld" in r.stdout
     text = r.stdout
     assert "held-out" in text and "Retargeting A100 -> A40" in text and "h200-llama1b" in text
     assert "capped loops measured three ways" in text and "one long step" in text

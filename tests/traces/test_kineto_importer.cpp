@@ -1,4 +1,7 @@
+#include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "traces/src/gzip_file.hpp"
+#include "traces/src/kernel_activity.hpp"
 #include "traces/src/kineto_importer.hpp"
 
 #include <catch2/catch.hpp>
@@ -142,4 +145,37 @@ TEST_CASE("bad traces give one-line errors naming the file and the field", "[tra
   require_input_error(fixture("bad_duration.json"), "traceEvents[0].dur", "expected a number");
   require_input_error(fixture("malformed.json"), "malformed.json", "malformed JSON");
   require_input_error(fixture("does_not_exist.json"), "does_not_exist.json", "cannot open");
+}
+
+TEST_CASE("withholding operator work prices a trace as the same trace recorded without shapes", "[traces][activity][shapes_withheld]") {
+  // A user's ViT training (recorded with record_shapes=True), imported once as it is and once with the four shape
+  // fields taken out of every event, as a trace recorded without record_shapes has them.
+  const std::string path = data_dir() + "/traces/recordings/h200-user-scripts/vit-b32/trace.json.gz";
+  Json doc = Json::parse(read_maybe_gzip(path));
+  std::size_t stripped = 0;
+  for (Json& e : doc["traceEvents"])
+    if (e.contains("args") && e["args"].is_object())
+      for (const char* key : {"Input Dims", "Input type", "Input Strides", "Concrete Inputs"}) stripped += e["args"].erase(key);
+  REQUIRE(stripped > 1000);
+  Workload withheld = import_kineto(path, classifier());
+  const Workload shapeless = import_kineto_text(doc.dump(), "stripped.json", classifier());
+  const std::size_t counted = withhold_operator_work(withheld);
+  CHECK(counted > 100);
+  CHECK(withhold_operator_work(withheld) == 0);  // nothing left to withhold
+  REQUIRE(withheld.ranks.size() == shapeless.ranks.size());
+  std::size_t launch_sized = 0, memsets = 0;
+  for (std::size_t r = 0; r < withheld.ranks.size(); ++r) {
+    const auto& a = withheld.ranks[r].kernels;
+    const auto& b = shapeless.ranks[r].kernels;
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      CHECK(a[i].work == b[i].work);
+      CHECK(a[i].tensor_precision == b[i].tensor_precision);
+      CHECK(work_rates(a[i]) == work_rates(b[i]));
+      launch_sized += a[i].work == WorkSource::launch_shape;
+      memsets += a[i].kind == ActivityKind::memset && a[i].memory_fill_tbps > 0;
+    }
+  }
+  CHECK(launch_sized > 0);  // the optimizer's multi_tensor_apply kernels keep their launch sizing
+  CHECK(memsets > 0);       // and memsets their bytes
 }

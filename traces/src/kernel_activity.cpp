@@ -645,6 +645,19 @@ std::optional<OperatorWork> operator_work(const OperatorCall& op, const std::vec
   return streaming_work(op, base, kernel_names);
 }
 
+std::size_t withhold_operator_work(Workload& wl) {
+  std::size_t withheld = 0;
+  for (Rank& r : wl.ranks)
+    for (Kernel& k : r.kernels) {
+      if (k.kind != ActivityKind::kernel || k.work != WorkSource::shapes) continue;
+      set_work_rates(k, {});
+      k.tensor_precision = TensorPrecision::none;
+      k.work = WorkSource::unknown;
+      ++withheld;
+    }
+  return withheld;
+}
+
 std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& acts, const OperatorIndex& ops) {
   std::vector<KernelRates> out(acts.size());
   struct Group {

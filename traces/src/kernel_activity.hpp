@@ -104,4 +104,10 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
 // Copies the rates into the kernel's fields.
 void apply_rates(const KernelRates& r, Kernel& k);
 
+// The workload as a trace recorded without operator shapes would import (record_shapes off): every kernel whose work
+// came from its operator's shapes loses it (class prior: WorkSource::unknown, no rates); memsets and copy-engine
+// copies keep their bytes and multi_tensor_apply kernels their launch sizing, which such a trace still has.
+// Returns how many kernels lost their work (split shapes_withheld: validate --models reports the error it costs).
+std::size_t withhold_operator_work(Workload& wl);
+
 }  // namespace dvfs
