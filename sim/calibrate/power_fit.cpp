@@ -232,7 +232,11 @@ std::vector<std::string> split_loop_names(const std::string& split_path, const s
 
 std::vector<std::pair<std::string, std::string>> split_block_loops(const std::string& split_path, const std::string& block,
                                                                    const std::string& side) {
-  const Json doc = read_json_file(split_path);
+  return split_block_loops(read_json_file(split_path), split_path, block, side);
+}
+
+std::vector<std::pair<std::string, std::string>> split_block_loops(const Json& doc, const std::string& split_path,
+                                                                   const std::string& block, const std::string& side) {
   std::vector<std::pair<std::string, std::string>> out;
   if (!doc.is_object() || !doc.contains(block)) return out;
   const std::string folder = data_dir() + "/" + JsonReader(doc[block], split_path, block).string("folder");

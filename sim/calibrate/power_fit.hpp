@@ -48,6 +48,9 @@ std::vector<std::string> split_loop_names(const std::string& split_path, const s
 // ("fit" / "held_out") as (name, directory under the folder); empty when the split has no such block.
 std::vector<std::pair<std::string, std::string>> split_block_loops(const std::string& split_path, const std::string& block,
                                                                    const std::string& side);
+// The same from the split file's parsed document (`split_path` names it in errors): one read for many blocks.
+std::vector<std::pair<std::string, std::string>> split_block_loops(const Json& doc, const std::string& split_path,
+                                                                   const std::string& block, const std::string& side);
 
 // Where each kernel loop's measurement is. The split file's `profiled_window.loops` were also recorded over their
 // own profiled window (window_dir/<loop>; window_dir "" = the split's `profiled_window.folder` under data_dir());

@@ -158,10 +158,11 @@ Json power_suite_checks(const GpuModel& h200) {
   // its refit was not kept, so its fit side is labelled as not fit), broadcast / strided elementwise loops on ATen's
   // non-vectorised path (unvectorised_bytes, sixteenth; the loops of strided_fit_loops, not fit, and the held-out
   // loops of round16_unvectorised_loops)
+  const Json split_doc = read_json_file(split);  // read once for every block below
   auto block_rows = [&](const char* block, const char* fit_label) {
     Json rows = Json::array();
     for (const char* side : {"fit", "held_out"})
-      for (const auto& [n, dir] : split_block_loops(split, block, side)) {
+      for (const auto& [n, dir] : split_block_loops(split_doc, split, block, side)) {
         Json row = validate_kernel_loop(load_kernel_loop(dir), h200);
         row["loop"] = n;
         row["kind"] = std::string(side) == "fit" ? fit_label : "held-out";

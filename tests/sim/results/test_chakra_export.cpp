@@ -9,7 +9,9 @@
 #include "sim/results/trace_export.hpp"
 #include "sim/simulation/simulation.hpp"
 #include "sim/synthetic_run.hpp"
+#include "traces/src/chakra/chakra_attrs.hpp"
 #include "traces/src/chakra/chakra_importer.hpp"
+#include "traces/src/chakra/chakra_stream.hpp"
 #include "traces/src/chakra/chakra_writer.hpp"
 #include "replay_equality.hpp"
 
@@ -73,6 +75,42 @@ TEST_CASE("chakra round trip: the bytes of ATen's non-vectorised elementwise loo
   opts.firmware_latency_s = 0.0;
   const Workload again = through_chakra(trace.workload, replay(trace.workload, PolicySpec{"recorded", {}, 0}, opts));
   testing::check_same_unvectorised_rates(trace.workload, again);
+}
+
+TEST_CASE("chakra: a file written before the unvectorised rate (8 kernel floats) reads it as 0, the rest unchanged", "[chakra-export]") {
+  const LoadedTrace trace = load_trace(data_dir() + "/traces/recordings/h200-user-scripts/vit-b32");
+  ReplayOptions opts;
+  opts.firmware_latency_s = 0.0;
+  const Workload sim = simulated_workload(
+      engine_trace_export(trace.workload, replay(trace.workload, PolicySpec{"recorded", {}, 0}, opts), "h200", h200().sm_count(), 1, Json::object()));
+  const std::string now = chakra_rank_bytes(sim, 0);
+  // the same file as the fifteenth round's writer made it: every dvfs.kernel_floats list one float shorter
+  ChakraFile older = parse_chakra_bytes(now, "run.0.et");
+  std::size_t cut = 0;
+  for (auto& n : older.nodes)
+    for (auto& at : *n.mutable_attr())
+      if (at.name() == chakra_attr::kKernelFloats) {
+        REQUIRE(at.float_list().values_size() == chakra_attr::kKernelFloatCount);
+        at.mutable_float_list()->mutable_values()->RemoveLast();
+        ++cut;
+      }
+  REQUIRE(cut > 100);
+  std::string bytes;
+  append_delimited(bytes, older.metadata);
+  for (const auto& n : older.nodes) append_delimited(bytes, n);
+  const Workload a = import_chakra_bytes({now}, {"run.0.et"}, Classifier::load_default());
+  const Workload b = import_chakra_bytes({bytes}, {"run.0.et"}, Classifier::load_default());
+  REQUIRE(a.ranks[0].kernels.size() == b.ranks[0].kernels.size());
+  std::size_t unvectorised = 0;
+  for (std::size_t i = 0; i < a.ranks[0].kernels.size(); ++i) {
+    const Kernel &x = a.ranks[0].kernels[i], &y = b.ranks[0].kernels[i];
+    unvectorised += x.unvectorised_tbps > 0;
+    CHECK(y.unvectorised_tbps == 0);
+    CHECK(y.memory_tbps == x.memory_tbps);
+    CHECK(y.tensor_tflops == x.tensor_tflops);
+    CHECK(y.duration_s == x.duration_s);
+  }
+  CHECK(unvectorised > 0);  // the recording has kernels on that path, so the cut took something away
 }
 
 TEST_CASE("chakra round trip: a two-rank job with an all-reduce and a send / recv replays the same", "[chakra-export]") {
