@@ -11,11 +11,12 @@
 # whisper-stft-b16 int8-mlp-infer-t4096 fp8-linear-train-b16", then the rest), SET=5 the fifth (split:
 # unseen_workloads_5; into h200-unseen-5, one call), SET=6 the sixth (split: unseen_workloads_6; into h200-unseen-6, in
 # two calls: ONLY="graph-decode-b16 gp-fp64-n10k wavenet-b8", then the rest), SET=7 the seventh (split:
-# unseen_workloads_7; into h200-unseen-7).
+# unseen_workloads_7; into h200-unseen-7). SET=prior records the class priors' fit set below the cap (split:
+# shapeless_prior_fit_workloads; other sizes of ten of these scripts; into h200-prior-fit).
 # Only reads NVML; changes no card setting.
 PKG=$1; OUT=$2
 S=$(cd "$(dirname "$0")" && pwd)
-NAME=h200-unseen; [ "${SET:-1}" != 1 ] && NAME=h200-unseen-$SET
+NAME=h200-unseen; [ "${SET:-1}" != 1 ] && NAME=h200-unseen-$SET; [ "${SET:-1}" = prior ] && NAME=h200-prior-fit
 W=$(mktemp -d)/$NAME
 mkdir -p "$W/logs"
 export PYTHONUNBUFFERED=1
@@ -30,7 +31,18 @@ rec() {  # rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...; ONLY="NAME ..." r
   echo "$name rc=$rc wall=$((SECONDS - t0)) s" | tee -a "$W/logs/summary.log"
   tail -3 "$W/logs/$name.log" | tee -a "$W/logs/summary.log"
 }
-if [ "${SET:-1}" = 7 ]; then  # the seventh blind set (split: unseen_workloads_7): scans, stencils, LoRA, drafts, group-by
+if [ "${SET:-1}" = prior ]; then  # the class priors' fit set below the cap (split: shapeless_prior_fit_workloads)
+  rec resnet50-infer-b8 20:200 -- python3 "$S/resnet50_infer.py" --batch 8
+  rec mobilenet-train-b32 10:50 -- python3 "$S/mobilenet_train.py" --batch 32 --size 128
+  rec gpt-fp32-train-b2-l6 10:40 -- python3 "$S/gpt_fp32_train.py" --batch 2 --layers 6
+  rec lstm-lm-b16-h1024 10:50 -- python3 "$S/lstm_lm.py" --batch 16 --hidden 1024
+  rec swin-t-b16 10:40 -- python3 "$S/swin_train.py" --batch 16
+  rec t5-translate-b16 10:40 -- python3 "$S/t5_translate.py" --batch 16
+  rec bert-finetune-b8-s256 10:50 -- python3 "$S/bert_finetune.py" --batch 8 --seq 256
+  rec two-tower-b2048 10:60 -- python3 "$S/two_tower_retrieval.py" --batch 2048
+  rec convnext-train-b16 10:50 -- python3 "$S/convnext_train.py" --batch 16
+  rec vae-decode-b1 10:30 -- python3 "$S/vae_decode_infer.py" --batch 1
+elif [ "${SET:-1}" = 7 ]; then  # the seventh blind set (split: unseen_workloads_7): scans, stencils, LoRA, drafts, group-by
   rec selective-scan-lm-b8 5:30 -- python3 "$S/selective_scan_lm.py"
   rec heat3d-n320 10:150 -- python3 "$S/heat3d_stencil.py"
   rec kmeans-4m-k1024 5:40 -- python3 "$S/kmeans_cluster.py"
