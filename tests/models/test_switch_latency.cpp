@@ -1,3 +1,4 @@
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "models/src/switch_latency.hpp"
 #include "sim/core/errors.hpp"
@@ -36,7 +37,7 @@ Moments moments(const LognormalLatency& d, std::uint64_t seed, int n) {
 std::string temp_model(const std::function<void(Json&)>& edit, const char* tag) {
   Json j = read_json_file(models_dir() + "/h200.json");
   edit(j);
-  std::string path = std::string("/tmp/dvfs-test-switch-latency-") + tag + ".json";
+  std::string path = dvfs::testing::scratch_path(std::string("dvfs-test-switch-latency-") + tag + ".json");
   std::ofstream(path) << j.dump();
   return path;
 }

@@ -1,6 +1,7 @@
 // The Kineto importer's streaming reader (traces/src/kineto_stream.*) against its checked reader: the same
 // workload byte for byte wherever the streaming reader reads a trace, the checked reader's error message wherever
 // the input is bad, and the checked reader's limits (depth, number range) kept.
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
@@ -223,7 +224,8 @@ TEST_CASE("split_trace_events: events and skeleton whatever the read and batch s
 TEST_CASE("ByteSource: gzip members one after another, truncated and corrupt gzip", "[traces][stream]") {
   const std::string plain = read_text(fixture("kineto_current.json"));
   const std::string gz = read_text(fixture("kineto_current.json.gz"));
-  const std::string dir = std::filesystem::temp_directory_path().string();
+  const std::string dir = dvfs::testing::scratch_path("gzip-members");
+  std::filesystem::create_directories(dir);
   auto write = [&](const std::string& name, const std::string& bytes) {
     std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
     return dir + "/" + name;
@@ -285,7 +287,7 @@ std::string gzip_member(const std::string& text, int level = 6, bool fields = fa
 }
 
 std::string temp_file(const std::string& name, const std::string& bytes) {
-  const std::string path = std::filesystem::temp_directory_path().string() + "/" + name;
+  const std::string path = dvfs::testing::scratch_path(name);
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
 }

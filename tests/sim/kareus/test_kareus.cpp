@@ -1,3 +1,4 @@
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/kareus/kareus.hpp"
@@ -104,7 +105,7 @@ TEST_CASE("Kareus study: at iso-time Kareus needs no more energy than Perseus, P
 TEST_CASE("A bad Kareus knob file names the field", "[kareus]") {
   Json j = read_json_file(default_kareus_knobs_path());
   j["comm_sms"] = {0, 21};
-  const std::string path = "/tmp/dvfs-test-kareus-knobs.json";
+  const std::string path = dvfs::testing::scratch_path("dvfs-test-kareus-knobs.json");
   std::ofstream(path) << j.dump();
   try {
     load_kareus_knobs(path);

@@ -1,3 +1,4 @@
+#include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/validate/stream_pairs.hpp"
@@ -34,7 +35,7 @@ TEST_CASE("Overlap replay: every held-out H200 stream pair within 5 % in time an
 }
 
 TEST_CASE("The stream-pair split rejects a pair in both lists, naming the file and field", "[stream-pairs]") {
-  const std::string bad = "/tmp/dvfs-test-stream-split-both.json";
+  const std::string bad = dvfs::testing::scratch_path("dvfs-test-stream-split-both.json");
   std::ofstream(bad) << R"({"fit": ["a+b"], "held_out": ["a+b"]})";
   try {
     read_stream_pair_split(bad);
