@@ -239,6 +239,11 @@ def test_validate_models_reports_held_out_retarget_and_recording_figures(cli, tm
     for x in wl:
         if x["shapes_withheld_kernels"] == 0:  # a trace without shapes: the same figure in both columns
             assert x["shapes_withheld_total_energy_error_pct"] == x["total_energy_error_pct"]
+    ws = rep["power_suite"]["workload_summary"]  # both columns summarised in the JSON report as in the text
+    for column, field in (("with_shapes", "total_energy_error_pct"),
+                          ("shapes_withheld", "shapes_withheld_total_energy_error_pct")):
+        assert ws[column]["native_within_8_pct"] == sum(abs(x[field]) <= 8 for x in wl)
+        assert abs(ws[column]["native_energy_abs_error"]["mean_pct"] - sum(abs(x[field]) for x in wl) / len(wl)) < 1e-9
     assert "operator shapes withheld" in r.stdout and "shapes withheld" in r.stdout
     text = r.stdout
     assert "held-out" in text and "Retargeting A100 -> A40" in text and "h200-llama1b" in text

@@ -42,8 +42,13 @@ std::vector<RankOutcome> replay(const Workload& wl, const PolicySpec& spec, Repl
 }
 
 // The run exported as Chakra bytes (one file per rank) and imported again.
+// The workload the engine's trace export of a replay describes (what the Chakra writer reads).
+Workload simulated_of(const Workload& wl, const std::vector<RankOutcome>& out) {
+  return simulated_workload(engine_trace_export(wl, out, "h200", h200().sm_count(), 1, Json::object()));
+}
+
 Workload through_chakra(const Workload& wl, const std::vector<RankOutcome>& out) {
-  const Workload sim = simulated_workload(engine_trace_export(wl, out, "h200", h200().sm_count(), 1, Json::object()));
+  const Workload sim = simulated_of(wl, out);
   std::vector<std::string> bytes, names;
   for (std::size_t r = 0; r < sim.ranks.size(); ++r) {
     bytes.push_back(chakra_rank_bytes(sim, r));
@@ -81,8 +86,7 @@ TEST_CASE("chakra: a file written before the unvectorised rate (8 kernel floats)
   const LoadedTrace trace = load_trace(data_dir() + "/traces/recordings/h200-user-scripts/vit-b32");
   ReplayOptions opts;
   opts.firmware_latency_s = 0.0;
-  const Workload sim = simulated_workload(
-      engine_trace_export(trace.workload, replay(trace.workload, PolicySpec{"recorded", {}, 0}, opts), "h200", h200().sm_count(), 1, Json::object()));
+  const Workload sim = simulated_of(trace.workload, replay(trace.workload, PolicySpec{"recorded", {}, 0}, opts));
   const std::string now = chakra_rank_bytes(sim, 0);
   // the same file as the fifteenth round's writer made it: every dvfs.kernel_floats list one float shorter
   ChakraFile older = parse_chakra_bytes(now, "run.0.et");
