@@ -69,6 +69,33 @@ else:
     GOVERNOR_SOURCE = {"source": "estimate", "ref": "control period, window and gains of NVIDIA's power-limit loop are undisclosed"}
 
 
+# Class priors below the cap: scales fit by models/calibration/class_priors.py (split rule class_priors_below_cap)
+# on the ten h200-prior-fit workloads with shapes withheld and the GPT-3 XL recording; absent, the priors are the
+# micro-benchmark powers alone.
+CLASS_PRIORS = os.path.join(ROOT, "models", "calibration", "h200.class-priors.json")
+
+
+def apply_class_priors(dyn):
+    """Scales dyn in place; returns the model's class_prior_by_name list and a provenance note ([] and "" without)."""
+    if not os.path.exists(CLASS_PRIORS):
+        return [], ""
+    with open(CLASS_PRIORS) as f:
+        cp = json.load(f)
+    for group, classes in cp["groups"].items():
+        for c in classes:
+            dyn[c] = round(dyn[c] * cp["scales"][group], 1)
+    named = cp["named_prior"]
+    tensor = next(g for g, cs in cp["groups"].items() if named["class"] in cs)
+    by_name = [{"class": named["class"], "name_contains": named["name_contains"],
+                "scale": round(cp["scales"]["cuda_core_fp32_gemm"] / cp["scales"][tensor], 3),
+                "about": "CUDA-core fp32 GEMMs (cutlass simt_sgemm, cuBLAS ..._ffma): their own prior, a share of the gemm "
+                         "prior's dynamic power"}]
+    note = (" x a scale fit below the cap (models/calibration/h200.class-priors.json: tensor %.3f, streaming %.3f; "
+            "ten h200-prior-fit workloads with shapes withheld and the GPT-3 XL recording, recorded clocks)"
+            % (cp["scales"]["tensor"], cp["scales"]["streaming"]))
+    return by_name, note
+
+
 def load(folder):
     with open(os.path.join(REC, folder, "run.json")) as f:
         run = json.load(f)
@@ -132,6 +159,7 @@ def derive():
         "normalization": d_elem, "copy": d_copy, "optimizer": d_elem,
         "communication": round(0.3 * d_copy, 1), "other": d_elem,
     }
+    by_name, prior_note = apply_class_priors(dyn)
     classes = {c: {"time_sm": TIME_SCALING[c][0], "time_mem": TIME_SCALING[c][1],
                    "dynamic_w": dyn[c], "sm_share": SM_SHARE[c]} for c in TIME_SCALING}
 
@@ -157,6 +185,7 @@ def derive():
         "power": {"idle_w": idle, "idle_sm_fraction": 0.0, "cap_w": dev["power_limit_mw"] / 1000.0,
                   "dynamic_scale": 1.0},
         "classes": classes,
+        **({"class_prior_by_name": by_name} if by_name else {}),
         "native_governor": {
             "control_period_s": 0.01, "window_s": GOVERNOR_CONSTANTS["window_s"], "target_fraction": 0.98,
             "down_gain_steps_per_w": GOVERNOR_CONSTANTS["down_gain_steps_per_w"],
@@ -184,15 +213,16 @@ def derive():
             "/power/dynamic_scale": {"source": "fit", "ref": "set by dvfs-sim calibrate --recording"},
             "/power/idle_sm_fraction": {"source": "estimate", "ref": "idle power taken as clock-independent in P0 until measured"},
             "/voltage_curve": VOLTAGE_SOURCE,
-            "/classes/gemm/dynamic_w": {"source": "fit", "ref": "bf16 GEMM 8192^3 power at its capped clock, " + src_micro},
-            "/classes/attention/dynamic_w": {"source": "estimate", "ref": "taken equal to gemm (tensor-core bound)"},
-            "/classes/elementwise/dynamic_w": {"source": "fit", "ref": "addcmul 2 GiB at 1980 MHz, " + src_micro},
-            "/classes/reduction/dynamic_w": {"source": "estimate", "ref": "taken equal to elementwise"},
-            "/classes/normalization/dynamic_w": {"source": "estimate", "ref": "taken equal to elementwise"},
+            "/classes/gemm/dynamic_w": {"source": "fit", "ref": "bf16 GEMM 8192^3 power at its capped clock, " + src_micro + prior_note},
+            "/classes/attention/dynamic_w": {"source": "estimate", "ref": "taken equal to gemm (tensor-core bound)" + prior_note},
+            "/classes/elementwise/dynamic_w": {"source": "fit", "ref": "addcmul 2 GiB at 1980 MHz, " + src_micro + prior_note},
+            "/classes/reduction/dynamic_w": {"source": "estimate", "ref": "taken equal to elementwise" + prior_note},
+            "/classes/normalization/dynamic_w": {"source": "estimate", "ref": "taken equal to elementwise" + prior_note},
             "/classes/optimizer/dynamic_w": {"source": "estimate", "ref": "taken equal to elementwise (streaming AdamW)"},
-            "/classes/other/dynamic_w": {"source": "estimate", "ref": "taken equal to elementwise"},
-            "/classes/copy/dynamic_w": {"source": "fit", "ref": "2 GiB device copy at 1980 MHz, " + src_micro},
+            "/classes/other/dynamic_w": {"source": "estimate", "ref": "taken equal to elementwise" + prior_note},
+            "/classes/copy/dynamic_w": {"source": "fit", "ref": "2 GiB device copy at 1980 MHz, " + src_micro + prior_note},
             "/classes/communication/dynamic_w": {"source": "estimate", "ref": "0.3 x copy; no collective measured yet"},
+            **({"/class_prior_by_name": {"source": "fit", "ref": "scale fit with the class priors (class_priors.py)"}} if by_name else {}),
             "/classes": {"source": "estimate", "ref": "time_sm, time_mem, sm_share: priors by kernel class (compute- vs memory-bound); dvfs-sim calibrate --recording replaces time_sm/time_mem where the recording has evidence"},
             "/native_governor/target_fraction": {"source": "measured", "ref": "counter mean power 686 W / 700 W cap in the timed gpt3xl phase"},
             "/native_governor": GOVERNOR_SOURCE,

@@ -90,6 +90,8 @@ def derive(name, sibling_name, models_dir):
         # sm_share stays the target's own: a sibling fit at one memory clock (the A100 profiles) says
         # nothing about how power moves with the memory clock, which this GPU may change.
         c["sm_share"] = own[name]["sm_share"]
+    if "class_prior_by_name" in s:  # a share of the class prior, by kernel name: carried with the classes
+        m["class_prior_by_name"] = copy.deepcopy(s["class_prior_by_name"])
     # Not copied: per-kernel shares (keyed on the sibling's kernel names, which another architecture's
     # libraries do not launch) and stage computations (a pipeline stage of the sibling's workload).
     m.pop("kernels", None)
@@ -110,6 +112,8 @@ def derive(name, sibling_name, models_dir):
         p["/classes/%s/sm_share" % name] = {"source": "estimate", "ref": "prior by kernel class (compute- vs memory-bound), "
                                             "kept from models/calibration/%s.base.json: the sibling's value cannot say how "
                                             "power moves with this GPU's memory clock" % name_of(m)}
+    if "class_prior_by_name" in m:
+        p["/class_prior_by_name"] = {"source": label, "ref": "copied, " + ref}
     p["/native_governor"] = {"source": label, "ref": "copied (the sibling's own provenance says what each value rests on), " + ref}
     if sibling_name == ACTIVITY_SOURCE:
         with open(os.path.join(models_dir, ACTIVITY_SOURCE + ".json")) as f:

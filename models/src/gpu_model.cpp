@@ -102,6 +102,29 @@ ActivityPower read_activity(const JsonReader& a) {
   return p;
 }
 
+std::vector<NamedPrior> read_named_priors(const JsonReader& list) {
+  if (!list.is_array()) list.fail(nullptr, "expected an array of {class, name_contains, scale} objects");
+  std::vector<NamedPrior> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    JsonReader e = list.at(i);
+    e.only_keys({"class", "name_contains", "scale", "about"});
+    NamedPrior p;
+    if (!kernel_class_from_string(e.string("class"), p.cls))
+      e.fail("class", "unknown kernel class (expected gemm, attention, elementwise, reduction, normalization, copy, "
+                      "optimizer, communication, other)");
+    JsonReader needles = e.child("name_contains");
+    if (!needles.is_array() || needles.size() == 0) needles.fail(nullptr, "expected a non-empty array of name fragments");
+    for (std::size_t j = 0; j < needles.size(); ++j) {
+      const Json& n = needles.node()[j];
+      if (!n.is_string() || n.get<std::string>().empty()) needles.fail(nullptr, "expected non-empty strings");
+      p.name_contains.push_back(n.get<std::string>());
+    }
+    p.scale = e.non_negative("scale");
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 }  // namespace
 
 GpuModel GpuModel::load(const std::string& path) { return from_json(read_json_file(path), path); }
@@ -110,7 +133,7 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
   JsonReader r(doc, path, "");
   r.only_keys({"name", "display_name", "status", "sm_count", "clocks", "voltage_curve", "power", "classes",
                "native_governor", "switch_latency", "specs", "provenance", "notes", "computations", "derived_from", "kernels",
-               "activity"});
+               "activity", "class_prior_by_name"});
   GpuModel m;
   m.source_file_ = path;
   m.name_ = r.string("name");
@@ -168,6 +191,7 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
     const char* cname = to_string(static_cast<KernelClass>(i));
     m.classes_[i] = read_coefficients(cls.child(cname));
   }
+  if (r.has("class_prior_by_name")) m.named_priors_ = read_named_priors(r.child("class_prior_by_name"));
   if (r.has("computations")) {
     JsonReader comp = r.child("computations");
     for (auto it = comp.node().begin(); it != comp.node().end(); ++it)
@@ -258,6 +282,14 @@ void GpuModel::build_tables() {
 GpuModel GpuModel::bound_to(const std::vector<std::string>& names) const {
   GpuModel b = *this;
   b.name_override_.assign(names.size(), -1);
+  b.name_prior_.assign(names.size(), -1);
+  for (std::size_t i = 0; i < names.size() && !named_priors_.empty(); ++i)
+    for (std::size_t p = 0; p < named_priors_.size() && b.name_prior_[i] < 0; ++p)
+      for (const std::string& n : named_priors_[p].name_contains)
+        if (names[i].find(n) != std::string::npos) {
+          b.name_prior_[i] = static_cast<int>(p);
+          break;
+        }
   if (kernel_overrides_.empty()) return b;
   std::unordered_map<std::string, int> index;
   for (std::size_t i = 0; i < kernel_overrides_.size(); ++i) index.emplace(kernel_overrides_[i].first, static_cast<int>(i));

@@ -40,6 +40,15 @@ struct NativeGovernorParams {
   double up_margin_w = 10;              // raise only when this far below the target
 };
 
+// A class prior of its own for kernels whose name says what the class cannot: a kernel of class `cls` whose name
+// contains any of `name_contains` is priced at `scale` x its class's dynamic power (model key class_prior_by_name;
+// e.g. CUDA-core fp32 GEMMs beside the tensor-core GEMMs the gemm prior was set on).
+struct NamedPrior {
+  KernelClass cls = KernelClass::other;
+  std::vector<std::string> name_contains;
+  double scale = 1;
+};
+
 struct ClassCoefficients {
   double time_sm = 0.5;    // share of the recorded duration that scales with 1/f_sm
   double time_mem = 0.3;   // share that scales with 1/f_mem
@@ -160,10 +169,16 @@ class GpuModel {
   }
   double kernel_power_w(const Kernel& k, int sm_idx, int mem_idx) const {
     if (k.work != WorkSource::unknown && activity_.present) return activity_power_w(k, sm_idx, mem_idx);
-    const double class_w =
-        k.sm_fill * dyn_tab_[(static_cast<std::size_t>(k.cls) * sm_clocks_.size() + sm_idx) * mem_clocks_.size() + mem_idx];
+    const double class_w = k.sm_fill * named_prior_scale(k) *
+                           dyn_tab_[(static_cast<std::size_t>(k.cls) * sm_clocks_.size() + sm_idx) * mem_clocks_.size() + mem_idx];
     return idle_w_tab_[sm_idx] + (activity_.present ? prior_ramp(k, sm_idx, mem_idx) : 1.0) * class_w;
   }
+  // The scale of a kernel's class prior its name selects (class_prior_by_name; 1 when none, or the model is unbound).
+  double named_prior_scale(const Kernel& k) const {
+    const int p = k.name_id < name_prior_.size() ? name_prior_[k.name_id] : -1;
+    return p >= 0 && named_priors_[p].cls == k.cls ? named_priors_[p].scale : 1.0;
+  }
+  const std::vector<NamedPrior>& named_priors() const { return named_priors_; }
   // A class-prior kernel of an activity model ramps as a counted one does: t / (t + ramp_s) for a kernel that runs t
   // (h200-power-split.json, unsized_prior_ramp); 1 for a kernel without a duration and for a collective, whose
   // duration is the network model's in a multi-GPU replay, not kernel_time_s.
@@ -215,6 +230,8 @@ class GpuModel {
   GpuSpecs specs_;
   std::vector<std::pair<std::string, ClassCoefficients>> computations_, kernel_overrides_;
   std::vector<int> name_override_;  // per workload name id: index into kernel_overrides_, or -1
+  std::vector<NamedPrior> named_priors_;
+  std::vector<int> name_prior_;  // per workload name id: index into named_priors_, or -1
   int sm_count_ = 0;
   std::vector<double> sm_clocks_, mem_clocks_;
   ClockPair default_clocks_;

@@ -135,7 +135,7 @@ struct ValidateArgs {
   std::string dir, gpu, out_file, perseus_runs, perseus, cluster_file, write_plans, workloads, trace_out;
   std::string stream_pairs, split, contention;
   TextOption p_blocking, power_cap, quantum, min_clock, p2p_latency;
-  bool json = false, models = false, no_frontier = false, no_fits = false;
+  bool json = false, models = false, no_frontier = false, no_fits = false, shapes_withheld = false;
 };
 
 PerseusValidationOptions perseus_options(const ValidateArgs& a) {
@@ -202,7 +202,11 @@ int validate_main(const ValidateArgs& a) {
   const bool multi = !a.models && is_multi_rank_recording(a.dir);
   if (!a.trace_out.empty() && (a.models || multi))
     throw UsageError("validate --trace-out takes one single-GPU recording (not --models or a multi-rank directory)");
-  const Json rep = a.models ? validate_models() : multi ? validate_multi_rank(a.dir, a.gpu, cluster) : validate_recording(a.dir, a.gpu, a.trace_out);
+  if (a.shapes_withheld && (a.models || multi))
+    throw UsageError("validate --shapes-withheld takes one single-GPU recording (not --models or a multi-rank directory)");
+  const Json rep = a.models ? validate_models()
+                   : multi  ? validate_multi_rank(a.dir, a.gpu, cluster)
+                            : validate_recording(a.dir, a.gpu, a.trace_out, a.shapes_withheld);
   if (!a.out_file.empty()) write_json_output(a.out_file, rep, "validation report");
   std::cout << (a.json ? rep.dump(2) + "\n"
                        : a.models ? format_model_checks(rep)
@@ -425,6 +429,9 @@ Command validate_command() {
     add_text_option(app, "--p2p-latency", a->p2p_latency, "--perseus-runs: point-to-point latency, s (>= 0)");
     app.add_flag("--json", a->json, "print the report as JSON");
     app.add_option("-o,--output", a->out_file, "write the report (JSON) to this file");
+    app.add_flag("--shapes-withheld", a->shapes_withheld,
+                 "RECORDING: import it as a trace recorded without record_shapes would be (no work counted from operator "
+                 "shapes: class priors price those kernels)");
     app.add_option("--trace-out", a->trace_out,
                    "RECORDING: write into this directory each replay as a trace and timeline, the measured telemetry and the "
                    "report (for `dvfs-sim report`; docs/trace-export.md)");

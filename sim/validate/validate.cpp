@@ -7,6 +7,7 @@
 #include "sim/results/summary.hpp"
 #include "sim/simulation/run_scenario.hpp"
 #include "sim/simulation/simulation.hpp"
+#include "traces/src/kernel_activity.hpp"
 #include "traces/src/multi_rank.hpp"
 #include "traces/src/recording.hpp"
 
@@ -77,8 +78,12 @@ Recording load_validation_recording(const std::string& dir) {
   return rec;
 }
 
-Json validate_recording(const std::string& dir, const std::string& gpu, const std::string& out_dir) {
-  return validate_recording(load_validation_recording(dir), load_gpu_model(gpu, "", "--gpu"), out_dir);
+Json validate_recording(const std::string& dir, const std::string& gpu, const std::string& out_dir, bool shapes_withheld) {
+  Recording rec = load_validation_recording(dir);
+  const std::size_t withheld = shapes_withheld ? withhold_operator_work(rec.workload) : 0;
+  Json report = validate_recording(rec, load_gpu_model(gpu, "", "--gpu"), out_dir);
+  if (shapes_withheld) report["shapes_withheld_kernels"] = withheld;
+  return report;
 }
 
 Json validate_recording(const Recording& rec, const GpuModel& model, const std::string& out_dir) {
@@ -227,6 +232,9 @@ std::string format_validation(const Json& rep) {
      << rep["gpu"]["status"].get<std::string>() << "]\n";
   os << "measured: " << rep["measured_from"].get<std::string>() << "\n";
   if (rep.contains("energy_note")) os << "note: " << rep["energy_note"].get<std::string>() << "\n";
+  if (rep.contains("shapes_withheld_kernels"))
+    os << "shapes withheld: " << rep["shapes_withheld_kernels"].get<std::size_t>()
+       << " kernels priced by class priors instead of work counted from their operators' shapes\n";
   if (rep.contains("import_notes"))
     for (const Json& n : rep["import_notes"]) os << "import note: " << n.get<std::string>() << "\n";
   for (const Json& src : rep["clock_sources"]) {

@@ -17,7 +17,8 @@ namespace dvfs {
 // sim/results/trace_export.hpp) and timeline (<source>.timeline.csv), the measured telemetry on the
 // replay's time axis (measured.csv: t_s,power_w,sm_mhz,mem_mhz) and the report (validate.json), for
 // `dvfs-sim report`.
-Json validate_recording(const std::string& dir, const std::string& gpu, const std::string& out_dir = "");
+// shapes_withheld: the recording imported as a trace without operator shapes would be (withhold_operator_work).
+Json validate_recording(const std::string& dir, const std::string& gpu, const std::string& out_dir = "", bool shapes_withheld = false);
 // A replay of recording `dir` on `model` with the clocks of `source`: the native governor's ("native"), or those
 // the telemetry recorded ("recorded").
 Scenario validation_scenario(const std::string& dir, const GpuModel& model, const char* source);

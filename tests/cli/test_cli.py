@@ -86,6 +86,22 @@ def test_validate_prints_both_clock_sources_and_json(cli, root, tmp_path):
     assert abs(native["total"]["time_error_pct"]) < 5
 
 
+def test_validate_shapes_withheld_prices_a_shaped_recording_as_a_shapeless_trace(cli, root):
+    rec = os.path.join(root, "traces", "recordings", "h200-prior-fit", "gpt-fp32-train-b2-l6")
+    full = json.loads(cli("validate", rec, "--gpu", "h200", "--json").stdout)
+    r = cli("validate", rec, "--gpu", "h200", "--shapes-withheld")
+    assert r.returncode == 0, r.stderr
+    assert "shapes withheld:" in r.stdout and "class priors" in r.stdout
+    rep = json.loads(cli("validate", rec, "--gpu", "h200", "--json", "--shapes-withheld").stdout)
+    assert rep["shapes_withheld_kernels"] > 1000 and "shapes_withheld_kernels" not in full
+    # same recording, same measurement; only the pricing of the withheld kernels moves
+    for a, b in zip(full["clock_sources"], rep["clock_sources"]):
+        assert a["total"]["measured_energy_j"] == b["total"]["measured_energy_j"]
+        assert a["total"]["simulated_energy_j"] != b["total"]["simulated_energy_j"]
+    r = cli("validate", "--models", "--shapes-withheld")
+    assert r.returncode != 0 and "--shapes-withheld takes one single-GPU recording" in r.stderr
+
+
 def test_bench_prints_throughput_against_its_targets(cli):
     r = cli("bench", "--events", "200000")
     assert r.returncode == 0, r.stderr
@@ -245,6 +261,15 @@ def test_validate_models_reports_held_out_retarget_and_recording_figures(cli, tm
         assert ws[column]["native_within_8_pct"] == sum(abs(x[field]) <= 8 for x in wl)
         assert abs(ws[column]["native_energy_abs_error"]["mean_pct"] - sum(abs(x[field]) for x in wl) / len(wl)) < 1e-9
     assert "operator shapes withheld" in r.stdout and "shapes withheld" in r.stdout
+    # split class_priors_below_cap: held-out workloads with a script variant among the priors' fit workloads apart
+    # from the rest, and the ten fit workloads themselves as in-sample rows
+    assert ws["shapes_withheld_variant_in_fit"]["workloads"] == 10
+    assert (ws["shapes_withheld_variant_in_fit"]["workloads"] + ws["shapes_withheld_no_variant_in_fit"]["workloads"]
+            == ws["shapes_withheld"]["workloads"] == len(wl))
+    fit = rep["power_suite"]["prior_fit_workloads"]
+    assert len(fit) == 10 and all(x["kind"] == "in-sample" for x in fit)
+    assert ws["prior_fit_in_sample_shapes_withheld"]["workloads"] == 10
+    assert "class priors' fit workloads" in r.stdout
     text = r.stdout
     assert "held-out" in text and "Retargeting A100 -> A40" in text and "h200-llama1b" in text
     assert "capped loops measured three ways" in text and "one long step" in text

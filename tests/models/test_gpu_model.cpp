@@ -219,3 +219,48 @@ TEST_CASE("a simulation binds the model's per-kernel shares to the trace's kerne
   const double with = simulate(sc, trace, GpuModel::from_json(doc, "b.json")).summary["totals"]["time_s"].get<double>();
   CHECK(with > without);
 }
+
+TEST_CASE("a named class prior prices a class-prior kernel of that class and name at its scale once bound", "[models][named_prior]") {
+  Json doc = read_json_file(load_gpu_model("h200").source_file());
+  doc["class_prior_by_name"] = Json::array({{{"class", "gemm"}, {"name_contains", {"sgemm", "_ffma"}}, {"scale", 0.5}}});
+  const GpuModel m = GpuModel::from_json(doc, "n.json");
+  doc.erase("class_prior_by_name");
+  const GpuModel plain = GpuModel::from_json(doc, "p.json");
+  Kernel k = kernel(KernelClass::gemm, 1e-3, 1980, 3201);  // no counted work: the class prior prices it
+  k.name_id = 1;
+  const int f = m.sm_index(1980), mem = m.mem_index(3201);
+  const double idle = m.idle_power_w(f), class_dyn = plain.kernel_power_w(k, f, mem) - idle;
+  REQUIRE(class_dyn > 0);
+  CHECK(m.kernel_power_w(k, f, mem) == Catch::Detail::Approx(plain.kernel_power_w(k, f, mem)));  // unbound: the class
+  const GpuModel bound = m.bound_to({"nvjet_sm90_tst_128x256", "cutlass_80_simt_sgemm_256x128", "sm80_xmma_gemm_f32f32_ffma"});
+  CHECK(bound.kernel_power_w(k, f, mem) - idle == Catch::Detail::Approx(0.5 * class_dyn));
+  k.name_id = 2;
+  CHECK(bound.kernel_power_w(k, f, mem) - idle == Catch::Detail::Approx(0.5 * class_dyn));
+  k.name_id = 0;  // a tensor-core GEMM's name: the class prior
+  CHECK(bound.kernel_power_w(k, f, mem) == Catch::Detail::Approx(plain.kernel_power_w(k, f, mem)));
+  k.name_id = 1;
+  k.cls = KernelClass::elementwise;  // the name matches, the class does not: the class prior
+  CHECK(bound.kernel_power_w(k, f, mem) == Catch::Detail::Approx(plain.bound_to({"a", "b"}).kernel_power_w(k, f, mem)));
+}
+
+TEST_CASE("a bad named class prior names the field and what was expected", "[models][named_prior]") {
+  Json doc = read_json_file(load_gpu_model("h200").source_file());
+  auto error_of = [&](const Json& entry) {
+    doc["class_prior_by_name"] = Json::array({entry});
+    try {
+      GpuModel::from_json(doc, "n.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(error_of({{"class", "gemmm"}, {"name_contains", {"x"}}, {"scale", 1}}),
+             Catch::Contains("class_prior_by_name[0].class") && Catch::Contains("unknown kernel class"));
+  CHECK_THAT(error_of({{"class", "gemm"}, {"name_contains", Json::array()}, {"scale", 1}}),
+             Catch::Contains("name_contains") && Catch::Contains("non-empty array"));
+  CHECK_THAT(error_of({{"class", "gemm"}, {"name_contains", {""}}, {"scale", 1}}), Catch::Contains("non-empty strings"));
+  CHECK_THAT(error_of({{"class", "gemm"}, {"name_contains", {"x"}}, {"scale", -1}}), Catch::Contains("scale"));
+  CHECK_THAT(error_of({{"class", "gemm"}, {"name_contains", {"x"}}, {"scale", 1}, {"scales", 2}}), Catch::Contains("unknown key"));
+  doc["class_prior_by_name"] = {{"class", "gemm"}};
+  CHECK_THROWS_WITH(GpuModel::from_json(doc, "n.json"), Catch::Contains("class_prior_by_name") && Catch::Contains("expected an array"));
+}
