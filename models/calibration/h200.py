@@ -69,45 +69,6 @@ else:
     GOVERNOR_SOURCE = {"source": "estimate", "ref": "control period, window and gains of NVIDIA's power-limit loop are undisclosed"}
 
 
-# Class priors below the cap: scales fit by models/calibration/class_priors.py (split rule class_priors_below_cap)
-# on the ten h200-prior-fit workloads with shapes withheld and the GPT-3 XL recording; absent, the priors are the
-# micro-benchmark powers alone.
-CLASS_PRIORS = os.path.join(ROOT, "models", "calibration", "h200.class-priors.json")
-
-
-BELOW_CAP_BLEND_MHZ = (1800.0, 1950.0)  # [estimate] between the cap regime's clocks and the top clock (split class_priors_by_recorded_clock)
-
-
-def class_priors_below_cap():
-    """The model's class_prior_by_name list and class_prior_below_cap object, and their provenance ({} without the file)."""
-    if not os.path.exists(CLASS_PRIORS):
-        return {}, {}
-    with open(CLASS_PRIORS) as f:
-        cp = json.load(f)
-    named = cp["named_prior"]
-    own = next((cp["scales"][g] for g, cs in cp["groups"].items() if named["class"] in cs), 1.0)  # its class's scale
-    keys = {
-        "class_prior_by_name": [{
-            "class": named["class"], "name_contains": named["name_contains"],
-            "scale": round(cp["scales"]["cuda_core_fp32_gemm"] / own, 3),
-            "about": "CUDA-core fp32 GEMMs (cutlass simt_sgemm, cuBLAS ..._ffma): their own prior, a share of the gemm "
-                     "prior's dynamic power"}],
-        "class_prior_below_cap": {
-            "scales": {c: cp["scales"][g] for g, classes in cp["groups"].items() for c in classes},
-            "from_mhz": BELOW_CAP_BLEND_MHZ[0], "to_mhz": BELOW_CAP_BLEND_MHZ[1],
-            "about": "classes.<c>.dynamic_w were set on kernels run throttled under the cap; a kernel recorded at the top "
-                     "clock draws scale x that (blended over from_mhz..to_mhz of its recorded SM clock)"},
-    }
-    ref = ("models/calibration/class_priors.py -> h200.class-priors.json: fit at recorded clocks on the ten "
-           "traces/recordings/h200-prior-fit workloads with shapes withheld (split class_priors_below_cap, "
-           "class_priors_by_recorded_clock)")
-    prov = {"/class_prior_by_name": {"source": "fit", "ref": ref},
-            "/class_prior_below_cap/scales": {"source": "fit", "ref": ref},
-            "/class_prior_below_cap": {"source": "estimate", "ref": "from_mhz / to_mhz between the cap regime's recorded "
-                                       "clocks (GPT-3 XL 1400-1800 MHz) and the top clock (the ten: 1900-1980 MHz)"}}
-    return keys, prov
-
-
 def load(folder):
     with open(os.path.join(REC, folder, "run.json")) as f:
         run = json.load(f)
@@ -171,7 +132,6 @@ def derive():
         "normalization": d_elem, "copy": d_copy, "optimizer": d_elem,
         "communication": round(0.3 * d_copy, 1), "other": d_elem,
     }
-    prior_keys, prior_prov = class_priors_below_cap()
     classes = {c: {"time_sm": TIME_SCALING[c][0], "time_mem": TIME_SCALING[c][1],
                    "dynamic_w": dyn[c], "sm_share": SM_SHARE[c]} for c in TIME_SCALING}
 
@@ -197,7 +157,6 @@ def derive():
         "power": {"idle_w": idle, "idle_sm_fraction": 0.0, "cap_w": dev["power_limit_mw"] / 1000.0,
                   "dynamic_scale": 1.0},
         "classes": classes,
-        **prior_keys,
         "native_governor": {
             "control_period_s": 0.01, "window_s": GOVERNOR_CONSTANTS["window_s"], "target_fraction": 0.98,
             "down_gain_steps_per_w": GOVERNOR_CONSTANTS["down_gain_steps_per_w"],
@@ -234,7 +193,6 @@ def derive():
             "/classes/other/dynamic_w": {"source": "estimate", "ref": "taken equal to elementwise"},
             "/classes/copy/dynamic_w": {"source": "fit", "ref": "2 GiB device copy at 1980 MHz, " + src_micro},
             "/classes/communication/dynamic_w": {"source": "estimate", "ref": "0.3 x copy; no collective measured yet"},
-            **prior_prov,
             "/classes": {"source": "estimate", "ref": "time_sm, time_mem, sm_share: priors by kernel class (compute- vs memory-bound); dvfs-sim calibrate --recording replaces time_sm/time_mem where the recording has evidence"},
             "/native_governor/target_fraction": {"source": "measured", "ref": "counter mean power 686 W / 700 W cap in the timed gpt3xl phase"},
             "/native_governor": GOVERNOR_SOURCE,

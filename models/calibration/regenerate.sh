@@ -12,10 +12,6 @@
 #   7. governor_fit.py: the H200 native governor's loop constants, fit on the native replay of the GPT-3 XL
 #      recording (fit set) -> models/calibration/h200.governor.json, which step 1 reads; the governor plays no
 #      part in steps 2-3 (they replay at the recorded clocks), so one pass of 1-3 after it is a fixed point;
-#   7b. class_priors.py: the class priors' scales below the cap (split rule class_priors_below_cap), fit at recorded
-#      clocks on the ten h200-prior-fit workloads with shapes withheld and the GPT-3 XL recording ->
-#      models/calibration/h200.class-priors.json, which step 1 reads; run before the governor fit (which replays
-#      GPT-3 XL under the native governor, whose power the priors set);
 #   8. calibrate --stream-pairs: the contention model of concurrent streams (models/contention/h200-streams.json),
 #      fit on the two-stream pairs stream-pairs-split.json lists under fit, read from a directory that holds only
 #      those pairs (so the held-out ones cannot reach the fit).
@@ -67,13 +63,10 @@ if [ "$MODE" = "--check" ]; then
   /usr/bin/python3 models/calibration/a100_pcie.py --check || status=1
   for m in h200 a100-sxm4 a40; do same "$OUT/$m.json" "models/gpus/$m.json"; done
   /usr/bin/python3 models/calibration/governor_fit.py --check >/dev/null || status=1
-  /usr/bin/python3 models/calibration/class_priors.py --check >/dev/null || status=1
   [ $status = 0 ] && echo "calibrated models match their derivation"
   exit $status
 fi
-# Steps 7b and 7, each followed by steps 1-3 so the base carries the fitted priors and governor.
-/usr/bin/python3 models/calibration/class_priors.py --write >/dev/null
-h200_chain
+# Step 7, then steps 1-3 again so the base carries the fitted governor.
 /usr/bin/python3 models/calibration/governor_fit.py --write >/dev/null
 h200_chain
 /usr/bin/python3 models/calibration/siblings.py

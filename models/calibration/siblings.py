@@ -90,12 +90,6 @@ def derive(name, sibling_name, models_dir):
         # sm_share stays the target's own: a sibling fit at one memory clock (the A100 profiles) says
         # nothing about how power moves with the memory clock, which this GPU may change.
         c["sm_share"] = own[name]["sm_share"]
-    if "class_prior_by_name" in s:  # a share of the class prior, by kernel name: carried with the classes
-        m["class_prior_by_name"] = copy.deepcopy(s["class_prior_by_name"])
-    if "class_prior_below_cap" in s:  # the priors' below-cap scales, their clock blend at the same fraction of the top clock
-        m["class_prior_below_cap"] = copy.deepcopy(s["class_prior_below_cap"])
-        for k in ("from_mhz", "to_mhz"):
-            m["class_prior_below_cap"][k] = round(s["class_prior_below_cap"][k] * ratio, 1)
     # Not copied: per-kernel shares (keyed on the sibling's kernel names, which another architecture's
     # libraries do not launch) and stage computations (a pipeline stage of the sibling's workload).
     m.pop("kernels", None)
@@ -103,7 +97,7 @@ def derive(name, sibling_name, models_dir):
     m["native_governor"] = copy.deepcopy(s["native_governor"])
     p = m["provenance"]
     for k in list(p):
-        if k.startswith(("/voltage_curve", "/classes", "/class_prior", "/computations", "/kernels", "/native_governor",
+        if k.startswith(("/voltage_curve", "/classes", "/computations", "/kernels", "/native_governor",
                          "/power/idle_sm_fraction", "/power/dynamic_scale")):
             del p[k]
     ref = "models/gpus/%s.json (calibrated sibling), by models/calibration/siblings.py" % sibling_name
@@ -116,10 +110,6 @@ def derive(name, sibling_name, models_dir):
         p["/classes/%s/sm_share" % name] = {"source": "estimate", "ref": "prior by kernel class (compute- vs memory-bound), "
                                             "kept from models/calibration/%s.base.json: the sibling's value cannot say how "
                                             "power moves with this GPU's memory clock" % name_of(m)}
-    if "class_prior_by_name" in m:
-        p["/class_prior_by_name"] = {"source": label, "ref": "copied, " + ref}
-    if "class_prior_below_cap" in m:
-        p["/class_prior_below_cap"] = {"source": label, "ref": "scales copied, from_mhz / to_mhz x %.4f, %s" % (ratio, ref)}
     p["/native_governor"] = {"source": label, "ref": "copied (the sibling's own provenance says what each value rests on), " + ref}
     if sibling_name == ACTIVITY_SOURCE:
         with open(os.path.join(models_dir, ACTIVITY_SOURCE + ".json")) as f:

@@ -125,26 +125,6 @@ std::vector<NamedPrior> read_named_priors(const JsonReader& list) {
   return out;
 }
 
-BelowCapPriors read_below_cap_priors(const JsonReader& b) {
-  b.only_keys({"scales", "from_mhz", "to_mhz", "about"});
-  BelowCapPriors p;
-  p.present = true;
-  p.from_mhz = b.positive("from_mhz");
-  p.to_mhz = b.positive("to_mhz");
-  if (!(p.to_mhz > p.from_mhz)) b.fail("to_mhz", "expected a clock above from_mhz");
-  p.scale.fill(1.0);
-  JsonReader sc = b.child("scales");
-  if (!sc.is_object()) sc.fail(nullptr, "expected an object of kernel class -> scale");
-  for (auto it = sc.node().begin(); it != sc.node().end(); ++it) {
-    KernelClass c;
-    if (!kernel_class_from_string(it.key(), c))
-      sc.fail(it.key().c_str(), "unknown kernel class (expected gemm, attention, elementwise, reduction, normalization, copy, "
-                                "optimizer, communication, other)");
-    p.scale[static_cast<int>(c)] = sc.non_negative(it.key().c_str());
-  }
-  return p;
-}
-
 }  // namespace
 
 GpuModel GpuModel::load(const std::string& path) { return from_json(read_json_file(path), path); }
@@ -153,7 +133,7 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
   JsonReader r(doc, path, "");
   r.only_keys({"name", "display_name", "status", "sm_count", "clocks", "voltage_curve", "power", "classes",
                "native_governor", "switch_latency", "specs", "provenance", "notes", "computations", "derived_from", "kernels",
-               "activity", "class_prior_by_name", "class_prior_below_cap"});
+               "activity", "class_prior_by_name"});
   GpuModel m;
   m.source_file_ = path;
   m.name_ = r.string("name");
@@ -212,7 +192,6 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
     m.classes_[i] = read_coefficients(cls.child(cname));
   }
   if (r.has("class_prior_by_name")) m.named_priors_ = read_named_priors(r.child("class_prior_by_name"));
-  if (r.has("class_prior_below_cap")) m.below_cap_ = read_below_cap_priors(r.child("class_prior_below_cap"));
   if (r.has("computations")) {
     JsonReader comp = r.child("computations");
     for (auto it = comp.node().begin(); it != comp.node().end(); ++it)

@@ -14,7 +14,6 @@
 #include "sim/core/json_util.hpp"
 #include "sim/core/workload.hpp"
 
-#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -48,16 +47,6 @@ struct NamedPrior {
   KernelClass cls = KernelClass::other;
   std::vector<std::string> name_contains;
   double scale = 1;
-};
-
-// Class priors in two regimes (model key class_prior_below_cap): classes.<c>.dynamic_w holds the priors fit on kernels
-// the GPU ran throttled under its power cap; a kernel recorded at the top clock draws scale[c] x that. Between
-// from_mhz and to_mhz of the kernel's recorded SM clock the scale blends linearly (w = 0 at or below from_mhz, 1 at
-// or above to_mhz); a kernel without a recorded clock counts as at the model's default clock.
-struct BelowCapPriors {
-  bool present = false;
-  double from_mhz = 0, to_mhz = 0;
-  std::array<double, kKernelClassCount> scale{};  // 1 for a class the key does not name
 };
 
 struct ClassCoefficients {
@@ -180,7 +169,7 @@ class GpuModel {
   }
   double kernel_power_w(const Kernel& k, int sm_idx, int mem_idx) const {
     if (k.work != WorkSource::unknown && activity_.present) return activity_power_w(k, sm_idx, mem_idx);
-    const double class_w = k.sm_fill * named_prior_scale(k) * below_cap_scale(k) *
+    const double class_w = k.sm_fill * named_prior_scale(k) *
                            dyn_tab_[(static_cast<std::size_t>(k.cls) * sm_clocks_.size() + sm_idx) * mem_clocks_.size() + mem_idx];
     return idle_w_tab_[sm_idx] + (activity_.present ? prior_ramp(k, sm_idx, mem_idx) : 1.0) * class_w;
   }
@@ -190,13 +179,6 @@ class GpuModel {
     return p >= 0 && named_priors_[p].cls == k.cls ? named_priors_[p].scale : 1.0;
   }
   const std::vector<NamedPrior>& named_priors() const { return named_priors_; }
-  // The class_prior_below_cap factor of a kernel's class prior, by its recorded SM clock (1 without the key).
-  double below_cap_scale(const Kernel& k) const {
-    if (!below_cap_.present) return 1.0;
-    const double f = k.recorded_sm_mhz > 0 ? k.recorded_sm_mhz : default_clocks_.sm_mhz;
-    const double w = std::clamp((f - below_cap_.from_mhz) / (below_cap_.to_mhz - below_cap_.from_mhz), 0.0, 1.0);
-    return 1.0 + w * (below_cap_.scale[static_cast<int>(k.cls)] - 1.0);
-  }
   // A class-prior kernel of an activity model ramps as a counted one does: t / (t + ramp_s) for a kernel that runs t
   // (h200-power-split.json, unsized_prior_ramp); 1 for a kernel without a duration and for a collective, whose
   // duration is the network model's in a multi-GPU replay, not kernel_time_s.
@@ -249,7 +231,6 @@ class GpuModel {
   std::vector<std::pair<std::string, ClassCoefficients>> computations_, kernel_overrides_;
   std::vector<int> name_override_;  // per workload name id: index into kernel_overrides_, or -1
   std::vector<NamedPrior> named_priors_;
-  BelowCapPriors below_cap_;
   std::vector<int> name_prior_;  // per workload name id: index into named_priors_, or -1
   int sm_count_ = 0;
   std::vector<double> sm_clocks_, mem_clocks_;

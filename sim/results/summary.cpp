@@ -264,7 +264,7 @@ std::string format_report(const Json& s) {
   os << "trace " << s["trace"]["source"].get<std::string>() << ": " << s["trace"]["activities"].get<std::size_t>()
      << " device activities, " << s["trace"]["steps"].get<std::size_t>() << " steps\n";
   // How much of the kernel time the activity model prices from counted work: a trace recorded without operator
-  // shapes is priced by the class priors, coarser than counted work (validate --models, shapes withheld).
+  // shapes is priced by the class priors, which read high off the power cap (validate --models, shapes withheld).
   if (const Json& w = s["trace"]["work"]; w.contains("class_prior_kernel_time_share") && s["gpu"].value("activity_model", false)) {
     const double prior = w["class_prior_kernel_time_share"].get<double>();
     std::snprintf(buf, sizeof buf, "kernel time priced from counted work %.0f %%, by class priors %.0f %%\n", 100 * (1 - prior),
@@ -272,7 +272,7 @@ std::string format_report(const Json& s) {
     os << buf;
     if (prior > 0.5)
       os << "  (kernels without operator shapes: a trace recorded with record_shapes=True is priced from its work;\n"
-            "  class priors are coarser: `dvfs-sim validate --models`, column \"shapes withheld\")\n";
+            "  class priors read high off the power cap: `dvfs-sim validate --models`, column \"shapes withheld\")\n";
   }
   os << "\n";
   std::snprintf(buf, sizeof buf, "%-4s %-6s %-12s %10s %11s %9s %12s\n", "gpu", "step", "label", "time (ms)",

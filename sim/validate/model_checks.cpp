@@ -183,18 +183,18 @@ Json power_suite_checks(const GpuModel& h200) {
     for (const std::string& n : split_names(split, "held_out", list))
       if (n.rfind("h200-decode", 0) == 0 || std::string(list) != "recordings")
         workloads.push_back(recording_row("traces/recordings/" + n, h200, "held-out"));
-  // the class priors' fit workloads (split shapeless_prior_fit_workloads, all fit; class_priors_below_cap), in-sample,
-  // and which held-out workloads are the same scripts at other sizes
+  // the class priors' fit data (split shapeless_prior_fit_workloads; no shipped fit reads them: the eighteenth round's
+  // three rules class_priors_* were not kept), and which held-out workloads are the same scripts at other sizes
   const Json& prior_fit = split_doc.at("shapeless_prior_fit_workloads");
   Json prior_fit_rows = Json::array();
   std::set<std::string> variants;
   for (const Json& n : prior_fit.at("fit")) {
-    prior_fit_rows.push_back(recording_row(prior_fit.at("folder").get<std::string>() + "/" + n.get<std::string>(), h200, "in-sample"));
+    prior_fit_rows.push_back(recording_row(prior_fit.at("folder").get<std::string>() + "/" + n.get<std::string>(), h200, "not fit"));
     variants.insert("traces/recordings/" + prior_fit.at("held_out_variants").at(n.get<std::string>()).get<std::string>());
   }
   // the workloads' two columns summarised as the loops are: with shapes (the model's held-out figure) and with them
   // withheld (what a trace recorded without shapes gets; split shapes_withheld), the latter also apart for the held-out
-  // workloads with a variant among the class priors' fit workloads and the rest (split class_priors_below_cap)
+  // workloads with a variant among the class priors' fit workloads and the rest (split shapeless_prior_fit_workloads)
   auto summarise = [](const Json& rows, const char* field, int variant, const std::set<std::string>& of) {
     std::vector<double> err;
     std::size_t within = 0;
@@ -211,8 +211,8 @@ Json power_suite_checks(const GpuModel& h200) {
       {"shapes_withheld", summarise(workloads, kWithheld, -1, variants)},
       {"shapes_withheld_variant_in_fit", summarise(workloads, kWithheld, 1, variants)},
       {"shapes_withheld_no_variant_in_fit", summarise(workloads, kWithheld, 0, variants)},
-      {"prior_fit_in_sample_with_shapes", summarise(prior_fit_rows, "total_energy_error_pct", -1, variants)},
-      {"prior_fit_in_sample_shapes_withheld", summarise(prior_fit_rows, kWithheld, -1, variants)}};
+      {"prior_fit_with_shapes", summarise(prior_fit_rows, "total_energy_error_pct", -1, variants)},
+      {"prior_fit_shapes_withheld", summarise(prior_fit_rows, kWithheld, -1, variants)}};
   return {{"split", "models/calibration/h200-power-split.json"}, {"loops", loops}, {"loop_summary", summary}, {"fp64_loops", fp64}, {"busy_sm_loops", busy_sm},
           {"unvectorised_loops", unvectorised},
           {"workloads", workloads}, {"workload_summary", workload_summary}, {"prior_fit_workloads", prior_fit_rows},
@@ -347,16 +347,16 @@ void format_power_suite(std::ostream& os, const Json& ps) {
      << mean_within("shapes_withheld") << "\n";
   os << "  shapes withheld, held-out workloads whose script has a variant among the class priors' fit workloads: "
      << mean_within("shapes_withheld_variant_in_fit") << "; the rest: " << mean_within("shapes_withheld_no_variant_in_fit") << "\n";
-  os << "\nIn-sample: the class priors' fit workloads (traces/recordings/h200-prior-fit; split class_priors_below_cap fits\n"
-        "the priors on them with shapes withheld at recorded clocks), native governor, total energy\n";
+  os << "\nThe class priors' fit data below the cap, not fit by the shipped model (traces/recordings/h200-prior-fit; split\n"
+        "shapeless_prior_fit_workloads; the fits of the class_priors_* rules were not kept), native governor, total energy\n";
   for (const auto& h : ps["prior_fit_workloads"]) {
     const std::string p = h["recording"].get<std::string>();
     os << "  " << std::left << std::setw(44) << p.substr(p.rfind('/') + 1) << std::right << std::setprecision(2) << std::showpos
        << " with shapes " << std::setw(7) << h["total_energy_error_pct"].get<double>() << " %   shapes withheld " << std::setw(7)
        << h["shapes_withheld_total_energy_error_pct"].get<double>() << " %" << std::noshowpos << "\n";
   }
-  os << "  mean: with shapes " << mean_within("prior_fit_in_sample_with_shapes") << "; shapes withheld "
-     << mean_within("prior_fit_in_sample_shapes_withheld") << "\n";
+  os << "  mean: with shapes " << mean_within("prior_fit_with_shapes") << "; shapes withheld "
+     << mean_within("prior_fit_shapes_withheld") << "\n";
 }
 
 // A100 -> A40 retargeting of both workloads' profiles, two methods side by side: one time share per

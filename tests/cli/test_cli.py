@@ -261,15 +261,15 @@ def test_validate_models_reports_held_out_retarget_and_recording_figures(cli, tm
         assert ws[column]["native_within_8_pct"] == sum(abs(x[field]) <= 8 for x in wl)
         assert abs(ws[column]["native_energy_abs_error"]["mean_pct"] - sum(abs(x[field]) for x in wl) / len(wl)) < 1e-9
     assert "operator shapes withheld" in r.stdout and "shapes withheld" in r.stdout
-    # split class_priors_below_cap: held-out workloads with a script variant among the priors' fit workloads apart
-    # from the rest, and the ten fit workloads themselves as in-sample rows
+    # split shapeless_prior_fit_workloads: held-out workloads with a script variant among the priors' fit data apart
+    # from the rest, and the ten themselves (no shipped fit reads them)
     assert ws["shapes_withheld_variant_in_fit"]["workloads"] == 10
     assert (ws["shapes_withheld_variant_in_fit"]["workloads"] + ws["shapes_withheld_no_variant_in_fit"]["workloads"]
             == ws["shapes_withheld"]["workloads"] == len(wl))
     fit = rep["power_suite"]["prior_fit_workloads"]
-    assert len(fit) == 10 and all(x["kind"] == "in-sample" for x in fit)
-    assert ws["prior_fit_in_sample_shapes_withheld"]["workloads"] == 10
-    assert "class priors' fit workloads" in r.stdout
+    assert len(fit) == 10 and all(x["kind"] == "not fit" for x in fit)
+    assert ws["prior_fit_shapes_withheld"]["workloads"] == 10
+    assert "class priors' fit data below the cap" in r.stdout
     text = r.stdout
     assert "held-out" in text and "Retargeting A100 -> A40" in text and "h200-llama1b" in text
     assert "capped loops measured three ways" in text and "one long step" in text

@@ -113,8 +113,7 @@ TEST_CASE("kernel power: idle floor, rises with SM clock, scales with SM fill", 
     prev = p;
   }
   // At the clock the bf16 GEMM micro-benchmark ran at under the cap, the model gives its measured
-  // 691 W scaled by the training fit (dynamic_scale): the cap regime's prior (classes.gemm.dynamic_w;
-  // class_prior_below_cap does not scale the tensor classes).
+  // 691 W scaled by the training fit (dynamic_scale).
   Json doc = read_json_file(m.source_file());
   const double scale = doc["power"]["dynamic_scale"].get<double>();
   const double idle = doc["power"]["idle_w"].get<double>();
@@ -264,28 +263,4 @@ TEST_CASE("a bad named class prior names the field and what was expected", "[mod
   CHECK_THAT(error_of({{"class", "gemm"}, {"name_contains", {"x"}}, {"scale", 1}, {"scales", 2}}), Catch::Contains("unknown key"));
   doc["class_prior_by_name"] = {{"class", "gemm"}};
   CHECK_THROWS_WITH(GpuModel::from_json(doc, "n.json"), Catch::Contains("class_prior_by_name") && Catch::Contains("expected an array"));
-}
-
-TEST_CASE("below-cap class priors scale a class-prior kernel by the SM clock it was recorded at", "[models][named_prior]") {
-  Json doc = read_json_file(load_gpu_model("h200").source_file());
-  doc.erase("class_prior_by_name");
-  doc["class_prior_below_cap"] = {{"scales", {{"elementwise", 0.5}}}, {"from_mhz", 1800}, {"to_mhz", 1950}};
-  const GpuModel m = GpuModel::from_json(doc, "b.json");
-  doc.erase("class_prior_below_cap");
-  const GpuModel cap = GpuModel::from_json(doc, "c.json");
-  const int f = m.sm_index(1980), mem = m.mem_index(3201);
-  auto dyn = [&](const GpuModel& g, KernelClass c, float rec_sm) {
-    const Kernel k = kernel(c, 1e-3, rec_sm, 3201);
-    return g.kernel_power_w(k, f, mem) - g.idle_power_w(f);
-  };
-  // the power at a replay clock is the same function of it; only the recorded clock picks the regime
-  CHECK(dyn(m, KernelClass::elementwise, 1980) == Catch::Detail::Approx(0.5 * dyn(cap, KernelClass::elementwise, 1980)));
-  CHECK(dyn(m, KernelClass::elementwise, 1700) == Catch::Detail::Approx(dyn(cap, KernelClass::elementwise, 1700)));
-  CHECK(dyn(m, KernelClass::elementwise, 1875) == Catch::Detail::Approx(0.75 * dyn(cap, KernelClass::elementwise, 1875)));
-  CHECK(dyn(m, KernelClass::elementwise, 0) == Catch::Detail::Approx(0.5 * dyn(cap, KernelClass::elementwise, 0)));  // unknown: top
-  CHECK(dyn(m, KernelClass::gemm, 1980) == Catch::Detail::Approx(dyn(cap, KernelClass::gemm, 1980)));  // a class not named: 1
-  doc["class_prior_below_cap"] = {{"scales", {{"elementwise", 0.5}}}, {"from_mhz", 1950}, {"to_mhz", 1800}};
-  CHECK_THROWS_WITH(GpuModel::from_json(doc, "b.json"), Catch::Contains("class_prior_below_cap.to_mhz") && Catch::Contains("above from_mhz"));
-  doc["class_prior_below_cap"] = {{"scales", {{"elementwize", 0.5}}}, {"from_mhz", 1800}, {"to_mhz", 1950}};
-  CHECK_THROWS_WITH(GpuModel::from_json(doc, "b.json"), Catch::Contains("elementwize") && Catch::Contains("unknown kernel class"));
 }

@@ -46,12 +46,9 @@ TEST_CASE("the default scenario replays the shipped H200 recording under the nat
   for (const auto& st : s["steps"]) {
     CHECK(st["time_s"].get<double>() > 0.25);
     CHECK(st["mean_power_w"].get<double>() > 500);
-    // a step may pass the 700 W cap a little (the governor acts on a window; the recording's own steps read up to
-    // 732 W); the run as a whole stays under it
-    CHECK(st["mean_power_w"].get<double>() <= 740);
+    CHECK(st["mean_power_w"].get<double>() <= 700);
     CHECK(st["kernels"] == 1862);
   }
-  CHECK(s["totals"]["energy_j"].get<double>() / s["totals"]["time_s"].get<double>() <= 700);
   // Energy is fully attributed: phases + host gaps = total; classes = busy energy.
   double phases = 0, classes = 0;
   for (auto& [k, v] : s["energy_by_phase_j"].items()) phases += v.get<double>();
