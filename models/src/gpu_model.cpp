@@ -13,6 +13,15 @@ namespace dvfs {
 
 namespace {
 
+// The kernel class `name` names, or an error at `key` of `r` listing the classes (model keys that name a class).
+KernelClass class_or_fail(const JsonReader& r, const char* key, const std::string& name) {
+  KernelClass c;
+  if (!kernel_class_from_string(name, c))
+    r.fail(key, "unknown kernel class (expected gemm, attention, elementwise, reduction, normalization, copy, optimizer, "
+                "communication, other)");
+  return c;
+}
+
 std::vector<double> read_clock_list(const JsonReader& parent, const char* key) {
   const Json& j = parent.raw(key);
   std::vector<double> out;
@@ -109,9 +118,7 @@ std::vector<NamedPrior> read_named_priors(const JsonReader& list) {
     JsonReader e = list.at(i);
     e.only_keys({"class", "name_contains", "scale", "about"});
     NamedPrior p;
-    if (!kernel_class_from_string(e.string("class"), p.cls))
-      e.fail("class", "unknown kernel class (expected gemm, attention, elementwise, reduction, normalization, copy, "
-                      "optimizer, communication, other)");
+    p.cls = class_or_fail(e, "class", e.string("class"));
     JsonReader needles = e.child("name_contains");
     if (!needles.is_array() || needles.size() == 0) needles.fail(nullptr, "expected a non-empty array of name fragments");
     for (std::size_t j = 0; j < needles.size(); ++j) {
@@ -181,12 +188,7 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
   m.dynamic_scale_ = pw.has("dynamic_scale") ? pw.positive("dynamic_scale") : 1.0;
 
   JsonReader cls = r.child("classes");
-  for (auto it = cls.node().begin(); it != cls.node().end(); ++it) {
-    KernelClass c;
-    if (!kernel_class_from_string(it.key(), c))
-      cls.fail(it.key().c_str(), "unknown kernel class (expected gemm, attention, elementwise, reduction, "
-                                 "normalization, copy, optimizer, communication, other)");
-  }
+  for (auto it = cls.node().begin(); it != cls.node().end(); ++it) class_or_fail(cls, it.key().c_str(), it.key());
   for (int i = 0; i < kKernelClassCount; ++i) {
     const char* cname = to_string(static_cast<KernelClass>(i));
     m.classes_[i] = read_coefficients(cls.child(cname));

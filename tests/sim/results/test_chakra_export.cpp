@@ -41,12 +41,12 @@ std::vector<RankOutcome> replay(const Workload& wl, const PolicySpec& spec, Repl
   return run_engine(wl, m, make_policy_factory(spec, m, "test"), opts, EngineMode::local_loop, cluster);
 }
 
-// The run exported as Chakra bytes (one file per rank) and imported again.
 // The workload the engine's trace export of a replay describes (what the Chakra writer reads).
 Workload simulated_of(const Workload& wl, const std::vector<RankOutcome>& out) {
   return simulated_workload(engine_trace_export(wl, out, "h200", h200().sm_count(), 1, Json::object()));
 }
 
+// The run exported as Chakra bytes (one file per rank) and imported again.
 Workload through_chakra(const Workload& wl, const std::vector<RankOutcome>& out) {
   const Workload sim = simulated_of(wl, out);
   std::vector<std::string> bytes, names;
