@@ -15,8 +15,7 @@
 // An operator's work is shared among its kernels in proportion to their durations, so every kernel of one
 // operator gets the same rates. Operators whose inputs are tensor lists (foreach and fused optimizers) have no
 // sizes in the trace: their multi_tensor_apply kernels are sized from the launch instead (blocks x ATen's chunk
-// of 65536 elements, lists and element type from the functor in the kernel's name: WorkSource::launch_shape), and
-// so are ATen's elementwise kernels where the trace has no shapes (threads x elements per thread; size_from_launch).
+// of 65536 elements, lists and element type from the functor in the kernel's name: WorkSource::launch_shape).
 #include "sim/core/json_util.hpp"
 #include "sim/core/workload.hpp"
 
@@ -84,6 +83,7 @@ struct ActivityRef {
   ActivityKind kind = ActivityKind::kernel;
   const std::string* name = nullptr;
   std::uint64_t bytes = 0;  // memcpy / memset size
+  std::uint64_t blocks = 0;  // a kernel's grid size (x y z), 0 when not recorded
 };
 
 struct KernelRates {
@@ -104,14 +104,9 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
 // Copies the rates into the kernel's fields.
 void apply_rates(const KernelRates& r, Kernel& k);
 
-// Sizes from its launch (grid, block, the kernel's name) every kernel without work that ATen's multi_tensor_apply or
-// elementwise loops ran (WorkSource::launch_shape): a trace recorded without operator shapes, CUDA-graph replays. Run
-// by the Kineto importer after the operator-based estimate; returns how many kernels it sized.
-std::size_t size_from_launch(Workload& wl);
-
 // The workload as a trace recorded without operator shapes would import (record_shapes off): every kernel whose work
 // came from its operator's shapes loses it (class prior: WorkSource::unknown, no rates); memsets and copy-engine
-// copies keep their bytes, and kernels a launch can size are sized from it (size_from_launch), as such a trace imports.
+// copies keep their bytes and multi_tensor_apply kernels their launch sizing, which such a trace still has.
 // Returns how many kernels lost their work (split shapes_withheld: validate --models reports the error it costs).
 std::size_t withhold_operator_work(Workload& wl);
 

@@ -606,6 +606,7 @@ class WorkloadBuilder {
       rep_.notes.push_back(std::to_string(n) + " communication call" + (n == 1 ? "" : "s") + " name no modelled collective (" + names +
                            "): their kernels keep their recorded durations");
     }
+    note_graph_kernels();
   }
 
   // Kernels replayed from a CUDA graph have no launching operator (the graph was captured outside the trace), so
@@ -614,17 +615,16 @@ class WorkloadBuilder {
     if (raw_.graph_launches.empty()) return;
     std::vector<long> graphs = raw_.graph_launches;
     std::sort(graphs.begin(), graphs.end());
-    std::size_t n = 0, unsized = 0, i = 0;  // the ranks' kernels are the sorted activities, in order
+    std::size_t n = 0, unsized = 0;
     double all_us = 0, unsized_us = 0;
-    for (const Rank& rank : wl_.ranks)
-      for (const Kernel& k : rank.kernels) {
-        const RawActivity& a = raw_.acts[i++];
-        if (a.kind != ActivityKind::kernel) continue;
-        all_us += a.dur_us;
-        if (!std::binary_search(graphs.begin(), graphs.end(), a.correlation)) continue;
-        ++n;
-        if (k.work == WorkSource::unknown) ++unsized, unsized_us += a.dur_us;
-      }
+    for (std::size_t i = 0; i < raw_.acts.size(); ++i) {
+      const RawActivity& a = raw_.acts[i];
+      if (a.kind != ActivityKind::kernel) continue;
+      all_us += a.dur_us;
+      if (!std::binary_search(graphs.begin(), graphs.end(), a.correlation)) continue;
+      ++n;
+      if (i < rates_.size() && rates_[i].source == WorkSource::unknown) ++unsized, unsized_us += a.dur_us;
+    }
     if (unsized == 0) return;
     std::ostringstream os;
     os << n << " kernel" << (n == 1 ? "" : "s") << " were launched by CUDA graph replays (" << raw_.graph_launches.size()
@@ -645,8 +645,6 @@ class WorkloadBuilder {
       add_rank(begin, end, device);
       begin = end;
     }
-    size_from_launch(wl_);  // kernels without operator shapes that their launch sizes
-    note_graph_kernels();
   }
   Workload& workload() { return wl_; }
   const ImportReport& report() const { return rep_; }
@@ -890,7 +888,8 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
   std::vector<ActivityRef> refs;
   refs.reserve(raw.acts.size());
   for (const RawActivity& a : raw.acts) {
-    refs.push_back({a.external_id, a.dur_us, a.kind, a.name, a.shape.bytes});
+    const std::uint64_t blocks = std::uint64_t{a.shape.grid[0]} * std::max(1u, a.shape.grid[1]) * std::max(1u, a.shape.grid[2]);
+    refs.push_back({a.external_id, a.dur_us, a.kind, a.name, a.shape.bytes, blocks});
   }
   const std::vector<KernelRates> rates = estimate_kernel_rates(refs, raw.operators);
   refs = {};
