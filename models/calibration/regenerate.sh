@@ -6,6 +6,8 @@
 #   2. calibrate --power-suite: the activity power model and voltage curve, fit on the kernel loops that
 #      models/calibration/h200-power-split.json lists under fit.micro -> models/calibration/h200.activity.json;
 #   3. calibrate --recording: time scaling and the class priors' power scale on the GPT-3 XL recording -> h200;
+#      then fp32_gemm_prior.py: the CUDA-core fp32 GEMMs' share of the gemm prior, derived from the fit-set fp32
+#      GEMM loop's shaped price (split rule fp32_gemm_prior);
 #   4. calibrate --profile: a100-sxm4 and a40 on the Perseus stage profiles;
 #   5. siblings.py: the datasheet models rtx-3080-ti and b200-like (b200-like with the h200 activity block scaled);
 #   6. a100_pcie.py: the A100 80GB PCIe board from a100-sxm4 and the A100 power-limit baselines (issue 22);
@@ -40,6 +42,7 @@ h200_chain() {  # steps 1-3
   [ "$MODE" = "--check" ] && same "$CAL/h200.activity.json" models/calibration/h200.activity.json
   "$BIN" calibrate --recording traces/recordings/h200-gpt3xl --base models/calibration/h200.activity.json \
     --date "$DATE" -o "$OUT/h200.json" >/dev/null
+  /usr/bin/python3 models/calibration/fp32_gemm_prior.py --model "$OUT/h200.json" --bin "$BIN"
 }
 h200_chain
 "$BIN" calibrate --profile traces/profiles/perseus/gpt3-175b+a100_sxm_bf16.csv \
