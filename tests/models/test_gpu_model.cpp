@@ -243,6 +243,24 @@ TEST_CASE("a named class prior prices a class-prior kernel of that class and nam
   CHECK(bound.kernel_power_w(k, f, mem) == Catch::Detail::Approx(plain.bound_to({"a", "b"}).kernel_power_w(k, f, mem)));
 }
 
+TEST_CASE("the shipped H200 model prices shapeless CUDA-core fp32 GEMMs below the tensor-core GEMM prior", "[models][named_prior]") {
+  // split fp32_gemm_prior: their share of the gemm prior is derived from the fit-set fp32 GEMM loop's shaped price
+  const GpuModel& h200 = load_gpu_model("h200");
+  const Json doc = read_json_file(h200.source_file());
+  const double scale = doc.at("class_prior_by_name").at(0).at("scale").get<double>();
+  CHECK(scale > 0.3);
+  CHECK(scale < 1.0);
+  const GpuModel bound = h200.bound_to({"sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x256x32", "cutlass_80_simt_sgemm_256x128_8x4_nn_align1",
+                                        "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma_aligna4"});
+  Kernel k = kernel(KernelClass::gemm, 1e-3, 1980, 3201);
+  const int f = bound.sm_index(1980), mem = bound.mem_index(3201);
+  const double idle = bound.idle_power_w(f), tf32 = bound.kernel_power_w(k, f, mem) - idle;  // TF32: tensor cores, the gemm prior
+  for (std::uint32_t id : {1u, 2u}) {
+    k.name_id = id;
+    CHECK(bound.kernel_power_w(k, f, mem) - idle == Catch::Detail::Approx(scale * tf32));
+  }
+}
+
 TEST_CASE("a bad named class prior names the field and what was expected", "[models][named_prior]") {
   Json doc = read_json_file(load_gpu_model("h200").source_file());
   auto error_of = [&](const Json& entry) {
