@@ -178,7 +178,6 @@ class GpuModel {
     const int p = k.name_id < name_prior_.size() ? name_prior_[k.name_id] : -1;
     return p >= 0 && named_priors_[p].cls == k.cls ? named_priors_[p].scale : 1.0;
   }
-  const std::vector<NamedPrior>& named_priors() const { return named_priors_; }
   // A class-prior kernel of an activity model ramps as a counted one does: t / (t + ramp_s) for a kernel that runs t
   // (h200-power-split.json, unsized_prior_ramp); 1 for a kernel without a duration and for a collective, whose
   // duration is the network model's in a multi-GPU replay, not kernel_time_s.
