@@ -94,10 +94,15 @@ def derive(name, sibling_name, models_dir):
     # libraries do not launch) and stage computations (a pipeline stage of the sibling's workload).
     m.pop("kernels", None)
     m.pop("computations", None)
+    # Named class priors (the h200's CUDA-core fp32 GEMMs): a share of a class prior, copied with the classes.
+    if "class_prior_by_name" in s:
+        m["class_prior_by_name"] = copy.deepcopy(s["class_prior_by_name"])
+    else:
+        m.pop("class_prior_by_name", None)
     m["native_governor"] = copy.deepcopy(s["native_governor"])
     p = m["provenance"]
     for k in list(p):
-        if k.startswith(("/voltage_curve", "/classes", "/computations", "/kernels", "/native_governor",
+        if k.startswith(("/voltage_curve", "/classes", "/class_prior_by_name", "/computations", "/kernels", "/native_governor",
                          "/power/idle_sm_fraction", "/power/dynamic_scale")):
             del p[k]
     ref = "models/gpus/%s.json (calibrated sibling), by models/calibration/siblings.py" % sibling_name
@@ -111,6 +116,10 @@ def derive(name, sibling_name, models_dir):
                                             "kept from models/calibration/%s.base.json: the sibling's value cannot say how "
                                             "power moves with this GPU's memory clock" % name_of(m)}
     p["/native_governor"] = {"source": label, "ref": "copied (the sibling's own provenance says what each value rests on), " + ref}
+    if "class_prior_by_name" in m:
+        p["/class_prior_by_name"] = {"source": "estimate", "ref": "copied: each named kernel's share of its class prior, "
+                                     "assumed the same on this GPU as on the sibling (whose own provenance says how it was "
+                                     "derived), " + ref}
     if sibling_name == ACTIVITY_SOURCE:
         with open(os.path.join(models_dir, ACTIVITY_SOURCE + ".json")) as f:
             m["activity"], p["/activity"] = scaled_activity(m, json.load(f))
