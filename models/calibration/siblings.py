@@ -97,8 +97,6 @@ def derive(name, sibling_name, models_dir):
     # Named class priors (the h200's CUDA-core fp32 GEMMs): a share of a class prior, copied with the classes.
     if "class_prior_by_name" in s:
         m["class_prior_by_name"] = copy.deepcopy(s["class_prior_by_name"])
-    else:
-        m.pop("class_prior_by_name", None)
     m["native_governor"] = copy.deepcopy(s["native_governor"])
     p = m["provenance"]
     for k in list(p):
