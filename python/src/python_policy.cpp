@@ -123,6 +123,21 @@ void bind_policy_views(py::module_& m) {
       .def_property_readonly("sm_fill", [](const KernelView& v) { return v.kernel.sm_fill; })
       .def_property_readonly("step", [](const KernelView& v) { return v.kernel.step; })
       .def_property_readonly("stream", [](const KernelView& v) { return v.kernel.stream; })
+      .def_property_readonly("work", [](const KernelView& v) {
+        // what the trace says this kernel computed, as rates at its recorded clocks (units of 1e12 per second)
+        const dvfs::Kernel& k = v.kernel;
+        py::dict d;
+        d["source"] = dvfs::to_string(k.work);
+        d["tensor_tflops"] = k.tensor_tflops;
+        d["tensor_precision"] = dvfs::to_string(k.tensor_precision);
+        d["tensor_issue"] = dvfs::to_string(k.tensor_issue);
+        d["fma_tflops"] = k.fma_tflops;
+        d["alu_tops"] = k.alu_tops;
+        d["memory_tbps"] = k.memory_tbps;
+        d["memory_fill_tbps"] = k.memory_fill_tbps;
+        d["unvectorised_tbps"] = k.unvectorised_tbps;
+        return d;
+      }, "the kernel's counted work: source (unknown = class prior) and rates at its recorded clocks, 1e12 per second")
       .def_property_readonly("phase", [](const KernelView& v) {
         return dvfs::to_string(v.ctx->annotation_sets.at(v.kernel.annotation_set).phase);
       })

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Evidence, writes no model: the activity model's counted work set beside the H200's hardware counters.
+
+    python3 models/calibration/ncu_counters.py [--json]      (needs the built Python module: build/python)
+
+traces/recordings/h200-ncu holds Nsight Compute's counters for one call of every kernel loop of the power suite
+(traces/recorder/ncu_counters.sh; split h200-power-split.json `ncu_counters`, a diagnostic). For each loop this
+imports the suite's own recording of it (traces/recordings/h200-power*/, with operator shapes) as validate --models
+does and sums, per call, the work the activity model prices: DRAM bytes read + written, tensor FLOPs, elementwise
+operations (output elements x the estimated instructions per element of kernel_activity.cpp's table). Beside it the
+counters of the same call: DRAM bytes (dram__bytes_read + write), thread instructions executed, tensor-pipe active
+cycles as FLOPs at the dense rate of the kernel's precision (TENSOR_FLOP_PER_PIPE_CYCLE) and the SM clock over each
+kernel. Both sides are measured or counted on the
+same loop; the ratio is what the model's counting misses. Caveats: ncu replays each kernel alone with its caches
+flushed (--cache-control all, its default), so a loop whose tensors fit the 50 MB L2 reads from DRAM here what it
+re-reads from L2 in its steady loop; and a call's kernels are per call, where the suite's trace holds 3 steps of
+`reps` calls (calls = kernels in the trace / kernels per call).
+"""
+import argparse
+import csv
+import gzip
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NCU = os.path.join(ROOT, "traces", "recordings", "h200-ncu")
+SPLIT = os.path.join(ROOT, "models", "calibration", "h200-power-split.json")
+GROUPS = ("matrix", "rest1", "rest2")
+# dense tensor FLOP per counted tensor-pipe cycle by precision: the datasheet's 4096 bf16 FLOP per SM per cycle
+# (989.4 TFLOP/s on 132 SMs at 1830 MHz) over the SM's four sub-partitions, whose pipes the counter sums (inferred:
+# every dense bf16 / fp16 GEMM loop reads 0.98-1.00 of its counted FLOPs at this rate); fp8 twice, tf32 half
+TENSOR_FLOP_PER_PIPE_CYCLE = {"bf16": 1024.0, "fp8": 2048.0, "tf32": 512.0}
+METRICS = {
+    "duration_s": ("gpu__time_duration.sum", 1e-9), "sm_hz": ("sm__cycles_elapsed.avg.per_second", 1.0),
+    "dram_read": ("dram__bytes_read.sum", 1.0), "dram_write": ("dram__bytes_write.sum", 1.0),
+    "thread_inst": ("smsp__thread_inst_executed.sum", 1.0), "warp_inst": ("smsp__inst_executed.sum", 1.0),
+    "tensor_cycles": ("sm__pipe_tensor_cycles_active.sum", 1.0), "xu_inst": ("sm__inst_executed_pipe_xu.sum", 1.0),
+    "l2_bytes": ("lts__t_bytes.sum", 1.0),
+}
+
+
+def number(text):
+    return float(text.replace(",", "")) if text not in ("", "n/a") else 0.0
+
+
+def read_group(group):
+    """{loop: [kernel]} of one ncu group: each kernel {name, <METRICS keys>}, the loop's marker dropped."""
+    with gzip.open(os.path.join(NCU, "counters-%s.csv.gz" % group), "rt") as f:
+        rows = list(csv.reader(line for line in f if not line.startswith("==")))
+    head, rows = rows[0], rows[2:]  # the second row holds units
+    kernels = [dict(zip(head, r)) for r in rows]
+    with open(os.path.join(NCU, "loops-%s.log" % group)) as f:
+        log = [line.split() for line in f]
+    names = [w[1] for w in log if w[0] == "loop"]
+    failed = {w[1].rstrip(":") for w in log if w[0] == "failed"}
+    marks = [i for i, k in enumerate(kernels) if "spin_kernel" in k["Kernel Name"]]
+    if len(marks) != len(names):
+        raise ValueError("%s: %d markers for %d loops" % (group, len(marks), len(names)))
+    out = {}
+    for i, (m, name) in enumerate(zip(marks, names)):
+        if name in failed:
+            continue
+        end = marks[i + 1] if i + 1 < len(marks) else len(kernels)
+        out[name] = [dict({k: number(kernels[j][col]) * s for k, (col, s) in METRICS.items()},
+                          name=kernels[j]["Kernel Name"]) for j in range(m + 1, end)]
+    return out
+
+
+def counters():
+    out = {}
+    for g in GROUPS:
+        out.update(read_group(g))
+    return out
+
+
+def roles():
+    """{loop: "fit" | "held out"} from the split file: any list of loop names under its fit / held_out sides."""
+    with open(SPLIT) as f:
+        split = json.load(f)
+    out = {}
+    for side, role in (("fit", "fit"), ("held_out", "held out")):
+        for v in split[side].values():
+            for name in v if isinstance(v, list) else []:
+                out[name] = role
+    for key, block in split.items():
+        for side, role in (("fit", "fit"), ("held_out", "held out")):
+            if isinstance(block, dict) and isinstance(block.get(side), list):
+                for name in block[side]:
+                    out.setdefault(name, role)
+    return out
+
+
+def recording(loop):
+    """The suite's recording of a loop (traces/recordings/h200-power/<loop> or h200-power-*/micro/<loop>), or None."""
+    base = os.path.join(ROOT, "traces", "recordings")
+    for d in [os.path.join(base, "h200-power", loop)] + [os.path.join(base, r, "micro", loop)
+                                                          for r in sorted(os.listdir(base)) if r.startswith("h200-power-")]:
+        if os.path.isfile(os.path.join(d, "run.json")):
+            return d
+    return None
+
+
+class _Collect:
+    """A Python policy that only looks: every kernel's recorded duration and counted work."""
+
+    def __init__(self):
+        self.kernels = []
+
+    def before_kernel(self, k, t):
+        if k.kind == "kernel":
+            self.kernels.append((k.duration_s, k.work))
+        return None
+
+
+def counted_work(rec_dir):
+    """The activity model's work summed over a recording's profiled kernels (SM kernels only): bytes, tensor FLOPs by
+    precision, elementwise operations; and how many kernels it holds."""
+    import dvfs_sim
+    c = _Collect()
+    dvfs_sim.simulate({"trace": rec_dir, "gpu": "h200", "policy": "native"}, policy=c, timeline=False)
+    w = {"kernels": len(c.kernels), "bytes": 0.0, "alu_ops": 0.0, "tensor_flop": {}}
+    for d, work in c.kernels:
+        w["bytes"] += work["memory_tbps"] * d * 1e12
+        w["alu_ops"] += work["alu_tops"] * d * 1e12
+        if work["tensor_tflops"] > 0:
+            p = work["tensor_precision"]
+            w["tensor_flop"][p] = w["tensor_flop"].get(p, 0.0) + work["tensor_tflops"] * d * 1e12
+    return w
+
+
+def micro_info(rec_dir):
+    with open(os.path.join(rec_dir, "run.json")) as f:
+        return json.load(f).get("micro", {})
+
+
+def output_elements(info):
+    """A loop's output elements per call where the recorder's description gives them (elementwise, stores), else 0."""
+    if info.get("kind") in ("elementwise", "store") and info.get("numel"):
+        return float(info["numel"])
+    return 0.0
+
+
+def compare(loop, kernels, rec_dir):
+    """One loop's counted work per call beside its counters per call."""
+    w = counted_work(rec_dir)
+    calls = w["kernels"] / len(kernels)
+    tensor_counted = sum(w["tensor_flop"].values()) / calls
+    precision = max(w["tensor_flop"], key=w["tensor_flop"].get) if w["tensor_flop"] else None
+    per_cycle = TENSOR_FLOP_PER_PIPE_CYCLE.get(precision, 0.0)
+    measured_bytes = sum(k["dram_read"] + k["dram_write"] for k in kernels)
+    elements = output_elements(micro_info(rec_dir))
+    busy = sum(k["duration_s"] for k in kernels)
+    return {
+        "loop": loop, "kernels_per_call": len(kernels), "calls_in_trace": calls,
+        "counted_bytes": w["bytes"] / calls, "measured_dram_bytes": measured_bytes,
+        "counted_tensor_flop": tensor_counted, "tensor_precision": precision,
+        "measured_tensor_flop": sum(k["tensor_cycles"] for k in kernels) * per_cycle if per_cycle else 0.0,
+        "counted_alu_ops": w["alu_ops"] / calls, "measured_thread_inst": sum(k["thread_inst"] for k in kernels),
+        "measured_xu_warp_inst": sum(k["xu_inst"] for k in kernels), "output_elements": elements,
+        "ncu_busy_s": busy, "ncu_sm_mhz": sum(k["sm_hz"] * k["duration_s"] for k in kernels) / busy / 1e6 if busy else 0.0,
+    }
+
+
+def table():
+    """Every loop with counters and a recording, each with its role, in the counters' order."""
+    role = roles()
+    rows = []
+    for loop, kernels in counters().items():
+        rec = recording(loop)
+        if not kernels or rec is None:
+            continue
+        r = compare(loop, kernels, rec)
+        r["role"] = role.get(loop, "diagnostic")
+        rows.append(r)
+    return rows
+
+
+def ratio(a, b):
+    return a / b if b > 0 else float("nan")
+
+
+def print_table(rows):
+    print("loop                            role        k/call  DRAM bytes counted/measured  tensor FLOP counted/"
+          "measured  ALU ops counted  thread inst/element  SM MHz (ncu)")
+    for r in rows:
+        per_elem = ("%6.2f" % (r["measured_thread_inst"] / r["output_elements"])) if r["output_elements"] else "     -"
+        counted_elem = ("%6.2f" % (r["counted_alu_ops"] / r["output_elements"])) if r["output_elements"] else "     -"
+        tensor = ("%5.2f (%s)" % (ratio(r["counted_tensor_flop"], r["measured_tensor_flop"]), r["tensor_precision"])
+                  if r["measured_tensor_flop"] else "     -     ")
+        print("%-31s %-10s %6d  %10.3g / %10.3g = %5.2f  %-22s  %s  measured %s  %6.0f" % (
+            r["loop"], r["role"], r["kernels_per_call"], r["counted_bytes"], r["measured_dram_bytes"],
+            ratio(r["counted_bytes"], r["measured_dram_bytes"]), tensor, counted_elem, per_elem, r["ncu_sm_mhz"]))
+
+
+def measured_intensity(rows):
+    """{operator: instructions per output element beyond one load / operate / store} from the FIT-set elementwise loops
+    (split rule measured_alu_intensity): the mean over an operator's fit loops of measured thread instructions per
+    output element, less 3; rounded to 3 decimals. Held-out loops do not enter."""
+    per_op = {}
+    for r in rows:
+        info = micro_info(recording(r["loop"]))
+        if r["role"] == "fit" and info.get("kind") == "elementwise" and r["output_elements"]:
+            per_op.setdefault(info["op"], []).append(r["measured_thread_inst"] / r["output_elements"])
+    return {op: round(sum(v) / len(v) - 3.0, 3) for op, v in sorted(per_op.items())}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", action="store_true", help="print the rows as JSON")
+    ap.add_argument("--intensity", action="store_true",
+                    help="print the instruction counts per element the fit loops measure (split measured_alu_intensity)")
+    a = ap.parse_args()
+    sys.path.insert(0, os.path.join(ROOT, "build", "python"))
+    rows = table()
+    if a.intensity:
+        for op, v in measured_intensity(rows).items():
+            print("%-10s %g" % (op, v))
+    elif a.json:
+        json.dump(rows, sys.stdout, indent=1)
+        print()
+    else:
+        print_table(rows)
+
+
+if __name__ == "__main__":
+    main()
