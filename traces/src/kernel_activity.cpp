@@ -23,21 +23,17 @@ int element_bytes(const std::string& t) {
   return it == sizes.end() ? 0 : it->second;
 }
 
-// Instructions per output element of elementwise operators beyond one load/operate/store. Measured for the operators
-// a fit-set loop of the power suite runs (split rule measured_alu_intensity: Nsight Compute's thread instructions
-// per output element, traces/recordings/h200-ncu, less 3; derived by models/calibration/ncu_counters.py --intensity):
-// add, addcmul, erf, exp, gelu, relu, sigmoid, silu, sin. The rest are [estimate: counted from the operators' math
-// (erf, sin and tanh are polynomial/range-reduction code in CUDA's math library; norms and softmaxes do reductions
-// and a rescale); not measured]. Unlisted: 1.
+// Estimated instructions per output element of elementwise operators beyond one load/operate/store
+// [estimate: counted from the operators' math (erf, sin and tanh are polynomial/range-reduction code
+// in CUDA's math library; norms and softmaxes do reductions and a rescale); not measured]. Unlisted: 1.
 double alu_intensity(const std::string& base) {
   static const std::unordered_map<std::string, double> table = {
-      {"gelu", 25.375}, {"gelu_backward", 25}, {"silu", 20.25}, {"silu_backward", 12}, {"sigmoid", 21.25},
-      {"sigmoid_backward", 3}, {"tanh", 12}, {"tanh_backward", 3}, {"exp", 8.625}, {"log", 8}, {"sin", 25.875},
+      {"gelu", 20}, {"gelu_backward", 25}, {"silu", 8}, {"silu_backward", 12}, {"sigmoid", 8},
+      {"sigmoid_backward", 3}, {"tanh", 12}, {"tanh_backward", 3}, {"exp", 6}, {"log", 8}, {"sin", 16},
       {"cos", 16}, {"pow", 8}, {"sqrt", 4}, {"rsqrt", 4}, {"div", 4}, {"native_layer_norm", 16},
       {"native_layer_norm_backward", 16}, {"_fused_rms_norm", 5}, {"_fused_rms_norm_backward", 8},
       {"_softmax", 8}, {"_log_softmax", 8}, {"_log_softmax_backward_data", 6}, {"_softmax_backward_data", 4},
-      {"add", 4.375}, {"addcmul", 3.25}, {"addcdiv", 4}, {"lerp", 3}, {"fused_optimizer", 12}, {"cumsum", 2}, {"erf", 21.375},
-      {"relu", 7}, {"native_dropout", 6}};
+      {"addcmul", 2}, {"addcdiv", 4}, {"lerp", 3}, {"fused_optimizer", 12}, {"cumsum", 2}, {"erf", 12}, {"native_dropout", 6}};
   auto it = table.find(base);
   return it == table.end() ? 1.0 : it->second;
 }
