@@ -36,6 +36,8 @@ METRICS = {
     "dram_read": ("dram__bytes_read.sum", 1.0), "dram_write": ("dram__bytes_write.sum", 1.0),
     "thread_inst": ("smsp__thread_inst_executed.sum", 1.0), "warp_inst": ("smsp__inst_executed.sum", 1.0),
     "tensor_cycles": ("sm__pipe_tensor_cycles_active.sum", 1.0), "xu_inst": ("sm__inst_executed_pipe_xu.sum", 1.0),
+    "fma_inst": ("sm__inst_executed_pipe_fma.sum", 1.0), "alu_inst": ("sm__inst_executed_pipe_alu.sum", 1.0),
+    "lsu_inst": ("sm__inst_executed_pipe_lsu.sum", 1.0),
     "l2_bytes": ("lts__t_bytes.sum", 1.0),
 }
 
@@ -134,10 +136,13 @@ def micro_info(rec_dir):
         return json.load(f).get("micro", {})
 
 
-def output_elements(info):
-    """A loop's output elements per call where the recorder's description gives them (elementwise, stores), else 0."""
+def elements(info):
+    """A loop's elements per call where the recorder's description gives them, else 0: output elements of elementwise
+    and store loops, the input's rows x columns of normalisation, softmax and reduction loops."""
     if info.get("kind") in ("elementwise", "store") and info.get("numel"):
         return float(info["numel"])
+    if info.get("kind") in ("normalization", "softmax", "reduction") and info.get("shape"):
+        return float(info["shape"][0]) * float(info["shape"][1])
     return 0.0
 
 
@@ -149,7 +154,7 @@ def compare(loop, kernels, rec_dir):
     precision = max(w["tensor_flop"], key=w["tensor_flop"].get) if w["tensor_flop"] else None
     per_cycle = TENSOR_FLOP_PER_PIPE_CYCLE.get(precision, 0.0)
     measured_bytes = sum(k["dram_read"] + k["dram_write"] for k in kernels)
-    elements = output_elements(micro_info(rec_dir))
+    n = elements(micro_info(rec_dir))
     busy = sum(k["duration_s"] for k in kernels)
     return {
         "loop": loop, "kernels_per_call": len(kernels), "calls_in_trace": calls,
@@ -157,7 +162,8 @@ def compare(loop, kernels, rec_dir):
         "counted_tensor_flop": tensor_counted, "tensor_precision": precision,
         "measured_tensor_flop": sum(k["tensor_cycles"] for k in kernels) * per_cycle if per_cycle else 0.0,
         "counted_alu_ops": w["alu_ops"] / calls, "measured_thread_inst": sum(k["thread_inst"] for k in kernels),
-        "measured_xu_warp_inst": sum(k["xu_inst"] for k in kernels), "output_elements": elements,
+        "measured_warp_inst_by_pipe": {p: sum(k[p + "_inst"] for k in kernels) for p in ("fma", "alu", "xu", "lsu")},
+        "elements": n,
         "ncu_busy_s": busy, "ncu_sm_mhz": sum(k["sm_hz"] * k["duration_s"] for k in kernels) / busy / 1e6 if busy else 0.0,
     }
 
@@ -181,16 +187,18 @@ def ratio(a, b):
 
 
 def print_table(rows):
-    print("loop                            role        k/call  DRAM bytes counted/measured  tensor FLOP counted/"
-          "measured  ALU ops counted  thread inst/element  SM MHz (ncu)")
+    print("loop                            role      k/call  DRAM bytes counted/measured   tensor FLOP     per element: "
+          "ALU ops counted | thread inst, warp inst x32 by pipe fma/alu/xu/lsu   SM MHz")
     for r in rows:
-        per_elem = ("%6.2f" % (r["measured_thread_inst"] / r["output_elements"])) if r["output_elements"] else "     -"
-        counted_elem = ("%6.2f" % (r["counted_alu_ops"] / r["output_elements"])) if r["output_elements"] else "     -"
         tensor = ("%5.2f (%s)" % (ratio(r["counted_tensor_flop"], r["measured_tensor_flop"]), r["tensor_precision"])
-                  if r["measured_tensor_flop"] else "     -     ")
-        print("%-31s %-10s %6d  %10.3g / %10.3g = %5.2f  %-22s  %s  measured %s  %6.0f" % (
+                  if r["measured_tensor_flop"] else "-")
+        per = "-"
+        if r["elements"]:
+            pipes = "/".join("%.1f" % (32 * r["measured_warp_inst_by_pipe"][p] / r["elements"]) for p in ("fma", "alu", "xu", "lsu"))
+            per = "%6.2f | %6.2f, %s" % (r["counted_alu_ops"] / r["elements"], r["measured_thread_inst"] / r["elements"], pipes)
+        print("%-31s %-9s %6d  %9.3g / %9.3g = %5.2f  %-12s  %-44s %5.0f" % (
             r["loop"], r["role"], r["kernels_per_call"], r["counted_bytes"], r["measured_dram_bytes"],
-            ratio(r["counted_bytes"], r["measured_dram_bytes"]), tensor, counted_elem, per_elem, r["ncu_sm_mhz"]))
+            ratio(r["counted_bytes"], r["measured_dram_bytes"]), tensor, per, r["ncu_sm_mhz"]))
 
 
 def measured_intensity(rows):
@@ -200,8 +208,8 @@ def measured_intensity(rows):
     per_op = {}
     for r in rows:
         info = micro_info(recording(r["loop"]))
-        if r["role"] == "fit" and info.get("kind") == "elementwise" and r["output_elements"]:
-            per_op.setdefault(info["op"], []).append(r["measured_thread_inst"] / r["output_elements"])
+        if r["role"] == "fit" and info.get("kind") == "elementwise" and r["elements"]:
+            per_op.setdefault(info["op"], []).append(r["measured_thread_inst"] / r["elements"])
     return {op: round(sum(v) / len(v) - 3.0, 3) for op, v in sorted(per_op.items())}
 
 

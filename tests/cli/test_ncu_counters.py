@@ -1,0 +1,81 @@
+"""The activity model's counted work against the H200's hardware counters (issue 16, twentieth round), read by
+models/calibration/ncu_counters.py from traces/recordings/h200-ncu: the recording's loops are the suite's and keep
+their sides, counted bytes and tensor FLOPs agree with the counters where nothing hides traffic, and the
+elementwise instruction counts measured per operator come from fit-set loops only (split measured_alu_intensity,
+not kept: the importer keeps its estimates)."""
+
+import json
+import os
+import re
+
+import pytest
+
+from conftest import ROOT, load_script
+
+
+@pytest.fixture(scope="module")
+def script():
+    return load_script("models/calibration/ncu_counters.py")
+
+
+@pytest.fixture(scope="module")
+def rows(script):
+    return {r["loop"]: r for r in script.table()}
+
+
+def test_every_profiled_loop_is_a_suite_loop_with_its_side_from_the_split(script, rows):
+    counted = script.counters()
+    assert len(counted) == 123  # every group's markers matched its loop list (read_group raises otherwise)
+    assert counted["copy-d2d-1g"] == []  # a copy engine's memcpy: no kernel to profile
+    assert len(rows) == 122
+    split = json.load(open(script.SPLIT))
+    sides = {side: {n for v in split[side].values() if isinstance(v, list) for n in v} for side in ("fit", "held_out")}
+    for loop, r in rows.items():
+        if loop in sides["fit"]:
+            assert r["role"] == "fit"
+        elif loop in sides["held_out"]:
+            assert r["role"] == "held out"
+
+
+def test_streaming_elementwise_bytes_are_counted_as_dram_measures_them(rows):
+    # tensors far larger than the 50 MB L2: what is counted is what DRAM moved, within 3 %
+    for loop in ("add-bf16", "mul-fp32", "addcmul-fp32", "gelu-bf16", "exp-fp32", "tanh-bf16", "layernorm-fp32",
+                 "softmax-bf16", "transpose-copy-fp32", "contig-sub-fp32", "convert-fp32-bf16-256m"):
+        r = rows[loop]
+        assert r["counted_bytes"] == pytest.approx(r["measured_dram_bytes"], rel=0.03), loop
+
+
+def test_dense_gemm_tensor_flops_match_the_tensor_pipe_and_rgb_stems_issue_about_six_times_their_count(rows):
+    for loop, r in rows.items():
+        if re.match(r"gemm-(bf16|fp16|fp8|tf32)-", loop):
+            assert r["counted_tensor_flop"] == pytest.approx(r["measured_tensor_flop"], rel=0.03), loop
+    for loop in ("conv-7x7-s2-3c-112-b256", "conv-7x7-s2-3c-224-b64", "conv-7x7-s2-3c-160-b128"):
+        r = rows[loop]
+        assert 5.0 < r["measured_tensor_flop"] / r["counted_tensor_flop"] < 7.0, loop
+
+
+def shipped_intensity():
+    """kernel_activity.cpp's alu_intensity table as {operator: value}."""
+    src = open(os.path.join(ROOT, "traces", "src", "kernel_activity.cpp")).read()
+    body = src[src.index("double alu_intensity("):]
+    body = body[:body.index("};")]
+    return {k: float(v) for k, v in re.findall(r'\{"(\w+)", ([0-9.]+)\}', body)}
+
+
+def test_the_fit_loops_measure_more_instructions_per_element_than_the_shipped_estimates(script, rows):
+    # split measured_alu_intensity: these replaced the estimates in experiment 51caafc, which failed its keep test
+    # (the table keeps its estimates); the measurements stay a documented fact
+    measured = script.measured_intensity(list(rows.values()))
+    assert measured == {"add": 4.375, "addcmul": 3.25, "erf": 21.375, "exp": 8.625, "gelu": 25.375, "relu": 7.0,
+                        "sigmoid": 21.25, "silu": 20.25, "sin": 25.875}
+    table = shipped_intensity()
+    for op, v in measured.items():
+        assert v > table.get(op, 1.0), op
+    assert table["gelu"] == 20 and table["silu"] == 8 and "add" not in table
+
+
+def test_held_out_loops_never_enter_the_measured_counts(script, rows):
+    fit_only = script.measured_intensity(list(rows.values()))
+    moved = [dict(r, measured_thread_inst=r["measured_thread_inst"] * 10) if r["role"] == "held out" else r
+             for r in rows.values()]
+    assert script.measured_intensity(moved) == fit_only
