@@ -87,6 +87,30 @@ def test_kernel_views_carry_names_annotations_and_the_model_functions():
     assert seen["kernel"].kernel_class == "gemm"  # a kept view stays valid after the run
 
 
+def test_kernel_views_carry_the_counted_work_the_activity_model_prices():
+    works = []
+
+    class Look:
+        def before_kernel(self, kernel, telemetry):
+            works.append((kernel.duration_s, kernel.work))
+
+    shaped = os.path.join(ROOT, "traces", "recordings", "h200-power", "gemm-bf16-4096")  # record_shapes: counted work
+    dvfs_sim.run({"trace": shaped, "gpu": "h200"}, policy=Look())
+    gemms = [(d, w) for d, w in works if w["tensor_tflops"] > 0]
+    assert len(gemms) > 100 and all(w["source"] == "shapes" and w["tensor_precision"] == "bf16" for _, w in gemms)
+    for d, w in gemms:
+        assert w["tensor_tflops"] * d * 1e12 == pytest.approx(2.0 * 4096 ** 3, rel=1e-3)  # one 4096^3 GEMM's FLOPs
+
+    class LookAtGemms:
+        def before_kernel(self, kernel, telemetry):
+            if kernel.kernel_class == "gemm":
+                works.append((kernel.duration_s, kernel.work))
+
+    works.clear()
+    dvfs_sim.run({"trace": RECORDING, "gpu": "h200"}, policy=LookAtGemms(), reuse_trace=True)  # no shapes: class priors
+    assert len(works) > 1000 and all(w["source"] == "unknown" and w["tensor_tflops"] == 0 for _, w in works)
+
+
 def test_tick_callbacks_run_every_period_and_see_windowed_power():
     class PowerTarget(dvfs_sim.Policy):
         tick_period_s = 0.01
