@@ -334,26 +334,6 @@ std::size_t elementwise_operands(const std::vector<const std::string*>& kernel_n
   return n;
 }
 
-// The elements of the shape tensors broadcast to under NumPy's rules (aligned from the right, each dimension equal or
-// 1), or 0 when they do not broadcast (split rule broadcast_output: an outer sum writes the broadcast shape).
-double broadcast_elements(const std::vector<Tensor>& ts) {
-  std::size_t rank = 0;
-  for (const Tensor& t : ts) rank = std::max(rank, t.dims->size());
-  double n = 1;
-  for (std::size_t i = 0; i < rank; ++i) {  // i-th dimension from the right
-    std::int64_t d = 1;
-    for (const Tensor& t : ts) {
-      if (i >= t.dims->size()) continue;
-      const std::int64_t e = (*t.dims)[t.dims->size() - 1 - i];
-      if (e == d || e == 1) continue;
-      if (d != 1) return 0;
-      d = e;
-    }
-    n *= static_cast<double>(d);
-  }
-  return n;
-}
-
 std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::string& base, const std::vector<const std::string*>& kernel_names) {
   const std::vector<Tensor> ts = tensor_inputs(op);
   if (ts.empty()) return std::nullopt;
@@ -411,9 +391,7 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
     // lists after the inputs (torch.add(a, b, out=c)); it is written, not read
     read = all - sizes.back(), written = sizes.back(), out_elems = elems.back();
   } else if (!is_reduction(base)) {
-    // an outer sum or difference writes (and computes) the broadcast shape, larger than any input
-    out_elems = std::max(out_elems, broadcast_elements(ts));
-    written = out_elems * ts[0].bytes;
+    written = elems[largest] * ts[0].bytes;
   }
   OperatorWork w;
   w.bytes = read + written;
