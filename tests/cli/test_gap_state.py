@@ -89,9 +89,9 @@ def test_the_held_out_gap_copy_loops_read_within_four_percent(script):
         assert abs(m["native"][2]) < 4, n
 
 
-def test_capped_loops_over_one_long_step_read_closer_to_the_model_at_their_recorded_clocks(script):
+def test_capped_loops_over_one_long_step_read_closer_to_the_model_at_their_recorded_clocks(script, models_report):
     g = json.load(open(SPLIT))["gap_state"]
-    rows = script.suite_rows(BIN)
+    rows = script.suite_rows(BIN, models_report[1])
     suite, long_step = [], []
     for n in g["diagnostic_gapless"]["loops"]:
         m = script.model_errors(BIN, os.path.join(ROOT, "traces", "recordings", "h200-gap-state", "gapless-" + n))

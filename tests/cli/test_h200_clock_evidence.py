@@ -13,8 +13,8 @@ def ev():
 
 
 @pytest.fixture(scope="module")
-def e(ev):
-    return ev.evidence(BIN)
+def e(ev, models_report):
+    return ev.evidence(BIN, models_report[1])
 
 
 def by_loop(rows):

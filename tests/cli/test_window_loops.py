@@ -20,8 +20,8 @@ def script():
 
 
 @pytest.fixture(scope="module")
-def win(script):
-    return script.rows(BIN)
+def win(script, models_report):
+    return script.rows(BIN, models_report[1])
 
 
 def test_the_window_list_is_every_loop_whose_steady_window_ran_below_1965_mhz_and_each_keeps_its_side():
