@@ -91,10 +91,15 @@ def roles():
             for name in v if isinstance(v, list) else []:
                 out[name] = role
     for key, block in split.items():
-        for side, role in (("fit", "not fit" if key in NOT_FIT_BLOCKS else "fit"), ("held_out", "held out")):
+        for side, role in (("fit", "fit"), ("held_out", "held out")):
             if isinstance(block, dict) and isinstance(block.get(side), list):
                 for name in block[side]:
                     out.setdefault(name, role)
+    main_side = {n for side in ("fit", "held_out") for v in split[side].values() if isinstance(v, list) for n in v}
+    for key in NOT_FIT_BLOCKS:  # whichever other block also lists them
+        for name in split[key]["fit"]:
+            if name not in main_side:
+                out[name] = "not fit"
     return out
 
 
