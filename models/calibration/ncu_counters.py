@@ -211,6 +211,57 @@ def print_table(rows):
             ratio(r["counted_bytes"], r["measured_dram_bytes"]), tensor, per, r["ncu_sm_mhz"]))
 
 
+WORKLOADS = os.path.join(NCU, "workloads")
+
+
+def family(kernel_name):
+    """A kernel's family: its function's name without namespaces, template arguments or parameters."""
+    n = kernel_name.replace("<unnamed>::", "").replace("(anonymous namespace)::", "")
+    n = n[5:] if n.startswith("void ") else n
+    cut = min([i for i in (n.find("<"), n.find("(")) if i >= 0] or [len(n)])
+    return n[:cut].split("::")[-1]
+
+
+def workload_families(name):
+    """Split ncu_stalled_workloads: per kernel family of a whole workload profiled by traces/recorder/ncu_workloads.sh,
+    its share of kernel time, kernels, and (time-weighted over its kernels) issue-active and SM-throughput shares and
+    achieved occupancy (%), DRAM TB/s, L2 atomic + reduction sectors, L2 hit rate (%); largest share first."""
+    with gzip.open(os.path.join(WORKLOADS, name + ".csv.gz"), "rt") as f:
+        rows = list(csv.reader(line for line in f if not line.startswith("==")))
+    kernels = [dict(zip(rows[0], r)) for r in rows[2:]]
+    total = sum(number(k["gpu__time_duration.sum"]) for k in kernels)
+    fams = {}
+    for k in kernels:
+        d = number(k["gpu__time_duration.sum"])
+        a = fams.setdefault(family(k["Kernel Name"]), {"ns": 0.0, "kernels": 0, "issue": 0.0, "sm": 0.0, "occupancy": 0.0,
+                                                      "dram_bytes": 0.0, "atomic_sectors": 0.0, "l2_hit": 0.0})
+        a["ns"] += d
+        a["kernels"] += 1
+        for key, col in (("issue", "smsp__issue_active.avg.pct_of_peak_sustained_active"),
+                         ("sm", "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+                         ("occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active"), ("l2_hit", "lts__t_sector_hit_rate.pct")):
+            a[key] += d * number(k[col])
+        a["dram_bytes"] += number(k["dram__bytes_read.sum"]) + number(k["dram__bytes_write.sum"])
+        a["atomic_sectors"] += number(k["lts__t_sectors_op_atom.sum"]) + number(k["lts__t_sectors_op_red.sum"])
+    out = []
+    for fam, a in sorted(fams.items(), key=lambda kv: -kv[1]["ns"]):
+        t = a["ns"]
+        out.append({"family": fam, "time_share": t / total, "kernels": a["kernels"], "issue_active_pct": a["issue"] / t,
+                    "sm_throughput_pct": a["sm"] / t, "occupancy_pct": a["occupancy"] / t, "dram_tbps": a["dram_bytes"] / t / 1e3,
+                    "atomic_sectors": a["atomic_sectors"], "l2_hit_pct": a["l2_hit"] / t})
+    return out
+
+
+def print_workloads():
+    for name in sorted(f[:-len(".csv.gz")] for f in os.listdir(WORKLOADS) if f.endswith(".csv.gz")):
+        print(name, "(kernel families by share of kernel time; time-weighted over each family's kernels)")
+        for r in workload_families(name)[:10]:
+            print("  %-38s %5.1f %%  %3d kernels  issue %4.1f %%  SM %4.1f %%  occupancy %4.1f %%  DRAM %5.2f TB/s  "
+                  "L2 atomic+red sectors %9.3g  L2 hit %4.1f %%" % (
+                      r["family"], 100 * r["time_share"], r["kernels"], r["issue_active_pct"], r["sm_throughput_pct"],
+                      r["occupancy_pct"], r["dram_tbps"], r["atomic_sectors"], r["l2_hit_pct"]))
+
+
 def measured_intensity(rows):
     """{operator: instructions per output element beyond one load / operate / store} from the FIT-set elementwise loops
     (split rule measured_alu_intensity): the mean over an operator's fit loops of measured thread instructions per
@@ -226,9 +277,14 @@ def measured_intensity(rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
+    ap.add_argument("--workloads", action="store_true",
+                    help="print what the kernels of the profiled whole workloads do (split ncu_stalled_workloads)")
     ap.add_argument("--intensity", action="store_true",
                     help="print the instruction counts per element the fit loops measure (split measured_alu_intensity)")
     a = ap.parse_args()
+    if a.workloads:
+        print_workloads()
+        return
     sys.path.insert(0, os.path.join(ROOT, "build", "python"))
     rows = table()
     if a.intensity:

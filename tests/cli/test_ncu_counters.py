@@ -80,3 +80,19 @@ def test_held_out_loops_never_enter_the_measured_counts(script, rows):
     moved = [dict(r, measured_thread_inst=r["measured_thread_inst"] * 10) if r["role"] == "held out" else r
              for r in rows.values()]
     assert script.measured_intensity(moved) == fit_only
+
+
+def test_the_most_over_priced_jobs_spend_most_kernel_time_in_families_that_barely_use_the_sms_or_dram(script):
+    # split ncu_stalled_workloads (a diagnostic): the families that carry group-by's and GAT's over-pricing run at a
+    # few % of the SMs' peak over their elapsed time and move ~0.1 TB/s, while the jobs' streaming kernels move TB/s
+    groupby = {r["family"]: r for r in script.workload_families("gpu-groupby-16m")}
+    stalled = [groupby["_scatter_gather_elementwise_kernel"], groupby["indexFuncLargeIndex"]]
+    assert sum(r["time_share"] for r in stalled) > 0.7
+    assert all(r["sm_throughput_pct"] < 5 and r["dram_tbps"] < 0.1 and r["atomic_sectors"] > 1e7 for r in stalled)
+    gat = {r["family"]: r for r in script.workload_families("gat-300k")}
+    backward = [r for f, r in gat.items() if f.startswith("indexing_backward_kernel")]
+    assert sum(r["time_share"] for r in backward) > 0.5
+    assert all(r["sm_throughput_pct"] < 10 and r["dram_tbps"] < 0.2 for r in backward)
+    # issue-active does not separate them: the sort-based backward issues on ~40 % of its active cycles
+    assert gat["indexing_backward_kernel"]["issue_active_pct"] > 25
+    assert gat["vectorized_elementwise_kernel"]["dram_tbps"] > 3 and groupby["index_elementwise_kernel"]["dram_tbps"] > 2.5
