@@ -27,7 +27,7 @@ import numpy as np
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.append(os.path.join(ROOT, "python"))  # the pure-Python parts; a built package on the path (build/python) wins
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from window_loops import device_spans, window_power_w  # noqa: E402
+from window_loops import device_spans, models_report, window_power_w  # noqa: E402
 
 SPLIT = os.path.join(ROOT, "models", "calibration", "h200-power-split.json")
 
@@ -135,11 +135,8 @@ def model_errors(binary, rec_dir):
 
 
 def suite_rows(binary, report=None):
-    """`validate --models --json`'s power-suite loop rows by loop; `report`: that report already read (a dict)."""
-    if report is None:
-        r = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True)
-        report = json.loads(r.stdout)
-    return {row["loop"]: row for row in report["power_suite"]["loops"]}
+    """`validate --models --json`'s power-suite loop rows by loop (`report`: as window_loops.models_report takes it)."""
+    return {row["loop"]: row for row in models_report(binary, report)["power_suite"]["loops"]}
 
 
 def mean_abs(d):

@@ -32,8 +32,10 @@ import gzip
 import json
 import math
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from window_loops import models_report  # noqa: E402  (the validate --models report, read once where a caller has it)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SUITE = os.path.join(ROOT, "traces/recordings/h200-power")
@@ -232,12 +234,9 @@ def lag_correlations(by_name, names=LAG_LOOPS):
 
 
 def model_power(binary, names, report=None):
-    """Claim 5: the model's mean power at the recorded clocks (validate --models --json) for the named loops;
-    `report`: that report already read (a dict), instead of running the binary."""
-    if report is None:
-        out = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True, timeout=600)
-        report = json.loads(out.stdout)
-    loops = report["power_suite"]["loops"]
+    """Claim 5: the model's mean power at the recorded clocks (validate --models --json) for the named loops
+    (`report`: as window_loops.models_report takes it)."""
+    loops = models_report(binary, report, timeout=600)["power_suite"]["loops"]
     return {l["loop"]: (l["measured_mean_power_w"], l["recorded"]["mean_power_w"]) for l in loops if l["loop"] in names}
 
 

@@ -23,14 +23,20 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from h200_clock_evidence import TENSOR_FLOP_PER_CLOCK_PER_SM  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NCU = os.path.join(ROOT, "traces", "recordings", "h200-ncu")
 SPLIT = os.path.join(ROOT, "models", "calibration", "h200-power-split.json")
 GROUPS = ("matrix", "rest1", "rest2")
-# dense tensor FLOP per counted tensor-pipe cycle by precision: the datasheet's 4096 bf16 FLOP per SM per cycle
-# (989.4 TFLOP/s on 132 SMs at 1830 MHz) over the SM's four sub-partitions, whose pipes the counter sums (inferred:
-# every dense bf16 / fp16 GEMM loop reads 0.98-1.00 of its counted FLOPs at this rate); fp8 twice, tf32 half
-TENSOR_FLOP_PER_PIPE_CYCLE = {"bf16": 1024.0, "fp8": 2048.0, "tf32": 512.0}
+# dense tensor FLOP per counted tensor-pipe cycle by precision: the datasheet's bf16 FLOP per SM per cycle
+# (h200_clock_evidence.TENSOR_FLOP_PER_CLOCK_PER_SM, 4096) over the SM's four sub-partitions, whose pipes the counter
+# sums (inferred: every dense bf16 / fp16 GEMM loop reads 0.98-1.00 of its counted FLOPs at this rate); fp8 twice,
+# tf32 half
+SUBPARTITIONS_PER_SM = 4
+_BF16 = TENSOR_FLOP_PER_CLOCK_PER_SM / SUBPARTITIONS_PER_SM
+TENSOR_FLOP_PER_PIPE_CYCLE = {"bf16": _BF16, "fp8": 2 * _BF16, "tf32": _BF16 / 2}
 METRICS = {
     "duration_s": ("gpu__time_duration.sum", 1e-9), "sm_hz": ("sm__cycles_elapsed.avg.per_second", 1.0),
     "dram_read": ("dram__bytes_read.sum", 1.0), "dram_write": ("dram__bytes_write.sum", 1.0),
@@ -82,24 +88,18 @@ NOT_FIT_BLOCKS = ("strided_fit_loops", "busy_sm_fma")
 
 def roles():
     """{loop: "fit" | "held out" | "not fit"} from the split file: the lists under its fit / held_out sides, then
-    those of its later blocks (NOT_FIT_BLOCKS' fit sides "not fit")."""
+    those of its later blocks (a NOT_FIT_BLOCKS fit side reads "not fit", whichever other block also lists it)."""
     with open(SPLIT) as f:
         split = json.load(f)
-    out = {}
-    for side, role in (("fit", "fit"), ("held_out", "held out")):
-        for v in split[side].values():
-            for name in v if isinstance(v, list) else []:
-                out[name] = role
+    sides = (("fit", "fit"), ("held_out", "held out"))
+    main = {n: role for side, role in sides for v in split[side].values() if isinstance(v, list) for n in v}
+    out = dict(main)
     for key, block in split.items():
-        for side, role in (("fit", "fit"), ("held_out", "held out")):
-            if isinstance(block, dict) and isinstance(block.get(side), list):
-                for name in block[side]:
-                    out.setdefault(name, role)
-    main_side = {n for side in ("fit", "held_out") for v in split[side].values() if isinstance(v, list) for n in v}
-    for key in NOT_FIT_BLOCKS:  # whichever other block also lists them
-        for name in split[key]["fit"]:
-            if name not in main_side:
-                out[name] = "not fit"
+        for side, role in sides:
+            listed = block.get(side) if isinstance(block, dict) else None
+            for name in listed if isinstance(listed, list) and key not in ("fit", "held_out") else []:
+                if name not in main:
+                    out[name] = "not fit" if key in NOT_FIT_BLOCKS and side == "fit" else out.get(name, role)
     return out
 
 

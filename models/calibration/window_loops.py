@@ -30,14 +30,21 @@ WINDOW = os.path.join(ROOT, "traces", "recordings", "h200-power-window")
 sys.path.append(os.path.join(ROOT, "python"))  # the pure-Python parts; a built package on the path (build/python) wins
 
 
+def models_report(binary, report=None, timeout=None):
+    """`validate --models --json`'s report (a dict): `report` when the caller has read it already (the tests share one
+    run), else the binary's. Used by gap_state.py and h200_clock_evidence.py too."""
+    if report is None:
+        r = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True,
+                           timeout=timeout)
+        report = json.loads(r.stdout)
+    return report
+
+
 def rows(binary, report=None):
     """`validate --models --json`'s power_suite.steady_window_rows as {loop: {"kind", "window": {...}, "suite": {...}}},
-    each side with measured_mean_power_w, native_energy_error_pct and recorded_energy_error_pct. `report`: that
-    report already read (a dict), instead of running the binary."""
-    if report is None:
-        r = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True)
-        report = json.loads(r.stdout)
-    return {w["loop"]: w for w in report["power_suite"]["steady_window_rows"]}
+    each side with measured_mean_power_w, native_energy_error_pct and recorded_energy_error_pct (`report`: as
+    models_report takes it)."""
+    return {w["loop"]: w for w in models_report(binary, report)["power_suite"]["steady_window_rows"]}
 
 
 def window_power_w(rec_dir):

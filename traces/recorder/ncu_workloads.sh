@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Nsight Compute on two held-out whole workloads the model over-prices (split h200-power-split.json
-# `ncu_stalled_workloads`, a diagnostic): their scripts run unedited for 3 steps, every kernel profiled once per
-# counter pass with --clock-control none (clocks and every card setting untouched). Writes OUT_DIR/<name>.csv.gz
-# (ncu's raw page) and OUT_DIR/metrics.txt.
+# `ncu_stalled_workloads`, a diagnostic): their scripts run unedited (group-by 3 steps, GAT 1), every kernel
+# profiled once per counter pass with --clock-control none (clocks and every card setting untouched). Writes
+# OUT_DIR/<name>.csv.gz (ncu's raw page) and OUT_DIR/metrics.txt. ONLY=gat-300k runs the GAT alone.
 #   traces/recorder/ncu_workloads.sh OUT_DIR
 set -u
 OUT_DIR=$1
