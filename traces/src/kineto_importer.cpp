@@ -316,10 +316,10 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
   a.name = t.names.intern(name_it->get_ref<const std::string&>());
   a.kind = kind;
   const std::string where = args_field(i);
-  a.device = args.contains("device") ? int_field(args, "device", 0, file, where, kIntMin, kIntMax)
-                                     : int_field(ev, "pid", 0, file, event_field(i), kIntMin, kIntMax);
-  a.stream = args.contains("stream") ? int_field(args, "stream", 0, file, where, kIntMin, kIntMax)
-                                     : int_field(ev, "tid", 0, file, event_field(i), kIntMin, kIntMax);
+  a.device = static_cast<int>(args.contains("device") ? int_field(args, "device", 0, file, where, kIntMin, kIntMax)
+                                                      : int_field(ev, "pid", 0, file, event_field(i), kIntMin, kIntMax));
+  a.stream = static_cast<int>(args.contains("stream") ? int_field(args, "stream", 0, file, where, kIntMin, kIntMax)
+                                                      : int_field(ev, "tid", 0, file, event_field(i), kIntMin, kIntMax));
   a.correlation = int_field(args, "correlation", -1, file, where);
   a.external_id = args.contains("External id") ? int_field(args, "External id", -1, file, where)
                                                : int_field(args, "external id", -1, file, where);  // 2021 schema
@@ -330,7 +330,11 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
   a.shape.bytes = static_cast<std::uint64_t>(int_field(args, "bytes", 0, file, where, 0, kLongMax));
   a.blocks_per_sm = -1;
   if (args.contains("blocks per SM") && args["blocks per SM"].is_number()) a.blocks_per_sm = args["blocks per SM"].get<double>();
-  a.simulated = read_simulated_args(args, file, i);
+  const SimulatedArgs simulated = read_simulated_args(args, file, i);
+  if (simulated.sm_mhz > 0 || simulated.mem_mhz > 0 || simulated.has_work) {
+    a.simulated = static_cast<int>(t.simulated.size());
+    t.simulated.push_back(simulated);
+  }
   if (kind == ActivityKind::kernel && args.contains("Collective name")) {
     const int c = add_comm_record(t, args, file, i);
     a.collective = c == -1 ? kNotModelled : c;  // a kernel is never a wait: kept as it ran
@@ -435,6 +439,7 @@ void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_
 
 void append_events(RawTrace& t, RawTrace&& later) {
   const int shift = static_cast<int>(t.collectives.size());
+  const int simulated_shift = static_cast<int>(t.simulated.size());
   auto moved = [](auto& into, auto& from) {
     if (into.empty()) into = std::move(from);
     else into.insert(into.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
@@ -442,12 +447,14 @@ void append_events(RawTrace& t, RawTrace&& later) {
   for (RawActivity& a : later.acts) {
     a.name = t.names.intern(*a.name);
     if (a.collective >= 0) a.collective += shift;
+    if (a.simulated >= 0) a.simulated += simulated_shift;
   }
   for (HostComm& h : later.host_comms)
     if (h.collective >= 0) h.collective += shift;
   moved(t.collectives, later.collectives);
   moved(t.host_comms, later.host_comms);
   moved(t.acts, later.acts);
+  moved(t.simulated, later.simulated);
   moved(t.gpu_ranges, later.gpu_ranges);
   moved(t.cpu_ranges, later.cpu_ranges);
   moved(t.operator_steps, later.operator_steps);
@@ -511,7 +518,7 @@ void check_span(const std::vector<RawActivity>& acts, const std::string& file) {
     if (span_s > kMaxTraceSpanS) {
       char msg[256];
       std::snprintf(msg, sizeof msg, "device %ld's activities span %.6g s (ts %.17g to %.17g us); expected at most %.0f s in one trace",
-                    acts[begin].device, span_s, acts[begin].ts_us, last_end, kMaxTraceSpanS);
+                    static_cast<long>(acts[begin].device), span_s, acts[begin].ts_us, last_end, kMaxTraceSpanS);
       throw InputError(file, "traceEvents[].ts", msg);
     }
   }
@@ -538,27 +545,41 @@ void attach_host_collectives(RawTrace& t) {
   }
 }
 
-// covering[i - begin]: annotation ranges containing time_of(i), for activities [begin, end) (those with a
+// The annotation ranges containing each activity of [begin, end), as one pass of cover() finds them. Consecutive
+// activities mostly lie in the same ranges, so each activity keeps the index of its list and each list is kept
+// once (a list per activity cost ~100 bytes per kernel on an 836k-kernel trace).
+struct CoverLists {
+  std::vector<std::vector<const Range*>> lists{1};  // lists[0]: no range
+  std::vector<std::uint32_t> of;                    // per activity: its list, in the order the ranges started
+  const std::vector<const Range*>& at(std::size_t activity) const { return lists[of[activity]]; }
+};
+
+// out.of[i - begin]: annotation ranges containing time_of(i), for activities [begin, end) (those with a
 // time); a sweep in time order keeps it linear.
 template <class TimeOf>
-void cover(std::size_t begin, std::size_t end, const std::vector<const Range*>& rs, TimeOf time_of,
-           std::vector<std::vector<const Range*>>& covering) {
+void cover(std::size_t begin, std::size_t end, const std::vector<const Range*>& rs, TimeOf time_of, CoverLists& out) {
+  out.of.assign(end - begin, 0);
   std::vector<std::size_t> order;
   for (std::size_t i = begin; i < end; ++i)
     if (!std::isnan(time_of(i))) order.push_back(i);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return time_of(x) < time_of(y); });
   std::vector<const Range*> active;
   std::size_t next = 0;
+  std::uint32_t current = 0;  // the list `active` is kept as
   for (std::size_t i : order) {
     const double t = time_of(i);
-    while (next < rs.size() && rs[next]->t0_us <= t) active.push_back(rs[next++]);
-    active.erase(std::remove_if(active.begin(), active.end(), [&](const Range* r) { return r->t1_us < t; }), active.end());
-    auto& dst = covering[i - begin];
-    dst.insert(dst.end(), active.begin(), active.end());
+    bool changed = false;
+    while (next < rs.size() && rs[next]->t0_us <= t) active.push_back(rs[next++]), changed = true;
+    auto ended = std::remove_if(active.begin(), active.end(), [&](const Range* r) { return r->t1_us < t; });
+    if (ended != active.end()) active.erase(ended, active.end()), changed = true;
+    if (changed) {
+      current = 0;
+      if (!active.empty()) out.lists.push_back(active), current = static_cast<std::uint32_t>(out.lists.size() - 1);
+    }
+    out.of[i - begin] = current;
   }
 }
 
-// The annotation and step ranges that concern one device.
 struct DeviceRanges {
   std::vector<const Range*> gpu_ann, cpu_ann, gpu_steps, cpu_steps;
   std::vector<Range> merged_gpu_steps;  // what gpu_steps points into
@@ -743,7 +764,7 @@ class WorkloadBuilder {
       k.sm_fill = static_cast<float>(std::clamp(blocks / header_.sm_count, 1e-3, 1.0));
     }
     apply_rates(rates_[i], k);
-    apply_simulated_args(a.simulated, k);
+    if (a.simulated >= 0) apply_simulated_args(raw_.simulated[static_cast<std::size_t>(a.simulated)], k);
     if (a.collective >= 0) k.collective = add_collective(raw_.collectives[static_cast<std::size_t>(a.collective)], rank_id);
   }
 
@@ -818,11 +839,22 @@ class WorkloadBuilder {
     }
     auto device_time = [&](std::size_t i) { return acts[i].ts_us; };
     auto host_time = [&](std::size_t i) { return host_ts[i - begin]; };
-    std::vector<std::vector<const Range*>> covering(end - begin), step_cover(end - begin);
-    cover(begin, end, d.gpu_ann, device_time, covering);
-    cover(begin, end, d.cpu_ann, host_time, covering);
+    CoverLists gpu_cover, cpu_cover, step_cover;
+    cover(begin, end, d.gpu_ann, device_time, gpu_cover);
+    cover(begin, end, d.cpu_ann, host_time, cpu_cover);
     if (d.steps_on_gpu) cover(begin, end, d.step_ranges(), device_time, step_cover);
     else cover(begin, end, d.step_ranges(), host_time, step_cover);
+    std::vector<double>().swap(host_ts);  // no longer read
+    // The annotation set of each pair of lists (GPU ranges first, then CPU ranges), found once.
+    std::unordered_map<std::uint64_t, std::uint32_t> set_of_lists;
+    auto annotation_set_at = [&](std::size_t j) {
+      const std::uint64_t key = (std::uint64_t{gpu_cover.of[j]} << 32) | cpu_cover.of[j];
+      auto it = set_of_lists.find(key);
+      if (it != set_of_lists.end()) return it->second;
+      std::vector<const Range*> cov = gpu_cover.at(j);
+      cov.insert(cov.end(), cpu_cover.at(j).begin(), cpu_cover.at(j).end());
+      return set_of_lists.emplace(key, annotation_set_of(cov)).first->second;
+    };
 
     Rank rank;
     rank.id = raw_.global_rank >= 0 && begin == 0 && end == acts.size() ? raw_.global_rank : static_cast<int>(wl_.ranks.size());
@@ -831,12 +863,16 @@ class WorkloadBuilder {
     rank.origin_epoch_ns = header_.base_ns > 0 ? header_.base_ns + origin_us * 1000.0 : 0;
 
     StepCollector steps;
+    rank.kernels.reserve(end - begin);
+    rank.shapes.reserve(end - begin);
+    rank.recorded_start_s.reserve(end - begin);
+    rank.correlations.reserve(end - begin);
     double busy_until = -1e300;
     for (std::size_t i = begin; i < end; ++i) {
       const RawActivity& a = acts[i];
       Kernel k;
-      if (!step_cover[i - begin].empty()) k.step = steps.step_of(step_cover[i - begin].back(), rank);  // innermost when ranges nest
-      k.annotation_set = annotation_set_of(covering[i - begin]);
+      if (!step_cover.at(i - begin).empty()) k.step = steps.step_of(step_cover.at(i - begin).back(), rank);  // innermost when ranges nest
+      k.annotation_set = annotation_set_at(i - begin);
 
       // Concurrent activities on other streams are replayed as the busy union: only the part of an
       // activity that extends past everything before it adds device time.
@@ -892,7 +928,8 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
     refs.push_back({a.external_id, a.dur_us, a.kind, a.name, a.shape.bytes, blocks});
   }
   const std::vector<KernelRates> rates = estimate_kernel_rates(refs, raw.operators);
-  refs = {};
+  std::vector<ActivityRef>().swap(refs);  // (`refs = {}` would keep its capacity: 48 bytes per activity)
+  raw.operators = OperatorIndex();         // read only for the rates; a trace's cpu_ops can outnumber its kernels
   auto by_start = [](const Range& a, const Range& b) { return a.t0_us != b.t0_us ? a.t0_us < b.t0_us : a.t1_us > b.t1_us; };
   std::sort(raw.gpu_ranges.begin(), raw.gpu_ranges.end(), by_start);
   std::sort(raw.cpu_ranges.begin(), raw.cpu_ranges.end(), by_start);

@@ -32,18 +32,19 @@ struct RawCollective {
 // A communication kernel (or record_param_comms range) that names no modelled collective.
 constexpr int kNotModelled = -2;
 
+// Fields ordered to pack: a trace can hold a million of these (112 bytes each) while its workload is built.
 struct RawActivity {
   double ts_us, dur_us;
-  long device;
-  long stream;
   long correlation;
+  long external_id = -1;              // the launching operator (cpu_op) of the same External id
   const std::string* name = nullptr;  // in RawTrace::names
-  ActivityKind kind;
+  double blocks_per_sm;               // < 0 when unknown
   LaunchShape shape;
-  double blocks_per_sm;  // < 0 when unknown
-  int collective = -1;   // index into the raw collectives; kNotModelled for a comm record we keep as a kernel
-  long external_id = -1;  // the launching operator (cpu_op) of the same External id
-  SimulatedArgs simulated;  // a dvfs-sim export's clocks and work (traces/src/simulated_args.hpp)
+  int device;  // both read within int's range
+  int stream;
+  ActivityKind kind;
+  int collective = -1;  // index into the raw collectives; kNotModelled for a comm record we keep as a kernel
+  int simulated = -1;   // index into RawTrace::simulated (a dvfs-sim export's clocks and work); -1: none
 };
 
 struct Range {
@@ -111,6 +112,7 @@ struct RawTrace {
   std::vector<RawCollective> collectives;
   std::vector<HostComm> host_comms;
   std::vector<RawActivity> acts;
+  std::vector<SimulatedArgs> simulated;  // of the few acts that carry them (traces/src/simulated_args.hpp)
   NameTable names;  // of acts
   std::vector<Range> gpu_ranges, cpu_ranges;
   LaunchTimes launch_ts;  // correlation id -> host launch time (µs)

@@ -26,6 +26,9 @@
 #include <optional>
 #include <stdexcept>
 #include <vector>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 namespace dvfs {
 
@@ -860,7 +863,7 @@ class EventReader {
     t_->old_schema = t_->old_schema || old;
     a.name = t_->names.intern(name->str);
     a.kind = kind;
-    a.device = *dev, a.stream = *str, a.correlation = *corr, a.external_id = *ext;
+    a.device = static_cast<int>(*dev), a.stream = static_cast<int>(*str), a.correlation = *corr, a.external_id = *ext;
     a.shape.registers_per_thread = static_cast<std::uint32_t>(*regs);
     a.shape.shared_memory_bytes = static_cast<std::uint32_t>(*shared);
     a.shape.bytes = static_cast<std::uint64_t>(*bytes);
@@ -1111,6 +1114,11 @@ Workload import_streaming(ByteSource source, const std::string& file, const Clas
   const std::size_t threads = options.parse_threads > 0 ? options.parse_threads : counted.fair_share();
   if (threads > 1) {
     skeleton = split_and_parse_in_parallel(source, t, file, threads, options.batch_bytes);
+#if defined(__GLIBC__)
+    // The parse threads' batches were freed into their own malloc arenas, which the building below (on this
+    // thread) does not reuse: hand them back (an 836k-kernel trace peaked ~50 MB lower).
+    malloc_trim(0);
+#endif
   } else {
     EventReader reader(t, file);
     skeleton = split_trace_events_pipelined(
