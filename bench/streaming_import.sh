@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # The streaming Kineto import's figures on a large trace, whole `dvfs-sim run` processes (README "Limits and bad
 # input", issue 18 targets: the 200 MB trace in < 1.5 s and < 300 MB peak).
-#   bench/streaming_import.sh [BUILD_DIR] [REPEATS] [MB]
+#   [DENSE=1] bench/streaming_import.sh [BUILD_DIR] [REPEATS] [MB]   (DENSE=1: the kernel-dense trace, make_big_trace.py --dense)
 # Makes the trace with bench/make_big_trace.py (recorded events of the default scenario's recording repeated to MB
 # megabytes, kept in $TMPDIR between runs), then runs the default scenario's GPU and policy on it with no workload
 # cache: the streaming reader (what users get) REPEATS times (median wall and CPU time, largest peak RSS from GNU
 # time), and the checked reader once (DVFS_SIM_KINETO_READER=checked: the whole document through nlohmann, as
 # before the streaming reader). Times include the process start and the simulation.
 set -eu
-BUILD="${1:-build}"; N="${2:-3}"; MB="${3:-200}"
+BUILD="${1:-build}"; N="${2:-3}"; MB="${3:-200}"; DENSE="${DENSE:-0}"
 BIN="$BUILD/dvfs-sim"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-TRACE="${TMPDIR:-/tmp}/dvfs-sim-big-trace-${MB}mb.json"
+SUFFIX=""; DENSE_ARG=()
+if [ "$DENSE" = 1 ]; then SUFFIX="-dense"; DENSE_ARG=(--dense); fi
+TRACE="${TMPDIR:-/tmp}/dvfs-sim-big-trace-${MB}mb${SUFFIX}.json"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-[ -f "$TRACE" ] || python3 "$ROOT/bench/make_big_trace.py" "$TRACE" --mb "$MB"
+[ -f "$TRACE" ] || python3 "$ROOT/bench/make_big_trace.py" "$TRACE" --mb "$MB" "${DENSE_ARG[@]}"
 printf '{"name": "big", "trace": "%s", "gpu": "h200", "policy": "native", "output": {"dir": "%s/out", "timeline_interval_s": 0.01}}\n' \
   "$TRACE" "$TMP" >"$TMP/scenario.json"
 export DVFS_SIM_NO_CACHE=1

@@ -147,6 +147,27 @@ TEST_CASE("bad traces give one-line errors naming the file and the field", "[tra
   require_input_error(fixture("does_not_exist.json"), "does_not_exist.json", "cannot open");
 }
 
+TEST_CASE("a trace without device activity names the categories it holds instead", "[traces][errors]") {
+  // As a CPU-only rank, another accelerator's trace (MTIA) or a CUPTI range-profiler trace (counters, no kernel times)
+  // reads: what is there tells the user why nothing can be replayed.
+  const std::string text = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2},
+    {"ph": "X", "cat": "cuda_profiler_range", "name": "k", "ts": 3, "dur": 1},
+    {"ph": "f", "cat": "ac2g", "name": "flow", "ts": 3, "id": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 5, "dur": 2}]})";
+  for (KinetoReader reader : {KinetoReader::automatic, KinetoReader::checked}) {
+    try {
+      import_kineto_text(text, "ranges.json", classifier(), nullptr, reader);
+      FAIL("expected an InputError");
+    } catch (const InputError& e) {
+      const std::string msg = e.what();
+      CHECK(msg.find("ranges.json: traceEvents: no device activity") != std::string::npos);
+      CHECK(msg.find("the categories of its complete events: cpu_op x2, cuda_profiler_range x1") != std::string::npos);
+      CHECK(msg.find("ac2g") == std::string::npos);  // not a complete event
+    }
+  }
+}
+
 TEST_CASE("withholding operator work prices a trace as the same trace recorded without shapes", "[traces][activity][shapes_withheld]") {
   // A user's ViT training (recorded with record_shapes=True), imported once as it is and once with the four shape
   // fields taken out of every event, as a trace recorded without record_shapes has them.

@@ -415,6 +415,16 @@ bool is_graph_launch(std::string_view n) {
   return false;
 }
 
+namespace {
+
+void note_host_category(RawTrace& t, const std::string& cat) {
+  for (auto& [name, n] : t.host_categories)
+    if (name == cat) return void(++n);
+  if (t.host_categories.size() < kHostCategoriesNamed) t.host_categories.emplace_back(cat, 1);
+}
+
+}  // namespace
+
 // A complete ("X") event with a category; anything else is skipped.
 void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_t i) {
   if (!ev.is_object()) return;
@@ -434,6 +444,7 @@ void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_
     add_device_activity(t, ev, args, kind, file, i);
     return;
   }
+  if (t.acts.empty()) note_host_category(t, cat);
   add_host_event(t, ev, args, lower(cat), file, i);
 }
 
@@ -486,10 +497,14 @@ const double* LaunchTimes::find(long correlation) const {
 }
 
 void finish_events(RawTrace& t, const std::string& file) {
-  if (t.acts.empty())
+  if (t.acts.empty()) {
+    std::string found;  // what the trace holds instead (a CPU-only rank, another accelerator, a counter profile)
+    for (const auto& [cat, n] : t.host_categories) found += (found.empty() ? "" : ", ") + cat + " x" + std::to_string(n);
     throw InputError(file, "traceEvents",
                      "no device activity: expected events with cat \"kernel\", \"gpu_memcpy\" or \"gpu_memset\" "
-                     "(or \"Kernel\"/\"Memcpy\"/\"Memset\" in the 2021 schema)");
+                     "(or \"Kernel\"/\"Memcpy\"/\"Memset\" in the 2021 schema)" +
+                         (found.empty() ? std::string() : "; the categories of its complete events: " + found));
+  }
   // Steps written as operators mark the steps only where no user_annotation range does (some traces have both).
   const bool annotated = std::any_of(t.cpu_ranges.begin(), t.cpu_ranges.end(),
                                      [](const Range& r) { return r.name.rfind("ProfilerStep#", 0) == 0; });

@@ -124,7 +124,12 @@ struct RawTrace {
   std::vector<long> graph_launches;                 // correlation ids of CUDA / HIP graph launches (cudaGraphLaunch)
   std::vector<Range> operator_steps;                // ProfilerStep#N as cat "Operator"/"cpu_op" (2021 schema)
   std::map<std::string, std::size_t> not_modelled;  // comm records kept at their recorded duration, by name
+  // Until the first device activity: the categories of the complete host events the checked reader read (the
+  // streaming reader leaves the error to it), in order of appearance, with
+  // their counts (at most kHostCategoriesNamed), so that a trace without any can say what it holds instead.
+  std::vector<std::pair<std::string, std::size_t>> host_categories;
 };
+constexpr std::size_t kHostCategoriesNamed = 8;
 
 std::string lower(std::string s);
 // The device activity kind of category `cat` (false: a host event); `old_schema`: the 2021 spelling.
