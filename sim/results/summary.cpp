@@ -37,9 +37,26 @@ Json describe_work_sources(const Workload& wl) {
           {"class_prior_kernel_time_share", kernel_s > 0 ? prior_s / kernel_s : 0.0}};
 }
 
-// What the user should know about the trace, one line each: the importer's notes, and a trace recorded on
-// an AMD GPU (ROCm) replayed on a model of another vendor's GPU (its kernel times are the AMD GPU's).
-Json trace_notes(const ImportReport& rep, const GpuModel& model) {
+// The chip a device name names: its first word with a digit, lower case ("NVIDIA A100-SXM4-80GB" -> "a100",
+// "Tesla V100-SXM2-32GB" -> "v100", "NVIDIA GeForce RTX 3080 Ti" -> "3080", "a B200-class GPU" -> "b200"); "" if none.
+std::string chip_of(const std::string& device_name) {
+  std::string word;
+  for (std::size_t i = 0; i <= device_name.size(); ++i) {
+    const char c = i < device_name.size() ? device_name[i] : ' ';
+    if (c == ' ' || c == '-' || c == '_') {
+      if (std::any_of(word.begin(), word.end(), [](char w) { return std::isdigit(static_cast<unsigned char>(w)); })) return word;
+      word.clear();
+    } else {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return "";
+}
+
+// What the user should know about the trace, one line each: the importer's notes, a trace recorded on an AMD GPU
+// (ROCm) replayed on a model of another vendor's GPU, and one recorded on another NVIDIA chip replayed as recorded
+// (`retargeted`: the scenario names the recording GPU, whose kernel times are then moved).
+Json trace_notes(const ImportReport& rep, const GpuModel& model, bool retargeted) {
   Json notes = Json::array();
   for (const std::string& n : rep.notes) notes.push_back(n);
   std::string gpu = model.display_name();
@@ -49,6 +66,11 @@ Json trace_notes(const ImportReport& rep, const GpuModel& model) {
     notes.push_back("the trace was recorded on " + (rep.device_name.empty() ? std::string("an AMD GPU") : rep.device_name) +
                     " (ROCm) and is replayed on the " + model.name() + " model (" + model.display_name() +
                     "): its kernel times and launch shapes are that GPU's, not this one's");
+  const std::string recorded_chip = chip_of(rep.device_name), model_chip = chip_of(model.display_name());
+  if (rep.device_platform != "rocm" && !retargeted && !recorded_chip.empty() && !model_chip.empty() && recorded_chip != model_chip)
+    notes.push_back("the trace was recorded on " + rep.device_name + " and is replayed on the " + model.name() + " model (" +
+                    model.display_name() + ") as recorded: its kernel times are that GPU's; a scenario's \"trace_gpu\" "
+                    "names the recording GPU's model and moves them to this one (README, \"Scenarios\")");
   return notes;
 }
 
@@ -73,7 +95,7 @@ Json describe_run(const Scenario& sc, const Workload& wl, const ImportReport& re
                 {"step_source", rep.step_source}, {"annotation_source", rep.annotation_source},
                 {"repeat", sc.replay.repeat}};
   s["trace"]["work"] = describe_work_sources(wl);
-  if (const Json notes = trace_notes(rep, model); !notes.empty()) s["notes"] = notes;
+  if (const Json notes = trace_notes(rep, model, !sc.trace_gpu.empty()); !notes.empty()) s["notes"] = notes;
   if (!wl.collectives.empty()) {
     s["collectives"] = describe_collectives(wl);
     const ClusterSpec cs = cluster_for(sc, model);

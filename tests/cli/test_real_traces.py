@@ -44,6 +44,26 @@ def test_the_shipped_default_scenario_has_no_notes_and_prints_no_warning(cli, tm
     assert r.stderr == ""
 
 
+def test_a_trace_of_another_nvidia_chip_replayed_as_recorded_warns_unless_the_scenario_names_its_gpu(cli, root, tmp_path):
+    doc = json.load(open(os.path.join(root, "tests", "fixtures", "kineto_current.json")))
+    doc["deviceProperties"][0]["name"] = "NVIDIA A100-SXM4-80GB"
+    trace = tmp_path / "a100.json"
+    trace.write_text(json.dumps(doc))
+    runs = {"h200 as recorded": {"gpu": "h200"}, "h200 retargeted": {"gpu": "h200", "trace_gpu": "a100-sxm4"},
+            "its own chip": {"gpu": "a100-sxm4"}}
+    for label, keys in runs.items():
+        path = tmp_path / "s.json"
+        path.write_text(json.dumps({"name": "chip", "trace": str(trace), "policy": "max", **keys}))
+        r = cli("run", path, "--json", "-o", tmp_path / "out")
+        assert r.returncode == 0, r.stderr
+        notes = json.loads(r.stdout).get("notes", [])
+        if label == "h200 as recorded":
+            assert len(notes) == 1 and "recorded on NVIDIA A100-SXM4-80GB" in notes[0] and "trace_gpu" in notes[0], notes
+            assert r.stderr.startswith("dvfs-sim: warning: the trace was recorded on NVIDIA A100-SXM4-80GB"), r.stderr
+        else:
+            assert notes == [] and r.stderr == "", (label, notes, r.stderr)
+
+
 def test_ranks_of_jobs_of_different_sizes_are_refused_in_one_line(cli, root, tmp_path):
     other = tmp_path / "rank1_of_4.json"
     other.write_text(open(fixture(root, "ddp_rank1_wait.json")).read().replace('"world_size": 2', '"world_size": 4'))
