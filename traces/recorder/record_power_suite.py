@@ -727,6 +727,32 @@ ROUND16B = {
 }
 
 
+# --- twenty-first round (split: h200-power-split.json operand_content_gemms, written before recording) ------------
+# One bf16 GEMM shape, its A operand's content varied (B randn): what zero, constant and sparse operands draw.
+
+def gemm_content(content, n=4096):
+    """content: random (the suite's gemm-bf16-4096), a-zeros, ab-zeros (B zero too), a-ones, a-relu (relu(randn):
+    about half zeros), a-k3of8 (in every 8 consecutive k of A only the first 3 nonzero: a stem's padded channels)."""
+    def build():
+        a, b = rand(n, n), rand(n, n)
+        if content in ("a-zeros", "ab-zeros"):
+            a = torch.zeros_like(a)
+        if content == "ab-zeros":
+            b = torch.zeros_like(b)
+        if content == "a-ones":
+            a = torch.ones_like(a)
+        if content == "a-relu":
+            a = torch.relu(a)
+        if content == "a-k3of8":
+            a.view(n, n // 8, 8)[:, :, 3:] = 0
+        return (lambda: torch.mm(a, b)), {}
+    return build, {"kind": "gemm", "dtype": "bf16", "m": n, "n": n, "k": n, "flops": 2.0 * n ** 3, "content": content}
+
+
+ROUND21 = {f"gemm-bf16-4096-{c}": gemm_content(c)
+           for c in ("random", "a-zeros", "ab-zeros", "a-ones", "a-relu", "a-k3of8")}
+
+
 def size_step(call, self_paced, target_s=0.04, max_calls=300):
     """Calls per step: about target_s of GPU work, at most max_calls."""
     if self_paced:
@@ -771,7 +797,8 @@ def write_micro(rec_dir, micro):
 
 
 def record_micro(name, out, steady_s, gpu):
-    call, info, reps, step_s_est = prepared_loop(*(MICRO.get(name) or ROUND12.get(name) or ROUND15.get(name) or ROUND16.get(name) or ROUND16B.get(name) or PROBES[name]))
+    call, info, reps, step_s_est = prepared_loop(*(MICRO.get(name) or ROUND12.get(name) or ROUND15.get(name) or ROUND16.get(name) or ROUND16B.get(name) or ROUND21.get(name)
+                                                   or PROBES[name]))
     settle_steps = max(1, math.ceil(1.0 / step_s_est))
     steady_steps = max(2, math.ceil(steady_s / step_s_est))
     marks = {}
@@ -1061,7 +1088,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows", "gap-state", "copy-data", "gapless-windows",
-                                      "round12", "round15", "round16", "round16b"], default=None,
+                                      "round12", "round15", "round16", "round16b", "round21"], default=None,
                    help="probes: the clock-probe loops; windows: capped loops with the counter over their profiled "
                         "window (both diagnostic, never recorded by default); capped-windows: the loops the split file "
                         "lists under profiled_window, each measured over its own profiled window (into OUT/<loop>); "
@@ -1073,7 +1100,9 @@ def main():
                         "round15_index_loops (broadcast / strided elementwise operators and contiguous controls; into "
                         "OUT/micro/<loop>); round16: the split file's round16_unvectorised_loops (more of the "
                         "non-vectorised elementwise path, all held out; into OUT/micro/<loop>); round16b: the split file's "
-                        "strided_fit_loops (fit loops for the strides term; into OUT/micro/<loop>)")
+                        "strided_fit_loops (fit loops for the strides term; into OUT/micro/<loop>); round21: the split file's "
+                        "operand_content_gemms (one bf16 GEMM shape with zero, constant, ReLU-sparse and stem-padded "
+                        "operands; into OUT/micro/<loop>)")
     p.add_argument("--side", choices=["fit", "held_out"], default=None,
                    help="with --only capped-windows: only that side's loops (the split file's lists)")
     p.add_argument("--filter", default=None, help="regular expression on the names")
@@ -1096,6 +1125,8 @@ def main():
         todo += [("micro", n) for n in ROUND16]
     if a.only == "round16b":
         todo += [("micro", n) for n in ROUND16B]
+    if a.only == "round21":
+        todo += [("micro", n) for n in ROUND21]
     if a.only == "windows":
         todo += [("workloads", n) for n in WINDOWED]
     if a.only == "capped-windows":
