@@ -17,7 +17,6 @@ models/calibration/h200-power-split.json (`gap_state`, `copy_data`). Prints:
 """
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
