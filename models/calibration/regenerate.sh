@@ -9,7 +9,8 @@
 #      then fp32_gemm_prior.py: the CUDA-core fp32 GEMMs' share of the gemm prior, derived from the fit-set fp32
 #      GEMM loop's shaped price (split rule fp32_gemm_prior);
 #   4. calibrate --profile: a100-sxm4 and a40 on the Perseus stage profiles;
-#   5. siblings.py: the datasheet models rtx-3080-ti and b200-like (b200-like with the h200 activity block scaled);
+#   5. siblings.py: the datasheet models rtx-3080-ti, b200-like and h100-sxm (b200-like with the h200 activity
+#      block scaled, h100-sxm with it copied: the same chip);
 #   6. a100_pcie.py: the A100 80GB PCIe board from a100-sxm4 and the A100 power-limit baselines (issue 22);
 #   7. governor_fit.py: the H200 native governor's loop constants, fit on the native replay of the GPT-3 XL
 #      recording (fit set) -> models/calibration/h200.governor.json, which step 1 reads; the governor plays no

@@ -7,6 +7,7 @@ shape of its behaviour comes from the calibrated sibling of the closest architec
 
   rtx-3080-ti  <- a100-sxm4  (Ampere, fit on the Perseus A100 stage profile)
   b200-like    <- h200       (Hopper -> Blackwell, fit on the H200 recordings)
+  h100-sxm     <- h200       (the same GH100 chip with HBM3 instead of HBM3e)
 
 Copied from the sibling: the voltage curve (knee and points at the same fraction of the top clock),
 power.idle_sm_fraction, power.dynamic_scale, each kernel class's time_sm/time_mem and the native
@@ -19,7 +20,9 @@ dynamic headroom per unit of dense bf16 throughput, (cap - idle) / TFLOP/s, ener
 (cap - idle) / bandwidth, watts (busy, copy engine) by (cap - idle). The Ampere boards do not get it: scaled to them
 the rule prices a retargeted GEMM far above their caps (the RTX 3080 Ti ran a GPT-3 XL step 55 % slower under its
 simulated 350 W cap than at its top clocks), so a100-sxm4, a40 and rtx-3080-ti keep their kernel-class priors
-(A100/A40: fit on measured stage profiles) until their kernels' power is measured.
+(A100/A40: fit on measured stage profiles) until their kernels' power is measured. A model on the same chip as the
+fit one (SAME_CHIP: h100-sxm) gets the block unscaled instead: the same SMs at the same clocks and voltages
+[estimate: its memory's energy per byte is taken equal to the H200's HBM3e, not measured].
 
   python3 models/calibration/siblings.py [--check] [--out DIR]
 """
@@ -29,8 +32,9 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PAIRS = [("rtx-3080-ti", "a100-sxm4"), ("b200-like", "h200")]
+PAIRS = [("rtx-3080-ti", "a100-sxm4"), ("b200-like", "h200"), ("h100-sxm", "h200")]
 ACTIVITY_SOURCE = "h200"            # the model whose activity block was fit on measurements
+SAME_CHIP = {"h100-sxm"}            # models of ACTIVITY_SOURCE's chip: its activity block copied, not scaled
 
 
 def scaled_activity(m, ref):
@@ -120,7 +124,14 @@ def derive(name, sibling_name, models_dir):
                                      "derived), " + ref}
     if sibling_name == ACTIVITY_SOURCE:
         with open(os.path.join(models_dir, ACTIVITY_SOURCE + ".json")) as f:
-            m["activity"], p["/activity"] = scaled_activity(m, json.load(f))
+            ref_model = json.load(f)
+        if m["name"] in SAME_CHIP:
+            m["activity"] = copy.deepcopy(ref_model["activity"])
+            p["/activity"] = {"source": "estimate", "ref": "copied unscaled from models/gpus/%s.json (fit on its kernel loops): "
+                              "the same chip at the same clocks and voltages; its DRAM energy per byte taken equal to "
+                              "the H200's HBM3e (not measured on this GPU's HBM3)" % ACTIVITY_SOURCE}
+        else:
+            m["activity"], p["/activity"] = scaled_activity(m, ref_model)
     p["summary"] = ("datasheet, not yet calibrated: scaled from the calibrated %s (V-f shape, time scaling, "
                     "governor, power per class x %.3f); clock tables, cap and specs from datasheets; idle power and "
                     "switch latency estimated" % (sibling_name, head))

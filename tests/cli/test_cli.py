@@ -60,9 +60,13 @@ def test_models_lists_every_gpu_with_its_status(cli):
     models = {m["name"]: m for m in json.loads(r.stdout)}
     for name in ("h200", "a100-sxm4", "a40"):
         assert models[name]["status"] == "calibrated"
-    for name, sibling in (("rtx-3080-ti", "a100-sxm4"), ("b200-like", "h200")):
+    for name, sibling in (("rtx-3080-ti", "a100-sxm4"), ("b200-like", "h200"), ("h100-sxm", "h200")):
         assert models[name]["status"] == "datasheet"
         assert models[name]["derived_from"] == sibling
+    # the H100 is the H200's chip: its activity block is the fit one, unscaled; its memory is its own
+    h100, h200 = (json.load(open(models[n]["file"])) for n in ("h100-sxm", "h200"))
+    assert h100["activity"] == h200["activity"]
+    assert h100["specs"]["mem_bandwidth_gbs"] == 3350 and h100["clocks"]["mem_mhz"] == [2619.0]
     sl = models["h200"]["switch_latency"]
     assert sl["sm"]["mean_s"] == 0.05 and sl["mem"]["mean_s"] == 0.05 and sl["firmware_s"] == 0.001
     assert models["b200-like"]["switch_latency"]["sm"]["mean_s"] == 0.0001
