@@ -1,6 +1,6 @@
 #include "sim/results/summary.hpp"
 
-#include "models/src/model_registry.hpp"
+#include "sim/results/recording_gpu.hpp"
 #include "traces/src/multi_rank.hpp"
 
 #include <algorithm>
@@ -38,57 +38,6 @@ Json describe_work_sources(const Workload& wl) {
           {"class_prior_kernel_time_share", kernel_s > 0 ? prior_s / kernel_s : 0.0}};
 }
 
-// The chip a device name names: its first word with a digit, lower case ("NVIDIA A100-SXM4-80GB" -> "a100",
-// "Tesla V100-SXM2-32GB" -> "v100", "NVIDIA GeForce RTX 3080 Ti" -> "3080", "a B200-class GPU" -> "b200"); "" if none.
-std::string chip_of(const std::string& device_name) {
-  std::string word;
-  for (std::size_t i = 0; i <= device_name.size(); ++i) {
-    const char c = i < device_name.size() ? device_name[i] : ' ';
-    if (c == ' ' || c == '-' || c == '_') {
-      if (std::any_of(word.begin(), word.end(), [](char w) { return std::isdigit(static_cast<unsigned char>(w)); })) return word;
-      word.clear();
-    } else {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-  }
-  return "";
-}
-
-// The words of a device name, lower case, split at spaces and hyphens.
-std::vector<std::string> words_of(const std::string& device_name) {
-  std::vector<std::string> out(1);
-  for (char c : device_name) {
-    if (c == ' ' || c == '-' || c == '_') {
-      if (!out.back().empty()) out.emplace_back();
-    } else {
-      out.back() += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-  }
-  if (out.back().empty()) out.pop_back();
-  return out;
-}
-
-// How the note below names the recording GPU's model: the shipped model of that chip where there is one, the one
-// whose name shares the most words with the device's (a PCIe board's with a PCIe model: "NVIDIA A100-SXM4-80GB" ->
-// a100-sxm4, "NVIDIA A100 80GB PCIe" -> a100-pcie).
-std::string model_of_chip(const std::string& device_name) {
-  const std::string chip = chip_of(device_name);
-  const std::vector<std::string> device_words = words_of(device_name);
-  auto has = [](const std::vector<std::string>& ws, const std::string& w) { return std::find(ws.begin(), ws.end(), w) != ws.end(); };
-  std::string best;
-  int best_score = -1;
-  for (const std::string& name : available_models()) {
-    const std::string display = load_gpu_model(name).display_name();
-    if (chip_of(display) != chip) continue;
-    const std::vector<std::string> ws = words_of(display);
-    int score = has(ws, "pcie") == has(device_words, "pcie") ? 100 : 0;
-    for (const std::string& w : ws) score += has(device_words, w);
-    if (score > best_score) best = name, best_score = score;
-  }
-  if (best.empty()) return "naming the recording GPU's model (none is shipped for this chip) ";
-  return "(\"" + best + "\" for this chip) ";
-}
-
 // What the user should know about the trace, one line each: the importer's notes, a trace recorded on an AMD GPU
 // (ROCm) replayed on a model of another vendor's GPU, and one recorded on another NVIDIA chip replayed as recorded
 // (`retargeted`: the scenario names the recording GPU, whose kernel times are then moved).
@@ -102,11 +51,8 @@ Json trace_notes(const ImportReport& rep, const GpuModel& model, bool retargeted
     notes.push_back("the trace was recorded on " + (rep.device_name.empty() ? std::string("an AMD GPU") : rep.device_name) +
                     " (ROCm) and is replayed on the " + model.name() + " model (" + model.display_name() +
                     "): its kernel times and launch shapes are that GPU's, not this one's");
-  const std::string recorded_chip = chip_of(rep.device_name), model_chip = chip_of(model.display_name());
-  if (rep.device_platform != "rocm" && !retargeted && !recorded_chip.empty() && !model_chip.empty() && recorded_chip != model_chip)
-    notes.push_back("the trace was recorded on " + rep.device_name + " and is replayed on the " + model.name() + " model (" +
-                    model.display_name() + ") as recorded: its kernel times are that GPU's; a scenario's \"trace_gpu\" " +
-                    model_of_chip(rep.device_name) + "moves them to this one (README, \"Scenarios\")");
+  if (rep.device_platform != "rocm")
+    if (const auto note = other_gpu_note(rep.device_name, model, retargeted)) notes.push_back(*note);
   return notes;
 }
 

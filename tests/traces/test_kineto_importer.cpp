@@ -162,9 +162,23 @@ TEST_CASE("a trace without device activity names the categories it holds instead
     } catch (const InputError& e) {
       const std::string msg = e.what();
       CHECK(msg.find("ranges.json: traceEvents: no device activity") != std::string::npos);
-      CHECK(msg.find("the categories of its complete events: cpu_op x2, cuda_profiler_range x1") != std::string::npos);
+      CHECK(msg.find("the categories of its complete events: \"cpu_op\" x2, \"cuda_profiler_range\" x1") != std::string::npos);
       CHECK(msg.find("ac2g") == std::string::npos);  // not a complete event
     }
+  }
+}
+
+TEST_CASE("a category named in that refusal is quoted and cut, so the message stays one line", "[traces][errors]") {
+  const std::string text = R"({"traceEvents": [{"ph": "X", "cat": "cpu_op\nx", "name": "a", "ts": 1, "dur": 2},
+    {"ph": "X", "cat": ")" + std::string(300, 'c') + R"(", "name": "b", "ts": 3, "dur": 1}]})";
+  try {
+    import_kineto_text(text, "odd.json", classifier(), nullptr, KinetoReader::checked);
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find('\n') == std::string::npos);
+    CHECK(msg.find(R"("cpu_op\nx" x1)") != std::string::npos);
+    CHECK(msg.size() < 600);
   }
 }
 

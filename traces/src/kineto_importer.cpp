@@ -499,7 +499,8 @@ const double* LaunchTimes::find(long correlation) const {
 void finish_events(RawTrace& t, const std::string& file) {
   if (t.acts.empty()) {
     std::string found;  // what the trace holds instead (a CPU-only rank, another accelerator, a counter profile)
-    for (const auto& [cat, n] : t.host_categories) found += (found.empty() ? "" : ", ") + cat + " x" + std::to_string(n);
+    for (const auto& [cat, n] : t.host_categories)  // quoted as JSON (one line whatever they hold), long ones cut
+      found += (found.empty() ? "" : ", ") + Json(cat.size() > 40 ? cat.substr(0, 40) + "..." : cat).dump() + " x" + std::to_string(n);
     throw InputError(file, "traceEvents",
                      "no device activity: expected events with cat \"kernel\", \"gpu_memcpy\" or \"gpu_memset\" "
                      "(or \"Kernel\"/\"Memcpy\"/\"Memset\" in the 2021 schema)" +
