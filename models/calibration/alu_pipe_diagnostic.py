@@ -24,7 +24,6 @@ import itertools
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -57,9 +56,7 @@ def model_without_alu(binary):
         model["activity"]["alu_pj_per_op"] = 0.0
         with open(path, "w") as f:
             json.dump(model, f, indent=2)
-        env = dict(os.environ, DVFS_SIM_DATA=data, DVFS_SIM_NO_CACHE="1")
-        r = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True, env=env)
-        return json.loads(r.stdout)
+        return models_report(binary, env=dict(os.environ, DVFS_SIM_DATA=data, DVFS_SIM_NO_CACHE="1"))
 
 
 def loop_powers(report):
@@ -126,7 +123,7 @@ def main():
         w = np.array([1.0 / l["measured_w"] for l in fit])
         a_fit = np.array([l["rates"][form] for l in fit]) * w[:, None]
         y = np.array([l["measured_w"] - l["base_w"] for l in fit]) * w
-        coef = nnls(a_fit, y / 1.0)
+        coef = nnls(a_fit, y)
         ef, eh = errors(form, coef, fit), errors(form, coef, held)
         results[form] = eh
         energies = ", ".join(f"{n} {c * 1e12:.2f} pJ" for n, c in zip(names, coef))

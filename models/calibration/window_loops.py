@@ -30,12 +30,13 @@ WINDOW = os.path.join(ROOT, "traces", "recordings", "h200-power-window")
 sys.path.append(os.path.join(ROOT, "python"))  # the pure-Python parts; a built package on the path (build/python) wins
 
 
-def models_report(binary, report=None, timeout=None):
+def models_report(binary, report=None, timeout=None, env=None):
     """`validate --models --json`'s report (a dict): `report` when the caller has read it already (the tests share one
-    run), else the binary's. Used by gap_state.py and h200_clock_evidence.py too."""
+    run), else the binary's (run with `env` when given). Used by gap_state.py, h200_clock_evidence.py and
+    alu_pipe_diagnostic.py too."""
     if report is None:
         r = subprocess.run([binary, "validate", "--models", "--json"], capture_output=True, text=True, check=True,
-                           timeout=timeout)
+                           timeout=timeout, env=env)
         report = json.loads(r.stdout)
     return report
 

@@ -29,6 +29,7 @@ std::string chip_of(const std::string& device_name) {
 
 std::string shipped_model_of(const std::string& device_name) {
   const std::string chip = chip_of(device_name);
+  if (chip.empty()) return "";
   const std::vector<std::string> words = device_words(device_name);
   auto has = [](const std::vector<std::string>& ws, const std::string& w) { return std::find(ws.begin(), ws.end(), w) != ws.end(); };
   std::string best;
@@ -40,7 +41,7 @@ std::string shipped_model_of(const std::string& device_name) {
     } catch (const std::exception&) {
       continue;  // a broken model file beside the shipped ones: not a candidate, and no reason to fail the run
     }
-    if (chip.empty() || chip_of(display) != chip) continue;
+    if (chip_of(display) != chip) continue;
     const std::vector<std::string> ws = device_words(display);
     int score = has(ws, "pcie") == has(words, "pcie") ? 100 : 0;
     for (const std::string& w : ws) score += has(words, w);

@@ -752,6 +752,9 @@ def gemm_content(content, n=4096):
 ROUND21 = {f"gemm-bf16-4096-{c}": gemm_content(c)
            for c in ("random", "a-zeros", "ab-zeros", "a-ones", "a-relu", "a-k3of8")}
 
+# The later rounds' loops by their --only name, each recorded as the suite's own loops are (into OUT/micro/<loop>).
+ROUNDS = {"round12": ROUND12, "round15": ROUND15, "round16": ROUND16, "round16b": ROUND16B, "round21": ROUND21}
+
 
 def size_step(call, self_paced, target_s=0.04, max_calls=300):
     """Calls per step: about target_s of GPU work, at most max_calls."""
@@ -796,9 +799,16 @@ def write_micro(rec_dir, micro):
         json.dump(run, f, indent=1)
 
 
+def loop_of(name):
+    """(build, info) of a loop of the suite, of a later round or a clock probe, looked up in that order."""
+    for table in (MICRO, *ROUNDS.values(), PROBES):
+        if name in table:
+            return table[name]
+    raise KeyError(name)
+
+
 def record_micro(name, out, steady_s, gpu):
-    call, info, reps, step_s_est = prepared_loop(*(MICRO.get(name) or ROUND12.get(name) or ROUND15.get(name) or ROUND16.get(name) or ROUND16B.get(name) or ROUND21.get(name)
-                                                   or PROBES[name]))
+    call, info, reps, step_s_est = prepared_loop(*loop_of(name))
     settle_steps = max(1, math.ceil(1.0 / step_s_est))
     steady_steps = max(2, math.ceil(steady_s / step_s_est))
     marks = {}
@@ -1088,7 +1098,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows", "gap-state", "copy-data", "gapless-windows",
-                                      "round12", "round15", "round16", "round16b", "round21"], default=None,
+                                      *ROUNDS], default=None,
                    help="probes: the clock-probe loops; windows: capped loops with the counter over their profiled "
                         "window (both diagnostic, never recorded by default); capped-windows: the loops the split file "
                         "lists under profiled_window, each measured over its own profiled window (into OUT/<loop>); "
@@ -1117,16 +1127,8 @@ def main():
         todo += [("workloads", n) for n in WORKLOADS]
     if a.only == "probes":
         todo += [("micro", n) for n in PROBES]
-    if a.only == "round12":
-        todo += [("micro", n) for n in ROUND12]
-    if a.only == "round15":
-        todo += [("micro", n) for n in ROUND15]
-    if a.only == "round16":
-        todo += [("micro", n) for n in ROUND16]
-    if a.only == "round16b":
-        todo += [("micro", n) for n in ROUND16B]
-    if a.only == "round21":
-        todo += [("micro", n) for n in ROUND21]
+    if a.only in ROUNDS:
+        todo += [("micro", n) for n in ROUNDS[a.only]]
     if a.only == "windows":
         todo += [("workloads", n) for n in WINDOWED]
     if a.only == "capped-windows":

@@ -596,6 +596,7 @@ void cover(std::size_t begin, std::size_t end, const std::vector<const Range*>& 
   }
 }
 
+// The annotation and step ranges that concern one device.
 struct DeviceRanges {
   std::vector<const Range*> gpu_ann, cpu_ann, gpu_steps, cpu_steps;
   std::vector<Range> merged_gpu_steps;  // what gpu_steps points into
