@@ -22,8 +22,18 @@ std::vector<std::string> device_words(const std::string& device_name) {
 }
 
 std::string chip_of(const std::string& device_name) {
-  for (const std::string& w : device_words(device_name))
-    if (std::any_of(w.begin(), w.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) return w;
+  const std::vector<std::string> words = device_words(device_name);
+  for (const std::string& w : words) {
+    if (std::none_of(w.begin(), w.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) continue;
+    // A Grace superchip's GPU: GH200's is an H100 with 96 GB of HBM3, or an H200-class part with 144 GB of HBM3e
+    // ("NVIDIA GH200 144G HBM3e"); GB200's a B200.
+    if (w == "gh200") {
+      const bool hbm3e = std::any_of(words.begin(), words.end(), [](const std::string& x) { return x == "hbm3e" || x == "144g" || x == "144gb"; });
+      return hbm3e ? "h200" : "h100";
+    }
+    if (w == "gb200") return "b200";
+    return w;
+  }
   return "";
 }
 

@@ -552,3 +552,28 @@ TEST_CASE("both readers leave an operator with a sparse operand (dimensions, no 
     if (e.value("name", "") == "aten::addmm") e["args"].erase("Input Dims");
   CHECK(outcome(sparse, KinetoReader::checked) == outcome(doc.dump(), KinetoReader::checked));
 }
+
+TEST_CASE("streaming reader: a trace without device activity names the categories the checked reader names", "[traces][stream][errors]") {
+  // Categories read before the first device activity, counted across batches parsed side by side; a handled host
+  // event (cpu_op), one the reader passes to the checked reader's code (an operator without sizes) and one it skips
+  // ("cuda_profiler_range") each counted once.
+  const std::string text = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2, "args": {"Input Dims": [[2, 2], [2, 2]]}},
+    {"ph": "X", "cat": "cuda_profiler_range", "name": "k", "ts": 3, "dur": 1},
+    {"ph": "f", "cat": "ac2g", "name": "flow", "ts": 3, "id": 1},
+    {"ph": "X", "cat": "Operator", "name": "aten::add", "ts": 5, "dur": 2},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 8, "dur": 2}]})";
+  const std::string checked = outcome(text, KinetoReader::checked);
+  REQUIRE(checked.find("the categories of its complete events: \"cpu_op\" x2, \"cuda_profiler_range\" x1, \"Operator\" x1") !=
+          std::string::npos);
+  for (std::size_t batch : {std::size_t{1}, std::size_t{400}})
+    for (std::size_t parse : {1, 2, 3}) {
+      INFO("batch " << batch << " parse threads " << parse);
+      try {
+        kineto::import_streaming(ByteSource::of_text(text), "t.json", classifier(), nullptr, {batch, 0, 0, parse});
+        FAIL("expected an InputError");
+      } catch (const InputError& e) {
+        CHECK(std::string("error:") + e.what() == checked);
+      }
+    }
+}

@@ -415,15 +415,11 @@ bool is_graph_launch(std::string_view n) {
   return false;
 }
 
-namespace {
-
-void note_host_category(RawTrace& t, const std::string& cat) {
-  for (auto& [name, n] : t.host_categories)
-    if (name == cat) return void(++n);
-  if (t.host_categories.size() < kHostCategoriesNamed) t.host_categories.emplace_back(cat, 1);
+void note_host_category(RawTrace& t, std::string_view cat, std::size_t n) {
+  for (auto& [name, count] : t.host_categories)
+    if (name == cat) return void(count += n);
+  if (t.host_categories.size() < kHostCategoriesNamed) t.host_categories.emplace_back(cat, n);
 }
-
-}  // namespace
 
 // A complete ("X") event with a category; anything else is skipped.
 void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_t i) {
@@ -462,6 +458,8 @@ void append_events(RawTrace& t, RawTrace&& later) {
   }
   for (HostComm& h : later.host_comms)
     if (h.collective >= 0) h.collective += shift;
+  if (t.acts.empty())  // what `later` read before its first device activity follows what `t` read
+    for (const auto& [cat, n] : later.host_categories) note_host_category(t, cat, n);
   moved(t.collectives, later.collectives);
   moved(t.host_comms, later.host_comms);
   moved(t.acts, later.acts);

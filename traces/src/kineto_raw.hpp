@@ -124,12 +124,13 @@ struct RawTrace {
   std::vector<long> graph_launches;                 // correlation ids of CUDA / HIP graph launches (cudaGraphLaunch)
   std::vector<Range> operator_steps;                // ProfilerStep#N as cat "Operator"/"cpu_op" (2021 schema)
   std::map<std::string, std::size_t> not_modelled;  // comm records kept at their recorded duration, by name
-  // Until the first device activity: the categories of the complete host events the checked reader read (the
-  // streaming reader leaves the error to it), in order of appearance, with
+  // Until the first device activity: the categories of the complete host events read, in order of appearance, with
   // their counts (at most kHostCategoriesNamed), so that a trace without any can say what it holds instead.
   std::vector<std::pair<std::string, std::size_t>> host_categories;
 };
 constexpr std::size_t kHostCategoriesNamed = 8;
+// Counts `n` host events of category `cat` in t.host_categories (a new category only while fewer are named).
+void note_host_category(RawTrace& t, std::string_view cat, std::size_t n = 1);
 
 std::string lower(std::string s);
 // The device activity kind of category `cat` (false: a host event); `old_schema`: the 2021 spelling.

@@ -828,10 +828,12 @@ class EventReader {
     bool old = false;
     const bool device = kind_of(cat->str, kind, old);
     const HostCategory host = device ? HostCategory::other : host_category_of(cat->str);
-    if (!device && host == HostCategory::other) return;  // nothing the importer reads
+    if (!device && t_->acts.empty() && host == HostCategory::other) note_host_category(*t_, cat->str);
+    if (!device && host == HostCategory::other) return;  // nothing else the importer reads
     fields_of(tree_, f_[f_args], arg_field, a_);  // none when args is no object
     const bool handled = device ? device_activity(kind, old) : host_event(host);
-    if (!handled) read_event(*t_, tree_.to_json(ev), file_, i);  // the checked reader's code for this one
+    if (!handled) read_event(*t_, tree_.to_json(ev), file_, i);  // the checked reader's code for this one (notes it)
+    else if (!device && t_->acts.empty()) note_host_category(*t_, cat->str);
   }
 
   // The checked reader's add_device_activity for an activity without collective or simulated args.

@@ -16,6 +16,15 @@ TEST_CASE("a device name's chip is its first word with a digit, punctuation asid
   CHECK(chip_of("GPU").empty());
 }
 
+TEST_CASE("a Grace superchip's chip is its GPU's", "[results][notes]") {
+  CHECK(chip_of("NVIDIA GH200 480GB") == "h100");  // 96 GB of HBM3
+  CHECK(chip_of("NVIDIA GH200 144G HBM3e") == "h200");
+  CHECK(chip_of("NVIDIA GB200") == "b200");
+  CHECK(shipped_model_of("NVIDIA GH200 480GB") == "h100-sxm");
+  CHECK(shipped_model_of("NVIDIA GH200 144G HBM3e") == "h200");
+  CHECK_FALSE(other_gpu_note("NVIDIA GH200 144G HBM3e", load_gpu_model("h200"), false));
+}
+
 TEST_CASE("the shipped model of a recording chip is the board whose name shares most words with the device's", "[results][notes]") {
   CHECK(shipped_model_of("NVIDIA A100-SXM4-80GB") == "a100-sxm4");
   CHECK(shipped_model_of("NVIDIA A100 80GB PCIe") == "a100-pcie");
