@@ -214,3 +214,31 @@ TEST_CASE("withholding operator work prices a trace as the same trace recorded w
   CHECK(launch_sized > 0);  // the optimizer's multi_tensor_apply kernels keep their launch sizing
   CHECK(memsets > 0);       // and memsets their bytes
 }
+
+TEST_CASE("each kernel keeps its own launch shape when the trace lists activities out of order", "[traces]") {
+  // Read in the order written, the activities are sorted by device and start; the shapes must follow them, on a
+  // one-device trace (its list becomes the rank's) as on one with several devices (each rank takes its part).
+  auto kernel = [](int device, double ts, int grid) {
+    return R"({"ph": "X", "cat": "kernel", "name": "k)" + std::to_string(grid) + R"(", "ts": )" + std::to_string(ts) +
+           R"(, "dur": 1, "args": {"device": )" + std::to_string(device) + R"(, "stream": 7, "grid": [)" + std::to_string(grid) +
+           R"(, 1, 1], "block": [128, 1, 1]}})";
+  };
+  for (const bool two_devices : {false, true}) {
+    const int other = two_devices ? 1 : 0;
+    const std::string text = R"({"traceEvents": [)" + kernel(0, 30, 3) + ", " + kernel(other, 10, 1) + ", " + kernel(0, 20, 2) +
+                             ", " + kernel(other, 40, 4) + ", " + kernel(0, 5, 5) + "]}";
+    for (KinetoReader reader : {KinetoReader::checked, KinetoReader::streaming}) {
+      INFO("two devices " << two_devices << " reader " << static_cast<int>(reader));
+      const Workload wl = import_kineto_text(text, "order.json", classifier(), nullptr, reader);
+      std::vector<std::uint32_t> grids;
+      for (const Rank& r : wl.ranks) {
+        REQUIRE(r.shapes.size() == r.kernels.size());
+        for (std::size_t i = 0; i < r.kernels.size(); ++i) {
+          CHECK(wl.names[r.kernels[i].name_id] == "k" + std::to_string(r.shapes[i].grid[0]));
+          grids.push_back(r.shapes[i].grid[0]);
+        }
+      }
+      CHECK(grids == (two_devices ? std::vector<std::uint32_t>{5, 2, 3, 1, 4} : std::vector<std::uint32_t>{5, 1, 2, 3, 4}));
+    }
+  }
+}

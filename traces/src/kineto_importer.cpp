@@ -323,11 +323,12 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
   a.correlation = int_field(args, "correlation", -1, file, where);
   a.external_id = args.contains("External id") ? int_field(args, "External id", -1, file, where)
                                                : int_field(args, "external id", -1, file, where);  // 2021 schema
-  read_dim3(args, "grid", a.shape.grid, file, i);
-  read_dim3(args, "block", a.shape.block, file, i);
-  a.shape.registers_per_thread = static_cast<std::uint32_t>(int_field(args, "registers per thread", 0, file, where, 0, 0xffffffffL));
-  a.shape.shared_memory_bytes = static_cast<std::uint32_t>(int_field(args, "shared memory", 0, file, where, 0, 0xffffffffL));
-  a.shape.bytes = static_cast<std::uint64_t>(int_field(args, "bytes", 0, file, where, 0, kLongMax));
+  LaunchShape shape;
+  read_dim3(args, "grid", shape.grid, file, i);
+  read_dim3(args, "block", shape.block, file, i);
+  shape.registers_per_thread = static_cast<std::uint32_t>(int_field(args, "registers per thread", 0, file, where, 0, 0xffffffffL));
+  shape.shared_memory_bytes = static_cast<std::uint32_t>(int_field(args, "shared memory", 0, file, where, 0, 0xffffffffL));
+  shape.bytes = static_cast<std::uint64_t>(int_field(args, "bytes", 0, file, where, 0, kLongMax));
   a.blocks_per_sm = -1;
   if (args.contains("blocks per SM") && args["blocks per SM"].is_number()) a.blocks_per_sm = args["blocks per SM"].get<double>();
   const SimulatedArgs simulated = read_simulated_args(args, file, i);
@@ -339,7 +340,7 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
     const int c = add_comm_record(t, args, file, i);
     a.collective = c == -1 ? kNotModelled : c;  // a kernel is never a wait: kept as it ran
   }
-  t.acts.push_back(std::move(a));
+  add_activity(t, std::move(a), shape);
 }
 
 // A host or device range: false when the event lacks a name, ts or dur (a malformed annotation loses only
@@ -415,6 +416,12 @@ bool is_graph_launch(std::string_view n) {
   return false;
 }
 
+void add_activity(RawTrace& t, RawActivity&& a, const LaunchShape& shape) {
+  a.shape = static_cast<std::uint32_t>(t.shapes.size());
+  t.shapes.push_back(shape);
+  t.acts.push_back(std::move(a));
+}
+
 void note_host_category(RawTrace& t, std::string_view cat, std::size_t n) {
   for (auto& [name, count] : t.host_categories)
     if (name == cat) return void(count += n);
@@ -447,6 +454,7 @@ void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_
 void append_events(RawTrace& t, RawTrace&& later) {
   const int shift = static_cast<int>(t.collectives.size());
   const int simulated_shift = static_cast<int>(t.simulated.size());
+  const auto shape_shift = static_cast<std::uint32_t>(t.shapes.size());
   auto moved = [](auto& into, auto& from) {
     if (into.empty()) into = std::move(from);
     else into.insert(into.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
@@ -455,6 +463,7 @@ void append_events(RawTrace& t, RawTrace&& later) {
     a.name = t.names.intern(*a.name);
     if (a.collective >= 0) a.collective += shift;
     if (a.simulated >= 0) a.simulated += simulated_shift;
+    a.shape += shape_shift;
   }
   for (HostComm& h : later.host_comms)
     if (h.collective >= 0) h.collective += shift;
@@ -463,6 +472,7 @@ void append_events(RawTrace& t, RawTrace&& later) {
   moved(t.collectives, later.collectives);
   moved(t.host_comms, later.host_comms);
   moved(t.acts, later.acts);
+  moved(t.shapes, later.shapes);
   moved(t.simulated, later.simulated);
   moved(t.gpu_ranges, later.gpu_ranges);
   moved(t.cpu_ranges, later.cpu_ranges);
@@ -523,6 +533,31 @@ RawTrace read_events(const Json& events, const std::string& file, int global_ran
 
 // A device whose activities span more than kMaxTraceSpanS is refused: replaying it would take hours and its
 // timeline gigabytes (`acts` sorted by device, then start).
+// The activities by device, then start (stable: equal starts keep the order read), and their launch shapes put in
+// the same order in place (each shape moved once, along the permutation's cycles).
+void sort_activities(RawTrace& raw) {
+  std::stable_sort(raw.acts.begin(), raw.acts.end(), [](const RawActivity& a, const RawActivity& b) {
+    return a.device != b.device ? a.device < b.device : a.ts_us < b.ts_us;
+  });
+  std::vector<bool> placed(raw.acts.size());
+  for (std::size_t start = 0; start < raw.acts.size(); ++start) {
+    if (placed[start]) continue;
+    const LaunchShape first = raw.shapes[start];
+    std::size_t at = start;
+    for (;;) {
+      placed[at] = true;
+      const std::size_t from = raw.acts[at].shape;
+      raw.acts[at].shape = static_cast<std::uint32_t>(at);
+      if (from == start) {
+        raw.shapes[at] = first;
+        break;
+      }
+      raw.shapes[at] = raw.shapes[from];
+      at = from;
+    }
+  }
+}
+
 void check_span(const std::vector<RawActivity>& acts, const std::string& file) {
   for (std::size_t begin = 0, end = 0; begin < acts.size(); begin = end) {
     double last_end = acts[begin].ts_us + acts[begin].dur_us;
@@ -622,9 +657,9 @@ struct StepCollector {
 // Turns the sorted activities into a workload, one rank per device.
 class WorkloadBuilder {
  public:
-  WorkloadBuilder(const RawTrace& raw, const TraceHeader& header, const std::vector<KernelRates>& rates,
+  WorkloadBuilder(RawTrace& raw, const TraceHeader& header, const std::vector<KernelRates>& rates,
                   const Classifier& classifier, const std::string& file)
-      : raw_(raw), header_(header), rates_(rates), classifier_(classifier) {
+      : raw_(raw), shapes_(raw.shapes), header_(header), rates_(rates), classifier_(classifier) {
     wl_.source = file;
     rep_.schema = raw.old_schema ? "kineto-2021" : "kineto";
     rep_.activities = raw.acts.size();
@@ -774,8 +809,8 @@ class WorkloadBuilder {
     k.stream = static_cast<std::uint16_t>(a.stream);
     if (a.blocks_per_sm >= 0) {
       k.sm_fill = static_cast<float>(std::clamp(a.blocks_per_sm, 1e-3, 1.0));
-    } else if (header_.sm_count > 0 && a.shape.grid[0] > 0) {
-      double blocks = double(a.shape.grid[0]) * std::max(1u, a.shape.grid[1]) * std::max(1u, a.shape.grid[2]);
+    } else if (const LaunchShape& shape = raw_.shapes[a.shape]; header_.sm_count > 0 && shape.grid[0] > 0) {
+      double blocks = double(shape.grid[0]) * std::max(1u, shape.grid[1]) * std::max(1u, shape.grid[2]);
       k.sm_fill = static_cast<float>(std::clamp(blocks / header_.sm_count, 1e-3, 1.0));
     }
     apply_rates(rates_[i], k);
@@ -872,14 +907,15 @@ class WorkloadBuilder {
     };
 
     Rank rank;
-    rank.id = raw_.global_rank >= 0 && begin == 0 && end == acts.size() ? raw_.global_rank : static_cast<int>(wl_.ranks.size());
+    const bool whole = begin == 0 && end == acts.size();  // the trace's one device
+    rank.id = raw_.global_rank >= 0 && whole ? raw_.global_rank : static_cast<int>(wl_.ranks.size());
     rank.device_name = header_.device_names.count(device) ? header_.device_names.at(device) : "";
     const double origin_us = acts[begin].ts_us;
     rank.origin_epoch_ns = header_.base_ns > 0 ? header_.base_ns + origin_us * 1000.0 : 0;
 
     StepCollector steps;
     rank.kernels.reserve(end - begin);
-    rank.shapes.reserve(end - begin);
+    if (!whole) rank.shapes.reserve(end - begin);
     rank.recorded_start_s.reserve(end - begin);
     rank.correlations.reserve(end - begin);
     double busy_until = -1e300;
@@ -903,16 +939,18 @@ class WorkloadBuilder {
       busy_until = std::max(busy_until, stop);
       describe_kernel(k, i, rank.id);
       rank.kernels.push_back(k);
-      rank.shapes.push_back(a.shape);
+      if (!whole) rank.shapes.push_back(raw_.shapes[a.shape]);
       rank.recorded_start_s.push_back((start - origin_us) * 1e-6);
       rank.correlations.push_back(a.correlation);
     }
+    if (whole) rank.shapes = std::move(shapes_);  // in the acts' order (sort_activities); read no more
     set_step_bounds(rank, origin_us, steps, d.steps_on_gpu);
     rep_.step_source = rank.steps.empty() ? "none" : (d.steps_on_gpu ? "gpu_user_annotation" : "cpu user_annotation via launch correlation");
     wl_.ranks.push_back(std::move(rank));
   }
 
   const RawTrace& raw_;
+  std::vector<LaunchShape>& shapes_;  // raw_.shapes, moved into the rank of a one-device trace
   const TraceHeader& header_;
   const std::vector<KernelRates>& rates_;
   const Classifier& classifier_;
@@ -931,16 +969,15 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
                         ImportReport* report) {
   raw.launch_ts.finish();
   attach_host_collectives(raw);
-  std::stable_sort(raw.acts.begin(), raw.acts.end(), [](const RawActivity& a, const RawActivity& b) {
-    return a.device != b.device ? a.device < b.device : a.ts_us < b.ts_us;
-  });
+  sort_activities(raw);
   check_span(raw.acts, file);
   // The work of each activity, from the operator that launched it (its input shapes).
   std::vector<ActivityRef> refs;
   refs.reserve(raw.acts.size());
   for (const RawActivity& a : raw.acts) {
-    const std::uint64_t blocks = std::uint64_t{a.shape.grid[0]} * std::max(1u, a.shape.grid[1]) * std::max(1u, a.shape.grid[2]);
-    refs.push_back({a.external_id, a.dur_us, a.kind, a.name, a.shape.bytes, blocks});
+    const LaunchShape& shape = raw.shapes[a.shape];
+    const std::uint64_t blocks = std::uint64_t{shape.grid[0]} * std::max(1u, shape.grid[1]) * std::max(1u, shape.grid[2]);
+    refs.push_back({a.external_id, a.dur_us, a.kind, a.name, shape.bytes, blocks});
   }
   const std::vector<KernelRates> rates = estimate_kernel_rates(refs, raw.operators);
   std::vector<ActivityRef>().swap(refs);  // (`refs = {}` would keep its capacity: 48 bytes per activity)

@@ -39,7 +39,7 @@ struct RawActivity {
   long external_id = -1;              // the launching operator (cpu_op) of the same External id
   const std::string* name = nullptr;  // in RawTrace::names
   double blocks_per_sm;               // < 0 when unknown
-  LaunchShape shape;
+  std::uint32_t shape = 0;            // index into RawTrace::shapes (its launch shape)
   int device;  // both read within int's range
   int stream;
   ActivityKind kind;
@@ -112,6 +112,9 @@ struct RawTrace {
   std::vector<RawCollective> collectives;
   std::vector<HostComm> host_comms;
   std::vector<RawActivity> acts;
+  // The acts' launch shapes, apart: in the order read, then (build_workload) in the acts' sorted order, so that a
+  // one-device trace's list becomes its rank's without a copy beside the activities (the import's memory peak).
+  std::vector<LaunchShape> shapes;
   std::vector<SimulatedArgs> simulated;  // of the few acts that carry them (traces/src/simulated_args.hpp)
   NameTable names;  // of acts
   std::vector<Range> gpu_ranges, cpu_ranges;
@@ -145,6 +148,8 @@ HostCategory host_category_of(std::string_view cat);
 TraceHeader read_header(const Json& doc, const std::string& file);
 // One element traceEvents[i] of the document (anything that is not a complete event with a category is skipped).
 void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_t i);
+// Appends device activity `a` with its launch shape (RawActivity::shape set).
+void add_activity(RawTrace& t, RawActivity&& a, const LaunchShape& shape);
 // `t` as if the events `later` holds (read into a RawTrace of their own, from the events after t's) had been read
 // into `t` itself: every list appended in order, collective indices shifted, names interned in t's table,
 // later launch times and operator calls replacing earlier ones, the rank of the first comm record that gave one.

@@ -861,17 +861,18 @@ class EventReader {
     const auto shared = int_field(a_[a_shared_memory], 0, 0, 0xffffffffL);
     const auto bytes = int_field(a_[a_bytes], 0, 0, kLongMax);
     if (!dev || !str || !corr || !ext || !regs || !shared || !bytes) return false;
-    if (!read_dim3(tree_, a_[a_grid], a.shape.grid) || !read_dim3(tree_, a_[a_block], a.shape.block)) return false;
+    LaunchShape shape;
+    if (!read_dim3(tree_, a_[a_grid], shape.grid) || !read_dim3(tree_, a_[a_block], shape.block)) return false;
     t_->old_schema = t_->old_schema || old;
     a.name = t_->names.intern(name->str);
     a.kind = kind;
     a.device = static_cast<int>(*dev), a.stream = static_cast<int>(*str), a.correlation = *corr, a.external_id = *ext;
-    a.shape.registers_per_thread = static_cast<std::uint32_t>(*regs);
-    a.shape.shared_memory_bytes = static_cast<std::uint32_t>(*shared);
-    a.shape.bytes = static_cast<std::uint64_t>(*bytes);
+    shape.registers_per_thread = static_cast<std::uint32_t>(*regs);
+    shape.shared_memory_bytes = static_cast<std::uint32_t>(*shared);
+    shape.bytes = static_cast<std::uint64_t>(*bytes);
     const Node* bps = a_[a_blocks_per_sm];
     a.blocks_per_sm = is_number(bps) ? number_of(*bps) : -1;
-    t_->acts.push_back(std::move(a));
+    add_activity(*t_, std::move(a), shape);
     return true;
   }
 
