@@ -24,6 +24,14 @@ constexpr double kMaxReplayedSteps = 1e6;
 // Scenarios: rows of the NVML-like timeline (simulated span / `output.timeline_interval_s`), 32 bytes each.
 constexpr double kMaxTimelineRows = 2e6;
 
+// Lifecycle scenarios: bytes a phase copies, saves or syncs (10 PB), the files it creates (1e10), any time it names
+// (seconds, per step or in all: ~116 days) and any per-unit cost (core-seconds per GB, file or sample; samples per
+// step; a step's GPU joules or watts). Beyond them a job's other phases vanish beside it in double precision.
+constexpr double kMaxLifecycleBytes = 1e16;
+constexpr double kMaxLifecycleFiles = 1e10;
+constexpr double kMaxLifecycleSeconds = 1e7;
+constexpr double kMaxLifecycleUnitCost = 1e6;
+
 // GPU model files: entries of a clock table (max - min) / step + 1.
 constexpr double kMaxClockSteps = 4096;
 

@@ -1,9 +1,11 @@
 #include "sim/lifecycle/lifecycle_spec.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 namespace dvfs {
 
@@ -33,11 +35,14 @@ StorageSpec parse_storage(const JsonReader& r) {
   s.name = r.string("name");
   s.read_bps = r.positive("read_bps");
   s.write_bps = r.positive("write_bps");
+  for (const char* key : {"read_bps", "write_bps"})
+    if (r.number(key) < 1) r.fail(key, "expected at least 1 byte per second");
   s.sync_s = r.number_or("sync_s", 0);
   s.file_open_s = r.has("file_open_s") ? r.non_negative("file_open_s") : 0;
   s.remote = r.boolean_or("remote", false);
   if (s.remote) {
     s.link_bps = r.positive("link_bps");
+    if (s.link_bps < 1) r.fail("link_bps", "expected at least 1 byte per second");
     s.link_latency_s = r.non_negative("link_latency_s");
   }
   s.idle_w = r.has("idle_w") ? r.non_negative("idle_w") : 0;
@@ -57,6 +62,17 @@ StorageSpec parse_storage(const JsonReader& r) {
   return s;
 }
 
+// A number in [0, hi] (`positive`: in (0, hi]); the limit named in the message (sim/core/limits.hpp).
+double bounded(const JsonReader& r, const char* key, double hi, bool positive = false) {
+  const double v = positive ? r.positive(key) : r.non_negative(key);
+  if (v > hi) {
+    std::ostringstream os;
+    os << "expected at most " << hi << " (a lifecycle limit, README \"Limits and bad input\"), got " << v;
+    throw InputError(r.file(), r.field(key), os.str());
+  }
+  return v;
+}
+
 LifecyclePhase parse_phase(const JsonReader& r) {
   r.only_keys({"name", "kind", "bytes", "files", "from", "to", "core_s_per_gb", "core_s_per_file", "core_s_per_file_growth",
                "recently_freed_inodes", "reused_before", "streams", "sync_bytes", "sync_files", "steps",
@@ -66,40 +82,40 @@ LifecyclePhase parse_phase(const JsonReader& r) {
   p.name = r.string("name");
   p.kind = r.string("kind");
   if (p.kind == "staging" || p.kind == "checkpoint") {
-    p.bytes = r.non_negative("bytes");
-    p.files = r.has("files") ? r.non_negative("files") : 1;
+    p.bytes = bounded(r, "bytes", kMaxLifecycleBytes);
+    p.files = r.has("files") ? bounded(r, "files", kMaxLifecycleFiles) : 1;
     if (p.kind == "staging") p.from = r.string("from");
     p.to = r.string("to");
-    p.core_s_per_gb = r.has("core_s_per_gb") ? r.non_negative("core_s_per_gb") : 0;
-    p.core_s_per_file = r.has("core_s_per_file") ? r.non_negative("core_s_per_file") : 0;
-    p.core_s_per_file_growth = r.has("core_s_per_file_growth") ? r.non_negative("core_s_per_file_growth") : 0;
-    p.recently_freed_inodes = r.has("recently_freed_inodes") ? r.non_negative("recently_freed_inodes") : 0;
-    p.reused_before = r.has("reused_before") ? r.non_negative("reused_before") : 0;
+    p.core_s_per_gb = r.has("core_s_per_gb") ? bounded(r, "core_s_per_gb", kMaxLifecycleUnitCost) : 0;
+    p.core_s_per_file = r.has("core_s_per_file") ? bounded(r, "core_s_per_file", kMaxLifecycleUnitCost) : 0;
+    p.core_s_per_file_growth = r.has("core_s_per_file_growth") ? bounded(r, "core_s_per_file_growth", kMaxLifecycleUnitCost) : 0;
+    p.recently_freed_inodes = r.has("recently_freed_inodes") ? bounded(r, "recently_freed_inodes", kMaxLifecycleFiles) : 0;
+    p.reused_before = r.has("reused_before") ? bounded(r, "reused_before", kMaxLifecycleFiles) : 0;
     p.streams = static_cast<int>(r.integer_in_or("streams", 1, 256, 1));
-    p.sync_bytes = r.has("sync_bytes") ? r.non_negative("sync_bytes") : 0;
-    p.sync_files = r.has("sync_files") ? r.non_negative("sync_files") : 0;
+    p.sync_bytes = r.has("sync_bytes") ? bounded(r, "sync_bytes", kMaxLifecycleBytes) : 0;
+    p.sync_files = r.has("sync_files") ? bounded(r, "sync_files", kMaxLifecycleFiles) : 0;
   } else if (p.kind == "train" || p.kind == "validation") {
     p.steps = static_cast<int>(r.integer_in("steps", 1, 100000000));
-    p.samples_per_step = r.has("samples_per_step") ? r.positive("samples_per_step") : 1;
-    p.read_bytes_per_step = r.has("read_bytes_per_step") ? r.non_negative("read_bytes_per_step") : 0;
+    p.samples_per_step = r.has("samples_per_step") ? bounded(r, "samples_per_step", kMaxLifecycleUnitCost, true) : 1;
+    p.read_bytes_per_step = r.has("read_bytes_per_step") ? bounded(r, "read_bytes_per_step", kMaxLifecycleBytes) : 0;
     p.read_from = r.string_or("read_from", "local");
     p.workers = static_cast<int>(r.integer_in_or("workers", 0, 1024, 0));
     p.prefetch = static_cast<int>(r.integer_in_or("prefetch", 1, 1024, 2));
-    p.core_s_per_sample = r.has("core_s_per_sample") ? r.non_negative("core_s_per_sample") : 0;
+    p.core_s_per_sample = r.has("core_s_per_sample") ? bounded(r, "core_s_per_sample", kMaxLifecycleUnitCost) : 0;
     p.main_core_busy = r.has("main_core_busy") ? r.non_negative("main_core_busy") : 0;
     if (p.main_core_busy > 1) throw InputError(r.file(), r.field("main_core_busy"), "expected a share of one core in [0, 1]");
-    p.host_step_s = r.has("host_step_s") ? r.non_negative("host_step_s") : 0;
-    p.loader_start_s = r.has("loader_start_s") ? r.non_negative("loader_start_s") : 0;
+    p.host_step_s = r.has("host_step_s") ? bounded(r, "host_step_s", kMaxLifecycleSeconds) : 0;
+    p.loader_start_s = r.has("loader_start_s") ? bounded(r, "loader_start_s", kMaxLifecycleSeconds) : 0;
     p.trace = r.string_or("trace", "");
     if (p.trace.empty()) {
-      p.step.gpu_busy_s = r.positive("gpu_step_s");
-      if (r.has("gpu_step_j")) p.step.gpu_busy_j = r.non_negative("gpu_step_j");
-      else p.step.gpu_busy_w = r.non_negative("gpu_step_w");
+      p.step.gpu_busy_s = bounded(r, "gpu_step_s", kMaxLifecycleSeconds, true);
+      if (r.has("gpu_step_j")) p.step.gpu_busy_j = bounded(r, "gpu_step_j", kMaxLifecycleUnitCost);
+      else p.step.gpu_busy_w = bounded(r, "gpu_step_w", kMaxLifecycleUnitCost);
     } else if (r.has("gpu_step_s")) {
       throw InputError(r.file(), r.field("gpu_step_s"), "expected either `trace` (the steps replayed) or gpu_step_s, not both");
     }
   } else if (p.kind == "idle") {
-    p.seconds = r.non_negative("seconds");
+    p.seconds = bounded(r, "seconds", kMaxLifecycleSeconds);
   } else {
     throw InputError(r.file(), r.field("kind"), "expected staging, train, validation, checkpoint or idle, got \"" + p.kind + "\"");
   }
@@ -121,7 +137,8 @@ LifecyclePolicy parse_policy(const JsonReader& r, int pstates) {
 
 WarmUp parse_warmup(const JsonReader& r) {
   r.only_keys({"s", "gpu_w", "core_s", "note"});
-  return {r.non_negative("s"), r.non_negative("gpu_w"), r.has("core_s") ? r.non_negative("core_s") : 0};
+  return {bounded(r, "s", kMaxLifecycleSeconds), bounded(r, "gpu_w", kMaxLifecycleUnitCost),
+          r.has("core_s") ? bounded(r, "core_s", kMaxLifecycleSeconds) : 0};
 }
 
 }  // namespace

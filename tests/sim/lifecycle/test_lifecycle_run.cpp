@@ -134,6 +134,20 @@ TEST_CASE("bad lifecycle input names the file and field", "[lifecycle]") {
   CHECK_THROWS_WITH(run_lifecycle(store, "t.json", kDir), Catch::Contains("lifecycle.phases[0].read_from: expected a storage of the node"));
 }
 
+TEST_CASE("a lifecycle phase beyond the limits is refused before it drowns the job's other phases", "[lifecycle][errors]") {
+  // 1e30 files staged: the other phases' seconds would vanish beside ~1e25 s in double precision, their shares 0
+  const Json stage = {{"name", "stage"}, {"kind", "staging"}, {"bytes", 1e9}, {"files", 1e30}, {"from", "local"}, {"to", "local"}};
+  const Json many = job(Json::array({stage, train(0.01, 4)}));
+  CHECK_THROWS_WITH(run_lifecycle(many, "t.json", kDir),
+                    Catch::Contains("t.json: lifecycle.phases[0].files: expected at most 1e+10") && Catch::Contains("got 1e+30"));
+  Json idle = job(Json::array({train(0.01, 4)}));
+  idle["lifecycle"]["phases"].push_back({{"name", "wait"}, {"kind", "idle"}, {"seconds", 1e12}});
+  CHECK_THROWS_WITH(run_lifecycle(idle, "t.json", kDir), Catch::Contains("lifecycle.phases[1].seconds: expected at most 1e+07"));
+  Json rate = job(Json::array({train(0.01, 4)}));
+  rate["lifecycle"]["phases"][0]["core_s_per_sample"] = 1e300;
+  CHECK_THROWS_WITH(run_lifecycle(rate, "t.json", kDir), Catch::Contains("lifecycle.phases[0].core_s_per_sample: expected at most 1e+06"));
+}
+
 TEST_CASE("a write-behind copy: the process's CPU first, then the sync writes every dirty byte with the kernel's "
           "writeback CPU spread over other cores", "[lifecycle]") {
   // 1000 files x 1 ms of the copying process = 1 s; then the sync: the copy's 1 GB and 1 GB of other dirty files at
