@@ -65,9 +65,11 @@ PerseusRunSet find_perseus_runs(const std::string& dir) {
     const auto dot = name.find(".sched.json");
     if (dot == std::string::npos || dot == 0 || name.find_first_not_of("0123456789") != dot) continue;
     const int n = std::stoi(name.substr(0, dot));
-    if (!rs.prof_file(n).empty() && std::find(rs.plans.begin(), rs.plans.end(), n) == rs.plans.end()) rs.plans.push_back(n);
+    std::vector<int>& into = rs.prof_file(n).empty() ? rs.unmeasured : rs.plans;
+    if (std::find(into.begin(), into.end(), n) == into.end()) into.push_back(n);
   }
   std::sort(rs.plans.begin(), rs.plans.end());
+  std::sort(rs.unmeasured.begin(), rs.unmeasured.end());
   if (rs.plans.empty()) throw InputError(dir, "", "expected plans N.sched.json(.gz) with N.prof.json(.gz) beside them, found none");
   return rs;
 }
@@ -550,13 +552,25 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
       for (double f : r.power_states_mhz) all_max = all_max && f == model.max_sm_mhz();
     has_anchor = has_anchor || all_max;
   }
-  if (!has_anchor && !wl) measured_anchor(runs, model, pb);  // no workload either: the anchor's one-line error
+  const std::string workloads_file = o.workloads.empty() ? default_perseus_workloads_file() : o.workloads;
+  const std::string no_workload = "no run_sets.\"" + perseus_run_set_name(runs.dir) + "\" in " + workloads_file +
+                                  " (keyed by the run folder's name): describe the workload there, or pass --workloads FILE, for a "
+                                  "models-only prediction";
+  if (!has_anchor && !wl) {  // no workload either: the anchor's one-line error, saying what else would do
+    try {
+      measured_anchor(runs, model, pb);
+    } catch (const InputError& e) {
+      throw InputError(e.file(), e.field(), e.problem() + "; or " + no_workload);
+    }
+  }
   const bool fits = o.fits && has_anchor;
   if (wl) variants.push_back(models_only_variant(runs, *wl, model, pb, floor_mhz, o, !fits && !o.write_plans.empty()));
   const std::string base_name = perseus_run_set_name(runs.dir);
   Json head = {{"runs", dir}, {"gpu", model.name()}, {"model_file", model.source_file()}, {"p_blocking_w", pb},
                {"frontier_min_sm_mhz", floor_mhz}, {"plans", runs.plans}, {"split_role", split_role(base_name)},
                {"workload", wl ? Json(wl->file + " (run_sets." + wl->run_set + ")") : Json(nullptr)}};
+  if (!wl) head["models_only_skipped"] = no_workload;
+  if (!runs.unmeasured.empty()) head["plans_without_measurement"] = runs.unmeasured;
   const PerseusMeasurement& first = runs.measurement(runs.plans.front());
   head["stages"] = first.stages, head["microbatches"] = first.microbatches, head["gpus_per_stage"] = first.gpus_per_stage;
   if (!fits) {
@@ -703,7 +717,10 @@ std::string format_perseus_report(const Json& r) {
                   r["anchor_iteration_s"].get<double>(), r["anchor_energy_j"].get<double>() / 1e3);
     os << buf;
   }
+  if (r.contains("models_only_skipped")) os << "models only skipped: " << r["models_only_skipped"].get<std::string>() << "\n";
   if (r.contains("fits_skipped")) os << "fitted variants skipped: " << r["fits_skipped"].get<std::string>() << "\n";
+  if (r.contains("plans_without_measurement"))
+    os << "plans with a schedule and no N.prof.json beside it, not compared: " << r["plans_without_measurement"].dump() << "\n";
   os << r["method"].get<std::string>() << "\n";
   for (const Json& v : r["variants"]) {
     os << "\n== " << v["name"].get<std::string>() << ": " << v["how"].get<std::string>() << "\n";

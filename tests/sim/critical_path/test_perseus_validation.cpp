@@ -183,6 +183,29 @@ TEST_CASE("validate --perseus fails with one line for a directory without plans 
   CHECK_THROWS_AS(validate_perseus(data_dir() + "/traces/perseus-runs/a40_gpt3-2.7b_pp8", o), InputError);
 }
 
+TEST_CASE("a run set the workloads file does not describe says why it gets no models-only prediction, and which plans "
+          "had no measurement", "[critical_path][errors]") {
+  namespace fs = std::filesystem;
+  const dvfs::testing::ScratchDir scratch("dvfs-perseus");
+  const std::string src = data_dir() + "/traces/perseus-runs/a100_gpt3-xl_pp4", dir = scratch / "my-runs";
+  fs::create_directory(dir);
+  for (const char* f : {"0.sched.json.gz", "0.prof.json.gz", "1.sched.json.gz", "1.prof.json.gz", "2.sched.json.gz", "3.sched.json.gz",
+                        "3.prof.json.gz"})
+    fs::copy_file(src + "/" + f, dir + "/" + f);
+  PerseusValidationOptions o;
+  o.gpu = "a100-pcie";
+  o.frontier = false;
+  const Json r = validate_perseus(dir, o);
+  CHECK(r["plans"] == Json::array({0, 1, 3}));
+  CHECK(r["plans_without_measurement"] == Json::array({2}));
+  CHECK_THAT(r["models_only_skipped"].get<std::string>(), Catch::Contains("no run_sets.\"my-runs\"") && Catch::Contains("--workloads"));
+  CHECK(r["variants"].front()["name"] == "measured anchor");
+  // without an all-max plan either, nothing can be predicted: one line naming both ways out
+  fs::remove(dir + "/0.prof.json.gz");
+  fs::remove(dir + "/1.prof.json.gz");
+  CHECK_THROWS_WITH(validate_perseus(dir, o), Catch::Contains("the anchor of a measured-anchor prediction; or no run_sets.\"my-runs\""));
+}
+
 TEST_CASE("our plans written in Perseus's N.sched.json format read back to the same iteration time and energy", "[critical_path]") {
   const PerseusRunSet rs = find_perseus_runs(data_dir() + "/traces/perseus-runs/a100_gpt3-xl_pp4");
   const GpuModel m = load_gpu_model("a100-sxm4");
