@@ -50,7 +50,7 @@ class EnvCore {
     close();
     dvfs::ControlScenario sc = sc_;
     if (seed >= 0) sc.seed = static_cast<std::uint64_t>(seed);
-    if (duration_s > 0) sc.duration_s = duration_s;
+    if (duration_s > 0) dvfs::set_control_duration(sc, duration_s, "reset(duration_s)");
     current_ = sc;
     {
       SimulationLock lock;
@@ -150,7 +150,7 @@ void bind_control(py::module_& m) {
     if (!sizes.empty()) fs.sizes = sizes;
     for (int n : fs.sizes)
       if (n < 1) throw dvfs::InputError(path, "fleet.sizes", "expected whole numbers of GPUs >= 1");
-    if (duration_s > 0) fs.duration_s = duration_s;
+    if (duration_s > 0) dvfs::set_fleet_duration(fs, duration_s, "duration_s");
     SimulationLock lock;
     py::gil_scoped_release no_gil;
     return dvfs::run_fleet_study(fs, samples).dump();
@@ -161,7 +161,7 @@ void bind_control(py::module_& m) {
                                const std::string& policy_file, long seed, double duration_s, bool series) {
     dvfs::ControlScenario sc = parse(text, file, base_dir);
     if (seed >= 0) sc.seed = static_cast<std::uint64_t>(seed);
-    if (duration_s > 0) sc.duration_s = duration_s;
+    if (duration_s > 0) dvfs::set_control_duration(sc, duration_s, "duration_s");
     dvfs::ControllerSpec c = sc.controller;
     if (!controller.empty()) c.name = controller;
     if (!policy_file.empty()) c.policy_file = policy_file;

@@ -81,8 +81,7 @@ int control_main(const ControlArgs& a) {
   ControlScenario sc = parse_control_scenario(doc, a.file, dirname_of(a.file));
   if (seed >= 0) sc.seed = static_cast<std::uint64_t>(seed);
   if (duration > 0) {
-    if (duration < sc.interval_s) throw InputError("--duration", "", "expected at least one control interval");
-    sc.duration_s = duration;
+    set_control_duration(sc, duration, "--duration");
   }
   std::vector<ControllerSpec> specs;
   for (const std::string& name : a.controllers.empty() ? std::vector<std::string>{sc.controller.name} : split_commas(a.controllers)) {
@@ -129,8 +128,7 @@ int fleet_main(const FleetArgs& a) {
     }
   }
   if (duration > 0) {
-    if (duration < 2 * fs.sample_s) throw InputError("--duration", "", "expected at least two samples");
-    fs.duration_s = duration;
+    set_fleet_duration(fs, duration, "--duration");
   }
   const Json result = run_fleet_study(fs);
   if (!a.out_file.empty()) write_json_output(a.out_file, result, "result");

@@ -3,11 +3,13 @@
 #include "models/src/model_registry.hpp"
 #include "sim/control/job_clock_plan.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <sstream>
 
 namespace dvfs {
 
@@ -44,6 +46,7 @@ GrpoJobSpec read_control_job(const JsonReader& r, std::size_t index) {
                "train_micro_batch", "reference_forward", "decode_host_overhead_s", "decode_allreduce_s", "step_host_s",
                "start_offset_s", "start_offset_spread_s", "coalesce_span_s", "seed"});
   GrpoJobSpec j;
+  j.json_path = r.path();
   j.name = r.string_or("name", "job" + std::to_string(index));
   const std::string kind = r.string_or("kind", "grpo");
   if (kind == "training") j.generation = false;
@@ -141,7 +144,7 @@ ControlScenario parse_control_scenario(const Json& doc, const std::string& file,
   c.only_keys({"interval_s", "duration_s", "seed", "telemetry", "caps", "jobs", "budgets", "controller", "reward", "cluster"});
   if (c.has("interval_s")) sc.interval_s = c.positive("interval_s");
   if (c.has("duration_s")) sc.duration_s = c.positive("duration_s");
-  if (sc.duration_s < sc.interval_s || sc.duration_s > 1e7) c.fail("duration_s", "expected at least one control interval (and at most 1e7 s)");
+  if (sc.duration_s < sc.interval_s) c.fail("duration_s", "expected at least one control interval");
   if (c.has("seed")) {
     const long s = c.integer("seed");
     if (s < 0) c.fail("seed", "expected an integer >= 0");
@@ -180,7 +183,35 @@ ControlScenario parse_control_scenario(const Json& doc, const std::string& file,
   }
   if (c.has("cluster")) read_cluster_json(c.child("cluster"), sc.cluster);
   make_controller(sc.controller, file);  // checks the name, the parameters and a policy file now
+  check_control_timing(sc.gpu, sc.interval_s, sc.bin_s, sc.duration_s, file, "control.interval_s", "control.telemetry.bin_s",
+                       "control.duration_s");
   return sc;
+}
+
+void set_control_duration(ControlScenario& sc, double duration_s, const std::string& field) {
+  if (!(duration_s >= sc.interval_s)) throw InputError(field, "", "expected at least one control interval (" + std::to_string(sc.interval_s) + " s)");
+  sc.duration_s = duration_s;
+  check_control_timing(sc.gpu, sc.interval_s, sc.bin_s, sc.duration_s, sc.file, "control.interval_s", "control.telemetry.bin_s", field);
+}
+
+void check_control_timing(const std::string& gpu, double interval_s, double bin_s, double duration_s, const std::string& file,
+                          const std::string& interval_field, const std::string& bin_field, const std::string& duration_field) {
+  const GpuModel m = load_gpu_model(gpu, file, "gpu");
+  const double period = m.governor().control_period_s;
+  const double ticks = std::round(interval_s / period);
+  if (ticks < 1 || std::fabs(ticks * period - interval_s) > 1e-9 * interval_s)
+    throw InputError(file, interval_field, "expected a multiple of the " + m.name() + " governor's period (" + std::to_string(period) + " s)");
+  const double bins = interval_s / bin_s;
+  if (!(bin_s > 0) || std::fabs(bins - std::round(bins)) > 1e-9 * bins)
+    throw InputError(file, bin_field, "expected a bin that divides the control interval (" + std::to_string(interval_s) + " s)");
+  if (duration_s > kMaxControlDurationS)
+    throw InputError(file, duration_field, "expected at most " + std::to_string(static_cast<long>(kMaxControlDurationS)) +
+                                               " s simulated (a limit, README \"Limits and bad input\")");
+  if (duration_s / bin_s > kMaxTimelineRows) {
+    std::ostringstream os;
+    os << "expected at most " << kMaxTimelineRows << " bins per GPU (" << duration_s << " s in bins of " << bin_s << " s)";
+    throw InputError(file, bin_field, os.str());
+  }
 }
 
 SessionSetup make_session_setup(const ControlScenario& sc, const ControllerSpec& controller) {
@@ -199,7 +230,7 @@ SessionSetup make_session_setup(const ControlScenario& sc, const ControllerSpec&
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(key);
     if (it == cache.end())
-      it = cache.emplace(key, std::make_shared<const PreparedGrpoJob>(prepare_grpo_job(j, m, sc.file, "control.jobs[" + std::to_string(i) + "]"))).first;
+      it = cache.emplace(key, std::make_shared<const PreparedGrpoJob>(prepare_grpo_job(j, m, sc.file, j.json_path.empty() ? "control.jobs[" + std::to_string(i) + "]" : j.json_path))).first;
     // The cached programs with this scenario's own knobs, lengths and seeds.
     auto job = std::make_shared<PreparedGrpoJob>(*it->second);
     job->spec = j;

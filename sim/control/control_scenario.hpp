@@ -55,6 +55,13 @@ GrpoJobSpec read_control_job(const JsonReader& r, std::size_t index);
 bool is_control_scenario(const std::string& path);  // a JSON object with a "control" key
 ControlScenario load_control_scenario(const std::string& path);
 ControlScenario parse_control_scenario(const Json& doc, const std::string& file, const std::string& base_dir);
+// The timing of a control session, checked where a scenario is read so that the error names its file and fields: the
+// interval a multiple of `gpu`'s governor period, the telemetry bin dividing it, at most kMaxControlDurationS simulated
+// and at most kMaxTimelineRows bins per GPU (sim/core/limits.hpp).
+void check_control_timing(const std::string& gpu, double interval_s, double bin_s, double duration_s, const std::string& file,
+                          const std::string& interval_field, const std::string& bin_field, const std::string& duration_field);
+// A duration given beside the file (a command-line option, a Python argument named `field`), checked as the file's.
+void set_control_duration(ControlScenario& sc, double duration_s, const std::string& field);
 
 // The session's inputs: the GPU model, the jobs' programs (prepared once per process and scenario: the
 // recordings are loaded once), the budgets expanded into groups; for the per-kernel controller, the jobs'

@@ -108,6 +108,7 @@ FleetScenario parse_fleet_scenario(const Json& doc, const std::string& path) {
   fs.violation_rates = numbers(f, "violation_rates", fs.violation_rates, 0, 0.999);
   fs.budget_fracs = numbers(f, "budget_fracs", fs.budget_fracs, 0.01, 10);
   if (fs.duration_s < fs.sample_s * 2) f.fail("duration_s", "expected at least two samples");
+  check_control_timing(fs.gpu, fs.sample_s, fs.bin_s, fs.duration_s, path, "fleet.sample_s", "fleet.bin_s", "fleet.duration_s");
   const JsonReader mix = f.child("mix");
   if (!mix.is_array() || mix.size() == 0) f.fail("mix", "expected a list of {share, job} or {share, idle: true}");
   double total = 0;
@@ -124,6 +125,12 @@ FleetScenario parse_fleet_scenario(const Json& doc, const std::string& path) {
   }
   for (FleetMixEntry& m : fs.mix) m.share /= total;
   return fs;
+}
+
+void set_fleet_duration(FleetScenario& fs, double duration_s, const std::string& field) {
+  if (!(duration_s >= 2 * fs.sample_s)) throw InputError(field, "", "expected at least two samples (" + std::to_string(2 * fs.sample_s) + " s)");
+  fs.duration_s = duration_s;
+  check_control_timing(fs.gpu, fs.sample_s, fs.bin_s, fs.duration_s, fs.file, "fleet.sample_s", "fleet.bin_s", field);
 }
 
 Json run_fleet_study(const FleetScenario& fs, bool with_samples) {

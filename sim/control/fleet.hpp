@@ -45,6 +45,8 @@ bool is_fleet_scenario(const std::string& path);  // a JSON object with a "fleet
 FleetScenario load_fleet_scenario(const std::string& path);
 // `file` names the source in errors.
 FleetScenario parse_fleet_scenario(const Json& doc, const std::string& file);
+// A duration given beside the file (a command-line option, a Python argument named `field`), checked as the file's.
+void set_fleet_duration(FleetScenario& fs, double duration_s, const std::string& field);
 
 // Result: per fleet size, the jobs drawn, and per window length the peak share of nameplate, the mean share,
 // the violation rate at each budget fraction and the sustainable oversubscription at each violation rate;

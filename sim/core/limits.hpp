@@ -32,6 +32,10 @@ constexpr double kMaxLifecycleFiles = 1e10;
 constexpr double kMaxLifecycleSeconds = 1e7;
 constexpr double kMaxLifecycleUnitCost = 1e6;
 
+// Power-budget (control) and fleet scenarios: simulated seconds (one day; a 16-GPU GRPO session runs ~160x faster
+// than real time on one core). Their telemetry bins per GPU are bounded by kMaxTimelineRows.
+constexpr double kMaxControlDurationS = 86400.0;
+
 // GPU model files: entries of a clock table (max - min) / step + 1.
 constexpr double kMaxClockSteps = 4096;
 

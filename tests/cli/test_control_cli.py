@@ -42,6 +42,23 @@ def test_bad_control_input_is_one_line_and_exit_code_2(cli, root, tmp_path):
     assert_one_line_error(r, "control.jobs[0].concurrency")
 
 
+def test_control_and_fleet_timing_beyond_the_limits_is_refused_not_run(cli, root, tmp_path):
+    # a simulated year ran for hours; a 1e-12 s telemetry bin ended in std::bad_alloc; a sample that is no multiple of
+    # the governor's period was named "session: interval_s"
+    r = cli("control", scenario(root, "grpo-7b-16gpu.json"), "--duration", "3e7")
+    assert_one_line_error(r, "--duration", "86400")
+    r = cli("fleet", scenario(root, "fleet-mixed.json"), "--duration", "1e12")
+    assert_one_line_error(r, "--duration", "86400")
+    doc = json.load(open(scenario(root, "fleet-mixed.json")))
+    for key, value in (("bin_s", 1e-12), ("sample_s", 0.013)):
+        bad_doc = json.loads(json.dumps(doc))
+        bad_doc["fleet"][key] = value
+        bad = tmp_path / "fleet.json"
+        bad.write_text(json.dumps(bad_doc))
+        r = cli("fleet", bad)
+        assert_one_line_error(r, "fleet.json", "fleet." + key)
+
+
 def test_fleet_reports_peak_share_by_window(cli, root):
     r = cli("fleet", scenario(root, "fleet-mixed.json"), "--duration", "60", "--sizes", "16,64", "--json")
     assert r.returncode == 0, r.stderr

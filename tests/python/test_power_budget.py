@@ -85,6 +85,16 @@ def test_a_policy_file_for_another_observation_is_refused_naming_the_file(tmp_pa
         control.run(tiny(), controller="clairvoyant")
 
 
+def test_a_duration_given_beside_the_scenario_is_checked_as_the_files_own():
+    # a simulated year through the Python argument ran for hours before the limit applied to it
+    with pytest.raises(dvfs_sim.InputError, match="duration_s: expected at most 86400 s"):
+        control.run(tiny(), duration_s=3e7)
+    with pytest.raises(dvfs_sim.InputError, match="duration_s: expected at least one control interval"):
+        control.run(tiny(), duration_s=0.1)
+    with pytest.raises(dvfs_sim.InputError, match="fleet-mixed.json: duration_s: expected at most 86400 s"):
+        control.fleet(f"{ROOT}/scenarios/power-budget/fleet-mixed.json", duration_s=1e12)
+
+
 def test_a_live_environment_blocks_other_simulations_until_closed():
     env = PowerBudgetEnv(tiny())
     env.reset(seed=0)

@@ -160,6 +160,7 @@ std::vector<int> draw_response_lengths(std::size_t n, double median, double sigm
 // same stream), or, with generation off, a training job of the same shape (steps of training only).
 struct GrpoJobSpec {
   std::string name = "grpo";
+  std::string json_path;  // where a scenario file holds it ("control.jobs[0]", "fleet.mix[2].job"), for error messages
   std::string model = "qwen2.5-7b";
   int tp = 1, dp = 1;
   bool generation = true;

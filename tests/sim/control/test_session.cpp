@@ -238,6 +238,11 @@ TEST_CASE("bad control input is one error naming the file and the field", "[cont
   CHECK(field_of({{"control", {{"jobs", {knob}}}}}) == "control.jobs[0].concurrency");
   CHECK(field_of({{"control", {{"jobs", {job}}, {"controller", {{"name", "rl"}}}}}}) == "controller.policy_file");
   CHECK(field_of({{"control", {{"jobs", {job}}, {"telemetry", {{"field", "psychic"}}}}}}) == "control.telemetry.field");
+  // the timing is checked where the file is read, named there (it was "session: interval_s", or a hang, or bad_alloc)
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"interval_s", 0.013}}}}) == "control.interval_s");
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"duration_s", 1e7}}}}) == "control.duration_s");
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"telemetry", {{"bin_s", 1e-9}}}}}}) == "control.telemetry.bin_s");
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"telemetry", {{"bin_s", 0.3}}}}}}) == "control.telemetry.bin_s");  // does not divide 0.5 s
   // A policy file trained for another observation.
   const std::string path = dvfs::testing::scratch_path("dvfs_bad_policy.json");
   std::ofstream(path) << Json{{"format", "dvfs-sim-mlp-policy/1"}, {"observation", {"a", "b"}}, {"action", {"power_target"}},
