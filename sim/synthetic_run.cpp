@@ -34,11 +34,11 @@ SyntheticRun synthetic_request(const Scenario& sc) {
                "unfold_tp", "sequence_parallel", "check_memory", "per_gpu", "power", "straggler", "cluster"});
   SyntheticRun req;
   req.model = r.string("model");
-  transformer_preset(req.model);  // unknown names fail here
+  transformer_preset(req.model, sc.file, r.field("model"));  // unknown names fail here
   auto positive_int = [&](const char* key, int fallback) {
     if (!r.has(key)) return fallback;
     const long v = r.integer(key);
-    if (v < 1 || v > 1000000) r.fail(key, "expected a positive integer");
+    if (v < 1 || v > 1000000) r.fail(key, "expected an integer in [1, 1000000], got " + std::to_string(v));
     return static_cast<int>(v);
   };
   req.layout = {positive_int("tp", 1), positive_int("pp", 1), positive_int("dp", 1), positive_int("cp", 1), positive_int("vpp", 1)};

@@ -67,7 +67,7 @@ void read_cluster_json(const JsonReader& c, ClusterSpec& cs) {
   auto count = [&](const char* key, int& dst) {
     if (!c.has(key)) return;
     const long v = c.integer(key);
-    if (v < 1 || v > 1000000) c.fail(key, "expected a positive integer");
+    if (v < 1 || v > 1000000) c.fail(key, "expected an integer in [1, 1000000], got " + std::to_string(v));
     dst = static_cast<int>(v);
   };
   count("gpus_per_node", cs.gpus_per_node);

@@ -76,9 +76,9 @@ void read_policy(const JsonReader& r, const std::string& base_dir, Scenario& s) 
   } else {
     r.fail("policy", "expected a policy name or an object {name, ...}, got " + json_type_name(pol));
   }
-  const PolicyEntry* entry = policy_registry().find(s.policy.name);
+  // the name first: an unknown policy is named as such, not by the first key it would not take
+  const PolicyEntry* entry = &policy_registry().at(s.policy.name, r.file(), object ? "policy.name" : "policy");
   if (object) check_policy_keys(*object, entry, s.policy.name);
-  entry = &policy_registry().at(s.policy.name, r.file(), "policy");
   // The pipeline policies plan a pipeline-parallel iteration: they need a synthetic multi-GPU workload.
   if (entry->kind == PolicyKind::pipeline && s.synthetic.is_null())
     r.fail("policy", "\"" + s.policy.name + "\" plans a pipeline-parallel iteration: it needs a `synthetic` workload");

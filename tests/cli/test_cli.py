@@ -391,7 +391,7 @@ def test_run_accepts_a_synthetic_multi_gpu_scenario(cli, root, tmp_path):
     assert res["gpus"] == 4 and res["iteration_s"] > 0
     assert json.loads((tmp_path / "out" / "summary.json").read_text()) == res
     for bad, needle in (({"model": "llama-3.2-3b", "tpp": 2}, "synthetic.tpp: unknown key"),
-                        ({"model": "llama-3.2-3b", "tp": 0}, "synthetic.tp: expected a positive integer"),
+                        ({"model": "llama-3.2-3b", "tp": 0}, "synthetic.tp: expected an integer in [1, 1000000], got 0"),
                         ({"model": "llama-3.2-3b", "schedule": "zigzag"}, "synthetic.schedule: expected 1f1b, gpipe or interleaved-1f1b"),
                         ({"model": "llama-3.2-3b", "dp": 2, "straggler": {"replica": 2, "factor": 1.1}},
                          "synthetic.straggler.replica: expected a replica index"),
@@ -400,7 +400,7 @@ def test_run_accepts_a_synthetic_multi_gpu_scenario(cli, root, tmp_path):
                         ({"model": "llama-3.2-3b", "cluster": {"inter_bw_bps": 0}}, "synthetic.cluster.inter_bw_bps"),
                         ({"model": "llama-3.2-3b", "gradient_sync": {"mode": "zero3"}}, "synthetic.gradient_sync.mode: expected"),
                         ({"model": "llama-3.2-3b", "vpp": 2, "schedule": "1f1b"}, "synthetic.schedule: expected 1 model chunk per stage for the 1f1b schedule"),
-                        ({"model": "gpt-9"}, "unknown model")):
+                        ({"model": "gpt-9"}, "s.json: synthetic.model: unknown model \"gpt-9\"")):
         scen.write_text(json.dumps({"synthetic": bad, "gpu": "h200", "policy": "native"}))
         r = cli("run", scen)
         assert r.returncode == 2, (bad, r.stdout)

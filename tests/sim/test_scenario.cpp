@@ -83,6 +83,8 @@ TEST_CASE("scenario mistakes are one-line errors naming file, field and expectat
       {[](Json& j) { j["engine"] = "warp"; }, "engine", "expected \"local-loop\" or \"event\""},
       {[](Json& j) { j["policy"] = {{"name", "per-kernel"}, {"budget_pct", -1}}; }, "policy.budget_pct", ">= 0"},
       {[](Json& j) { j["policy"] = {{"name", "native"}, {"budget_pct", 1}}; }, "policy.budget_pct", "only the planned policies"},
+      // an unknown name is named as such, not by the first key it would not take
+      {[](Json& j) { j["policy"] = {{"name", "magic"}, {"budget_pct", 1}}; }, "policy.name", "unknown policy \"magic\""},
       {[](Json& j) { j["trace_gpu"] = "h900"; }, "trace_gpu", "unknown GPU \"h900\""},
       {[](Json& j) { j["switch_latency"] = {{"nvml_s", -1}}; }, "switch_latency.nvml_s", ">= 0"},
       {[](Json& j) { j["switch_latency"] = {{"mem_nvml_s", "slow"}}; }, "switch_latency.mem_nvml_s", "expected a number"},

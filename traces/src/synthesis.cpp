@@ -36,12 +36,12 @@ double layer_params(const TransformerSpec& s) {
   return d * (d + 2.0 * d * kv) + d * d + (s.gated_mlp ? 3.0 : 2.0) * d * s.ffn;
 }
 
-TransformerSpec transformer_preset(const std::string& name) {
+TransformerSpec transformer_preset(const std::string& name, const std::string& file, const std::string& field) {
   for (const auto& p : kPresets)
     if (name == p.name) return p.spec;
   std::string list;
   for (const auto& p : kPresets) list += (list.empty() ? "" : ", ") + std::string(p.name);
-  throw InputError("--model", "", "unknown model \"" + name + "\" (expected one of: " + list + ")");
+  throw InputError(file, field, "unknown model \"" + name + "\" (expected one of: " + list + ")");
 }
 
 std::vector<std::string> transformer_presets() {

@@ -40,7 +40,8 @@ struct TransformerSpec {
 };
 
 // gpt3-xl, gpt3-175b, qwen3-1.7b, llama-3.2-3b, llama-3.3-70b (published configurations).
-TransformerSpec transformer_preset(const std::string& name);
+// The preset named `name`; an unknown name is an InputError naming `file` and `field` (the CLI's: --model).
+TransformerSpec transformer_preset(const std::string& name, const std::string& file = "--model", const std::string& field = "");
 // Parameters of one layer's linear layers (q, k, v with grouped KV heads, output projection, MLP).
 double layer_params(const TransformerSpec& s);
 std::vector<std::string> transformer_presets();
