@@ -42,9 +42,12 @@ Telemetry Telemetry::load_csv(const std::string& path) {
         std::size_t used = 0;
         double v = std::stod(cells[c], &used);
         if (used != cells[c].size()) throw std::invalid_argument("trailing");
+        if (!(v >= 0) || !std::isfinite(v)) throw std::out_of_range("a reading below 0, nan or inf");
         return v;
       } catch (const std::exception&) {
-        throw InputError(path, "row " + std::to_string(row) + ", column " + n, "expected a number, got \"" + cells[c] + "\"");
+        // every column is a time stamp, a clock, a counter or a power: a reading >= 0 (a negative one would also pass
+        // for the "column absent" mark below)
+        throw InputError(path, "row " + std::to_string(row) + ", column " + n, "expected a finite number >= 0, got \"" + cells[c] + "\"");
       }
     };
     TelemetrySample s;
