@@ -50,7 +50,13 @@ def resolve_paths(doc, base_dir):
 def set_key(doc, dotted, value):
     """Sets `a.b.c` in a scenario dict in place, creating objects on the way. A policy given by name
     becomes {"name": ...} when a policy key is set; None removes the key (the default applies)."""
+    if not isinstance(doc, dict):
+        raise TypeError(f"set_key: doc must be a scenario dict, not {type(doc).__name__}")
+    if not isinstance(dotted, str):
+        raise TypeError(f"set_key: the key must be a dotted string such as 'policy.budget_pct', not {type(dotted).__name__}")
     parts = dotted.split(".")
+    if any(p == "" for p in parts):
+        raise InputError(f"{dotted!r}: expected a dotted key such as 'policy.budget_pct' (no empty part)")
     node = doc
     for i, part in enumerate(parts[:-1]):
         child = node.get(part)
@@ -70,7 +76,14 @@ def set_key(doc, dotted, value):
 
 
 def with_changes(base, changes):
-    """A copy of `base` with every dotted key of `changes` set (see set_key)."""
+    """A copy of `base` (a scenario dict, or a path read with load_scenario) with every dotted key of `changes` set
+    (see set_key)."""
+    if base is None or isinstance(base, (str, os.PathLike)):
+        base = load_scenario(base)
+    if not isinstance(base, dict):
+        raise TypeError(f"with_changes: base must be a scenario dict, a path or None, not {type(base).__name__}")
+    if not hasattr(changes, "items"):
+        raise TypeError(f"with_changes: changes must be a dict of dotted keys, not {type(changes).__name__}")
     doc = copy.deepcopy(base)
     for k, v in changes.items():
         set_key(doc, k, v)

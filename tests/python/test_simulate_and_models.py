@@ -62,6 +62,13 @@ def test_dotted_keys_set_nested_scenario_values():
     assert "seed" not in dvfs_sim.with_changes(point, {"seed": None})
     with pytest.raises(dvfs_sim.InputError, match=r"gpu.x: cannot set a key inside gpu, which is str"):
         dvfs_sim.with_changes(base, {"gpu.x": 1})
+    with pytest.raises(dvfs_sim.InputError, match="no empty part"):
+        dvfs_sim.with_changes(base, {"policy..budget_pct": 1})
+    with pytest.raises(TypeError, match="base must be a scenario dict, a path or None, not int"):
+        dvfs_sim.with_changes(5, {})
+    # a path is read as load_scenario reads it (its relative paths made absolute)
+    from_path = dvfs_sim.with_changes(dvfs_sim.default_scenario_path(), {"policy": "max"})
+    assert from_path["policy"] == "max" and from_path["trace"] == dvfs_sim.load_scenario()["trace"]
 
 
 def test_models_expose_clock_tables_and_the_cpp_time_and_power_functions():
