@@ -531,6 +531,31 @@ Json models_only_variant(const PerseusRunSet& runs, const PerseusWorkload& wl, c
 
 }  // namespace
 
+// Whether a plan runs every instruction at the top clock (a measured anchor; reading the plans: their errors stop
+// here). Without one and without a workload (`no_workload` says what is missing) nothing can be predicted: the
+// anchor's one-line error, naming both ways out.
+namespace {
+
+bool has_measured_anchor(const PerseusRunSet& runs, const GpuModel& model, double pb, const std::string& no_workload) {
+  bool has_anchor = false;
+  for (int n : runs.plans) {
+    bool all_max = true;
+    for (const auto& r : runs.schedule(n).ranks)
+      for (double f : r.power_states_mhz) all_max = all_max && f == model.max_sm_mhz();
+    has_anchor = has_anchor || all_max;
+  }
+  if (!has_anchor && !no_workload.empty()) {
+    try {
+      measured_anchor(runs, model, pb);
+    } catch (const InputError& e) {
+      throw InputError(e.file(), e.field(), e.problem() + "; or " + no_workload);
+    }
+  }
+  return has_anchor;
+}
+
+}  // namespace
+
 Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o) {
   PerseusRunSet runs = find_perseus_runs(dir);
   const std::optional<PerseusWorkload> wl = find_perseus_workload(dir, o.workloads.empty() ? default_perseus_workloads_file() : o.workloads);
@@ -544,25 +569,11 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
   const double pb = o.p_blocking_w >= 0 ? o.p_blocking_w : model.idle_w();
   const double floor_mhz = o.min_sm_mhz >= 0 ? o.min_sm_mhz : calibrated_min_sm_mhz(model);
   Json variants = Json::array();
-  // A measured anchor needs a plan with every instruction at the top clock (reading the plans: their errors stop here).
-  bool has_anchor = false;
-  for (int n : runs.plans) {
-    bool all_max = true;
-    for (const auto& r : runs.schedule(n).ranks)
-      for (double f : r.power_states_mhz) all_max = all_max && f == model.max_sm_mhz();
-    has_anchor = has_anchor || all_max;
-  }
-  const std::string workloads_file = o.workloads.empty() ? default_perseus_workloads_file() : o.workloads;
-  const std::string no_workload = "no run_sets.\"" + perseus_run_set_name(runs.dir) + "\" in " + workloads_file +
+  const std::string no_workload = "no run_sets.\"" + perseus_run_set_name(runs.dir) + "\" in " +
+                                  (o.workloads.empty() ? default_perseus_workloads_file() : o.workloads) +
                                   " (keyed by the run folder's name): describe the workload there, or pass --workloads FILE, for a "
                                   "models-only prediction";
-  if (!has_anchor && !wl) {  // no workload either: the anchor's one-line error, saying what else would do
-    try {
-      measured_anchor(runs, model, pb);
-    } catch (const InputError& e) {
-      throw InputError(e.file(), e.field(), e.problem() + "; or " + no_workload);
-    }
-  }
+  const bool has_anchor = has_measured_anchor(runs, model, pb, wl ? "" : no_workload);
   const bool fits = o.fits && has_anchor;
   if (wl) variants.push_back(models_only_variant(runs, *wl, model, pb, floor_mhz, o, !fits && !o.write_plans.empty()));
   const std::string base_name = perseus_run_set_name(runs.dir);

@@ -27,7 +27,7 @@ def test_one_failing_point_gets_its_message_and_the_others_their_results():
     points = [{"seed": 0}, {"policy.name": "bogus"}, {"switch_latency.sm.mean_s": -1}, {"seed": 2}]
     df = dvfs_sim.sweep(BASE, points, processes=2, progress=False)
     assert list(df["error"].isna()) == [True, False, False, True]
-    assert df.loc[1, "error"].startswith('InputError: <sweep point 1>: policy: unknown policy "bogus"')
+    assert df.loc[1, "error"].startswith('InputError: <sweep point 1>: policy.name: unknown policy "bogus"')
     assert "switch_latency.sm.mean_s: expected a number >= 0" in df.loc[2, "error"]
     assert "\n" not in df.loc[1, "error"] and df.loc[3, "energy_j"] > 0
 
