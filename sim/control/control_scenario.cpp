@@ -3,13 +3,11 @@
 #include "models/src/model_registry.hpp"
 #include "sim/control/job_clock_plan.hpp"
 #include "sim/core/errors.hpp"
-#include "sim/core/limits.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
-#include <sstream>
 
 namespace dvfs {
 
@@ -196,22 +194,7 @@ void set_control_duration(ControlScenario& sc, double duration_s, const std::str
 
 void check_control_timing(const std::string& gpu, double interval_s, double bin_s, double duration_s, const std::string& file,
                           const std::string& interval_field, const std::string& bin_field, const std::string& duration_field) {
-  const GpuModel m = load_gpu_model(gpu, file, "gpu");
-  const double period = m.governor().control_period_s;
-  const double ticks = std::round(interval_s / period);
-  if (ticks < 1 || std::fabs(ticks * period - interval_s) > 1e-9 * interval_s)
-    throw InputError(file, interval_field, "expected a multiple of the " + m.name() + " governor's period (" + std::to_string(period) + " s)");
-  const double bins = interval_s / bin_s;
-  if (!(bin_s > 0) || std::fabs(bins - std::round(bins)) > 1e-9 * bins)
-    throw InputError(file, bin_field, "expected a bin that divides the control interval (" + std::to_string(interval_s) + " s)");
-  if (duration_s > kMaxControlDurationS)
-    throw InputError(file, duration_field, "expected at most " + std::to_string(static_cast<long>(kMaxControlDurationS)) +
-                                               " s simulated (a limit, README \"Limits and bad input\")");
-  if (duration_s / bin_s > kMaxTimelineRows) {
-    std::ostringstream os;
-    os << "expected at most " << kMaxTimelineRows << " bins per GPU (" << duration_s << " s in bins of " << bin_s << " s)";
-    throw InputError(file, bin_field, os.str());
-  }
+  check_control_timing(load_gpu_model(gpu, file, "gpu"), interval_s, bin_s, duration_s, file, interval_field, bin_field, duration_field);
 }
 
 SessionSetup make_session_setup(const ControlScenario& sc, const ControllerSpec& controller) {

@@ -3,6 +3,7 @@
 #include "models/src/switch_latency.hpp"
 #include "sim/control/controlled_gpu_policy.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/engine/gpu_replayer.hpp"
 #include "sim/network/simgrid_world.hpp"
 #include "sim/network/collectives.hpp"
@@ -11,6 +12,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <sstream>
 #include <cmath>
 #include <exception>
 
@@ -269,15 +271,30 @@ class JobRankActor {
   std::vector<double> generated_, trained_;
 };
 
+void check_control_timing(const GpuModel& m, double interval_s, double bin_s, double duration_s, const std::string& file,
+                          const std::string& interval_field, const std::string& bin_field, const std::string& duration_field) {
+  const double period = m.governor().control_period_s;
+  const double ticks = std::round(interval_s / period);
+  if (ticks < 1 || std::fabs(ticks * period - interval_s) > 1e-9 * interval_s)
+    throw InputError(file, interval_field, "expected a multiple of the " + m.name() + " governor's period (" + std::to_string(period) + " s)");
+  const double bins = interval_s / bin_s;
+  if (!(bin_s > 0) || std::fabs(bins - std::round(bins)) > 1e-9 * bins)
+    throw InputError(file, bin_field, "expected a bin that divides the control interval (" + std::to_string(interval_s) + " s)");
+  if (duration_s > kMaxControlDurationS)
+    throw InputError(file, duration_field, "expected at most " + std::to_string(static_cast<long>(kMaxControlDurationS)) +
+                                               " s simulated (a limit, README \"Limits and bad input\")");
+  if (duration_s / bin_s > kMaxTimelineRows) {
+    std::ostringstream os;
+    os << "expected at most " << kMaxTimelineRows << " bins per GPU (" << duration_s << " s in bins of " << bin_s << " s)";
+    throw InputError(file, bin_field, os.str());
+  }
+}
+
 ControlSession::ControlSession(const SessionSetup& setup) : setup_(setup) {
   const GpuModel& m = *setup_.model;
-  const double period = m.governor().control_period_s;
-  ticks_per_control_ = static_cast<int>(std::lround(setup_.interval_s / period));
-  if (ticks_per_control_ < 1 || std::fabs(ticks_per_control_ * period - setup_.interval_s) > 1e-9 * setup_.interval_s)
-    throw InputError("session", "interval_s", "expected a multiple of the " + m.name() + " governor's period (" + std::to_string(period) + " s)");
-  const double bins = setup_.interval_s / setup_.bin_s;
-  if (!(setup_.bin_s > 0) || std::fabs(bins - std::round(bins)) > 1e-9 * bins)
-    throw InputError("session", "telemetry.bin_s", "expected a bin that divides the control interval");
+  // scenarios check this where they are read, naming their fields; a setup made in code is checked here
+  check_control_timing(m, setup_.interval_s, setup_.bin_s, setup_.duration_s, "session", "interval_s", "telemetry.bin_s", "duration_s");
+  ticks_per_control_ = static_cast<int>(std::lround(setup_.interval_s / m.governor().control_period_s));
   ticks_total_ = static_cast<int>(std::floor(setup_.duration_s / setup_.interval_s + 1e-9));
   if (setup_.min_cap_w <= 0) setup_.min_cap_w = std::min(200.0, m.power_cap_w());
   if (setup_.max_cap_w <= 0) setup_.max_cap_w = m.power_cap_w();

@@ -70,6 +70,12 @@ struct IntervalReport {
 
 class JobRankActor;
 
+// The timing a session needs of `m`: the control interval a multiple of its governor's period, the telemetry bin
+// dividing the interval, at most kMaxControlDurationS simulated and at most kMaxTimelineRows bins per GPU
+// (sim/core/limits.hpp). Errors name `file` and the given fields (a scenario's, or a command-line option).
+void check_control_timing(const GpuModel& m, double interval_s, double bin_s, double duration_s, const std::string& file,
+                          const std::string& interval_field, const std::string& bin_field, const std::string& duration_field);
+
 // SimGrid allows one live engine per process: one session at a time (a second one, or any other simulation
 // while one is alive, throws std::logic_error).
 class ControlSession {

@@ -529,13 +529,9 @@ Json models_only_variant(const PerseusRunSet& runs, const PerseusWorkload& wl, c
   return v;
 }
 
-}  // namespace
-
 // Whether a plan runs every instruction at the top clock (a measured anchor; reading the plans: their errors stop
 // here). Without one and without a workload (`no_workload` says what is missing) nothing can be predicted: the
 // anchor's one-line error, naming both ways out.
-namespace {
-
 bool has_measured_anchor(const PerseusRunSet& runs, const GpuModel& model, double pb, const std::string& no_workload) {
   bool has_anchor = false;
   for (int n : runs.plans) {

@@ -33,16 +33,18 @@ StorageSpec parse_storage(const JsonReader& r) {
                "inodes_per_group", "note"});
   StorageSpec s;
   s.name = r.string("name");
-  s.read_bps = r.positive("read_bps");
-  s.write_bps = r.positive("write_bps");
-  for (const char* key : {"read_bps", "write_bps"})
-    if (r.number(key) < 1) r.fail(key, "expected at least 1 byte per second");
+  auto bandwidth = [&](const char* key) {  // at least 1 byte per second: below it a copy's time runs to inf
+    const double v = r.positive(key);
+    if (v < 1) r.fail(key, "expected at least 1 byte per second");
+    return v;
+  };
+  s.read_bps = bandwidth("read_bps");
+  s.write_bps = bandwidth("write_bps");
   s.sync_s = r.number_or("sync_s", 0);
   s.file_open_s = r.has("file_open_s") ? r.non_negative("file_open_s") : 0;
   s.remote = r.boolean_or("remote", false);
   if (s.remote) {
-    s.link_bps = r.positive("link_bps");
-    if (s.link_bps < 1) r.fail("link_bps", "expected at least 1 byte per second");
+    s.link_bps = bandwidth("link_bps");
     s.link_latency_s = r.non_negative("link_latency_s");
   }
   s.idle_w = r.has("idle_w") ? r.non_negative("idle_w") : 0;
