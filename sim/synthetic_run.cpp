@@ -102,6 +102,8 @@ SyntheticRun synthetic_request(const Scenario& sc) {
   req.recording = sc.trace_path;
   req.clock_plan = sc.clock_plan;
   req.policy_object = sc.policy.object;
+  req.policy_clocks = sc.policy.clocks;
+  req.policy_cap_w = sc.policy.power_cap_w;
   return req;
 }
 
@@ -342,9 +344,11 @@ PolicyChoice choose_policy(const SyntheticRun& req, const KernelPipeline& kp, co
   } else {
     PolicySpec ps;
     ps.name = req.policy;
-    if (req.policy == "native") ps.power_cap_w = req.power_cap_w;  // native is that firmware loop itself
+    ps.clocks = req.policy_clocks;
+    // native is that firmware loop itself: the scenario's policy cap, else synthetic.power.cap_w
+    if (req.policy == "native") ps.power_cap_w = req.policy_cap_w > 0 ? req.policy_cap_w : req.power_cap_w;
     else if (req.power_cap_w > 0) opts.firmware_power_cap = true;
-    pc.factory = make_policy_factory(ps, bound, "policy");
+    pc.factory = make_policy_factory(ps, bound, req.source);
   }
   return pc;
 }

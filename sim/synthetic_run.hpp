@@ -50,6 +50,8 @@ struct SyntheticRun {
   double straggler_factor = 1.0;
   std::string clock_plan;          // critical-path policy: replay this plan (N.sched.json format) instead of solving
   Json policy_object = Json::object();  // the scenario's policy object (a pipeline policy's own keys)
+  std::optional<ClockPair> policy_clocks;  // static: the scenario's policy.sm_mhz / mem_mhz
+  double policy_cap_w = 0;         // native: the scenario's policy.power_cap_w (0 = none)
   std::string chakra_out;          // also write it as per-GPU Chakra execution traces in this directory (docs/chakra.md)
   std::string trace_out;           // also write the simulated iteration as a trace file (sim/results/pipeline_trace.hpp)
   std::vector<int> trace_gpus;     // trace_out: only these simulated GPUs (empty: all)

@@ -4,6 +4,7 @@
 #include "sim/pipeline/perseus_runs.hpp"
 #include "traces/src/gzip_file.hpp"
 #include "sim/pipeline/pipeline.hpp"
+#include "sim/simulation/scenario_file.hpp"
 #include "sim/synthetic_run.hpp"
 #include "tests/sim/pipeline/kernel_pipeline_helpers.hpp"
 
@@ -389,4 +390,22 @@ TEST_CASE("a job's power is judged against a budget the way an NVML poller sees 
   CHECK(capped["energy_j"].get<double>() < native["energy_j"].get<double>());
   req.power_cap_w = 20;  // below idle
   CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("--power-cap") && Catch::Contains("idle power"));
+}
+
+TEST_CASE("a synthetic scenario's static policy runs at its clocks and native at the policy's cap", "[pipeline][synthesis][policy]") {
+  auto synth = [](const Json& policy) {
+    const Json doc = {{"synthetic", {{"model", "llama-3.2-3b"}, {"gpus", 2}, {"tp", 1}, {"pp", 2}, {"dp", 1}, {"microbatches", 4}}},
+                      {"gpu", "h200"},
+                      {"policy", policy}};
+    return run_synthetic(synthetic_request(parse_scenario(doc, "synth-policy.json", ".")));
+  };
+  const Json native = synth({{"name", "native"}});
+  // It failed with "SM clock 0 MHz is not supported": the synthetic path dropped the scenario's clocks.
+  const Json slow = synth({{"name", "static"}, {"sm_mhz", 990}});
+  CHECK(slow["iteration_s"].get<double>() > 1.15 * native["iteration_s"].get<double>());
+  CHECK_THROWS_WITH(synth({{"name", "static"}, {"sm_mhz", 991}}),
+                    Catch::Contains("synth-policy.json") && Catch::Contains("policy.sm_mhz") && Catch::Contains("991"));
+  // policy.power_cap_w was read and then ignored: a 300 W cap must lengthen the iteration.
+  const Json capped = synth({{"name", "native"}, {"power_cap_w", 300}});
+  CHECK(capped["iteration_s"].get<double>() > 1.05 * native["iteration_s"].get<double>());
 }
