@@ -31,6 +31,14 @@ constexpr double kMaxLifecycleBytes = 1e16;
 constexpr double kMaxLifecycleFiles = 1e10;
 constexpr double kMaxLifecycleSeconds = 1e7;
 constexpr double kMaxLifecycleUnitCost = 1e6;
+// Lifecycle node files: a CPU power state's clock (and a scenario's recorded_cpu_ghz), any bandwidth (1 PB/s), the
+// CPU seconds of one file's writeback or of one inode scanned, and a block group's inodes (ext4 allows at most 2^16
+// x 8 per group; 2^32 keeps any disk).
+constexpr double kMinCpuGhz = 0.01;
+constexpr double kMaxCpuGhz = 100;
+constexpr double kMaxLifecycleBandwidth = 1e15;
+constexpr double kMaxPerFileCoreS = 1;
+constexpr double kMaxInodesPerGroup = 4294967296.0;
 
 // Power-budget (control) and fleet scenarios: simulated seconds (one day; a 16-GPU GRPO session runs ~160x faster
 // than real time on one core). Their telemetry bins per GPU are bounded by kMaxTimelineRows.

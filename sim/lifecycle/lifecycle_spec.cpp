@@ -19,9 +19,34 @@ const StorageSpec& NodeSpec::store(const std::string& name, const std::string& f
 
 namespace {
 
+// A number in [0, hi] (`positive`: in (0, hi]); the limit named in the message (sim/core/limits.hpp).
+double bounded(const JsonReader& r, const char* key, double hi, bool positive = false) {
+  const double v = positive ? r.positive(key) : r.non_negative(key);
+  if (v > hi) {
+    std::ostringstream os;
+    os << "expected at most " << hi << " (a lifecycle limit, README \"Limits and bad input\"), got " << v;
+    throw InputError(r.file(), r.field(key), os.str());
+  }
+  return v;
+}
+
+// A number in [lo, hi]; the limits named in the message (sim/core/limits.hpp).
+double in_range(const JsonReader& r, const char* key, double lo, double hi, const char* unit) {
+  const double v = r.number(key);
+  if (!(v >= lo && v <= hi)) {
+    std::ostringstream os;
+    os << "expected " << lo << " to " << hi << " " << unit << " (a lifecycle limit, README \"Limits and bad input\"), got " << v;
+    throw InputError(r.file(), r.field(key), os.str());
+  }
+  return v;
+}
+
+double cpu_ghz(const JsonReader& r, const char* key) { return in_range(r, key, kMinCpuGhz, kMaxCpuGhz, "GHz"); }
+
 CpuPstate parse_pstate(const JsonReader& r) {
   r.only_keys({"ghz", "idle_w", "one_core_w", "all_cores_w"});
-  CpuPstate p{r.positive("ghz"), r.non_negative("idle_w"), r.non_negative("one_core_w"), r.non_negative("all_cores_w")};
+  CpuPstate p{cpu_ghz(r, "ghz"), bounded(r, "idle_w", kMaxLifecycleUnitCost), bounded(r, "one_core_w", kMaxLifecycleUnitCost),
+              bounded(r, "all_cores_w", kMaxLifecycleUnitCost)};
   if (p.one_core_w < p.idle_w || p.all_cores_w < p.one_core_w)
     throw InputError(r.file(), r.field("all_cores_w"), "expected idle_w <= one_core_w <= all_cores_w");
   return p;
@@ -33,46 +58,31 @@ StorageSpec parse_storage(const JsonReader& r) {
                "inodes_per_group", "note"});
   StorageSpec s;
   s.name = r.string("name");
-  auto bandwidth = [&](const char* key) {  // at least 1 byte per second: below it a copy's time runs to inf
-    const double v = r.positive(key);
-    if (v < 1) r.fail(key, "expected at least 1 byte per second");
-    return v;
-  };
+  // at least 1 byte per second: below it a copy's time runs to inf
+  auto bandwidth = [&](const char* key) { return in_range(r, key, 1, kMaxLifecycleBandwidth, "bytes per second"); };
   s.read_bps = bandwidth("read_bps");
   s.write_bps = bandwidth("write_bps");
-  s.sync_s = r.number_or("sync_s", 0);
-  s.file_open_s = r.has("file_open_s") ? r.non_negative("file_open_s") : 0;
+  s.sync_s = r.has("sync_s") ? bounded(r, "sync_s", kMaxLifecycleSeconds) : 0;
+  s.file_open_s = r.has("file_open_s") ? bounded(r, "file_open_s", kMaxPerFileCoreS) : 0;
   s.remote = r.boolean_or("remote", false);
   if (s.remote) {
     s.link_bps = bandwidth("link_bps");
-    s.link_latency_s = r.non_negative("link_latency_s");
+    s.link_latency_s = bounded(r, "link_latency_s", kMaxLifecycleSeconds);
   }
-  s.idle_w = r.has("idle_w") ? r.non_negative("idle_w") : 0;
-  s.j_per_byte = r.has("j_per_byte") ? r.non_negative("j_per_byte") : 0;
-  s.link_j_per_byte = r.has("link_j_per_byte") ? r.non_negative("link_j_per_byte") : 0;
+  s.idle_w = r.has("idle_w") ? bounded(r, "idle_w", kMaxLifecycleUnitCost) : 0;
+  s.j_per_byte = r.has("j_per_byte") ? bounded(r, "j_per_byte", kMaxLifecycleUnitCost) : 0;
+  s.link_j_per_byte = r.has("link_j_per_byte") ? bounded(r, "link_j_per_byte", kMaxLifecycleUnitCost) : 0;
   s.write_behind = r.boolean_or("write_behind", false);
-  s.writeback_core_s_per_file = r.has("writeback_core_s_per_file") ? r.non_negative("writeback_core_s_per_file") : 0;
+  s.writeback_core_s_per_file = r.has("writeback_core_s_per_file") ? bounded(r, "writeback_core_s_per_file", kMaxPerFileCoreS) : 0;
   s.sync_s_per_file = r.has("sync_s_per_file") ? r.non_negative("sync_s_per_file") : 0;
   if (s.sync_s_per_file > 1) r.fail("sync_s_per_file", "expected at most 1 s per file");
   if (s.sync_s_per_file > 0 && !s.write_behind) r.fail("sync_s_per_file", "expected only with write_behind (the sync's time per file)");
-  s.recent_free_scan_core_s = r.has("recent_free_scan_core_s") ? r.non_negative("recent_free_scan_core_s") : 0;
-  s.inodes_per_group = r.has("inodes_per_group") ? r.positive("inodes_per_group") : 0;
+  s.recent_free_scan_core_s = r.has("recent_free_scan_core_s") ? bounded(r, "recent_free_scan_core_s", kMaxPerFileCoreS) : 0;
+  s.inodes_per_group = r.has("inodes_per_group") ? in_range(r, "inodes_per_group", 1, kMaxInodesPerGroup, "inodes") : 0;
   if (s.recent_free_scan_core_s > 0 && s.inodes_per_group <= 0)
     r.fail("inodes_per_group", "expected > 0 inodes per block group with recent_free_scan_core_s");
   if (s.write_behind && s.remote) throw InputError(r.file(), r.field("write_behind"), "expected write_behind only on a local disk");
-  if (s.sync_s < 0) throw InputError(r.file(), r.field("sync_s"), "expected >= 0 s");
   return s;
-}
-
-// A number in [0, hi] (`positive`: in (0, hi]); the limit named in the message (sim/core/limits.hpp).
-double bounded(const JsonReader& r, const char* key, double hi, bool positive = false) {
-  const double v = positive ? r.positive(key) : r.non_negative(key);
-  if (v > hi) {
-    std::ostringstream os;
-    os << "expected at most " << hi << " (a lifecycle limit, README \"Limits and bad input\"), got " << v;
-    throw InputError(r.file(), r.field(key), os.str());
-  }
-  return v;
 }
 
 LifecyclePhase parse_phase(const JsonReader& r) {
@@ -147,15 +157,17 @@ WarmUp parse_warmup(const JsonReader& r) {
 
 double recent_free_inodes_scanned(double n, double k, double per_group) {
   if (n <= 0 || per_group <= 0) return 0;
-  double scanned = 0;
-  for (double j = k; n > 0;) {  // group by group: ~n / per_group steps
-    const double left = per_group - std::fmod(j, per_group);  // free inodes in j's group when file j is created
-    const double take = std::min(n, left);
-    scanned += take * left - take * (take - 1) / 2;  // left + (left - 1) + ... over the files placed in this group
-    j += take;
-    n -= take;
-  }
-  return scanned;
+  // Files placed in a group whose `left` inodes are free scan left + (left - 1) + ...: k's partial group first, then
+  // whole groups (each g (g + 1) / 2), then the last partial one; closed form, so a tiny group size cannot loop long.
+  auto group = [](double take, double left) { return take * left - take * (take - 1) / 2; };
+  const double first_left = per_group - std::fmod(k, per_group);
+  const double first = std::min(n, first_left);
+  double scanned = group(first, first_left);
+  n -= first;
+  const double whole = std::floor(n / per_group);
+  scanned += whole * group(per_group, per_group);
+  n -= whole * per_group;
+  return scanned + group(n, per_group);
 }
 
 double staging_copy_core_s(const LifecyclePhase& ph, const StorageSpec& dst) {
@@ -164,6 +176,21 @@ double staging_copy_core_s(const LifecyclePhase& ph, const StorageSpec& dst) {
   return ph.core_s_per_gb * ph.bytes / 1e9 + ph.core_s_per_file * files + ph.core_s_per_file_growth * files * (files - 1) / 2 +
          dst.recent_free_scan_core_s * recent_free_inodes_scanned(reused, ph.reused_before, dst.inodes_per_group);
 }
+
+namespace {
+
+// Each field of a copy is bounded, but not what they make together: the CPU work of its files (per file, folder
+// growth, inodes scanned) and of the kernel's writeback must stay within the lifecycle's time limit on the node.
+void check_copy_work(const LifecyclePhase& ph, const StorageSpec& dst, const JsonReader& r) {
+  const double core_s = staging_copy_core_s(ph, dst) + dst.writeback_core_s_per_file * (ph.files + ph.sync_files);
+  if (core_s <= kMaxLifecycleSeconds) return;
+  std::ostringstream os;
+  os << "expected a copy whose CPU work is at most " << kMaxLifecycleSeconds << " core-seconds (a lifecycle limit, README \"Limits and "
+     << "bad input\"); its bytes, files and per-file costs with storage \"" << dst.name << "\" come to " << core_s;
+  throw InputError(r.file(), r.field("files"), os.str());
+}
+
+}  // namespace
 
 NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
   JsonReader r(doc, file, "");
@@ -180,9 +207,15 @@ NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
   }
   JsonReader st = r.child("storage");
   if (!st.is_array() || st.size() == 0) throw InputError(file, r.field("storage"), "expected a non-empty array");
-  for (std::size_t i = 0; i < st.size(); ++i) n.storage.push_back(parse_storage(st.at(i)));
-  n.gpu_idle_w = r.non_negative("gpu_idle_w");
-  n.gpu_d2h_bps = r.has("gpu_d2h_bps") ? r.positive("gpu_d2h_bps") : 0;
+  for (std::size_t i = 0; i < st.size(); ++i) {
+    n.storage.push_back(parse_storage(st.at(i)));
+    for (std::size_t j = 0; j < i; ++j)
+      if (n.storage[j].name == n.storage[i].name)
+        throw InputError(file, st.at(i).field("name"), "expected a name no other storage has (\"" + n.storage[i].name + "\" is storage[" +
+                                                          std::to_string(j) + "]'s)");
+  }
+  n.gpu_idle_w = bounded(r, "gpu_idle_w", kMaxLifecycleUnitCost);
+  n.gpu_d2h_bps = r.has("gpu_d2h_bps") ? in_range(r, "gpu_d2h_bps", 1, kMaxLifecycleBandwidth, "bytes per second") : 0;
   n.provenance = r.raw("provenance");
   return n;
 }
@@ -197,7 +230,7 @@ LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const st
   if (!file_exists(node_path)) throw InputError(file, r.field("node"), "no such node model file: " + node_path);
   s.node = parse_node_spec(read_json_file(node_path), node_path);
   s.gpu = r.string_or("gpu", "h200");
-  s.recorded_cpu_ghz = r.has("recorded_cpu_ghz") ? r.positive("recorded_cpu_ghz") : s.node.pstates.front().ghz;
+  s.recorded_cpu_ghz = r.has("recorded_cpu_ghz") ? cpu_ghz(r, "recorded_cpu_ghz") : s.node.pstates.front().ghz;
   JsonReader ph = r.child("phases");
   if (!ph.is_array() || ph.size() == 0) throw InputError(file, r.field("phases"), "expected a non-empty array of phases");
   for (std::size_t i = 0; i < ph.size(); ++i) {
@@ -207,6 +240,7 @@ LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const st
     if (!p.to.empty()) s.node.store(p.to, file, pr.field("to"));
     if (p.kind == "train" || p.kind == "validation") s.node.store(p.read_from, file, pr.field("read_from"));
     if (!p.trace.empty()) p.trace = join_path(base_dir, p.trace);
+    if (!p.to.empty()) check_copy_work(p, s.node.store(p.to, file, pr.field("to")), pr);
     s.phases.push_back(p);
   }
   if (r.has("first_occurrence")) {

@@ -4,6 +4,11 @@
 #include "sim/lifecycle/lifecycle_sim.hpp"
 #include "sim/simulation/run_scenario.hpp"
 #include "sim/simulation/scenario_kinds.hpp"
+#include "sim/lifecycle/lifecycle_spec.hpp"
+#include "sim/core/json_util.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -209,4 +214,56 @@ TEST_CASE("write-behind is a local disk's: a file server marked write_behind is 
   const Json doc = {{"name", "t"}, {"lifecycle", {{"node", "node-bad-write-behind.json"}, {"gpu", "h200"},
                     {"phases", Json::array({{{"name", "wait"}, {"kind", "idle"}, {"seconds", 1}}})}}}};
   CHECK_THROWS_WITH(run_lifecycle(doc, "t.json", kDir), Catch::Contains("storage[0].write_behind: expected write_behind only on a local disk"));
+}
+
+// Each node field at an extreme, one at a time: SimGrid aborted (exit 134) on an infinite amount of work, and a
+// block group of 1e-9 inodes looped for ever; now every one is one error naming the node file and the field.
+TEST_CASE("a node file's clocks, bandwidths and per-file costs beyond their limits are refused, naming the field", "[lifecycle][errors]") {
+  const dvfs::testing::ScratchDir dir("lifecycle-node");
+  const Json base = read_json_file(kDir + "/node.json");
+  const Json stage = {{"name", "stage"}, {"kind", "staging"}, {"bytes", 1e9}, {"files", 1000}, {"from", "shared"}, {"to", "local"}};
+  auto run_with = [&](const std::string& pointer, const Json& value, const Json& scenario_ghz = nullptr) {
+    Json node = base;
+    node[Json::json_pointer(pointer)] = value;
+    std::ofstream(dir / "node.json") << node.dump();
+    Json doc = job(Json::array({stage, train(0.01, 4)}));
+    if (!scenario_ghz.is_null()) doc["lifecycle"]["recorded_cpu_ghz"] = scenario_ghz;
+    return run_lifecycle(doc, "t.json", dir.path());
+  };
+  CHECK_NOTHROW(run_with("/cores", 16));
+  CHECK_THROWS_WITH(run_with("/cores", 16, 1e300), Catch::Contains("t.json: lifecycle.recorded_cpu_ghz: expected 0.01 to 100 GHz"));
+  CHECK_THROWS_WITH(run_with("/cpu_pstates/0/ghz", 1e300), Catch::Contains("node.json: cpu_pstates[0].ghz: expected 0.01 to 100 GHz"));
+  CHECK_THROWS_WITH(run_with("/cpu_pstates/1/ghz", 1e-300), Catch::Contains("cpu_pstates[1].ghz: expected 0.01 to 100 GHz"));
+  CHECK_THROWS_WITH(run_with("/cpu_pstates/0/all_cores_w", 1e300), Catch::Contains("cpu_pstates[0].all_cores_w: expected at most 1e+06"));
+  CHECK_THROWS_WITH(run_with("/gpu_d2h_bps", 1e-300), Catch::Contains("node.json: gpu_d2h_bps: expected 1 to 1e+15 bytes per second"));
+  CHECK_THROWS_WITH(run_with("/gpu_idle_w", 1e300), Catch::Contains("gpu_idle_w: expected at most 1e+06"));
+  CHECK_THROWS_WITH(run_with("/storage/0/read_bps", 1e300), Catch::Contains("storage[0].read_bps: expected 1 to 1e+15"));
+  CHECK_THROWS_WITH(run_with("/storage/0/sync_s", 1e300), Catch::Contains("storage[0].sync_s: expected at most 1e+07"));
+  CHECK_THROWS_WITH(run_with("/storage/0/file_open_s", 1e300), Catch::Contains("storage[0].file_open_s: expected at most 1"));
+  CHECK_THROWS_WITH(run_with("/storage/1/link_latency_s", 1e300), Catch::Contains("storage[1].link_latency_s: expected at most 1e+07"));
+  CHECK_THROWS_WITH(run_with("/storage/0/idle_w", 1e300), Catch::Contains("storage[0].idle_w: expected at most 1e+06"));
+  Json writeback = base["storage"][0];
+  writeback["write_behind"] = true;
+  writeback["writeback_core_s_per_file"] = 1e300;
+  CHECK_THROWS_WITH(run_with("/storage/0", writeback), Catch::Contains("storage[0].writeback_core_s_per_file: expected at most 1"));
+  Json scan = base["storage"][0];
+  scan["recent_free_scan_core_s"] = 1e300;
+  scan["inodes_per_group"] = 8192;
+  CHECK_THROWS_WITH(run_with("/storage/0", scan), Catch::Contains("storage[0].recent_free_scan_core_s: expected at most 1"));
+  scan["recent_free_scan_core_s"] = 2.67e-8;
+  scan["inodes_per_group"] = 1e-9;
+  CHECK_THROWS_WITH(run_with("/storage/0", scan), Catch::Contains("storage[0].inodes_per_group: expected 1 to 4.29497e+09 inodes"));
+  Json twin = base["storage"][1];
+  twin["name"] = "local";
+  CHECK_THROWS_WITH(run_with("/storage/1", twin), Catch::Contains("storage[1].name: expected a name no other storage has"));
+  // Bounded fields whose product is not: 1e10 files at 1 core-second each onto a disk.
+  Json slow = base["storage"][0];
+  slow["write_behind"] = true;
+  slow["writeback_core_s_per_file"] = 1;
+  Json doc = job(Json::array({{{"name", "stage"}, {"kind", "staging"}, {"bytes", 1e9}, {"files", 1e10}, {"from", "shared"}, {"to", "local"}}}));
+  Json node = base;
+  node["storage"][0] = slow;
+  std::ofstream(dir / "node.json") << node.dump();
+  CHECK_THROWS_WITH(run_lifecycle(doc, "t.json", dir.path()),
+                    Catch::Contains("t.json: lifecycle.phases[0].files: expected a copy whose CPU work is at most 1e+07 core-seconds"));
 }

@@ -29,6 +29,11 @@ TEST_CASE("the inodes scanned on recently freed inodes add up file by file, grou
   CHECK(recent_free_inodes_scanned(8192, 0, 8192) == Approx(8192.0 * 8193 / 2));
 }
 
+TEST_CASE("a copy onto recently freed inodes in tiny block groups is priced at once, not group by group", "[lifecycle]") {
+  // One inode per group: 1e10 files would have taken 1e10 steps; each scans only its own group's one inode.
+  CHECK(recent_free_inodes_scanned(1e10, 0, 1) == Approx(1e10));
+}
+
 TEST_CASE("the staging copy's CPU is today's linear price unless the folder-size or recently-freed terms are given", "[lifecycle]") {
   LifecyclePhase ph;
   ph.bytes = 2e9;
