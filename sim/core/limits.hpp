@@ -43,6 +43,9 @@ constexpr double kMaxInodesPerGroup = 4294967296.0;
 // Power-budget (control) and fleet scenarios: simulated seconds (one day; a 16-GPU GRPO session runs ~160x faster
 // than real time on one core). Their telemetry bins per GPU are bounded by kMaxTimelineRows.
 constexpr double kMaxControlDurationS = 86400.0;
+// Recordings: one profiled step's measured bounds (run.json t1_ns - t0_ns; the host lead and tail around its kernels
+// are replayed as idle time).
+constexpr double kMaxMeasuredStepS = 86400.0;
 
 // GPU model files: entries of a clock table (max - min) / step + 1.
 constexpr double kMaxClockSteps = 4096;

@@ -113,6 +113,14 @@ TEST_CASE("telemetry and run.json problems are one-line errors naming file and f
   expect(make_recording(kTelemetry, R"({"run": {"profiled_steps": [{"t0_ns": 1, "t1_ns": 2}]}})"),
          "run.profiled_steps");
   expect(temp_dir(), "trace.json.gz");
+  // Step bounds of 0 or a negative epoch, or far beyond the trace: their idle lead and tail were replayed for hours.
+  for (const char* t0 : {"0", "-1700000000000000000"})
+    expect(make_recording(kTelemetry, std::string(R"({"run": {"profiled_steps": [{"t0_ns": )") + t0 + R"(, "t1_ns": 1700000000001160000},
+        {"t0_ns": 1700000000002000000, "t1_ns": 1700000000002050000}]}})"),
+           "run.profiled_steps[0].t1_ns: expected a step of at most 86400 s");
+  expect(make_recording(kTelemetry, R"({"run": {"profiled_steps": [{"t0_ns": 1700000000001000000, "t1_ns": 1700000000001160000},
+        {"t0_ns": 1700000000002000000, "t1_ns": 2e18}]}})"),
+         "run.profiled_steps[1].t1_ns: expected a step of at most 86400 s (t1_ns - t0_ns");
 }
 
 TEST_CASE("a step's counter energy is a measurement only when the step spans two counter updates", "[traces][recording]") {

@@ -2,6 +2,7 @@
 
 #include "sim/core/csv.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -205,6 +206,12 @@ Recording load_recording(const std::string& dir, const Classifier& classifier) {
     m.t0_ns = r.number("t0_ns");
     m.t1_ns = r.number("t1_ns");
     if (m.t1_ns <= m.t0_ns) r.fail("t1_ns", "expected t1_ns > t0_ns");
+    if ((m.t1_ns - m.t0_ns) * 1e-9 > kMaxMeasuredStepS) {  // its idle lead and tail are replayed: 1e9 s ran for hours
+      std::ostringstream os;
+      os << "expected a step of at most " << kMaxMeasuredStepS << " s (t1_ns - t0_ns; README \"Limits and bad input\"), got "
+         << (m.t1_ns - m.t0_ns) * 1e-9 << " s";
+      r.fail("t1_ns", os.str());
+    }
     if (i > 0 && m.t0_ns < rec.steps.back().t0_ns)
       r.fail("t0_ns", "expected steps in time order (this step starts before the previous one)");
     m.counter_energy_j = r.has("energy_mj") ? r.number("energy_mj") / 1000.0 : -1;
