@@ -64,6 +64,8 @@ PerseusRunSet find_perseus_runs(const std::string& dir) {
     const std::string name = e.path().filename().string();
     const auto dot = name.find(".sched.json");
     if (dot == std::string::npos || dot == 0 || name.find_first_not_of("0123456789") != dot) continue;
+    if (dot > 9)  // beyond an int: std::stoi threw "internal error: stoi"
+      throw InputError(dir + "/" + name, "", "expected a plan number N of at most 9 digits in N.sched.json");
     const int n = std::stoi(name.substr(0, dot));
     std::vector<int>& into = rs.prof_file(n).empty() ? rs.unmeasured : rs.plans;
     if (std::find(into.begin(), into.end(), n) == into.end()) into.push_back(n);

@@ -1,6 +1,7 @@
 #include "sim/pipeline/perseus_runs.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 #include "traces/src/gzip_file.hpp"
 
 #include <algorithm>
@@ -12,15 +13,23 @@ namespace dvfs {
 
 namespace {
 
-std::vector<double> numbers(const JsonReader& r, const Json& j, const std::string& what) {
+// Numbers in [0, hi]: times at most a day (kMaxMeasuredStepS), energies what 10 kW draw in that day; beyond them a
+// fit on the run divided by zero-width ranges and crashed.
+std::vector<double> numbers(const JsonReader& r, const Json& j, const std::string& what, double hi, const char* unit) {
   if (!j.is_array()) r.fail(what.c_str(), "expected a list of numbers");
   std::vector<double> out;
   for (const Json& v : j) {
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) r.fail(what.c_str(), "expected numbers >= 0");
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= hi)) {
+      std::ostringstream os;
+      os << "expected numbers from 0 to " << hi << " " << unit << ", got " << v.dump();
+      r.fail(what.c_str(), os.str());
+    }
     out.push_back(v.get<double>());
   }
   return out;
 }
+
+constexpr double kMaxRunEnergyJ = 1e4 * kMaxMeasuredStepS;
 
 }  // namespace
 
@@ -56,8 +65,8 @@ PerseusMeasurement load_perseus_measurement(const std::string& given) {
   for (std::size_t r = 0; r < doc.size(); ++r) {
     JsonReader rank(doc[r], path, "[" + std::to_string(r) + "]");
     if (rank.integer("rank") != static_cast<long>(r)) rank.fail("rank", "expected ranks in order 0, 1, ...");
-    m.iteration_s.push_back(numbers(rank, rank.raw("iter_time"), "iter_time"));
-    m.energy_j.push_back(numbers(rank, rank.raw("iter_energy"), "iter_energy"));
+    m.iteration_s.push_back(numbers(rank, rank.raw("iter_time"), "iter_time", kMaxMeasuredStepS, "s"));
+    m.energy_j.push_back(numbers(rank, rank.raw("iter_energy"), "iter_energy", kMaxRunEnergyJ, "J"));
     const std::size_t its = m.iteration_s.back().size();
     if (its < 2) rank.fail("iter_time", "expected at least two iterations (the first is the warm-up)");
     if (m.energy_j.back().size() != its) rank.fail("iter_energy", "expected one energy per iteration");
@@ -73,7 +82,7 @@ PerseusMeasurement load_perseus_measurement(const std::string& given) {
       const Json& t = tb.raw(keys[k]);
       if (!t.is_array() || t.size() != its) tb.fail(keys[k], "expected one list of times per iteration");
       std::vector<std::vector<double>> per_it;
-      for (std::size_t i = 0; i < its; ++i) per_it.push_back(numbers(tb, t[i], keys[k]));
+      for (std::size_t i = 0; i < its; ++i) per_it.push_back(numbers(tb, t[i], keys[k], kMaxMeasuredStepS, "s"));
       dst[static_cast<std::size_t>(k)]->push_back(std::move(per_it));
     }
   }

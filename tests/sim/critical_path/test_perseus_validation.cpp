@@ -2,6 +2,7 @@
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/critical_path/perseus_validation.hpp"
+#include "traces/src/gzip_file.hpp"
 #include "perseus_variant.hpp"
 
 #include <catch2/catch.hpp>
@@ -222,4 +223,28 @@ TEST_CASE("our plans written in Perseus's N.sched.json format read back to the s
   CHECK(again.time_s == Approx(ours.time_s).epsilon(1e-12));
   CHECK(again.energy_j == Approx(ours.energy_j).epsilon(1e-12));
   std::remove(path.c_str());
+}
+
+TEST_CASE("a Perseus run with a time beyond a day or a plan number beyond an int is one error naming file and field", "[critical_path][errors]") {
+  namespace fs = std::filesystem;
+  const dvfs::testing::ScratchDir scratch("dvfs-perseus-bad");
+  const std::string src = data_dir() + "/traces/perseus-runs/a100_gpt3-xl_pp4", dir = scratch / "runs";
+  fs::create_directory(dir);
+  for (const char* f : {"0.sched.json.gz", "0.prof.json.gz", "1.sched.json.gz"}) fs::copy_file(src + "/" + f, dir + "/" + f);
+  // plan 1 measured with one micro-batch's forward at 1e300 s: fit_board_response crashed (segmentation fault)
+  Json prof = Json::parse(read_maybe_gzip(src + "/1.prof.json.gz"));
+  prof[2]["time_breakdown"]["forward"][1][0] = 1e300;
+  std::ofstream(dir + "/1.prof.json") << prof.dump();
+  PerseusValidationOptions o;
+  o.gpu = "a100-pcie";
+  o.frontier = false;
+  CHECK_THROWS_WITH(validate_perseus(dir, o), Catch::Contains("1.prof.json: [2].time_breakdown.forward: expected numbers from 0 to 86400 s"));
+  prof[2]["time_breakdown"]["forward"][1][0] = 0.01;
+  prof[0]["iter_energy"][1] = 1e300;
+  std::ofstream(dir + "/1.prof.json") << prof.dump();
+  CHECK_THROWS_WITH(validate_perseus(dir, o), Catch::Contains("1.prof.json: [0].iter_energy: expected numbers from 0 to"));
+  fs::remove(dir + "/1.prof.json");
+  // a plan number of 23 digits: "internal error: stoi"
+  fs::copy_file(src + "/1.sched.json.gz", dir + "/12345678901234567890123.sched.json.gz");
+  CHECK_THROWS_WITH(validate_perseus(dir, o), Catch::Contains("12345678901234567890123.sched.json.gz: expected a plan number N of at most 9 digits"));
 }
