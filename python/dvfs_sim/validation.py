@@ -19,6 +19,6 @@ def validate_perseus_runs(run_dir, plans=(0, 1), p2p_latency_s=0.0):
     """Measured Perseus pipeline runs vs a 1F1B replay on SimGrid of their measured per-micro-batch
     times (as `dvfs-sim validate --perseus-runs DIR --json`). `plans`: plan numbers of the run directory
     (0 and 1 run every instruction at the highest clock)."""
-    if not (p2p_latency_s >= 0):
-        raise InputError(f"p2p_latency_s: expected a latency >= 0 s, got {p2p_latency_s}")
+    if not (0 <= p2p_latency_s <= 1):
+        raise InputError(f"p2p_latency_s: expected a latency from 0 to 1 s, got {p2p_latency_s}")
     return json.loads(core().validate_perseus_runs_json(os.fspath(run_dir), [int(p) for p in plans], float(p2p_latency_s)))

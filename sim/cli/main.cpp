@@ -9,6 +9,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/compare.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/critical_path/perseus_validation.hpp"
 #include "sim/calibrate/stream_contention_fit.hpp"
 #include "sim/validate/stream_pairs.hpp"
@@ -183,7 +184,7 @@ int validate_main(const ValidateArgs& a) {
   double p2p = 0;
   if (a.p2p_latency.given()) {
     p2p = parse_number("--p2p-latency", a.p2p_latency.value, "a latency in seconds (>= 0)");
-    if (p2p < 0) throw InputError("--p2p-latency", "", "expected a latency >= 0 s");
+    if (!(p2p >= 0 && p2p <= kMaxLinkLatencyS)) throw InputError("--p2p-latency", "", "expected a latency from 0 to 1 s");
   }
   ClusterSpec cluster = default_cluster_spec();
   if (!a.cluster_file.empty())  // a JSON file with the scenario `cluster` object (multi-rank recordings)

@@ -1,8 +1,10 @@
 #include "sim/network/cluster.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 
 #include <cmath>
+#include <sstream>
 #include <map>
 #include <set>
 
@@ -72,23 +74,30 @@ void read_cluster_json(const JsonReader& c, ClusterSpec& cs) {
   };
   count("gpus_per_node", cs.gpus_per_node);
   count("nodes_per_leaf", cs.nodes_per_leaf);
-  if (c.has("intra_bw_bps")) cs.intra_bw_bps = c.positive("intra_bw_bps");
-  if (c.has("inter_bw_bps")) cs.inter_bw_bps = c.positive("inter_bw_bps");
-  if (c.has("intra_latency_s")) cs.intra_latency_s = c.non_negative("intra_latency_s");
-  if (c.has("inter_latency_s")) cs.inter_latency_s = c.non_negative("inter_latency_s");
-  if (c.has("hop_latency_s")) cs.hop_latency_s = c.non_negative("hop_latency_s");
-  if (c.has("oversubscription")) {
-    cs.oversubscription = c.positive("oversubscription");
-    if (cs.oversubscription < 1) c.fail("oversubscription", "expected >= 1");
-  }
+  auto in_range = [&](const char* key, double lo, double hi, const char* unit, double& dst) {
+    if (!c.has(key)) return;
+    const double v = c.number(key);
+    if (!(v >= lo && v <= hi)) {
+      std::ostringstream os;
+      os << "expected " << lo << " to " << hi << " " << unit << " (README \"Limits and bad input\"), got " << v;
+      c.fail(key, os.str());
+    }
+    dst = v;
+  };
+  in_range("intra_bw_bps", 1, kMaxLinkBandwidth, "B/s", cs.intra_bw_bps);
+  in_range("inter_bw_bps", 1, kMaxLinkBandwidth, "B/s", cs.inter_bw_bps);
+  in_range("intra_latency_s", 0, kMaxLinkLatencyS, "s", cs.intra_latency_s);
+  in_range("inter_latency_s", 0, kMaxLinkLatencyS, "s", cs.inter_latency_s);
+  in_range("hop_latency_s", 0, kMaxLinkLatencyS, "s", cs.hop_latency_s);
+  in_range("oversubscription", 1, kMaxOversubscription, "", cs.oversubscription);
 }
 
 void check_cluster(const ClusterSpec& c, const std::string& source) {
   if (c.gpus_per_node < 1) throw InputError(source, "cluster.gpus_per_node", "expected a positive integer");
   if (!(c.intra_bw_bps >= 0) || !(c.inter_bw_bps >= 0) || !std::isfinite(c.intra_bw_bps) || !std::isfinite(c.inter_bw_bps))
     throw InputError(source, "cluster", "expected bandwidths >= 0 B/s (0 = unlimited)");
-  if (!(c.intra_latency_s >= 0) || !(c.inter_latency_s >= 0) || !(c.hop_latency_s >= 0))
-    throw InputError(source, "cluster", "expected latencies >= 0 s");
+  for (double l : {c.intra_latency_s, c.inter_latency_s, c.hop_latency_s})
+    if (!(l >= 0 && l <= kMaxLinkLatencyS)) throw InputError(source, "cluster", "expected latencies from 0 to 1 s");
   if (!(c.oversubscription >= 1) || !std::isfinite(c.oversubscription))
     throw InputError(source, "cluster.oversubscription", "expected a factor >= 1");
   if (c.topology != Topology::node_backbone && c.nodes_per_leaf < 1)

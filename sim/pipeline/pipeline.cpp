@@ -2,6 +2,7 @@
 
 #include "models/src/switch_latency.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/engine/gpu_replayer.hpp"
 #include "sim/network/simgrid_world.hpp"
 #include "sim/network/collectives.hpp"
@@ -120,8 +121,10 @@ void check(const PipelineWorkload& wl, const std::string& source) {
   };
   check_table(wl.forward_s, "forward");
   check_table(wl.backward_s, "backward");
-  if (!(wl.p2p_latency_s >= 0) || !(wl.p2p_bandwidth_bps >= 0) || !(wl.activation_bytes >= 0))
-    throw InputError(source, "p2p", "expected latency, bandwidth and bytes >= 0");
+  if (!(wl.p2p_latency_s >= 0 && wl.p2p_latency_s <= kMaxLinkLatencyS))
+    throw InputError(source, "p2p_latency_s", "expected a latency from 0 to 1 s, got " + std::to_string(wl.p2p_latency_s));
+  if (!(wl.p2p_bandwidth_bps >= 0) || !(wl.activation_bytes >= 0))
+    throw InputError(source, "p2p", "expected bandwidth and bytes >= 0");
   if (wl.data_parallel < 1) throw InputError(source, "data_parallel", "expected at least one replica");
   if (!wl.gradient_bytes.empty() && static_cast<int>(wl.gradient_bytes.size()) != wl.stages)
     throw InputError(source, "gradient_bytes", "expected one size per stage");
@@ -220,7 +223,8 @@ void check(const KernelPipeline& kp, const std::string& source) {
     for (const auto& r : {kp.forward[static_cast<std::size_t>(v)], kp.backward[static_cast<std::size_t>(v)]})
       if (r.first > r.second || r.second > kp.stages[static_cast<std::size_t>(v % S)].kernels.size())
         throw InputError(source, "stage " + std::to_string(v % S), "kernel range outside the stage's kernels");
-  if (!(kp.p2p_latency_s >= 0)) throw InputError(source, "p2p_latency_s", "expected >= 0");
+  if (!(kp.p2p_latency_s >= 0 && kp.p2p_latency_s <= kMaxLinkLatencyS))
+    throw InputError(source, "p2p_latency_s", "expected a latency from 0 to 1 s, got " + std::to_string(kp.p2p_latency_s));
   for (const Rank& r : kp.stages)
     for (const Kernel& k : r.kernels) {
       if (k.annotation_set >= kp.annotation_sets)

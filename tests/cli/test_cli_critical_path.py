@@ -76,3 +76,10 @@ def test_validate_perseus_models_only_first_and_fitted_variants_labelled(cli, ro
     bad = tmp_path / "w.json"
     bad.write_text('{"run_sets": {"a100_gpt3-xl_pp4": {"board": "a100-pcie"}}, "pipeline_model": {}}')
     assert_one_line_error(cli("validate", "--perseus", runs, "--no-frontier", "--workloads", bad), "w.json")
+
+
+def test_perseus_runs_latency_beyond_a_second_is_one_line(cli, root):
+    # --p2p-latency 1e308 overflowed SimGrid's clock and aborted (exit 134)
+    runs = os.path.join(root, "traces", "perseus-runs", "a100_gpt3-xl_pp4")
+    for v in ("1e308", "2", "-1"):
+        assert_one_line_error(cli("validate", "--perseus-runs", runs, "--p2p-latency", v), "--p2p-latency", "from 0 to 1 s")

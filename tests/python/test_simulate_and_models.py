@@ -112,3 +112,11 @@ def test_models_match_the_cli_listing():
     assert set(dvfs_sim.available_models()) == listed
     for name in listed:
         assert dvfs_sim.model(name).name == name
+
+
+def test_perseus_runs_refuse_a_latency_beyond_a_second():
+    # float('inf') reached SimGrid and came back as a RuntimeError
+    runs = os.path.join(ROOT, "traces", "perseus-runs", "a100_gpt3-xl_pp4")
+    for bad in (float("inf"), 1e308, float("nan"), -1.0):
+        with pytest.raises(dvfs_sim.InputError, match="p2p_latency_s: expected a latency from 0 to 1 s"):
+            dvfs_sim.validate_perseus_runs(runs, plans=(0,), p2p_latency_s=bad)

@@ -119,3 +119,19 @@ TEST_CASE("a cluster that cannot describe a machine is an error naming the field
   cs.nodes_per_leaf = 0;
   CHECK_THROWS_WITH(check_cluster(cs, "s.json"), Catch::Contains("s.json: cluster.nodes_per_leaf"));
 }
+
+TEST_CASE("a scenario's cluster latencies and bandwidths beyond their limits are refused, naming the field", "[network][cluster][errors]") {
+  // hop_latency_s 1e300 ran; 1e308 overflowed SimGrid's clock and aborted
+  for (const auto& [key, value, part] : std::vector<std::tuple<const char*, double, const char*>>{
+           {"hop_latency_s", 1e300, "cluster.hop_latency_s: expected 0 to 1 s"},
+           {"inter_latency_s", -1, "cluster.inter_latency_s: expected 0 to 1 s"},
+           {"intra_bw_bps", 1e-300, "cluster.intra_bw_bps: expected 1 to 1e+15 B/s"},
+           {"oversubscription", 1e300, "cluster.oversubscription: expected 1 to 1e+06"}}) {
+    const Json doc = {{key, value}};
+    ClusterSpec cs;
+    CHECK_THROWS_WITH(read_cluster_json(JsonReader(doc, "s.json", "cluster"), cs), Catch::Contains(std::string("s.json: ") + part));
+  }
+  ClusterSpec cs;
+  cs.hop_latency_s = 1e308;
+  CHECK_THROWS_WITH(check_cluster(cs, "s.json"), Catch::Contains("expected latencies from 0 to 1 s"));
+}
