@@ -14,7 +14,7 @@ std::vector<double> numbers(const JsonReader& r, const char* key, std::size_t ex
   if (!v.is_array() || v.size() != expected) r.fail(key, "expected " + std::to_string(expected) + " numbers");
   std::vector<double> out;
   for (const Json& x : v) {
-    if (!x.is_number()) r.fail(key, "expected numbers");
+    if (!x.is_number() || !std::isfinite(x.get<double>())) r.fail(key, "expected finite numbers");
     out.push_back(x.get<double>());
   }
   return out;
@@ -60,7 +60,10 @@ MlpPolicy MlpPolicy::load(const std::string& path, const std::vector<std::string
     for (const Json& row : w) {
       if (!row.is_array() || row.size() != in) l.fail("weight", "expected rows of " + std::to_string(in) + " inputs");
       std::vector<double> v;
-      for (const Json& x : row) v.push_back(x.get<double>());
+      for (const Json& x : row) {  // a string here was "internal error" (exit 3)
+        if (!x.is_number() || !std::isfinite(x.get<double>())) l.fail("weight", "expected finite numbers");
+        v.push_back(x.get<double>());
+      }
       L.w.push_back(std::move(v));
     }
     L.b = numbers(l, "bias", L.w.size());
@@ -72,7 +75,21 @@ MlpPolicy MlpPolicy::load(const std::string& path, const std::vector<std::string
   }
   if (in != act.size()) r.fail("layers", "the last layer has " + std::to_string(in) + " outputs, expected " + std::to_string(act.size()) + " actions");
   p.provenance_ = doc.value("provenance", Json::object());
-  p.action_spec_ = doc.value("action_span", Json::object());
+  p.action_spec_ = Json::object();
+  if (r.has("action_span")) {  // the action mapping the policy was trained with (sim/control/observation.hpp)
+    const JsonReader a = r.child("action_span");
+    a.only_keys({"target_span", "headroom_w"});
+    if (a.has("target_span")) {
+      const double span = a.number("target_span");
+      if (!(span > 0 && span <= 1)) a.fail("target_span", "expected a fraction of the budget in (0, 1], got " + std::to_string(span));
+      p.action_spec_["target_span"] = span;
+    }
+    if (a.has("headroom_w")) {
+      const double w = a.number("headroom_w");
+      if (!(w >= 0 && w <= 1e4)) a.fail("headroom_w", "expected 0 to 10000 W, got " + std::to_string(w));
+      p.action_spec_["headroom_w"] = w;
+    }
+  }
   return p;
 }
 

@@ -262,6 +262,34 @@ TEST_CASE("bad control input is one error naming the file and the field", "[cont
   std::remove(path.c_str());
 }
 
+TEST_CASE("a trained policy file's action span and weights are checked, naming the field", "[control][errors]") {
+  const Json shipped = read_json_file(data_dir() + "/models/controllers/grpo-7b-16gpu-ppo.json");
+  const std::string path = dvfs::testing::scratch_path("dvfs_policy_span.json");
+  auto field_of = [&](const std::string& pointer, const Json& value) -> std::string {
+    Json doc = shipped;
+    doc[Json::json_pointer(pointer)] = value;
+    std::ofstream(path) << doc.dump();
+    ControllerSpec rl;
+    rl.name = "rl";
+    rl.policy_file = path;
+    try {
+      make_controller(rl, "s.json");
+    } catch (const InputError& e) {
+      CHECK(e.file() == path);
+      return e.field();
+    }
+    return "";
+  };
+  CHECK(field_of("/action_span/target_span", 0.25).empty());
+  // a string was an internal error (exit 3); negatives and unknown keys passed silently
+  CHECK(field_of("/action_span/target_span", "wide") == "action_span.target_span");
+  CHECK(field_of("/action_span/target_span", -0.5) == "action_span.target_span");
+  CHECK(field_of("/action_span/headroom_w", 1e300) == "action_span.headroom_w");
+  CHECK(field_of("/action_span/target_spam", 0.1) == "action_span.target_spam");
+  CHECK(field_of("/layers/0/weight/0/0", "w") == "layers[0].weight");
+  std::remove(path.c_str());
+}
+
 TEST_CASE("budgets split by scope into groups of GPUs", "[control]") {
   ControlScenario sc = small_scenario();
   sc.jobs[0].dp = 16;
