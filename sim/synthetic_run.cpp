@@ -5,6 +5,7 @@
 #include "models/src/model_registry.hpp"
 #include "models/src/retarget.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/core/progress.hpp"
 #include "sim/telemetry/nvml_readout.hpp"
 #include "sim/telemetry/window_stats.hpp"
@@ -204,6 +205,19 @@ SynthesisOptions synthesis_options(const SyntheticRun& req, const ClusterSpec& i
 }
 
 // Micro-batches whose activations the first stage holds at its peak: 1F1B's warm-up plus one, GPipe all.
+// The kernels every simulated GPU replays, before replaying them: a million micro-batches ran for an hour.
+void check_kernel_events(const SyntheticRun& req, const SynthesizedPipeline& sp) {
+  double per_microbatch = 0;
+  for (const Rank& stage : sp.stages) per_microbatch += static_cast<double>(stage.kernels.size());
+  const double events = per_microbatch * sp.microbatches * req.layout.dp * (req.unfold_tp ? req.layout.tp : 1);
+  if (events <= kMaxSyntheticKernelEvents) return;
+  std::ostringstream os;
+  os << "expected at most " << kMaxSyntheticKernelEvents << " simulated kernel events (README \"Limits and bad input\"); "
+     << sp.microbatches << " micro-batches of " << per_microbatch << " kernels over " << sp.stages.size() << " stages x DP "
+     << req.layout.dp << (req.unfold_tp ? " x TP" : "") << " come to " << events;
+  throw InputError(req.source, field_name(req, "microbatches"), os.str());
+}
+
 int microbatches_in_flight(const SyntheticRun& req, const SynthesizedPipeline& sp) {
   const ParallelLayout& lay = req.layout;
   return req.schedule == PipelineSchedule::gpipe ? sp.microbatches
@@ -446,6 +460,7 @@ SynthesizedJob synthesize_job(const SyntheticRun& req, Progress* progress) {
   check_schedule(req.schedule, lay.pp, job.sp.microbatches, lay.vpp, "microbatches");
   job.mem = estimate_memory(job.spec, lay, so, std::max(1, microbatches_in_flight(req, job.sp)));
   check_memory_fits(req, job.mem, target);
+  check_kernel_events(req, job.sp);
   // Simulated hosts: one per TP x CP group (folded) or per TP rank; a node holds gpus_per_node GPUs.
   job.T = req.unfold_tp ? lay.tp : 1;
   job.gpus_per_host = lay.tp * lay.cp / job.T;

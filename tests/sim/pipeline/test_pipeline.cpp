@@ -409,3 +409,13 @@ TEST_CASE("a synthetic scenario's static policy runs at its clocks and native at
   const Json capped = synth({{"name", "native"}, {"power_cap_w", 300}});
   CHECK(capped["iteration_s"].get<double>() > 1.05 * native["iteration_s"].get<double>());
 }
+
+TEST_CASE("a synthetic job of more kernel events than the limit is refused before replay, naming microbatches", "[pipeline][synthesis][errors]") {
+  SyntheticRun req;
+  req.source = "big.json";
+  req.model = "llama-3.3-70b";
+  req.layout = {8, 8, 16};
+  req.microbatches = 1000000;  // ran for about an hour
+  req.cluster = default_cluster_spec();
+  CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("big.json: synthetic.microbatches: expected at most 1e+09 simulated kernel events"));
+}
