@@ -41,3 +41,10 @@ def test_run_chakra_out_of_a_chakra_trace_and_bad_input(cli, root, tmp_path):
     assert r.returncode == 2
     err = r.stderr.strip()
     assert "\n" not in err and "bad.1.et" in err and "attr comm_size: missing" in err, err
+    # a node name that is not UTF-8: protobuf also logged its own "[libprotobuf ERROR ...]" line on stderr
+    fixture(root, tmp_path / "utf", "--bad", "invalid-utf8")
+    (tmp_path / "u.json").write_text(json.dumps({"name": "u", "trace": "utf", "gpu": "h200", "policy": {"name": "max"}}))
+    r = cli("run", tmp_path / "u.json", "-o", tmp_path / "uout")
+    assert r.returncode == 2
+    err = r.stderr.strip()
+    assert "\n" not in err and "utf.1.et" in err and "libprotobuf" not in err, err

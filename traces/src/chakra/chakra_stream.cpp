@@ -3,6 +3,7 @@
 #include "sim/core/errors.hpp"
 #include "traces/src/gzip_file.hpp"
 
+#include <google/protobuf/stubs/logging.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -40,6 +41,9 @@ std::string message_label(std::size_t index) {
 }  // namespace
 
 ChakraFile parse_chakra_bytes(const std::string& bytes, const std::string& path) {
+  // A malformed message is our one-line error; protobuf's own log line (e.g. "String field ... contains invalid UTF-8
+  // data") on stderr beside it would be a second.
+  const google::protobuf::LogSilencer quiet;
   ChakraFile f;
   std::size_t pos = 0, index = 0;
   while (pos < bytes.size()) {
