@@ -11,19 +11,21 @@
 
 namespace dvfs {
 
-// "a, b,c" -> {"a", "b", "c"}: comma-separated names, spaces dropped, empty items skipped.
-inline std::vector<std::string> split_commas(const std::string& s) {
+// "a, b,c" -> {"a", "b", "c"}: option `opt`'s comma-separated items, spaces dropped; an empty item ("a,,b", ",") is
+// an InputError naming the option (it was skipped, so "--policies ," compared nothing).
+inline std::vector<std::string> split_commas(const std::string& opt, const std::string& s) {
   std::vector<std::string> out;
   std::string cur;
+  auto end_item = [&] {
+    if (cur.empty()) throw InputError(opt, "", "expected comma-separated items with none empty, got \"" + s + "\"");
+    out.push_back(cur);
+    cur.clear();
+  };
   for (char c : s) {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else if (c != ' ') {
-      cur += c;
-    }
+    if (c == ',') end_item();
+    else if (c != ' ') cur += c;
   }
-  if (!cur.empty()) out.push_back(cur);
+  end_item();
   return out;
 }
 

@@ -84,7 +84,7 @@ int control_main(const ControlArgs& a) {
     set_control_duration(sc, duration, "--duration");
   }
   std::vector<ControllerSpec> specs;
-  for (const std::string& name : a.controllers.empty() ? std::vector<std::string>{sc.controller.name} : split_commas(a.controllers)) {
+  for (const std::string& name : a.controllers.empty() ? std::vector<std::string>{sc.controller.name} : split_commas("--controller", a.controllers)) {
     ControllerSpec c = sc.controller;
     c.name = name;
     if (!a.policy_file.empty()) c.policy_file = a.policy_file;
@@ -121,7 +121,7 @@ int fleet_main(const FleetArgs& a) {
   FleetScenario fs = load_fleet_scenario(a.file);
   if (!a.sizes.empty()) {
     fs.sizes.clear();
-    for (const std::string& s : split_commas(a.sizes)) {
+    for (const std::string& s : split_commas("--sizes", a.sizes)) {
       const double n = parse_number("--sizes", s, "a number");
       if (n < 1 || n != std::floor(n) || n > 1e6) throw InputError("--sizes", "", "expected whole numbers of GPUs >= 1");
       fs.sizes.push_back(static_cast<int>(n));

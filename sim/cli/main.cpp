@@ -319,7 +319,7 @@ int compare_main(const CompareArgs& a) {
   const std::string path = a.scenario.empty() ? default_scenario_path() : a.scenario;
   if (scenario_kind(read_json_file(path)) == ScenarioKind::synthetic) {  // pipeline policies on a synthesised job
     if (latency || a.trace || !a.out_dir.empty()) throw UsageError("compare on a synthetic scenario takes --policies, --budget and --json only");
-    const Json t = compare_synthetic(path, a.policies.empty() ? std::vector<std::string>{} : split_commas(a.policies), budget);
+    const Json t = compare_synthetic(path, a.policies.empty() ? std::vector<std::string>{} : split_commas("--policies", a.policies), budget);
     std::cout << (a.json ? t.dump(2) + "\n" : format_synthetic_comparison(t));
     return 0;
   }
@@ -327,7 +327,7 @@ int compare_main(const CompareArgs& a) {
   if (latency) set_fixed_switch_latency(sc.replay, *latency);
   const std::string out_dir = !a.out_dir.empty() ? a.out_dir : (sc.output_dir.empty() ? "out/" + sc.name : sc.output_dir) + "/compare";
   make_directories(out_dir);
-  const Json table = compare_policies(sc, a.policies.empty() ? default_comparison() : split_commas(a.policies), budget, a.trace ? out_dir : "");
+  const Json table = compare_policies(sc, a.policies.empty() ? default_comparison() : split_commas("--policies", a.policies), budget, a.trace ? out_dir : "");
   if (table.contains("notes"))
     for (const Json& n : table["notes"]) std::cerr << "dvfs-sim: warning: " << n.get<std::string>() << "\n";
   std::ofstream(out_dir + "/compare.json") << table.dump(2) << "\n";

@@ -419,3 +419,12 @@ def test_synth_writes_one_row_per_simulated_gpu_and_refuses_layouts_that_cannot_
                          (["--model", "llama-3.2-3b", "--topology", "torus"], "--topology"),
                          (["--model", "llama-3.2-3b", "--gradient-sync", "zero3"], "--gradient-sync")):
         assert_one_line_error(cli("synth", *args), needle)
+
+
+def test_a_list_option_with_an_empty_item_is_one_line(cli, root):
+    # "--policies ," compared nothing, "--sizes 16,,32" and "--controller ," skipped the empty item
+    pb = os.path.join(root, "scenarios", "power-budget")
+    for args, opt in ((("compare", os.path.join(root, "scenarios", "default.json"), "--policies", ","), "--policies"),
+                      (("fleet", os.path.join(pb, "fleet-mixed.json"), "--sizes", "16,,32"), "--sizes"),
+                      (("control", os.path.join(pb, "grpo-7b-16gpu.json"), "--controller", "pid,"), "--controller")):
+        assert_one_line_error(cli(*args), opt, "none empty")
