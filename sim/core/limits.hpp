@@ -51,6 +51,9 @@ constexpr double kMaxOversubscription = 1e6;
 // Synthetic scenarios: kernel events simulated in all (each stage's kernels x micro-batches x DP replicas, x TP
 // when unfolded): the shipped 1,024-GPU scenarios replay 5-9e6 in 0.3-3.6 s; 1e9 takes minutes.
 constexpr double kMaxSyntheticKernelEvents = 1e9;
+// Recordings: a telemetry clock (10 GHz; GPUs run below 4) and power (10 kW; a GPU board draws below 2).
+constexpr double kMaxTelemetryMhz = 10000;
+constexpr double kMaxTelemetryMw = 1e7;
 // Recordings: one profiled step's measured bounds (run.json t1_ns - t0_ns; the host lead and tail around its kernels
 // are replayed as idle time).
 constexpr double kMaxMeasuredStepS = 86400.0;

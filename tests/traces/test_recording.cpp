@@ -106,10 +106,17 @@ TEST_CASE("telemetry and run.json problems are one-line errors naming file and f
          "row 2, column sm_mhz");
   // a negative or non-finite reading (a negative power passed for the column-absent mark)
   expect(make_recording("t_ns,sm_mhz,mem_mhz,power_mw\n1700000000000900000,1500,3201,-5\n1700000000003000000,1500,3201,1\n", "{}"),
-         "row 2, column power_mw: expected a finite number >= 0, got \"-5\"");
+         "row 2, column power_mw: expected a finite number >= 0 and <= 1e+07, got \"-5\"");
   expect(make_recording("t_ns,sm_mhz,mem_mhz\n1700000000000900000,nan,3201\n1700000000003000000,1500,3201\n", "{}"),
          "row 2, column sm_mhz: expected a finite number >= 0");
   expect(make_recording("t_ns,sm_mhz,mem_mhz\n5,1500,3201\n6,1500,3201\n", "{}"), "does not overlap");
+  // a row longer than the header (a shifted column), a clock or a power no GPU reaches: accepted before
+  expect(make_recording("t_ns,sm_mhz,mem_mhz\n1700000000000900000,1500,3201,7\n1700000000003000000,1500,3201\n", "{}"),
+         "row 2: expected at most 3 values as in the header, got 4");
+  expect(make_recording("t_ns,sm_mhz,mem_mhz\n1700000000000900000,99999,3201\n1700000000003000000,1500,3201\n", "{}"),
+         "row 2, column sm_mhz: expected a finite number >= 0 and <= 10000, got \"99999\"");
+  expect(make_recording("t_ns,sm_mhz,mem_mhz,power_mw\n1700000000000900000,1500,3201,1e300\n1700000000003000000,1500,3201,1\n", "{}"),
+         "row 2, column power_mw: expected a finite number >= 0 and <= 1e+07");
   expect(make_recording(kTelemetry, R"({"run": {"profiled_steps": [{"t0_ns": 1, "t1_ns": 2}]}})"),
          "run.profiled_steps");
   expect(temp_dir(), "trace.json.gz");

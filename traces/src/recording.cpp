@@ -35,7 +35,10 @@ Telemetry Telemetry::load_csv(const std::string& path) {
     ++row;
     if (blank_line(line)) continue;
     auto cells = split_csv_line(line);
-    auto num = [&](int c, const char* n) {
+    if (cells.size() > header.size())  // a shifted row would read its values under the wrong columns
+      throw InputError(path, "row " + std::to_string(row), "expected at most " + std::to_string(header.size()) +
+                                                             " values as in the header, got " + std::to_string(cells.size()));
+    auto num = [&](int c, const char* n, double hi = INFINITY) {
       if (c < 0) return -1.0;
       if (c >= static_cast<int>(cells.size()) || cells[c].empty())
         throw InputError(path, "row " + std::to_string(row) + ", column " + n, "missing value (expected a number)");
@@ -43,21 +46,24 @@ Telemetry Telemetry::load_csv(const std::string& path) {
         std::size_t used = 0;
         double v = std::stod(cells[c], &used);
         if (used != cells[c].size()) throw std::invalid_argument("trailing");
-        if (!(v >= 0) || !std::isfinite(v)) throw std::out_of_range("a reading below 0, nan or inf");
+        if (!(v >= 0 && v <= hi) || !std::isfinite(v)) throw std::out_of_range("a reading below 0, nan, inf or beyond hi");
         return v;
       } catch (const std::exception&) {
         // every column is a time stamp, a clock, a counter or a power: a reading >= 0 (a negative one would also pass
-        // for the "column absent" mark below)
-        throw InputError(path, "row " + std::to_string(row) + ", column " + n, "expected a finite number >= 0, got \"" + cells[c] + "\"");
+        // for the "column absent" mark below); clocks and powers no GPU reaches are typos
+        std::ostringstream bound;
+        if (std::isfinite(hi)) bound << " and <= " << hi;
+        throw InputError(path, "row " + std::to_string(row) + ", column " + n,
+                         "expected a finite number >= 0" + bound.str() + ", got \"" + cells[c] + "\"");
       }
     };
     TelemetrySample s;
     s.t_ns = num(c_t, "t_ns");
-    s.sm_mhz = num(c_sm, "sm_mhz");
-    s.mem_mhz = num(c_mem, "mem_mhz");
+    s.sm_mhz = num(c_sm, "sm_mhz", kMaxTelemetryMhz);
+    s.mem_mhz = num(c_mem, "mem_mhz", kMaxTelemetryMhz);
     s.energy_mj = num(c_e, "energy_mj");
-    s.power_w = c_p >= 0 ? num(c_p, "power_mw") / 1000.0 : -1;
-    s.power_instant_w = c_pi >= 0 ? num(c_pi, "power_instant_mw") / 1000.0 : -1;
+    s.power_w = c_p >= 0 ? num(c_p, "power_mw", kMaxTelemetryMw) / 1000.0 : -1;
+    s.power_instant_w = c_pi >= 0 ? num(c_pi, "power_instant_mw", kMaxTelemetryMw) / 1000.0 : -1;
     if (!t.samples_.empty() && s.t_ns < t.samples_.back().t_ns)
       throw InputError(path, "row " + std::to_string(row) + ", column t_ns", "timestamps must not decrease");
     t.samples_.push_back(s);
