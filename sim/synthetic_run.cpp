@@ -70,7 +70,11 @@ SyntheticRun synthetic_request(const Scenario& sc) {
     if (mode == "reduce-scatter") req.gradient_sync = GradientSync::reduce_scatter;
     else if (mode != "all-reduce") g.fail("mode", "expected all-reduce or reduce-scatter (distributed optimizer), got \"" + mode + "\"");
     req.overlap_gradient_sync = g.boolean_or("overlap", req.overlap_gradient_sync);
-    if (g.has("bucket_params")) req.bucket_params = g.positive("bucket_params");
+    if (g.has("bucket_params")) {  // 1e-9 made ~1e20 buckets
+      req.bucket_params = g.number("bucket_params");
+      if (!(req.bucket_params >= 1e3 && req.bucket_params <= 1e13))
+        g.fail("bucket_params", "expected 1000 to 1e13 parameters per gradient bucket, got " + std::to_string(req.bucket_params));
+    }
     const std::string dtype = g.string_or("dtype", "fp32");
     if (dtype == "bf16") req.grad_bytes_per_param = 2;
     else if (dtype != "fp32") g.fail("dtype", "expected fp32 or bf16, got \"" + dtype + "\"");
@@ -90,7 +94,9 @@ SyntheticRun synthetic_request(const Scenario& sc) {
     JsonReader st = r.child("straggler");
     st.only_keys({"replica", "factor"});
     req.straggler_replica = static_cast<int>(st.integer_in("replica", 0, 1 << 30));
-    req.straggler_factor = st.positive("factor");
+    req.straggler_factor = st.number("factor");
+    if (!(req.straggler_factor >= 0.01 && req.straggler_factor <= 100))  // 1e-300 ran a replica in no time
+      st.fail("factor", "expected a slowdown factor from 0.01 to 100, got " + std::to_string(req.straggler_factor));
     if (req.straggler_replica < 0 || req.straggler_replica >= req.layout.dp)
       st.fail("replica", "expected a replica index in [0, dp)");
   }

@@ -419,3 +419,14 @@ TEST_CASE("a synthetic job of more kernel events than the limit is refused befor
   req.cluster = default_cluster_spec();
   CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("big.json: synthetic.microbatches: expected at most 1e+09 simulated kernel events"));
 }
+
+TEST_CASE("a synthetic scenario's gradient bucket and straggler factor out of range are refused, naming the field", "[pipeline][synthesis][errors]") {
+  auto synth = [](const std::string& key, const Json& value) {
+    Json s = {{"model", "llama-3.2-3b"}, {"gpus", 4}, {"tp", 1}, {"pp", 2}, {"dp", 2}, {"microbatches", 4}};
+    s[Json::json_pointer(key)] = value;
+    return synthetic_request(parse_scenario({{"synthetic", s}, {"gpu", "h200"}, {"policy", "native"}}, "s.json", "."));
+  };
+  CHECK_NOTHROW(synth("/straggler", {{"replica", 1}, {"factor", 1.2}}));
+  CHECK_THROWS_WITH(synth("/straggler", {{"replica", 1}, {"factor", 1e-300}}), Catch::Contains("s.json: synthetic.straggler.factor: expected a slowdown factor from 0.01 to 100"));
+  CHECK_THROWS_WITH(synth("/gradient_sync", {{"bucket_params", 1e-9}}), Catch::Contains("synthetic.gradient_sync.bucket_params: expected 1000 to 1e13"));
+}
