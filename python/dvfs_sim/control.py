@@ -7,7 +7,9 @@ The step-by-step environment for learned controllers is dvfs_sim.rl.PowerBudgetE
 """
 import json
 
-from ._native import core
+import math
+
+from ._native import InputError, core
 from .scenario import as_scenario
 
 
@@ -31,6 +33,24 @@ def scenario_text(scenario, overrides=None):
     return text, name, base
 
 
+def _duration_arg(duration_s):
+    """None: the scenario's; else seconds > 0 (a -1 or nan was silently the scenario's duration)."""
+    if duration_s is None:
+        return 0.0
+    if isinstance(duration_s, bool) or not isinstance(duration_s, (int, float)) or not math.isfinite(duration_s) or duration_s <= 0:
+        raise InputError(f"duration_s: expected seconds > 0 (or None for the scenario's), got {duration_s!r}")
+    return float(duration_s)
+
+
+def _seed_arg(seed):
+    """None: the scenario's; else an integer >= 0 (a -1 was silently the scenario's seed)."""
+    if seed is None:
+        return -1
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0 or seed >= 2 ** 63:
+        raise InputError(f"seed: expected an integer >= 0 (or None for the scenario's), got {seed!r}")
+    return seed
+
+
 def controller_names():
     """uncontrolled, static-cap, reactive, pid, rl."""
     return list(core().controller_names())
@@ -45,8 +65,8 @@ def run(scenario, controller=None, policy_file=None, seed=None, duration_s=None,
     returns the result dict; `series=True` adds per-interval arrays (budget power, tokens); `overrides`: dotted
     scenario keys to change (see scenario_text)."""
     text, name, base = scenario_text(scenario, overrides)
-    out = core().run_control_json(text, name, base, controller or "", policy_file or "", -1 if seed is None else int(seed),
-                                  float(duration_s or 0), bool(series))
+    out = core().run_control_json(text, name, base, controller or "", policy_file or "", _seed_arg(seed),
+                                  _duration_arg(duration_s), bool(series))
     return json.loads(out)
 
 
@@ -76,7 +96,7 @@ def fleet(path, sizes=None, duration_s=None, samples=False):
     adds each fleet's measured power samples (numpy array "samples_w", one every sample_s)."""
     import os
     import numpy as np
-    out = json.loads(core().fleet_study_json(os.fspath(path), list(sizes or []), float(duration_s or 0), bool(samples)))
+    out = json.loads(core().fleet_study_json(os.fspath(path), list(sizes or []), _duration_arg(duration_s), bool(samples)))
     for f in out["fleets"]:
         if "samples_w" in f:
             f["samples_w"] = np.asarray(f["samples_w"])

@@ -93,6 +93,13 @@ def test_a_duration_given_beside_the_scenario_is_checked_as_the_files_own():
         control.run(tiny(), duration_s=0.1)
     with pytest.raises(dvfs_sim.InputError, match="fleet-mixed.json: duration_s: expected at most 86400 s"):
         control.fleet(f"{ROOT}/scenarios/power-budget/fleet-mixed.json", duration_s=1e12)
+    # -1, nan and 0 were silently the scenario's duration, a seed of -1 the scenario's seed
+    for bad in (-1, float("nan"), 0, "20"):
+        with pytest.raises(dvfs_sim.InputError, match="duration_s: expected seconds > 0"):
+            control.run(tiny(), duration_s=bad)
+    for bad in (-1, 1.5, True):
+        with pytest.raises(dvfs_sim.InputError, match="seed: expected an integer >= 0"):
+            control.run(tiny(), seed=bad)
 
 
 def test_a_live_environment_blocks_other_simulations_until_closed():
