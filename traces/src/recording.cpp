@@ -220,7 +220,7 @@ Recording load_recording(const std::string& dir, const Classifier& classifier) {
     }
     if (i > 0 && m.t0_ns < rec.steps.back().t0_ns)
       r.fail("t0_ns", "expected steps in time order (this step starts before the previous one)");
-    m.counter_energy_j = r.has("energy_mj") ? r.number("energy_mj") / 1000.0 : -1;
+    m.counter_energy_j = r.has("energy_mj") ? r.non_negative("energy_mj") / 1000.0 : -1;  // a negative one passed for "absent"
     m.energy_j = rec.telemetry.energy_j_between(m.t0_ns, m.t1_ns);
     m.energy_resolved = counter_resolves((m.t1_ns - m.t0_ns) * 1e-9, rec.telemetry.counter_update_interval_s());
     m.mean_sm_mhz = rec.telemetry.mean_sm_mhz(m.t0_ns, m.t1_ns);
