@@ -41,6 +41,17 @@ double in_range(const JsonReader& r, const char* key, double lo, double hi, cons
   return v;
 }
 
+// A count of files or inodes: a whole number in [0, hi] (1.5 files has no meaning; it was read as 1.5 before).
+double file_count(const JsonReader& r, const char* key, double hi) {
+  const double v = bounded(r, key, hi);
+  if (v != std::floor(v)) {
+    std::ostringstream os;
+    os << "expected a whole number of files or inodes, got " << v;
+    throw InputError(r.file(), r.field(key), os.str());
+  }
+  return v;
+}
+
 double cpu_ghz(const JsonReader& r, const char* key) { return in_range(r, key, kMinCpuGhz, kMaxCpuGhz, "GHz"); }
 
 CpuPstate parse_pstate(const JsonReader& r) {
@@ -86,26 +97,35 @@ StorageSpec parse_storage(const JsonReader& r) {
 }
 
 LifecyclePhase parse_phase(const JsonReader& r) {
-  r.only_keys({"name", "kind", "bytes", "files", "from", "to", "core_s_per_gb", "core_s_per_file", "core_s_per_file_growth",
-               "recently_freed_inodes", "reused_before", "streams", "sync_bytes", "sync_files", "steps",
-               "samples_per_step", "read_bytes_per_step", "read_from", "workers", "prefetch", "core_s_per_sample",
-               "main_core_busy", "host_step_s", "loader_start_s", "gpu_step_s", "gpu_step_w", "gpu_step_j", "trace", "seconds", "note"});
   LifecyclePhase p;
-  p.name = r.string("name");
   p.kind = r.string("kind");
+  // Each kind reads its own keys: a key of another kind (a checkpoint's `steps`) was ignored before.
+  if (p.kind == "staging")
+    r.only_keys({"name", "kind", "bytes", "files", "from", "to", "core_s_per_gb", "core_s_per_file", "core_s_per_file_growth",
+                 "recently_freed_inodes", "reused_before", "streams", "sync_bytes", "sync_files", "note"});
+  else if (p.kind == "checkpoint")
+    r.only_keys({"name", "kind", "bytes", "files", "to", "core_s_per_gb", "core_s_per_file", "core_s_per_file_growth",
+                 "recently_freed_inodes", "reused_before", "streams", "sync_bytes", "sync_files", "note"});
+  else if (p.kind == "train" || p.kind == "validation")
+    r.only_keys({"name", "kind", "steps", "samples_per_step", "read_bytes_per_step", "read_from", "workers", "prefetch",
+                 "core_s_per_sample", "main_core_busy", "host_step_s", "loader_start_s", "gpu_step_s", "gpu_step_w",
+                 "gpu_step_j", "trace", "note"});
+  else if (p.kind == "idle")
+    r.only_keys({"name", "kind", "seconds", "note"});
+  p.name = r.string("name");
   if (p.kind == "staging" || p.kind == "checkpoint") {
     p.bytes = bounded(r, "bytes", kMaxLifecycleBytes);
-    p.files = r.has("files") ? bounded(r, "files", kMaxLifecycleFiles) : 1;
+    p.files = r.has("files") ? file_count(r, "files", kMaxLifecycleFiles) : 1;
     if (p.kind == "staging") p.from = r.string("from");
     p.to = r.string("to");
     p.core_s_per_gb = r.has("core_s_per_gb") ? bounded(r, "core_s_per_gb", kMaxLifecycleUnitCost) : 0;
     p.core_s_per_file = r.has("core_s_per_file") ? bounded(r, "core_s_per_file", kMaxLifecycleUnitCost) : 0;
     p.core_s_per_file_growth = r.has("core_s_per_file_growth") ? bounded(r, "core_s_per_file_growth", kMaxLifecycleUnitCost) : 0;
-    p.recently_freed_inodes = r.has("recently_freed_inodes") ? bounded(r, "recently_freed_inodes", kMaxLifecycleFiles) : 0;
-    p.reused_before = r.has("reused_before") ? bounded(r, "reused_before", kMaxLifecycleFiles) : 0;
+    p.recently_freed_inodes = r.has("recently_freed_inodes") ? file_count(r, "recently_freed_inodes", kMaxLifecycleFiles) : 0;
+    p.reused_before = r.has("reused_before") ? file_count(r, "reused_before", kMaxLifecycleFiles) : 0;
     p.streams = static_cast<int>(r.integer_in_or("streams", 1, 256, 1));
     p.sync_bytes = r.has("sync_bytes") ? bounded(r, "sync_bytes", kMaxLifecycleBytes) : 0;
-    p.sync_files = r.has("sync_files") ? bounded(r, "sync_files", kMaxLifecycleFiles) : 0;
+    p.sync_files = r.has("sync_files") ? file_count(r, "sync_files", kMaxLifecycleFiles) : 0;
   } else if (p.kind == "train" || p.kind == "validation") {
     p.steps = static_cast<int>(r.integer_in("steps", 1, 100000000));
     p.samples_per_step = r.has("samples_per_step") ? bounded(r, "samples_per_step", kMaxLifecycleUnitCost, true) : 1;
@@ -121,10 +141,13 @@ LifecyclePhase parse_phase(const JsonReader& r) {
     p.trace = r.string_or("trace", "");
     if (p.trace.empty()) {
       p.step.gpu_busy_s = bounded(r, "gpu_step_s", kMaxLifecycleSeconds, true);
+      if (r.has("gpu_step_j") && r.has("gpu_step_w"))
+        throw InputError(r.file(), r.field("gpu_step_w"), "expected either gpu_step_w (mean power) or gpu_step_j (energy per step), not both");
       if (r.has("gpu_step_j")) p.step.gpu_busy_j = bounded(r, "gpu_step_j", kMaxLifecycleUnitCost);
       else p.step.gpu_busy_w = bounded(r, "gpu_step_w", kMaxLifecycleUnitCost);
-    } else if (r.has("gpu_step_s")) {
-      throw InputError(r.file(), r.field("gpu_step_s"), "expected either `trace` (the steps replayed) or gpu_step_s, not both");
+    } else {
+      for (const char* key : {"gpu_step_s", "gpu_step_w", "gpu_step_j"})
+        if (r.has(key)) throw InputError(r.file(), r.field(key), "expected either `trace` (the steps replayed) or gpu_step_s/_w/_j, not both");
     }
   } else if (p.kind == "idle") {
     p.seconds = bounded(r, "seconds", kMaxLifecycleSeconds);

@@ -153,6 +153,31 @@ TEST_CASE("a lifecycle phase beyond the limits is refused before it drowns the j
   CHECK_THROWS_WITH(run_lifecycle(rate, "t.json", kDir), Catch::Contains("lifecycle.phases[0].core_s_per_sample: expected at most 1e+06"));
 }
 
+TEST_CASE("a lifecycle phase with a key of another kind, a fractional file count or two GPU step energies is refused",
+          "[lifecycle][errors]") {
+  const Json stage = {{"name", "stage"}, {"kind", "staging"}, {"bytes", 1e9}, {"files", 1000}, {"from", "local"}, {"to", "local"}};
+  auto refused = [&](Json ph, const char* key, const Json& value) {
+    ph[key] = value;
+    return run_lifecycle(job(Json::array({ph})), "t.json", kDir);
+  };
+  CHECK_NOTHROW(refused(stage, "files", 1000.0));
+  // A checkpoint's `steps` and a staging's `workers` were read by nobody: the job ran as if they were not there.
+  Json save = stage;
+  save.erase("from");
+  save["kind"] = "checkpoint";
+  CHECK_THROWS_WITH(refused(save, "steps", 10), Catch::Contains("t.json: lifecycle.phases[0].steps: unknown key"));
+  CHECK_THROWS_WITH(refused(save, "from", "local"), Catch::Contains("lifecycle.phases[0].from: unknown key"));
+  CHECK_THROWS_WITH(refused(stage, "workers", 8), Catch::Contains("lifecycle.phases[0].workers: unknown key"));
+  CHECK_THROWS_WITH(refused(train(0.01, 4), "bytes", 1e9), Catch::Contains("lifecycle.phases[0].bytes: unknown key"));
+  CHECK_THROWS_WITH(refused({{"name", "wait"}, {"kind", "idle"}, {"seconds", 1}}, "steps", 3),
+                    Catch::Contains("lifecycle.phases[0].steps: unknown key (expected one of: name, kind, seconds, note)"));
+  for (const char* count : {"files", "sync_files", "recently_freed_inodes", "reused_before"})
+    CHECK_THROWS_WITH(refused(stage, count, 2.5), Catch::Contains(std::string("lifecycle.phases[0].") + count +
+                                                                  ": expected a whole number of files or inodes, got 2.5"));
+  CHECK_THROWS_WITH(refused(train(0.01, 4), "gpu_step_j", 25),
+                    Catch::Contains("lifecycle.phases[0].gpu_step_w: expected either gpu_step_w (mean power) or gpu_step_j"));
+}
+
 TEST_CASE("a write-behind copy: the process's CPU first, then the sync writes every dirty byte with the kernel's "
           "writeback CPU spread over other cores", "[lifecycle]") {
   // 1000 files x 1 ms of the copying process = 1 s; then the sync: the copy's 1 GB and 1 GB of other dirty files at
