@@ -62,16 +62,20 @@ PerseusRunSet find_perseus_runs(const std::string& dir) {
   rs.dir = dir;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    const auto dot = name.find(".sched.json");
-    if (dot == std::string::npos || dot == 0 || name.find_first_not_of("0123456789") != dot) continue;
-    if (dot > 9)  // beyond an int: std::stoi threw "internal error: stoi"
-      throw InputError(dir + "/" + name, "", "expected a plan number N of at most 9 digits in N.sched.json");
-    const int n = std::stoi(name.substr(0, dot));
-    std::vector<int>& into = rs.prof_file(n).empty() ? rs.unmeasured : rs.plans;
-    if (std::find(into.begin(), into.end(), n) == into.end()) into.push_back(n);
+    for (const char* suffix : {".sched.json", ".prof.json"}) {
+      const auto dot = name.find(suffix);
+      if (dot == std::string::npos || dot == 0 || name.find_first_not_of("0123456789") != dot) continue;
+      if (dot > 9)  // beyond an int: std::stoi threw "internal error: stoi"
+        throw InputError(dir + "/" + name, "", std::string("expected a plan number N of at most 9 digits in N") + suffix);
+      const int n = std::stoi(name.substr(0, dot));
+      // A measurement without its schedule was skipped without a word: now it is listed beside the unmeasured plans.
+      const bool sched = std::string(suffix) == ".sched.json";
+      std::vector<int>& into = sched ? (rs.prof_file(n).empty() ? rs.unmeasured : rs.plans)
+                                     : (rs.sched_file(n).empty() ? rs.unscheduled : rs.plans);
+      if (std::find(into.begin(), into.end(), n) == into.end()) into.push_back(n);
+    }
   }
-  std::sort(rs.plans.begin(), rs.plans.end());
-  std::sort(rs.unmeasured.begin(), rs.unmeasured.end());
+  for (std::vector<int>* v : {&rs.plans, &rs.unmeasured, &rs.unscheduled}) std::sort(v->begin(), v->end());
   if (rs.plans.empty()) throw InputError(dir, "", "expected plans N.sched.json(.gz) with N.prof.json(.gz) beside them, found none");
   return rs;
 }
@@ -580,6 +584,7 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
                {"workload", wl ? Json(wl->file + " (run_sets." + wl->run_set + ")") : Json(nullptr)}};
   if (!wl) head["models_only_skipped"] = no_workload;
   if (!runs.unmeasured.empty()) head["plans_without_measurement"] = runs.unmeasured;
+  if (!runs.unscheduled.empty()) head["measurements_without_plan"] = runs.unscheduled;
   const PerseusMeasurement& first = runs.measurement(runs.plans.front());
   head["stages"] = first.stages, head["microbatches"] = first.microbatches, head["gpus_per_stage"] = first.gpus_per_stage;
   if (!fits) {
@@ -730,6 +735,8 @@ std::string format_perseus_report(const Json& r) {
   if (r.contains("fits_skipped")) os << "fitted variants skipped: " << r["fits_skipped"].get<std::string>() << "\n";
   if (r.contains("plans_without_measurement"))
     os << "plans with a schedule and no N.prof.json beside it, not compared: " << r["plans_without_measurement"].dump() << "\n";
+  if (r.contains("measurements_without_plan"))
+    os << "measurements N.prof.json with no N.sched.json beside them, not compared: " << r["measurements_without_plan"].dump() << "\n";
   os << r["method"].get<std::string>() << "\n";
   for (const Json& v : r["variants"]) {
     os << "\n== " << v["name"].get<std::string>() << ": " << v["how"].get<std::string>() << "\n";

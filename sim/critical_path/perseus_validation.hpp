@@ -45,6 +45,7 @@ struct PerseusRunSet {
   int stages = 0;  // > 0: pipeline stages of a 3D run set; its ranks are folded to them (fold_to_stages)
   std::vector<int> plans;  // plan numbers with both files, ascending
   std::vector<int> unmeasured;  // plans with a schedule and no N.prof.json beside it (not compared; reported)
+  std::vector<int> unscheduled;  // measurements N.prof.json with no schedule beside them (not compared; reported)
   std::string sched_file(int n) const;
   std::string prof_file(int n) const;
   // Plan n's files, each read and checked once (on first use) however often a validation visits the plan.

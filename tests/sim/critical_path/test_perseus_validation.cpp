@@ -191,7 +191,7 @@ TEST_CASE("a run set the workloads file does not describe says why it gets no mo
   const std::string src = data_dir() + "/traces/perseus-runs/a100_gpt3-xl_pp4", dir = scratch / "my-runs";
   fs::create_directory(dir);
   for (const char* f : {"0.sched.json.gz", "0.prof.json.gz", "1.sched.json.gz", "1.prof.json.gz", "2.sched.json.gz", "3.sched.json.gz",
-                        "3.prof.json.gz"})
+                        "3.prof.json.gz", "4.prof.json.gz"})
     fs::copy_file(src + "/" + f, dir + "/" + f);
   PerseusValidationOptions o;
   o.gpu = "a100-pcie";
@@ -199,6 +199,8 @@ TEST_CASE("a run set the workloads file does not describe says why it gets no mo
   const Json r = validate_perseus(dir, o);
   CHECK(r["plans"] == Json::array({0, 1, 3}));
   CHECK(r["plans_without_measurement"] == Json::array({2}));
+  CHECK(r["measurements_without_plan"] == Json::array({4}));  // was skipped without a word
+  CHECK_THAT(format_perseus_report(r), Catch::Contains("measurements N.prof.json with no N.sched.json beside them, not compared: [4]"));
   CHECK_THAT(r["models_only_skipped"].get<std::string>(), Catch::Contains("no run_sets.\"my-runs\"") && Catch::Contains("--workloads"));
   CHECK(r["variants"].front()["name"] == "measured anchor");
   // without an all-max plan either, nothing can be predicted: one line naming both ways out
