@@ -150,9 +150,15 @@ PipelineWorkload perseus_pipeline(const PerseusMeasurement& run, std::size_t it,
 Json validate_perseus_runs(const std::string& dir, const std::vector<int>& plans, double p2p_latency_s) {
   Json rows = Json::array();
   double ape_sum = 0;
-  int n = 0;
+  int n = 0, stages = 0, microbatches = 0;
   for (int plan : plans) {
     const PerseusMeasurement run = load_perseus_measurement(join_path(dir, std::to_string(plan) + ".prof.json"));
+    // Plans of one run set share one pipeline: a file cut to fewer ranks was simulated as a shorter pipeline.
+    if (stages == 0) stages = run.stages, microbatches = run.microbatches;
+    if (run.stages != stages || run.microbatches != microbatches)
+      throw InputError(run.file, "", "expected the ranks and micro-batches of plan " + std::to_string(plans.front()) + " (" +
+                                         std::to_string(stages) + " ranks, " + std::to_string(microbatches) + " micro-batches), got " +
+                                         std::to_string(run.stages) + " ranks, " + std::to_string(run.microbatches) + " micro-batches");
     for (std::size_t it = 1; it < run.iteration_s.front().size(); ++it) {  // iteration 0 is the warm-up
       const PipelineResult r = simulate_pipeline(perseus_pipeline(run, it, p2p_latency_s), run.file);
       const double meas = run.iteration_time_s(it);

@@ -7,6 +7,9 @@
 #include "sim/simulation/scenario_file.hpp"
 #include "sim/synthetic_run.hpp"
 #include "tests/sim/pipeline/kernel_pipeline_helpers.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -96,6 +99,18 @@ TEST_CASE("the measured Perseus all-max-clock pipelines are predicted within 3 %
   }
 }
 
+
+TEST_CASE("a Perseus plan cut to fewer ranks than the run set's other plans is refused, not simulated as a shorter pipeline",
+          "[pipeline][validation][errors]") {
+  const dvfs::testing::ScratchDir dir("dvfs-perseus-runs");
+  const std::string src = data_dir() + "/traces/perseus-runs/a100_gpt3-xl_pp4/";
+  std::ofstream(dir / "0.prof.json") << read_json_maybe_gzip(src + "0.prof.json.gz").dump();
+  Json cut = read_json_maybe_gzip(src + "1.prof.json.gz");
+  cut.erase(cut.begin() + 2, cut.end());  // 4 ranks -> 2
+  std::ofstream(dir / "1.prof.json") << cut.dump();
+  CHECK_THROWS_WITH(validate_perseus_runs(dir.path(), {0, 1}, 0.0),
+                    Catch::Contains("1.prof.json: expected the ranks and micro-batches of plan 0 (4 ranks, 128 micro-batches), got 2 ranks"));
+}
 
 TEST_CASE("a ring all-reduce over data-parallel replicas takes 2 (DP - 1) latency-bound steps", "[pipeline]") {
   PipelineWorkload wl = uniform(2, 4, 4);
