@@ -659,6 +659,17 @@ std::vector<int> options_at_clocks(const IterationDag& dag, const std::vector<Co
   return option;
 }
 
+void check_plan_clocks(const ClockPlanFile& plan, const GpuModel& model) {
+  for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
+    const std::vector<double>& ps = plan.ranks[r].power_states_mhz;
+    for (std::size_t i = 0; i < ps.size(); ++i)
+      if (model.sm_index(ps[i]) < 0)
+        throw InputError(plan.file, "[" + std::to_string(r) + "].power_states",
+                         "entry " + std::to_string(i) + ": clock " + std::to_string(ps[i]) + " MHz is not an SM clock of " +
+                             model.name() + " (" + model.describe_sm_clocks() + ")");
+  }
+}
+
 IterationPlan evaluate_plan(const IterationDag& dag, const std::vector<ComputationCurve>& curves, std::vector<int> option,
                             double pb) {
   IterationPlan p;

@@ -17,6 +17,7 @@
 // The total energy of a plan is sum(effective) + GPUs x T x P_blocking.
 #include "sim/critical_path/computation_curve.hpp"
 #include "sim/critical_path/iteration_dag.hpp"
+#include "sim/critical_path/plan_file.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -71,6 +72,9 @@ IterationPlan evaluate_plan(const IterationDag& dag, const std::vector<Computati
 // the stage's power_states.
 std::vector<int> options_at_clocks(const IterationDag& dag, const std::vector<ComputationCurve>& curves,
                                    const std::vector<std::vector<double>>& clocks, const GpuModel& model, const std::string& file);
+// Every entry of a clock plan, the computations' and the other instructions' (p2p, load, reduce, step) alike, is an SM
+// clock of `model`: the other instructions' clocks were dropped unread, so 1e9 MHz there passed.
+void check_plan_clocks(const ClockPlanFile& plan, const GpuModel& model);
 // Every computation at its fastest / cheapest option.
 IterationPlan fastest_plan(const IterationDag& dag, const std::vector<ComputationCurve>& curves, double p_blocking_w);
 

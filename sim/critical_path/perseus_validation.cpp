@@ -570,6 +570,7 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
   const GpuModel model = model_for(dir, mo);
   const double pb = o.p_blocking_w >= 0 ? o.p_blocking_w : model.idle_w();
   const double floor_mhz = o.min_sm_mhz >= 0 ? o.min_sm_mhz : calibrated_min_sm_mhz(model);
+  for (int n : runs.plans) check_plan_clocks(runs.schedule(n), model);
   Json variants = Json::array();
   const std::string no_workload = "no run_sets.\"" + perseus_run_set_name(runs.dir) + "\" in " +
                                   (o.workloads.empty() ? default_perseus_workloads_file() : o.workloads) +

@@ -413,6 +413,7 @@ PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<
   Plans normal_plans, slow_plans;
   if (!s.clock_plan.empty()) {  // a given plan, on every replica
     const ClockPlanFile file = read_clock_plan(s.clock_plan);
+    check_plan_clocks(file, model);
     const std::vector<int> option = options_at_clocks(dag, normal.curves, computation_clocks(file, S, M, kp.chunks, kp.schedule), model, file.file);
     const IterationPlan p = evaluate_plan(dag, normal.curves, option, pb);
     normal_plans = slow_plans = stage_plans(dag, normal, kp, option, lead);

@@ -227,7 +227,7 @@ TEST_CASE("our plans written in Perseus's N.sched.json format read back to the s
   std::remove(path.c_str());
 }
 
-TEST_CASE("a Perseus run with a time beyond a day or a plan number beyond an int is one error naming file and field", "[critical_path][errors]") {
+TEST_CASE("a Perseus run with a time beyond a day, a plan number beyond an int or a clock the board lacks is one error naming file and field", "[critical_path][errors]") {
   namespace fs = std::filesystem;
   const dvfs::testing::ScratchDir scratch("dvfs-perseus-bad");
   const std::string src = data_dir() + "/traces/perseus-runs/a100_gpt3-xl_pp4", dir = scratch / "runs";
@@ -249,4 +249,13 @@ TEST_CASE("a Perseus run with a time beyond a day or a plan number beyond an int
   // a plan number of 23 digits: "internal error: stoi"
   fs::copy_file(src + "/1.sched.json.gz", dir + "/12345678901234567890123.sched.json.gz");
   CHECK_THROWS_WITH(validate_perseus(dir, o), Catch::Contains("12345678901234567890123.sched.json.gz: expected a plan number N of at most 9 digits"));
+  fs::remove(dir + "/12345678901234567890123.sched.json.gz");
+  // Stage 0's first instruction is a data load, not a computation: its clock was dropped unread, 5000 MHz passed.
+  fs::copy_file(src + "/1.prof.json.gz", dir + "/1.prof.json.gz");
+  Json sched = Json::parse(read_maybe_gzip(src + "/1.sched.json.gz"));
+  sched[0]["power_states"][0] = 5000;
+  fs::remove(dir + "/1.sched.json.gz");
+  std::ofstream(dir + "/1.sched.json") << sched.dump();
+  CHECK_THROWS_WITH(validate_perseus(dir, o), Catch::Contains("1.sched.json: [0].power_states: entry 0: clock 5000") &&
+                                                  Catch::Contains("is not an SM clock of a100-pcie"));
 }

@@ -117,6 +117,12 @@ TEST_CASE("a given clock plan is replayed as it is on every replica", "[critical
   clocks[3][5] = 1507;
   write_clock_plan(path, plan_from_computation_clocks(clocks, 4, 8, PlanLayout::per_computation));
   CHECK_THROWS_WITH(run_synthetic(r), Catch::Contains(path) && Catch::Contains("[3].power_states") && Catch::Contains("1507"));
+  // Merak's 1F1B instructions: the clock of stage 0's first (a data load, no computation) was dropped unread.
+  clocks[3][5] = 1500;
+  ClockPlanFile merak = plan_from_computation_clocks(clocks, 4, 8, PlanLayout::merak_1f1b);
+  merak.ranks[0].power_states_mhz[0] = 1e9;
+  write_clock_plan(path, merak);
+  CHECK_THROWS_WITH(run_synthetic(r), Catch::Contains("[0].power_states: entry 0: clock 1000000000"));
   std::remove(path.c_str());
 }
 
