@@ -131,6 +131,9 @@ TEST_CASE("telemetry and run.json problems are one-line errors naming file and f
   expect(make_recording(kTelemetry, R"({"run": {"profiled_steps": [{"t0_ns": 1700000000001000000, "t1_ns": 1700000000001160000, "energy_mj": -300},
         {"t0_ns": 1700000000002000000, "t1_ns": 1700000000002050000}]}})"),
          "run.profiled_steps[0].energy_mj");
+  expect(make_recording(kTelemetry, R"({"run": {"profiled_steps": [{"t0_ns": 1700000000001000000, "t1_ns": 1700000000001160000, "energy_mJ": 300},
+        {"t0_ns": 1700000000002000000, "t1_ns": 1700000000002050000}]}})"),
+         "run.profiled_steps[0].energy_mJ: unknown key (expected one of: t0_ns, t1_ns, energy_mj)");
 }
 
 TEST_CASE("a step's counter energy is a measurement only when the step spans two counter updates", "[traces][recording]") {

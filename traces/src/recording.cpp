@@ -208,6 +208,7 @@ Recording load_recording(const std::string& dir, const Classifier& classifier) {
                          std::to_string(rank.steps.size()) + " (expected one entry per traced step)");
   for (std::size_t i = 0; i < ps.size(); ++i) {
     JsonReader r(ps[i], run_path, "run.profiled_steps[" + std::to_string(i) + "]");
+    r.only_keys({"t0_ns", "t1_ns", "energy_mj"});  // a misspelt "energy_mJ" read as no counter reading
     MeasuredStep m;
     m.t0_ns = r.number("t0_ns");
     m.t1_ns = r.number("t1_ns");
