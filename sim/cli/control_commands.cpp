@@ -89,6 +89,7 @@ int control_main(const ControlArgs& a) {
     c.name = name;
     if (!a.policy_file.empty()) c.policy_file = a.policy_file;
     make_controller(c, a.controllers.empty() ? a.file : "--controller");  // unknown names fail before any run
+    check_controller_budgets(sc, c);
     specs.push_back(c);
   }
   Json result;

@@ -10,6 +10,7 @@
 namespace dvfs {
 
 Json run_control(const ControlScenario& sc, const ControllerSpec& cspec, const ControlRunOptions& opts) {
+  check_controller_budgets(sc, cspec);
   const SessionSetup setup = make_session_setup(sc, cspec);
   std::unique_ptr<Controller> controller = make_controller(cspec, sc.file);
   const auto t0 = std::chrono::steady_clock::now();

@@ -3,11 +3,13 @@
 #include "models/src/model_registry.hpp"
 #include "sim/control/job_clock_plan.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <sstream>
 
 namespace dvfs {
 
@@ -155,6 +157,11 @@ ControlScenario parse_control_scenario(const Json& doc, const std::string& file,
     if (!nvml_field_from_string(f, sc.field)) t.fail("field", "expected average, instant, energy-counter or exact, got \"" + f + "\"");
     if (t.has("bin_s")) sc.bin_s = t.positive("bin_s");
     if (t.has("cap_latency_s")) sc.cap_latency_s = t.non_negative("cap_latency_s");
+    if (sc.cap_latency_s > kMaxCapLatencyS) {  // 1e9 s: a cap that never takes effect, reported as a controlled run
+      std::ostringstream os;
+      os << "expected at most " << kMaxCapLatencyS << " s (README \"Limits and bad input\"), got " << sc.cap_latency_s;
+      t.fail("cap_latency_s", os.str());
+    }
   }
   if (c.has("caps")) {
     const JsonReader k = c.child("caps");
@@ -181,9 +188,20 @@ ControlScenario parse_control_scenario(const Json& doc, const std::string& file,
   }
   if (c.has("cluster")) read_cluster_json(c.child("cluster"), sc.cluster);
   make_controller(sc.controller, file);  // checks the name, the parameters and a policy file now
+  check_controller_budgets(sc, sc.controller);
   check_control_timing(sc.gpu, sc.interval_s, sc.bin_s, sc.duration_s, file, "control.interval_s", "control.telemetry.bin_s",
                        "control.duration_s");
   return sc;
+}
+
+void check_controller_budgets(const ControlScenario& sc, const ControllerSpec& controller) {
+  if (controller.name == "uncontrolled" || controller.name == "per-kernel") return;
+  for (const BudgetSpec& b : sc.budgets)
+    if (b.controlled) return;
+  throw InputError(sc.file, "control.budgets",
+                   "the " + controller.name + " controller needs at least one budget with \"controlled\": true (" +
+                       (sc.budgets.empty() ? "none given" : "none of " + std::to_string(sc.budgets.size()) + " is controlled") +
+                       "); use the uncontrolled controller to run without one");
 }
 
 void set_control_duration(ControlScenario& sc, double duration_s, const std::string& field) {

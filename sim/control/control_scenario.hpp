@@ -63,6 +63,10 @@ void check_control_timing(const std::string& gpu, double interval_s, double bin_
 // A duration given beside the file (a command-line option, a Python argument named `field`), checked as the file's.
 void set_control_duration(ControlScenario& sc, double duration_s, const std::string& field);
 
+// A controller that keeps power under budgets (static-cap, reactive, pid, rl) needs at least one budget it controls:
+// with `budgets: []` it ran unconstrained and reported as if it had controlled. Error names control.budgets.
+void check_controller_budgets(const ControlScenario& sc, const ControllerSpec& controller);
+
 // The session's inputs: the GPU model, the jobs' programs (prepared once per process and scenario: the
 // recordings are loaded once), the budgets expanded into groups; for the per-kernel controller, the jobs'
 // clock plans.

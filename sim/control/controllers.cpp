@@ -122,7 +122,7 @@ class Learned : public Controller {
 }  // namespace
 
 std::unique_ptr<Controller> make_controller(const ControllerSpec& c, const std::string& file) {
-  auto bad = [&](const char* key, const std::string& problem) { throw InputError(file, std::string("controller.") + key, problem); };
+  auto bad = [&](const char* key, const std::string& problem) { throw InputError(file, std::string("control.controller.") + key, problem); };
   if (!(c.margin_frac >= 0 && c.margin_frac < 1)) bad("margin_frac", "expected a fraction in [0, 1)");
   if (!(c.down_gain > 0) || !(c.up_step_frac > 0)) bad("down_gain", "expected down_gain and up_step_frac > 0");
   if (!(c.kp >= 0) || !(c.ki >= 0) || !(c.kd >= 0)) bad("kp", "expected PID gains >= 0");
@@ -137,6 +137,7 @@ std::unique_ptr<Controller> make_controller(const ControllerSpec& c, const std::
   if (c.name == "pid") return std::make_unique<Pid>(c);
   if (c.name == "rl") {
     if (c.policy_file.empty()) bad("policy_file", "the rl controller needs a trained policy file");
+    if (!file_exists(c.policy_file)) bad("policy_file", "no such file \"" + c.policy_file + "\" (expected a trained policy, e.g. from python3 -m dvfs_sim.rl.train)");
     MlpPolicy p = MlpPolicy::load(c.policy_file, observation_names(), action_names(c.action));
     ControllerSpec with = c;
     // The action mapping the policy was trained with.

@@ -43,6 +43,8 @@ constexpr double kMaxInodesPerGroup = 4294967296.0;
 // Power-budget (control) and fleet scenarios: simulated seconds (one day; a 16-GPU GRPO session runs ~160x faster
 // than real time on one core). Their telemetry bins per GPU are bounded by kMaxTimelineRows.
 constexpr double kMaxControlDurationS = 86400.0;
+// A power cap's latency to take effect (firmware: tens to hundreds of ms; a minute is already no control at 0.5 s).
+constexpr double kMaxCapLatencyS = 60.0;
 // Networks: a link's or hop's latency (real ones are microseconds; at 1e308 s SimGrid's clock overflowed and aborted),
 // a link's bandwidth (1 PB/s; at least 1 B/s), a fabric's oversubscription.
 constexpr double kMaxLinkLatencyS = 1.0;

@@ -81,7 +81,7 @@ def test_a_policy_file_for_another_observation_is_refused_naming_the_file(tmp_pa
         control.run(tiny(), controller="rl", policy_file=str(path))
     with pytest.raises(dvfs_sim.InputError, match="observation"):
         PolicyFile(path, observation=control.observation_names())
-    with pytest.raises(dvfs_sim.InputError, match="controller.name"):
+    with pytest.raises(dvfs_sim.InputError, match="control.controller.name"):
         control.run(tiny(), controller="clairvoyant")
 
 

@@ -231,13 +231,21 @@ TEST_CASE("bad control input is one error naming the file and the field", "[cont
     return std::string("(none)");
   };
   const Json job = {{"model", "qwen2.5-7b"}, {"dp", 2}};
-  CHECK(field_of({{"control", {{"jobs", {job}}, {"controller", {{"name", "magic"}}}}}}) == "controller.name");
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"controller", {{"name", "magic"}}}}}}) == "control.controller.name");
   CHECK(field_of({{"control", {{"jobs", {job}}, {"budgets", {{{"budget_w", -5}}}}}}}) == "control.budgets[0].budget_w");
   Json knob = job;
   knob["concurrency"] = 9999;
   CHECK(field_of({{"control", {{"jobs", {knob}}}}}) == "control.jobs[0].concurrency");
-  CHECK(field_of({{"control", {{"jobs", {job}}, {"controller", {{"name", "rl"}}}}}}) == "controller.policy_file");
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"controller", {{"name", "rl"}}}}}}) == "control.controller.policy_file");
   CHECK(field_of({{"control", {{"jobs", {job}}, {"telemetry", {{"field", "psychic"}}}}}}) == "control.telemetry.field");
+  // a cap that takes effect after 1e9 s, a budget controller with no budget, a policy file that is not there: each ran
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"telemetry", {{"cap_latency_s", 1e9}}}}}}) == "control.telemetry.cap_latency_s");
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"budgets", Json::array()}, {"controller", {{"name", "pid"}}}}}}) == "control.budgets");
+  const Json loose = {{{"budget_w", 5000}, {"controlled", false}}};
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"budgets", loose}, {"controller", {{"name", "reactive"}}}}}}) == "control.budgets");
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"budgets", Json::array()}, {"controller", {{"name", "uncontrolled"}}}}}}) == "(none)");
+  CHECK(field_of({{"control", {{"jobs", {job}}, {"controller", {{"name", "rl"}, {"policy_file", "no-such-policy.json"}}}}}}) ==
+        "control.controller.policy_file");
   // the timing is checked where the file is read, named there (it was "session: interval_s", or a hang, or bad_alloc)
   CHECK(field_of({{"control", {{"jobs", {job}}, {"interval_s", 0.013}}}}) == "control.interval_s");
   CHECK(field_of({{"control", {{"jobs", {job}}, {"duration_s", 1e7}}}}) == "control.duration_s");
