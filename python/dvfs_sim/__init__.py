@@ -12,7 +12,7 @@ The recorder (`python3 -m dvfs_sim.record`, dvfs_sim.record.Recorder) is pure Py
 the compiled core; everything that simulates needs it (build with ./setup.sh, then put build/python on
 sys.path).
 """
-from ._native import InputError, core as _core_module
+from ._native import InputError, InputTypeError, core as _core_module
 from .calibration import calibrate
 from .comparison import compare
 from .models import GpuModel, available_models, kernel_classes, model
@@ -26,7 +26,7 @@ from . import control  # power-budget scenarios (dvfs_sim.rl, the environment an
 
 __all__ = ["run", "simulate", "Result", "load_scenario", "with_changes", "set_key", "sweep", "stop_workers", "default_metrics",
            "model", "GpuModel", "available_models", "kernel_classes", "Policy", "policy_names", "policy_entries", "validate", "validate_models",
-           "validate_perseus_runs", "calibrate", "compare", "default_scenario_path", "data_dir", "InputError", "control", "rl"]
+           "validate_perseus_runs", "calibrate", "compare", "default_scenario_path", "data_dir", "InputError", "InputTypeError", "control", "rl"]
 
 
 def data_dir():

@@ -29,3 +29,32 @@ if _loaded is not None:
 else:
     class InputError(ValueError):
         """Bad input: the message names the file, the field and what was expected."""
+
+
+class InputTypeError(InputError, TypeError):
+    """An argument of the wrong type: bad input (an InputError, as every other) and a TypeError, as Python expects."""
+
+
+def path_arg(name, value):
+    """`value` as a path string, or an InputTypeError naming the argument (os.fspath's own error named none)."""
+    if isinstance(value, (str, bytes, os.PathLike)):
+        p = os.fspath(value)
+        return p.decode() if isinstance(p, bytes) else p
+    raise InputTypeError(f"{name}: expected a path (str or os.PathLike), got {type(value).__name__}")
+
+
+def text_arg(name, value):
+    if isinstance(value, str):
+        return value
+    raise InputTypeError(f"{name}: expected a string, got {type(value).__name__}")
+
+
+def int_arg(name, value, lo, hi):
+    """An integer in [lo, hi] (bool refused; a whole float accepted), else an InputError naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputTypeError(f"{name}: expected an integer, got {type(value).__name__}")
+    if isinstance(value, float) and not value.is_integer():
+        raise InputError(f"{name}: expected an integer, got {value}")
+    if not lo <= value <= hi:
+        raise InputError(f"{name}: expected an integer from {lo} to {hi}, got {value}")
+    return int(value)

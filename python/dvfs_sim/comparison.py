@@ -3,7 +3,8 @@ import json
 import math
 import os
 
-from ._native import InputError, core
+from ._native import InputError, core, path_arg
+from .scenario import default_scenario_path
 
 def default_policies():
     """What `dvfs-sim compare` replays when no policies are named (the C++ policy registry decides):
@@ -12,7 +13,7 @@ def default_policies():
 
 
 def compare(scenario, policies=None, budgets_pct=(0.0,), latencies_s=(None,)):
-    """Replays a scenario file under each policy (None: default_policies()) for every slowdown budget (%)
+    """Replays a scenario file (None: the default scenario) under each policy (None: default_policies()) for every slowdown budget (%)
     and switch latency (s; None keeps the scenario's / model's), native always included as the reference.
     Returns {"rows": [...], "wall_s": ...}; each row: gpu, policy, budget, latency, energy, time, energy
     saved and slowdown vs native, clock switches, switching time. Same code as `dvfs-sim compare`."""
@@ -32,4 +33,14 @@ def compare(scenario, policies=None, budgets_pct=(0.0,), latencies_s=(None,)):
         lats = [float(x) for x in lats]
         if not lats or any(not math.isfinite(x) or x < 0 for x in lats):
             raise InputError("latencies_s: expected switch latencies, each a finite number >= 0 (s)")
-    return json.loads(core().compare_grid_json(os.fspath(scenario), list(policies), budgets, lats))
+    if not all(isinstance(p, str) for p in policies):
+        raise InputError("policies: expected policy names (strings), e.g. ['per-kernel', 'pass-level']")
+    try:
+        return json.loads(core().compare_grid_json(path_arg("scenario", default_scenario_path() if scenario is None else scenario), list(policies), budgets, lats))
+    except InputError as e:
+        # The C++ comparison names the command line's options; here they are this function's arguments.
+        msg = str(e)
+        for option, argument in (("--policies", "policies"), ("--budget", "budgets_pct")):
+            if msg.startswith(option + ":"):
+                raise InputError(argument + msg[len(option):]) from None
+        raise

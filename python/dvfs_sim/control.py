@@ -9,7 +9,7 @@ import json
 
 import math
 
-from ._native import InputError, core
+from ._native import InputError, core, path_arg, text_arg
 from .scenario import as_scenario
 
 
@@ -65,7 +65,9 @@ def run(scenario, controller=None, policy_file=None, seed=None, duration_s=None,
     returns the result dict; `series=True` adds per-interval arrays (budget power, tokens); `overrides`: dotted
     scenario keys to change (see scenario_text)."""
     text, name, base = scenario_text(scenario, overrides)
-    out = core().run_control_json(text, name, base, controller or "", policy_file or "", _seed_arg(seed),
+    controller = text_arg("controller", controller) if controller is not None else ""
+    policy_file = path_arg("policy_file", policy_file) if policy_file is not None else ""
+    out = core().run_control_json(text, name, base, controller, policy_file, _seed_arg(seed),
                                   _duration_arg(duration_s), bool(series))
     return json.loads(out)
 
@@ -94,9 +96,8 @@ def compare(scenario, controllers, seed=None, duration_s=None, policy_file=None,
 def fleet(path, sizes=None, duration_s=None, samples=False):
     """A fleet study (scenarios/power-budget/fleet-*.json, as `dvfs-sim fleet --json` prints it); `samples=True`
     adds each fleet's measured power samples (numpy array "samples_w", one every sample_s)."""
-    import os
     import numpy as np
-    out = json.loads(core().fleet_study_json(os.fspath(path), list(sizes or []), _duration_arg(duration_s), bool(samples)))
+    out = json.loads(core().fleet_study_json(path_arg("path", path), list(sizes or []), _duration_arg(duration_s), bool(samples)))
     for f in out["fleets"]:
         if "samples_w" in f:
             f["samples_w"] = np.asarray(f["samples_w"])

@@ -10,7 +10,7 @@ import functools
 import json
 import os
 
-from ._native import InputError, core
+from ._native import InputError, core, InputTypeError
 from .scenario import _is_model_path
 
 _KERNEL_KEYS = ("class", "duration_s", "recorded_sm_mhz", "recorded_mem_mhz", "sm_fill", "name")
@@ -115,7 +115,7 @@ class GpuModel:
 def model(name_or_path):
     """A GPU model by name (`dvfs-sim models` lists them) or model file path."""
     if not isinstance(name_or_path, (str, os.PathLike)):
-        raise TypeError(f"model() takes a model name or file path, not {type(name_or_path).__name__}")
+        raise InputTypeError(f"model() takes a model name or file path, not {type(name_or_path).__name__}")
     p = os.fspath(name_or_path)
     if _is_model_path(p):
         p = os.path.abspath(p)

@@ -7,7 +7,7 @@ import copy
 import json
 import os
 
-from ._native import InputError, core
+from ._native import InputError, core, InputTypeError
 
 # Scenario keys holding a path, relative to the scenario file (see README, "Scenarios").
 _PATH_KEYS = ("trace", "gpu", "trace_gpu")
@@ -51,9 +51,9 @@ def set_key(doc, dotted, value):
     """Sets `a.b.c` in a scenario dict in place, creating objects on the way. A policy given by name
     becomes {"name": ...} when a policy key is set; None removes the key (the default applies)."""
     if not isinstance(doc, dict):
-        raise TypeError(f"set_key: doc must be a scenario dict, not {type(doc).__name__}")
+        raise InputTypeError(f"set_key: doc must be a scenario dict, not {type(doc).__name__}")
     if not isinstance(dotted, str):
-        raise TypeError(f"set_key: the key must be a dotted string such as 'policy.budget_pct', not {type(dotted).__name__}")
+        raise InputTypeError(f"set_key: the key must be a dotted string such as 'policy.budget_pct', not {type(dotted).__name__}")
     parts = dotted.split(".")
     if any(p == "" for p in parts):
         raise InputError(f"{dotted!r}: expected a dotted key such as 'policy.budget_pct' (no empty part)")
@@ -81,9 +81,9 @@ def with_changes(base, changes):
     if base is None or isinstance(base, (str, os.PathLike)):
         base = load_scenario(base)
     if not isinstance(base, dict):
-        raise TypeError(f"with_changes: base must be a scenario dict, a path or None, not {type(base).__name__}")
+        raise InputTypeError(f"with_changes: base must be a scenario dict, a path or None, not {type(base).__name__}")
     if not hasattr(changes, "items"):
-        raise TypeError(f"with_changes: changes must be a dict of dotted keys, not {type(changes).__name__}")
+        raise InputTypeError(f"with_changes: changes must be a dict of dotted keys, not {type(changes).__name__}")
     doc = copy.deepcopy(base)
     for k, v in changes.items():
         set_key(doc, k, v)
@@ -104,4 +104,4 @@ def as_scenario(scenario):
         return text, path, os.path.dirname(os.path.abspath(path))
     if isinstance(scenario, dict):
         return json.dumps(scenario), "<scenario dict>", os.getcwd()
-    raise TypeError(f"scenario must be a dict, a path or None, not {type(scenario).__name__}")
+    raise InputTypeError(f"scenario must be a dict, a path or None, not {type(scenario).__name__}")

@@ -21,7 +21,7 @@ import os
 import sys
 import tempfile
 
-from ._native import InputError, core
+from ._native import InputError, core, InputTypeError
 from .scenario import load_scenario, resolve_paths, with_changes
 
 _TOTALS = ("time_s", "energy_j", "mean_power_w", "mean_sm_mhz", "busy_s", "host_gap_s", "clock_switches", "switches_applied",
@@ -379,7 +379,7 @@ def sweep(base=None, grid=None, processes=None, scheduler=None, progress=None, m
     elif isinstance(base, dict):
         base = resolve_paths(base, os.getcwd())
     else:
-        raise TypeError(f"base must be a scenario dict, a path or None, not {type(base).__name__}")
+        raise InputTypeError(f"base must be a scenario dict, a path or None, not {type(base).__name__}")
     base = dict(base)
     if isinstance(base.get("output"), dict):
         base["output"] = {k: v for k, v in base["output"].items() if k != "dir"}

@@ -120,3 +120,34 @@ def test_perseus_runs_refuse_a_latency_beyond_a_second():
     for bad in (float("inf"), 1e308, float("nan"), -1.0):
         with pytest.raises(dvfs_sim.InputError, match="p2p_latency_s: expected a latency from 0 to 1 s"):
             dvfs_sim.validate_perseus_runs(runs, plans=(0,), p2p_latency_s=bad)
+
+
+def test_arguments_of_the_wrong_type_are_input_errors_naming_the_argument():
+    # They were bare TypeErrors (os.fspath's, naming no argument) or pybind11's "incompatible function arguments";
+    # now an InputError that is also a TypeError, so `except dvfs_sim.InputError` catches every bad input.
+    runs = os.path.join(ROOT, "traces", "perseus-runs", "a100_gpt3-xl_pp4")
+    cases = [
+        (lambda: dvfs_sim.run(5), "scenario must be a dict, a path or None, not int"),
+        (lambda: dvfs_sim.model(None), "not NoneType"),
+        (lambda: dvfs_sim.validate(None, None), "recording_dir: expected a path"),
+        (lambda: dvfs_sim.validate(runs, None), "gpu: expected a string, got NoneType"),
+        (lambda: dvfs_sim.calibrate("/nonexistent.json"), "calibrate: expected exactly one of profile="),
+        (lambda: dvfs_sim.compare(3, policies=["per-kernel"]), "scenario: expected a path"),
+        (lambda: dvfs_sim.control.run(os.path.join(ROOT, "scenarios", "power-budget", "grpo-7b-16gpu.json"), controller=5),
+         "controller: expected a string, got int"),
+    ]
+    for call, message in cases:
+        with pytest.raises(dvfs_sim.InputTypeError, match=message) as caught:
+            call()
+        assert isinstance(caught.value, dvfs_sim.InputError) and isinstance(caught.value, TypeError)
+    for plans, message in (((2 ** 40,), "plans: expected an integer from 0 to 999999999"), ((1.5,), "plans: expected an integer, got 1.5"),
+                           ((), "plans: expected at least one plan number"), ("0", "plans: expected a list")):
+        with pytest.raises(dvfs_sim.InputError, match=message):
+            dvfs_sim.validate_perseus_runs(runs, plans=plans)
+
+
+def test_compare_errors_name_the_python_arguments_not_the_command_line_options():
+    with pytest.raises(dvfs_sim.InputError, match=r'^policies: unknown policy "nosuch"'):
+        dvfs_sim.compare(None, policies=["nosuch"])
+    with pytest.raises(dvfs_sim.InputError, match=r"^policies: policy \"per-kernel\" is listed twice"):
+        dvfs_sim.compare(None, policies=["per-kernel", "per-kernel"])
