@@ -28,7 +28,8 @@ std::vector<double> read_clock_list(const JsonReader& parent, const char* key) {
   if (j.is_object()) {
     JsonReader r(j, parent.file(), parent.field(key));
     r.only_keys({"min", "max", "step"});
-    double lo = r.positive("min"), hi = r.positive("max"), step = r.positive("step");
+    double lo = r.number_in("min", kMinModelClockMhz, kMaxModelClockMhz, "MHz"),
+           hi = r.number_in("max", kMinModelClockMhz, kMaxModelClockMhz, "MHz"), step = r.positive("step");
     if (hi < lo) r.fail("max", "expected max >= min");
     if ((hi - lo) / step + 1 > kMaxClockSteps) {
       char got[64];
@@ -40,8 +41,11 @@ std::vector<double> read_clock_list(const JsonReader& parent, const char* key) {
     if (j.size() > static_cast<std::size_t>(kMaxClockSteps))
       parent.fail(key, "expected at most " + std::to_string(static_cast<long>(kMaxClockSteps)) + " clocks");
     for (std::size_t i = 0; i < j.size(); ++i) {
-      if (!j[i].is_number() || !(j[i].get<double>() > 0))
-        parent.fail(key, "expected positive clock values in MHz (element " + std::to_string(i) + ")");
+      if (!j[i].is_number() || !(j[i].get<double>() >= kMinModelClockMhz && j[i].get<double>() <= kMaxModelClockMhz)) {
+        std::ostringstream os;
+        os << "expected clocks from " << kMinModelClockMhz << " to " << kMaxModelClockMhz << " MHz (element " << i << ")";
+        parent.fail(key, os.str());
+      }
       out.push_back(j[i].get<double>());
     }
   } else {
@@ -65,7 +69,7 @@ ClassCoefficients read_coefficients(const JsonReader& c) {
   cc.time_sm = share(c, "time_sm", cc.time_sm);
   cc.time_mem = share(c, "time_mem", cc.time_mem);
   if (cc.time_sm + cc.time_mem > 1.0 + 1e-12) c.fail("time_mem", "expected time_sm + time_mem <= 1");
-  cc.dynamic_w = c.non_negative("dynamic_w");
+  cc.dynamic_w = c.number_in("dynamic_w", 0, kMaxModelPowerW, "W");
   cc.sm_share = share(c, "sm_share", cc.sm_share);
   return cc;
 }
@@ -74,13 +78,15 @@ NativeGovernorParams read_governor(const JsonReader& g) {
   NativeGovernorParams gp;
   g.only_keys({"control_period_s", "window_s", "target_fraction", "down_gain_steps_per_w",
                "up_steps_per_period", "up_margin_w"});
-  gp.control_period_s = g.positive("control_period_s");
-  gp.window_s = g.positive("window_s");
+  // The window holds window_s / control_period_s samples: 1e20 s crashed, 1e-12 s periods ran out of memory.
+  gp.control_period_s = g.number_in("control_period_s", kMinGovernorPeriodS, kMaxGovernorPeriodS, "s");
+  gp.window_s = g.number_in("window_s", kMinGovernorPeriodS, kMaxGovernorWindowS, "s");
   if (gp.window_s < gp.control_period_s) g.fail("window_s", "expected window_s >= control_period_s");
   gp.target_fraction = g.positive("target_fraction");
-  gp.down_gain_steps_per_w = g.non_negative("down_gain_steps_per_w");
-  gp.up_steps_per_period = g.non_negative("up_steps_per_period");
-  gp.up_margin_w = g.non_negative("up_margin_w");
+  if (gp.target_fraction > 1) g.fail("target_fraction", "expected a fraction of the power cap in (0, 1]");
+  gp.down_gain_steps_per_w = g.number_in("down_gain_steps_per_w", 0, kMaxClockSteps, "clock steps per W");
+  gp.up_steps_per_period = g.number_in("up_steps_per_period", 0, kMaxClockSteps, "clock steps");
+  gp.up_margin_w = g.number_in("up_margin_w", 0, kMaxModelPowerW, "W");
   return gp;
 }
 
@@ -90,24 +96,25 @@ ActivityPower read_activity(const JsonReader& a) {
                "unvectorised_pj_per_byte"});
   ActivityPower p;
   p.present = true;
-  p.busy_w = a.non_negative("busy_w");
+  p.busy_w = a.number_in("busy_w", 0, kMaxModelPowerW, "W");
+  auto pj = [](const JsonReader& r, const char* key) { return r.number_in(key, 0, kMaxModelPjPerUnit, "pJ"); };
   JsonReader t = a.child("tensor_pj_per_flop");
   t.only_keys({"bf16", "fp8", "tf32", "fp64"});
-  p.tensor_pj[static_cast<int>(TensorPrecision::bf16)] = t.non_negative("bf16");
-  p.tensor_pj[static_cast<int>(TensorPrecision::fp8)] = t.non_negative("fp8");
-  p.tensor_pj[static_cast<int>(TensorPrecision::tf32)] = t.non_negative("tf32");
-  p.fma_pj = a.non_negative("fma_pj_per_flop");
+  p.tensor_pj[static_cast<int>(TensorPrecision::bf16)] = pj(t, "bf16");
+  p.tensor_pj[static_cast<int>(TensorPrecision::fp8)] = pj(t, "fp8");
+  p.tensor_pj[static_cast<int>(TensorPrecision::tf32)] = pj(t, "tf32");
+  p.fma_pj = pj(a, "fma_pj_per_flop");
   // without its own energy an fp64 tensor FLOP costs what a CUDA-core FMA FLOP costs (split fp64_tensor_energy)
-  p.tensor_pj[static_cast<int>(TensorPrecision::fp64)] = t.has("fp64") ? t.non_negative("fp64") : p.fma_pj;
-  p.alu_pj = a.non_negative("alu_pj_per_op");
+  p.tensor_pj[static_cast<int>(TensorPrecision::fp64)] = t.has("fp64") ? pj(t, "fp64") : p.fma_pj;
+  p.alu_pj = pj(a, "alu_pj_per_op");
   // split unvectorised_bytes
-  p.unvectorised_pj_per_byte = a.has("unvectorised_pj_per_byte") ? a.non_negative("unvectorised_pj_per_byte") : 0.0;
-  p.memory_pj_per_byte = a.non_negative("memory_pj_per_byte");
-  p.memory_fill_pj_per_byte = a.has("memory_fill_pj_per_byte") ? a.non_negative("memory_fill_pj_per_byte") : p.memory_pj_per_byte;
-  p.copy_engine_w = a.non_negative("copy_engine_w");
-  p.copy_engine_pj_per_byte = a.has("copy_engine_pj_per_byte") ? a.non_negative("copy_engine_pj_per_byte") : p.memory_pj_per_byte;
-  p.ramp_s = a.has("ramp_s") ? a.non_negative("ramp_s") : 0.0;
-  p.mma_sync_extra_pj = a.has("mma_sync_extra_pj_per_flop") ? a.non_negative("mma_sync_extra_pj_per_flop") : 0.0;
+  p.unvectorised_pj_per_byte = a.has("unvectorised_pj_per_byte") ? pj(a, "unvectorised_pj_per_byte") : 0.0;
+  p.memory_pj_per_byte = pj(a, "memory_pj_per_byte");
+  p.memory_fill_pj_per_byte = a.has("memory_fill_pj_per_byte") ? pj(a, "memory_fill_pj_per_byte") : p.memory_pj_per_byte;
+  p.copy_engine_w = a.number_in("copy_engine_w", 0, kMaxModelPowerW, "W");
+  p.copy_engine_pj_per_byte = a.has("copy_engine_pj_per_byte") ? pj(a, "copy_engine_pj_per_byte") : p.memory_pj_per_byte;
+  p.ramp_s = a.has("ramp_s") ? a.number_in("ramp_s", 0, kMaxActivityRampS, "s") : 0.0;
+  p.mma_sync_extra_pj = a.has("mma_sync_extra_pj_per_flop") ? pj(a, "mma_sync_extra_pj_per_flop") : 0.0;
   return p;
 }
 
@@ -159,7 +166,8 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
   if (clocks.has("default")) {
     JsonReader d = clocks.child("default");
     d.only_keys({"sm_mhz", "mem_mhz"});
-    m.default_clocks_ = {d.positive("sm_mhz"), d.positive("mem_mhz")};
+    m.default_clocks_ = {d.number_in("sm_mhz", kMinModelClockMhz, kMaxModelClockMhz, "MHz"),
+                         d.number_in("mem_mhz", kMinModelClockMhz, kMaxModelClockMhz, "MHz")};
     m.check_supported(m.default_clocks_, path, "clocks.default");
   } else {
     m.default_clocks_ = m.max_clocks();
@@ -170,22 +178,32 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
   JsonReader pts = vc.child("points");
   for (std::size_t i = 0; i < pts.size(); ++i) {
     const Json& p = pts.node()[i];
-    if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number() || !(p[1].get<double>() > 0))
-      pts.fail(nullptr, "expected [MHz, relative voltage > 0] pairs (element " + std::to_string(i) + ")");
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number() || !(p[1].get<double>() > 0) ||
+        !(p[1].get<double>() <= kMaxRelativeVoltage) || !(p[0].get<double>() >= kMinModelClockMhz) ||
+        !(p[0].get<double>() <= kMaxModelClockMhz)) {
+      std::ostringstream os;
+      os << "expected [MHz, relative voltage] pairs, MHz " << kMinModelClockMhz << " to " << kMaxModelClockMhz
+         << ", voltage in (0, " << kMaxRelativeVoltage << "] (element " << i << ")";
+      pts.fail(nullptr, os.str());
+    }
     m.voltage_points_.emplace_back(p[0].get<double>(), p[1].get<double>());
   }
   if (m.voltage_points_.empty()) pts.fail(nullptr, "expected at least one point");
   for (std::size_t i = 1; i < m.voltage_points_.size(); ++i)
     if (m.voltage_points_[i].first <= m.voltage_points_[i - 1].first)
       pts.fail(nullptr, "expected points in increasing MHz order");
+  for (std::size_t i = 1; i < m.voltage_points_.size(); ++i)  // falling voltage gave 290 kW at the lowest clock
+    if (m.voltage_points_[i].second < m.voltage_points_[i - 1].second)
+      pts.fail(nullptr, "expected a voltage that does not fall as the clock rises (element " + std::to_string(i) + ")");
 
   JsonReader pw = r.child("power");
   pw.only_keys({"idle_w", "idle_sm_fraction", "cap_w", "dynamic_scale"});
-  m.idle_w_ = pw.non_negative("idle_w");
+  m.idle_w_ = pw.number_in("idle_w", 0, kMaxModelPowerW, "W");
   m.idle_sm_fraction_ = share(pw, "idle_sm_fraction", 0.0);
-  m.cap_w_ = pw.positive("cap_w");
+  m.cap_w_ = pw.number_in("cap_w", 0, kMaxModelPowerW, "W");
   if (m.cap_w_ <= m.idle_w_) pw.fail("cap_w", "expected a power cap above idle_w");
-  m.dynamic_scale_ = pw.has("dynamic_scale") ? pw.positive("dynamic_scale") : 1.0;
+  m.dynamic_scale_ = pw.has("dynamic_scale") ? pw.number_in("dynamic_scale", 0, kMaxDynamicScale, "(a factor)") : 1.0;
+  if (!(m.dynamic_scale_ > 0)) pw.fail("dynamic_scale", "expected a factor > 0");
 
   JsonReader cls = r.child("classes");
   for (auto it = cls.node().begin(); it != cls.node().end(); ++it) class_or_fail(cls, it.key().c_str(), it.key());
@@ -233,7 +251,7 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
     m.latency_.mem = m.latency_.sm;
     m.latency_.mem.target_scaling.clear();
   }
-  m.latency_.firmware_s = sl.non_negative("firmware_s");
+  m.latency_.firmware_s = sl.number_in("firmware_s", 0, kMaxSwitchLatencyS, "s");
 
   if (r.has("activity")) m.activity_ = read_activity(r.child("activity"));
   m.provenance_ = r.raw("provenance");

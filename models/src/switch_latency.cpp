@@ -1,5 +1,7 @@
 #include "models/src/switch_latency.hpp"
 
+#include "sim/core/limits.hpp"
+
 #include <cmath>
 #include <string>
 
@@ -51,12 +53,14 @@ DomainLatencyOverride read_domain_latency_override(const JsonReader& r) {
   if (!r.is_object()) r.fail(nullptr, "expected an object {mean_s, spread_s, target_scaling, energy_j}");
   r.only_keys({"mean_s", "spread_s", "target_scaling", "energy_j"});
   DomainLatencyOverride o;
-  if (r.has("mean_s")) o.mean_s = r.non_negative("mean_s");
-  if (r.has("spread_s")) o.spread_s = r.non_negative("spread_s");
+  if (r.has("mean_s")) o.mean_s = r.number_in("mean_s", 0, kMaxSwitchLatencyS, "s");
+  if (r.has("spread_s")) o.spread_s = r.number_in("spread_s", 0, kMaxSwitchLatencyS, "s");
   if (r.has("target_scaling")) o.target_scaling = read_target_scaling(r);
-  if (r.has("energy_j")) o.energy_j = r.non_negative("energy_j");
+  if (r.has("energy_j")) o.energy_j = r.number_in("energy_j", 0, kMaxSwitchEnergyJ, "J");
   if (o.mean_s && o.spread_s && *o.mean_s == 0 && *o.spread_s > 0)
     r.fail("spread_s", "a spread needs a positive mean_s (mean_s is 0)");
+  if (o.mean_s && o.spread_s && *o.spread_s > kMaxSwitchSpreadRatio * *o.mean_s)  // sigma of the lognormal: inf, draws NaN
+    r.fail("spread_s", "expected a spread of at most " + std::to_string(static_cast<int>(kMaxSwitchSpreadRatio)) + " x mean_s");
   return o;
 }
 

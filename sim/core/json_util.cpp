@@ -267,6 +267,16 @@ double JsonReader::non_negative(const char* key) const {
   return v;
 }
 
+double JsonReader::number_in(const char* key, double lo, double hi, const char* unit) const {
+  const double v = number(key);
+  if (!(v >= lo && v <= hi)) {
+    std::ostringstream os;
+    os << "expected " << lo << " to " << hi << " " << unit << " (README \"Limits and bad input\"), got " << v;
+    fail(key, os.str());
+  }
+  return v;
+}
+
 long JsonReader::integer(const char* key) const {
   const Json& j = raw(key);
   if (!j.is_number_integer()) fail(key, "expected an integer, got " + json_type_name(j));

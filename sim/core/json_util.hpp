@@ -43,6 +43,8 @@ class JsonReader {
   double number_or(const char* key, double fallback) const;
   double positive(const char* key) const;
   double non_negative(const char* key) const;
+  // A number in [lo, hi]; the message gives both limits and the unit (e.g. "W", "s"; a model's or scenario's limit).
+  double number_in(const char* key, double lo, double hi, const char* unit) const;
   long integer(const char* key) const;  // any integer a long holds
   long integer_or(const char* key, long fallback) const;
   long integer_in(const char* key, long lo, long hi) const;  // an integer in [lo, hi]

@@ -40,6 +40,20 @@ constexpr double kMaxLifecycleBandwidth = 1e15;
 constexpr double kMaxPerFileCoreS = 1;
 constexpr double kMaxInodesPerGroup = 4294967296.0;
 
+// GPU model files (and a scenario's switch-latency overrides): beyond these, results went to 0 s kernels, inf or NaN
+// energy, or the governor's window filled memory (window_s 1e20: segmentation fault).
+constexpr double kMinModelClockMhz = 1.0;      // SM and memory clocks, voltage-curve points
+constexpr double kMaxModelClockMhz = 20000.0;  // 20 GHz (GDDR7 reports ~14 GHz; SM clocks ~2 GHz)
+constexpr double kMaxModelPowerW = 10000.0;    // idle, cap, a class's dynamic power, activity watts
+constexpr double kMaxModelPjPerUnit = 10000.0; // activity energies per FLOP, op or byte (shipped: <= 110 pJ)
+constexpr double kMaxRelativeVoltage = 10.0;
+constexpr double kMaxDynamicScale = 100.0;
+constexpr double kMinGovernorPeriodS = 1e-4, kMaxGovernorPeriodS = 1.0, kMaxGovernorWindowS = 10.0;
+constexpr double kMaxActivityRampS = 1.0;
+constexpr double kMaxSwitchLatencyS = 10.0;     // mean, spread and firmware latency of a clock switch
+constexpr double kMaxSwitchSpreadRatio = 1000.0; // spread / mean: a lognormal's sigma stays finite
+constexpr double kMaxSwitchEnergyJ = 1000.0;
+
 // Power-budget (control) and fleet scenarios: simulated seconds (one day; a 16-GPU GRPO session runs ~160x faster
 // than real time on one core). Their telemetry bins per GPU are bounded by kMaxTimelineRows.
 constexpr double kMaxControlDurationS = 86400.0;

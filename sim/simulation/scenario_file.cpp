@@ -102,13 +102,13 @@ void read_switch_latency(const JsonReader& r, ReplayOptions& replay) {
     if (l.has(key)) {
       out = read_domain_latency_override(l.child(key));
     } else if (l.has(shorthand)) {
-      out.mean_s = l.non_negative(shorthand);
+      out.mean_s = l.number_in(shorthand, 0, kMaxSwitchLatencyS, "s");
       out.spread_s = 0.0;
     }
   };
   domain("sm", "nvml_s", replay.sm_latency);
   domain("mem", "mem_nvml_s", replay.mem_latency);
-  if (l.has("firmware_s")) replay.firmware_latency_s = l.non_negative("firmware_s");
+  if (l.has("firmware_s")) replay.firmware_latency_s = l.number_in("firmware_s", 0, kMaxSwitchLatencyS, "s");
 }
 
 // seed, repeat, engine, output.

@@ -156,6 +156,36 @@ TEST_CASE("model files with bad values are rejected naming the file and the fiel
          "increasing");
 }
 
+// Each was accepted and ran: window_s 1e20 crashed (segmentation fault), a 1e-12 s governor period ran out of memory,
+// a clock list [1e-9, 1980] hung, [1980, 1e300] gave 0 s kernels, a falling voltage curve 290 kW, a spread of 1e300 s
+// a NaN switch latency, dynamic_w 1e308 inf energy.
+TEST_CASE("model files with values beyond the model limits are refused naming the field and the limit", "[models][errors]") {
+  auto expect = [](const std::function<void(Json&)>& edit, const std::string& part) {
+    const std::string path = temp_model(edit);
+    INFO(part);
+    CHECK_THROWS_WITH(GpuModel::load(path), Catch::Contains(path) && Catch::Contains(part));
+  };
+  expect([](Json& j) { j["native_governor"]["window_s"] = 1e20; }, "native_governor.window_s: expected 0.0001 to 10 s");
+  expect([](Json& j) { j["native_governor"]["control_period_s"] = 1e-12; }, "native_governor.control_period_s: expected 0.0001 to 1 s");
+  expect([](Json& j) { j["native_governor"]["target_fraction"] = 7; }, "native_governor.target_fraction: expected a fraction");
+  expect([](Json& j) { j["clocks"]["sm_mhz"] = Json::array({1e-9, 1980}); }, "clocks.sm_mhz: expected clocks from 1 to 20000 MHz (element 0)");
+  expect([](Json& j) { j["clocks"]["sm_mhz"] = Json::array({1980, 1e300}); }, "clocks.sm_mhz: expected clocks from 1 to 20000 MHz (element 1)");
+  expect([](Json& j) { j["clocks"]["mem_mhz"] = Json::array({1e6}); }, "clocks.mem_mhz: expected clocks from 1 to 20000 MHz");
+  expect([](Json& j) { j["voltage_curve"]["points"] = Json::array({Json::array({345, 100}), Json::array({1980, 1})}); },
+         "voltage_curve.points: expected [MHz, relative voltage] pairs");
+  expect([](Json& j) { j["voltage_curve"]["points"] = Json::array({Json::array({345, 1.0}), Json::array({1980, 0.8})}); },
+         "voltage_curve.points: expected a voltage that does not fall as the clock rises (element 1)");
+  expect([](Json& j) { j["power"]["cap_w"] = 1e300; }, "power.cap_w: expected 0 to 10000 W");
+  expect([](Json& j) { j["power"]["dynamic_scale"] = 1e300; }, "power.dynamic_scale: expected 0 to 100");
+  expect([](Json& j) { j["classes"]["gemm"]["dynamic_w"] = 1e308; }, "classes.gemm.dynamic_w: expected 0 to 10000 W");
+  expect([](Json& j) { j["activity"]["ramp_s"] = 1e300; }, "activity.ramp_s: expected 0 to 1 s");
+  expect([](Json& j) { j["activity"]["tensor_pj_per_flop"]["bf16"] = 1e30; }, "activity.tensor_pj_per_flop.bf16: expected 0 to 10000 pJ");
+  expect([](Json& j) { j["switch_latency"]["sm"]["spread_s"] = 1e300; }, "switch_latency.sm.spread_s: expected 0 to 10 s");
+  expect([](Json& j) { j["switch_latency"]["sm"]["mean_s"] = 0.001; j["switch_latency"]["sm"]["spread_s"] = 10; }, "switch_latency.sm.spread_s: expected a spread of at most 1000 x mean_s");
+  expect([](Json& j) { j["switch_latency"]["firmware_s"] = 1e300; }, "switch_latency.firmware_s: expected 0 to 10 s");
+  expect([](Json& j) { j["switch_latency"]["sm"]["energy_j"] = 1e300; }, "switch_latency.sm.energy_j: expected 0 to 1000 J");
+}
+
 TEST_CASE("unknown GPU names list the models that exist", "[models][errors]") {
   try {
     load_gpu_model("h900", "scenario.json", "gpu");

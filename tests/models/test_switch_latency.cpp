@@ -180,10 +180,10 @@ TEST_CASE("switch latency mistakes in a model file name the file and the field",
   expect([](Json& j) { j["switch_latency"].erase("firmware_s"); }, "switch_latency.firmware_s: missing required key");
   expect([](Json& j) { j["switch_latency"]["sm"].erase("mean_s"); }, "switch_latency.sm.mean_s: missing required key");
   expect([](Json& j) { j["switch_latency"]["sm"]["spred_s"] = 0.01; }, "switch_latency.sm.spred_s: unknown key");
-  expect([](Json& j) { j["switch_latency"]["sm"]["mean_s"] = -0.01; }, "switch_latency.sm.mean_s: expected a number >= 0");
-  expect([](Json& j) { j["switch_latency"]["mem"]["spread_s"] = -1; }, "switch_latency.mem.spread_s: expected a number >= 0");
+  expect([](Json& j) { j["switch_latency"]["sm"]["mean_s"] = -0.01; }, "switch_latency.sm.mean_s: expected 0 to 10 s");
+  expect([](Json& j) { j["switch_latency"]["mem"]["spread_s"] = -1; }, "switch_latency.mem.spread_s: expected 0 to 10 s");
   expect([](Json& j) { j["switch_latency"]["mem"]["spread_s"] = "wide"; }, "switch_latency.mem.spread_s: expected a number");
-  expect([](Json& j) { j["switch_latency"]["sm"]["energy_j"] = -0.5; }, "switch_latency.sm.energy_j: expected a number >= 0");
+  expect([](Json& j) { j["switch_latency"]["sm"]["energy_j"] = -0.5; }, "switch_latency.sm.energy_j: expected 0 to 1000 J");
   expect([](Json& j) { j["switch_latency"]["sm"]["mean_s"] = 0; j["switch_latency"]["sm"]["spread_s"] = 0.01; },
          "switch_latency.sm.spread_s: a spread needs a positive mean_s");
   expect([&](Json& j) { j["switch_latency"]["sm"]["target_scaling"] = pts({{1000, 1.0}, {900, 2.0}}); },
