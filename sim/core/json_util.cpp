@@ -14,11 +14,20 @@
 namespace dvfs {
 
 Json read_json_file(const std::string& path) {
+  require_regular_file(path, "a readable JSON file");
   std::ifstream in(path);
   if (!in) throw InputError(path, "", "cannot open file (expected a readable JSON file)");
   std::stringstream buf;
   buf << in.rdbuf();
   return parse_json_text(buf.str(), path);
+}
+
+void require_regular_file(const std::string& path, const std::string& expected) {
+  struct stat st {};
+  if (path.empty()) throw InputError("(empty path)", "", "expected " + expected + ", got an empty file name");
+  if (::stat(path.c_str(), &st) != 0) throw InputError(path, "", "cannot open file: no such file (expected " + expected + ")");
+  if (S_ISDIR(st.st_mode)) throw InputError(path, "", "is a directory (expected " + expected + ")");
+  if (!S_ISREG(st.st_mode)) throw InputError(path, "", "is not a regular file (a device, pipe or socket; expected " + expected + ")");
 }
 
 namespace {

@@ -28,6 +28,7 @@ struct Table {
 };
 
 Table read_csv(const std::string& path, const std::vector<std::string>& required) {
+  require_regular_file(path, "a CSV file");
   std::ifstream f(path);
   if (!f) throw InputError(path, "", "cannot read the file");
   std::string line;

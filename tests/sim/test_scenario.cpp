@@ -1,5 +1,6 @@
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "traces/src/gzip_file.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation/simulation.hpp"
 
@@ -118,6 +119,18 @@ TEST_CASE("scenario mistakes are one-line errors naming file, field and expectat
     c.edit(j);
     expect_error(j, c.field, c.problem);
   }
+}
+
+TEST_CASE("a device, a directory or an empty path where a file belongs is refused, not read until memory runs out",
+          "[scenario][errors]") {
+  Json j = base();
+  j["trace"] = "/dev/zero";  // read until std::bad_alloc (exit 3)
+  CHECK_THROWS_WITH(parse_scenario(j, "my.json", "."), Catch::Contains("my.json: trace: not a regular file: /dev/zero"));
+  j["trace"] = "";
+  CHECK_THROWS_WITH(parse_scenario(j, "my.json", "."), Catch::Contains("my.json: trace: expected a path, got an empty string"));
+  CHECK_THROWS_WITH(read_json_file("/dev/zero"), Catch::Contains("/dev/zero: is not a regular file"));
+  CHECK_THROWS_WITH(read_json_file("/tmp"), Catch::Contains("/tmp: is a directory (expected a readable JSON file)"));
+  CHECK_THROWS_WITH(read_maybe_gzip("/dev/zero"), Catch::Contains("/dev/zero: is not a regular file"));
 }
 
 TEST_CASE("a malformed trace named by a scenario reports the trace file", "[scenario][errors]") {

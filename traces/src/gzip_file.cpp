@@ -9,6 +9,7 @@
 namespace dvfs {
 
 std::string read_maybe_gzip(const std::string& path) {
+  require_regular_file(path, "a JSON file, or one compressed with gzip");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open file");
   std::stringstream buf;
@@ -28,7 +29,13 @@ std::string read_maybe_gzip(const std::string& path) {
     zs.next_out = reinterpret_cast<Bytef*>(chunk);
     zs.avail_out = sizeof(chunk);
     rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(chunk, sizeof(chunk) - zs.avail_out);
+    try {
+      out.append(chunk, sizeof(chunk) - zs.avail_out);
+    } catch (const std::bad_alloc&) {  // a gzip bomb (1 MB of gzip, a GB of spaces) was "internal error: std::bad_alloc"
+      inflateEnd(&zs);
+      throw InputError(path, "", "out of memory inflating the gzip data after " + std::to_string(out.size() >> 20) +
+                                     " MiB (from " + std::to_string(raw.size() >> 10) + " KiB compressed): expected a trace that fits in memory");
+    }
     // Concatenated gzip members are legal: continue with the next one.
     if (rc == Z_STREAM_END && zs.avail_in > 0) rc = inflateReset(&zs);
   }

@@ -229,6 +229,7 @@ ByteSource& ByteSource::operator=(ByteSource&&) noexcept = default;
 ByteSource::~ByteSource() = default;
 
 ByteSource ByteSource::open(const std::string& path) {
+  require_regular_file(path, "a Kineto trace (JSON, or JSON compressed with gzip)");
   auto impl = std::make_unique<Impl>();
   impl->file = std::fopen(path.c_str(), "rb");
   if (!impl->file) throw std::runtime_error("cannot open " + path);

@@ -13,6 +13,7 @@
 namespace dvfs {
 
 Telemetry Telemetry::load_csv(const std::string& path) {
+  require_regular_file(path, "a telemetry CSV file (telemetry.csv)");
   std::ifstream in(path);
   if (!in) throw InputError(path, "", "cannot open telemetry file (expected telemetry.csv)");
   Telemetry t;

@@ -44,6 +44,7 @@ std::vector<std::string> StageProfile::instructions() const {
 }
 
 StageProfile load_stage_profile(const std::string& path) {
+  require_regular_file(path, "a stage profile CSV file");
   if (is_directory(path)) throw InputError(path, "", "is a directory (expected a stage profile CSV file)");
   std::ifstream in(path);
   if (!in) throw InputError(path, "", "cannot open the stage profile");
