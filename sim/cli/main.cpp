@@ -145,7 +145,10 @@ PerseusValidationOptions perseus_options(const ValidateArgs& a) {
     po.p_blocking_w = parse_number("--p-blocking", a.p_blocking.value, "a power in W (>= 0)");
     if (po.p_blocking_w < 0) throw InputError("--p-blocking", "", "expected a power >= 0 W");
   }
-  if (a.power_cap.given()) po.power_cap_w = parse_number("--power-cap", a.power_cap.value, "a power limit in W (> 0)");
+  if (a.power_cap.given()) {
+    po.power_cap_w = parse_number("--power-cap", a.power_cap.value, "a power limit in W (> 0)");
+    if (!(po.power_cap_w > 0)) throw InputError("--power-cap", "", "expected a power limit > 0 W (0 read as no limit)");
+  }
   if (a.quantum.given()) po.quantum_s = parse_number("--quantum", a.quantum.value, "a time quantum in s (> 0)");
   if (a.min_clock.given()) {
     po.min_sm_mhz = parse_number("--min-clock", a.min_clock.value, "an SM clock in MHz (>= 0)");
@@ -162,7 +165,8 @@ PerseusValidationOptions perseus_options(const ValidateArgs& a) {
 // Every plan of a Perseus run directory, time and energy (sim/critical_path/).
 int validate_perseus_plans(const ValidateArgs& a, const PerseusValidationOptions& po) {
   if (po.power_cap_w < 0) throw InputError("--power-cap", "", "expected a power limit > 0 W");
-  if (!(po.quantum_s > 0) || po.quantum_s > 1) throw InputError("--quantum", "", "expected a time quantum in (0, 1] s");
+  // below ~1e-9 s the quantum drowns in the iteration time's rounding ("a shortening cut did not shorten")
+  if (!(po.quantum_s >= 1e-9) || po.quantum_s > 1) throw InputError("--quantum", "", "expected a time quantum from 1e-9 to 1 s");
   const Json rep = validate_perseus(a.perseus, po);
   if (!a.out_file.empty()) write_json_output(a.out_file, rep, "validation report");
   std::cout << (a.json ? rep.dump(2) + "\n" : format_perseus_report(rep));

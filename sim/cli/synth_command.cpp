@@ -58,7 +58,10 @@ void read_layout(const SynthArgs& a, SyntheticRun& req) {
 }
 
 void read_power_and_clocks(const SynthArgs& a, SyntheticRun& req) {
-  if (a.power_cap.given()) req.power_cap_w = parse_number("--power-cap", a.power_cap.value, "a power limit in W");
+  if (a.power_cap.given()) {
+    req.power_cap_w = parse_number("--power-cap", a.power_cap.value, "a power limit in W");
+    if (!(req.power_cap_w > 0)) throw InputError("--power-cap", "", "expected a power limit > 0 W (0 read as no limit)");
+  }
   if (a.power_budget.given()) {
     req.power_budget_w = parse_number("--power-budget", a.power_budget.value, "a budget in W for the whole job (> 0)");
     if (!(req.power_budget_w > 0)) throw InputError("--power-budget", "", "expected a budget > 0 W for the whole job");

@@ -349,7 +349,8 @@ def test_synth_runs_a_70b_pipeline_and_rejects_bad_layouts(cli):
     assert "1024 GPUs (128 actors)" in r.stdout and "64 micro-batches" in r.stdout
     for args, needle in ((("--tp", "3", "--pp", "8"), "tp: TP 3 does not divide"),
                          (("--pp", "7"), "pp: 80 layers do not split into 7 stages"),
-                         (("--tp", "0"), "--tp: expected a positive integer")):
+                         (("--tp", "0"), "--tp: expected a positive integer"),
+                         (("--power-cap", "0"), "--power-cap: expected a power limit > 0 W")):  # 0 ran as no cap
         r = cli("synth", "--model", "llama-3.3-70b", *args)
         assert r.returncode == 2, args
         assert len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr, (args, r.stderr)

@@ -51,6 +51,13 @@ def test_validate_perseus_bad_input_is_one_line_and_exit_code_2(cli, root, tmp_p
     (runs / "2.sched.json").write_text('[{"rank": 0, "power_st')
     assert_one_line_error(cli("validate", "--perseus", runs, "--no-frontier"), "2.sched.json", "malformed JSON")
     assert_one_line_error(cli("validate", "--perseus", runs, "--quantum", "0"), "--quantum")
+    # Each ran before: a frontier "internal error", a cap of 0 read as none, 1e308 W, a 13,084 % energy MAPE, a
+    # "computation curve" error naming no option.
+    assert_one_line_error(cli("validate", "--perseus", runs, "--quantum", "1e-20"), "--quantum", "expected a time quantum from 1e-9 to 1 s")
+    assert_one_line_error(cli("validate", "--perseus", runs, "--power-cap", "0"), "--power-cap", "expected a power limit > 0 W")
+    assert_one_line_error(cli("validate", "--perseus", runs, "--power-cap", "1e308"), "--power-cap", "and at most its cap")
+    assert_one_line_error(cli("validate", "--perseus", runs, "--p-blocking", "1e6"), "--p-blocking", "expected at most")
+    assert_one_line_error(cli("validate", "--perseus", runs, "--min-clock", "1411"), "--min-clock", "highest SM clock")
     other = tmp_path / "h100_runs"
     other.mkdir()
     assert_one_line_error(cli("validate", "--perseus", other), "expected plans")
