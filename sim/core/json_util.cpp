@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 #include <sys/stat.h>
+#include <unordered_set>
 #include <vector>
 
 namespace dvfs {
@@ -37,7 +38,8 @@ namespace {
 // as it is opened.
 class CheckedDomBuilder {
  public:
-  CheckedDomBuilder(Json& root, const std::string& file) : dom_(root, true), file_(file) {}
+  CheckedDomBuilder(Json& root, const std::string& file, bool refuse_duplicates)
+      : dom_(root, true), file_(file), refuse_duplicates_(refuse_duplicates) {}
 
   bool null() { return element(), dom_.null(); }
   bool boolean(bool v) { return element(), dom_.boolean(v); }
@@ -48,7 +50,11 @@ class CheckedDomBuilder {
   bool binary(Json::binary_t& v) { return element(), dom_.binary(v); }
   bool start_object(std::size_t n) { return open(false), dom_.start_object(n); }
   bool key(Json::string_t& k) {
-    frames_.back().key = k;
+    Frame& f = frames_.back();
+    f.key = k;
+    // A key given twice: nlohmann keeps the last one, so `"policy": "native", "policy": "max"` ran max without a word.
+    if (refuse_duplicates_ && !f.seen.insert(k).second)
+      throw InputError(file_, clipped(path(false)), "duplicate key (expected each key once in an object; the last one would silently win)");
     return dom_.key(k);
   }
   bool end_object() { return frames_.pop_back(), dom_.end_object(); }
@@ -69,6 +75,7 @@ class CheckedDomBuilder {
     bool array;
     std::size_t next = 0;  // elements started (arrays)
     std::string key;       // the last key read (objects)
+    std::unordered_set<std::string> seen;  // every key read (objects)
   };
 
   void element() {
@@ -80,7 +87,7 @@ class CheckedDomBuilder {
       throw InputError(file_, clipped(path(false)), "nested deeper than " + std::to_string(kMaxJsonDepth) +
                                                " levels (expected at most " + std::to_string(kMaxJsonDepth) +
                                                " levels of objects and arrays)");
-    frames_.push_back({array, 0, {}});
+    frames_.push_back({array, 0, {}, {}});
   }
   // A path cut to its first 80 and last 20 characters (one of 64 levels can be long).
   static std::string clipped(const std::string& p) {
@@ -105,14 +112,15 @@ class CheckedDomBuilder {
 
   nlohmann::detail::json_sax_dom_parser<Json> dom_;
   const std::string& file_;
+  bool refuse_duplicates_;
   std::vector<Frame> frames_;
 };
 
 }  // namespace
 
-Json parse_json_text(const std::string& text, const std::string& file) {
+Json parse_json_text(const std::string& text, const std::string& file, DuplicateKeys duplicates) {
   Json doc;
-  CheckedDomBuilder builder(doc, file);
+  CheckedDomBuilder builder(doc, file, duplicates == DuplicateKeys::refuse);
   Json::sax_parse(text, &builder);
   return doc;
 }

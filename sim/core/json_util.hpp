@@ -14,7 +14,10 @@ using Json = nlohmann::json;
 // (1e400) and nesting deeper than kMaxJsonDepth (sim/core/limits.hpp) are InputErrors naming the file and the JSON path.
 Json read_json_file(const std::string& path);
 // JSON text that came from `file` (malformed JSON is an InputError naming it).
-Json parse_json_text(const std::string& text, const std::string& file);
+// Duplicate keys: refused in the files we define (scenarios, models, plans, policies), where the last one silently
+// won; kept (last wins, as Python's json and nlohmann do) in recorded traces, which third-party tools write.
+enum class DuplicateKeys { refuse, last_wins };
+Json parse_json_text(const std::string& text, const std::string& file, DuplicateKeys duplicates = DuplicateKeys::refuse);
 
 // `j` as an integer in [lo, hi], or an InputError naming `file` and `field`: an integer, a whole float
 // (3.0, 1e3), or with `digits_in_string` a string whose first run of digits is the value ("stream 7").

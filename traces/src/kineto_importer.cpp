@@ -1001,7 +1001,7 @@ namespace {
 // The checked reader: the whole document through parse_json_text, whose errors name the file and field.
 Workload import_checked(const std::string& text, const std::string& file, const Classifier& classifier, ImportReport* report) {
   using namespace kineto;
-  const Json doc = parse_json_text(text, file);
+  const Json doc = parse_json_text(text, file, DuplicateKeys::last_wins);
   const Json& events = trace_events(doc, file);
   const TraceHeader header = read_header(doc, file);
   RawTrace raw = read_events(events, file, header.global_rank);

@@ -1129,7 +1129,7 @@ Workload import_streaming(ByteSource source, const std::string& file, const Clas
         source, [&](std::string_view text, std::size_t first, std::size_t count) { reader.batch(text, first, count); },
         options.split_depth, options.batch_bytes);
   }
-  const Json doc = parse_json_text(skeleton, file);
+  const Json doc = parse_json_text(skeleton, file, DuplicateKeys::last_wins);
   const TraceHeader header = read_header(doc, file);
   // The checked reader starts from distributedInfo's rank and reads comm records' "Rank" only while it is < 0;
   // distributedInfo may come after the events here.

@@ -74,3 +74,13 @@ TEST_CASE("JsonReader integers are range-checked and a non-object is refused whe
   CHECK(e.field() == "(top level)");
   CHECK(e.problem() == "expected an object, got array");
 }
+
+TEST_CASE("a key given twice in one object is refused naming it; a recorded trace keeps the last, as its writers' readers do",
+          "[json]") {
+  // "policy": "native", "policy": "max" ran max; a model's cap_w 700 then 300 ran at 300 W, without a word.
+  const InputError e = error_of([] { parse_json_text(R"({"gpu": "h200", "policy": {"name": "native", "name": "max"}})", "s.json"); });
+  CHECK(e.field() == "policy.name");
+  CHECK_THAT(std::string(e.what()), Catch::Contains("s.json: policy.name: duplicate key"));
+  CHECK(parse_json_text(R"({"a": [{"b": 1}, {"b": 2}]})", "s.json")["a"][1]["b"] == 2);  // the same key in two objects
+  CHECK(parse_json_text(R"({"ts": 1, "ts": 2})", "trace.json", DuplicateKeys::last_wins)["ts"] == 2);
+}

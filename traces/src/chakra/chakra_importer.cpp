@@ -117,7 +117,7 @@ GroupTable group_table(const std::vector<ParsedRank>& parts) {
     const AttributeProto* at = find_attr(p.file.metadata.attr(), a::kCommGroups);
     if (!at) continue;
     const std::string field = std::string("GlobalMetadata attr ") + a::kCommGroups;
-    const Json j = parse_json_text(at->string_val(), p.path + " (" + field + ")");
+    const Json j = parse_json_text(at->string_val(), p.path + " (" + field + ")", DuplicateKeys::last_wins);
     if (!j.is_array()) throw InputError(p.path, field, "expected a JSON array of groups");
     for (const Json& g : j) {
       if (!g.is_object() || !g.contains("pg_name") || !g["pg_name"].is_string() || !g.contains("ranks") || !g["ranks"].is_array() ||
@@ -359,7 +359,7 @@ void read_annotations(const ParsedRank& p, Workload& wl) {
   const AttributeProto* at = find_attr(p.file.metadata.attr(), a::kAnnotations);
   if (!at) return;
   const std::string field = std::string("GlobalMetadata attr ") + a::kAnnotations;
-  const Json j = parse_json_text(at->string_val(), p.path + " (" + field + ")");
+  const Json j = parse_json_text(at->string_val(), p.path + " (" + field + ")", DuplicateKeys::last_wins);
   if (!j.is_object() || !j.contains("names") || !j["names"].is_array() || !j.contains("sets") || !j["sets"].is_array())
     throw InputError(p.path, field, "expected {names: [...], sets: [{phase, annotations}]}");
   for (const Json& n : j["names"]) wl.annotation_names.push_back(n.is_string() ? n.get<std::string>() : "");
@@ -385,7 +385,7 @@ void read_steps(const ParsedRank& p, Rank& r) {
   const AttributeProto* at = find_attr(p.file.metadata.attr(), a::kSteps);
   if (!at) return;
   const std::string field = std::string("GlobalMetadata attr ") + a::kSteps;
-  const Json j = parse_json_text(at->string_val(), p.path + " (" + field + ")");
+  const Json j = parse_json_text(at->string_val(), p.path + " (" + field + ")", DuplicateKeys::last_wins);
   if (!j.is_array() || static_cast<double>(j.size()) > kMaxReplayedSteps) throw InputError(p.path, field, "expected a JSON array of steps");
   for (const Json& s : j) {
     if (!s.is_object() || (s.contains("label") && !s["label"].is_string()) || (s.contains("lead_s") && !s["lead_s"].is_number()) ||
