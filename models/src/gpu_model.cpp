@@ -83,7 +83,8 @@ NativeGovernorParams read_governor(const JsonReader& g) {
   gp.window_s = g.number_in("window_s", kMinGovernorPeriodS, kMaxGovernorWindowS, "s");
   if (gp.window_s < gp.control_period_s) g.fail("window_s", "expected window_s >= control_period_s");
   gp.target_fraction = g.positive("target_fraction");
-  if (gp.target_fraction > 1) g.fail("target_fraction", "expected a fraction of the power cap in (0, 1]");
+  // (0, 2]: calibrate --profile tries targets a little above the cap (p_max x 1.05 / cap) among its candidates
+  if (gp.target_fraction > 2) g.fail("target_fraction", "expected a fraction of the power cap in (0, 2]");
   gp.down_gain_steps_per_w = g.number_in("down_gain_steps_per_w", 0, kMaxClockSteps, "clock steps per W");
   gp.up_steps_per_period = g.number_in("up_steps_per_period", 0, kMaxClockSteps, "clock steps");
   gp.up_margin_w = g.number_in("up_margin_w", 0, kMaxModelPowerW, "W");

@@ -66,6 +66,8 @@ int run_main(const RunArgs& a) {
   }
   opts.trace_out = a.trace_out;
   opts.chakra_out = a.chakra_out;
+  if (!a.trace_gpus.empty() && a.trace_out.empty())  // it selected nothing to write, without a word
+    throw InputError("--trace-gpus", "", "expected with --trace-out (it chooses the GPUs the trace holds)");
   if (!a.trace_gpus.empty()) opts.trace_gpus = parse_gpu_list(a.trace_gpus, "--trace-gpus");
   const ScenarioRun run = run_scenario_file(a.scenario.empty() ? default_scenario_path() : a.scenario, opts);
   if (run.is_study()) {  // studies print their result
@@ -561,6 +563,11 @@ int run_command_line(const dvfs::Command& c, std::vector<std::string> args) {
   } catch (const CLI::ParseError& e) {
     throw dvfs::UsageError(e.what());
   }
+  // An empty value (`--engine ''`, `-o ''`, `report ''`) fell back to the option's default without a word.
+  for (const CLI::Option* o : p.app.get_options())
+    for (const std::string& v : o->results())
+      if (v.empty() && o->get_expected_min() > 0)
+        throw dvfs::UsageError(o->get_name() + ": expected a value, got an empty string");
   for (const std::string& extra : p.app.remaining()) {
     if (extra == "--") continue;
     if (!extra.empty() && extra[0] == '-') throw dvfs::UsageError(c.unknown_option + extra);

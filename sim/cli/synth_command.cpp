@@ -6,6 +6,7 @@
 #include "sim/compare.hpp"
 #include "sim/results/trace_export.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/simulation/policy_catalog.hpp"
 #include "sim/synthetic_run.hpp"
 
 #include <CLI/CLI.hpp>
@@ -135,6 +136,12 @@ int synth_main(const SynthArgs& a) {
   read_power_and_clocks(a, req);
   read_gradient_sync(a, req);
   read_cluster(a, req);
+  // --budget under a policy that plans nothing (native, max) ran as if it were not given.
+  if (a.budget.given() && !policy_registry().at(req.policy, "--policy", "").accepts("budget_pct"))
+    throw InputError("--budget", "", "the " + req.policy + " policy takes no slowdown budget (a planned or critical-path policy does)");
+  // --trace-gpus without --trace-out selected nothing to write.
+  if (!a.trace_gpus.empty() && a.trace_out.empty())
+    throw InputError("--trace-gpus", "", "expected with --trace-out (it chooses the GPUs the trace holds)");
   req.per_gpu = !a.per_gpu_file.empty();
   req.trace_out = a.trace_out;
   req.chakra_out = a.chakra_out;

@@ -6,6 +6,7 @@
 #include "sim/results/svg_plot.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,8 @@ struct Table {
   }
 };
 
+constexpr double kMaxReportValue = 1e15;  // seconds, watts, MHz, joules of one run: far below
+
 Table read_csv(const std::string& path, const std::vector<std::string>& required) {
   require_regular_file(path, "a CSV file");
   std::ifstream f(path);
@@ -39,13 +42,22 @@ Table read_csv(const std::string& path, const std::vector<std::string>& required
     if (std::find(header.begin(), header.end(), r) == header.end())
       throw InputError(path, r, "missing column: expected a header with " + r);
   Table t;
-  while (std::getline(f, line)) {
+  // Rows of another width and non-numbers, nan or 1e308 in the plotted columns went into the figures (an axis to 2.5e307).
+  for (long row = 2; std::getline(f, line); ++row) {
     if (blank_line(line)) continue;
     const std::vector<std::string> cells = split_csv_line(line);
+    if (cells.size() != header.size())
+      throw InputError(path, "line " + std::to_string(row), "expected " + std::to_string(header.size()) + " cells (the header's), got " +
+                                                              std::to_string(cells.size()));
     for (std::size_t i = 0; i < header.size(); ++i) {
       char* end = nullptr;
-      const double v = i < cells.size() ? std::strtod(cells[i].c_str(), &end) : 0;
-      t.cols[header[i]].push_back(i < cells.size() && end != cells[i].c_str() ? v : std::nan(""));
+      const double v = std::strtod(cells[i].c_str(), &end);
+      const bool number = end != cells[i].c_str() && *end == '\0';
+      const bool plotted = std::find(required.begin(), required.end(), header[i]) != required.end();
+      if (plotted && !(number && std::fabs(v) <= kMaxReportValue))
+        throw InputError(path, "line " + std::to_string(row) + "." + header[i],
+                         "expected a finite number (|x| <= 1e15), got \"" + cells[i] + "\"");
+      t.cols[header[i]].push_back(number ? v : std::nan(""));
     }
   }
   return t;

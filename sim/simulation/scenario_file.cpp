@@ -92,8 +92,14 @@ void read_policy(const JsonReader& r, const std::string& base_dir, Scenario& s) 
   if (r.has("clock_plan")) {
     if (!entry->accepts("clock_plan"))
       r.fail("clock_plan", "a clock plan is replayed by the " + takers("clock_plan") + " policy (policy is \"" + s.policy.name + "\")");
-    s.clock_plan = normalize_path(join_path(base_dir, r.string("clock_plan")));
-    if (!file_exists(s.clock_plan)) r.fail("clock_plan", "file not found: " + s.clock_plan + " (expected a plan in Perseus's N.sched.json format)");
+    const std::string given = r.string("clock_plan");
+    s.clock_plan = normalize_path(join_path(base_dir, given));
+    // "" and a directory read as the scenario's folder: "malformed JSON" naming ".".
+    if (given.empty() || !file_exists(s.clock_plan) || is_directory(s.clock_plan))
+      r.fail("clock_plan", "no plan file at \"" + given + "\" (expected a plan in Perseus's N.sched.json format)");
+    // With a given plan the budget plans nothing: budget_pct 10 beside a plan changed nothing, without a word.
+    if (s.policy.name == "critical-path" && object && object->has("budget_pct"))
+      r.fail("clock_plan", "a given clock plan is replayed as it is: drop policy.budget_pct, which only shapes a plan the policy makes");
   }
   if (entry->parse) entry->parse(r, object ? &*object : nullptr, s.policy);
 }

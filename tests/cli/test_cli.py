@@ -429,3 +429,25 @@ def test_a_list_option_with_an_empty_item_is_one_line(cli, root):
                       (("fleet", os.path.join(pb, "fleet-mixed.json"), "--sizes", "16,,32"), "--sizes"),
                       (("control", os.path.join(pb, "grpo-7b-16gpu.json"), "--controller", "pid,"), "--controller")):
         assert_one_line_error(cli(*args), opt, "none empty")
+
+
+def test_options_and_keys_that_changed_nothing_are_refused(cli, root, tmp_path):
+    # Each ran before as if it were not there: an empty option value fell back to the default, a budget under a policy
+    # that plans nothing, --trace-gpus with no trace to write, a budget beside a clock plan, an empty clock_plan.
+    assert_one_line_error(cli("run", "--engine", ""), "--engine: expected a value, got an empty string")
+    assert_one_line_error(cli("run", "-o", ""), "expected a value, got an empty string")
+    assert_one_line_error(cli("report", ""), "expected a value, got an empty string")
+    assert_one_line_error(cli("run", "--trace-gpus", "0-7"), "--trace-gpus: expected with --trace-out")
+    assert_one_line_error(cli("synth", "--model", "llama-3.2-3b", "--pp", "2", "--budget", "5"),
+                          "--budget: the native policy takes no slowdown budget")
+    plan37 = os.path.join(root, "scenarios", "critical-path", "gpt3-xl-pp4-a100-perseus-plan37.json")
+    with open(plan37) as f:
+        doc = json.load(f)
+    doc["clock_plan"] = os.path.join(root, "traces", "perseus-runs", "a100_gpt3-xl_pp4", "37.sched.json.gz")
+    doc["output"] = {"dir": str(tmp_path / "out")}
+    for change, needle in (({"policy": {"name": "critical-path", "budget_pct": 10}}, "drop policy.budget_pct"),
+                           ({"clock_plan": ""}, 'clock_plan: no plan file at ""'),
+                           ({"clock_plan": str(tmp_path)}, "clock_plan: no plan file at")):
+        s = tmp_path / "s.json"
+        s.write_text(json.dumps({**doc, **change}))
+        assert_one_line_error(cli("run", s), "s.json", needle)

@@ -12,6 +12,8 @@ import zlib
 
 import pytest
 
+from cli_errors import assert_one_line_error
+
 
 def png_colours(path):
     """Distinct RGB(A) colours of an 8-bit, non-interlaced truecolour PNG (what Chromium writes)."""
@@ -150,3 +152,15 @@ def test_compare_trace_writes_one_trace_per_policy_and_the_report_draws_the_tabl
         assert doc["dvfs_sim"]["policy"] == row["policy"]
     assert cli("report", out).returncode == 0
     assert "Energy saved and slowdown vs native" in (out / "report.html").read_text()
+
+
+def test_report_refuses_timeline_rows_that_are_not_numbers_naming_the_line(cli, run_dir, tmp_path):
+    # Rows of nan, text, two cells or 1e308 were plotted (an axis to 2.5e307), exit 0.
+    out = tmp_path / "bad"
+    shutil.copytree(run_dir, out)
+    lines = (out / "timeline.csv").read_text().splitlines()
+    huge = lines[1].split(",")
+    huge[lines[0].split(",").index("power_w")] = "1e308"
+    for bad, needle in ((",".join(["nan"] * len(huge)), "line 3."), ("1,2", "line 3: expected"), (",".join(huge), "line 3.power_w")):
+        (out / "timeline.csv").write_text("\n".join([lines[0], lines[1], bad] + lines[2:]) + "\n")
+        assert_one_line_error(cli("report", out), "timeline.csv", needle)

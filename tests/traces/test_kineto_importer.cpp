@@ -3,6 +3,10 @@
 #include "traces/src/gzip_file.hpp"
 #include "traces/src/kernel_activity.hpp"
 #include "traces/src/kineto_importer.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+#include <cstdio>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -145,6 +149,19 @@ TEST_CASE("bad traces give one-line errors naming the file and the field", "[tra
   require_input_error(fixture("bad_duration.json"), "traceEvents[0].dur", "expected a number");
   require_input_error(fixture("malformed.json"), "malformed.json", "malformed JSON");
   require_input_error(fixture("does_not_exist.json"), "does_not_exist.json", "cannot open");
+}
+
+TEST_CASE("a kernel on device -1 is refused, not replayed as a GPU of its own", "[traces][errors]") {
+  Json doc = read_json_maybe_gzip(fixture("kineto_current.json"));
+  for (Json& ev : doc["traceEvents"])
+    if (ev.value("cat", "") == "kernel") {
+      ev["args"]["device"] = -1;
+      break;
+    }
+  const std::string path = dvfs::testing::scratch_path("dvfs-device-minus-one.json");
+  std::ofstream(path) << doc.dump();
+  require_input_error(path, ".args.device", "expected an integer in [0, ");
+  std::remove(path.c_str());
 }
 
 TEST_CASE("a trace without device activity names the categories it holds instead", "[traces][errors]") {

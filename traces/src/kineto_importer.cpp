@@ -316,7 +316,8 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
   a.name = t.names.intern(name_it->get_ref<const std::string&>());
   a.kind = kind;
   const std::string where = args_field(i);
-  a.device = static_cast<int>(args.contains("device") ? int_field(args, "device", 0, file, where, kIntMin, kIntMax)
+  // A device index below 0 made the kernel a GPU of its own ("device": -1 replayed as a second GPU).
+  a.device = static_cast<int>(args.contains("device") ? int_field(args, "device", 0, file, where, 0, kIntMax)
                                                       : int_field(ev, "pid", 0, file, event_field(i), kIntMin, kIntMax));
   a.stream = static_cast<int>(args.contains("stream") ? int_field(args, "stream", 0, file, where, kIntMin, kIntMax)
                                                       : int_field(ev, "tid", 0, file, event_field(i), kIntMin, kIntMax));

@@ -854,7 +854,7 @@ class EventReader {
     const Node* device = a_[a_device];
     const Node* stream = a_[a_stream];
     const Node* external = a_[a_External_id];
-    const auto dev = device ? int_field(device, 0, kIntMin, kIntMax) : int_field(f_[f_pid], 0, kIntMin, kIntMax);
+    const auto dev = device ? int_field(device, 0, 0, kIntMax) : int_field(f_[f_pid], 0, kIntMin, kIntMax);  // as the checked reader
     const auto str = stream ? int_field(stream, 0, kIntMin, kIntMax) : int_field(f_[f_tid], 0, kIntMin, kIntMax);
     const auto corr = int_field(a_[a_correlation], -1);
     const auto ext = external ? int_field(external, -1) : int_field(a_[a_external_id], -1);
