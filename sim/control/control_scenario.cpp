@@ -62,16 +62,17 @@ GrpoJobSpec read_control_job(const JsonReader& r, std::size_t index) {
   j.concurrency = int_in(r, "concurrency", std::clamp(j.concurrency, j.concurrency_min, j.concurrency_max), j.concurrency_min, j.concurrency_max);
   j.prompt_tokens = int_in(r, "prompt_tokens", j.prompt_tokens, 1, 1 << 20);
   j.max_response_tokens = int_in(r, "max_response_tokens", j.max_response_tokens, 1, 1 << 20);
-  if (r.has("response_median_tokens")) j.response_median_tokens = r.positive("response_median_tokens");
-  if (r.has("response_sigma")) j.response_sigma = r.non_negative("response_sigma");
+  // A median beyond the longest response (1e9 of 1024 tokens) or a sigma of 1e300 drew every response at the cap.
+  if (r.has("response_median_tokens")) j.response_median_tokens = r.number_in("response_median_tokens", 1, j.max_response_tokens, "tokens (1 to max_response_tokens)");
+  if (r.has("response_sigma")) j.response_sigma = r.number_in("response_sigma", 0, 10, "(a lognormal's sigma)");
   j.train_micro_batch = int_in(r, "train_micro_batch", j.train_micro_batch, 1, 4096);
   j.reference_forward = boolean(r, "reference_forward", j.reference_forward);
-  if (r.has("decode_host_overhead_s")) j.decode_host_overhead_s = r.non_negative("decode_host_overhead_s");
-  if (r.has("decode_allreduce_s")) j.decode_allreduce_s = r.non_negative("decode_allreduce_s");
-  if (r.has("step_host_s")) j.step_host_s = r.non_negative("step_host_s");
-  if (r.has("start_offset_s")) j.start_offset_s = r.non_negative("start_offset_s");
-  if (r.has("start_offset_spread_s")) j.start_offset_spread_s = r.non_negative("start_offset_spread_s");
-  if (r.has("coalesce_span_s")) j.coalesce_span_s = r.positive("coalesce_span_s");
+  if (r.has("decode_host_overhead_s")) j.decode_host_overhead_s = r.number_in("decode_host_overhead_s", 0, 10, "s");
+  if (r.has("decode_allreduce_s")) j.decode_allreduce_s = r.number_in("decode_allreduce_s", 0, 10, "s");
+  if (r.has("step_host_s")) j.step_host_s = r.number_in("step_host_s", 0, 3600, "s");
+  if (r.has("start_offset_s")) j.start_offset_s = r.number_in("start_offset_s", 0, kMaxControlDurationS, "s");
+  if (r.has("start_offset_spread_s")) j.start_offset_spread_s = r.number_in("start_offset_spread_s", 0, kMaxControlDurationS, "s");
+  if (r.has("coalesce_span_s")) j.coalesce_span_s = r.number_in("coalesce_span_s", 1e-6, 60, "s");
   if (r.has("seed")) {
     const long s = r.integer("seed");
     if (s < 0) r.fail("seed", "expected an integer >= 0");
@@ -172,7 +173,12 @@ ControlScenario parse_control_scenario(const Json& doc, const std::string& file,
   }
   const JsonReader jobs = c.child("jobs");
   if (!jobs.is_array() || jobs.size() == 0) c.fail("jobs", "expected a list of jobs");
-  for (std::size_t i = 0; i < jobs.size(); ++i) sc.jobs.push_back(read_control_job(jobs.at(i), i));
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    sc.jobs.push_back(read_control_job(jobs.at(i), i));
+    for (std::size_t k = 0; k < i; ++k)  // results are reported per job name: two of one name read as one
+      if (sc.jobs[k].name == sc.jobs[i].name)
+        jobs.at(i).fail("name", "expected a name no other job has (\"" + sc.jobs[i].name + "\" is jobs[" + std::to_string(k) + "]'s)");
+  }
   if (c.has("budgets")) {
     const JsonReader b = c.child("budgets");
     if (!b.is_array()) c.fail("budgets", "expected a list of budgets");

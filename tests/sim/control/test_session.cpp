@@ -240,6 +240,16 @@ TEST_CASE("bad control input is one error naming the file and the field", "[cont
   CHECK(field_of({{"control", {{"jobs", {job}}, {"telemetry", {{"field", "psychic"}}}}}}) == "control.telemetry.field");
   // a cap that takes effect after 1e9 s, a budget controller with no budget, a policy file that is not there: each ran
   CHECK(field_of({{"control", {{"jobs", {job}}, {"telemetry", {{"cap_latency_s", 1e9}}}}}}) == "control.telemetry.cap_latency_s");
+  Json twin = job;
+  twin["name"] = "a";
+  CHECK(field_of({{"control", {{"jobs", {twin, twin}}}}}) == "control.jobs[1].name");  // two jobs, one name: one row
+  Json longer = job;
+  longer["max_response_tokens"] = 1024;
+  longer["response_median_tokens"] = 1e9;  // every response drawn at the cap
+  CHECK(field_of({{"control", {{"jobs", {longer}}}}}) == "control.jobs[0].response_median_tokens");
+  longer["response_median_tokens"] = 300;
+  longer["step_host_s"] = 1e300;
+  CHECK(field_of({{"control", {{"jobs", {longer}}}}}) == "control.jobs[0].step_host_s");
   CHECK(field_of({{"control", {{"jobs", {job}}, {"budgets", Json::array()}, {"controller", {{"name", "pid"}}}}}}) == "control.budgets");
   const Json loose = {{{"budget_w", 5000}, {"controlled", false}}};
   CHECK(field_of({{"control", {{"jobs", {job}}, {"budgets", loose}, {"controller", {{"name", "reactive"}}}}}}) == "control.budgets");
