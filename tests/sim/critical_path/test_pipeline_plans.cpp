@@ -143,5 +143,5 @@ TEST_CASE("scenarios: the critical-path policies need a synthetic workload, a cl
   plan["policy"] = "critical-path";
   CHECK_FALSE(parse(plan).clock_plan.empty());
   plan["clock_plan"] = "missing.sched.json";
-  CHECK_THROWS_WITH(parse(plan), Catch::Contains("clock_plan") && Catch::Contains("file not found"));
+  CHECK_THROWS_WITH(parse(plan), Catch::Contains("clock_plan") && Catch::Contains("no plan file at \"missing.sched.json\""));
 }
