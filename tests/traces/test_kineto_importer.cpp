@@ -151,6 +151,23 @@ TEST_CASE("bad traces give one-line errors naming the file and the field", "[tra
   require_input_error(fixture("does_not_exist.json"), "does_not_exist.json", "cannot open");
 }
 
+TEST_CASE("events overlapping on one stream (a trace's events copied twice) are counted in a note", "[traces]") {
+  Json doc = read_json_maybe_gzip(fixture("kineto_current.json"));
+  const Json events = doc["traceEvents"];
+  for (const Json& ev : events) doc["traceEvents"].push_back(ev);
+  const std::string path = dvfs::testing::scratch_path("dvfs-duplicated-events.json");
+  std::ofstream(path) << doc.dump();
+  ImportReport rep;
+  const Workload twice = import_kineto(path, classifier(), &rep);
+  std::remove(path.c_str());
+  ImportReport once_rep;
+  const Workload once = import_kineto(fixture("kineto_current.json"), classifier(), &once_rep);
+  CHECK(once_rep.notes.empty());
+  REQUIRE(rep.notes.size() == 1);
+  CHECK_THAT(rep.notes[0], Catch::Contains(std::to_string(once.kernel_count()) + " activities start before the previous one on its stream ends"));
+  CHECK(twice.kernel_count() == 2 * once.kernel_count());  // still replayed as the busy union
+}
+
 TEST_CASE("a kernel on device -1 is refused, not replayed as a GPU of its own", "[traces][errors]") {
   Json doc = read_json_maybe_gzip(fixture("kineto_current.json"));
   for (Json& ev : doc["traceEvents"])

@@ -920,8 +920,13 @@ class WorkloadBuilder {
     rank.recorded_start_s.reserve(end - begin);
     rank.correlations.reserve(end - begin);
     double busy_until = -1e300;
+    std::unordered_map<int, double> stream_until;  // each stream's last end: a stream runs one activity at a time
+    std::size_t same_stream = 0;
     for (std::size_t i = begin; i < end; ++i) {
       const RawActivity& a = acts[i];
+      double& until = stream_until.try_emplace(a.stream, -1e300).first->second;
+      same_stream += a.ts_us < until - 1.0;  // more than 1 us (beyond the trace's rounding) before the last one ended
+      until = std::max(until, a.ts_us + a.dur_us);
       Kernel k;
       if (!step_cover.at(i - begin).empty()) k.step = steps.step_of(step_cover.at(i - begin).back(), rank);  // innermost when ranges nest
       k.annotation_set = annotation_set_at(i - begin);
@@ -944,6 +949,10 @@ class WorkloadBuilder {
       rank.recorded_start_s.push_back((start - origin_us) * 1e-6);
       rank.correlations.push_back(a.correlation);
     }
+    if (same_stream > 0)  // 200 copies of each event read as 800 kernels replayed as 4, without a word
+      rep_.notes.push_back(std::to_string(same_stream) + " activit" + (same_stream == 1 ? "y starts" : "ies start") +
+                           " before the previous one on its stream ends (rank " + std::to_string(rank.id) +
+                           "): a stream runs one at a time, so these are duplicated or corrupt events; replayed as the busy union");
     if (whole) rank.shapes = std::move(shapes_);  // in the acts' order (sort_activities); read no more
     set_step_bounds(rank, origin_us, steps, d.steps_on_gpu);
     rep_.step_source = rank.steps.empty() ? "none" : (d.steps_on_gpu ? "gpu_user_annotation" : "cpu user_annotation via launch correlation");
