@@ -31,6 +31,7 @@ std::string join_path(const std::string& dir, const std::string& rel);
 std::string normalize_path(const std::string& path);
 bool file_exists(const std::string& path);
 bool is_directory(const std::string& path);
+bool is_regular_file(const std::string& path);  // not a directory, device, pipe or socket
 // An InputError unless `path` is a regular file (a directory, /dev/zero or a FIFO read for ever or until memory ran
 // out); `expected` says what the file should be ("a JSON file").
 void require_regular_file(const std::string& path, const std::string& expected);

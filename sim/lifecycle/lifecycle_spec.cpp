@@ -30,17 +30,6 @@ double bounded(const JsonReader& r, const char* key, double hi, bool positive = 
   return v;
 }
 
-// A number in [lo, hi]; the limits named in the message (sim/core/limits.hpp).
-double in_range(const JsonReader& r, const char* key, double lo, double hi, const char* unit) {
-  const double v = r.number(key);
-  if (!(v >= lo && v <= hi)) {
-    std::ostringstream os;
-    os << "expected " << lo << " to " << hi << " " << unit << " (a lifecycle limit, README \"Limits and bad input\"), got " << v;
-    throw InputError(r.file(), r.field(key), os.str());
-  }
-  return v;
-}
-
 // A count of files or inodes: a whole number in [0, hi] (1.5 files has no meaning; it was read as 1.5 before).
 double file_count(const JsonReader& r, const char* key, double hi) {
   const double v = bounded(r, key, hi);
@@ -52,7 +41,7 @@ double file_count(const JsonReader& r, const char* key, double hi) {
   return v;
 }
 
-double cpu_ghz(const JsonReader& r, const char* key) { return in_range(r, key, kMinCpuGhz, kMaxCpuGhz, "GHz"); }
+double cpu_ghz(const JsonReader& r, const char* key) { return r.number_in(key, kMinCpuGhz, kMaxCpuGhz, "GHz"); }
 
 CpuPstate parse_pstate(const JsonReader& r) {
   r.only_keys({"ghz", "idle_w", "one_core_w", "all_cores_w"});
@@ -70,7 +59,7 @@ StorageSpec parse_storage(const JsonReader& r) {
   StorageSpec s;
   s.name = r.string("name");
   // at least 1 byte per second: below it a copy's time runs to inf
-  auto bandwidth = [&](const char* key) { return in_range(r, key, 1, kMaxLifecycleBandwidth, "bytes per second"); };
+  auto bandwidth = [&](const char* key) { return r.number_in(key, 1, kMaxLifecycleBandwidth, "bytes per second"); };
   s.read_bps = bandwidth("read_bps");
   s.write_bps = bandwidth("write_bps");
   s.sync_s = r.has("sync_s") ? bounded(r, "sync_s", kMaxLifecycleSeconds) : 0;
@@ -89,7 +78,7 @@ StorageSpec parse_storage(const JsonReader& r) {
   if (s.sync_s_per_file > 1) r.fail("sync_s_per_file", "expected at most 1 s per file");
   if (s.sync_s_per_file > 0 && !s.write_behind) r.fail("sync_s_per_file", "expected only with write_behind (the sync's time per file)");
   s.recent_free_scan_core_s = r.has("recent_free_scan_core_s") ? bounded(r, "recent_free_scan_core_s", kMaxPerFileCoreS) : 0;
-  s.inodes_per_group = r.has("inodes_per_group") ? in_range(r, "inodes_per_group", 1, kMaxInodesPerGroup, "inodes") : 0;
+  s.inodes_per_group = r.has("inodes_per_group") ? r.number_in("inodes_per_group", 1, kMaxInodesPerGroup, "inodes") : 0;
   if (s.recent_free_scan_core_s > 0 && s.inodes_per_group <= 0)
     r.fail("inodes_per_group", "expected > 0 inodes per block group with recent_free_scan_core_s");
   if (s.write_behind && s.remote) throw InputError(r.file(), r.field("write_behind"), "expected write_behind only on a local disk");
@@ -238,7 +227,7 @@ NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
                                                           std::to_string(j) + "]'s)");
   }
   n.gpu_idle_w = bounded(r, "gpu_idle_w", kMaxLifecycleUnitCost);
-  n.gpu_d2h_bps = r.has("gpu_d2h_bps") ? in_range(r, "gpu_d2h_bps", 1, kMaxLifecycleBandwidth, "bytes per second") : 0;
+  n.gpu_d2h_bps = r.has("gpu_d2h_bps") ? r.number_in("gpu_d2h_bps", 1, kMaxLifecycleBandwidth, "bytes per second") : 0;
   n.provenance = r.raw("provenance");
   return n;
 }

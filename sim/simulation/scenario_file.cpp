@@ -5,7 +5,6 @@
 #include "sim/core/limits.hpp"
 #include "sim/simulation/policy_catalog.hpp"
 
-#include <sys/stat.h>
 #include <algorithm>
 #include <filesystem>
 
@@ -31,11 +30,9 @@ void read_workload(const JsonReader& r, const std::string& base_dir, Scenario& s
       r.fail(field.c_str(), "file or directory not found: " + full +
                                 " (expected a recording directory, a Kineto .json/.json.gz trace, an nsys .sqlite export or Chakra .et files)");
     if (p.empty()) r.fail(field.c_str(), "expected a path, got an empty string");
-    if (file_exists(full) && !is_directory(full)) {  // /dev/zero was read until memory ran out; a FIFO blocked
-      struct stat st {};
-      if (::stat(full.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-        r.fail(field.c_str(), "not a regular file: " + full + " (a device, pipe or socket; expected a trace file or a recording directory)");
-    }
+    // /dev/zero was read until memory ran out; a FIFO blocked
+    if (file_exists(full) && !is_directory(full) && !is_regular_file(full))
+      r.fail(field.c_str(), "not a regular file: " + full + " (a device, pipe or socket; expected a trace file or a recording directory)");
     return full;
   };
   if (r.has("trace") && r.raw("trace").is_array()) {
