@@ -4,6 +4,7 @@
 #include "sim/calibrate/power_fit.hpp"
 #include "sim/validate/loop_check.hpp"
 #include "sim/validate/profile_check.hpp"
+#include "sim/validate/repeat_recordings.hpp"
 #include "sim/validate/validate.hpp"
 #include "traces/src/kernel_activity.hpp"
 
@@ -213,8 +214,10 @@ Json power_suite_checks(const GpuModel& h200) {
       {"shapes_withheld_no_variant_in_fit", summarise(workloads, kWithheld, 0, variants)},
       {"prior_fit_with_shapes", summarise(prior_fit_rows, "total_energy_error_pct", -1, variants)},
       {"prior_fit_shapes_withheld", summarise(prior_fit_rows, kWithheld, -1, variants)}};
+  // the loops recorded more than once (split repeat_loops, repeat_held_out): beside the figures of record, never in place
+  const Json repeated = repeated_loop_rows(split_doc, split, loops, h200);
   return {{"split", "models/calibration/h200-power-split.json"}, {"loops", loops}, {"loop_summary", summary}, {"fp64_loops", fp64}, {"busy_sm_loops", busy_sm},
-          {"unvectorised_loops", unvectorised},
+          {"unvectorised_loops", unvectorised}, {"repeated_loops", repeated}, {"repeated_loop_summary", repeated_loop_summary(loops, repeated)},
           {"workloads", workloads}, {"workload_summary", workload_summary}, {"prior_fit_workloads", prior_fit_rows},
           {"steady_window_rows", steady_window_rows(where, loops, h200)}};
 }
@@ -316,6 +319,7 @@ void format_power_suite(std::ostream& os, const Json& ps) {
               "traces/recordings/h200-power-16, split round16_unvectorised_loops; steady window),\n"
               "energy of one step\n");
   format_steady_window_rows(os, ps["steady_window_rows"]);
+  format_repeated_loops(os, ps["repeated_loops"], ps["repeated_loop_summary"]);
   os << "\nH200 whole workloads below and at the cap, all held out (traces/recordings/h200-workloads, decode, and the\n"
         "recordings made after the fit), native governor (target <= 8 % total energy off the cap); window: the profiled\n"
         "time the totals compare over (the NVML energy counter advances every ~100 ms: under ~1 s it resolves a few %\n"

@@ -223,6 +223,21 @@ def test_validate_models_reports_held_out_retarget_and_recording_figures(models_
         assert rows[w["loop"]]["measured_over"] == "steady window"
         assert w["suite"]["recorded_energy_error_pct"] == rows[w["loop"]]["recorded"]["energy_error_pct"]
         assert w["gapless"]["measured_mean_power_w"] != w["suite"]["measured_mean_power_w"]
+    # loops recorded more than once (split repeat_loops, repeat_held_out): every recording priced from its own trace,
+    # the figure of record unchanged and the score against all recordings beside it
+    rep_rows = {x["loop"]: x for x in rep["power_suite"]["repeated_loops"]}
+    assert {"idle", "gemm-bf16-1024", "conv-7x7-s2-3c-224-b64", "memset-2g"} <= set(rep_rows)
+    for name, x in rep_rows.items():
+        assert len(x["recordings"]) >= 2 and x["kind"] == rows[name]["kind"]
+        assert x["recordings"][0]["native_energy_error_pct"] == rows[name]["native"]["energy_error_pct"]
+        errs = [r["native_energy_error_pct"] for r in x["recordings"]]
+        assert abs(x["mean_native_energy_error_pct"] - sum(errs) / len(errs)) < 1e-9
+    rs = rep["power_suite"]["repeated_loop_summary"]
+    held = rep["power_suite"]["loop_summary"]["held_out"]
+    assert rs["held_out_loops"] == held["native_energy_abs_error"]["count"]
+    assert abs(rs["of_record"]["native_energy_abs_error_mean_pct"] - held["native_energy_abs_error"]["mean_pct"]) < 1e-9
+    assert rs["of_record"]["native_within_8_pct"] == held["native_within_8_pct"]
+    assert "against the mean over each loop's recordings" in r.stdout
     # the fp64 loops (split fp64_tensor_energy): the fit loop and the held-out ones, apart from the suite's rows
     fp64 = {x["loop"]: x["kind"] for x in rep["power_suite"]["fp64_loops"]}
     assert fp64 == {"gemm-fp64-8192": "in-sample", "gemm-fp64-4096": "held-out", "cholesky-fp64-8192": "held-out",

@@ -1,0 +1,163 @@
+#include "sim/validate/repeat_recordings.hpp"
+
+#include "models/src/model_registry.hpp"
+#include "sim/validate/loop_check.hpp"
+#include "traces/src/kernel_loop.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+namespace dvfs {
+
+std::string loop_regime(const std::string& loop) {
+  auto starts = [&](const char* p) { return loop.rfind(p, 0) == 0; };
+  if (starts("gemm-") || starts("attn-")) return "tensor";
+  if (starts("conv-")) return "convolution";
+  if (starts("duty-") || starts("tiny-")) return "duty_and_launch_bound";
+  if (starts("memset-") || starts("copy-") || starts("fill-") || starts("convert-")) return "stores_and_copies";
+  return "streaming_and_reductions";
+}
+
+namespace {
+
+// One recording of a loop: its steady mean power and the model's native energy error (idle: no kernel to replay,
+// the model's idle power against the measured one, as the loop table does).
+Json price_recording(const std::string& loop, const std::string& dir, const std::string& shown, const GpuModel& model) {
+  if (loop == "idle") {
+    const double meas = read_steady_window(read_json_file(dir + "/run.json"), dir + "/run.json").mean_power_w;
+    return {{"folder", shown}, {"measured_mean_power_w", meas}, {"native_energy_error_pct", 100.0 * (model.idle_w() - meas) / meas}};
+  }
+  const Json v = validate_kernel_loop(load_kernel_loop(dir), model);
+  return {{"folder", shown}, {"measured_mean_power_w", v["measured_mean_power_w"]},
+          {"native_energy_error_pct", v["native"]["energy_error_pct"]}};
+}
+
+std::vector<std::string> repeat_folders(const Json& split_doc, const std::string& split_path) {
+  std::vector<std::string> out;
+  if (!split_doc.is_object() || !split_doc.contains("repeat_held_out")) return out;
+  const JsonReader block(split_doc["repeat_held_out"], split_path, "repeat_held_out");
+  const Json& folders = block.raw("folders");
+  if (!folders.is_array() || folders.empty()) block.fail("folders", "expected a non-empty list of recording folders");
+  for (std::size_t i = 0; i < folders.size(); ++i) {
+    if (!folders[i].is_string() || folders[i].get<std::string>().empty())
+      block.fail("folders", "expected folder names (element " + std::to_string(i) + " is not a non-empty string)");
+    const std::string f = folders[i].get<std::string>();
+    if (!std::filesystem::is_directory(data_dir() + "/" + f))
+      block.fail("folders", "no recording folder at " + data_dir() + "/" + f + " (element " + std::to_string(i) + ")");
+    out.push_back(f);
+  }
+  return out;
+}
+
+double median(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  const std::size_t n = x.size();
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+}  // namespace
+
+Json repeated_loop_rows(const Json& split_doc, const std::string& split_path, const Json& loops, const GpuModel& model) {
+  const std::vector<std::string> folders = repeat_folders(split_doc, split_path);
+  Json rows = Json::array();
+  for (const Json& l : loops) {
+    const std::string n = l["loop"].get<std::string>();
+    Json recs = Json::array();
+    std::string shipped = l.value("recording", std::string("the measurement of record"));
+    if (shipped.rfind(data_dir() + "/", 0) == 0) shipped.erase(0, data_dir().size() + 1);
+    recs.push_back({{"folder", shipped}, {"measured_mean_power_w", l["measured_mean_power_w"]},
+                    {"native_energy_error_pct", l["native"]["energy_error_pct"]}});
+    for (const std::string& f : folders) {
+      const std::string dir = data_dir() + "/" + f + "/" + n;
+      if (std::filesystem::exists(dir + "/run.json")) recs.push_back(price_recording(n, dir, f + "/" + n, model));
+    }
+    if (recs.size() < 2) continue;
+    double lo = 1e300, hi = -1e300, sum_w = 0, sum_e = 0;
+    for (const Json& r : recs) {
+      const double w = r["measured_mean_power_w"].get<double>();
+      lo = std::min(lo, w);
+      hi = std::max(hi, w);
+      sum_w += w;
+      sum_e += r["native_energy_error_pct"].get<double>();
+    }
+    const double k = static_cast<double>(recs.size());
+    rows.push_back({{"loop", n}, {"kind", l["kind"]}, {"regime", loop_regime(n)}, {"recordings", recs},
+                    {"spread_pct", 100.0 * (hi - lo) / (sum_w / k)}, {"mean_native_energy_error_pct", sum_e / k}});
+  }
+  return rows;
+}
+
+Json repeated_loop_summary(const Json& loops, const Json& rows) {
+  std::map<std::string, const Json*> repeated;
+  for (const Json& r : rows) repeated[r["loop"].get<std::string>()] = &r;
+  double of_record = 0, all = 0;
+  std::size_t n = 0, within_record = 0, within_all = 0;
+  std::map<std::string, std::vector<double>> spreads;
+  for (const Json& l : loops) {
+    if (l["kind"] != "held-out") continue;
+    const std::string name = l["loop"].get<std::string>();
+    const double e = l["native"]["energy_error_pct"].get<double>();
+    const auto it = repeated.find(name);
+    const double m = it == repeated.end() ? e : (*it->second)["mean_native_energy_error_pct"].get<double>();
+    if (it != repeated.end()) spreads[loop_regime(name)].push_back((*it->second)["spread_pct"].get<double>());
+    ++n;
+    of_record += std::fabs(e);
+    all += std::fabs(m);
+    within_record += std::fabs(e) <= 8.0;
+    within_all += std::fabs(m) <= 8.0;
+  }
+  Json regimes = Json::object();
+  std::size_t repeated_held_out = 0;
+  for (const auto& [regime, s] : spreads) {
+    repeated_held_out += s.size();
+    regimes[regime] = {{"loops", s.size()}, {"median_spread_pct", median(s)}, {"max_spread_pct", *std::max_element(s.begin(), s.end())}};
+  }
+  const double d = n ? static_cast<double>(n) : 1.0;
+  return {{"held_out_loops", n},
+          {"repeated_held_out_loops", repeated_held_out},
+          {"of_record", {{"native_energy_abs_error_mean_pct", of_record / d}, {"native_within_8_pct", within_record}}},
+          {"against_all_recordings", {{"native_energy_abs_error_mean_pct", all / d}, {"native_within_8_pct", within_all}}},
+          {"spread_by_regime", regimes}};
+}
+
+void format_repeated_loops(std::ostream& os, const Json& rows, const Json& summary) {
+  if (!rows.is_array() || rows.empty()) return;
+  const std::ios::fmtflags flags = os.flags();
+  const std::streamsize precision = os.precision();
+  os << std::fixed << std::setprecision(1)
+     << "\nKernel loops recorded more than once (split repeat_loops, repeat_held_out; diagnostic: nothing is fit on the\n"
+        "repeats and the figures of record above keep each loop's shipped recording): steady mean power of each recording\n"
+        "(shipped first), its spread (max - min over the mean), the native energy error on each (each replayed from its own\n"
+        "trace) and their mean\n"
+        "loop                             kind       measured W (each recording)          spread   native energy error (each) -> mean\n";
+  for (const Json& r : rows) {
+    std::ostringstream w, e;
+    w << std::fixed << std::setprecision(1);
+    e << std::fixed << std::setprecision(1) << std::showpos;
+    for (const Json& x : r["recordings"]) {
+      w << (w.tellp() > 0 ? " / " : "") << x["measured_mean_power_w"].get<double>();
+      e << (e.tellp() > 0 ? " " : "") << x["native_energy_error_pct"].get<double>();
+    }
+    os << std::left << std::setw(33) << r["loop"].get<std::string>() << std::setw(11) << r["kind"].get<std::string>() << std::setw(37)
+       << w.str() << std::right << std::setw(5) << r["spread_pct"].get<double>() << " %   " << e.str() << " -> " << std::showpos
+       << r["mean_native_energy_error_pct"].get<double>() << " %" << std::noshowpos << "\n";
+  }
+  const Json &rec = summary["of_record"], &all = summary["against_all_recordings"];
+  os << std::setprecision(2) << "  held out (" << summary["held_out_loops"].get<std::size_t>() << " loops, "
+     << summary["repeated_held_out_loops"].get<std::size_t>() << " recorded more than once): |native energy error| mean "
+     << rec["native_energy_abs_error_mean_pct"].get<double>() << " % (" << rec["native_within_8_pct"].get<std::size_t>()
+     << " within 8 %) against the recordings of record; " << all["native_energy_abs_error_mean_pct"].get<double>() << " % ("
+     << all["native_within_8_pct"].get<std::size_t>() << " within 8 %) against the mean over each loop's recordings\n";
+  for (const auto& [regime, s] : summary["spread_by_regime"].items())
+    os << std::setprecision(1) << "  spread of the steady power, " << regime << " (" << s["loops"].get<std::size_t>()
+       << (s["loops"].get<std::size_t>() == 1 ? " held-out loop" : " held-out loops") << "): median " << s["median_spread_pct"].get<double>() << " %, largest " << s["max_spread_pct"].get<double>()
+       << " %\n";
+  os.flags(flags);
+  os.precision(precision);
+}
+
+}  // namespace dvfs
