@@ -216,8 +216,11 @@ Json power_suite_checks(const GpuModel& h200) {
       {"prior_fit_shapes_withheld", summarise(prior_fit_rows, kWithheld, -1, variants)}};
   // the loops recorded more than once (split repeat_loops, repeat_held_out): beside the figures of record, never in place
   const Json repeated = repeated_loop_rows(split_doc, split, loops, h200);
+  const Json repeated_workloads = repeated_workload_rows(split_doc, split, workloads,
+                                                         [&](const std::string& rel) { return recording_row(rel, h200, "held-out"); });
   return {{"split", "models/calibration/h200-power-split.json"}, {"loops", loops}, {"loop_summary", summary}, {"fp64_loops", fp64}, {"busy_sm_loops", busy_sm},
           {"unvectorised_loops", unvectorised}, {"repeated_loops", repeated}, {"repeated_loop_summary", repeated_loop_summary(loops, repeated)},
+          {"repeated_workloads", repeated_workloads},
           {"workloads", workloads}, {"workload_summary", workload_summary}, {"prior_fit_workloads", prior_fit_rows},
           {"steady_window_rows", steady_window_rows(where, loops, h200)}};
 }
@@ -351,6 +354,7 @@ void format_power_suite(std::ostream& os, const Json& ps) {
      << mean_within("shapes_withheld") << "\n";
   os << "  shapes withheld, held-out workloads whose script has a variant among the class priors' fit workloads: "
      << mean_within("shapes_withheld_variant_in_fit") << "; the rest: " << mean_within("shapes_withheld_no_variant_in_fit") << "\n";
+  format_repeated_workloads(os, ps["repeated_workloads"]);
   os << "\nThe class priors' fit data below the cap, not fit by the shipped model (traces/recordings/h200-prior-fit; split\n"
         "shapeless_prior_fit_workloads; the fits of the class_priors_* rules were not kept), native governor, total energy\n";
   for (const auto& h : ps["prior_fit_workloads"]) {

@@ -160,4 +160,52 @@ void format_repeated_loops(std::ostream& os, const Json& rows, const Json& summa
   os.precision(precision);
 }
 
+Json repeated_workload_rows(const Json& split_doc, const std::string& split_path, const Json& workload_rows,
+                            const std::function<Json(const std::string&)>& price) {
+  Json rows = Json::array();
+  if (!split_doc.is_object() || !split_doc.contains("repeat_missed_workloads")) return rows;
+  const JsonReader block(split_doc["repeat_missed_workloads"], split_path, "repeat_missed_workloads");
+  if (!block.has("folder")) return rows;  // not recorded yet
+  const std::string folder = block.string("folder");
+  const Json& names = block.raw("workloads");
+  if (!names.is_array()) block.fail("workloads", "expected a list of recordings (set/name)");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string n = names[i].is_string() ? names[i].get<std::string>() : "";
+    const std::size_t slash = n.rfind('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == n.size())
+      block.fail("workloads", "expected \"set/name\" (element " + std::to_string(i) + ")");
+    const std::string shipped = "traces/recordings/" + n, again = folder + "/" + n.substr(slash + 1);
+    const auto it = std::find_if(workload_rows.begin(), workload_rows.end(), [&](const Json& w) { return w["recording"] == shipped; });
+    if (it == workload_rows.end()) block.fail("workloads", n + " is not a held-out whole workload validate --models prices");
+    if (!std::filesystem::is_directory(data_dir() + "/" + again))
+      block.fail("folder", "no repeat of " + n + " at " + data_dir() + "/" + again);
+    Json rep = price(again);
+    const double w0 = (*it)["measured_mean_power_w"].get<double>(), w1 = rep["measured_mean_power_w"].get<double>();
+    rows.push_back({{"recording", shipped}, {"shipped", *it}, {"repeat", std::move(rep)}, {"shift_pct", 100.0 * (w1 - w0) / w0}});
+  }
+  return rows;
+}
+
+void format_repeated_workloads(std::ostream& os, const Json& rows) {
+  if (!rows.is_array() || rows.empty()) return;
+  const std::ios::fmtflags flags = os.flags();
+  const std::streamsize precision = os.precision();
+  os << std::fixed
+     << "\nHeld-out whole workloads recorded again (split repeat_missed_workloads; diagnostic: the figures of record above\n"
+        "keep the shipped recordings): measured mean power over the profiled window, shipped -> repeat, and the native\n"
+        "total energy error on each\n"
+        "recording                                     window s          measured W          shift   native energy error\n";
+  for (const Json& r : rows) {
+    const Json &a = r["shipped"], &b = r["repeat"];
+    const std::string p = r["recording"].get<std::string>();
+    os << std::left << std::setw(46) << p.substr(p.find("recordings/") + 11) << std::right << std::setprecision(2) << std::setw(5)
+       << a["measured_window_s"].get<double>() << " -> " << std::setw(5) << b["measured_window_s"].get<double>() << std::setprecision(1)
+       << std::setw(9) << a["measured_mean_power_w"].get<double>() << " -> " << std::setw(5) << b["measured_mean_power_w"].get<double>()
+       << std::showpos << std::setw(8) << r["shift_pct"].get<double>() << " %" << std::setw(9) << a["total_energy_error_pct"].get<double>()
+       << " % -> " << std::setw(6) << b["total_energy_error_pct"].get<double>() << " %" << std::noshowpos << "\n";
+  }
+  os.flags(flags);
+  os.precision(precision);
+}
+
 }  // namespace dvfs

@@ -6,6 +6,7 @@
 #include "models/src/gpu_model.hpp"
 #include "sim/core/json_util.hpp"
 
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -28,5 +29,15 @@ Json repeated_loop_rows(const Json& split_doc, const std::string& split_path, co
 Json repeated_loop_summary(const Json& loops, const Json& rows);
 
 void format_repeated_loops(std::ostream& os, const Json& rows, const Json& summary);
+
+// Whole workloads recorded again (split repeat_missed_workloads: its `folder`, named once recorded, holds
+// <folder>/<name> for each of its `workloads`, "set/name" as the shipped recording traces/recordings/set/name):
+// one row per workload, {recording, repeat: the same figures of the repeat, priced by `price` (a path relative to
+// the data directory -> validate --models' workload row), shift_pct: the repeat's measured mean power against the
+// shipped one's}. The shipped row is taken from `workload_rows` (matched by "recording"). No `folder`: no rows.
+// InputError naming the split file when a listed workload or its repeat is missing.
+Json repeated_workload_rows(const Json& split_doc, const std::string& split_path, const Json& workload_rows,
+                            const std::function<Json(const std::string&)>& price);
+void format_repeated_workloads(std::ostream& os, const Json& rows);
 
 }  // namespace dvfs

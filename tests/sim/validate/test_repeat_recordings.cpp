@@ -104,3 +104,42 @@ TEST_CASE("a malformed or missing repeat folder is refused naming the split file
   CHECK(message({{"repeat_held_out", {{"folders", {5}}}}}).find("element 0") != std::string::npos);
   CHECK(message({{"repeat_held_out", Json::object()}}).find("repeat_held_out.folders") != std::string::npos);
 }
+
+TEST_CASE("a held-out whole workload recorded again is set beside its shipped row", "[validate][repeat]") {
+  const Json shipped = {{"recording", "traces/recordings/h200-unseen-6/gat-300k"}, {"measured_mean_power_w", 271.6},
+                        {"measured_window_s", 20.4}, {"total_energy_error_pct", 73.7}};
+  std::vector<std::string> priced;
+  auto price = [&](const std::string& rel) {
+    priced.push_back(rel);
+    return Json{{"measured_mean_power_w", 285.18}, {"measured_window_s", 20.1}, {"total_energy_error_pct", 65.0}};
+  };
+  // the folder here is the shipped set's own, so that the repeat's directory exists; the price is a stand-in
+  Json split = {{"repeat_missed_workloads", {{"workloads", {"h200-unseen-6/gat-300k"}}}}};
+  CHECK(repeated_workload_rows(split, "split.json", Json::array({shipped}), price).empty());  // no folder: not recorded yet
+  split["repeat_missed_workloads"]["folder"] = "traces/recordings/h200-unseen-6";
+  const Json rows = repeated_workload_rows(split, "split.json", Json::array({shipped}), price);
+  REQUIRE(rows.size() == 1);
+  CHECK(priced == std::vector<std::string>{"traces/recordings/h200-unseen-6/gat-300k"});
+  CHECK(rows[0]["shift_pct"].get<double>() == Approx(5.0));
+  CHECK(rows[0]["shipped"]["total_energy_error_pct"].get<double>() == Approx(73.7));
+  std::ostringstream os;
+  format_repeated_workloads(os, rows);
+  CHECK(os.str().find("h200-unseen-6/gat-300k") != std::string::npos);
+  CHECK(os.str().find("+5.0 %") != std::string::npos);
+  // a listed workload validate --models does not price, or a repeat that is not there: refused, naming the field
+  auto message = [&](const Json& doc, const Json& rows_in) {
+    try {
+      repeated_workload_rows(doc, "split.json", rows_in, price);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message(split, Json::array()).find("repeat_missed_workloads.workloads") != std::string::npos);
+  Json elsewhere = split;
+  elsewhere["repeat_missed_workloads"]["folder"] = "traces/recordings/no-such-folder";
+  CHECK(message(elsewhere, Json::array({shipped})).find("no repeat of h200-unseen-6/gat-300k") != std::string::npos);
+  Json bare = split;
+  bare["repeat_missed_workloads"]["workloads"] = {"gat-300k"};
+  CHECK(message(bare, Json::array({shipped})).find("set/name") != std::string::npos);
+}
