@@ -39,6 +39,19 @@ inline double parse_number(const std::string& opt, const std::string& text, cons
   return v;
 }
 
+// --power-cap's value (run, validate --perseus, synth): a limit > 0 W; 0 would read as "no limit".
+inline double parse_power_cap(const std::string& text) {
+  const double w = parse_number("--power-cap", text, "a power limit in W (> 0)");
+  if (!(w > 0)) throw InputError("--power-cap", "", "expected a power limit > 0 W (0 read as no limit)");
+  return w;
+}
+
+// --trace-gpus without --trace-out would select nothing to write, without a word (run, synth).
+inline void require_trace_out_for_gpus(const std::string& trace_gpus, const std::string& trace_out) {
+  if (!trace_gpus.empty() && trace_out.empty())
+    throw InputError("--trace-gpus", "", "expected with --trace-out (it chooses the GPUs the trace holds)");
+}
+
 // `-o FILE`: the command's JSON result, indented; a file that cannot be written is an InputError naming it.
 inline void write_json_output(const std::string& path, const Json& doc, const std::string& what) {
   std::ofstream f(path);

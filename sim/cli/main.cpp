@@ -66,8 +66,7 @@ int run_main(const RunArgs& a) {
   }
   opts.trace_out = a.trace_out;
   opts.chakra_out = a.chakra_out;
-  if (!a.trace_gpus.empty() && a.trace_out.empty())  // it selected nothing to write, without a word
-    throw InputError("--trace-gpus", "", "expected with --trace-out (it chooses the GPUs the trace holds)");
+  require_trace_out_for_gpus(a.trace_gpus, a.trace_out);
   if (!a.trace_gpus.empty()) opts.trace_gpus = parse_gpu_list(a.trace_gpus, "--trace-gpus");
   const ScenarioRun run = run_scenario_file(a.scenario.empty() ? default_scenario_path() : a.scenario, opts);
   if (run.is_study()) {  // studies print their result
@@ -147,10 +146,7 @@ PerseusValidationOptions perseus_options(const ValidateArgs& a) {
     po.p_blocking_w = parse_number("--p-blocking", a.p_blocking.value, "a power in W (>= 0)");
     if (po.p_blocking_w < 0) throw InputError("--p-blocking", "", "expected a power >= 0 W");
   }
-  if (a.power_cap.given()) {
-    po.power_cap_w = parse_number("--power-cap", a.power_cap.value, "a power limit in W (> 0)");
-    if (!(po.power_cap_w > 0)) throw InputError("--power-cap", "", "expected a power limit > 0 W (0 read as no limit)");
-  }
+  if (a.power_cap.given()) po.power_cap_w = parse_power_cap(a.power_cap.value);
   if (a.quantum.given()) po.quantum_s = parse_number("--quantum", a.quantum.value, "a time quantum in s (> 0)");
   if (a.min_clock.given()) {
     po.min_sm_mhz = parse_number("--min-clock", a.min_clock.value, "an SM clock in MHz (>= 0)");

@@ -59,10 +59,7 @@ void read_layout(const SynthArgs& a, SyntheticRun& req) {
 }
 
 void read_power_and_clocks(const SynthArgs& a, SyntheticRun& req) {
-  if (a.power_cap.given()) {
-    req.power_cap_w = parse_number("--power-cap", a.power_cap.value, "a power limit in W");
-    if (!(req.power_cap_w > 0)) throw InputError("--power-cap", "", "expected a power limit > 0 W (0 read as no limit)");
-  }
+  if (a.power_cap.given()) req.power_cap_w = parse_power_cap(a.power_cap.value);
   if (a.power_budget.given()) {
     req.power_budget_w = parse_number("--power-budget", a.power_budget.value, "a budget in W for the whole job (> 0)");
     if (!(req.power_budget_w > 0)) throw InputError("--power-budget", "", "expected a budget > 0 W for the whole job");
@@ -139,9 +136,7 @@ int synth_main(const SynthArgs& a) {
   // --budget under a policy that plans nothing (native, max) ran as if it were not given.
   if (a.budget.given() && !policy_registry().at(req.policy, "--policy", "").accepts("budget_pct"))
     throw InputError("--budget", "", "the " + req.policy + " policy takes no slowdown budget (a planned or critical-path policy does)");
-  // --trace-gpus without --trace-out selected nothing to write.
-  if (!a.trace_gpus.empty() && a.trace_out.empty())
-    throw InputError("--trace-gpus", "", "expected with --trace-out (it chooses the GPUs the trace holds)");
+  require_trace_out_for_gpus(a.trace_gpus, a.trace_out);
   req.per_gpu = !a.per_gpu_file.empty();
   req.trace_out = a.trace_out;
   req.chakra_out = a.chakra_out;
