@@ -16,6 +16,12 @@ constexpr double kMaxTraceTimeUs = 1e17;
 constexpr double kMaxTraceSpanS = 86400.0;
 // Kineto traces: ranks in one process group (`Group size`, `Process Group Ranks`).
 constexpr long kMaxGroupSize = 65536;
+// Kineto traces: a memcpy's or memset's `bytes` (1 PB: a GPU holds ~0.2 TB, a host a few TB), and the rate they
+// imply over the activity's duration, counted as at least 1 µs (traces round to it): 1 PB/s, ~100x the fastest
+// HBM (8 TB/s) or NVLink (1.8 TB/s). No recorded copy comes near either; 9e18 bytes in 1 ns priced a fill at 9e27 B/s.
+constexpr double kMaxActivityBytes = 1e15;
+constexpr double kMaxActivityBytesPerS = 1e15;
+constexpr double kMinRateDurationUs = 1.0;
 
 // Scenarios: `repeat` (whole passes over the trace).
 constexpr long kMaxRepeat = 1000000;

@@ -3,6 +3,7 @@
 #include "traces/src/gzip_file.hpp"
 #include "traces/src/kernel_activity.hpp"
 #include "traces/src/kineto_importer.hpp"
+#include "traces/src/kineto_stream.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 using namespace dvfs;
@@ -275,4 +277,145 @@ TEST_CASE("each kernel keeps its own launch shape when the trace lists activitie
       CHECK(grids == (two_devices ? std::vector<std::uint32_t>{5, 2, 3, 1, 4} : std::vector<std::uint32_t>{5, 1, 2, 3, 4}));
     }
   }
+}
+
+namespace {
+
+// What `text` gives read by `reader`: "error:" and the one-line message (the streaming reader's, where it declines,
+// is the message it declined on: the checked reader's code named the problem), or "notes:" and the import's notes.
+std::string reader_outcome(const std::string& text, KinetoReader reader) {
+  try {
+    ImportReport rep;
+    import_kineto_text(text, "t.json", classifier(), &rep, reader);
+    std::string notes = "notes:";
+    for (const std::string& n : rep.notes) notes += "\n" + n;
+    return notes;
+  } catch (const InputError& e) {
+    return std::string("error:") + e.what();
+  } catch (const StreamingDeclined& e) {
+    return std::string("error:") + e.what();
+  }
+}
+
+// The outcome, checked to be the same for the checked reader, the streaming reader and the importer as users call it.
+std::string both_readers(const std::string& text) {
+  const std::string checked = reader_outcome(text, KinetoReader::checked);
+  CHECK(reader_outcome(text, KinetoReader::streaming) == checked);
+  CHECK(reader_outcome(text, KinetoReader::automatic) == checked);
+  return checked;
+}
+
+Json current_fixture() { return read_json_maybe_gzip(fixture("kineto_current.json")); }
+
+Json& event_of(Json& doc, const std::string& cat, long correlation) {
+  for (Json& ev : doc["traceEvents"])
+    if (ev.value("cat", "") == cat && ev.contains("args") && ev["args"].value("correlation", -1L) == correlation) return ev;
+  FAIL("no " << cat << " event of correlation " << correlation);
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("deviceProperties that is not an array of device objects is refused, naming it, by both readers", "[traces][errors]") {
+  Json doc = current_fixture();
+  doc["deviceProperties"] = 5;
+  CHECK(both_readers(doc.dump()) == "error:t.json: deviceProperties: expected an array of device objects, got number");
+  doc["deviceProperties"] = Json::object({{"id", 0}, {"numSms", 132}});
+  CHECK(both_readers(doc.dump()) == "error:t.json: deviceProperties: expected an array of device objects, got object");
+  doc["deviceProperties"] = Json::array({Json::object({{"id", 0}, {"numSms", 132}}), "NVIDIA H200"});
+  CHECK(both_readers(doc.dump()) == "error:t.json: deviceProperties[1]: expected a device object, got string");
+  doc["deviceProperties"] = Json::array();  // no device named: the SM fill falls back as for a 2021 trace
+  CHECK(both_readers(doc.dump()) == "notes:");
+}
+
+TEST_CASE("distributedInfo: a rank below 0, a world size below 1 or a rank outside the world is refused by both readers", "[traces][errors]") {
+  Json doc = current_fixture();
+  auto with_info = [&](const Json& info) {
+    doc["distributedInfo"] = info;
+    return both_readers(doc.dump());
+  };
+  // -1 was read as "no rank": the trace replayed as rank 0 of whatever job it was put in.
+  CHECK(with_info({{"backend", "nccl"}, {"rank", -1}, {"world_size", 2}}) ==
+        "error:t.json: distributedInfo.rank: expected an integer in [0, 2147483647], got -1");
+  CHECK(with_info({{"rank", 0}, {"world_size", 0}}) == "error:t.json: distributedInfo.world_size: expected an integer in [1, 2147483647], got 0");
+  CHECK(with_info({{"rank", 0}, {"world_size", -3}}) == "error:t.json: distributedInfo.world_size: expected an integer in [1, 2147483647], got -3");
+  CHECK(with_info({{"rank", 2}, {"world_size", 2}}) == "error:t.json: distributedInfo.rank: rank 2 is outside the job's world size 2");
+  CHECK(with_info({{"rank", "one"}}) == "error:t.json: distributedInfo.rank: expected an integer in [0, 2147483647], got string");
+  CHECK(with_info(5) == "error:t.json: distributedInfo: expected an object, got number");
+  CHECK(with_info({{"backend", "nccl"}, {"rank", 1}, {"world_size", 2}}) == "notes:");
+  CHECK(with_info({{"rank", 3}}) == "notes:");  // no world size: a rank of a job of unknown size
+  ImportReport rep;
+  const Workload wl = import_kineto_text(doc.dump(), "t.json", classifier(), &rep);
+  CHECK(wl.ranks.at(0).id == 3);
+}
+
+TEST_CASE("device events of a category Kineto does not write are counted in a note, the same by both readers", "[traces]") {
+  Json doc = current_fixture();
+  const Json kernel = event_of(doc, "kernel", 12);
+  auto add = [&](const std::string& cat, double ts, const Json& args) {
+    Json ev = kernel;
+    ev["cat"] = cat, ev["ts"] = ts, ev["args"] = args;
+    doc["traceEvents"].push_back(ev);
+  };
+  add("weird", 3000, kernel["args"]);
+  add("weird", 3100, kernel["args"]);
+  add("gpu_op", 3200, {{"stream", 7}});
+  add("cuda_sync", 3300, kernel["args"]);  // Kineto's: a wait on the device, not work; not noted
+  add("dvfs_phase", 3350, {{"device", 0}});  // dvfs-sim's export's phase ranges: not noted either
+  add("mystery_host", 3400, {{"External id", 5}});  // names no device or stream: a host event of its own kind
+  const std::string notes = both_readers(doc.dump());
+  CHECK(notes ==
+        "notes:\n3 events on a device (args name a device or stream) have a category Kineto does not write "
+        "(\"weird\" x2, \"gpu_op\" x1): not replayed; device activities are \"kernel\", \"gpu_memcpy\" and \"gpu_memset\"");
+  // More categories than are named: the rest counted; batches parsed side by side name them as one pass does.
+  for (int c = 0; c < 10; ++c) add("cat" + std::to_string(c), 4000 + c, kernel["args"]);
+  const std::string text = doc.dump();
+  const std::string many = both_readers(text);
+  CHECK_THAT(many, Catch::Contains("13 events on a device (args name a device or stream) have a category Kineto does not write "
+                                   "(\"weird\" x2, \"gpu_op\" x1, \"cat0\" x1, \"cat1\" x1, \"cat2\" x1, \"cat3\" x1, \"cat4\" x1, "
+                                   "\"cat5\" x1, 4 more)"));
+  for (std::size_t batch : {std::size_t{1}, std::size_t{700}})
+    for (std::size_t parse : {1, 2, 3}) {
+      INFO("batch " << batch << " parse threads " << parse);
+      ImportReport rep;
+      kineto::import_streaming(ByteSource::of_text(text), "t.json", classifier(), &rep, {batch, 0, 0, parse});
+      REQUIRE(rep.notes.size() == 1);
+      CHECK("notes:\n" + rep.notes[0] == many);
+    }
+}
+
+TEST_CASE("a memcpy or memset of more bytes than any copy engine moves in its duration is refused by both readers", "[traces][errors]") {
+  Json doc = current_fixture();
+  Json& memset = event_of(doc, "gpu_memset", 13);
+  memset["dur"] = 0.001;
+  memset["args"]["bytes"] = 9000000000000000000L;  // 9e18 bytes in 1 ns: a fill at 9e27 B/s
+  const std::string at = "error:t.json: traceEvents[" + std::to_string(&memset - &doc["traceEvents"][0]) + "].args.bytes: ";
+  CHECK(both_readers(doc.dump()) == at + "expected at most 1e+15 bytes in one copy or fill (1 PB; a GPU holds ~0.2 TB), got 9000000000000000000");
+  memset["args"]["bytes"] = 10000000000000L;  // 10 TB in 1 ns, counted as 1 us: 1e19 B/s
+  CHECK(both_readers(doc.dump()) ==
+        at + "expected bytes a copy or fill can move in its dur (at most 1e+15 B/s over max(dur, 1 us); HBM moves < 1e13 B/s), "
+             "got 10000000000000 bytes in 0.001 us (1e+19 B/s)");
+  memset["cat"] = "gpu_memcpy";
+  CHECK(both_readers(doc.dump()) == at + "expected bytes a copy or fill can move in its dur (at most 1e+15 B/s over max(dur, 1 us); "
+                                         "HBM moves < 1e13 B/s), got 10000000000000 bytes in 0.001 us (1e+19 B/s)");
+  memset["args"]["bytes"] = 1000000000L;  // 1 GB in a duration that rounded to 0: within the bound
+  memset["dur"] = 0;
+  CHECK(both_readers(doc.dump()) == "notes:");
+  memset["args"]["bytes"] = 2000000000L, memset["dur"] = 500.0;  // 2 GB in 0.5 ms (4 TB/s, HBM's rate)
+  CHECK(both_readers(doc.dump()) == "notes:");
+}
+
+TEST_CASE("activities starting more than 1 us before their launch are counted in a note, not refused, by both readers", "[traces]") {
+  Json doc = current_fixture();
+  Json& launch = event_of(doc, "cuda_runtime", 11);  // its kernel starts at 1010 us
+  launch["ts"] = 1010.5;                              // within the trace's rounding: no note
+  CHECK(both_readers(doc.dump()) == "notes:");
+  launch["ts"] = 1012.0;
+  event_of(doc, "cuda_runtime", 13)["ts"] = 1160.0;  // the memset at 1150 us too
+  CHECK(both_readers(doc.dump()) ==
+        "notes:\n2 activities start more than 1 us before the host call that launched them (matched by correlation id; rank 0): "
+        "the host's and the device's clocks disagree or the events are corrupt; replayed at their recorded device times");
+  ImportReport rep;
+  const Workload wl = import_kineto_text(doc.dump(), "t.json", classifier(), &rep);
+  CHECK(wl.kernel_count() == 4);  // replayed all the same
 }

@@ -577,3 +577,20 @@ TEST_CASE("streaming reader: a trace without device activity names the categorie
       }
     }
 }
+
+TEST_CASE("streaming reader: unknown device categories, launches after their kernels and copy bytes give the checked reader's outcome", "[traces][stream]") {
+  const std::string good = read_text(fixture("kineto_current.json"));
+  // Read by the streaming reader itself: the same workload and notes, byte for byte.
+  CHECK(same_as_checked(with(good, "\"cat\": \"kernel\", \"name\": \"void at::native::vectorized", "\"cat\": \"weird\", \"name\": \"void at::native::vectorized")));
+  CHECK(same_as_checked(with(good, "\"cat\": \"gpu_memset\"", "\"cat\": \"gpu_op\"")));
+  CHECK(same_as_checked(with(good, "\"ts\": 1002.0, \"dur\": 3.0, \"args\": {\"correlation\": 11}", "\"ts\": 1012.0, \"dur\": 3.0, \"args\": {\"correlation\": 11}")));
+  CHECK(same_as_checked(with(good, "\"bytes\": 4096", "\"bytes\": 1000000000")));  // 1 GB in 2 us (5e14 B/s): within the bound, read
+  // Refused: the streaming reader declines and the checked reader names the problem.
+  CHECK_FALSE(same_as_checked(with(good, "\"bytes\": 4096", "\"bytes\": 9000000000000000000")));
+  CHECK_FALSE(same_as_checked(with(good, "\"bytes\": 4096", "\"bytes\": 10000000000")));
+  CHECK_FALSE(same_as_checked(with(good, "\"deviceProperties\": [", "\"deviceProperties\": 5, \"x\": [")));
+  CHECK_FALSE(same_as_checked(with(good, "\"deviceProperties\": [", "\"deviceProperties\": [7, ")));
+  CHECK_FALSE(same_as_checked(with(good, "\"schemaVersion\": 1", "\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": -1}")));
+  CHECK_FALSE(same_as_checked(with(good, "\"schemaVersion\": 1", "\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": 0, \"world_size\": 0}")));
+  CHECK_FALSE(same_as_checked(with(good, "\"schemaVersion\": 1", "\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": 4, \"world_size\": 4}")));
+}

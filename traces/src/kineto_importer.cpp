@@ -244,14 +244,38 @@ bool amd_device_name(const std::string& name) {
   return n.find("amd") != std::string::npos || n.find("instinct") != std::string::npos || n.find("radeon") != std::string::npos;
 }
 
-// distributedInfo: the rank, the job's size and its backend.
+// distributedInfo: the rank, the job's size and its backend. A rank below 0 (-1 was read as "no rank"), a world
+// size below 1 or a rank outside it is refused: the rank decides which GPU of the job the trace is.
 void read_distributed_info(const Json& doc, const std::string& file, TraceHeader& h) {
-  if (!doc.is_object() || !doc.contains("distributedInfo") || !doc["distributedInfo"].is_object()) return;
+  if (!doc.is_object() || !doc.contains("distributedInfo")) return;
   const Json& d = doc["distributedInfo"];
-  h.global_rank = static_cast<int>(int_field(d, "rank", -1, file, "distributedInfo", kIntMin, kIntMax));
-  if (d.contains("world_size") && d["world_size"].is_number_integer())
-    h.world_size = static_cast<int>(int_field(d, "world_size", -1, file, "distributedInfo", kIntMin, kIntMax));
+  if (!d.is_object()) throw InputError(file, "distributedInfo", std::string("expected an object, got ") + json_type_name(d));
+  if (d.contains("rank")) h.global_rank = static_cast<int>(checked_integer(d["rank"], file, "distributedInfo.rank", 0, kIntMax));
+  if (d.contains("world_size"))
+    h.world_size = static_cast<int>(checked_integer(d["world_size"], file, "distributedInfo.world_size", 1, kIntMax));
+  if (h.global_rank >= 0 && h.world_size > 0 && h.global_rank >= h.world_size)  // multi_rank.cpp's words
+    throw InputError(file, "distributedInfo.rank",
+                     "rank " + std::to_string(h.global_rank) + " is outside the job's world size " + std::to_string(h.world_size));
   if (d.contains("backend") && d["backend"].is_string()) h.backend = d["backend"].get<std::string>();
+}
+
+// deviceProperties: each device's name, SM count and the marks of an AMD GPU. Anything but an array of objects is
+// refused (it was skipped: the SM fill then fell back to 1 without a word).
+void read_device_properties(const Json& doc, const std::string& file, TraceHeader& h) {
+  if (!doc.is_object() || !doc.contains("deviceProperties")) return;
+  const Json& props = doc["deviceProperties"];
+  if (!props.is_array())
+    throw InputError(file, "deviceProperties", std::string("expected an array of device objects, got ") + json_type_name(props));
+  for (std::size_t k = 0; k < props.size(); ++k) {
+    const Json& d = props[k];
+    const std::string where = "deviceProperties[" + std::to_string(k) + "]";
+    if (!d.is_object()) throw InputError(file, where, std::string("expected a device object, got ") + json_type_name(d));
+    long id = int_field(d, "id", 0, file, where);
+    if (d.contains("name") && d["name"].is_string()) h.device_names[id] = d["name"].get<std::string>();
+    if (d.contains("numSms") && d["numSms"].is_number()) h.sm_count = static_cast<int>(int_field(d, "numSms", 0, file, where, 0, kIntMax));
+    h.amd = h.amd || d.contains("maxSharedMemoryPerMultiProcessor") || (d.contains("warpSize") && d["warpSize"] == 64) ||
+            (d.contains("name") && d["name"].is_string() && amd_device_name(d["name"].get<std::string>()));
+  }
 }
 
 }  // namespace
@@ -260,19 +284,7 @@ TraceHeader read_header(const Json& doc, const std::string& file) {
   TraceHeader h;
   if (doc.is_object() && doc.contains("baseTimeNanoseconds") && doc["baseTimeNanoseconds"].is_number())
     h.base_ns = doc["baseTimeNanoseconds"].get<double>();
-  if (doc.is_object() && doc.contains("deviceProperties") && doc["deviceProperties"].is_array()) {
-    const Json& props = doc["deviceProperties"];
-    for (std::size_t k = 0; k < props.size(); ++k) {
-      const Json& d = props[k];
-      if (!d.is_object()) continue;
-      const std::string where = "deviceProperties[" + std::to_string(k) + "]";
-      long id = int_field(d, "id", 0, file, where);
-      if (d.contains("name") && d["name"].is_string()) h.device_names[id] = d["name"].get<std::string>();
-      if (d.contains("numSms") && d["numSms"].is_number()) h.sm_count = static_cast<int>(int_field(d, "numSms", 0, file, where, 0, kIntMax));
-      h.amd = h.amd || d.contains("maxSharedMemoryPerMultiProcessor") || (d.contains("warpSize") && d["warpSize"] == 64) ||
-              (d.contains("name") && d["name"].is_string() && amd_device_name(d["name"].get<std::string>()));
-    }
-  }
+  read_device_properties(doc, file, h);
   // A rank of a distributed job names itself (PyTorch's distributedInfo); NCCL kernels name their groups
   // by global rank.
   read_distributed_info(doc, file, h);
@@ -297,6 +309,20 @@ int add_comm_record(RawTrace& t, const Json& args, const std::string& file, std:
   }
   t.collectives.push_back(read_collective(args, kind, file, i));
   return static_cast<int>(t.collectives.size()) - 1;
+}
+
+// A memcpy's or memset's bytes, refused beyond what any copy engine or fill moves (plausible_copy_bytes).
+void check_copy_bytes(double bytes, double dur_us, const std::string& file, std::size_t i) {
+  if (plausible_copy_bytes(bytes, dur_us)) return;
+  char msg[320];
+  if (bytes > kMaxActivityBytes)
+    std::snprintf(msg, sizeof msg, "expected at most %.0e bytes in one copy or fill (1 PB; a GPU holds ~0.2 TB), got %.0f", kMaxActivityBytes, bytes);
+  else
+    std::snprintf(msg, sizeof msg,
+                  "expected bytes a copy or fill can move in its dur (at most %.0e B/s over max(dur, %g us); HBM moves < 1e13 B/s), "
+                  "got %.0f bytes in %g us (%.3g B/s)",
+                  kMaxActivityBytesPerS, kMinRateDurationUs, bytes, dur_us, bytes / (std::max(dur_us, kMinRateDurationUs) * 1e-6));
+  throw InputError(file, args_field(i) + ".bytes", msg);
 }
 
 // A device activity (kernel, memcpy, memset) and, for an NCCL kernel with collective args, its collective.
@@ -330,6 +356,7 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
   shape.registers_per_thread = static_cast<std::uint32_t>(int_field(args, "registers per thread", 0, file, where, 0, 0xffffffffL));
   shape.shared_memory_bytes = static_cast<std::uint32_t>(int_field(args, "shared memory", 0, file, where, 0, 0xffffffffL));
   shape.bytes = static_cast<std::uint64_t>(int_field(args, "bytes", 0, file, where, 0, kLongMax));
+  if (kind != ActivityKind::kernel) check_copy_bytes(static_cast<double>(shape.bytes), a.dur_us, file, i);
   a.blocks_per_sm = -1;
   if (args.contains("blocks per SM") && args["blocks per SM"].is_number()) a.blocks_per_sm = args["blocks per SM"].get<double>();
   const SimulatedArgs simulated = read_simulated_args(args, file, i);
@@ -449,7 +476,35 @@ void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_
     return;
   }
   if (t.acts.empty()) note_host_category(t, cat);
+  if (host_category_of(cat) == HostCategory::other && (args.contains("device") || args.contains("stream")))
+    note_unknown_device_event(t, cat);
   add_host_event(t, ev, args, lower(cat), file, i);
+}
+
+bool kineto_category(std::string_view cat) {
+  // libkineto's ActivityType names (2.x), the 2021 schema's, the trace's own "Trace" span, and the phase ranges of
+  // dvfs-sim's own export (docs/trace-export.md: "dvfs_phase", args naming the device).
+  static constexpr std::string_view known[] = {
+      "cpu_op", "user_annotation", "gpu_user_annotation", "gpu_memcpy", "gpu_memset", "kernel", "external_correlation",
+      "cuda_runtime", "cuda_driver", "cpu_instant_event", "python_function", "overhead", "cuda_sync", "glow_runtime",
+      "cuda_profiler_range", "mtia_runtime", "mtia_ccp_events", "mtia_insight", "hpu_op", "xpu_runtime", "xpu_driver",
+      "collective_comm", "privateuse1_runtime", "privateuse1_driver", "gpu_pm_counter", "runtime", "operator", "memcpy",
+      "memset", "trace", "dvfs_phase"};
+  for (std::string_view k : known)
+    if (lower_equals(cat, k)) return true;
+  return false;
+}
+
+void note_unknown_device_event(RawTrace& t, std::string_view cat) {
+  if (kineto_category(cat)) return;
+  ++t.unknown_device_events;
+  for (auto& [name, count] : t.unknown_device_categories)
+    if (name == cat) return void(++count);
+  if (t.unknown_device_categories.size() < kHostCategoriesNamed) t.unknown_device_categories.emplace_back(cat, 1);
+}
+
+bool plausible_copy_bytes(double bytes, double dur_us) {
+  return bytes <= kMaxActivityBytes && bytes <= kMaxActivityBytesPerS * std::max(dur_us, kMinRateDurationUs) * 1e-6;
 }
 
 void append_events(RawTrace& t, RawTrace&& later) {
@@ -485,6 +540,13 @@ void append_events(RawTrace& t, RawTrace&& later) {
   moved(t.graph_launches, later.graph_launches);
   if (t.global_rank < 0 && later.rank_from_events) t.global_rank = later.global_rank, t.rank_from_events = true;
   for (const auto& [name, n] : later.not_modelled) t.not_modelled[name] += n;
+  t.unknown_device_events += later.unknown_device_events;  // named as one pass would have named them
+  for (auto& [cat, n] : later.unknown_device_categories) {
+    auto it = std::find_if(t.unknown_device_categories.begin(), t.unknown_device_categories.end(),
+                           [&](const auto& named) { return named.first == cat; });
+    if (it != t.unknown_device_categories.end()) it->second += n;
+    else if (t.unknown_device_categories.size() < kHostCategoriesNamed) t.unknown_device_categories.emplace_back(std::move(cat), n);
+  }
 }
 
 void LaunchTimes::finish() {
@@ -679,6 +741,24 @@ class WorkloadBuilder {
                            "): their kernels keep their recorded durations");
     }
     note_graph_kernels();
+    note_unknown_device_events();
+  }
+
+  // Events on a device of a category that is none of Kineto's (a "kernel" renamed, another tool's): not replayed,
+  // so the user is told how many, and of which categories (quoted as JSON and cut, as finish_events names them).
+  void note_unknown_device_events() {
+    const std::size_t n = raw_.unknown_device_events;
+    if (n == 0) return;
+    std::string named;
+    std::size_t counted = 0;
+    for (const auto& [cat, count] : raw_.unknown_device_categories) {
+      named += (named.empty() ? "" : ", ") + Json(cat.size() > 40 ? cat.substr(0, 40) + "..." : cat).dump() + " x" + std::to_string(count);
+      counted += count;
+    }
+    if (counted < n) named += ", " + std::to_string(n - counted) + " more";
+    rep_.notes.push_back(std::to_string(n) + " event" + (n == 1 ? "" : "s") + " on a device (args name a device or stream) " +
+                         (n == 1 ? "has" : "have") + " a category Kineto does not write (" + named +
+                         "): not replayed; device activities are \"kernel\", \"gpu_memcpy\" and \"gpu_memset\"");
   }
 
   // Kernels replayed from a CUDA graph have no launching operator (the graph was captured outside the trace), so
@@ -884,9 +964,11 @@ class WorkloadBuilder {
     DeviceRanges d;
     ranges_of(device, d);
     std::vector<double> host_ts(end - begin);
+    std::size_t before_launch = 0;  // started more than 1 us (beyond the trace's rounding) before their launch call
     for (std::size_t i = begin; i < end; ++i) {
       const double* launched = raw_.launch_ts.find(acts[i].correlation);
       host_ts[i - begin] = launched ? *launched : std::nan("");
+      before_launch += launched && acts[i].ts_us < *launched - 1.0;
     }
     auto device_time = [&](std::size_t i) { return acts[i].ts_us; };
     auto host_time = [&](std::size_t i) { return host_ts[i - begin]; };
@@ -953,6 +1035,11 @@ class WorkloadBuilder {
       rep_.notes.push_back(std::to_string(same_stream) + " activit" + (same_stream == 1 ? "y starts" : "ies start") +
                            " before the previous one on its stream ends (rank " + std::to_string(rank.id) +
                            "): a stream runs one at a time, so these are duplicated or corrupt events; replayed as the busy union");
+    if (before_launch > 0)  // a device cannot run what the host has not launched yet: skewed clocks or corrupt events
+      rep_.notes.push_back(std::to_string(before_launch) + " activit" + (before_launch == 1 ? "y starts" : "ies start") +
+                           " more than 1 us before the host call that launched " + (before_launch == 1 ? "it" : "them") +
+                           " (matched by correlation id; rank " + std::to_string(rank.id) +
+                           "): the host's and the device's clocks disagree or the events are corrupt; replayed at their recorded device times");
     if (whole) rank.shapes = std::move(shapes_);  // in the acts' order (sort_activities); read no more
     set_step_bounds(rank, origin_us, steps, d.steps_on_gpu);
     rep_.step_source = rank.steps.empty() ? "none" : (d.steps_on_gpu ? "gpu_user_annotation" : "cpu user_annotation via launch correlation");

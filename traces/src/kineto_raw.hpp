@@ -130,10 +130,21 @@ struct RawTrace {
   // Until the first device activity: the categories of the complete host events read, in order of appearance, with
   // their counts (at most kHostCategoriesNamed), so that a trace without any can say what it holds instead.
   std::vector<std::pair<std::string, std::size_t>> host_categories;
+  // Complete events on a device (their args name a "device" or a "stream") of a category that is none of Kineto's:
+  // not replayed, counted in a note. All of them, and the first kHostCategoriesNamed categories with their counts.
+  std::size_t unknown_device_events = 0;
+  std::vector<std::pair<std::string, std::size_t>> unknown_device_categories;
 };
 constexpr std::size_t kHostCategoriesNamed = 8;
 // Counts `n` host events of category `cat` in t.host_categories (a new category only while fewer are named).
 void note_host_category(RawTrace& t, std::string_view cat, std::size_t n = 1);
+// A category Kineto (or its 2021 schema) writes, whether or not the importer reads it ("cuda_sync", "overhead", ...).
+bool kineto_category(std::string_view cat);
+// Counts a complete event of category `cat` whose args name a device or a stream, when `cat` is none of Kineto's.
+void note_unknown_device_event(RawTrace& t, std::string_view cat);
+// A memcpy's or memset's `bytes` over its duration (µs) as a copy engine or a fill could move them (README "Limits
+// and bad input": at most kMaxActivityBytes, at most kMaxActivityBytesPerS over max(dur, 1 µs)).
+bool plausible_copy_bytes(double bytes, double dur_us);
 
 std::string lower(std::string s);
 // The device activity kind of category `cat` (false: a host event); `old_schema`: the 2021 spelling.

@@ -830,7 +830,12 @@ class EventReader {
     const bool device = kind_of(cat->str, kind, old);
     const HostCategory host = device ? HostCategory::other : host_category_of(cat->str);
     if (!device && t_->acts.empty() && host == HostCategory::other) note_host_category(*t_, cat->str);
-    if (!device && host == HostCategory::other) return;  // nothing else the importer reads
+    if (!device && host == HostCategory::other) {  // nothing else the importer reads; an unknown one on a device is noted
+      if (kineto_category(cat->str)) return;
+      fields_of(tree_, f_[f_args], arg_field, a_);
+      if (a_[a_device] || a_[a_stream]) note_unknown_device_event(*t_, cat->str);
+      return;
+    }
     fields_of(tree_, f_[f_args], arg_field, a_);  // none when args is no object
     const bool handled = device ? device_activity(kind, old) : host_event(host);
     if (!handled) read_event(*t_, tree_.to_json(ev), file_, i);  // the checked reader's code for this one (notes it)
@@ -862,6 +867,7 @@ class EventReader {
     const auto shared = int_field(a_[a_shared_memory], 0, 0, 0xffffffffL);
     const auto bytes = int_field(a_[a_bytes], 0, 0, kLongMax);
     if (!dev || !str || !corr || !ext || !regs || !shared || !bytes) return false;
+    if (kind != ActivityKind::kernel && !plausible_copy_bytes(static_cast<double>(*bytes), a.dur_us)) return false;  // named there
     LaunchShape shape;
     if (!read_dim3(tree_, a_[a_grid], shape.grid) || !read_dim3(tree_, a_[a_block], shape.block)) return false;
     t_->old_schema = t_->old_schema || old;
