@@ -1,6 +1,7 @@
 #include "sim/compare.hpp"
 
 #include "sim/simulation/kareus_study.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/simulation/scenario_file.hpp"
 #include "sim/synthetic_run.hpp"
 
@@ -82,8 +83,8 @@ bool comparable(const std::string& name) {
 Json compare_with_progress(const Scenario& base, const LoadedTrace& trace, const GpuModel& model,
                            const std::vector<std::string>& policies, double budget_pct, Progress* progress,
                            const std::string& trace_dir = "") {
-  if (!(budget_pct >= 0) || !std::isfinite(budget_pct))
-    throw InputError("--budget", "", "expected a slowdown budget >= 0 %, got " + std::to_string(budget_pct));
+  if (!(budget_pct >= 0) || !(budget_pct <= kMaxSlowdownBudgetPct))
+    throw InputError("--budget", "", "expected a slowdown budget from 0 to 1000 %, got " + std::to_string(budget_pct));
   if (policies.empty()) throw InputError("--policies", "", "expected at least one policy to compare with native");
   std::vector<std::string> names = {"native"};
   for (const auto& p : policies) {

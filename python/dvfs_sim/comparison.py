@@ -22,8 +22,8 @@ def compare(scenario, policies=None, budgets_pct=(0.0,), latencies_s=(None,)):
     if isinstance(policies, str):
         policies = [p.strip() for p in policies.split(",") if p.strip()]
     budgets = [float(b) for b in budgets_pct]
-    if not budgets or any(not math.isfinite(b) or b < 0 for b in budgets):
-        raise InputError("budgets_pct: expected at least one slowdown budget, each a finite number >= 0 (%)")
+    if not budgets or any(not math.isfinite(b) or b < 0 or b > 1000 for b in budgets):
+        raise InputError("budgets_pct: expected at least one slowdown budget, each from 0 to 1000 (%)")
     lats = list(latencies_s)
     if any(x is None for x in lats):
         if len(lats) != 1:

@@ -2,6 +2,7 @@
 // Small helpers the commands share for their arguments and outputs.
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
+#include "sim/core/limits.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -44,6 +45,14 @@ inline double parse_power_cap(const std::string& text) {
   const double w = parse_number("--power-cap", text, "a power limit in W (> 0)");
   if (!(w > 0)) throw InputError("--power-cap", "", "expected a power limit > 0 W (0 read as no limit)");
   return w;
+}
+
+// --budget's value (compare, synth): a slowdown budget from 0 to kMaxSlowdownBudgetPct %.
+inline double parse_budget(const std::string& text) {
+  const double b = parse_number("--budget", text, "a slowdown budget in % (0 to 1000)");
+  if (!(b >= 0) || b > kMaxSlowdownBudgetPct)
+    throw InputError("--budget", "", "expected a slowdown budget from 0 to 1000 %, got " + text);
+  return b;
 }
 
 // --trace-gpus without --trace-out would select nothing to write, without a word (run, synth).

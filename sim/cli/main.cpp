@@ -310,8 +310,7 @@ int compare_main(const CompareArgs& a) {
   double budget = 0;
   std::optional<double> latency;
   if (a.budget.given()) {
-    budget = parse_number("--budget", a.budget.value, "a slowdown budget in % (>= 0)");
-    if (budget < 0) throw InputError("--budget", "", "expected a slowdown budget >= 0 %, got " + a.budget.value);
+    budget = parse_budget(a.budget.value);
   }
   if (a.latency.given()) {
     latency = parse_number("--latency", a.latency.value, "a switch latency in seconds (>= 0)");

@@ -70,8 +70,7 @@ void read_power_and_clocks(const SynthArgs& a, SyntheticRun& req) {
     set_fixed_switch_latency(req.replay, lat);
   }
   if (a.budget.given()) {
-    req.budget_pct = parse_number("--budget", a.budget.value, "a slowdown budget in % (>= 0)");
-    if (req.budget_pct < 0) throw InputError("--budget", "", "expected a slowdown budget >= 0 %");
+    req.budget_pct = parse_budget(a.budget.value);
   }
   if (a.straggler.given()) {  // REPLICA:FACTOR
     const std::string& v = a.straggler.value;

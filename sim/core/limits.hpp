@@ -59,6 +59,9 @@ constexpr double kMaxActivityRampS = 1.0;
 constexpr double kMaxSwitchLatencyS = 10.0;     // mean, spread and firmware latency of a clock switch
 constexpr double kMaxSwitchSpreadRatio = 1000.0; // spread / mean: a lognormal's sigma stays finite
 constexpr double kMaxSwitchEnergyJ = 1000.0;
+// A slowdown budget (planned, critical-path and Kareus policies; compare; synth): 1,000 % is already a plan eleven
+// times slower than native; 1e300 % printed 300 digits in the reports.
+constexpr double kMaxSlowdownBudgetPct = 1000.0;
 
 // Power-budget (control) and fleet scenarios: simulated seconds (one day; a 16-GPU GRPO session runs ~160x faster
 // than real time on one core). Their telemetry bins per GPU are bounded by kMaxTimelineRows.

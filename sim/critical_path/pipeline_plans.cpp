@@ -1,6 +1,7 @@
 #include "sim/critical_path/pipeline_plans.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/critical_path/critical_path_policy.hpp"
 #include "sim/critical_path/plan_file.hpp"
 #include "sim/engine/gpu_replayer.hpp"
@@ -269,7 +270,7 @@ RangeCost replay_range(const Rank& rank, std::size_t first, std::size_t last, co
 
 void register_critical_path_policies(PolicyRegistry& r) {
   auto budget = [](const JsonReader&, const JsonReader* object, PolicySpec& spec) {
-    if (object && object->has("budget_pct")) spec.budget_pct = object->non_negative("budget_pct");
+    if (object && object->has("budget_pct")) spec.budget_pct = object->number_in("budget_pct", 0.0, kMaxSlowdownBudgetPct, "%");
   };
   PolicyEntry cp;
   cp.name = "critical-path";
@@ -375,7 +376,8 @@ PolicyFactory critical_path_factory(const KernelPipeline& kp, const std::vector<
     for (const std::string& n : critical_path_family().names()) expected += (expected.empty() ? "" : " or ") + n;
     throw InputError("policy", "", "\"" + s.policy + "\" is not a critical-path policy (expected " + expected + ")");
   }
-  if (!(s.slowdown_pct >= 0)) throw InputError("budget_pct", "", "expected an iteration slowdown budget >= 0 %");
+  if (!(s.slowdown_pct >= 0) || s.slowdown_pct > kMaxSlowdownBudgetPct)
+    throw InputError("budget_pct", "", "expected an iteration slowdown budget from 0 to 1000 %");
   ReplayOptions opts = opts_in;
   opts.firmware_power_cap = true;  // driver-locked clocks still live under the power limit
   const int S = static_cast<int>(kp.stages.size()), M = kp.microbatches, T = kp.tp_ranks;

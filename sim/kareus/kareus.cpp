@@ -1,6 +1,7 @@
 #include "sim/kareus/kareus.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/core/errors.hpp"
 
 #include <algorithm>
@@ -236,7 +237,7 @@ void register_kareus_policy(PolicyRegistry& r) {
   e.kind = PolicyKind::pipeline;
   e.keys = {"budget_pct"};
   e.parse = [](const JsonReader&, const JsonReader* object, PolicySpec& spec) {
-    if (object && object->has("budget_pct")) spec.budget_pct = object->non_negative("budget_pct");
+    if (object && object->has("budget_pct")) spec.budget_pct = object->number_in("budget_pct", 0.0, kMaxSlowdownBudgetPct, "%");
   };
   e.plan_pipeline = plan_kareus;
   r.add(e);

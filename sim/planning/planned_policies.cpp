@@ -1,6 +1,7 @@
 #include "sim/planning/planned_policies.hpp"
 
 #include "models/src/switch_latency.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/planning/clock_plan.hpp"
 #include "sim/policies/plan_policy.hpp"
@@ -159,7 +160,7 @@ void register_planned_policies(PolicyRegistry& r) {
     e.kind = PolicyKind::planned;
     e.keys = {"budget_pct"};
     e.parse = [](const JsonReader&, const JsonReader* object, PolicySpec& spec) {
-      if (object && object->has("budget_pct")) spec.budget_pct = object->non_negative("budget_pct");
+      if (object && object->has("budget_pct")) spec.budget_pct = object->number_in("budget_pct", 0.0, kMaxSlowdownBudgetPct, "%");
     };
     e.plan = run_planned;
     r.add(std::move(e));

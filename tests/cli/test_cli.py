@@ -348,7 +348,8 @@ def test_compare_says_when_no_clock_request_took_effect(cli, root, tmp_path):
 
 def test_compare_bad_input_is_one_line_and_exit_2(cli, root):
     scen = os.path.join(root, "scenarios", "kernel-dvfs", "h200.json")
-    for args, needle in ((("--budget", "-1"), "--budget: expected a slowdown budget >= 0 %"),
+    for args, needle in ((("--budget", "-1"), "--budget: expected a slowdown budget from 0 to 1000 %"),
+                         (("--budget", "1e300"), "--budget: expected a slowdown budget from 0 to 1000 %"),
                          (("--latency", "-0.1"), "--latency: expected a switch latency >= 0 s"),
                          (("--budget", "lots"), "--budget: expected a slowdown budget in %"),
                          (("--policies", "per-kernal"), "unknown policy \"per-kernal\"")):

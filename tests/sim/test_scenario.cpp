@@ -82,7 +82,8 @@ TEST_CASE("scenario mistakes are one-line errors naming file, field and expectat
       {[](Json& j) { j["policy"] = {{"name", "max"}, {"sm_mhz", 1410}}; }, "policy.sm_mhz", "only the static policy"},
       {[](Json& j) { j["trace"] = "/nonexistent/trace.json"; }, "trace", "not found"},
       {[](Json& j) { j["engine"] = "warp"; }, "engine", "expected \"local-loop\" or \"event\""},
-      {[](Json& j) { j["policy"] = {{"name", "per-kernel"}, {"budget_pct", -1}}; }, "policy.budget_pct", ">= 0"},
+      {[](Json& j) { j["policy"] = {{"name", "per-kernel"}, {"budget_pct", -1}}; }, "policy.budget_pct", "0 to 1000 %"},
+      {[](Json& j) { j["policy"] = {{"name", "per-kernel"}, {"budget_pct", 1e300}}; }, "policy.budget_pct", "0 to 1000 %"},
       {[](Json& j) { j["policy"] = {{"name", "native"}, {"budget_pct", 1}}; }, "policy.budget_pct", "only the planned policies"},
       // an unknown name is named as such, not by the first key it would not take
       {[](Json& j) { j["policy"] = {{"name", "magic"}, {"budget_pct", 1}}; }, "policy.name", "unknown policy \"magic\""},
