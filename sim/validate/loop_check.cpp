@@ -49,4 +49,15 @@ Json validate_kernel_loop(const KernelLoop& loop, const GpuModel& model) {
   return out;
 }
 
+Json abs_distribution(std::vector<double> x) {
+  for (double& v : x) v = std::fabs(v);
+  std::sort(x.begin(), x.end());
+  if (x.empty()) return Json::object();
+  auto at = [&](double q) { return x[std::min(x.size() - 1, static_cast<std::size_t>(q * static_cast<double>(x.size() - 1) + 0.5))]; };
+  double sum = 0;
+  for (double v : x) sum += v;
+  return {{"count", x.size()}, {"mean_pct", sum / static_cast<double>(x.size())}, {"median_pct", at(0.5)},
+          {"p90_pct", at(0.9)}, {"max_pct", x.back()}};
+}
+
 }  // namespace dvfs

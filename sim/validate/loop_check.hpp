@@ -7,8 +7,13 @@
 #include "sim/core/json_util.hpp"
 #include "traces/src/kernel_loop.hpp"
 
+#include <vector>
+
 namespace dvfs {
 
 Json validate_kernel_loop(const KernelLoop& loop, const GpuModel& model);
+
+// Count, mean, median, 90th percentile and maximum of |x| (percent figures: keys mean_pct, median_pct, ...); {} if empty.
+Json abs_distribution(std::vector<double> x);
 
 }  // namespace dvfs

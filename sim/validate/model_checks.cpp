@@ -5,6 +5,7 @@
 #include "sim/validate/loop_check.hpp"
 #include "sim/validate/profile_check.hpp"
 #include "sim/validate/repeat_recordings.hpp"
+#include "sim/validate/sibling_loops.hpp"
 #include "sim/validate/validate.hpp"
 #include "traces/src/kernel_activity.hpp"
 
@@ -82,18 +83,6 @@ Json recording_row(const std::string& rel, const GpuModel& model, const std::str
           {"energy_target_pct", 5.0},
           {"meets_target", resolved ? per_step.get<double>() <= 5.0
                                     : std::fabs(native["total"]["energy_error_pct"].get<double>()) <= 5.0}};
-}
-
-// Median, 90th percentile and maximum of |x|.
-Json abs_distribution(std::vector<double> x) {
-  for (double& v : x) v = std::fabs(v);
-  std::sort(x.begin(), x.end());
-  if (x.empty()) return Json::object();
-  auto at = [&](double q) { return x[std::min(x.size() - 1, static_cast<std::size_t>(q * static_cast<double>(x.size() - 1) + 0.5))]; };
-  double sum = 0;
-  for (double v : x) sum += v;
-  return {{"count", x.size()}, {"mean_pct", sum / static_cast<double>(x.size())}, {"median_pct", at(0.5)},
-          {"p90_pct", at(0.9)}, {"max_pct", x.back()}};
 }
 
 // The loops recorded over their own profiled window (the split's profiled_window), each priced against both of
@@ -221,6 +210,7 @@ Json power_suite_checks(const GpuModel& h200) {
   return {{"split", "models/calibration/h200-power-split.json"}, {"loops", loops}, {"loop_summary", summary}, {"fp64_loops", fp64}, {"busy_sm_loops", busy_sm},
           {"unvectorised_loops", unvectorised}, {"repeated_loops", repeated}, {"repeated_loop_summary", repeated_loop_summary(loops, repeated)},
           {"repeated_workloads", repeated_workloads},
+          {"sibling_loops", sibling_loop_checks(split_doc, split, "h100_held_out_loops")},
           {"workloads", workloads}, {"workload_summary", workload_summary}, {"prior_fit_workloads", prior_fit_rows},
           {"steady_window_rows", steady_window_rows(where, loops, h200)}};
 }
@@ -323,6 +313,7 @@ void format_power_suite(std::ostream& os, const Json& ps) {
               "energy of one step\n");
   format_steady_window_rows(os, ps["steady_window_rows"]);
   format_repeated_loops(os, ps["repeated_loops"], ps["repeated_loop_summary"]);
+  format_sibling_loops(os, ps["sibling_loops"]);
   os << "\nH200 whole workloads below and at the cap, all held out (traces/recordings/h200-workloads, decode, and the\n"
         "recordings made after the fit), native governor (target <= 8 % total energy off the cap); window: the profiled\n"
         "time the totals compare over (the NVML energy counter advances every ~100 ms: under ~1 s it resolves a few %\n"

@@ -238,6 +238,12 @@ def test_validate_models_reports_held_out_retarget_and_recording_figures(models_
     assert abs(rs["of_record"]["native_energy_abs_error_mean_pct"] - held["native_energy_abs_error"]["mean_pct"]) < 1e-9
     assert rs["of_record"]["native_within_8_pct"] == held["native_within_8_pct"]
     assert "against the mean over each loop's recordings" in r.stdout
+    # the suite's held-out loops recorded on an H100, priced under the shipped h100-sxm sibling (split h100_held_out_loops)
+    sib = rep["power_suite"]["sibling_loops"]
+    assert sib["model"] == "h100-sxm" and len(sib["loops"]) == 45 and len(sib["idle"]) == 2
+    assert all(x["kind"] == "held-out" for x in sib["loops"])
+    assert sib["summary"]["native_energy_abs_error"]["count"] == 45
+    assert "shipped h100-sxm model (never fit on that card's data)" in r.stdout
     # the fp64 loops (split fp64_tensor_energy): the fit loop and the held-out ones, apart from the suite's rows
     fp64 = {x["loop"]: x["kind"] for x in rep["power_suite"]["fp64_loops"]}
     assert fp64 == {"gemm-fp64-8192": "in-sample", "gemm-fp64-4096": "held-out", "cholesky-fp64-8192": "held-out",

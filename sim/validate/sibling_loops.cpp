@@ -1,0 +1,103 @@
+#include "sim/validate/sibling_loops.hpp"
+
+#include "models/src/model_registry.hpp"
+#include "sim/validate/loop_check.hpp"
+#include "sim/validate/repeat_recordings.hpp"
+#include "traces/src/kernel_loop.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+
+namespace dvfs {
+
+namespace {
+
+std::vector<std::string> string_list(const JsonReader& block, const char* key) {
+  const Json& list = block.raw(key);
+  if (!list.is_array() || list.empty()) block.fail(key, "expected a non-empty list of names");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string() || list[i].get<std::string>().empty())
+      block.fail(key, "expected names (element " + std::to_string(i) + " is not a non-empty string)");
+    out.push_back(list[i].get<std::string>());
+  }
+  return out;
+}
+
+void require_recording(const JsonReader& block, const char* key, const std::string& dir) {
+  if (!std::filesystem::exists(dir + "/run.json")) block.fail(key, "no loop recording (run.json) at " + dir);
+}
+
+}  // namespace
+
+Json sibling_loop_checks(const Json& split_doc, const std::string& split_path, const char* block_name) {
+  if (!split_doc.is_object() || !split_doc.contains(block_name)) return nullptr;
+  const JsonReader block(split_doc[block_name], split_path, block_name);
+  const GpuModel model = load_gpu_model(block.string("model"), split_path);
+  const std::string folder = block.string("folder");
+  Json loops = Json::array(), idle = Json::array();
+  std::vector<double> native, recorded;
+  std::size_t native_ok = 0, recorded_ok = 0;
+  std::map<std::string, std::vector<double>> by_regime;
+  for (const std::string& n : string_list(block, "loops")) {
+    const std::string dir = data_dir() + "/" + folder + "/" + n;
+    require_recording(block, "loops", dir);
+    Json row = validate_kernel_loop(load_kernel_loop(dir), model);
+    row["recording"] = folder + "/" + n;
+    row["kind"] = "held-out";
+    row["regime"] = loop_regime(n);
+    const double en = row["native"]["energy_error_pct"].get<double>(), er = row["recorded"]["energy_error_pct"].get<double>();
+    native.push_back(en);
+    recorded.push_back(er);
+    native_ok += std::fabs(en) <= 8.0;
+    recorded_ok += std::fabs(er) <= 5.0;
+    by_regime[loop_regime(n)].push_back(en);
+    loops.push_back(std::move(row));
+  }
+  for (const std::string& rel : string_list(block, "idle_folders")) {  // no kernel: the model's idle power
+    const std::string dir = data_dir() + "/" + rel;
+    require_recording(block, "idle_folders", dir);
+    const double meas = read_steady_window(read_json_file(dir + "/run.json"), dir + "/run.json").mean_power_w;
+    idle.push_back({{"recording", rel}, {"measured_mean_power_w", meas}, {"model_idle_w", model.idle_w()},
+                    {"error_pct", 100.0 * (model.idle_w() - meas) / meas}});
+  }
+  Json regimes = Json::object();
+  for (const auto& [r, e] : by_regime) regimes[r] = abs_distribution(e);
+  return {{"model", model.name()}, {"folder", folder}, {"loops", loops}, {"idle", idle},
+          {"summary", {{"native_energy_abs_error", abs_distribution(native)}, {"native_within_8_pct", native_ok},
+                       {"recorded_clocks_energy_abs_error", abs_distribution(recorded)}, {"recorded_within_5_pct", recorded_ok},
+                       {"native_by_regime", regimes}}}};
+}
+
+void format_sibling_loops(std::ostream& os, const Json& c) {
+  if (!c.is_object()) return;
+  const std::ios::fmtflags flags = os.flags();
+  const std::streamsize precision = os.precision();
+  os << std::fixed << std::setprecision(1) << "\nThe H200 suite's held-out kernel loops recorded on another card (" << c["folder"].get<std::string>()
+     << "; split h100_held_out_loops), all held out for\nthe shipped " << c["model"].get<std::string>()
+     << " model (never fit on that card's data): energy of one step at the native governor and at the recorded clocks\n"
+        "loop                             regime                     measured W  native W  energy err  recorded energy err\n";
+  for (const Json& l : c["loops"])
+    os << std::left << std::setw(33) << l["loop"].get<std::string>() << std::setw(27) << l["regime"].get<std::string>() << std::right
+       << std::setw(10) << l["measured_mean_power_w"].get<double>() << std::setw(10) << l["native"]["mean_power_w"].get<double>()
+       << std::showpos << std::setw(10) << l["native"]["energy_error_pct"].get<double>() << " %" << std::setw(12)
+       << l["recorded"]["energy_error_pct"].get<double>() << " %" << std::noshowpos << "\n";
+  for (const Json& i : c["idle"])
+    os << "  idle (" << i["recording"].get<std::string>() << "): measured " << i["measured_mean_power_w"].get<double>() << " W, model "
+       << i["model_idle_w"].get<double>() << " W (" << std::showpos << i["error_pct"].get<double>() << std::noshowpos << " %)\n";
+  const Json& s = c["summary"];
+  const Json &n = s["native_energy_abs_error"], &r = s["recorded_clocks_energy_abs_error"];
+  os << std::setprecision(2) << "  " << n["count"].get<std::size_t>() << " loops: |energy error| native mean " << n["mean_pct"].get<double>()
+     << " %, median " << n["median_pct"].get<double>() << " %, max " << n["max_pct"].get<double>() << " % ("
+     << s["native_within_8_pct"].get<std::size_t>() << " within 8 %); recorded clocks mean " << r["mean_pct"].get<double>() << " %, max "
+     << r["max_pct"].get<double>() << " % (" << s["recorded_within_5_pct"].get<std::size_t>() << " within 5 %)\n";
+  for (const auto& [regime, d] : s["native_by_regime"].items())
+    os << "  native mean |energy error|, " << regime << " (" << d["count"].get<std::size_t>() << "): " << d["mean_pct"].get<double>()
+       << " %, max " << d["max_pct"].get<double>() << " %\n";
+  os.flags(flags);
+  os.precision(precision);
+}
+
+}  // namespace dvfs
