@@ -541,11 +541,12 @@ void append_events(RawTrace& t, RawTrace&& later) {
   if (t.global_rank < 0 && later.rank_from_events) t.global_rank = later.global_rank, t.rank_from_events = true;
   for (const auto& [name, n] : later.not_modelled) t.not_modelled[name] += n;
   t.unknown_device_events += later.unknown_device_events;  // named as one pass would have named them
-  for (auto& [cat, n] : later.unknown_device_categories) {
+  for (auto& entry : later.unknown_device_categories) {  // not a structured binding: C++17 lambdas cannot capture one (clang)
+    const std::string& cat = entry.first;
     auto it = std::find_if(t.unknown_device_categories.begin(), t.unknown_device_categories.end(),
                            [&](const auto& named) { return named.first == cat; });
-    if (it != t.unknown_device_categories.end()) it->second += n;
-    else if (t.unknown_device_categories.size() < kHostCategoriesNamed) t.unknown_device_categories.emplace_back(std::move(cat), n);
+    if (it != t.unknown_device_categories.end()) it->second += entry.second;
+    else if (t.unknown_device_categories.size() < kHostCategoriesNamed) t.unknown_device_categories.push_back(entry);
   }
 }
 
