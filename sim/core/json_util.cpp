@@ -329,6 +329,18 @@ std::string JsonReader::string_or(const char* key, const std::string& fallback) 
   return has(key) ? string(key) : fallback;
 }
 
+std::vector<std::string> JsonReader::string_list(const char* key, const char* what) const {
+  const Json& list = raw(key);
+  if (!list.is_array() || list.empty()) fail(key, std::string("expected a non-empty list of ") + what);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string() || list[i].get<std::string>().empty())
+      fail(key, std::string("expected ") + what + " (element " + std::to_string(i) + " is not a non-empty string)");
+    out.push_back(list[i].get<std::string>());
+  }
+  return out;
+}
+
 bool JsonReader::boolean_or(const char* key, bool fallback) const {
   if (!has(key)) return fallback;
   const Json& v = raw(key);

@@ -59,6 +59,9 @@ class JsonReader {
   std::string string(const char* key) const;
   std::string string_or(const char* key, const std::string& fallback) const;
   bool boolean_or(const char* key, bool fallback) const;  // true / false only
+  // A required non-empty list of non-empty strings; `what` names them in the messages ("expected a non-empty list of
+  // WHAT", "expected WHAT (element i is not a non-empty string)").
+  std::vector<std::string> string_list(const char* key, const char* what) const;
   const Json& raw(const char* key) const;  // required, any type
   std::size_t size() const;                // array or object size
   bool is_array() const { return node_.is_array(); }

@@ -49,6 +49,10 @@ Json validate_kernel_loop(const KernelLoop& loop, const GpuModel& model) {
   return out;
 }
 
+double measured_steady_power_w(const std::string& dir) {
+  return read_steady_window(read_json_file(dir + "/run.json"), dir + "/run.json").mean_power_w;
+}
+
 Json abs_distribution(std::vector<double> x) {
   for (double& v : x) v = std::fabs(v);
   std::sort(x.begin(), x.end());

@@ -13,6 +13,10 @@ namespace dvfs {
 
 Json validate_kernel_loop(const KernelLoop& loop, const GpuModel& model);
 
+// A loop recording's measured steady mean power (DIR/run.json `micro.steady`): all there is to compare for idle,
+// which has no kernel to replay.
+double measured_steady_power_w(const std::string& dir);
+
 // Count, mean, median, 90th percentile and maximum of |x| (percent figures: keys mean_pct, median_pct, ...); {} if empty.
 Json abs_distribution(std::vector<double> x);
 

@@ -122,7 +122,7 @@ Json power_suite_checks(const GpuModel& h200) {
       const std::string dir = where.dir(n);
       Json row;
       if (n == "idle") {  // no kernel to replay: the model's idle power against the measured one
-        const double meas = read_steady_window(read_json_file(dir + "/run.json"), dir + "/run.json").mean_power_w;
+        const double meas = measured_steady_power_w(dir);
         const double e = 100.0 * (h200.idle_w() - meas) / meas;
         row = {{"loop", n}, {"measured_mean_power_w", meas},
                {"native", {{"mean_power_w", h200.idle_w()}, {"energy_error_pct", e}, {"power_error_pct", e}, {"time_error_pct", 0.0}}},

@@ -28,7 +28,7 @@ namespace {
 // the model's idle power against the measured one, as the loop table does).
 Json price_recording(const std::string& loop, const std::string& dir, const std::string& shown, const GpuModel& model) {
   if (loop == "idle") {
-    const double meas = read_steady_window(read_json_file(dir + "/run.json"), dir + "/run.json").mean_power_w;
+    const double meas = measured_steady_power_w(dir);
     return {{"folder", shown}, {"measured_mean_power_w", meas}, {"native_energy_error_pct", 100.0 * (model.idle_w() - meas) / meas}};
   }
   const Json v = validate_kernel_loop(load_kernel_loop(dir), model);
@@ -37,20 +37,13 @@ Json price_recording(const std::string& loop, const std::string& dir, const std:
 }
 
 std::vector<std::string> repeat_folders(const Json& split_doc, const std::string& split_path) {
-  std::vector<std::string> out;
-  if (!split_doc.is_object() || !split_doc.contains("repeat_held_out")) return out;
+  if (!split_doc.is_object() || !split_doc.contains("repeat_held_out")) return {};
   const JsonReader block(split_doc["repeat_held_out"], split_path, "repeat_held_out");
-  const Json& folders = block.raw("folders");
-  if (!folders.is_array() || folders.empty()) block.fail("folders", "expected a non-empty list of recording folders");
-  for (std::size_t i = 0; i < folders.size(); ++i) {
-    if (!folders[i].is_string() || folders[i].get<std::string>().empty())
-      block.fail("folders", "expected folder names (element " + std::to_string(i) + " is not a non-empty string)");
-    const std::string f = folders[i].get<std::string>();
-    if (!std::filesystem::is_directory(data_dir() + "/" + f))
-      block.fail("folders", "no recording folder at " + data_dir() + "/" + f + " (element " + std::to_string(i) + ")");
-    out.push_back(f);
-  }
-  return out;
+  const std::vector<std::string> folders = block.string_list("folders", "recording folders");
+  for (std::size_t i = 0; i < folders.size(); ++i)
+    if (!std::filesystem::is_directory(data_dir() + "/" + folders[i]))
+      block.fail("folders", "no recording folder at " + data_dir() + "/" + folders[i] + " (element " + std::to_string(i) + ")");
+  return folders;
 }
 
 double median(std::vector<double> x) {

@@ -14,18 +14,6 @@ namespace dvfs {
 
 namespace {
 
-std::vector<std::string> string_list(const JsonReader& block, const char* key) {
-  const Json& list = block.raw(key);
-  if (!list.is_array() || list.empty()) block.fail(key, "expected a non-empty list of names");
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    if (!list[i].is_string() || list[i].get<std::string>().empty())
-      block.fail(key, "expected names (element " + std::to_string(i) + " is not a non-empty string)");
-    out.push_back(list[i].get<std::string>());
-  }
-  return out;
-}
-
 void require_recording(const JsonReader& block, const char* key, const std::string& dir) {
   if (!std::filesystem::exists(dir + "/run.json")) block.fail(key, "no loop recording (run.json) at " + dir);
 }
@@ -41,7 +29,7 @@ Json sibling_loop_checks(const Json& split_doc, const std::string& split_path, c
   std::vector<double> native, recorded;
   std::size_t native_ok = 0, recorded_ok = 0;
   std::map<std::string, std::vector<double>> by_regime;
-  for (const std::string& n : string_list(block, "loops")) {
+  for (const std::string& n : block.string_list("loops", "names")) {
     const std::string dir = data_dir() + "/" + folder + "/" + n;
     require_recording(block, "loops", dir);
     Json row = validate_kernel_loop(load_kernel_loop(dir), model);
@@ -56,10 +44,10 @@ Json sibling_loop_checks(const Json& split_doc, const std::string& split_path, c
     by_regime[loop_regime(n)].push_back(en);
     loops.push_back(std::move(row));
   }
-  for (const std::string& rel : string_list(block, "idle_folders")) {  // no kernel: the model's idle power
+  for (const std::string& rel : block.string_list("idle_folders", "names")) {  // no kernel: the model's idle power
     const std::string dir = data_dir() + "/" + rel;
     require_recording(block, "idle_folders", dir);
-    const double meas = read_steady_window(read_json_file(dir + "/run.json"), dir + "/run.json").mean_power_w;
+    const double meas = measured_steady_power_w(dir);
     idle.push_back({{"recording", rel}, {"measured_mean_power_w", meas}, {"model_idle_w", model.idle_w()},
                     {"error_pct", 100.0 * (model.idle_w() - meas) / meas}});
   }

@@ -450,11 +450,20 @@ void add_activity(RawTrace& t, RawActivity&& a, const LaunchShape& shape) {
   t.acts.push_back(std::move(a));
 }
 
-void note_host_category(RawTrace& t, std::string_view cat, std::size_t n) {
-  for (auto& [name, count] : t.host_categories)
+void count_named(std::vector<std::pair<std::string, std::size_t>>& named, std::string_view cat, std::size_t n) {
+  for (auto& [name, count] : named)
     if (name == cat) return void(count += n);
-  if (t.host_categories.size() < kHostCategoriesNamed) t.host_categories.emplace_back(cat, n);
+  if (named.size() < kHostCategoriesNamed) named.emplace_back(cat, n);
 }
+
+std::string named_counts_text(const std::vector<std::pair<std::string, std::size_t>>& named) {
+  std::string text;
+  for (const auto& [cat, n] : named)
+    text += (text.empty() ? "" : ", ") + Json(cat.size() > 40 ? cat.substr(0, 40) + "..." : cat).dump() + " x" + std::to_string(n);
+  return text;
+}
+
+void note_host_category(RawTrace& t, std::string_view cat, std::size_t n) { count_named(t.host_categories, cat, n); }
 
 // A complete ("X") event with a category; anything else is skipped.
 void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_t i) {
@@ -498,9 +507,7 @@ bool kineto_category(std::string_view cat) {
 void note_unknown_device_event(RawTrace& t, std::string_view cat) {
   if (kineto_category(cat)) return;
   ++t.unknown_device_events;
-  for (auto& [name, count] : t.unknown_device_categories)
-    if (name == cat) return void(++count);
-  if (t.unknown_device_categories.size() < kHostCategoriesNamed) t.unknown_device_categories.emplace_back(cat, 1);
+  count_named(t.unknown_device_categories, cat);
 }
 
 bool plausible_copy_bytes(double bytes, double dur_us) {
@@ -541,13 +548,7 @@ void append_events(RawTrace& t, RawTrace&& later) {
   if (t.global_rank < 0 && later.rank_from_events) t.global_rank = later.global_rank, t.rank_from_events = true;
   for (const auto& [name, n] : later.not_modelled) t.not_modelled[name] += n;
   t.unknown_device_events += later.unknown_device_events;  // named as one pass would have named them
-  for (auto& entry : later.unknown_device_categories) {  // not a structured binding: C++17 lambdas cannot capture one (clang)
-    const std::string& cat = entry.first;
-    auto it = std::find_if(t.unknown_device_categories.begin(), t.unknown_device_categories.end(),
-                           [&](const auto& named) { return named.first == cat; });
-    if (it != t.unknown_device_categories.end()) it->second += entry.second;
-    else if (t.unknown_device_categories.size() < kHostCategoriesNamed) t.unknown_device_categories.push_back(entry);
-  }
+  for (const auto& [cat, n] : later.unknown_device_categories) count_named(t.unknown_device_categories, cat, n);
 }
 
 void LaunchTimes::finish() {
@@ -570,9 +571,7 @@ const double* LaunchTimes::find(long correlation) const {
 
 void finish_events(RawTrace& t, const std::string& file) {
   if (t.acts.empty()) {
-    std::string found;  // what the trace holds instead (a CPU-only rank, another accelerator, a counter profile)
-    for (const auto& [cat, n] : t.host_categories)  // quoted as JSON (one line whatever they hold), long ones cut
-      found += (found.empty() ? "" : ", ") + Json(cat.size() > 40 ? cat.substr(0, 40) + "..." : cat).dump() + " x" + std::to_string(n);
+    const std::string found = named_counts_text(t.host_categories);  // what the trace holds instead (a CPU-only rank, ...)
     throw InputError(file, "traceEvents",
                      "no device activity: expected events with cat \"kernel\", \"gpu_memcpy\" or \"gpu_memset\" "
                      "(or \"Kernel\"/\"Memcpy\"/\"Memset\" in the 2021 schema)" +
@@ -746,16 +745,13 @@ class WorkloadBuilder {
   }
 
   // Events on a device of a category that is none of Kineto's (a "kernel" renamed, another tool's): not replayed,
-  // so the user is told how many, and of which categories (quoted as JSON and cut, as finish_events names them).
+  // so the user is told how many, and of which categories (named_counts_text, as finish_events names them).
   void note_unknown_device_events() {
     const std::size_t n = raw_.unknown_device_events;
     if (n == 0) return;
-    std::string named;
+    std::string named = named_counts_text(raw_.unknown_device_categories);
     std::size_t counted = 0;
-    for (const auto& [cat, count] : raw_.unknown_device_categories) {
-      named += (named.empty() ? "" : ", ") + Json(cat.size() > 40 ? cat.substr(0, 40) + "..." : cat).dump() + " x" + std::to_string(count);
-      counted += count;
-    }
+    for (const auto& entry : raw_.unknown_device_categories) counted += entry.second;
     if (counted < n) named += ", " + std::to_string(n - counted) + " more";
     rep_.notes.push_back(std::to_string(n) + " event" + (n == 1 ? "" : "s") + " on a device (args name a device or stream) " +
                          (n == 1 ? "has" : "have") + " a category Kineto does not write (" + named +

@@ -136,7 +136,13 @@ struct RawTrace {
   std::vector<std::pair<std::string, std::size_t>> unknown_device_categories;
 };
 constexpr std::size_t kHostCategoriesNamed = 8;
-// Counts `n` host events of category `cat` in t.host_categories (a new category only while fewer are named).
+// Adds `n` to category `cat` of a list of named counts (host_categories, unknown_device_categories); a new category
+// only while fewer than kHostCategoriesNamed are named.
+void count_named(std::vector<std::pair<std::string, std::size_t>>& named, std::string_view cat, std::size_t n = 1);
+// The named counts as text for a message: each category quoted as JSON (one line whatever it holds, long ones cut)
+// with its count, e.g. `"weird" x2, "gpu_op" x1`.
+std::string named_counts_text(const std::vector<std::pair<std::string, std::size_t>>& named);
+// Counts `n` host events of category `cat` in t.host_categories.
 void note_host_category(RawTrace& t, std::string_view cat, std::size_t n = 1);
 // A category Kineto (or its 2021 schema) writes, whether or not the importer reads it ("cuda_sync", "overhead", ...).
 bool kineto_category(std::string_view cat);
