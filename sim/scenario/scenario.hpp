@@ -31,6 +31,7 @@ struct Scenario {
   PolicySpec policy;         // sim/policies/registry.hpp
   ReplayOptions replay;
   ClusterSpec cluster = default_cluster_spec();  // where multi-rank collectives run (`cluster` key)
+  bool cluster_given = false;  // `cluster` was in the file: a single-rank replay refuses it (it would change nothing)
   EngineMode mode = EngineMode::local_loop;
   std::string output_dir;    // "" = no files written unless the CLI says so
 };

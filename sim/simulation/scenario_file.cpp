@@ -171,7 +171,14 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
   s.name = r.string_or("name", "scenario");
   s.description = r.string_or("description", "");
   read_workload(r, base_dir, s);
-  if (r.has("cluster")) read_cluster_json(r.child("cluster"), s.cluster);
+  if (r.has("cluster")) {
+    // A synthetic job reads its own cluster: the top-level one would be ignored without a word.
+    if (!s.synthetic.is_null())
+      r.fail("cluster", "a synthetic job takes its cluster inside `synthetic` (synthetic.cluster); the top-level `cluster` is for a "
+                        "replay of several ranks' traces");
+    read_cluster_json(r.child("cluster"), s.cluster);
+    s.cluster_given = true;
+  }
   s.gpu = model_path(r.string("gpu"), base_dir);
   if (r.has("trace_gpu")) s.trace_gpu = model_path(r.string("trace_gpu"), base_dir);
   read_policy(r, base_dir, s);

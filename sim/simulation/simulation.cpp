@@ -131,17 +131,23 @@ void check_run_size(const Scenario& sc, const Workload& wl) {
     steps += static_cast<double>(r.steps.size());
     if (!r.kernels.empty()) span_s = std::max(span_s, r.recorded_start_s.back() + r.kernels.back().duration_s);
   }
-  char msg[256];
+  char msg[384];
   if (steps * repeat > kMaxReplayedSteps) {
     std::snprintf(msg, sizeof msg, "expected at most %.0f replayed steps in all (%.0f steps x repeat %.0f = %.3g)",
                   kMaxReplayedSteps, steps, repeat, steps * repeat);
     throw InputError(sc.file, "repeat", msg);
   }
+  // The top-level cluster places collectives among ranks: with one rank it would change nothing, silently.
+  if (sc.cluster_given && wl.ranks.size() < 2)
+    throw InputError(sc.file, "cluster",
+                     "a cluster places the collectives of several ranks, and this trace has one rank: drop `cluster`, or give the "
+                     "job's rank traces (a list in `trace`, or a folder of rank<N>/ recordings)");
   const double dt = sc.replay.timeline_interval_s;
   if (dt > 0 && span_s * repeat / dt > kMaxTimelineRows) {
     std::snprintf(msg, sizeof msg,
-                  "expected at most %.0f timeline rows (recorded span %.6g s x repeat %.0f / interval %g s = %.3g rows)",
-                  kMaxTimelineRows, span_s, repeat, dt, span_s * repeat / dt);
+                  "expected at most %.0f timeline rows (recorded span %.6g s x repeat %.0f / interval %g s = %.3g rows): the trace is "
+                  "longer than the timeline can sample; give output.timeline_interval_s >= %.3g s",
+                  kMaxTimelineRows, span_s, repeat, dt, span_s * repeat / dt, span_s * repeat / kMaxTimelineRows);
     throw InputError(sc.file, "output.timeline_interval_s", msg);
   }
 }

@@ -114,6 +114,10 @@ TEST_CASE("scenario mistakes are one-line errors naming file, field and expectat
       {[](Json& j) { j["seed"] = "42"; }, "seed", "expected a non-negative integer, got string"},
       {[](Json& j) { j["output"] = {{"timeline_interval_s", 0}}; }, "output.timeline_interval_s", "positive"},
       {[](Json& j) { j.erase("gpu"); }, "gpu", "missing"},
+      // a cluster only places the collectives of several ranks: with one, or beside a synthetic job, it changed nothing
+      {[](Json& j) { j["cluster"] = {{"gpus_per_node", 4}}; }, "cluster", "this trace has one rank"},
+      {[](Json& j) { j["synthetic"] = {{"model", "llama-3.2-3b"}}; j["cluster"] = {{"gpus_per_node", 4}}; }, "cluster",
+       "a synthetic job takes its cluster inside `synthetic`"},
   };
   for (const Case& c : cases) {
     Json j = base();

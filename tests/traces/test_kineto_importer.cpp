@@ -419,3 +419,11 @@ TEST_CASE("activities starting more than 1 us before their launch are counted in
   const Workload wl = import_kineto_text(doc.dump(), "t.json", classifier(), &rep);
   CHECK(wl.kernel_count() == 4);  // replayed all the same
 }
+
+TEST_CASE("a comm record's negative Rank is refused by both readers (it was read as \"no rank\")", "[traces][errors]") {
+  Json doc = read_json_maybe_gzip(fixture("pytorch/ddp_rank0_wait.json"));
+  doc.erase("distributedInfo");  // the rank then comes from the comm records
+  CHECK(both_readers(doc.dump()).rfind("notes:", 0) == 0);
+  doc["traceEvents"][0]["args"]["Rank"] = -1;
+  CHECK(both_readers(doc.dump()) == "error:t.json: traceEvents[0].args.Rank: expected an integer in [0, 2147483647], got -1");
+}

@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <utility>
+#include <vector>
 #include <unistd.h>
 
 using namespace dvfs;
@@ -89,6 +91,24 @@ TEST_CASE("trace formats: a scenario's SQLite file goes to the nsys reader, a JS
   const SimulationResult res = simulate(sc);
   CHECK(res.summary["totals"]["kernel_events"].get<int>() == 16);
   CHECK(res.summary["energy_by_phase_j"]["backward"].get<double>() > 0);
+}
+
+TEST_CASE("nsys: a copy's negative or impossible bytes are refused, naming the table's column and row", "[nsys]") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"CUPTI_ACTIVITY_KIND_MEMCPY.bytes=-5", "CUPTI_ACTIVITY_KIND_MEMCPY.bytes: expected bytes >= 0, got -5, row 0"},
+      {"CUPTI_ACTIVITY_KIND_MEMSET.bytes=1000000000000000000", "CUPTI_ACTIVITY_KIND_MEMSET.bytes: expected at most 1e+15 bytes"},
+      // 8 GB in the fixture's 4 us memcpy: 2e15 B/s, beyond any copy engine
+      {"CUPTI_ACTIVITY_KIND_MEMCPY.bytes=8000000000", "got 8000000000 bytes in 4 us, row 0"}};
+  for (const auto& [assign, expected] : cases) {
+    INFO(assign);
+    const std::string path = make_fixture("bytes", "--set " + assign);
+    try {
+      import_nsys_sqlite(path, Classifier::load_default());
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find(expected) != std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("nsys: a missing column or table, or a report instead of its export, is an error naming it", "[nsys]") {

@@ -299,7 +299,7 @@ int add_comm_record(RawTrace& t, const Json& args, const std::string& file, std:
   CollectiveKind kind = CollectiveKind::all_reduce;
   const CommName what = comm_record(args, file, i, kind);
   if (t.global_rank < 0) {
-    t.global_rank = static_cast<int>(int_field(args, "Rank", -1, file, args_field(i), kIntMin, kIntMax));
+    t.global_rank = static_cast<int>(int_field(args, "Rank", -1, file, args_field(i), 0, kIntMax));  // -1 would read as "no rank"
     t.rank_from_events = true;
   }
   if (what == CommName::not_collective) return -1;

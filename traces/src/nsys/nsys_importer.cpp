@@ -2,9 +2,12 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
+#include "sim/core/limits.hpp"
+#include "traces/src/kineto_raw.hpp"
 
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -154,13 +157,32 @@ struct Converter {
       Db::Stmt st(db, std::string("SELECT start, end, deviceId, streamId, correlationId, bytes, ") + (memcpy ? col_or_null(c, "copyKind") : "NULL") +
                           " FROM " + t + " ORDER BY start");
       for (long long row = 0; st.step(); ++row) {
+        const long long start = st.required_integer(0, std::string(t) + ".start", row), end = st.required_integer(1, std::string(t) + ".end", row);
+        const long long bytes = checked_bytes(st.required_integer(5, std::string(t) + ".bytes", row), start, end, t, row);
         auto kind = kinds.find(st.integer(6));
         const std::string name = memcpy ? std::string("Memcpy ") + (kind != kinds.end() ? kind->second : "") : "Memset (Device)";
-        device_event(memcpy ? "gpu_memcpy" : "gpu_memset", name, st.required_integer(0, std::string(t) + ".start", row),
-                     st.required_integer(1, std::string(t) + ".end", row), st.required_integer(2, std::string(t) + ".deviceId", row),
-                     st.required_integer(3, std::string(t) + ".streamId", row), st.integer(4), {{"bytes", st.integer(5)}}, t, row);
+        device_event(memcpy ? "gpu_memcpy" : "gpu_memset", name, start, end, st.required_integer(2, std::string(t) + ".deviceId", row),
+                     st.required_integer(3, std::string(t) + ".streamId", row), st.integer(4), {{"bytes", bytes}}, t, row);
       }
     }
+  }
+
+  // A copy's or fill's bytes, named by table.column and row (the Kineto reader would name the converted event):
+  // not negative, and what a copy engine can move (plausible_copy_bytes, as for Kineto traces).
+  long long checked_bytes(long long bytes, long long start, long long end, const char* table, long long row) const {
+    const std::string field = std::string(table) + ".bytes";
+    char msg[256];
+    if (bytes < 0) {
+      std::snprintf(msg, sizeof msg, "expected bytes >= 0, got %lld, row %lld", bytes, row);
+      throw InputError(db.path(), field, msg);
+    }
+    const double dur_us = end >= start ? static_cast<double>(end - start) / 1e3 : 0.0;
+    if (!kineto::plausible_copy_bytes(static_cast<double>(bytes), dur_us)) {
+      std::snprintf(msg, sizeof msg, "expected at most %.0e bytes, and at most %.0e B/s over max(duration, %g us), got %lld bytes in %g us, row %lld",
+                    kMaxActivityBytes, kMaxActivityBytesPerS, kMinRateDurationUs, bytes, dur_us, row);
+      throw InputError(db.path(), field, msg);
+    }
+    return bytes;
   }
 
   // CUDA runtime calls: the host time each launch (by correlation id) was made at.
