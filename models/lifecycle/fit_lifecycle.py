@@ -6,8 +6,9 @@ phases reported apart).
 
     python3 models/lifecycle/fit_lifecycle.py --bin build/dvfs-sim [--check]
 
-Writes models/lifecycle/h200-node.json, scenarios/lifecycle/{cnn-io,llm-finetune,staging-copies}.json and
-traces/recordings/h200-lifecycle/validation.{json,md}. --check: fails when a written file would change.
+Writes models/lifecycle/h200-node.json, scenarios/lifecycle/{cnn-io,llm-finetune,staging-copies}.json, each later
+day's node (h200-node-dayN.json) and scenarios (dayN-*.json), and traces/recordings/h200-lifecycle/validation.{json,md}.
+--check: fails when a written file would change.
 Measured = a recorded counter (NVML energy counter, /proc/stat, /proc/<pid>); everything dvfs-sim prints is a
 model output.
 """
@@ -423,10 +424,10 @@ def copies_doc(sc, cc, name=COPIES, node="../../models/lifecycle/h200-node.json"
             "output": {"dir": f"../../out/lifecycle-{name}"}}
 
 
-def probe_doc(sp, cc, name, node):
+def probe_doc(sp, cc, name, node, day=None):
     """The save probe as a job: its checkpoints (torch.save of a state dict on the GPU, flushed and fsync'd), the GPU-idle
     rests before them at their measured durations, and its two diagnostic copies (the dirty one's os.sync() also writes
-    its freshly generated sources)."""
+    its freshly generated sources). day: the recording day described (None: day 2's description, as shipped)."""
     saves = {k["phase"]: k for k in sp["job"]["saves"]}
     diag = {k["phase"]: k for k in sp["job"].get("diagnostic_copies", [])}
     phases = []
@@ -444,8 +445,12 @@ def probe_doc(sp, cc, name, node):
             if not k["sources_synced"]:
                 ph.update(sync_bytes=k["bytes"], sync_files=k["files"])
             phases.append(ph)
-    return {"name": name, "description": "The day-2 node probe's checkpoint saves (50 MB to 2.2 GB state dicts on the GPU, three of each) "
-                                         "and its two diagnostic copies (traces/recordings/h200-lifecycle/day2/save-probe)",
+    desc = ("The day-2 node probe's checkpoint saves (50 MB to 2.2 GB state dicts on the GPU, three of each) "
+            "and its two diagnostic copies (traces/recordings/h200-lifecycle/day2/save-probe)") if day is None else (
+            f"The day-{day[3:]} node probe's checkpoint saves (50 MB to 2.2 GB state dicts on the GPU, three of each"
+            + (f") and its {len(diag)} diagnostic copies" if diag else ", no diagnostic copy)")
+            + f" (traces/recordings/h200-lifecycle/{day}/save-probe)")
+    return {"name": name, "description": desc,
             "lifecycle": {"node": node, "gpu": "h200", "recorded_cpu_ghz": 2.1, "phases": phases},
             "output": {"dir": f"../../out/lifecycle-{name}"}}
 
@@ -922,9 +927,8 @@ def day2(args, day1, stale):
     return md, report
 
 
-DAY3 = os.path.join(REC, "day3")  # the third recording day (split.json "day3"): node probe with the folder sweep, then both jobs
-NODE3 = os.path.join(ROOT, "models", "lifecycle", "h200-node-day3.json")
 SWEEP, AGED = "folder-sweep", "folder-sweep-aged"
+SWEEP_DAYS = ("day3", "day4")  # the days recorded under the day3 rule (split.json day3; day4: "the day3 rule, unchanged")
 
 
 def day_parts(base, names):
@@ -937,7 +941,7 @@ def read_log(base, name):
     return open(path).read() if os.path.exists(path) else ""
 
 
-def sweep_doc(sw, cc, node, name, where, freed):
+def sweep_doc(sw, cc, node, name, where, freed, day="day3"):
     """The folder sweep as a job (split.json day3): its copies (sources synced before: a sync writes only its copy) with
     the day-3 terms, the recent and aged copies meeting the removal's freed inodes (the pool model, whatever the age:
     split.json day3 amended_before_recording); the GPU-idle rests at their measured durations."""
@@ -954,25 +958,25 @@ def sweep_doc(sw, cc, node, name, where, freed):
                                            "core_s_per_file": round(cc["staging_per_file"], 8),
                                            "note": f"recorded ({c['condition']}): shutil.copytree to a fresh folder, then os.sync()"},
                                           cc, (freed, c.get("created_since_deletion") or 0) if near else None))
-    return {"name": name, "description": f"The day-3 folder sweep (traces/recordings/h200-lifecycle/day3/{where}): copies of "
-                                         "5,000-88,000 files of 12 kB, clean, after a removal, and aged (split.json day3)",
+    return {"name": name, "description": f"The day-{day[3:]} folder sweep (traces/recordings/h200-lifecycle/{day}/{where}): copies of "
+                                         f"5,000-88,000 files of 12 kB, clean, after a removal, and aged (split.json {day})",
             "lifecycle": {"node": node, "gpu": "h200", "recorded_cpu_ghz": 2.1, "phases": phases},
             "output": {"dir": f"../../out/lifecycle-{name}"}}
 
 
-def fit_day3_node(node1, d):
-    """The day-3 node and copy costs (split.json day3): fit_node_day on the day's staging copies and saves, then the
-    folder sweep's growth and recently-freed-inode scan terms."""
+def fit_sweep_node(node1, d, day="day3"):
+    """A sweep day's node and copy costs (split.json day3, and the days recorded under its rule): fit_node_day on the
+    day's staging copies and saves, then the folder sweep's growth and recently-freed-inode scan terms."""
     import folder_sweep_fit as fsf
-    node3, cc3 = fit_node_day(node1, d[COPIES], d["save-probe"], "day 3", "h200-node-day3")
-    per_group, group_src = fsf.inodes_per_group(read_log(DAY3, "fs.log"))
+    node3, cc3 = fit_node_day(node1, d[COPIES], d["save-probe"], f"day {day[3:]}", f"h200-node-{day}")
+    per_group, group_src = fsf.inodes_per_group(read_log(os.path.join(REC, day), "fs.log"))
     sj = d[SWEEP]["job"]
     growth = fsf.growth_fit(sj, cc3["staging_per_gb"], cc3["staging_per_file"])
     scan = fsf.scan_fit(sj, cc3["staging_per_gb"], cc3["staging_per_file"], growth, per_group)
     local = next(x for x in node3["storage"] if x["name"] == "local")
     local["recent_free_scan_core_s"], local["inodes_per_group"] = round(scan, 12), per_group
     pv = node3["provenance"]
-    pv["local.recent_free_scan_core_s"] = ("fitted (day 3, split.json day3): least squares without intercept over the folder "
+    pv["local.recent_free_scan_core_s"] = (f"fitted (day {day[3:]}, split.json {day}): least squares without intercept over the folder "
                                            "sweep's recent copies of the process CPU less the linear price and growth, on the "
                                            f"recently freed inodes scanned (removal: {fsf.recently_freed(sj):.0f} inodes freed)")
     pv["local.inodes_per_group"] = group_src
@@ -981,24 +985,27 @@ def fit_day3_node(node1, d):
     return node3, cc3
 
 
-def day3(args, day1, stale):
-    """Day 3 (split.json day3): the day-2 procedure plus the folder sweep's terms; the day's jobs held out. Writes the
-    day-3 node and scenarios; returns (markdown, report)."""
+def sweep_day(args, day1, stale, day="day3"):
+    """A day under the day3 rule (split.json day3; day4 applies it unchanged): the day-2 procedure plus the folder sweep's
+    terms; the day's jobs held out. Writes the day's node (h200-node-DAY.json) and scenarios (DAY-*); returns (markdown, report)."""
     import folder_sweep_fit as fsf
-    d = day_parts(DAY3, (COPIES, "save-probe", SWEEP, AGED, "cnn-io", "llm-finetune"))
+    base, n3 = os.path.join(REC, day), day[3:]
+    d = day_parts(base, (COPIES, "save-probe", SWEEP, AGED, "cnn-io", "llm-finetune"))
     if not all(n in d for n in (COPIES, "save-probe", SWEEP)):
         return [], None
-    node3, cc3 = fit_day3_node(day1["node"], d)
-    write(NODE3, json.dumps(node3, indent=1) + "\n", args.check, stale)
-    rel3 = "../../models/lifecycle/h200-node-day3.json"
+    node3, cc3 = fit_sweep_node(day1["node"], d, day)
+    write(os.path.join(ROOT, "models", "lifecycle", f"h200-node-{day}.json"), json.dumps(node3, indent=1) + "\n", args.check, stale)
+    rel3 = f"../../models/lifecycle/h200-node-{day}.json"
     freed = fsf.recently_freed(d[SWEEP]["job"])
-    docs = {"day3-staging-copies": copies_doc(d[COPIES], cc3, "day3-staging-copies", rel3, "day3/staging-copies"),
-            "day3-save-probe": probe_doc(d["save-probe"], cc3, "day3-save-probe", rel3),
-            "day3-folder-sweep": sweep_doc(d[SWEEP], cc3, rel3, "day3-folder-sweep", SWEEP, freed)}
-    if AGED in d:
-        docs["day3-folder-sweep-aged"] = sweep_doc(d[AGED], cc3, rel3, "day3-folder-sweep-aged", AGED, freed)
-    rm = fsf.removal(read_log(DAY3, "removal.log")) if "cnn-io" in d else None
-    beside = {}  # not used to choose: today's price (no day-3 terms) with the day-3 node, and day 1's node and costs
+    rec_of = {f"{day}-{r}": r for r in (COPIES, "save-probe", SWEEP, AGED, "cnn-io", "llm-finetune") if r in d}
+    docs = {f"{day}-staging-copies": copies_doc(d[COPIES], cc3, f"{day}-staging-copies", rel3, f"{day}/staging-copies"),
+            # day 3's shipped scenario keeps its (day-2) description; a later day names its own probe
+            f"{day}-save-probe": probe_doc(d["save-probe"], cc3, f"{day}-save-probe", rel3, None if day == "day3" else day)}
+    for part in (SWEEP, AGED):
+        if part in d:
+            docs[f"{day}-{part}"] = sweep_doc(d[part], cc3, rel3, f"{day}-{part}", part, freed, day)
+    rm = fsf.removal(read_log(base, "removal.log")) if "cnn-io" in d else None
+    beside = {}  # not used to choose: today's price (no sweep terms) with the day's node, and day 1's node and costs
     today = {k: v for k, v in cc3.items() if k not in ("staging_growth", "recent")}
     for name, fn, fit_a, desc in (("cnn-io", cnn_scenario, day1["cnn"], "The I/O-heavy CNN job"),
                                   ("llm-finetune", llm_scenario, day1["llm"], "The GPU-bound GPT-like fine-tune")):
@@ -1010,21 +1017,19 @@ def day3(args, day1, stale):
         # R and k of this job's staging (split.json day3): the probe's removal, less the dataset generated before the copy
         recent = (rm["inodes_freed"], a["images"] + a["val_images"] + 2) if name == "cnn-io" else None
         ph = resolve_validation(fn(fit_a, dict(cc3, recent=recent), vw, shape=d[name]), busy, w)
-        docs["day3-" + name] = scenario("day3-" + name, f"{desc} recorded on day 3 (traces/recordings/h200-lifecycle/day3/{name}), "
-                                        "held out entirely: the day-3 node and folder-sweep terms, every other parameter from "
-                                        "day 1's fit phases (split.json day3)", ph, day1["first"][name], node=rel3)
-        beside[("today's price", name)] = scenario("day3-" + name, "", resolve_validation(fn(fit_a, today, vw, shape=d[name]), busy, w),
+        docs[f"{day}-{name}"] = scenario(f"{day}-{name}", f"{desc} recorded on day {n3} (traces/recordings/h200-lifecycle/{day}/{name}), "
+                                         f"held out entirely: the day-{n3} node and folder-sweep terms, every other parameter from "
+                                         f"day 1's fit phases (split.json {day})", ph, day1["first"][name], node=rel3)
+        beside[("today's price", name)] = scenario(f"{day}-{name}", "", resolve_validation(fn(fit_a, today, vw, shape=d[name]), busy, w),
                                                    day1["first"][name], node=rel3)
-        beside[("day-1 node", name)] = scenario("day3-" + name, "", resolve_validation(fn(fit_a, day1["cc"], vw, shape=d[name]), busy, w),
+        beside[("day-1 node", name)] = scenario(f"{day}-{name}", "", resolve_validation(fn(fit_a, day1["cc"], vw, shape=d[name]), busy, w),
                                                 day1["first"][name])
     for n, doc in docs.items():
         write(os.path.join(SCEN, n + ".json"), json.dumps(doc, indent=1) + "\n", args.check, stale)
-    rec_of = {"day3-staging-copies": COPIES, "day3-save-probe": "save-probe", "day3-folder-sweep": SWEEP,
-              "day3-folder-sweep-aged": AGED, "day3-cnn-io": "cnn-io", "day3-llm-finetune": "llm-finetune"}
     sw = cc3["sweep"]
     report = {"node": node3, "copy_fit": cc3["copy_fit"], "save_fit": cc3["save_fit"], "sweep_fit": sw,
               "removal": rm, "jobs": {}, "beside": {}}
-    md = ["## Day 3: the node and the folder sweep calibrated on the day, then the jobs predicted (split.json day3)", "",
+    md = [f"## Day {n3}: the node and the folder sweep calibrated on the day, then the jobs predicted (split.json {day})", "",
           f"Folder sweep (fit): growth {sw['growth'] * 1e9:.3f} ns per file per file in the folder, recently-freed-inode scan "
           f"{sw['scan'] * 1e9:.1f} ns per inode scanned, {sw['inodes_per_group']} inodes per group.", ""]
     for part in (SWEEP, AGED):
@@ -1040,7 +1045,7 @@ def day3(args, day1, stale):
                                      "measured": {"by_kind": an["by_kind"], "total": an["total"], "gpu_deep_idle_w": an["gpu_deep_idle_w"]}}
         md.append(table(n, res))
     for (label, name), doc in beside.items():
-        tmp = os.path.join(SCEN, f".tmp-day3-{name}-{os.getpid()}.json")
+        tmp = os.path.join(SCEN, f".tmp-{day}-{name}-{os.getpid()}.json")
         with open(tmp, "w") as f:
             json.dump(doc, f)
         try:
@@ -1129,10 +1134,11 @@ def main():
         md.append(days_table(report))
         md += md2
         md.append(diagnostics(report, day1, day2_parts()))
-    md3, report3 = day3(a, day1, stale)
-    if report3:
-        report["day3"] = report3
-        md += md3
+    for day in SWEEP_DAYS:
+        md_n, report_n = sweep_day(a, day1, stale, day)
+        if report_n:
+            report[day] = report_n
+            md += md_n
     write(os.path.join(REC, "validation.json"), json.dumps(report, indent=1, default=float) + "\n", a.check, stale)
     write(os.path.join(REC, "validation.md"), "\n".join(md), a.check, stale)
     if a.check and stale:

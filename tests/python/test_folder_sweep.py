@@ -148,3 +148,40 @@ def test_the_sweep_scenario_gives_the_freed_inodes_to_recent_and_aged_copies_wha
     assert [p.get("reused_before") for p in st] == [None, 0, 44001, 0, 0]
     assert all(p["core_s_per_file_growth"] == 1e-9 for p in st)
     assert sum(p["kind"] == "idle" for p in doc["lifecycle"]["phases"]) == 5
+
+
+def test_a_later_sweep_day_names_its_own_folder_and_rule():
+    fl = _fit_lifecycle()
+    top = [{"name": "staging clean 5000", "kind": "staging", "time_s": 1.0}]
+    cc = {"staging_per_gb": 0.5, "staging_per_file": 6e-5, "copy_fit": None}
+    sw = {"job": {"copies": [_copy("clean", 5000, 0.3)]}, "top": top}
+    doc = fl.sweep_doc(sw, cc, "node.json", "day4-folder-sweep", "folder-sweep", 157000, "day4")
+    assert "day-4 folder sweep (traces/recordings/h200-lifecycle/day4/folder-sweep)" in doc["description"]
+    assert doc["description"].endswith("(split.json day4)")
+    assert fl.sweep_doc(sw, cc, "node.json", "day3-folder-sweep", "folder-sweep", 157000)["description"].endswith("(split.json day3)")
+
+
+def test_every_recorded_sweep_day_is_analysed_with_its_own_node_scenarios_and_report():
+    """Each recording day with a folder sweep (split.json day3, and day4: its rule unchanged) has its rule, its node
+    (h200-node-DAY.json), a DAY-PART scenario on that node for every complete recording, and a DAY entry in
+    validation.json; the lifecycle_model_matches_its_fit CTest keeps their contents equal to the fit's."""
+    fl = _fit_lifecycle()
+    rec = os.path.join(ROOT, "traces", "recordings", "h200-lifecycle")
+    days = sorted(d for d in os.listdir(rec) if os.path.isdir(os.path.join(rec, d, "folder-sweep")))
+    assert days == list(fl.SWEEP_DAYS) and "day4" in days
+    with open(os.path.join(ROOT, "models", "lifecycle", "split.json")) as f:
+        split = json.load(f)
+    with open(os.path.join(rec, "validation.json")) as f:
+        report = json.load(f)
+    for day in days:
+        assert day in split and day in report
+        node = f"../../models/lifecycle/h200-node-{day}.json"
+        assert os.path.isfile(os.path.join(ROOT, "scenarios", "lifecycle", node))
+        parts = [p for p in ("staging-copies", "save-probe", "folder-sweep", "folder-sweep-aged", "cnn-io", "llm-finetune")
+                 if os.path.isfile(os.path.join(rec, day, p, "recording", "run.json"))]
+        assert {"staging-copies", "save-probe", "folder-sweep"} <= set(parts)
+        assert sorted(report[day]["jobs"]) == sorted(parts)
+        for p in parts:
+            with open(os.path.join(ROOT, "scenarios", "lifecycle", f"{day}-{p}.json")) as f:
+                doc = json.load(f)
+            assert doc["name"] == f"{day}-{p}" and doc["lifecycle"]["node"] == node
