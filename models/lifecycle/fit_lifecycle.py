@@ -1000,7 +1000,7 @@ def sweep_day(args, day1, stale, day="day3"):
     rec_of = {f"{day}-{r}": r for r in (COPIES, "save-probe", SWEEP, AGED, "cnn-io", "llm-finetune") if r in d}
     docs = {f"{day}-staging-copies": copies_doc(d[COPIES], cc3, f"{day}-staging-copies", rel3, f"{day}/staging-copies"),
             # day 3's shipped scenario keeps its (day-2) description; a later day names its own probe
-            f"{day}-save-probe": probe_doc(d["save-probe"], cc3, f"{day}-save-probe", rel3, None if day == "day3" else day)}
+            f"{day}-save-probe": probe_doc(d["save-probe"], cc3, f"{day}-save-probe", rel3, day)}
     for part in (SWEEP, AGED):
         if part in d:
             docs[f"{day}-{part}"] = sweep_doc(d[part], cc3, rel3, f"{day}-{part}", part, freed, day)
