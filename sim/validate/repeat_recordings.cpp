@@ -52,6 +52,40 @@ double median(std::vector<double> x) {
   return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
+// Per repeat folder (a recording set: another call, day or card), its held-out loops alone: the native error on them
+// and how far their steady power sits from the shipped recording's.
+Json by_repeat_folder(const Json& rows) {
+  struct Set {
+    std::vector<double> errors, shifts;
+  };
+  std::map<std::string, Set> sets;
+  for (const Json& r : rows) {
+    const Json& recs = r["recordings"];
+    if (r["kind"] != "held-out" || recs.size() < 2) continue;
+    const double shipped_w = recs[0]["measured_mean_power_w"].get<double>();
+    for (std::size_t i = 1; i < recs.size(); ++i) {
+      const std::string f = recs[i]["folder"].get<std::string>();
+      Set& s = sets[f.substr(0, f.rfind('/'))];
+      s.errors.push_back(recs[i]["native_energy_error_pct"].get<double>());
+      s.shifts.push_back(100.0 * (recs[i]["measured_mean_power_w"].get<double>() - shipped_w) / shipped_w);
+    }
+  }
+  Json out = Json::array();
+  for (const auto& [folder, s] : sets) {
+    double abs_sum = 0;
+    std::size_t within_8 = 0, within_3 = 0;
+    for (double e : s.errors) abs_sum += std::fabs(e), within_8 += std::fabs(e) <= 8.0;
+    for (double x : s.shifts) within_3 += std::fabs(x) <= 3.0;
+    out.push_back({{"folder", folder},
+                   {"held_out_loops", s.errors.size()},
+                   {"native_energy_abs_error_mean_pct", abs_sum / static_cast<double>(s.errors.size())},
+                   {"native_within_8_pct", within_8},
+                   {"steady_power_shift_median_pct", median(s.shifts)},
+                   {"steady_power_within_3_pct_of_shipped", within_3}});
+  }
+  return out;
+}
+
 }  // namespace
 
 Json repeated_loop_rows(const Json& split_doc, const std::string& split_path, const Json& loops, const GpuModel& model) {
@@ -111,6 +145,7 @@ Json repeated_loop_summary(const Json& loops, const Json& rows) {
   }
   const double d = n ? static_cast<double>(n) : 1.0;
   return {{"held_out_loops", n},
+          {"by_repeat_folder", by_repeat_folder(rows)},
           {"repeated_held_out_loops", repeated_held_out},
           {"of_record", {{"native_energy_abs_error_mean_pct", of_record / d}, {"native_within_8_pct", within_record}}},
           {"against_all_recordings", {{"native_energy_abs_error_mean_pct", all / d}, {"native_within_8_pct", within_all}}},
@@ -145,6 +180,12 @@ void format_repeated_loops(std::ostream& os, const Json& rows, const Json& summa
      << rec["native_energy_abs_error_mean_pct"].get<double>() << " % (" << rec["native_within_8_pct"].get<std::size_t>()
      << " within 8 %) against the recordings of record; " << all["native_energy_abs_error_mean_pct"].get<double>() << " % ("
      << all["native_within_8_pct"].get<std::size_t>() << " within 8 %) against the mean over each loop's recordings\n";
+  for (const Json& f : summary["by_repeat_folder"])
+    os << std::setprecision(2) << "  " << f["folder"].get<std::string>() << " alone (" << f["held_out_loops"].get<std::size_t>()
+       << " held-out loops): |native energy error| mean " << f["native_energy_abs_error_mean_pct"].get<double>() << " % ("
+       << f["native_within_8_pct"].get<std::size_t>() << " within 8 %); steady power against the shipped recording: median "
+       << std::showpos << std::setprecision(1) << f["steady_power_shift_median_pct"].get<double>() << std::noshowpos << " %, "
+       << f["steady_power_within_3_pct_of_shipped"].get<std::size_t>() << " within 3 %\n";
   for (const auto& [regime, s] : summary["spread_by_regime"].items())
     os << std::setprecision(1) << "  spread of the steady power, " << regime << " (" << s["loops"].get<std::size_t>()
        << (s["loops"].get<std::size_t>() == 1 ? " held-out loop" : " held-out loops") << "): median " << s["median_spread_pct"].get<double>() << " %, largest " << s["max_spread_pct"].get<double>()

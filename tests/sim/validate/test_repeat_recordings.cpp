@@ -65,6 +65,35 @@ TEST_CASE("held-out loops are scored against all their recordings beside the fig
   CHECK(os.str().find("tensor (1 held-out loop): median 23.8 %") != std::string::npos);
 }
 
+TEST_CASE("each repeat folder's held-out loops are summarised alone: error, and shift from the shipped power", "[validate][repeat]") {
+  auto rec = [](const std::string& folder, double watts, double err) {
+    return Json{{"folder", folder}, {"measured_mean_power_w", watts}, {"native_energy_error_pct", err}};
+  };
+  Json a = repeated("memset-2g", 0, 0), b = repeated("mul-fp32", 0, 0), c = repeated("add-bf16", 0, 0);
+  a["recordings"] = {rec("traces/recordings/h200-power/memset-2g", 400, 9.0), rec("set/card2/memset-2g", 476, -8.5),
+                     rec("set/day2/memset-2g", 404, 7.0)};
+  b["recordings"] = {rec("traces/recordings/h200-power/mul-fp32", 600, 3.0), rec("set/card2/mul-fp32", 606, -2.0)};
+  c["kind"] = "in-sample";  // not a held-out loop: in no folder's figures
+  c["recordings"] = {rec("shipped/add-bf16", 600, 1.0), rec("set/card2/add-bf16", 900, 50.0)};
+  const Json loops = {loop_row("memset-2g", "held-out", 400, 9.0), loop_row("mul-fp32", "held-out", 600, 3.0),
+                      loop_row("add-bf16", "in-sample", 600, 1.0)};
+  const Json s = repeated_loop_summary(loops, Json{a, b, c});
+  REQUIRE(s["by_repeat_folder"].size() == 2);
+  const Json& card2 = s["by_repeat_folder"][0];
+  CHECK(card2["folder"] == "set/card2");
+  CHECK(card2["held_out_loops"] == 2);
+  CHECK(card2["native_energy_abs_error_mean_pct"].get<double>() == Approx((8.5 + 2.0) / 2));
+  CHECK(card2["native_within_8_pct"] == 1);
+  CHECK(card2["steady_power_shift_median_pct"].get<double>() == Approx((19.0 + 1.0) / 2));
+  CHECK(card2["steady_power_within_3_pct_of_shipped"] == 1);
+  CHECK(s["by_repeat_folder"][1]["folder"] == "set/day2");
+  CHECK(s["by_repeat_folder"][1]["steady_power_within_3_pct_of_shipped"] == 1);
+  std::ostringstream os;
+  format_repeated_loops(os, Json{a, b, c}, s);
+  CHECK(os.str().find("set/card2 alone (2 held-out loops): |native energy error| mean 5.25 % (1 within 8 %); steady power "
+                      "against the shipped recording: median +10.0 %, 1 within 3 %") != std::string::npos);
+}
+
 TEST_CASE("a loop's other recordings are found in the split's repeat folders and priced from their own data", "[validate][repeat]") {
   const GpuModel h200 = load_gpu_model("h200");
   const Json split = {{"repeat_held_out", {{"folders", {"traces/recordings/h200-power-21/repeat-a/micro",
