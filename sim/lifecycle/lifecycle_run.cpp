@@ -79,14 +79,16 @@ std::vector<SimPhase> plan(Context& ctx, const LifecyclePolicy* pol, const std::
   const LifecycleSpec& s = ctx.spec;
   std::map<std::string, std::string> unstaged;  // staging target -> its source, when the policy skips staging
   std::vector<SimPhase> out;
-  bool gpu_used = false;  // before the first steps the GPU has not left its idle state
+  // Before the first steps or checkpoint the GPU has not left its no-context idle state: a checkpoint saves GPU
+  // tensors, so its process holds a CUDA context (split.json gpu_context_amendment: the save probes drew ~125 W).
+  bool gpu_used = false;
   std::map<std::string, int> seen;  // phases of each kind so far: the first of a kind pays its one-time costs
   const double copy_w = d2h_copy_w(ctx.model, s.node.gpu_d2h_bps);
   for (std::size_t i = 0; i < s.phases.size(); ++i) {
     // A GPU between steps keeps its clocks (the GPU model's idle power at its default clock); one left idle
     // for a whole phase settles to the node's measured idle draw.
     const double active_idle_w = ctx.model.idle_power_at(ctx.model.default_clocks().sm_mhz);
-    gpu_used = gpu_used || stepped(s.phases[i]);
+    gpu_used = gpu_used || stepped(s.phases[i]) || s.phases[i].kind == "checkpoint";
     SimPhase sp{s.phases[i], gpu_used ? active_idle_w : s.node.gpu_idle_w, copy_w};
     if (auto w = s.first_occurrence.find(sp.phase.kind); w != s.first_occurrence.end() && seen[sp.phase.kind]++ == 0)
       sp.phase.warmup = w->second;

@@ -60,6 +60,18 @@ TEST_CASE("CPU energy comes from SimGrid's host energy plugin: idle power for an
   CHECK(s["totals"]["share_of_phase_cpu_j"].get<double>() == Approx(600.0 / 1850.0));
 }
 
+TEST_CASE("a checkpoint, like a training phase, leaves the GPU's no-context idle: the phases after it draw the active idle",
+          "[lifecycle]") {
+  const Json wait = {{"name", "wait"}, {"kind", "idle"}, {"seconds", 10}};
+  const Json ck = {{"name", "ckpt"}, {"kind", "checkpoint"}, {"bytes", 1e8}, {"to", "local"}};
+  const Json after_ckpt = run_lifecycle(job(Json::array({wait, ck, wait})), "t.json", kDir);
+  const Json after_train = run_lifecycle(job(Json::array({wait, train(1e-5, 4), wait})), "t.json", kDir);
+  CHECK(phase(after_ckpt, 0)["gpu_j"].get<double>() == Approx(10 * 120));  // the node's idle: no process on the GPU yet
+  const double active_w = phase(after_train, 2)["gpu_j"].get<double>() / 10;
+  CHECK(active_w != Approx(120));  // the GPU model's idle at its default clock, not the node's
+  CHECK(phase(after_ckpt, 2)["gpu_j"].get<double>() == Approx(10 * active_w));
+}
+
 TEST_CASE("a copy from shared storage is bounded by its link and costs network energy per byte", "[lifecycle]") {
   const Json stage = {{"name", "stage"}, {"kind", "staging"}, {"bytes", 5e9}, {"from", "shared"}, {"to", "local"}};
   const Json s = run_lifecycle(job(Json::array({stage})), "t.json", kDir);
