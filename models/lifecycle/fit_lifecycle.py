@@ -942,8 +942,8 @@ def read_log(base, name):
 
 
 def sweep_doc(sw, cc, node, name, where, freed, day="day3"):
-    """The folder sweep as a job (split.json day3): its copies (sources synced before: a sync writes only its copy) with
-    the day-3 terms, the recent and aged copies meeting the removal's freed inodes (the pool model, whatever the age:
+    """The folder sweep as a job (split.json day3, and every later sweep day): its copies (sources synced before: a sync
+    writes only its copy) with the day's growth and scan terms, the recent and aged copies meeting the removal's freed inodes (the pool model, whatever the age:
     split.json day3 amended_before_recording); the GPU-idle rests at their measured durations."""
     copies = {c["phase"]: c for c in sw["job"]["copies"]}
     phases = []
@@ -999,7 +999,7 @@ def sweep_day(args, day1, stale, day="day3"):
     freed = fsf.recently_freed(d[SWEEP]["job"])
     rec_of = {f"{day}-{r}": r for r in (COPIES, "save-probe", SWEEP, AGED, "cnn-io", "llm-finetune") if r in d}
     docs = {f"{day}-staging-copies": copies_doc(d[COPIES], cc3, f"{day}-staging-copies", rel3, f"{day}/staging-copies"),
-            # day 3's shipped scenario keeps its (day-2) description; a later day names its own probe
+            # each day's probe scenario names its own day
             f"{day}-save-probe": probe_doc(d["save-probe"], cc3, f"{day}-save-probe", rel3, day)}
     for part in (SWEEP, AGED):
         if part in d:

@@ -16,6 +16,7 @@
 #include "traces/src/workload_cache.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -144,10 +145,12 @@ void check_run_size(const Scenario& sc, const Workload& wl) {
                      "job's rank traces (a list in `trace`, or a folder of rank<N>/ recordings)");
   const double dt = sc.replay.timeline_interval_s;
   if (dt > 0 && span_s * repeat / dt > kMaxTimelineRows) {
+    // The least interval that would do, rounded up at 3 significant figures (rounded to nearest it could still fail).
+    const double need = span_s * repeat / kMaxTimelineRows, unit = std::pow(10.0, std::floor(std::log10(need)) - 2);
     std::snprintf(msg, sizeof msg,
                   "expected at most %.0f timeline rows (recorded span %.6g s x repeat %.0f / interval %g s = %.3g rows): the trace is "
                   "longer than the timeline can sample; give output.timeline_interval_s >= %.3g s",
-                  kMaxTimelineRows, span_s, repeat, dt, span_s * repeat / dt, span_s * repeat / kMaxTimelineRows);
+                  kMaxTimelineRows, span_s, repeat, dt, span_s * repeat / dt, std::ceil(need / unit) * unit);
     throw InputError(sc.file, "output.timeline_interval_s", msg);
   }
 }

@@ -182,7 +182,7 @@ void format_repeated_loops(std::ostream& os, const Json& rows, const Json& summa
      << all["native_within_8_pct"].get<std::size_t>() << " within 8 %) against the mean over each loop's recordings\n";
   for (const Json& f : summary["by_repeat_folder"])
     os << std::setprecision(2) << "  " << f["folder"].get<std::string>() << " alone (" << f["held_out_loops"].get<std::size_t>()
-       << " held-out loops): |native energy error| mean " << f["native_energy_abs_error_mean_pct"].get<double>() << " % ("
+       << (f["held_out_loops"].get<std::size_t>() == 1 ? " held-out loop" : " held-out loops") << "): |native energy error| mean " << f["native_energy_abs_error_mean_pct"].get<double>() << " % ("
        << f["native_within_8_pct"].get<std::size_t>() << " within 8 %); steady power against the shipped recording: median "
        << std::showpos << std::setprecision(1) << f["steady_power_shift_median_pct"].get<double>() << std::noshowpos << " %, "
        << f["steady_power_within_3_pct_of_shipped"].get<std::size_t>() << " within 3 %\n";

@@ -8,6 +8,7 @@ here into a temporary folder."""
 import csv
 import gzip
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -89,6 +90,17 @@ REFUSED = [
 def test_committed_bad_input_is_refused_in_one_line(name, parts, tmp_path):
     d = case_dir(name, tmp_path)
     assert_refused(run("run", d / "scenario.json", "-o", tmp_path / "out"), *parts)
+
+
+def test_the_timeline_interval_the_error_suggests_is_accepted(tmp_path):
+    d = case_dir("hang-timeline-interval-1e-12", tmp_path)
+    err = run("run", d / "scenario.json", "-o", tmp_path / "out").stderr
+    suggested = float(re.search(r"give output.timeline_interval_s >= (\S+) s", err).group(1))
+    sc = json.loads((d / "scenario.json").read_text())
+    sc["output"]["timeline_interval_s"] = suggested
+    (d / "scenario.json").write_text(json.dumps(sc))
+    r = run("run", d / "scenario.json", "-o", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
 
 
 # --- generated cases: (case, writer(tmp_path) -> scenario path, the parts the error must hold)

@@ -426,4 +426,8 @@ TEST_CASE("a comm record's negative Rank is refused by both readers (it was read
   CHECK(both_readers(doc.dump()).rfind("notes:", 0) == 0);
   doc["traceEvents"][0]["args"]["Rank"] = -1;
   CHECK(both_readers(doc.dump()) == "error:t.json: traceEvents[0].args.Rank: expected an integer in [0, 2147483647], got -1");
+  // with distributedInfo naming the rank too: the streaming reader meets the records first, the checked one after
+  Json with_info = read_json_maybe_gzip(fixture("pytorch/ddp_rank0_wait.json"));
+  with_info["traceEvents"][5]["args"]["Rank"] = -1;
+  CHECK(both_readers(with_info.dump()) == "error:t.json: traceEvents[5].args.Rank: expected an integer in [0, 2147483647], got -1");
 }

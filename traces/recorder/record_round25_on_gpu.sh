@@ -5,7 +5,10 @@
 # models/calibration/h200-power-split.json (third_card_memory_loops).
 # Usage (repository root, on the GPU machine): record_round25_on_gpu.sh OUT_DIR  -> OUT_DIR/h200-power-25.tgz
 # NVML and nvidia-smi are only read: no clock, power limit or card setting is changed.
+: "${1:?usage: record_round25_on_gpu.sh OUT_DIR}"
 OUT=$1
+# The rule asks for an H200: the device tool may give an H100 for a one-GPU call
+nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "not an H200: nothing recorded" >&2; exit 2; }
 S=$(cd "$(dirname "$0")" && pwd)
 R=$(mktemp -d)/h200-power-25
 mkdir -p "$R" "$OUT"

@@ -298,8 +298,11 @@ namespace {
 int add_comm_record(RawTrace& t, const Json& args, const std::string& file, std::size_t i) {
   CollectiveKind kind = CollectiveKind::all_reduce;
   const CommName what = comm_record(args, file, i, kind);
+  // Checked wherever present, so that both readers refuse a negative Rank alike (-1 would read as "no rank"; the
+  // streaming reader reads the records before it sees distributedInfo).
+  const long rank = int_field(args, "Rank", -1, file, args_field(i), 0, kIntMax);
   if (t.global_rank < 0) {
-    t.global_rank = static_cast<int>(int_field(args, "Rank", -1, file, args_field(i), 0, kIntMax));  // -1 would read as "no rank"
+    t.global_rank = static_cast<int>(rank);
     t.rank_from_events = true;
   }
   if (what == CommName::not_collective) return -1;

@@ -74,7 +74,7 @@ class Db {
     // An integer column that must hold one: InputError naming table.column and the row otherwise.
     long long required_integer(int i, const std::string& field, long long row) const {
       if (sqlite3_column_type(st_, i) != SQLITE_INTEGER)
-        throw InputError(db_.path_, field, "expected an integer (nanoseconds / ids), row " + std::to_string(row));
+        throw InputError(db_.path_, field, "expected an integer, row " + std::to_string(row));
       return integer(i);
     }
 
