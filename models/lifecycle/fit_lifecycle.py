@@ -424,10 +424,10 @@ def copies_doc(sc, cc, name=COPIES, node="../../models/lifecycle/h200-node.json"
             "output": {"dir": f"../../out/lifecycle-{name}"}}
 
 
-def probe_doc(sp, cc, name, node, day=None):
+def probe_doc(sp, cc, name, node, day):
     """The save probe as a job: its checkpoints (torch.save of a state dict on the GPU, flushed and fsync'd), the GPU-idle
     rests before them at their measured durations, and its two diagnostic copies (the dirty one's os.sync() also writes
-    its freshly generated sources). day: the recording day described (None: day 2's description, as shipped)."""
+    its freshly generated sources). day: the recording day described ("day2", ...)."""
     saves = {k["phase"]: k for k in sp["job"]["saves"]}
     diag = {k["phase"]: k for k in sp["job"].get("diagnostic_copies", [])}
     phases = []
@@ -445,10 +445,9 @@ def probe_doc(sp, cc, name, node, day=None):
             if not k["sources_synced"]:
                 ph.update(sync_bytes=k["bytes"], sync_files=k["files"])
             phases.append(ph)
-    desc = ("The day-2 node probe's checkpoint saves (50 MB to 2.2 GB state dicts on the GPU, three of each) "
-            "and its two diagnostic copies (traces/recordings/h200-lifecycle/day2/save-probe)") if day is None else (
-            f"The day-{day[3:]} node probe's checkpoint saves (50 MB to 2.2 GB state dicts on the GPU, three of each"
-            + (f") and its {len(diag)} diagnostic copies" if diag else ", no diagnostic copy)")
+    copies = {1: "one", 2: "two"}.get(len(diag), str(len(diag)))
+    desc = (f"The day-{day[3:]} node probe's checkpoint saves (50 MB to 2.2 GB state dicts on the GPU, three of each"
+            + (f") and its {copies} diagnostic copies" if diag else ", no diagnostic copy)")
             + f" (traces/recordings/h200-lifecycle/{day}/save-probe)")
     return {"name": name, "description": desc,
             "lifecycle": {"node": node, "gpu": "h200", "recorded_cpu_ghz": 2.1, "phases": phases},
@@ -886,7 +885,7 @@ def day2(args, day1, stale):
     write(NODE2, json.dumps(node2, indent=1) + "\n", args.check, stale)
     rel2 = "../../models/lifecycle/h200-node-day2.json"
     docs = {"day2-staging-copies": copies_doc(d[COPIES], cc2, "day2-staging-copies", rel2, "day2/staging-copies"),
-            "day2-save-probe": probe_doc(d["save-probe"], cc2, "day2-save-probe", rel2)}
+            "day2-save-probe": probe_doc(d["save-probe"], cc2, "day2-save-probe", rel2, "day2")}
     cnn, llm, first = day1["cnn"], day1["llm"], day1["first"]
     with_day1_node = {}  # the same phases priced with day 1's node and copy costs
     for name, fn, fit_a, desc in (("cnn-io", cnn_scenario, cnn, "The I/O-heavy CNN job"), ("llm-finetune", llm_scenario, llm, "The GPU-bound GPT-like fine-tune")):
@@ -943,8 +942,9 @@ def read_log(base, name):
 
 def sweep_doc(sw, cc, node, name, where, freed, day="day3"):
     """The folder sweep as a job (split.json day3, and every later sweep day): its copies (sources synced before: a sync
-    writes only its copy) with the day's growth and scan terms, the recent and aged copies meeting the removal's freed inodes (the pool model, whatever the age:
-    split.json day3 amended_before_recording); the GPU-idle rests at their measured durations."""
+    writes only its copy) with the day's growth and scan terms, the recent and aged copies meeting the removal's freed
+    inodes (the pool model, whatever the age: split.json day3 amended_before_recording); the GPU-idle rests at their
+    measured durations."""
     copies = {c["phase"]: c for c in sw["job"]["copies"]}
     phases = []
     for r in sw["top"]:
@@ -968,45 +968,45 @@ def fit_sweep_node(node1, d, day="day3"):
     """A sweep day's node and copy costs (split.json day3, and the days recorded under its rule): fit_node_day on the
     day's staging copies and saves, then the folder sweep's growth and recently-freed-inode scan terms."""
     import folder_sweep_fit as fsf
-    node3, cc3 = fit_node_day(node1, d[COPIES], d["save-probe"], f"day {day[3:]}", f"h200-node-{day}")
+    node_day, cc_day = fit_node_day(node1, d[COPIES], d["save-probe"], f"day {day[3:]}", f"h200-node-{day}")
     per_group, group_src = fsf.inodes_per_group(read_log(os.path.join(REC, day), "fs.log"))
     sj = d[SWEEP]["job"]
-    growth = fsf.growth_fit(sj, cc3["staging_per_gb"], cc3["staging_per_file"])
-    scan = fsf.scan_fit(sj, cc3["staging_per_gb"], cc3["staging_per_file"], growth, per_group)
-    local = next(x for x in node3["storage"] if x["name"] == "local")
+    growth = fsf.growth_fit(sj, cc_day["staging_per_gb"], cc_day["staging_per_file"])
+    scan = fsf.scan_fit(sj, cc_day["staging_per_gb"], cc_day["staging_per_file"], growth, per_group)
+    local = next(x for x in node_day["storage"] if x["name"] == "local")
     local["recent_free_scan_core_s"], local["inodes_per_group"] = round(scan, 12), per_group
-    pv = node3["provenance"]
+    pv = node_day["provenance"]
     pv["local.recent_free_scan_core_s"] = (f"fitted (day {day[3:]}, split.json {day}): least squares without intercept over the folder "
                                            "sweep's recent copies of the process CPU less the linear price and growth, on the "
                                            f"recently freed inodes scanned (removal: {fsf.recently_freed(sj):.0f} inodes freed)")
     pv["local.inodes_per_group"] = group_src
-    cc3["staging_growth"] = growth
-    cc3["sweep"] = {"growth": growth, "scan": scan, "inodes_per_group": per_group}
-    return node3, cc3
+    cc_day["staging_growth"] = growth
+    cc_day["sweep"] = {"growth": growth, "scan": scan, "inodes_per_group": per_group}
+    return node_day, cc_day
 
 
 def sweep_day(args, day1, stale, day="day3"):
     """A day under the day3 rule (split.json day3; day4 applies it unchanged): the day-2 procedure plus the folder sweep's
     terms; the day's jobs held out. Writes the day's node (h200-node-DAY.json) and scenarios (DAY-*); returns (markdown, report)."""
     import folder_sweep_fit as fsf
-    base, n3 = os.path.join(REC, day), day[3:]
+    base, num = os.path.join(REC, day), day[3:]
     d = day_parts(base, (COPIES, "save-probe", SWEEP, AGED, "cnn-io", "llm-finetune"))
     if not all(n in d for n in (COPIES, "save-probe", SWEEP)):
         return [], None
-    node3, cc3 = fit_sweep_node(day1["node"], d, day)
-    write(os.path.join(ROOT, "models", "lifecycle", f"h200-node-{day}.json"), json.dumps(node3, indent=1) + "\n", args.check, stale)
-    rel3 = f"../../models/lifecycle/h200-node-{day}.json"
+    node_day, cc_day = fit_sweep_node(day1["node"], d, day)
+    write(os.path.join(ROOT, "models", "lifecycle", f"h200-node-{day}.json"), json.dumps(node_day, indent=1) + "\n", args.check, stale)
+    rel_node = f"../../models/lifecycle/h200-node-{day}.json"
     freed = fsf.recently_freed(d[SWEEP]["job"])
     rec_of = {f"{day}-{r}": r for r in (COPIES, "save-probe", SWEEP, AGED, "cnn-io", "llm-finetune") if r in d}
-    docs = {f"{day}-staging-copies": copies_doc(d[COPIES], cc3, f"{day}-staging-copies", rel3, f"{day}/staging-copies"),
+    docs = {f"{day}-staging-copies": copies_doc(d[COPIES], cc_day, f"{day}-staging-copies", rel_node, f"{day}/staging-copies"),
             # each day's probe scenario names its own day
-            f"{day}-save-probe": probe_doc(d["save-probe"], cc3, f"{day}-save-probe", rel3, day)}
+            f"{day}-save-probe": probe_doc(d["save-probe"], cc_day, f"{day}-save-probe", rel_node, day)}
     for part in (SWEEP, AGED):
         if part in d:
-            docs[f"{day}-{part}"] = sweep_doc(d[part], cc3, rel3, f"{day}-{part}", part, freed, day)
+            docs[f"{day}-{part}"] = sweep_doc(d[part], cc_day, rel_node, f"{day}-{part}", part, freed, day)
     rm = fsf.removal(read_log(base, "removal.log")) if "cnn-io" in d else None
     beside = {}  # not used to choose: today's price (no sweep terms) with the day's node, and day 1's node and costs
-    today = {k: v for k, v in cc3.items() if k not in ("staging_growth", "recent")}
+    today = {k: v for k, v in cc_day.items() if k not in ("staging_growth", "recent")}
     for name, fn, fit_a, desc in (("cnn-io", cnn_scenario, day1["cnn"], "The I/O-heavy CNN job"),
                                   ("llm-finetune", llm_scenario, day1["llm"], "The GPU-bound GPT-like fine-tune")):
         if name not in d:
@@ -1016,25 +1016,25 @@ def sweep_day(args, day1, stale, day="day3"):
         a = fit_a["job"]["args"]
         # R and k of this job's staging (split.json day3): the probe's removal, less the dataset generated before the copy
         recent = (rm["inodes_freed"], a["images"] + a["val_images"] + 2) if name == "cnn-io" else None
-        ph = resolve_validation(fn(fit_a, dict(cc3, recent=recent), vw, shape=d[name]), busy, w)
-        docs[f"{day}-{name}"] = scenario(f"{day}-{name}", f"{desc} recorded on day {n3} (traces/recordings/h200-lifecycle/{day}/{name}), "
-                                         f"held out entirely: the day-{n3} node and folder-sweep terms, every other parameter from "
-                                         f"day 1's fit phases (split.json {day})", ph, day1["first"][name], node=rel3)
+        ph = resolve_validation(fn(fit_a, dict(cc_day, recent=recent), vw, shape=d[name]), busy, w)
+        docs[f"{day}-{name}"] = scenario(f"{day}-{name}", f"{desc} recorded on day {num} (traces/recordings/h200-lifecycle/{day}/{name}), "
+                                         f"held out entirely: the day-{num} node and folder-sweep terms, every other parameter from "
+                                         f"day 1's fit phases (split.json {day})", ph, day1["first"][name], node=rel_node)
         beside[("today's price", name)] = scenario(f"{day}-{name}", "", resolve_validation(fn(fit_a, today, vw, shape=d[name]), busy, w),
-                                                   day1["first"][name], node=rel3)
+                                                   day1["first"][name], node=rel_node)
         beside[("day-1 node", name)] = scenario(f"{day}-{name}", "", resolve_validation(fn(fit_a, day1["cc"], vw, shape=d[name]), busy, w),
                                                 day1["first"][name])
     for n, doc in docs.items():
         write(os.path.join(SCEN, n + ".json"), json.dumps(doc, indent=1) + "\n", args.check, stale)
-    sw = cc3["sweep"]
-    report = {"node": node3, "copy_fit": cc3["copy_fit"], "save_fit": cc3["save_fit"], "sweep_fit": sw,
+    sw = cc_day["sweep"]
+    report = {"node": node_day, "copy_fit": cc_day["copy_fit"], "save_fit": cc_day["save_fit"], "sweep_fit": sw,
               "removal": rm, "jobs": {}, "beside": {}}
-    md = [f"## Day {n3}: the node and the folder sweep calibrated on the day, then the jobs predicted (split.json {day})", "",
+    md = [f"## Day {num}: the node and the folder sweep calibrated on the day, then the jobs predicted (split.json {day})", "",
           f"Folder sweep (fit): growth {sw['growth'] * 1e9:.3f} ns per file per file in the folder, recently-freed-inode scan "
           f"{sw['scan'] * 1e9:.1f} ns per inode scanned, {sw['inodes_per_group']} inodes per group.", ""]
     for part in (SWEEP, AGED):
         if part in d:
-            md += [fsf.sweep_table(d[part]["job"], cc3["staging_per_gb"], cc3["staging_per_file"], sw["growth"], sw["scan"],
+            md += [fsf.sweep_table(d[part]["job"], cc_day["staging_per_gb"], cc_day["staging_per_file"], sw["growth"], sw["scan"],
                                    sw["inodes_per_group"]), ""]
     for n, doc in docs.items():
         an = d[rec_of[n]]

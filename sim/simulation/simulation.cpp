@@ -16,8 +16,8 @@
 #include "traces/src/workload_cache.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -124,8 +124,9 @@ std::string SimulationResult::timeline_csv() const { return dvfs::timeline_csv(o
 namespace {
 
 // Refuses, before replaying, a run whose per-step rows or timeline would need gigabytes (the limits of
-// sim/core/limits.hpp); the timeline estimate uses the recorded span, check_timeline the simulated one.
-void check_run_size(const Scenario& sc, const Workload& wl) {
+// sim/core/limits.hpp; the timeline estimate uses the recorded span, check_timeline the simulated one), and a
+// top-level cluster the trace's ranks cannot use.
+void check_run_inputs(const Scenario& sc, const Workload& wl) {
   const double repeat = sc.replay.repeat;
   double steps = 0, span_s = 0;
   for (const Rank& r : wl.ranks) {
@@ -169,7 +170,7 @@ void check_timeline(const Scenario& sc, const std::vector<RankOutcome>& outcomes
 
 SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const GpuModel& unbound) {
   // Per-kernel coefficients resolve against this trace's kernel names.
-  check_run_size(sc, trace.workload);
+  check_run_inputs(sc, trace.workload);
   const GpuModel model = unbound.bound_to(trace.workload.names);
   SimulationResult r;
   const PolicyEntry* entry = policy_registry().find(sc.policy.name);
@@ -197,7 +198,7 @@ SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const Gp
 
 SimulationResult simulate_with_factory(const Scenario& sc, const LoadedTrace& trace, const GpuModel& model,
                                        const PolicyFactory& factory) {
-  check_run_size(sc, trace.workload);
+  check_run_inputs(sc, trace.workload);
   SimulationResult r;
   r.outcomes = run_engine(trace.workload, model, factory, sc.replay, sc.mode, cluster_for(sc, model));
   check_timeline(sc, r.outcomes);

@@ -96,9 +96,9 @@ TEST_CASE("trace formats: a scenario's SQLite file goes to the nsys reader, a JS
 TEST_CASE("nsys: a copy's negative or impossible bytes are refused, naming the table's column and row", "[nsys]") {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"CUPTI_ACTIVITY_KIND_MEMCPY.bytes=-5", "CUPTI_ACTIVITY_KIND_MEMCPY.bytes: expected bytes >= 0, got -5, row 0"},
-      {"CUPTI_ACTIVITY_KIND_MEMSET.bytes=1000000000000000000", "CUPTI_ACTIVITY_KIND_MEMSET.bytes: expected at most 1e+15 bytes"},
+      {"CUPTI_ACTIVITY_KIND_MEMSET.bytes=1000000000000000000", "CUPTI_ACTIVITY_KIND_MEMSET.bytes: expected at most 1e+15 bytes in one copy or fill (1 PB; a GPU holds ~0.2 TB), got 1000000000000000000, row 0"},
       // 8 GB in the fixture's 4 us memcpy: 2e15 B/s, beyond any copy engine
-      {"CUPTI_ACTIVITY_KIND_MEMCPY.bytes=8000000000", "got 8000000000 bytes in 4 us, row 0"}};
+      {"CUPTI_ACTIVITY_KIND_MEMCPY.bytes=8000000000", "got 8000000000 bytes in 4 us (2e+15 B/s), row 0"}};
   for (const auto& [assign, expected] : cases) {
     INFO(assign);
     const std::string path = make_fixture("bytes", "--set " + assign);

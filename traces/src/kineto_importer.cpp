@@ -314,18 +314,10 @@ int add_comm_record(RawTrace& t, const Json& args, const std::string& file, std:
   return static_cast<int>(t.collectives.size()) - 1;
 }
 
-// A memcpy's or memset's bytes, refused beyond what any copy engine or fill moves (plausible_copy_bytes).
+// A memcpy's or memset's bytes, refused beyond what any copy engine or fill moves (copy_bytes_problem).
 void check_copy_bytes(double bytes, double dur_us, const std::string& file, std::size_t i) {
-  if (plausible_copy_bytes(bytes, dur_us)) return;
-  char msg[320];
-  if (bytes > kMaxActivityBytes)
-    std::snprintf(msg, sizeof msg, "expected at most %.0e bytes in one copy or fill (1 PB; a GPU holds ~0.2 TB), got %.0f", kMaxActivityBytes, bytes);
-  else
-    std::snprintf(msg, sizeof msg,
-                  "expected bytes a copy or fill can move in its dur (at most %.0e B/s over max(dur, %g us); HBM moves < 1e13 B/s), "
-                  "got %.0f bytes in %g us (%.3g B/s)",
-                  kMaxActivityBytesPerS, kMinRateDurationUs, bytes, dur_us, bytes / (std::max(dur_us, kMinRateDurationUs) * 1e-6));
-  throw InputError(file, args_field(i) + ".bytes", msg);
+  const std::string problem = copy_bytes_problem(bytes, dur_us);
+  if (!problem.empty()) throw InputError(file, args_field(i) + ".bytes", problem);
 }
 
 // A device activity (kernel, memcpy, memset) and, for an NCCL kernel with collective args, its collective.
@@ -515,6 +507,19 @@ void note_unknown_device_event(RawTrace& t, std::string_view cat) {
 
 bool plausible_copy_bytes(double bytes, double dur_us) {
   return bytes <= kMaxActivityBytes && bytes <= kMaxActivityBytesPerS * std::max(dur_us, kMinRateDurationUs) * 1e-6;
+}
+
+std::string copy_bytes_problem(double bytes, double dur_us) {
+  if (plausible_copy_bytes(bytes, dur_us)) return "";
+  char msg[320];
+  if (bytes > kMaxActivityBytes)
+    std::snprintf(msg, sizeof msg, "expected at most %.0e bytes in one copy or fill (1 PB; a GPU holds ~0.2 TB), got %.0f", kMaxActivityBytes, bytes);
+  else
+    std::snprintf(msg, sizeof msg,
+                  "expected bytes a copy or fill can move in its dur (at most %.0e B/s over max(dur, %g us); HBM moves < 1e13 B/s), "
+                  "got %.0f bytes in %g us (%.3g B/s)",
+                  kMaxActivityBytesPerS, kMinRateDurationUs, bytes, dur_us, bytes / (std::max(dur_us, kMinRateDurationUs) * 1e-6));
+  return msg;
 }
 
 void append_events(RawTrace& t, RawTrace&& later) {

@@ -151,6 +151,8 @@ void note_unknown_device_event(RawTrace& t, std::string_view cat);
 // A memcpy's or memset's `bytes` over its duration (µs) as a copy engine or a fill could move them (README "Limits
 // and bad input": at most kMaxActivityBytes, at most kMaxActivityBytesPerS over max(dur, 1 µs)).
 bool plausible_copy_bytes(double bytes, double dur_us);
+// Why plausible_copy_bytes refuses them (one line, for the importer that names the field), or "" when it does not.
+std::string copy_bytes_problem(double bytes, double dur_us);
 
 std::string lower(std::string s);
 // The device activity kind of category `cat` (false: a host event); `old_schema`: the 2021 spelling.

@@ -2,12 +2,10 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
-#include "sim/core/limits.hpp"
 #include "traces/src/kineto_raw.hpp"
 
 #include <sqlite3.h>
 
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -168,20 +166,13 @@ struct Converter {
   }
 
   // A copy's or fill's bytes, named by table.column and row (the Kineto reader would name the converted event):
-  // not negative, and what a copy engine can move (plausible_copy_bytes, as for Kineto traces).
+  // not negative, and what a copy engine can move (copy_bytes_problem, as for Kineto traces).
   long long checked_bytes(long long bytes, long long start, long long end, const char* table, long long row) const {
-    const std::string field = std::string(table) + ".bytes";
-    char msg[256];
-    if (bytes < 0) {
-      std::snprintf(msg, sizeof msg, "expected bytes >= 0, got %lld, row %lld", bytes, row);
-      throw InputError(db.path(), field, msg);
-    }
+    const std::string field = std::string(table) + ".bytes", at_row = ", row " + std::to_string(row);
+    if (bytes < 0) throw InputError(db.path(), field, "expected bytes >= 0, got " + std::to_string(bytes) + at_row);
     const double dur_us = end >= start ? static_cast<double>(end - start) / 1e3 : 0.0;
-    if (!kineto::plausible_copy_bytes(static_cast<double>(bytes), dur_us)) {
-      std::snprintf(msg, sizeof msg, "expected at most %.0e bytes, and at most %.0e B/s over max(duration, %g us), got %lld bytes in %g us, row %lld",
-                    kMaxActivityBytes, kMaxActivityBytesPerS, kMinRateDurationUs, bytes, dur_us, row);
-      throw InputError(db.path(), field, msg);
-    }
+    const std::string problem = kineto::copy_bytes_problem(static_cast<double>(bytes), dur_us);
+    if (!problem.empty()) throw InputError(db.path(), field, problem + at_row);
     return bytes;
   }
 
