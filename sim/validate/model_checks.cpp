@@ -85,6 +85,8 @@ Json recording_row(const std::string& rel, const GpuModel& model, const std::str
                                     : std::fabs(native["total"]["energy_error_pct"].get<double>()) <= 5.0}};
 }
 
+Json recording_row_held_out(const std::string& rel, const GpuModel& model) { return recording_row(rel, model, "held-out"); }
+
 // The loops recorded over their own profiled window (the split's profiled_window), each priced against both of
 // its measurements: {loop, kind, window: {...}, suite: {...}}, each with measured_mean_power_w and the native and
 // recorded-clock energy errors.
@@ -211,6 +213,7 @@ Json power_suite_checks(const GpuModel& h200) {
           {"unvectorised_loops", unvectorised}, {"repeated_loops", repeated}, {"repeated_loop_summary", repeated_loop_summary(loops, repeated)},
           {"repeated_workloads", repeated_workloads},
           {"sibling_loops", sibling_loop_checks(split_doc, split, "h100_held_out_loops")},
+          {"sibling_workloads", sibling_workload_checks(split_doc, split, "h100_whole_workloads", workloads, recording_row_held_out)},
           {"workloads", workloads}, {"workload_summary", workload_summary}, {"prior_fit_workloads", prior_fit_rows},
           {"steady_window_rows", steady_window_rows(where, loops, h200)}};
 }
@@ -346,6 +349,7 @@ void format_power_suite(std::ostream& os, const Json& ps) {
   os << "  shapes withheld, held-out workloads whose script has a variant among the class priors' fit workloads: "
      << mean_within("shapes_withheld_variant_in_fit") << "; the rest: " << mean_within("shapes_withheld_no_variant_in_fit") << "\n";
   format_repeated_workloads(os, ps["repeated_workloads"]);
+  format_sibling_workloads(os, ps["sibling_workloads"]);
   os << "\nThe class priors' fit data below the cap, not fit by the shipped model (traces/recordings/h200-prior-fit; split\n"
         "shapeless_prior_fit_workloads; the fits of the class_priors_* rules were not kept), native governor, total energy\n";
   for (const auto& h : ps["prior_fit_workloads"]) {

@@ -6,6 +6,7 @@
 #include "traces/src/kernel_loop.hpp"
 
 #include <cmath>
+#include <cstddef>
 #include <filesystem>
 #include <iomanip>
 #include <map>
@@ -15,7 +16,7 @@ namespace dvfs {
 namespace {
 
 void require_recording(const JsonReader& block, const char* key, const std::string& dir) {
-  if (!std::filesystem::exists(dir + "/run.json")) block.fail(key, "no loop recording (run.json) at " + dir);
+  if (!std::filesystem::exists(dir + "/run.json")) block.fail(key, "no recording (run.json) at " + dir);
 }
 
 }  // namespace
@@ -57,6 +58,73 @@ Json sibling_loop_checks(const Json& split_doc, const std::string& split_path, c
           {"summary", {{"native_energy_abs_error", abs_distribution(native)}, {"native_within_8_pct", native_ok},
                        {"recorded_clocks_energy_abs_error", abs_distribution(recorded)}, {"recorded_within_5_pct", recorded_ok},
                        {"native_by_regime", regimes}}}};
+}
+
+Json sibling_workload_checks(const Json& split_doc, const std::string& split_path, const char* block_name, const Json& home_rows,
+                             const std::function<Json(const std::string&, const GpuModel&)>& price) {
+  if (!split_doc.is_object() || !split_doc.contains(block_name)) return nullptr;
+  const JsonReader block(split_doc[block_name], split_path, block_name);
+  if (!block.has("folder")) return nullptr;  // not recorded yet
+  const GpuModel model = load_gpu_model(block.string("model"), split_path);
+  const std::string folder = block.string("folder");
+  Json rows = Json::array();
+  std::vector<double> native, recorded, withheld;
+  std::size_t within[3] = {0, 0, 0};
+  for (const std::string& n : block.string_list("workloads", "names")) {
+    const std::string rel = folder + "/" + n;
+    require_recording(block, "workloads", data_dir() + "/" + rel);
+    Json row = price(rel, model);
+    Json home = nullptr;  // the same script's row on the parent model's own card
+    for (const Json& h : home_rows) {
+      const std::string r = h["recording"].get<std::string>();
+      if (r.size() > n.size() && r.compare(r.size() - n.size() - 1, std::string::npos, "/" + n) == 0) home = h["total_energy_error_pct"];
+    }
+    row["home_total_energy_error_pct"] = home;
+    native.push_back(row["total_energy_error_pct"].get<double>());
+    recorded.push_back(row["recorded_clocks_total_energy_error_pct"].get<double>());
+    withheld.push_back(row["shapes_withheld_total_energy_error_pct"].get<double>());
+    within[0] += std::fabs(native.back()) <= 8.0;
+    within[1] += std::fabs(recorded.back()) <= 8.0;
+    within[2] += std::fabs(withheld.back()) <= 8.0;
+    rows.push_back(std::move(row));
+  }
+  return {{"model", model.name()}, {"folder", folder}, {"workloads", rows},
+          {"summary", {{"native_energy_abs_error", abs_distribution(native)}, {"native_within_8_pct", within[0]},
+                       {"recorded_clocks_energy_abs_error", abs_distribution(recorded)}, {"recorded_within_8_pct", within[1]},
+                       {"shapes_withheld_energy_abs_error", abs_distribution(withheld)}, {"shapes_withheld_within_8_pct", within[2]}}}};
+}
+
+void format_sibling_workloads(std::ostream& os, const Json& c) {
+  if (!c.is_object()) return;
+  const std::ios::fmtflags flags = os.flags();
+  const std::streamsize precision = os.precision();
+  os << std::fixed << "\nWhole workloads recorded on another card (" << c["folder"].get<std::string>()
+     << "; split h100_whole_workloads), all held out for the shipped\n" << c["model"].get<std::string>()
+     << " model: total energy over the profiled window, native governor (recorded clocks), shapes withheld, and the same\n"
+        "script's native error on its H200 recording under the h200 model\n"
+        "recording                     window  measured W  native W  energy err (recorded clocks)  shapes withheld   on the H200\n";
+  for (const Json& w : c["workloads"]) {
+    const std::string p = w["recording"].get<std::string>();
+    os << std::left << std::setw(28) << p.substr(p.rfind('/') + 1) << std::right << std::setprecision(2) << std::setw(7)
+       << w["measured_window_s"].get<double>() << " s" << std::setprecision(1) << std::setw(10) << w["measured_mean_power_w"].get<double>()
+       << std::setw(10) << w["simulated_mean_power_w"].get<double>() << std::setprecision(2) << std::showpos << std::setw(11)
+       << w["total_energy_error_pct"].get<double>() << " % (" << std::setw(6) << w["recorded_clocks_total_energy_error_pct"].get<double>()
+       << " %)" << std::setw(14) << w["shapes_withheld_total_energy_error_pct"].get<double>() << " %";
+    if (w["home_total_energy_error_pct"].is_number()) os << std::setw(11) << w["home_total_energy_error_pct"].get<double>() << " %";
+    os << std::noshowpos << "\n";
+  }
+  const Json& s = c["summary"];
+  auto line = [&](const char* what, const char* dist, const char* within) {
+    os << what << s[dist]["mean_pct"].get<double>() << " %, max " << s[dist]["max_pct"].get<double>() << " % ("
+       << s[within].get<std::size_t>() << " of " << s[dist]["count"].get<std::size_t>() << " within 8 %)";
+  };
+  os << std::setprecision(2);
+  line("  |total energy error| native mean ", "native_energy_abs_error", "native_within_8_pct");
+  line("; recorded clocks ", "recorded_clocks_energy_abs_error", "recorded_within_8_pct");
+  line("; shapes withheld ", "shapes_withheld_energy_abs_error", "shapes_withheld_within_8_pct");
+  os << "\n";
+  os.flags(flags);
+  os.precision(precision);
 }
 
 void format_sibling_loops(std::ostream& os, const Json& c) {

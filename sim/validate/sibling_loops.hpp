@@ -4,6 +4,9 @@
 // model's measured error on data it never saw. Nothing here fits anything.
 #include "sim/core/json_util.hpp"
 
+#include "models/src/gpu_model.hpp"
+
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -17,5 +20,16 @@ namespace dvfs {
 Json sibling_loop_checks(const Json& split_doc, const std::string& split_path, const char* block);
 
 void format_sibling_loops(std::ostream& os, const Json& checks);
+
+// Whole workloads recorded on another card (split h100_whole_workloads, twenty-seventh round: blind-set workloads
+// recorded on an H100): the block {model, workloads, folder once recorded}; each <folder>/<name> priced by
+// `price(relative path, model)` (validate --models' workload row), beside the same workload's row on the card the
+// model's parent was fit on where `home_rows` holds one (matched by name). Summary: native, recorded-clock and
+// shapes-withheld |total energy error| (within 8 %). No block or no folder yet: null. InputError naming the split
+// file for a malformed block or a missing recording.
+Json sibling_workload_checks(const Json& split_doc, const std::string& split_path, const char* block, const Json& home_rows,
+                             const std::function<Json(const std::string&, const GpuModel&)>& price);
+
+void format_sibling_workloads(std::ostream& os, const Json& checks);
 
 }  // namespace dvfs

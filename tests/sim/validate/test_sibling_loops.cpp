@@ -54,7 +54,7 @@ TEST_CASE("loops recorded on another card are priced under that card's model, al
 }
 
 TEST_CASE("a malformed sibling-loop block is refused naming the split file and the field", "[validate][sibling]") {
-  CHECK(message(block({"no-such-loop"})).find("h100_held_out_loops.loops: no loop recording") != std::string::npos);
+  CHECK(message(block({"no-such-loop"})).find("h100_held_out_loops.loops: no recording (run.json)") != std::string::npos);
   CHECK(message(block(Json::array())).find("non-empty list") != std::string::npos);
   Json unknown = block({"tiny-100x64k"});
   unknown["h100_held_out_loops"]["model"] = "h999";
@@ -62,4 +62,57 @@ TEST_CASE("a malformed sibling-loop block is refused naming the split file and t
   Json idle = block({"tiny-100x64k"});
   idle["h100_held_out_loops"]["idle_folders"] = {"traces/recordings/nowhere"};
   CHECK(message(idle).find("h100_held_out_loops.idle_folders") != std::string::npos);
+}
+
+namespace {
+
+Json workload_block(Json workloads, bool recorded = true) {
+  Json b = {{"model", "h100-sxm"}, {"workloads", std::move(workloads)}};
+  if (recorded) b["folder"] = "traces/recordings/h200-unseen-5";  // any folder of recordings serves the mechanics
+  return {{"h100_whole_workloads", b}};
+}
+
+// validate --models' workload row reduced to the fields the sibling table reads, its error set by the model's name
+Json fake_row(const std::string& rel, const GpuModel& model) {
+  const double err = model.name() == "h100-sxm" ? -9.0 : 0.0;
+  return {{"recording", rel}, {"total_energy_error_pct", err}, {"recorded_clocks_total_energy_error_pct", err / 2},
+          {"shapes_withheld_total_energy_error_pct", 12.0}, {"measured_window_s", 0.8}, {"measured_mean_power_w", 294.5},
+          {"simulated_mean_power_w", 268.0}};
+}
+
+}  // namespace
+
+TEST_CASE("workloads recorded on another card are priced under that card's model beside their home-card row", "[validate][sibling]") {
+  const Json home = Json::array({{{"recording", "traces/recordings/h200-unseen-5/dcgan-train-b256"}, {"total_energy_error_pct", -3.4}},
+                                 {{"recording", "traces/recordings/h200-unseen-5/unet-seg-train-b16"}, {"total_energy_error_pct", -6.5}}});
+  const Json c = sibling_workload_checks(workload_block({"dcgan-train-b256"}), "split.json", "h100_whole_workloads", home, fake_row);
+  CHECK(c["model"] == "h100-sxm");
+  REQUIRE(c["workloads"].size() == 1);
+  const Json& w = c["workloads"][0];
+  CHECK(w["recording"] == "traces/recordings/h200-unseen-5/dcgan-train-b256");
+  CHECK(w["total_energy_error_pct"].get<double>() == Approx(-9.0));  // priced under the block's model
+  CHECK(w["home_total_energy_error_pct"].get<double>() == Approx(-3.4));  // matched by name, not the other row
+  const Json& s = c["summary"];
+  CHECK(s["native_energy_abs_error"]["mean_pct"].get<double>() == Approx(9.0));
+  CHECK(s["native_within_8_pct"] == 0);
+  CHECK(s["recorded_within_8_pct"] == 1);
+  CHECK(s["shapes_withheld_within_8_pct"] == 0);
+  std::ostringstream os;
+  format_sibling_workloads(os, c);
+  CHECK(os.str().find("dcgan-train-b256") != std::string::npos);
+  CHECK(os.str().find("native mean 9.00 %, max 9.00 % (0 of 1 within 8 %)") != std::string::npos);
+  // not recorded yet (no folder), or no block: nothing to print
+  CHECK(sibling_workload_checks(workload_block({"dcgan-train-b256"}, false), "split.json", "h100_whole_workloads", home, fake_row).is_null());
+  CHECK(sibling_workload_checks(Json::object(), "split.json", "h100_whole_workloads", home, fake_row).is_null());
+}
+
+TEST_CASE("a sibling-workload block naming a missing recording is refused naming the split file and the field", "[validate][sibling]") {
+  try {
+    sibling_workload_checks(workload_block({"no-such-job"}), "split.json", "h100_whole_workloads", Json::array(), fake_row);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("h100_whole_workloads.workloads: no recording (run.json)") != std::string::npos);
+    CHECK(std::string(e.what()).find("h100_whole_workloads.workloads") != std::string::npos);
+    CHECK(std::string(e.what()).find("split.json") != std::string::npos);
+  }
 }
