@@ -164,6 +164,7 @@ void SimWorld::spawn_unguarded(const std::string& name, std::size_t host, std::f
 
 void SimWorld::run_until(double t) {
   engine_->run_until(t);
+  throw_if_deadlocked();
   if (failure_) std::rethrow_exception(failure_);
 }
 

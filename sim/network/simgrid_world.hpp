@@ -8,6 +8,7 @@
 //
 // SimGrid keeps global state: one world per simulation, deleted afterwards. Its clock carries on across
 // engines in one process, so actors measure time from the engine's clock at their start.
+#include "sim/core/errors.hpp"
 #include "sim/network/cluster.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -29,18 +30,38 @@ namespace dvfs {
 // acknowledgement traffic it adds (5 % of each flow): neither describes NVLink or InfiniBand RDMA. Nor
 // does a TCP window: CM02 bounds a flow by TCP-gamma / (2 x latency) (4 MiB / 10 us = 419 GB/s, below
 // NVLink 4), so the bound is off.
+// Set by SimGrid's deadlock signal: every actor waits on another and nothing is left to advance time (a receive
+// whose send never comes, or transfers in an order no rank can finish). SimGrid then kills the actors, so the
+// failure the guard stored is that kill, not the cause.
+inline bool& deadlock_seen() {
+  static bool seen = false;
+  return seen;
+}
+
+inline void throw_if_deadlocked() {
+  if (!std::exchange(deadlock_seen(), false)) return;
+  throw InputError("the simulated job", "collectives",
+                   "every rank waits on another and none can go on (a receive whose send never comes, or sends, receives and "
+                   "collectives in an order no rank can finish): expected each transfer to meet its partner in an order that completes");
+}
+
 inline std::unique_ptr<simgrid::s4u::Engine> make_simgrid_engine() {
   // SimGrid aborts the process on a second live engine (a control session keeps one between intervals).
   if (simgrid::s4u::Engine::has_instance())
     throw std::logic_error("a simulation is already live in this process (close the control session first)");
-  int argc = 5;
+  int argc = 6;
   char arg0[] = "dvfs-sim";
   char arg1[] = "--log=root.thresh:critical";
+  char arg5[] = "--log=ker_engine.app:file:/dev/null";  // its deadlock report: ours is one line (throw_if_deadlocked)
   char arg2[] = "--cfg=network/model:CM02";
   char arg3[] = "--cfg=network/crosstraffic:0";
   char arg4[] = "--cfg=network/TCP-gamma:0";
-  char* argv[] = {arg0, arg1, arg2, arg3, arg4, nullptr};
-  return std::make_unique<simgrid::s4u::Engine>(&argc, argv);
+  char* argv[] = {arg0, arg1, arg2, arg3, arg4, arg5, nullptr};
+  auto engine = std::make_unique<simgrid::s4u::Engine>(&argc, argv);
+  static const bool hooked = (simgrid::s4u::Engine::on_deadlock_cb([] { deadlock_seen() = true; }), true);
+  (void)hooked;
+  deadlock_seen() = false;
+  return engine;
 }
 
 // Runs an actor's body; a failure stops every actor (the others would wait for it forever) and is
@@ -58,6 +79,7 @@ void guarded(std::exception_ptr& failure, Body&& body) {
 inline void run_and_rethrow(std::unique_ptr<simgrid::s4u::Engine>& engine, const std::exception_ptr& failure) {
   engine->run();
   engine.reset();
+  throw_if_deadlocked();
   if (failure) std::rethrow_exception(failure);
 }
 

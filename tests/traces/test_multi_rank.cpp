@@ -145,6 +145,37 @@ TEST_CASE("a send and its receive finish together, when both sides are there and
   CHECK(out[1].meter.class_s()[static_cast<int>(KernelClass::communication)] == Approx(transfer).epsilon(1e-6));
 }
 
+namespace {
+
+std::string p2p_args(const char* kind, const char* peer_key, int peer) {
+  std::ostringstream os;
+  os << R"("Collective name": ")" << kind << R"(", "dtype": "BFloat16", "In msg nelems": 1024, "Out msg nelems": 1024, )"
+     << R"("Group size": 2, "Process Group Name": "pp", "Process Group Ranks": "[0, 1]", ")" << peer_key << R"(": )" << peer;
+  return os.str();
+}
+
+}  // namespace
+
+TEST_CASE("a receive whose send is in no rank of the import is refused naming both files", "[traces][multi-rank][errors]") {
+  std::vector<RankTrace> parts;
+  parts.push_back(rank_part(0, {{"g", 0, 1000, ""}}));
+  parts.push_back(rank_part(1, {{"g", 0, 1000, ""}, {"ncclDevKernel_SendRecv", 1000, 100, p2p_args("recv", "Src Rank", 0)}}));
+  CHECK_THROWS_WITH(merge_rank_workloads(std::move(parts)), Catch::Contains("1 receives on rank 1 from rank 0, 0 sends there"));
+}
+
+TEST_CASE("transfers in an order no rank can finish stop the replay with an input error, not an abort", "[traces][multi-rank][errors]") {
+  // each rank sends first, then receives: NCCL's send waits for its receive, so neither side can go on
+  std::vector<RankTrace> parts;
+  for (int r : {0, 1})
+    parts.push_back(rank_part(r, {{"ncclDevKernel_SendRecv", 0, 100, p2p_args("send", "Dst Rank", 1 - r)},
+                                  {"ncclDevKernel_SendRecv", 200, 100, p2p_args("recv", "Src Rank", 1 - r)}}));
+  const Workload wl = merge_rank_workloads(std::move(parts));
+  CHECK_THROWS_WITH(replay(wl, two_nodes()), Catch::Contains("collectives: every rank waits on another"));
+  // the process can simulate again afterwards
+  const auto again = replay(two_ranks(), two_nodes());
+  CHECK(again.size() == 2);
+}
+
 TEST_CASE("an NCCL kernel without args takes its collective from the record_param_comms range that launched it", "[traces][multi-rank]") {
   // PyTorch's host side: record_param_comms around the launch; the kernel linked to it by correlation.
   const std::string trace = R"({"distributedInfo": {"rank": 3}, "traceEvents": [

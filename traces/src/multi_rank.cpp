@@ -203,6 +203,13 @@ Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::str
                        std::to_string(s.size()) + " sends from rank " + std::to_string(pair.first) + " to rank " +
                            std::to_string(pair.second) + ", " + std::to_string(n) + " receives there (" + file_of_rank[pair.second] + ")");
   }
+  for (const auto& [pair, r] : recvs) {  // a receive whose send never comes would wait forever
+    if (!file_of_rank.count(pair.first)) continue;  // the sender is not part of this import
+    if (sends.count(pair)) continue;              // counted above
+    throw InputError(file_of_rank[pair.second], "collectives",
+                     std::to_string(r.size()) + " receives on rank " + std::to_string(pair.second) + " from rank " + std::to_string(pair.first) +
+                         ", 0 sends there (" + file_of_rank[pair.first] + ")");
+  }
   return out;
 }
 
