@@ -224,6 +224,19 @@ void check_kernel_events(const SyntheticRun& req, const SynthesizedPipeline& sp)
   throw InputError(req.source, field_name(req, "microbatches"), os.str());
 }
 
+// GPUs simulated side by side, each an actor (two with its gradient-sync stream), before anything is synthesised:
+// 16,384 of them exhausted the process's memory mappings and aborted.
+void check_simulated_gpus(const SyntheticRun& req) {
+  const ParallelLayout& lay = req.layout;
+  const double gpus = static_cast<double>(req.unfold_tp ? lay.tp : 1) * lay.pp * lay.dp;
+  if (gpus <= kMaxSimulatedGpus) return;
+  std::ostringstream os;
+  os << "expected at most " << kMaxSimulatedGpus << " GPUs simulated side by side (README \"Limits and bad input\"): PP " << lay.pp
+     << " x DP " << lay.dp << (req.unfold_tp ? " x TP " + std::to_string(lay.tp) : std::string()) << " come to " << gpus
+     << " (a TP group folded into one simulated GPU counts once)";
+  throw InputError(req.source, field_name(req, "dp"), os.str());
+}
+
 int microbatches_in_flight(const SyntheticRun& req, const SynthesizedPipeline& sp) {
   const ParallelLayout& lay = req.layout;
   return req.schedule == PipelineSchedule::gpipe ? sp.microbatches
@@ -455,6 +468,7 @@ SynthesizedJob synthesize_job(const SyntheticRun& req, Progress* progress) {
   const GpuModel& target = job.target;
   const ClusterSpec in = checked_cluster(req, target);
   if (progress) progress->note("loading the template recording");
+  check_simulated_gpus(req);
   const std::string recording = req.recording.empty() ? data_dir() + "/traces/recordings/h200-gpt3xl" : req.recording;
   job.spec = transformer_preset(req.model);
   const Recording rec = load_recording(recording, Classifier::load_default());

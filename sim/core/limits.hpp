@@ -76,6 +76,10 @@ constexpr double kMaxOversubscription = 1e6;
 // Synthetic scenarios: kernel events simulated in all (each stage's kernels x micro-batches x DP replicas, x TP
 // when unfolded): the shipped 1,024-GPU scenarios replay 5-9e6 in 0.3-3.6 s; 1e9 takes minutes.
 constexpr double kMaxSyntheticKernelEvents = 1e9;
+// GPUs simulated side by side (ranks of a recorded job; a synthetic job's pp x dp, x tp when unfolded): each is a
+// SimGrid actor with its own stack mapping, and 16,384 of them exhausted the kernel's mappings (vm.max_map_count
+// 65,530) and aborted; 12,000 ran in 2.8 GB. The shipped 1,024-GPU scenarios simulate 128-1,024.
+constexpr int kMaxSimulatedGpus = 8192;
 // Recordings: a telemetry clock (10 GHz; GPUs run below 4) and power (10 kW; a GPU board draws below 2).
 constexpr double kMaxTelemetryMhz = 10000;
 constexpr double kMaxTelemetryMw = 1e7;

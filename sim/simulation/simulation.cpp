@@ -20,17 +20,39 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sys/stat.h>
 
 namespace dvfs {
 
 std::vector<std::string> rank_directories(const std::string& dir) {
+  // every sub-folder named rank<N>: they must be rank0 .. rank<n-1>, none skipped and none spelt otherwise
+  std::map<long, std::string> found;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return {};
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("rank", 0) != 0 || !entry.is_directory(ec)) continue;
+    const std::string digits = name.substr(4), unsigned_digits = digits.substr(digits.find_first_not_of("+-") == 0 ? 0 : 1);
+    const auto all_digits = [](const std::string& d) { return !d.empty() && std::all_of(d.begin(), d.end(), ::isdigit); };
+    if (!all_digits(unsigned_digits) || digits.find_first_of("+-", 1) != std::string::npos) continue;  // "rankings": not a rank
+    const bool canonical = digits == unsigned_digits && digits.size() <= 9 && (digits == "0" || digits[0] != '0');
+    if (!canonical)
+      throw InputError(dir, name, "expected rank folders named rank0, rank1, ... (a rank number without leading zeros)");
+    found[std::stol(digits)] = entry.path().string();
+  }
+  if (found.size() > static_cast<std::size_t>(kMaxSimulatedGpus))
+    throw InputError(dir, "rank<N>", "expected at most " + std::to_string(kMaxSimulatedGpus) + " rank folders (README \"Limits and bad input\"), got " +
+                                         std::to_string(found.size()));
   std::vector<std::string> out;
-  for (int r = 0; r < 100000; ++r) {
-    const std::string sub = dir + "/rank" + std::to_string(r);
-    if (!is_directory(sub)) break;
-    out.push_back(sub);
+  for (const auto& [r, path] : found) {
+    if (r != static_cast<long>(out.size()))
+      throw InputError(dir, "rank" + std::to_string(r),
+                       "expected rank folders rank0 .. rank" + std::to_string(found.size() - 1) + " with none missing (rank" +
+                           std::to_string(out.size()) + " is not there)");
+    out.push_back(dir + "/rank" + std::to_string(r));
   }
   return out;
 }
@@ -49,6 +71,9 @@ LoadedTrace load_traces(const std::vector<std::string>& paths) {
     if (ranks.empty()) return load_trace(paths.front());
     return load_traces(ranks);
   }
+  if (paths.size() > static_cast<std::size_t>(kMaxSimulatedGpus))
+    throw InputError(paths.front(), "trace", "expected at most " + std::to_string(kMaxSimulatedGpus) +
+                                                 " rank traces, GPUs simulated side by side (README \"Limits and bad input\"), got " + std::to_string(paths.size()));
   std::vector<RankTrace> parts;
   LoadedTrace t;
   std::vector<std::string> notes;

@@ -30,7 +30,9 @@ LoadedTrace load_scenario_trace(const Scenario& sc, const GpuModel& model);
 // file that fails throws the error of the first such path, as loading them one by one would.
 inline constexpr std::size_t kMaxTraceLoadThreads = 8;
 std::vector<LoadedTrace> load_each_trace(const std::vector<std::string>& paths);
-// rank<N>/ subdirectories of a directory (a multi-rank recording), in rank order; empty if none.
+// rank<N>/ subdirectories of a directory (a multi-rank recording), in rank order; empty if none. InputError naming
+// the folder when one is missing (rank0 and rank2 without rank1), spelt otherwise (rank01, rank-1) or beyond the
+// limit of GPUs simulated side by side.
 std::vector<std::string> rank_directories(const std::string& dir);
 
 struct SimulationResult {

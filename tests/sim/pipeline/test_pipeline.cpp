@@ -435,6 +435,18 @@ TEST_CASE("a synthetic job of more kernel events than the limit is refused befor
   CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("big.json: synthetic.microbatches: expected at most 1e+09 simulated kernel events"));
 }
 
+TEST_CASE("a synthetic job of more GPUs side by side than the limit is refused before synthesis, naming dp", "[pipeline][synthesis][errors]") {
+  SyntheticRun req;
+  req.source = "wide.json";
+  req.model = "gpt3-xl";
+  req.layout = {1, 1, 16384};  // 16,384 actors' stacks exhausted the process's memory mappings: SIGABRT
+  req.microbatches = 1;
+  req.cluster = default_cluster_spec();
+  CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("wide.json: synthetic.dp: expected at most 8192 GPUs simulated side by side"));
+  req.layout = {8, 8, 2048};  // 131,072 GPUs, 16,384 simulated once each TP group is folded
+  CHECK_THROWS_WITH(run_synthetic(req), Catch::Contains("PP 8 x DP 2048 come to 16384"));
+}
+
 TEST_CASE("a synthetic scenario's gradient bucket and straggler factor out of range are refused, naming the field", "[pipeline][synthesis][errors]") {
   auto synth = [](const std::string& key, const Json& value) {
     Json s = {{"model", "llama-3.2-3b"}, {"gpus", 4}, {"tp", 1}, {"pp", 2}, {"dp", 2}, {"microbatches", 4}};
