@@ -328,6 +328,23 @@ TEST_CASE("deviceProperties that is not an array of device objects is refused, n
   CHECK(both_readers(doc.dump()) == "notes:");
 }
 
+TEST_CASE("a device activity that is not a complete event is refused by both readers, not dropped", "[traces][errors]") {
+  Json doc = current_fixture();
+  std::size_t at = 0;  // the first kernel
+  for (std::size_t i = 0; i < doc["traceEvents"].size(); ++i)
+    if (doc["traceEvents"][i].value("cat", "") == "kernel") { at = i; break; }
+  for (const Json& phase : {Json("B"), Json("i"), Json(7)}) {
+    Json d = doc;
+    d["traceEvents"][at]["ph"] = phase;
+    CHECK(both_readers(d.dump()) == "error:t.json: traceEvents[" + std::to_string(at) +
+                                        "].ph: expected \"X\" (a complete event with ts and dur) for a device activity of category "
+                                        "\"kernel\", got " + phase.dump());
+  }
+  Json host = doc;  // a host-side event of another phase is no activity: skipped as before
+  host["traceEvents"].push_back({{"ph", "i"}, {"cat", "cpu_instant_event"}, {"name", "mark"}, {"pid", 1}, {"tid", 1}, {"ts", 5}});
+  CHECK(both_readers(host.dump()) == "notes:");
+}
+
 TEST_CASE("distributedInfo: a rank below 0, a world size below 1 or a rank outside the world is refused by both readers", "[traces][errors]") {
   Json doc = current_fixture();
   auto with_info = [&](const Json& info) {

@@ -460,21 +460,29 @@ std::string named_counts_text(const std::vector<std::pair<std::string, std::size
 
 void note_host_category(RawTrace& t, std::string_view cat, std::size_t n) { count_named(t.host_categories, cat, n); }
 
-// A complete ("X") event with a category; anything else is skipped.
+// A complete ("X") event with a category; a device activity of another phase is refused, any other event skipped.
 void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_t i) {
   if (!ev.is_object()) return;
   auto cat_it = ev.find("cat");
   if (cat_it == ev.end() || !cat_it->is_string()) return;
   const std::string& cat = cat_it->get_ref<const std::string&>();
   auto ph = ev.find("ph");
-  if (ph != ev.end() && ph->is_string() && ph->get_ref<const std::string&>() != "X") return;
-
+  const bool complete = ph == ev.end() || (ph->is_string() && ph->get_ref<const std::string&>() == "X");
   ActivityKind kind;
   bool old = false;
+  const bool device = kind_of(cat, kind, old);
+  // Kineto writes every device activity as one complete event; begin/end pairs, instants or counters of a device
+  // category would have no duration to replay, so they are refused rather than dropped
+  if (device && !complete)
+    throw InputError(file, event_field(i) + ".ph",
+                     "expected \"X\" (a complete event with ts and dur) for a device activity of category " + Json(cat).dump() + ", got " +
+                         ph->dump());
+  if (!complete && ph->is_string()) return;  // host-side flows, instants and counters: nothing the importer reads
+
   const Json empty = Json::object();
   auto args_it = ev.find("args");
   const Json& args = (args_it != ev.end() && args_it->is_object()) ? *args_it : empty;
-  if (kind_of(cat, kind, old)) {
+  if (device) {
     t.old_schema = t.old_schema || old;
     add_device_activity(t, ev, args, kind, file, i);
     return;

@@ -824,10 +824,13 @@ class EventReader {
     const Node* cat = f_[f_cat];
     if (!is_string(cat)) return;
     const Node* ph = f_[f_ph];
-    if (is_string(ph) && ph->str != "X") return;
     ActivityKind kind;
     bool old = false;
     const bool device = kind_of(cat->str, kind, old);
+    if (ph && !(is_string(ph) && ph->str == "X")) {
+      if (device) read_event(*t_, tree_.to_json(ev), file_, i);  // refuses it, as the checked reader does
+      if (is_string(ph) || device) return;
+    }
     const HostCategory host = device ? HostCategory::other : host_category_of(cat->str);
     if (!device && t_->acts.empty() && host == HostCategory::other) note_host_category(*t_, cat->str);
     if (!device && host == HostCategory::other) {  // nothing else the importer reads; an unknown one on a device is noted
