@@ -58,6 +58,8 @@ Platform build(const NodeSpec& n, int pstate) {
 // Per-phase tallies the actors add to.
 struct Tally {
   double gpu_busy_s = 0, gpu_busy_j = 0, data_wait_s = 0, cycles = 0, read = 0, written = 0, network = 0;
+  // Per-byte energy, each byte at the rate of the storage it is read from or written to and of that storage's link
+  double storage_bytes_j = 0, network_j = 0;
   double gpu_other_s = 0, gpu_other_j = 0;  // warm-up and device-to-host copies: GPU time at their own power
 };
 
@@ -65,25 +67,38 @@ class Runner {
  public:
   Runner(const NodeSpec& n, Platform& p, double recorded_ghz) : n_(n), p_(p), recorded_ghz_(recorded_ghz) {}
 
+  // The tallies of `bytes` read from / written to storage `name` (its device's energy per byte) and, for a file
+  // server, moved over its link (the link's energy per byte).
+  void count_read(const std::string& name, double bytes, Tally& t) {
+    const StorageSpec& s = n_.store(name, "", "");
+    t.read += bytes;
+    t.storage_bytes_j += s.j_per_byte * bytes;
+    if (s.remote) count_link(s, bytes, t);
+  }
+  void count_written(const std::string& name, double bytes, Tally& t) {
+    const StorageSpec& s = n_.store(name, "", "");
+    t.written += bytes;
+    t.storage_bytes_j += s.j_per_byte * bytes;
+    if (s.remote) count_link(s, bytes, t);
+  }
+  static void count_link(const StorageSpec& s, double bytes, Tally& t) {
+    t.network += bytes;
+    t.network_j += s.link_j_per_byte * bytes;
+  }
+
   // Reads `bytes` from storage `name` into the node (a disk read, then the link for remote storage).
   void read(const std::string& name, double bytes, Tally& t) {
     if (bytes <= 0) return;
     p_.disks.at(name)->read(static_cast<sg_size_t>(bytes));
-    t.read += bytes;
-    if (auto it = p_.server.find(name); it != p_.server.end()) {
-      sg4::Comm::sendto(it->second, p_.node, static_cast<std::uint64_t>(bytes));
-      t.network += bytes;
-    }
+    if (auto it = p_.server.find(name); it != p_.server.end()) sg4::Comm::sendto(it->second, p_.node, static_cast<std::uint64_t>(bytes));
+    count_read(name, bytes, t);
   }
 
   void write(const std::string& name, double bytes, Tally& t) {
     if (bytes <= 0) return;
-    if (auto it = p_.server.find(name); it != p_.server.end()) {
-      sg4::Comm::sendto(p_.node, it->second, static_cast<std::uint64_t>(bytes));
-      t.network += bytes;
-    }
+    if (auto it = p_.server.find(name); it != p_.server.end()) sg4::Comm::sendto(p_.node, it->second, static_cast<std::uint64_t>(bytes));
     p_.disks.at(name)->write(static_cast<sg_size_t>(bytes));
-    t.written += bytes;
+    count_written(name, bytes, t);
   }
 
   // CPU work of `core_s` seconds at the recorded clock, on one core of the node.
@@ -115,19 +130,13 @@ class Runner {
         }
         if (bytes > 0 && !ph.from.empty()) {
           parts.push_back(p_.disks.at(ph.from)->read_async(size));
-          t.read += bytes;
-          if (auto it = p_.server.find(ph.from); it != p_.server.end()) {
-            parts.push_back(sg4::Comm::sendto_async(it->second, p_.node, size));
-            t.network += bytes;
-          }
+          if (auto it = p_.server.find(ph.from); it != p_.server.end()) parts.push_back(sg4::Comm::sendto_async(it->second, p_.node, size));
+          count_read(ph.from, bytes, t);
         }
         if (bytes > 0 && !dst.write_behind) {
           parts.push_back(p_.disks.at(to)->write_async(size));
-          t.written += bytes;
-          if (auto it = p_.server.find(to); it != p_.server.end()) {
-            parts.push_back(sg4::Comm::sendto_async(p_.node, it->second, size));
-            t.network += bytes;
-          }
+          if (auto it = p_.server.find(to); it != p_.server.end()) parts.push_back(sg4::Comm::sendto_async(p_.node, it->second, size));
+          count_written(to, bytes, t);
         }
         for (auto& a : parts) a->wait();
       }));
@@ -149,7 +158,7 @@ class Runner {
     std::vector<sg4::ActivityPtr> parts;
     if (bytes + metadata_bytes > 0) {
       parts.push_back(p_.disks.at(to)->write_async(static_cast<sg_size_t>(bytes + metadata_bytes)));
-      t.written += bytes;
+      count_written(to, bytes, t);
     }
     if (const double core_s = dst.writeback_core_s_per_file * files; core_s > 0) {
       const double disk_s = (bytes + metadata_bytes) / dst.write_bps, speed = sg4::this_actor::get_host()->get_speed();
@@ -269,14 +278,12 @@ PhaseOutcome outcome(const NodeSpec& n, const SimPhase& sp, const Tally& t, doub
   o.bytes_written = t.written;
   o.bytes_network = t.network;
   o.steps = sp.phase.steps;
-  double idle_w = 0, per_byte = 0, link = 0;
-  for (const StorageSpec& s : n.storage) {
-    idle_w += s.idle_w;
-    per_byte = std::max(per_byte, s.j_per_byte);
-    link = std::max(link, s.link_j_per_byte);
-  }
-  o.storage_j = idle_w * time_s + per_byte * (t.read + t.written);
-  o.network_j = link * t.network;
+  double idle_w = 0;
+  for (const StorageSpec& s : n.storage) idle_w += s.idle_w;
+  // every storage's idle power while the job runs; each byte at its own storage's and link's rate (the highest
+  // rate of any storage was charged for every byte before)
+  o.storage_j = idle_w * time_s + t.storage_bytes_j;
+  o.network_j = t.network_j;
   return o;
 }
 

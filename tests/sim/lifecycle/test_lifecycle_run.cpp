@@ -304,3 +304,28 @@ TEST_CASE("a node file's clocks, bandwidths and per-file costs beyond their limi
   CHECK_THROWS_WITH(run_lifecycle(doc, "t.json", dir.path()),
                     Catch::Contains("t.json: lifecycle.phases[0].files: expected a copy whose CPU work is at most 1e+07 core-seconds"));
 }
+
+// Every byte was charged at the highest j_per_byte and link_j_per_byte of any storage of the node: a checkpoint to a
+// free local disk cost 1000 J because the file server's device had 1e-6 J/B.
+TEST_CASE("each byte costs the energy per byte of the storage it goes to or comes from, and of that storage's link only",
+          "[lifecycle]") {
+  const dvfs::testing::ScratchDir dir("lifecycle-per-byte");
+  Json node = read_json_file(kDir + "/node.json");
+  node["storage"][1]["j_per_byte"] = 1e-6;  // shared; local: 5e-9 J/B, idle 5 W; shared's link: 2e-9 J/B
+  std::ofstream(dir / "node.json") << node.dump();
+  auto ckpt = [&](const char* to) {
+    const Json ck = {{"name", "ck"}, {"kind", "checkpoint"}, {"bytes", 1e9}, {"to", to}};
+    return phase(run_lifecycle(job(Json::array({ck})), "t.json", dir.path()), 0);
+  };
+  const Json local = ckpt("local");
+  CHECK(local["storage_j"].get<double>() == Approx(5 * local["time_s"].get<double>() + 1e9 * 5e-9));
+  CHECK(local["network_j"].get<double>() == 0);
+  const Json shared = ckpt("shared");
+  CHECK(shared["storage_j"].get<double>() == Approx(5 * shared["time_s"].get<double>() + 1e9 * 1e-6));
+  CHECK(shared["network_j"].get<double>() == Approx(1e9 * 2e-9));
+  // a staging copy: read from shared at its rate, written to local at local's
+  const Json stage = {{"name", "stage"}, {"kind", "staging"}, {"bytes", 1e9}, {"from", "shared"}, {"to", "local"}};
+  const Json s = phase(run_lifecycle(job(Json::array({stage})), "t.json", dir.path()), 0);
+  CHECK(s["storage_j"].get<double>() == Approx(5 * s["time_s"].get<double>() + 1e9 * 1e-6 + 1e9 * 5e-9));
+  CHECK(s["network_j"].get<double>() == Approx(1e9 * 2e-9));
+}
