@@ -197,6 +197,18 @@ TEST_CASE("chakra: bad input is one line naming the file, the node and the field
   for (const std::string& e : {truncated, type}) CHECK(e.find('\n') == std::string::npos);
 }
 
+TEST_CASE("chakra: a job with no device work, or with a rank file missing, is refused instead of replayed as 0 s or cut short",
+          "[chakra]") {
+  // a GlobalMetadata alone decodes to an empty trace: nothing runs on a GPU
+  CHECK_THROWS_WITH(import_chakra_bytes({std::string("\x00", 1)}, {"empty.et"}, Classifier::load_default()),
+                    Catch::Contains("empty.et: nodes: no device work: expected compute or communication nodes that run on the GPU"));
+  const std::string prefix = make_fixture("gap-source");
+  const std::string gap = prefix + "-gap";
+  std::ofstream(gap + ".0.et", std::ios::binary) << slurp(prefix + ".0.et");
+  std::ofstream(gap + ".2.et", std::ios::binary) << slurp(prefix + ".1.et");
+  CHECK_THROWS_WITH(import_chakra(gap, Classifier::load_default()), Catch::Contains("with none missing (rank 1's is not there)"));
+}
+
 TEST_CASE("chakra: framing errors in bytes: empty, cut size prefix, oversized varint, undecodable message", "[chakra]") {
   const auto err = [](const std::string& bytes) {
     try {

@@ -497,6 +497,11 @@ Workload import_parsed(std::vector<ParsedRank> parts, const Classifier& classifi
   }
   Workload wl = merge_rank_workloads(std::move(traces), nullptr);
   wl.source = parts.front().path;
+  if (wl.kernel_count() == 0)  // as a Kineto trace without device activity: nothing to replay
+    throw InputError(parts.front().path, "nodes",
+                     "no device work: expected compute or communication nodes that run on the GPU (is_cpu_op false); the " +
+                         std::to_string(parts.size()) + " rank file(s) hold " + std::to_string(host_nodes) + " host (is_cpu_op) and " +
+                         std::to_string(metadata_nodes) + " METADATA nodes");
   if (report) {
     report->schema = "chakra";
     report->activities = wl.kernel_count();
@@ -529,7 +534,13 @@ std::vector<std::string> chakra_rank_files(const std::string& path) {
     const std::string plain = path + "." + std::to_string(r) + ".et";
     if (is_file(plain)) files.push_back(plain);
     else if (is_file(plain + ".gz")) files.push_back(plain + ".gz");
-    else break;
+    else {
+      // a later rank file after the gap would be left out without a word
+      for (const std::string& later : {path + "." + std::to_string(r + 1) + ".et", path + "." + std::to_string(r + 1) + ".et.gz"})
+        if (!files.empty() && is_file(later))
+          throw InputError(later, "", "expected rank files " + path + ".0.et .. with none missing (rank " + std::to_string(r) + "'s is not there)");
+      break;
+    }
   }
   if (files.empty()) throw InputError(path, "", "expected a Chakra trace: a .et file, or a prefix P with files P.0.et, P.1.et, ...");
   return files;
