@@ -34,3 +34,12 @@ def test_a_lifecycle_scenario_with_a_bad_field_exits_2_with_one_line(cli, tmp_pa
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc))
     assert_one_line_error(cli("run", path), "bad.json", "lifecycle.phases[2].workers")
+
+
+def test_a_lifecycle_output_folder_that_is_a_file_exits_2_instead_of_writing_nothing(cli, tmp_path):
+    # the summary went nowhere, yet the run exited 0 and printed "results: .../empty.json/summary.json"
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    r = cli("run", os.path.join(ROOT, "scenarios", "lifecycle", "day2-save-probe.json"), "-o", empty)
+    assert_one_line_error(r, str(empty), "cannot write result files")
+    assert empty.read_text() == ""

@@ -329,3 +329,18 @@ TEST_CASE("each byte costs the energy per byte of the storage it goes to or come
   CHECK(s["storage_j"].get<double>() == Approx(5 * s["time_s"].get<double>() + 1e9 * 1e-6 + 1e9 * 5e-9));
   CHECK(s["network_j"].get<double>() == Approx(1e9 * 2e-9));
 }
+
+// The output folder given as an existing file: nothing was written, yet the run exited 0 and printed the path.
+TEST_CASE("a lifecycle summary that cannot be written is an error naming the output folder, not a silent success",
+          "[lifecycle][errors]") {
+  const dvfs::testing::ScratchDir dir("lifecycle-out");
+  std::ofstream(dir / "empty.json") << "";
+  const ScenarioKindSpec* kind = scenario_kind_registry().find("lifecycle");
+  REQUIRE(kind != nullptr);
+  const Json summary = {{"kind", "lifecycle"}};
+  CHECK_THROWS_WITH(kind->outputs(summary, dir / "empty.json"),
+                    Catch::Equals(dir / "empty.json" + ": cannot write result files"));
+  const std::vector<std::string> files = kind->outputs(summary, dir / "out");
+  REQUIRE(files.size() == 1);
+  CHECK(read_json_file(files[0]) == summary);
+}
