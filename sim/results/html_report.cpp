@@ -69,6 +69,43 @@ std::string num(double v, const char* format = "%.3g") {
   return b;
 }
 
+// The files a report reads were written by other commands, but a corrupted or hand-edited one is an InputError naming
+// the file and the field (a wrong type was a crash: SIGSEGV, or exit 3 on nlohmann's type_error); a key that is
+// missing draws as before (0, "?").
+JsonReader object_in(const JsonReader& r, const char* key) {
+  const Json& j = r.raw(key);
+  if (!j.is_object()) r.fail(key, "expected an object, got " + json_type_name(j));
+  return JsonReader(j, r.file(), r.field(key));
+}
+
+// The elements of the list at `key` (none when the key is missing), each an object.
+std::vector<JsonReader> objects_in(const JsonReader& r, const char* key) {
+  std::vector<JsonReader> out;
+  if (!r.has(key)) return out;
+  const Json& list = r.raw(key);
+  if (!list.is_array()) r.fail(key, "expected a list of objects, got " + json_type_name(list));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string field = r.field(key) + "[" + std::to_string(i) + "]";
+    if (!list[i].is_object()) throw InputError(r.file(), field, "expected an object, got " + json_type_name(list[i]));
+    out.emplace_back(list[i], r.file(), field);
+  }
+  return out;
+}
+
+// A number drawn or printed: finite and |x| <= 1e15, as in the CSV files; `fallback` when the key is missing.
+double number_of(const JsonReader& r, const char* key, double fallback = 0.0) {
+  if (!r.has(key)) return fallback;
+  const double v = r.number(key);
+  if (!(std::fabs(v) <= kMaxReportValue)) r.fail(key, "expected a finite number (|x| <= 1e15), got " + num(v));
+  return v;
+}
+
+// A whole output file: a JSON object.
+JsonReader document(const Json& j, const std::string& file) {
+  if (!j.is_object()) throw InputError(file, "(top level)", "expected an object, got " + json_type_name(j));
+  return JsonReader(j, file, "");
+}
+
 struct Page {
   std::string dir;
   std::string body;
@@ -113,16 +150,22 @@ std::vector<Series> timeline_series(const Table& t, const std::string& column, c
   return out;
 }
 
-void named_bars(Page& p, const Json& obj, const ChartLabels& labels) {
+// An object of numbers as bars, one per key.
+void named_bars(Page& p, const JsonReader& r, const char* key, const ChartLabels& labels) {
+  if (!r.has(key)) return;
+  const JsonReader obj = object_in(r, key);
   std::vector<std::string> cats;
   BarGroup g{labels.y, {}};
-  for (const auto& [k, v] : obj.items())
-    if (v.is_number()) cats.push_back(k), g.values.push_back(v.get<double>());
+  for (const auto& kv : obj.node().items()) {
+    cats.push_back(kv.key());
+    g.values.push_back(number_of(obj, kv.key().c_str()));
+  }
   if (!cats.empty()) p.figure(bar_chart(labels, cats, {g}));
 }
 
 // A field as text: a string as it is, an object by its "name" (or "source"), anything else as JSON.
-std::string text_of(const Json& j, const char* key) {
+std::string text_of(const JsonReader& r, const char* key) {
+  const Json& j = r.node();
   auto it = j.find(key);
   if (it == j.end()) return "?";
   if (it->is_string()) return it->get<std::string>();
@@ -131,39 +174,45 @@ std::string text_of(const Json& j, const char* key) {
   return it->dump();
 }
 
-void replay_section(Page& p, const Json& s) {
-  const Json& t = s["totals"];
+void replay_section(Page& p, const JsonReader& s) {
+  const JsonReader t = object_in(s, "totals");
   p.section("Simulated run: " + text_of(s, "scenario"),
             "Model output (summary.json): GPU model " + text_of(s, "gpu") + ", policy " + text_of(s, "policy") + ", trace " + text_of(s, "trace") + ".");
   p.body += "<table><tr><th>time (s)</th><th>energy (J)</th><th>mean power (W)</th><th>mean SM clock (MHz)</th><th>clock switches</th></tr><tr><td>" +
-            num(t.value("time_s", 0.0), "%.4f") + "</td><td>" + num(t.value("energy_j", 0.0), "%.1f") + "</td><td>" + num(t.value("mean_power_w", 0.0), "%.1f") +
-            "</td><td>" + num(t.value("mean_sm_mhz", 0.0), "%.0f") + "</td><td>" + t.value("clock_switches", Json(0)).dump() + "</td></tr></table>\n";
+            num(number_of(t, "time_s"), "%.4f") + "</td><td>" + num(number_of(t, "energy_j"), "%.1f") + "</td><td>" + num(number_of(t, "mean_power_w"), "%.1f") +
+            "</td><td>" + num(number_of(t, "mean_sm_mhz"), "%.0f") + "</td><td>" + std::to_string(t.integer_in_or("clock_switches", 0, 1000000000000000L, 0)) +
+            "</td></tr></table>\n";
   if (p.has("timeline.csv")) {
     const Table tl = p.csv("timeline.csv", {"gpu", "t_s", "power_w", "sm_mhz"});
     p.figure(line_chart({"Simulated power over time (timeline.csv)", "time (s)", "power (W)"}, timeline_series(tl, "power_w", "", 8)));
     p.figure(line_chart({"Simulated SM clock over time (timeline.csv)", "time (s)", "SM clock (MHz)"}, timeline_series(tl, "sm_mhz", "", 8)));
   }
-  if (s.contains("energy_by_phase_j")) named_bars(p, s["energy_by_phase_j"], {"Simulated energy by phase", "phase", "energy (J)"});
-  if (s.contains("energy_by_class_j")) named_bars(p, s["energy_by_class_j"], {"Simulated energy by kernel class", "kernel class", "energy (J)"});
+  named_bars(p, s, "energy_by_phase_j", {"Simulated energy by phase", "phase", "energy (J)"});
+  named_bars(p, s, "energy_by_class_j", {"Simulated energy by kernel class", "kernel class", "energy (J)"});
 }
 
-void synthetic_section(Page& p, const Json& s) {
+void synthetic_section(Page& p, const JsonReader& s) {
+  const std::vector<JsonReader> stages = objects_in(s, "stages");
+  if (stages.empty()) s.fail("stages", "expected a non-empty list of pipeline stages (what a synthetic run writes)");
   p.section("Synthesised iteration: " + text_of(s, "model") + " on " + text_of(s, "gpus") + " GPUs",
-            "Model output (summary.json): iteration " + num(s.value("iteration_s", 0.0), "%.3f") + " s, energy " +
-                num(s.value("energy_j", 0.0) / 1e6, "%.3f") + " MJ, policy " + text_of(s, "policy") + ".");
+            "Model output (summary.json): iteration " + num(number_of(s, "iteration_s"), "%.3f") + " s, energy " +
+                num(number_of(s, "energy_j") / 1e6, "%.3f") + " MJ, policy " + text_of(s, "policy") + ".");
   std::vector<std::string> cats;
   BarGroup e{"energy per GPU (kJ)", {}}, w{"mean pipeline wait (s)", {}};
-  for (const Json& st : s["stages"]) {
-    cats.push_back("stage " + st["stage"].dump());
-    e.values.push_back(st.value("energy_per_gpu_j", 0.0) / 1e3);
-    w.values.push_back(st.value("pipeline_wait_mean_s", 0.0));
+  for (const JsonReader& st : stages) {
+    cats.push_back("stage " + std::to_string(st.integer_in("stage", 0, 1000000000L)));
+    e.values.push_back(number_of(st, "energy_per_gpu_j") / 1e3);
+    w.values.push_back(number_of(st, "pipeline_wait_mean_s"));
   }
   p.figure(bar_chart({"Simulated energy per GPU by pipeline stage", "stage", "energy (kJ)"}, cats, {e}));
   p.figure(bar_chart({"Simulated pipeline wait by stage (bubbles and imbalance)", "stage", "wait (s)"}, cats, {w}));
 }
 
 void validate_section(Page& p) {
-  const Json v = p.json("validate.json");
+  const Json doc = p.json("validate.json");
+  const JsonReader v = document(doc, p.path("validate.json"));
+  const std::vector<JsonReader> sources = objects_in(v, "clock_sources");
+  if (sources.empty()) v.fail("clock_sources", "expected a non-empty list of clock sources (what validate --trace-out writes)");
   p.section("Validation: " + text_of(v, "recording") + " on " + text_of(v, "gpu"),
             "Measured: " + text_of(v, "measured_from") + ". Simulated: the replay under the native governor model and at "
             "the recorded clocks (model outputs).");
@@ -180,60 +229,82 @@ void validate_section(Page& p) {
       p.figure(line_chart({"Simulated vs measured " + label, "time (s)", label}, series));
     }
   }
-  for (const Json& src : v["clock_sources"]) {
+  for (const JsonReader& src : sources) {
     std::vector<std::string> cats;
     BarGroup meas{"measured", {}}, sim{"simulated", {}};
-    for (const Json& r : src["steps"]) {
-      cats.push_back(r["step"].dump());
-      meas.values.push_back(r.value("measured_energy_j", 0.0));
-      sim.values.push_back(r.value("simulated_energy_j", 0.0));
+    for (const JsonReader& r : objects_in(src, "steps")) {
+      cats.push_back(text_of(r, "step"));
+      meas.values.push_back(number_of(r, "measured_energy_j"));
+      sim.values.push_back(number_of(r, "simulated_energy_j"));
     }
     p.figure(bar_chart({"Step energy, measured vs simulated (clocks: " + text_of(src, "clock_source") + ")", "step", "energy (J)"},
                        cats, {meas, sim}));
-    p.body += "<p>MAPE over steps (" + html_escape(text_of(src, "clock_source")) + "): time " +
-              num(src["mape"].value("time_pct", 0.0), "%.2f") + " %, energy " + num(src["mape"].value("energy_pct", 0.0), "%.2f") + " %.</p>\n";
+    double time_pct = 0.0, energy_pct = 0.0;
+    if (src.has("mape")) {
+      const JsonReader mape = object_in(src, "mape");
+      time_pct = number_of(mape, "time_pct"), energy_pct = number_of(mape, "energy_pct");
+    }
+    p.body += "<p>MAPE over steps (" + html_escape(text_of(src, "clock_source")) + "): time " + num(time_pct, "%.2f") + " %, energy " +
+              num(energy_pct, "%.2f") + " %.</p>\n";
   }
 }
 
 void compare_section(Page& p, const std::string& file) {
-  const Json c = p.json(file);
+  const Json doc = p.json(file);
+  const JsonReader c = document(doc, p.path(file));
+  const std::vector<JsonReader> rows_in = objects_in(c, "rows");
+  if (rows_in.empty()) c.fail("rows", "expected a non-empty list of policy rows (what compare writes)");
   p.section("Policies compared: " + text_of(c, "scenario") + " on " + text_of(c, "gpu"),
-            "Model outputs (" + file + "): each policy's replay against native, budget " + num(c.value("budget_pct", 0.0), "%.3g") + " %.");
+            "Model outputs (" + file + "): each policy's replay against native, budget " + num(number_of(c, "budget_pct"), "%.3g") + " %.");
   std::vector<std::string> cats;
   BarGroup saved{"energy saved vs native (%)", {}}, slow{"slowdown vs native (%)", {}};
   std::string rows;
-  for (const Json& r : c["rows"]) {
+  for (const JsonReader& r : rows_in) {
     cats.push_back(text_of(r, "policy"));
-    saved.values.push_back(r.value("energy_saved_pct", 0.0));
-    slow.values.push_back(r.value("slowdown_pct", 0.0));
-    rows += "<tr><td>" + html_escape(cats.back()) + "</td><td>" + num(r.value("energy_j", 0.0), "%.1f") + "</td><td>" + num(r.value("time_s", 0.0), "%.4f") +
+    saved.values.push_back(number_of(r, "energy_saved_pct"));
+    slow.values.push_back(number_of(r, "slowdown_pct"));
+    rows += "<tr><td>" + html_escape(cats.back()) + "</td><td>" + num(number_of(r, "energy_j"), "%.1f") + "</td><td>" + num(number_of(r, "time_s"), "%.4f") +
             "</td><td>" + num(saved.values.back(), "%.2f") + "</td><td>" + num(slow.values.back(), "%.2f") + "</td></tr>";
   }
   p.figure(bar_chart({"Energy saved and slowdown vs native", "policy", "%"}, cats, {saved, slow}));
   p.body += "<table><tr><th>policy</th><th>energy (J)</th><th>time (s)</th><th>saved %</th><th>slowdown %</th></tr>" + rows + "</table>\n";
 }
 
-// The first "frontier" object with relaxed points, anywhere in the document.
-const Json* find_frontier(const Json& j) {
+// The first "frontier" object with relaxed points, anywhere in the document, with its JSON path.
+struct FoundFrontier {
+  const Json* node = nullptr;
+  std::string path;
+};
+FoundFrontier find_frontier(const Json& j, const std::string& path) {
   if (j.is_object()) {
     auto it = j.find("frontier");
-    if (it != j.end() && it->is_object() && it->contains("relaxed_points")) return &*it;
-    for (const auto& [k, v] : j.items())
-      if (const Json* f = find_frontier(v)) return f;
+    const std::string here = path.empty() ? "frontier" : path + ".frontier";
+    if (it != j.end() && it->is_object() && it->contains("relaxed_points")) return {&*it, here};
+    for (const auto& kv : j.items())
+      if (FoundFrontier f = find_frontier(kv.value(), path.empty() ? kv.key() : path + "." + kv.key()); f.node) return f;
   } else if (j.is_array()) {
-    for (const Json& v : j)
-      if (const Json* f = find_frontier(v)) return f;
+    for (std::size_t i = 0; i < j.size(); ++i)
+      if (FoundFrontier f = find_frontier(j[i], path + "[" + std::to_string(i) + "]"); f.node) return f;
   }
-  return nullptr;
+  return {};
 }
 
-void frontier_section(Page& p, const std::string& file, const Json& f) {
+void frontier_section(Page& p, const std::string& file, const JsonReader& f) {
+  Series ours{"frontier (ours)", {}, {}, "#1f77b4", false, false}, perseus{"Perseus plans", {}, {}, "#d62728", true, false};
+  const Json& pts = f.raw("relaxed_points");
+  if (!pts.is_array() || pts.empty()) f.fail("relaxed_points", "expected a non-empty list of [iteration time (s), energy (J)] pairs, got " + json_type_name(pts));
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const Json& pt = pts[i];
+    const std::string field = f.field("relaxed_points") + "[" + std::to_string(i) + "]";
+    if (!pt.is_array() || pt.size() != 2 || !pt[0].is_number() || !pt[1].is_number() || !(std::fabs(pt[0].get<double>()) <= kMaxReportValue) ||
+        !(std::fabs(pt[1].get<double>()) <= kMaxReportValue))
+      throw InputError(f.file(), field, "expected a pair of finite numbers [iteration time (s), energy (J)], got " + pt.dump());
+    ours.x.push_back(pt[0].get<double>()), ours.y.push_back(pt[1].get<double>());
+  }
+  for (const JsonReader& r : objects_in(f, "vs_perseus"))
+    perseus.x.push_back(number_of(r, "perseus_iteration_s")), perseus.y.push_back(number_of(r, "perseus_energy_j"));
   p.section("Time-energy frontier (" + file + ")",
             "Model outputs: the critical-path frontier, and Perseus's own plans (points) at the time and energy this model predicts for them.");
-  Series ours{"frontier (ours)", {}, {}, "#1f77b4", false, false}, perseus{"Perseus plans", {}, {}, "#d62728", true, false};
-  for (const Json& pt : f["relaxed_points"]) ours.x.push_back(pt[0].get<double>()), ours.y.push_back(pt[1].get<double>());
-  if (f.contains("vs_perseus"))
-    for (const Json& r : f["vs_perseus"]) perseus.x.push_back(r.value("perseus_iteration_s", 0.0)), perseus.y.push_back(r.value("perseus_energy_j", 0.0));
   std::vector<Series> s{ours};
   if (!perseus.x.empty()) s.push_back(perseus);
   p.figure(line_chart({"Iteration time vs energy", "iteration time (s)", "energy (J)"}, s));
@@ -247,24 +318,29 @@ const char* kStyle =
 }  // namespace
 
 HtmlReport build_html_report(const std::string& dir) {
-  if (!is_directory(dir)) throw InputError(dir, "", "expected an output directory");
+  if (!file_exists(dir)) throw InputError(dir, "", "no such directory (expected an output directory: of run, validate --trace-out or compare)");
+  if (!is_directory(dir)) throw InputError(dir, "", "is not a directory (expected an output directory: of run, validate --trace-out or compare)");
   Page p{dir, "", {}, 0};
   if (p.has("summary.json")) {
-    const Json s = p.json("summary.json");
-    if (s.contains("totals")) replay_section(p, s);
-    else if (s.contains("stages")) synthetic_section(p, s);
+    const Json doc = p.json("summary.json");
+    const JsonReader s = document(doc, p.path("summary.json"));
+    if (s.has("totals")) replay_section(p, s);
+    else if (s.has("stages")) synthetic_section(p, s);
   }
   if (p.has("validate.json")) validate_section(p);
   for (const char* c : {"compare.json", "compare/compare.json"})
     if (p.has(c)) compare_section(p, c);
   std::vector<std::string> jsons;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file() && e.path().extension() == ".json") jsons.push_back(e.path().filename().string());
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file(ec) && it->path().extension() == ".json") jsons.push_back(it->path().filename().string());
+  if (ec) throw InputError(dir, "", "cannot list the directory: " + ec.message());
   std::sort(jsons.begin(), jsons.end());
   for (const std::string& name : jsons) {
     if (name == "compare.json") continue;
     const Json j = read_json_file(p.path(name));
-    if (const Json* f = find_frontier(j)) p.sources.push_back(p.path(name)), frontier_section(p, name, *f);
+    const FoundFrontier f = find_frontier(j, "");
+    if (f.node) p.sources.push_back(p.path(name)), frontier_section(p, name, JsonReader(*f.node, p.path(name), f.path));
   }
   if (p.figures == 0)
     throw InputError(dir, "", "nothing to report: expected summary.json (+ timeline.csv), validate.json (validate --trace-out), compare.json "

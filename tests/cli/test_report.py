@@ -164,3 +164,48 @@ def test_report_refuses_timeline_rows_that_are_not_numbers_naming_the_line(cli, 
     for bad, needle in ((",".join(["nan"] * len(huge)), "line 3."), ("1,2", "line 3: expected"), (",".join(huge), "line 3.power_w")):
         (out / "timeline.csv").write_text("\n".join([lines[0], lines[1], bad] + lines[2:]) + "\n")
         assert_one_line_error(cli("report", out), "timeline.csv", needle)
+
+
+@pytest.mark.parametrize("name, text, field, expected", [
+    # SIGSEGV (an empty pair read past its end) and exit 3 "type must be number" before.
+    ("f.json", '{"frontier":{"relaxed_points":[[]]}}', "frontier.relaxed_points[0]", "expected a pair of finite numbers"),
+    ("f.json", '{"frontier":{"relaxed_points":[[1]]}}', "frontier.relaxed_points[0]", "expected a pair of finite numbers"),
+    ("f.json", '{"runs":[{"frontier":{"relaxed_points":[]}}]}', "runs[0].frontier.relaxed_points", "expected a non-empty list"),
+    ("f.json", '{"frontier":{"relaxed_points":[[1,2]],"vs_perseus":5}}', "frontier.vs_perseus", "expected a list of objects"),
+    # Exit 3 on nlohmann's type_error 306 / 305 / 302 before.
+    ("compare.json", "{}", "rows", "expected a non-empty list of policy rows"),
+    ("compare.json", '{"rows":[1]}', "rows[0]", "expected an object, got number"),
+    ("compare.json", "[]", "(top level)", "expected an object, got array"),
+    ("compare.json", '{"rows":[{"policy":"max","energy_j":"1"}]}', "rows[0].energy_j", "expected a number, got string"),
+    ("summary.json", '{"totals":5}', "totals", "expected an object, got number"),
+    ("summary.json", '{"totals":{"clock_switches":"<b>"}}', "totals.clock_switches", "expected an integer"),
+    ("summary.json", '{"totals":{},"energy_by_phase_j":{"forward":"x"}}', "energy_by_phase_j.forward", "expected a number"),
+    ("summary.json", '{"stages":5}', "stages", "expected a list of objects, got number"),
+    ("summary.json", '{"stages":[]}', "stages", "expected a non-empty list of pipeline stages"),
+    ("summary.json", '{"stages":[{"stage":0,"energy_per_gpu_j":"x"}]}', "stages[0].energy_per_gpu_j", "expected a number, got string"),
+    ("summary.json", '{"stages":[{"stage":0,"energy_per_gpu_j":1e300}]}', "stages[0].energy_per_gpu_j", "expected a finite number"),
+    ("validate.json", "{}", "clock_sources", "expected a non-empty list of clock sources"),
+    ("validate.json", '{"clock_sources":[{"steps":[3]}]}', "clock_sources[0].steps[0]", "expected an object, got number"),
+    ("validate.json", '{"clock_sources":[{"mape":[]}]}', "clock_sources[0].mape", "expected an object, got array"),
+])
+def test_report_refuses_a_corrupted_output_file_naming_the_file_and_field(cli, tmp_path, name, text, field, expected):
+    (tmp_path / name).write_text(text)
+    assert_one_line_error(cli("report", tmp_path), name, field + ": " + expected)
+
+
+def test_report_of_a_missing_directory_or_a_file_says_which(cli, tmp_path):
+    assert_one_line_error(cli("report", tmp_path / "absent"), "absent", "no such directory (expected an output directory")
+    (tmp_path / "file").write_text("{}")
+    assert_one_line_error(cli("report", tmp_path / "file"), "file", "is not a directory (expected an output directory")
+
+
+def test_report_of_a_synthetic_run_and_a_frontier_draws_them(cli, tmp_path):
+    (tmp_path / "summary.json").write_text(json.dumps({"model": "gpt3-xl", "gpus": 2, "iteration_s": 1.0, "energy_j": 2e3,
+                                                       "stages": [{"stage": 0, "energy_per_gpu_j": 900.0, "pipeline_wait_mean_s": 0.1},
+                                                                  {"stage": 1, "energy_per_gpu_j": 1100.0, "pipeline_wait_mean_s": 0.0}]}))
+    (tmp_path / "perseus.json").write_text(json.dumps({"frontier": {"relaxed_points": [[1.0, 10.0], [1.2, 9.0]],
+                                                                    "vs_perseus": [{"perseus_iteration_s": 1.1, "perseus_energy_j": 9.5}]}}))
+    r = cli("report", tmp_path)
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "report.html").read_text()
+    assert "Simulated energy per GPU by pipeline stage" in html and "Iteration time vs energy" in html and "Perseus plans" in html
