@@ -22,6 +22,9 @@ constexpr long kMaxGroupSize = 65536;
 constexpr double kMaxActivityBytes = 1e15;
 constexpr double kMaxActivityBytesPerS = 1e15;
 constexpr double kMinRateDurationUs = 1.0;
+// A collective's or point-to-point transfer's buffer (Kineto `In/Out msg nelems` x dtype, Chakra `comm_size`): 1 PB, as
+// a copy; 2^60 elements ran past 30 s and 2^52-2^58 ended on the timeline limit, blaming timeline_interval_s.
+constexpr double kMaxCollectiveBytes = 1e15;
 
 // Scenarios: `repeat` (whole passes over the trace).
 constexpr long kMaxRepeat = 1000000;

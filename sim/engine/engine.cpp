@@ -1,4 +1,6 @@
 #include "sim/engine/engine.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 
 #include "sim/network/collectives.hpp"
 #include "sim/network/simgrid_world.hpp"
@@ -125,7 +127,13 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
         } else {
           groups.run(group_gid[static_cast<std::size_t>(c.group)], position[static_cast<std::size_t>(c.group)][rank.id], c.kind, c.bytes);
         }
-        return sg4::Engine::get_clock() - t0;
+        const double took = sg4::Engine::get_clock() - t0;
+        if (took > kMaxTraceSpanS)  // a legal size over a legal but tiny bandwidth: a day of one transfer is no replay
+          throw InputError("the simulated job", "cluster",
+                           "expected each transfer to finish within " + std::to_string(static_cast<long>(kMaxTraceSpanS)) +
+                               " s simulated (README \"Limits and bad input\"); a transfer of " + std::to_string(static_cast<long long>(c.bytes)) +
+                               " bytes took " + std::to_string(static_cast<long long>(took)) + " s on this cluster's bandwidths");
+        return took;
       };
       if (mode == EngineMode::event) {
         SimGridTime tk{origin};

@@ -156,6 +156,15 @@ std::string p2p_args(const char* kind, const char* peer_key, int peer) {
 
 }  // namespace
 
+TEST_CASE("a collective buffer beyond 1e15 bytes is refused at import; a transfer longer than a day is refused in the replay",
+          "[traces][multi-rank][errors]") {
+  CHECK_THROWS_WITH(rank_part(0, {{"ncclDevKernel_AllReduce", 0, 10, allreduce(1.2e15)}}),
+                    Catch::Contains("args.In msg nelems: expected a buffer of at most 1e15 bytes"));
+  ClusterSpec slow = two_nodes();
+  slow.inter_bw_bps = 1;  // legal, 1 B/s: the 100 MB all-reduce would take years
+  CHECK_THROWS_WITH(replay(two_ranks(), slow), Catch::Contains("cluster: expected each transfer to finish within 86400 s simulated"));
+}
+
 TEST_CASE("a receive whose send is in no rank of the import is refused naming both files", "[traces][multi-rank][errors]") {
   std::vector<RankTrace> parts;
   parts.push_back(rank_part(0, {{"g", 0, 1000, ""}}));

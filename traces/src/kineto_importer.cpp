@@ -206,6 +206,10 @@ RawCollective read_collective(const Json& args, CollectiveKind kind, const std::
   // The buffer every member holds (collectives.hpp): all-gather's output, reduce-scatter's input, i.e. the
   // larger of the two counts.
   c.bytes = size * std::max(in, out);
+  if (c.bytes > kMaxCollectiveBytes)
+    throw InputError(file, where + (out > in ? ".Out msg nelems" : ".In msg nelems"),
+                     "expected a buffer of at most 1e15 bytes (README \"Limits and bad input\"), got " +
+                         std::to_string(static_cast<long long>(std::max(in, out))) + " elements of " + std::to_string(size) + " bytes");
   c.group_name = args.contains("Process Group Name") ? (args["Process Group Name"].is_string() ? args["Process Group Name"].get<std::string>()
                                                                                                : args["Process Group Name"].dump())
                                                      : "";

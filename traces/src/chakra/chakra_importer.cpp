@@ -230,7 +230,9 @@ void plan_comm(const Node& n, const std::string& file, const GroupTable& groups,
   p.has_call = true;
   p.kernel.cls = KernelClass::communication;
   const std::int64_t size = required_integer(n, a::kCommSize, file);
-  if (size < 0) throw InputError(file, node_label(n) + " attr comm_size", "expected a size in bytes >= 0");
+  if (size < 0 || static_cast<double>(size) > kMaxCollectiveBytes)
+    throw InputError(file, node_label(n) + " attr comm_size", "expected a size in bytes in [0, 1e15] (README \"Limits and bad input\"), got " +
+                                                                    std::to_string(size));
   p.call.bytes = static_cast<double>(size);
   if (n.type() == ChakraProtoMsg::COMM_COLL_NODE) {
     p.call.kind = collective_kind(required_integer(n, a::kCommType, file), n, file);
