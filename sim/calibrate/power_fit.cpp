@@ -10,10 +10,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
 #include <iomanip>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 namespace dvfs {
 
@@ -201,7 +204,8 @@ std::vector<std::string> names_in_split(const Json& doc, const std::string& spli
   if (!list.is_array()) s.fail(kind.c_str(), "expected a list of recording names");
   std::vector<std::string> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    if (!list[i].is_string()) s.fail(kind.c_str(), "expected names (element " + std::to_string(i) + " is not a string)");
+    if (!list[i].is_string() || list[i].get<std::string>().empty())
+      s.fail(kind.c_str(), "expected names (element " + std::to_string(i) + " is not a non-empty string)");
     out.push_back(list[i].get<std::string>());
   }
   return out;
@@ -448,9 +452,64 @@ std::string LoopRecordings::dir(const std::string& loop) const {
   return suite_dir(loop);
 }
 
+namespace {
+
+// Each name at most once over a group of lists: a name listed twice on the fit side was fit twice (double weight); one
+// on both sides was fit and then scored as held out. `seen`: name -> (the list it was first met in, e.g. "fit.micro";
+// its side, "fit" or "held_out").
+using SeenNames = std::map<std::string, std::pair<std::string, std::string>>;
+void check_names_once(const std::vector<std::string>& names, const std::string& split_path, const std::string& list,
+                      const std::string& side, SeenNames& seen) {
+  for (const std::string& n : names) {
+    const auto inserted = seen.emplace(n, std::make_pair(list, side));
+    if (inserted.second) continue;
+    const std::pair<std::string, std::string> first = inserted.first->second;
+    if (first.second == side)
+      throw InputError(split_path, list, "\"" + n + "\" is listed twice (also in " + first.first + "): expected each loop once");
+    throw InputError(split_path, list, "\"" + n + "\" is also in " + first.first + ": expected each loop on one side only (fit or held out)");
+  }
+}
+
+// What the fit reads of the split file, checked before anything is loaded: unknown keys in the blocks it reads (a typo
+// such as fit.micro_storez was ignored, its loops left out of the fit) and repeated names.
+void check_power_split(const Json& doc, const std::string& split_path) {
+  if (!doc.is_object()) throw InputError(split_path, "(top level)", "expected an object, got " + json_type_name(doc));
+  const JsonReader r(doc, split_path, "");
+  // The keys of the blocks calibrate --power-suite reads, documentation keys (about, rule, outcome, ...) included; the
+  // split's other top-level blocks (the rounds' rules and outcomes, which it does not read) stay free-form.
+  const auto block_keys = [&](const char* block, std::initializer_list<const char*> keys) {
+    if (!r.has(block)) return;
+    const Json& b = doc[block];
+    if (!b.is_object()) r.fail(block, "expected an object, got " + json_type_name(b));
+    JsonReader(b, split_path, block).only_keys(keys);
+  };
+  block_keys("fit", {"micro", "micro_stores", "micro_alu_conv", "micro_family", "recordings"});
+  block_keys("held_out", {"micro", "micro_stores", "micro_alu_conv", "micro_family", "recordings", "recordings_added_after_the_fit", "workloads"});
+  block_keys("profiled_window", {"about", "folder", "threshold_sm_mhz", "loops", "measurement_of_record", "outcome"});
+  block_keys("copy_data", {"about", "folder", "loops", "rule", "copy_engine_bytes", "replaces", "measurement_of_record", "outcome"});
+  block_keys("gapless_window", {"about", "folder", "rule", "measurement_of_record", "outcome"});
+  block_keys("fp64_tensor_energy", {"about", "folder", "fit", "held_out", "method", "rule", "outcome"});
+  block_keys("unvectorised_bytes", {"about", "folder", "fit", "held_out", "rule", "outcome"});
+  SeenNames seen;
+  for (const char* side : {"fit", "held_out"})
+    for (const char* kind : {"micro", "micro_stores", "micro_alu_conv", "micro_family"})
+      if ((std::string(side) == "fit" && std::string(kind) == "micro") || (r.has(side) && doc[side].contains(kind)))
+        check_names_once(names_in_split(doc, split_path, side, kind), split_path, std::string(side) + "." + kind, side, seen);
+  for (const char* block : {"fp64_tensor_energy", "unvectorised_bytes"}) {
+    if (!r.has(block)) continue;
+    SeenNames in_block;
+    for (const char* side : {"fit", "held_out"})
+      if (doc[block].contains(side))
+        check_names_once(names_in_split(doc, split_path, block, side), split_path, std::string(block) + "." + side, side, in_block);
+  }
+}
+
+}  // namespace
+
 PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, const std::string& split_path,
                                                  const std::string& base_path, const std::string& command,
                                                  const std::string& date, const std::string& window_dir) {
+  check_power_split(read_json_file(split_path), split_path);
   Json model = read_json_file(base_path);
   const GpuModel base = GpuModel::from_json(model, base_path);
   const std::vector<std::string> names = split_loop_names(split_path, "fit");

@@ -1,6 +1,7 @@
 #include "sim/calibrate/stream_contention_fit.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
 #include "sim/validate/stream_pairs.hpp"
 
 #include <cmath>
@@ -23,12 +24,25 @@ double cost(const std::vector<StreamPair>& pairs, const ContentionModel& m) {
   return c;
 }
 
+void refuse_repeated_pairs(const std::vector<std::string>& names, const std::string& split_file, const char* list) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (names[i] == names[j])
+        throw InputError(split_file, list, "\"" + names[i] + "\" is listed twice (elements " + std::to_string(j) + " and " +
+                                               std::to_string(i) + "): expected each pair once");
+}
+
 }  // namespace
 
 ContentionCalibration calibrate_stream_contention(const std::string& pairs_dir, const std::string& split_file, const std::string& gpu_name,
                                                   const std::string& command, const std::string& date) {
   const GpuModel gpu = load_gpu_model(gpu_name, split_file);
   StreamPairSplit split = read_stream_pair_split(split_file);
+  // An empty fit list fitted nothing yet wrote a model whose provenance said it was fit on the pairs; a pair listed
+  // twice was weighted twice.
+  if (split.fit.empty()) throw InputError(split_file, "fit", "expected at least one pair to fit (the list is empty)");
+  refuse_repeated_pairs(split.fit, split_file, "fit");
+  refuse_repeated_pairs(split.held_out, split_file, "held_out");
   split.held_out.clear();  // never loaded: the fit cannot see them
   const std::vector<StreamPair> pairs = load_stream_pairs(pairs_dir, split, gpu);
   ContentionModel m, best;

@@ -2,6 +2,7 @@
 #include "models/src/model_registry.hpp"
 #include "sim/calibrate/profile_fit.hpp"
 #include "sim/calibrate/recording_fit.hpp"
+#include "sim/calibrate/stream_contention_fit.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/validate/profile_check.hpp"
 #include "sim/validate/validate.hpp"
@@ -139,4 +140,32 @@ TEST_CASE("calibrate --recording fits class time shares from natural clock chang
   // The recorded-clock replay of the written model meets the measured energy (that is the fit).
   const Json v = validate_recording(load_validation_recording(rec), GpuModel::from_json(c.model, "fit"));
   CHECK(std::fabs(v["clock_sources"][1]["total"]["energy_error_pct"].get<double>()) < 0.2);
+}
+
+TEST_CASE("calibrate --stream-pairs refuses an empty fit list and a pair listed twice, naming the split file", "[calibrate][stream-pairs][split]") {
+  // Both were fit: an empty list wrote a model whose provenance said it was fit on the pairs; a repeated pair weighed twice.
+  const std::string pairs = data_dir() + "/traces/recordings/h200-stream-pairs";
+  Json split = read_json_file(data_dir() + "/models/calibration/stream-pairs-split.json");
+  const auto refused = [&](const Json& doc, const std::string& name) {
+    const std::string path = dvfs::testing::scratch_path(name);
+    std::ofstream(path) << doc.dump();
+    try {
+      calibrate_stream_contention(pairs, path, "h200", "test", "2026-12-01");
+    } catch (const InputError& e) {
+      std::remove(path.c_str());
+      return std::string(e.what());
+    }
+    std::remove(path.c_str());
+    return std::string("accepted");
+  };
+  Json empty = split;
+  empty["fit"] = Json::array();
+  CHECK_THAT(refused(empty, "dvfs_pairs_empty.json"), Catch::Contains("dvfs_pairs_empty.json: fit: expected at least one pair to fit"));
+  Json twice = split;
+  twice["fit"].push_back(split["fit"][0]);
+  CHECK_THAT(refused(twice, "dvfs_pairs_twice.json"),
+             Catch::Contains("dvfs_pairs_twice.json: fit: \"gemm4096+add\" is listed twice (elements 0 and 4): expected each pair once"));
+  Json held_twice = split;
+  held_twice["held_out"].push_back(split["held_out"][1]);
+  CHECK_THAT(refused(held_twice, "dvfs_pairs_held_twice.json"), Catch::Contains("held_out: \"gemm8192+layernorm\" is listed twice"));
 }

@@ -143,3 +143,33 @@ TEST_CASE("the gapless recordings measure the capped loops only when the split m
   for (const char* f : {"dvfs_split_gapless_on.json", "dvfs_split_gapless_gone.json"})
     std::filesystem::remove(std::filesystem::temp_directory_path() / f);
 }
+
+TEST_CASE("calibrate --power-suite refuses a split that lists a loop twice, on both sides, or with an unknown key in a block it reads",
+          "[calibrate][power][split]") {
+  const std::string root = data_dir();
+  const auto calibrate = [&](const std::string& split) {
+    return calibrate_from_power_suite(root + "/traces/recordings/h200-power", split, root + "/models/calibration/h200.base.json", "test",
+                                      "2026-12-01");
+  };
+  // Each was accepted: a repeated fit loop weighted twice, a loop fit and then scored as held out, a typo'd list ignored.
+  const std::string twice = split_with_window([](Json& fit) { fit["micro"].push_back(fit["micro"][1]); }, "dvfs_split_twice.json", "fit");
+  CHECK_THROWS_WITH(calibrate(twice), Catch::Contains("dvfs_split_twice.json: fit.micro: \"gemm-bf16-8192\" is listed twice (also in fit.micro)"));
+  const std::string across = split_with_window([](Json& fit) { fit["micro_family"].push_back(fit["micro"][1]); }, "dvfs_split_across.json", "fit");
+  CHECK_THROWS_WITH(calibrate(across), Catch::Contains("fit.micro_family: \"gemm-bf16-8192\" is listed twice (also in fit.micro)"));
+  const std::string both = split_with_window([](Json& held) { held["micro"].push_back("gemm-bf16-8192"); }, "dvfs_split_both.json", "held_out");
+  CHECK_THROWS_WITH(calibrate(both), Catch::Contains("dvfs_split_both.json: held_out.micro: \"gemm-bf16-8192\" is also in fit.micro: "
+                                                     "expected each loop on one side only"));
+  const std::string typo = split_with_window([](Json& fit) { fit["micro_storez"] = fit["micro_stores"], fit.erase("micro_stores"); },
+                                             "dvfs_split_typo.json", "fit");
+  CHECK_THROWS_WITH(calibrate(typo), Catch::Contains("dvfs_split_typo.json: fit.micro_storez: unknown key (expected one of: micro,"));
+  const std::string window_typo = split_with_window([](Json& pw) { pw["measurement_of_recrod"] = true; }, "dvfs_split_window_typo.json");
+  CHECK_THROWS_WITH(calibrate(window_typo), Catch::Contains("profiled_window.measurement_of_recrod: unknown key"));
+  const std::string late = split_with_window([](Json& b) { b["held_out"].push_back(b["fit"][0]); }, "dvfs_split_late.json", "fp64_tensor_energy");
+  CHECK_THROWS_WITH(calibrate(late), Catch::Contains("fp64_tensor_energy.held_out: \"") && Catch::Contains("is also in fp64_tensor_energy.fit"));
+  // The blocks calibrate does not read (the rounds' rules and outcomes) stay free-form.
+  const std::string notes = split_with_window([](Json& b) { b["any_note"] = "kept"; }, "dvfs_split_notes.json", "fft_work");
+  CHECK(calibrate(notes).model["activity"] == read_json_file(root + "/models/calibration/h200.activity.json")["activity"]);
+  for (const char* f : {"dvfs_split_twice.json", "dvfs_split_across.json", "dvfs_split_both.json", "dvfs_split_typo.json",
+                        "dvfs_split_window_typo.json", "dvfs_split_late.json", "dvfs_split_notes.json"})
+    std::filesystem::remove(std::filesystem::temp_directory_path() / f);
+}
