@@ -136,6 +136,29 @@ TEST_CASE("telemetry and run.json problems are one-line errors naming file and f
          "run.profiled_steps[0].energy_mJ: unknown key (expected one of: t0_ns, t1_ns, energy_mj)");
 }
 
+TEST_CASE("profiled steps that overlap, or that the telemetry does not cover, are refused instead of measured wrong",
+          "[traces][recording][errors]") {
+  auto message = [](const std::string& run_json) {
+    try {
+      load_recording(make_recording(kTelemetry, run_json), Classifier::load_default());
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // the second step starts 60 us before the first ends: its overlap would be counted twice
+  CHECK_THAT(message(R"({"run": {"profiled_steps": [{"t0_ns": 1700000000001000000, "t1_ns": 1700000000002060000},
+        {"t0_ns": 1700000000002000000, "t1_ns": 1700000000002050000}]}})"),
+             Catch::Contains("run.profiled_steps[1].t0_ns: expected steps that do not overlap (this step starts 0.06"));
+  // the telemetry ends at ...3000000 ns: a step ending later has no measurement for its end
+  CHECK_THAT(message(R"({"run": {"profiled_steps": [{"t0_ns": 1700000000001000000, "t1_ns": 1700000000001160000},
+        {"t0_ns": 1700000000002000000, "t1_ns": 1700000000003500000}]}})"),
+             Catch::Contains("run.profiled_steps[1].t1_ns: expected the step within the telemetry's samples"));
+  CHECK_THAT(message(R"({"run": {"profiled_steps": [{"t0_ns": 1700000000000800000, "t1_ns": 1700000000001160000},
+        {"t0_ns": 1700000000002000000, "t1_ns": 1700000000002050000}]}})"),
+             Catch::Contains("run.profiled_steps[0].t0_ns: expected the step within the telemetry's samples"));
+}
+
 TEST_CASE("a step's counter energy is a measurement only when the step spans two counter updates", "[traces][recording]") {
   // Samples every 10 us over the fixture trace; the counter advances 5 mJ every 50 us (5 samples).
   std::string csv = "t_ns,energy_mj,sm_mhz,mem_mhz\n";

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 
 namespace dvfs {
@@ -222,6 +223,16 @@ Recording load_recording(const std::string& dir, const Classifier& classifier) {
     }
     if (i > 0 && m.t0_ns < rec.steps.back().t0_ns)
       r.fail("t0_ns", "expected steps in time order (this step starts before the previous one)");
+    if (i > 0 && m.t0_ns < rec.steps.back().t1_ns)  // its overlap would be measured twice
+      r.fail("t0_ns", "expected steps that do not overlap (this step starts " +
+                          std::to_string((rec.steps.back().t1_ns - m.t0_ns) * 1e-6) + " ms before the previous one ends)");
+    if (m.t0_ns < rec.telemetry.begin_ns() || m.t1_ns > rec.telemetry.end_ns()) {  // energy beyond the samples is no measurement
+      std::ostringstream os;
+      os << std::fixed << std::setprecision(0) << "expected the step within the telemetry's samples (" << dir
+         << "/telemetry.csv runs from t_ns " << rec.telemetry.begin_ns() << " to " << rec.telemetry.end_ns() << "), got " << m.t0_ns
+         << " to " << m.t1_ns;
+      r.fail(m.t0_ns < rec.telemetry.begin_ns() ? "t0_ns" : "t1_ns", os.str());
+    }
     m.counter_energy_j = r.has("energy_mj") ? r.non_negative("energy_mj") / 1000.0 : -1;  // a negative one passed for "absent"
     m.energy_j = rec.telemetry.energy_j_between(m.t0_ns, m.t1_ns);
     m.energy_resolved = counter_resolves((m.t1_ns - m.t0_ns) * 1e-9, rec.telemetry.counter_update_interval_s());
