@@ -48,6 +48,12 @@ constexpr double kMaxCpuGhz = 100;
 constexpr double kMaxLifecycleBandwidth = 1e15;
 constexpr double kMaxPerFileCoreS = 1;
 constexpr double kMaxInodesPerGroup = 4294967296.0;
+// Lifecycle scenarios: steps of one train or validation phase, and steps simulated in all (every phase's steps, once
+// for the job as described and once per policy). SimGrid's time per step grows with the steps a data-loader actor has
+// already run (1e4 steps of one loader: 0.55 s; 3e4: 4 s; 1e5: 36 s; 1e6 ran for minutes); 1e5 in all runs in
+// about 5 s. The shipped jobs simulate at most 250 steps a phase and 8,600 in all.
+constexpr long kMaxLifecyclePhaseSteps = 10000;
+constexpr double kMaxLifecycleSimulatedSteps = 1e5;
 
 // GPU model files (and a scenario's switch-latency overrides): beyond these, results went to 0 s kernels, inf or NaN
 // energy, or the governor's window filled memory (window_s 1e20: segmentation fault).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace dvfs {
@@ -116,7 +117,12 @@ LifecyclePhase parse_phase(const JsonReader& r) {
     p.sync_bytes = r.has("sync_bytes") ? bounded(r, "sync_bytes", kMaxLifecycleBytes) : 0;
     p.sync_files = r.has("sync_files") ? file_count(r, "sync_files", kMaxLifecycleFiles) : 0;
   } else if (p.kind == "train" || p.kind == "validation") {
-    p.steps = static_cast<int>(r.integer_in("steps", 1, 100000000));
+    const long steps = r.integer_in("steps", 1, std::numeric_limits<long>::max());
+    if (steps > kMaxLifecyclePhaseSteps)  // 1e6 steps ran for minutes (limits.hpp)
+      r.fail("steps", "expected at most " + std::to_string(kMaxLifecyclePhaseSteps) +
+                          " steps in a phase (a lifecycle limit, README \"Limits and bad input\"; split a longer run into phases), got " +
+                          std::to_string(steps));
+    p.steps = static_cast<int>(steps);
     p.samples_per_step = r.has("samples_per_step") ? bounded(r, "samples_per_step", kMaxLifecycleUnitCost, true) : 1;
     p.read_bytes_per_step = r.has("read_bytes_per_step") ? bounded(r, "read_bytes_per_step", kMaxLifecycleBytes) : 0;
     p.read_from = r.string_or("read_from", "local");
@@ -202,6 +208,22 @@ void check_copy_work(const LifecyclePhase& ph, const StorageSpec& dst, const Jso
   throw InputError(r.file(), r.field("files"), os.str());
 }
 
+// Every phase's steps are simulated once for the job as described and once per policy: beyond
+// kMaxLifecycleSimulatedSteps in all the run takes minutes. Names the phase whose steps cross the limit.
+void check_simulated_steps(const LifecycleSpec& s, const JsonReader& r) {
+  const double runs = 1.0 + static_cast<double>(s.policies.size());
+  double steps = 0;
+  for (std::size_t i = 0; i < s.phases.size(); ++i) {
+    steps += s.phases[i].steps;
+    if (steps * runs <= kMaxLifecycleSimulatedSteps) continue;
+    std::ostringstream os;
+    os << "expected at most " << kMaxLifecycleSimulatedSteps << " steps simulated in all (a lifecycle limit, README \"Limits and bad "
+       << "input\"): the phases' steps up to this one, " << steps << ", run " << runs << " times (the job and its " << s.policies.size()
+       << " policies)";
+    throw InputError(r.file(), r.child("phases").at(i).field("steps"), os.str());
+  }
+}
+
 }  // namespace
 
 NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
@@ -269,6 +291,7 @@ LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const st
       if (!s.policies.back().dataset_on.empty()) s.node.store(s.policies.back().dataset_on, file, po.at(i).field("dataset_on"));
     }
   }
+  check_simulated_steps(s, r);
   return s;
 }
 

@@ -344,3 +344,25 @@ TEST_CASE("a lifecycle summary that cannot be written is an error naming the out
   REQUIRE(files.size() == 1);
   CHECK(read_json_file(files[0]) == summary);
 }
+
+// A train phase of 1e6 steps ran for minutes (SimGrid's time per step grows with a loader's steps); 1e8 was accepted.
+TEST_CASE("a lifecycle phase's steps and the steps simulated in all are bounded, naming the phase's steps", "[lifecycle][errors]") {
+  Json one = job(Json::array({train(1e-5, 4)}));
+  one["lifecycle"]["phases"][0]["steps"] = 1000000;
+  CHECK_THROWS_WITH(run_lifecycle(one, "t.json", kDir),
+                    Catch::Contains("t.json: lifecycle.phases[0].steps: expected at most 10000 steps in a phase") &&
+                        Catch::Contains("got 1000000"));
+  // 6 phases x 10,000 steps, run for the job and its one policy: 1.2e5 > 1e5; the sixth phase's steps cross it ...
+  Json many = job(Json::array(), Json::array({{{"name", "cpu"}, {"cpu_pstate", 1}}}));
+  for (int i = 0; i < 6; ++i) {
+    Json p = train(1e-5, 4);
+    p["steps"] = 10000;
+    many["lifecycle"]["phases"].push_back(p);
+  }
+  CHECK_THROWS_WITH(run_lifecycle(many, "t.json", kDir),
+                    Catch::Contains("t.json: lifecycle.phases[5].steps: expected at most 100000 steps simulated in all") &&
+                        Catch::Contains("60000, run 2 times (the job and its 1 policies)"));
+  // ... five reach it exactly: accepted (parsed only; running them takes seconds)
+  many["lifecycle"]["phases"].erase(5);
+  CHECK_NOTHROW(parse_lifecycle(many, "t.json", kDir));
+}
