@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -169,7 +170,27 @@ ControlScenario parse_control_scenario(const Json& doc, const std::string& file,
     k.only_keys({"min_w", "max_w"});
     if (k.has("min_w")) sc.min_cap_w = k.positive("min_w");
     if (k.has("max_w")) sc.max_cap_w = k.positive("max_w");
-    if (sc.max_cap_w > 0 && sc.min_cap_w > sc.max_cap_w) k.fail("min_w", "expected min_w <= max_w");
+    // As the native policy's power_cap_w: a cap at or below idle power can never be met, and above the board's limit
+    // the board does not go (max_w 1e9 let the fleet reach 111 % of nameplate; 1e-6 W was clamped without a word).
+    const GpuModel m = load_gpu_model(sc.gpu, file, "gpu");
+    for (const char* key : {"min_w", "max_w"}) {
+      const double w = k.has(key) ? k.number(key) : 0;
+      if (k.has(key) && (w <= m.idle_w() || w > m.power_cap_w())) {
+        char msg[256];
+        std::snprintf(msg, sizeof msg, "expected a power cap above %s's idle power (%g W) and at most its board limit (%g W), got %g W",
+                      m.name().c_str(), m.idle_w(), m.power_cap_w(), w);
+        k.fail(key, msg);
+      }
+    }
+    // The session's defaults where one is not given: min 200 W (or the board's limit below it), max the board's limit.
+    const double lo = sc.min_cap_w > 0 ? sc.min_cap_w : std::min(200.0, m.power_cap_w());
+    const double hi = sc.max_cap_w > 0 ? sc.max_cap_w : m.power_cap_w();
+    if (lo > hi) {
+      std::ostringstream os;
+      os << "expected min_w <= max_w (min_w " << lo << " W" << (sc.min_cap_w > 0 ? "" : ", the default") << ", max_w " << hi << " W"
+         << (sc.max_cap_w > 0 ? "" : ", the default") << ")";
+      k.fail(sc.min_cap_w > 0 ? "min_w" : "max_w", os.str());
+    }
   }
   const JsonReader jobs = c.child("jobs");
   if (!jobs.is_array() || jobs.size() == 0) c.fail("jobs", "expected a list of jobs");

@@ -68,3 +68,11 @@ def test_fleet_reports_peak_share_by_window(cli, root):
         peaks = [w["peak_share"] for w in f["windows"]]
         assert peaks == sorted(peaks, reverse=True)  # longer windows average the peaks away
         assert all(0 < p <= 1 for p in peaks)
+
+
+def test_control_caps_outside_the_gpus_idle_to_board_limit_exit_2_naming_the_field(cli, root):
+    # max_w 1e9 ran and the fleet peaked at 110.9 % of nameplate; 1e-6 W was clamped without a word
+    for caps, field in (('{"max_w":1e9}', "control.caps.max_w"), ('{"min_w":1e-6}', "control.caps.min_w")):
+        r = cli("control", scenario(root, "grpo-7b-16gpu.json"), "--controller", "uncontrolled", "--duration", "60",
+                "--set", "control.caps=" + caps)
+        assert_one_line_error(r, "grpo-7b-16gpu.json", field, "board limit (700 W)")

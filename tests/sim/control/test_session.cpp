@@ -329,3 +329,21 @@ TEST_CASE("budgets split by scope into groups of GPUs", "[control]") {
   CHECK(s.budgets[2].gpus.size() == 1);
   CHECK(s.budgets[2].budget_w == 600);
 }
+
+// max_w 1e9 let an uncontrolled fleet peak at 111 % of nameplate; min_w 1e-6 W was clamped without a word.
+TEST_CASE("control caps beyond the GPU's board limit or at its idle power are refused, naming the field", "[control][errors]") {
+  const Json job = {{"model", "qwen2.5-7b"}, {"dp", 2}};
+  auto with_caps = [&](const Json& caps) { return parse_control_scenario({{"control", {{"jobs", {job}}, {"caps", caps}}}}, "caps.json", "."); };
+  const GpuModel m = load_gpu_model("h200");
+  CHECK_THROWS_WITH(with_caps({{"max_w", 1e9}}),
+                    Catch::StartsWith("caps.json: control.caps.max_w: expected a power cap above h200's idle power") &&
+                        Catch::Contains("at most its board limit (700 W), got 1e+09 W"));
+  CHECK_THROWS_WITH(with_caps({{"min_w", 1e-6}}), Catch::StartsWith("caps.json: control.caps.min_w: expected a power cap above h200's idle power"));
+  CHECK_THROWS_WITH(with_caps({{"min_w", m.idle_w()}}), Catch::Contains("control.caps.min_w: expected a power cap above"));
+  // a max_w below the default min_w (200 W) left the session's range empty
+  CHECK_THROWS_WITH(with_caps({{"max_w", 150}}), Catch::Contains("control.caps.max_w: expected min_w <= max_w (min_w 200 W, the default, max_w 150 W)"));
+  CHECK_THROWS_WITH(with_caps({{"min_w", 500}, {"max_w", 400}}), Catch::Contains("control.caps.min_w: expected min_w <= max_w"));
+  const ControlScenario ok = with_caps({{"min_w", 150}, {"max_w", 700}});
+  CHECK(ok.min_cap_w == 150);
+  CHECK(ok.max_cap_w == 700);
+}
