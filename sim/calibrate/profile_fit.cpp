@@ -17,6 +17,8 @@ namespace dvfs {
 namespace {
 
 
+constexpr double kMaxProfileTargetFraction = 2.0;  // models/src/gpu_model.cpp: native_governor.target_fraction in (0, 2]
+
 struct Shape {
   double v_floor = 1, knee_mhz = 0, fmax = 1;
   double g(double f) const {
@@ -189,10 +191,11 @@ void check_profile_range(const StageProfile& prof, const GpuModel& base_model, c
 }
 
 // Every row's mean power, each checked against the base model (a clock of its table, a plausible power);
-// duplicate series add no rows. `p_max` is the largest power kept.
+// duplicate series add no rows. `p_max` is the largest power kept, on the profile's line `p_max_line`.
 std::vector<Row> power_rows(const StageProfile& prof, const std::vector<std::string>& instr, const GpuModel& base_model,
-                            const std::string& profile_path, double& p_max) {
+                            const std::string& profile_path, double& p_max, long& p_max_line) {
   p_max = 0;
+  p_max_line = 0;
   std::vector<Row> all;
   for (const auto& s : prof.series) {
     const std::size_t k = std::find(instr.begin(), instr.end(), s.instruction) - instr.begin();
@@ -212,7 +215,7 @@ std::vector<Row> power_rows(const StageProfile& prof, const std::vector<std::str
       }
       if (s.duplicate_of >= 0) continue;  // copies add no evidence
       all.push_back({k, p.sm_mhz, w});
-      p_max = std::max(p_max, w);
+      if (w > p_max) p_max = w, p_max_line = static_cast<long>(p.line);
     }
   }
   return all;
@@ -228,7 +231,8 @@ struct ProfileCandidate {
 // Fits the power model on the rows the cap at `tf` x cap cannot have touched; nothing when too few rows
 // remain or the fit is not physically meaningful.
 std::optional<ProfileCandidate> fit_cap_target(double tf, const std::vector<Row>& all, std::size_t instructions, const StageProfile& prof,
-                                               const Json& base, const std::string& base_path, double cap, double fmax) {
+                                               const std::string& profile_path, const Json& base, const std::string& base_path, double cap,
+                                               double fmax) {
   std::vector<Row> below;  // rows the cap cannot have touched
   for (const Row& r : all)
     if (r.p < 0.97 * tf * cap) below.push_back(r);
@@ -239,13 +243,25 @@ std::optional<ProfileCandidate> fit_cap_target(double tf, const std::vector<Row>
   if (!(pf.a >= 0) || std::any_of(pf.b.begin(), pf.b.end(), [](double b) { return !(b > 0); })) return std::nullopt;
   pf.shape.v_floor = round_to(pf.shape.v_floor, 0.01);
   // Time share: fit through the model with a provisional share, then write the final one.
+  // The base was read without error, so a model file error here is the fitted values': it is the profile's, and the
+  // message names the profile (it named the base file and a field that is valid there).
+  const auto fitted_model = [&](const Json& j) {
+    try {
+      return GpuModel::from_json(j, base_path);
+    } catch (const InputError& e) {
+      if (e.file() != base_path) throw;
+      throw InputError(profile_path, "time, energy",
+                       "the power fit on this profile gives an impossible model (" + e.field() + ": " + e.problem() +
+                           "): expected times in s and energies in J of one stage at each clock");
+    }
+  };
   Json provisional = build_model(base, prof, pf, tf, 1.0);
-  const double b = pooled_time_share(GpuModel::from_json(provisional, base_path), prof);
+  const double b = pooled_time_share(fitted_model(provisional), prof);
   Json model_json = build_model(base, prof, pf, tf, b);
   bool negative = false;
   for (const auto& c : model_json["computations"]) negative = negative || c["dynamic_w"].get<double>() < 0;
   if (negative) return std::nullopt;
-  const GpuModel model = GpuModel::from_json(model_json, base_path);
+  const GpuModel model = fitted_model(model_json);
   ProfileError err = check_profile(model, prof);
   Json row = {{"target_fraction", tf}, {"cap_target_w", tf * cap}, {"v_floor", pf.shape.v_floor},
               {"knee_mhz", pf.shape.knee_mhz}, {"static_w", pf.a}, {"time_sm", round_to(b, 0.001)},
@@ -309,10 +325,21 @@ ProfileCalibration calibrate_from_profile(const std::string& profile_path, const
   check_profile_range(prof, base_model, profile_path);
   const std::vector<std::string> instr = prof.instructions();
   double p_max = 0;
-  const std::vector<Row> all = power_rows(prof, instr, base_model, profile_path, p_max);
+  long p_max_line = 0;
+  const std::vector<Row> all = power_rows(prof, instr, base_model, profile_path, p_max, p_max_line);
   const double cap = base_model.power_cap_w();
   std::vector<double> targets = {base_model.governor().target_fraction};
   for (int i = 0; i <= 8; ++i) targets.push_back(round_to(p_max * (0.97 + 0.01 * i) / cap, 0.001));
+  // The cap targets reach p_max x 1.05; a model's target_fraction is at most 2 (x cap). A row this far above the cap
+  // (a time too short for its energy, e.g. halved) made the fit fail on the base file's target_fraction, a valid 0.98.
+  if (targets.back() > kMaxProfileTargetFraction) {
+    std::ostringstream os;
+    os << "energy / time = " << p_max << " W is " << std::setprecision(3) << p_max / cap << " x the power cap of " << base_model.name()
+       << " (" << cap << " W): no cap target fits it (a model's native_governor.target_fraction is at most 2, and the fit tries up "
+       << "to 1.05 x the highest row power); expected at most " << std::setprecision(4) << kMaxProfileTargetFraction / 1.05 * cap
+       << " W (s and J of one stage at this clock)";
+    throw InputError(profile_path, "row " + std::to_string(p_max_line), os.str());
+  }
 
   // The cap target with the smallest in-sample time + energy error.
   ProfileCalibration best;
@@ -320,7 +347,7 @@ ProfileCalibration calibrate_from_profile(const std::string& profile_path, const
   Json candidates = Json::array();
   Progress progress("calibrate " + base_model.name() + ": cap targets", targets.size());
   for (double tf : targets) {
-    std::optional<ProfileCandidate> c = fit_cap_target(tf, all, instr.size(), prof, base, base_path, cap, fmax);
+    std::optional<ProfileCandidate> c = fit_cap_target(tf, all, instr.size(), prof, profile_path, base, base_path, cap, fmax);
     progress.advance();
     if (!c) continue;
     const double score = c->err.time_mape + c->err.energy_mape;

@@ -169,3 +169,33 @@ TEST_CASE("calibrate --stream-pairs refuses an empty fit list and a pair listed 
   held_twice["held_out"].push_back(split["held_out"][1]);
   CHECK_THAT(refused(held_twice, "dvfs_pairs_held_twice.json"), Catch::Contains("held_out: \"gemm8192+layernorm\" is listed twice"));
 }
+
+TEST_CASE("calibrate --profile blames the profile row whose power no cap target can fit, not the base model", "[calibrate][profile-rows]") {
+  // The A100 profile with the 1395 MHz rows' times halved: ~955 W on a 500 W cap. The message named
+  // a100-sxm4.base.json native_governor.target_fraction (a valid 0.98 there).
+  std::ifstream in(data_dir() + "/traces/profiles/perseus/gpt3-175b+a100_sxm_bf16.csv");
+  std::ostringstream out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find(",1395,") != std::string::npos) {
+      std::vector<std::string> cells;
+      std::stringstream ss(line);
+      for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+      cells[3] = std::to_string(std::stod(cells[3]) / 2);  // stage,instruction,frequency,time,energy
+      line = cells[0] + "," + cells[1] + "," + cells[2] + "," + cells[3] + "," + cells[4];
+    }
+    out << line << "\n";
+  }
+  const std::string path = dvfs::testing::scratch_path("dvfs_a100_halved_1395.csv");
+  std::ofstream(path) << out.str();
+  std::string message;
+  try {
+    calibrate_from_profile(path, data_dir() + "/models/calibration/a100-sxm4.base.json", "test", "2026-11-29");
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  std::remove(path.c_str());
+  CHECK_THAT(message, Catch::Contains("dvfs_a100_halved_1395.csv: row 5: energy / time = ") &&
+                          Catch::Contains("x the power cap of a100-sxm4 (500 W): no cap target fits it"));
+  CHECK_THAT(message, !Catch::Contains("a100-sxm4.base.json"));
+}
