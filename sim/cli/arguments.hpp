@@ -12,19 +12,24 @@
 
 namespace dvfs {
 
-// "a, b,c" -> {"a", "b", "c"}: option `opt`'s comma-separated items, spaces dropped; an empty item ("a,,b", ",") is
-// an InputError naming the option (it was skipped, so "--policies ," compared nothing).
+// "a, b,c" -> {"a", "b", "c"}: option `opt`'s comma-separated items, spaces around them dropped; an empty item ("a,,b",
+// ",") is an InputError naming the option (it was skipped, so "--policies ," compared nothing), and so is a space inside
+// one ("16 32": spaces were deleted, and --sizes "16 32" ran one fleet of 1632 GPUs).
 inline std::vector<std::string> split_commas(const std::string& opt, const std::string& s) {
   std::vector<std::string> out;
   std::string cur;
   auto end_item = [&] {
-    if (cur.empty()) throw InputError(opt, "", "expected comma-separated items with none empty, got \"" + s + "\"");
-    out.push_back(cur);
+    const auto first = cur.find_first_not_of(" \t"), last = cur.find_last_not_of(" \t");
+    if (first == std::string::npos) throw InputError(opt, "", "expected comma-separated items with none empty, got \"" + s + "\"");
+    const std::string item = cur.substr(first, last - first + 1);
+    if (item.find_first_of(" \t") != std::string::npos)
+      throw InputError(opt, "", "expected comma-separated items with no space inside one (\"a,b\" or \"a, b\"), got \"" + s + "\"");
+    out.push_back(item);
     cur.clear();
   };
   for (char c : s) {
     if (c == ',') end_item();
-    else if (c != ' ') cur += c;
+    else cur += c;
   }
   end_item();
   return out;

@@ -76,3 +76,15 @@ def test_control_caps_outside_the_gpus_idle_to_board_limit_exit_2_naming_the_fie
         r = cli("control", scenario(root, "grpo-7b-16gpu.json"), "--controller", "uncontrolled", "--duration", "60",
                 "--set", "control.caps=" + caps)
         assert_one_line_error(r, "grpo-7b-16gpu.json", field, "board limit (700 W)")
+
+
+def test_a_comma_list_with_a_space_inside_an_item_exits_2_instead_of_gluing_the_item(cli, root):
+    # split_commas deleted every space: --sizes "16 32" ran one fleet of 1632 GPUs
+    r = cli("fleet", scenario(root, "fleet-mixed.json"), "--duration", "10", "--sizes", "16 32")
+    assert_one_line_error(r, "--sizes", 'no space inside one', '"16 32"')
+    r = cli("control", scenario(root, "grpo-7b-16gpu.json"), "--duration", "10", "--controller", "uncontrolled, static cap")
+    assert_one_line_error(r, "--controller", '"uncontrolled, static cap"')
+    # spaces around items are still dropped
+    r = cli("control", scenario(root, "grpo-7b-16gpu.json"), "--duration", "1", "--controller", " uncontrolled , static-cap ")
+    assert r.returncode == 0, r.stderr
+    assert [l.split()[0] for l in r.stdout.splitlines()[2:]] == ["uncontrolled", "static-cap"]
