@@ -2,6 +2,7 @@
 
 #include "models/src/gpu_model.hpp"
 #include "models/src/model_registry.hpp"
+#include "sim/calibrate/calibration_date.hpp"
 #include "sim/calibrate/rounding.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/progress.hpp"
@@ -509,6 +510,7 @@ void check_power_split(const Json& doc, const std::string& split_path) {
 PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, const std::string& split_path,
                                                  const std::string& base_path, const std::string& command,
                                                  const std::string& date, const std::string& window_dir) {
+  check_calibration_date(date);
   check_power_split(read_json_file(split_path), split_path);
   Json model = read_json_file(base_path);
   const GpuModel base = GpuModel::from_json(model, base_path);

@@ -1,6 +1,7 @@
 #include "sim/calibrate/profile_fit.hpp"
 
 #include "models/src/stage_model.hpp"
+#include "sim/calibrate/calibration_date.hpp"
 #include "sim/calibrate/rounding.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/progress.hpp"
@@ -318,6 +319,7 @@ void write_profile_provenance(ProfileCalibration& best, const StageProfile& prof
 
 ProfileCalibration calibrate_from_profile(const std::string& profile_path, const std::string& base_path,
                                           const std::string& command, const std::string& date) {
+  check_calibration_date(date);
   const StageProfile prof = load_stage_profile(profile_path);
   const Json base = read_json_file(base_path);
   const GpuModel base_model = GpuModel::from_json(base, base_path);

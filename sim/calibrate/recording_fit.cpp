@@ -1,6 +1,7 @@
 #include "sim/calibrate/recording_fit.hpp"
 
 #include "models/src/gpu_model.hpp"
+#include "sim/calibrate/calibration_date.hpp"
 #include "sim/calibrate/rounding.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/progress.hpp"
@@ -288,6 +289,7 @@ void write_recording_provenance(Json& model, const std::string& dir, const std::
 
 RecordingCalibration calibrate_from_recording(const std::string& dir, const std::string& base_path,
                                               const std::string& command, const std::string& date) {
+  check_calibration_date(date);
   // Four stages: load and fit the time shares, then three replays of the recording.
   Progress progress("calibrate from " + dir, 4);
   progress.note("loading the recording");

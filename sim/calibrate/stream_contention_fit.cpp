@@ -1,6 +1,7 @@
 #include "sim/calibrate/stream_contention_fit.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "sim/calibrate/calibration_date.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/validate/stream_pairs.hpp"
 
@@ -36,6 +37,7 @@ void refuse_repeated_pairs(const std::vector<std::string>& names, const std::str
 
 ContentionCalibration calibrate_stream_contention(const std::string& pairs_dir, const std::string& split_file, const std::string& gpu_name,
                                                   const std::string& command, const std::string& date) {
+  check_calibration_date(date);
   const GpuModel gpu = load_gpu_model(gpu_name, split_file);
   StreamPairSplit split = read_stream_pair_split(split_file);
   // An empty fit list fitted nothing yet wrote a model whose provenance said it was fit on the pairs; a pair listed

@@ -1,5 +1,6 @@
 #include "support/scratch_dir.hpp"
 #include "models/src/model_registry.hpp"
+#include "sim/calibrate/calibration_date.hpp"
 #include "sim/calibrate/profile_fit.hpp"
 #include "sim/calibrate/recording_fit.hpp"
 #include "sim/calibrate/stream_contention_fit.hpp"
@@ -198,4 +199,21 @@ TEST_CASE("calibrate --profile blames the profile row whose power no cap target 
   CHECK_THAT(message, Catch::Contains("dvfs_a100_halved_1395.csv: row 5: energy / time = ") &&
                           Catch::Contains("x the power cap of a100-sxm4 (500 W): no cap target fits it"));
   CHECK_THAT(message, !Catch::Contains("a100-sxm4.base.json"));
+}
+
+TEST_CASE("calibrate refuses a calendar date that does not exist before writing it into provenance", "[calibrate][date]") {
+  // 2026-02-30 passed the old check (any day 1-31) and was written as the model's calibration date.
+  const std::string base = data_dir() + "/models/calibration/a100-sxm4.base.json";
+  CHECK_THROWS_WITH(calibrate_from_profile(synthetic_profile(), base, "test", "2026-02-30"),
+                    "--date: expected a date YYYY-MM-DD that exists (month 2 of 2026 has 28 days), got \"2026-02-30\"");
+  CHECK_THROWS_WITH(check_calibration_date("2025-02-29"), Catch::Contains("month 2 of 2025 has 28 days"));
+  CHECK_THROWS_WITH(check_calibration_date("2026-04-31"), Catch::Contains("month 4 of 2026 has 30 days"));
+  CHECK_THROWS_WITH(check_calibration_date("2026-13-01"), Catch::Contains("expected a date YYYY-MM-DD"));
+  CHECK_THROWS_WITH(check_calibration_date("2026-1-011"), Catch::Contains("expected a date YYYY-MM-DD"));
+  CHECK_NOTHROW(check_calibration_date("2024-02-29"));  // a leap year
+  CHECK_NOTHROW(check_calibration_date("2000-02-29"));
+  CHECK_THROWS(check_calibration_date("1900-02-29"));
+  CHECK_NOTHROW(check_calibration_date("2026-12-31"));
+  const ProfileCalibration ok = calibrate_from_profile(synthetic_profile(), base, "test", "2024-02-29");
+  CHECK(ok.model["provenance"]["calibration"]["date"] == "2024-02-29");
 }
