@@ -87,6 +87,12 @@ NativeGovernorParams read_governor(const JsonReader& g) {
   if (gp.target_fraction > 2) g.fail("target_fraction", "expected a fraction of the power cap in (0, 2]");
   gp.down_gain_steps_per_w = g.number_in("down_gain_steps_per_w", 0, kMaxClockSteps, "clock steps per W");
   gp.up_steps_per_period = g.number_in("up_steps_per_period", 0, kMaxClockSteps, "clock steps");
+  // The governor raises the clock by whole table steps: 1.5 acted as 1 (truncated), silently.
+  if (gp.up_steps_per_period != std::floor(gp.up_steps_per_period)) {
+    std::ostringstream os;
+    os << "expected a whole number of clock steps (0 to " << kMaxClockSteps << "), got " << g.raw("up_steps_per_period").dump();
+    g.fail("up_steps_per_period", os.str());
+  }
   gp.up_margin_w = g.number_in("up_margin_w", 0, kMaxModelPowerW, "W");
   return gp;
 }

@@ -186,6 +186,18 @@ TEST_CASE("model files with values beyond the model limits are refused naming th
   expect([](Json& j) { j["switch_latency"]["sm"]["energy_j"] = 1e300; }, "switch_latency.sm.energy_j: expected 0 to 1000 J");
 }
 
+TEST_CASE("the native governor's up_steps_per_period must be a whole number of clock steps", "[models][errors][governor-steps]") {
+  // 1.5 was truncated to 1 step (static_cast<int>) and ran without a word.
+  for (const double bad : {1.5, 0.25}) {
+    const std::string path = temp_model([bad](Json& j) { j["native_governor"]["up_steps_per_period"] = bad; });
+    CHECK_THROWS_WITH(GpuModel::load(path), Catch::Contains(path + ": native_governor.up_steps_per_period: expected a whole number of clock steps (0 to 4096), got "));
+  }
+  const std::string whole = temp_model([](Json& j) { j["native_governor"]["up_steps_per_period"] = 3.0; });
+  CHECK(GpuModel::load(whole).governor().up_steps_per_period == 3);
+  const std::string zero = temp_model([](Json& j) { j["native_governor"]["up_steps_per_period"] = 0; });
+  CHECK(GpuModel::load(zero).governor().up_steps_per_period == 0);
+}
+
 TEST_CASE("unknown GPU names list the models that exist", "[models][errors]") {
   try {
     load_gpu_model("h900", "scenario.json", "gpu");
