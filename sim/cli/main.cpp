@@ -66,6 +66,7 @@ int run_main(const RunArgs& a) {
   }
   opts.trace_out = a.trace_out;
   opts.chakra_out = a.chakra_out;
+  opts.output_dir_given = !a.out_dir.empty();
   require_trace_out_for_gpus(a.trace_gpus, a.trace_out);
   if (!a.trace_gpus.empty()) opts.trace_gpus = parse_gpu_list(a.trace_gpus, "--trace-gpus");
   const ScenarioRun run = run_scenario_file(a.scenario.empty() ? default_scenario_path() : a.scenario, opts);
@@ -326,9 +327,16 @@ int compare_main(const CompareArgs& a) {
   }
   Scenario sc = load_scenario(path);
   if (latency) set_fixed_switch_latency(sc.replay, *latency);
+  const std::vector<std::string> policies = a.policies.empty() ? default_comparison() : split_commas("--policies", a.policies);
+  // a budget no listed policy reads was printed in the header as if it applied
+  if (a.budget.given() && std::none_of(policies.begin(), policies.end(), [](const std::string& p) {
+        const PolicyEntry* e = policy_registry().find(p);
+        return e && e->accepts("budget_pct");
+      }))
+    throw InputError("--budget", "", "none of the policies compared takes a slowdown budget (a planned or critical-path policy does)");
   const std::string out_dir = !a.out_dir.empty() ? a.out_dir : (sc.output_dir.empty() ? "out/" + sc.name : sc.output_dir) + "/compare";
   make_directories(out_dir);
-  const Json table = compare_policies(sc, a.policies.empty() ? default_comparison() : split_commas("--policies", a.policies), budget, a.trace ? out_dir : "");
+  const Json table = compare_policies(sc, policies, budget, a.trace ? out_dir : "");
   if (table.contains("notes"))
     for (const Json& n : table["notes"]) std::cerr << "dvfs-sim: warning: " << n.get<std::string>() << "\n";
   std::ofstream(out_dir + "/compare.json") << table.dump(2) << "\n";

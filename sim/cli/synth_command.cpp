@@ -6,6 +6,7 @@
 #include "sim/compare.hpp"
 #include "sim/results/trace_export.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/limits.hpp"
 #include "sim/simulation/policy_catalog.hpp"
 #include "sim/synthetic_run.hpp"
 
@@ -39,6 +40,9 @@ void read_layout(const SynthArgs& a, SyntheticRun& req) {
   if (!a.model.empty()) req.model = a.model;
   if (!a.gpu.empty()) req.gpu = a.gpu;
   if (!a.policy.empty()) req.policy = a.policy;
+  // static runs at the clocks a scenario's policy names (sm_mhz, mem_mhz); synth has no option for them
+  if (req.policy == "static")
+    throw InputError("--policy", "", "static needs its clocks (policy.sm_mhz, mem_mhz): write a synthetic scenario file and use dvfs-sim run");
   if (!a.recording.empty()) req.recording = a.recording;
   if (a.tp.given()) req.layout.tp = positive_int(a.tp, "--tp");
   if (a.pp.given()) req.layout.pp = positive_int(a.pp, "--pp");
@@ -121,7 +125,12 @@ void read_cluster(const SynthArgs& a, SyntheticRun& req) {
     else if (v == "auto") req.auto_allreduce = true;
     else throw InputError("--allreduce", "", "expected ring, tree or auto, got \"" + v + "\"");
   }
-  if (a.inter_bw.given()) req.cluster.inter_bw_bps = parse_number("--inter-bw", a.inter_bw.value, "a bandwidth in bytes/s (> 0)");
+  if (a.inter_bw.given()) {
+    // -1 inside means "the GPU model's NIC": a negative value given here would silently become that default
+    req.cluster.inter_bw_bps = parse_number("--inter-bw", a.inter_bw.value, "a bandwidth in bytes/s (> 0)");
+    if (!(req.cluster.inter_bw_bps >= 1) || req.cluster.inter_bw_bps > kMaxLinkBandwidth)
+      throw InputError("--inter-bw", "", "expected a bandwidth in bytes/s in [1, 1e15], got " + a.inter_bw.value);
+  }
   if (a.oversubscription.given())
     req.cluster.oversubscription = parse_number("--oversubscription", a.oversubscription.value, "a factor >= 1");
 }

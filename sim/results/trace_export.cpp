@@ -527,6 +527,11 @@ TraceExportStats export_pieces(const TraceExport& all, bool gzip, const std::fun
     t.gpus.clear();
     for (const ExportedGpu& g : all.gpus)
       if (keep.count(g.pid)) t.gpus.push_back(g);
+    // a GPU the run does not have was written as an empty trace without a word
+    for (int want : keep)
+      if (std::none_of(all.gpus.begin(), all.gpus.end(), [want](const ExportedGpu& g) { return g.pid == want; }))
+        throw InputError("--trace-gpus", "", "expected GPUs of this run (0 to " + std::to_string(all.gpus.empty() ? 0 : all.gpus.back().pid) +
+                                                 "), got " + std::to_string(want));
   }
   check_export(t);
   const std::vector<std::string> names = quoted_all(t.workload->names), annotations = quoted_all(t.workload->annotation_names);

@@ -107,6 +107,11 @@ ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::st
     if (!opts.trace_out.empty())
       throw InputError("--trace-out", "", "expected a trace replay or synthetic scenario: a " + registered->key +
                                               " study has no single replay to export");
+    for (const auto& [given, option] : {std::pair<bool, const char*>{opts.engine.has_value(), "--engine"},
+                                        std::pair<bool, const char*>{opts.stream_overlap.has_value(), "--stream-overlap"}})
+      if (given) throw InputError(option, "", "expected a trace replay: a " + registered->key + " study replays no recorded trace");
+    if (opts.output_dir_given && !registered->outputs)
+      throw InputError("-o", "", "a " + registered->key + " study prints its result and writes no files (--json prints it as JSON)");
     ScenarioRun run = registered->run(doc, file, base_dir);
     run.kind = kind;
     run.registered = registered;
@@ -117,6 +122,9 @@ ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::st
   if (opts.stream_overlap) sc.replay.stream_overlap = *opts.stream_overlap;
   ScenarioRun run;
   if (kind == ScenarioKind::synthetic) {
+    for (const auto& [given, option] : {std::pair<bool, const char*>{opts.engine.has_value(), "--engine"},
+                                        std::pair<bool, const char*>{opts.stream_overlap.has_value(), "--stream-overlap"}})
+      if (given) throw InputError(option, "", "expected a trace replay: a synthetic job replays no recorded trace");
     run.kind = kind;
     SyntheticRun req = synthetic_request(sc);
     req.trace_out = opts.trace_out;

@@ -34,6 +34,7 @@ const ScenarioKindSpec* registered_kind(const Json& doc);
 struct ScenarioOptions {
   std::optional<EngineMode> engine;  // overrides the scenario's `engine` (trace replays)
   std::optional<StreamOverlap> stream_overlap;  // overrides the scenario's `stream_overlap` (trace replays)
+  bool output_dir_given = false;                 // -o: a study that writes no files refuses it
   // Trace replays only: how the trace is loaded (default: load_scenario_trace) and replayed (default:
   // simulate), e.g. a cache of loaded traces or a policy defined outside sim/ (Python).
   std::function<std::shared_ptr<const LoadedTrace>(const Scenario&, const GpuModel&)> load_trace;

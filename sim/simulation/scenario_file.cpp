@@ -142,7 +142,10 @@ void read_run_options(const JsonReader& r, const std::string& base_dir, Scenario
   if (r.has("output")) {
     JsonReader o = r.child("output");
     o.only_keys({"dir", "timeline_interval_s"});
-    if (o.has("dir")) s.output_dir = normalize_path(join_path(base_dir, o.string("dir")));
+    if (o.has("dir")) {
+      if (o.string("dir").empty()) o.fail("dir", "expected a folder path, got an empty string (it wrote into the current folder)");
+      s.output_dir = normalize_path(join_path(base_dir, o.string("dir")));
+    }
     if (o.has("timeline_interval_s")) s.replay.timeline_interval_s = o.positive("timeline_interval_s");
   }
 }
@@ -171,6 +174,13 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
   s.name = r.string_or("name", "scenario");
   s.description = r.string_or("description", "");
   read_workload(r, base_dir, s);
+  if (!s.synthetic.is_null()) {
+    // what only a trace replay reads: beside a synthetic job it was accepted and changed nothing
+    for (const char* key : {"repeat", "engine", "stream_overlap", "trace_gpu"})
+      if (r.has(key)) r.fail(key, "a synthetic job does not take it (it sets how a recorded trace is replayed)");
+    if (r.has("output") && r.child("output").has("timeline_interval_s"))
+      r.child("output").fail("timeline_interval_s", "a synthetic job writes no timeline (summary.json, timing.json and gpus.csv)");
+  }
   if (r.has("cluster")) {
     // A synthetic job reads its own cluster: the top-level one would be ignored without a word.
     if (!s.synthetic.is_null())

@@ -169,6 +169,15 @@ void check_run_inputs(const Scenario& sc, const Workload& wl) {
     throw InputError(sc.file, "cluster",
                      "a cluster places the collectives of several ranks, and this trace has one rank: drop `cluster`, or give the "
                      "job's rank traces (a list in `trace`, or a folder of rank<N>/ recordings)");
+  // recorded replays each kernel at the clocks its telemetry reported: without any it ran as max without a word
+  if (sc.policy.name == "recorded") {
+    bool any = false;
+    for (const Rank& r : wl.ranks)
+      for (const Kernel& k : r.kernels) any = any || k.recorded_sm_mhz > 0;
+    if (!any)
+      throw InputError(sc.file, "policy", "the recorded policy replays each kernel at the clocks its telemetry reported, and this trace has "
+                                          "none (expected a recording folder with telemetry.csv, or a trace beside one)");
+  }
   const double dt = sc.replay.timeline_interval_s;
   if (dt > 0 && span_s * repeat / dt > kMaxTimelineRows) {
     // The least interval that would do, rounded up at 3 significant figures (rounded to nearest it could still fail).

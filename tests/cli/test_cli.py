@@ -390,8 +390,9 @@ def test_synth_straggler_shows_as_waiting_at_the_all_reduce(cli, tmp_path):
     assert s["gpus"] == 8 and len(s["stages"]) == 2
     r = cli("synth", "--model", "llama-3.2-3b", "--dp", "2", "--straggler", "5:1.2")
     assert r.returncode == 2 and "straggler" in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    r = cli("synth", "--model", "llama-3.2-3b", "--inter-bw", "0")
-    assert r.returncode == 2 and "bandwidths > 0" in r.stderr
+    for bw in ("0", "-1e7"):  # -1 inside means "the model's NIC": a negative one ran with that default
+        r = cli("synth", "--model", "llama-3.2-3b", "--inter-bw", bw)
+        assert_one_line_error(r, "--inter-bw: expected a bandwidth in bytes/s in [1, 1e15], got " + bw)
 
 
 def test_synth_plans_per_kernel_clocks_for_every_stage(cli):
@@ -473,3 +474,34 @@ def test_options_and_keys_that_changed_nothing_are_refused(cli, root, tmp_path):
         s = tmp_path / "s.json"
         s.write_text(json.dumps({**doc, **change}))
         assert_one_line_error(cli("run", s), "s.json", needle)
+
+
+def test_options_and_keys_that_would_change_nothing_are_refused_naming_them(cli, root, tmp_path):
+    from pathlib import Path
+    root = Path(root)
+    synthetic = {"name": "sy", "synthetic": {"model": "gpt3-xl", "tp": 1, "pp": 4, "dp": 2, "microbatches": 8},
+                 "gpu": "h200", "policy": "native"}
+    scen = tmp_path / "s.json"
+    for extra, needle in (({"repeat": 3}, "repeat: a synthetic job does not take it"),
+                          ({"engine": "event"}, "engine: a synthetic job does not take it"),
+                          ({"trace_gpu": "a100-sxm4"}, "trace_gpu: a synthetic job does not take it"),
+                          ({"output": {"timeline_interval_s": 0.5}}, "output.timeline_interval_s: a synthetic job writes no timeline"),
+                          ({"output": {"dir": ""}}, "output.dir: expected a folder path, got an empty string")):
+        scen.write_text(json.dumps(dict(synthetic, **extra)))
+        assert_one_line_error(cli("run", scen), "s.json: " + needle)
+    scen.write_text(json.dumps(synthetic))
+    assert_one_line_error(cli("run", scen, "--engine", "event"), "--engine: expected a trace replay: a synthetic job")
+    assert_one_line_error(cli("synth", "--model", "gpt3-xl", "--pp", "4", "--microbatches", "8", "--policy", "static"),
+                          "--policy: static needs its clocks")
+    grpo = root / "scenarios" / "power-budget" / "grpo-7b-16gpu.json"
+    assert_one_line_error(cli("run", grpo, "-o", tmp_path / "o"), "-o: a control study prints its result and writes no files")
+    assert_one_line_error(cli("run", root / "scenarios" / "lifecycle" / "cnn-io.json", "--stream-overlap", "busy-union"),
+                          "--stream-overlap: expected a trace replay: a lifecycle study")
+    assert_one_line_error(cli("compare", root / "scenarios" / "default.json", "--policies", "max", "--budget", "5", "-o", tmp_path / "c"),
+                          "--budget: none of the policies compared takes a slowdown budget")
+    assert_one_line_error(cli("run", root / "scenarios" / "default.json", "-o", tmp_path / "d", "--trace-out", tmp_path / "t.json.gz",
+                              "--trace-gpus", "5"), "--trace-gpus: expected GPUs of this run (0 to 0), got 5")
+    bare = tmp_path / "bare.json.gz"  # a trace without its telemetry: no recorded clock to replay
+    bare.write_bytes((root / "traces" / "recordings" / "h200-gpt3xl" / "trace.json.gz").read_bytes())
+    scen.write_text(json.dumps({"name": "nt", "trace": str(bare), "gpu": "h200", "policy": "recorded"}))
+    assert_one_line_error(cli("run", scen, "-o", tmp_path / "nt"), "policy: the recorded policy replays each kernel at the clocks")
