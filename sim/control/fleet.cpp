@@ -12,6 +12,7 @@
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 namespace dvfs {
 
@@ -64,6 +65,38 @@ JobTrace simulate_alone(const FleetScenario& fs, const GrpoJobSpec& job, std::ui
   return t;
 }
 
+// The samples a window averages, or 0 if it is not a whole number of them.
+long window_samples(double window_s, double sample_s) {
+  const double k = window_s / sample_s;
+  return std::abs(k - std::round(k)) <= 1e-9 * k ? static_cast<long>(std::llround(k)) : 0;
+}
+
+// A fleet's windows_s against its sample period and duration: a window that is no whole number of samples was labelled
+// as given and computed over the rounded number; one longer than the samples of the run averaged none and its row was
+// dropped without a word. `duration_field` names a duration given beside the file ("" for the file's own).
+void check_fleet_windows(const FleetScenario& fs, const std::string& duration_field, bool windows_given = true) {
+  const char* which = windows_given ? "" : " (windows_s not given: the default 0.5, 30 and 300 s)";
+  const auto samples = static_cast<long>(std::floor(fs.duration_s / fs.sample_s + 1e-9));
+  for (std::size_t i = 0; i < fs.windows_s.size(); ++i) {
+    const double w = fs.windows_s[i];
+    std::ostringstream os;
+    const long k = window_samples(w, fs.sample_s);
+    if (k == 0) {
+      os << "expected windows of a whole number of samples (sample_s " << fs.sample_s << " s), got " << w << " s";
+      throw InputError(fs.file, "fleet.windows_s[" + std::to_string(i) + "]", os.str());
+    }
+    if (k <= samples) continue;
+    if (duration_field.empty()) {
+      os << "expected windows at most the simulated duration (duration_s " << fs.duration_s << " s: " << samples << " samples of "
+         << fs.sample_s << " s), got " << w << " s" << which;
+      throw InputError(fs.file, "fleet.windows_s[" + std::to_string(i) + "]", os.str());
+    }
+    os << "expected a duration of at least the longest window (" << fs.file << " fleet.windows_s[" << i << "]: " << w << " s), got "
+       << fs.duration_s << " s";
+    throw InputError(duration_field, "", os.str());
+  }
+}
+
 }  // namespace
 
 bool is_fleet_scenario(const std::string& path) { return is_json_object_with_key(path, "fleet"); }
@@ -109,6 +142,7 @@ FleetScenario parse_fleet_scenario(const Json& doc, const std::string& path) {
   fs.budget_fracs = numbers(f, "budget_fracs", fs.budget_fracs, 0.01, 10);
   if (fs.duration_s < fs.sample_s * 2) f.fail("duration_s", "expected at least two samples");
   check_control_timing(fs.gpu, fs.sample_s, fs.bin_s, fs.duration_s, path, "fleet.sample_s", "fleet.bin_s", "fleet.duration_s");
+  check_fleet_windows(fs, "", f.has("windows_s"));
   const JsonReader mix = f.child("mix");
   if (!mix.is_array() || mix.size() == 0) f.fail("mix", "expected a list of {share, job} or {share, idle: true}");
   double total = 0;
@@ -131,6 +165,7 @@ void set_fleet_duration(FleetScenario& fs, double duration_s, const std::string&
   if (!(duration_s >= 2 * fs.sample_s)) throw InputError(field, "", "expected at least two samples (" + std::to_string(2 * fs.sample_s) + " s)");
   fs.duration_s = duration_s;
   check_control_timing(fs.gpu, fs.sample_s, fs.bin_s, fs.duration_s, fs.file, "fleet.sample_s", "fleet.bin_s", field);
+  check_fleet_windows(fs, field);
 }
 
 Json run_fleet_study(const FleetScenario& fs, bool with_samples) {
@@ -204,7 +239,7 @@ Json run_fleet_study(const FleetScenario& fs, bool with_samples) {
     Json windows = Json::array();
     for (double w : fs.windows_s) {
       const std::vector<double> means = window_means(samples, fs.sample_s, w);
-      if (means.empty()) continue;
+      if (means.empty()) throw std::logic_error("fleet: a window longer than the run passed check_fleet_windows");
       Json viol = Json::object(), over = Json::object();
       for (double f : fs.budget_fracs) viol[std::to_string(f).substr(0, 4)] = violation_rate(means, f * nameplate);
       for (double v : fs.violation_rates) over[std::to_string(v).substr(0, 5)] = sustainable_oversubscription(means, nameplate, v);

@@ -59,8 +59,12 @@ def test_control_and_fleet_timing_beyond_the_limits_is_refused_not_run(cli, root
         assert_one_line_error(r, "fleet.json", "fleet." + key)
 
 
-def test_fleet_reports_peak_share_by_window(cli, root):
-    r = cli("fleet", scenario(root, "fleet-mixed.json"), "--duration", "60", "--sizes", "16,64", "--json")
+def test_fleet_reports_peak_share_by_window(cli, root, tmp_path):
+    doc = json.load(open(scenario(root, "fleet-mixed.json")))
+    doc["fleet"]["windows_s"] = [0.5, 5, 30]  # the shipped 300 s window is longer than the 60 s run
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps(doc))
+    r = cli("fleet", path, "--duration", "60", "--sizes", "16,64", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert [f["gpus"] for f in out["fleets"]] == [16, 64]
@@ -88,3 +92,17 @@ def test_a_comma_list_with_a_space_inside_an_item_exits_2_instead_of_gluing_the_
     r = cli("control", scenario(root, "grpo-7b-16gpu.json"), "--duration", "1", "--controller", " uncontrolled , static-cap ")
     assert r.returncode == 0, r.stderr
     assert [l.split()[0] for l in r.stdout.splitlines()[2:]] == ["uncontrolled", "static-cap"]
+
+
+def test_fleet_windows_longer_than_the_run_or_of_no_whole_samples_exit_2_naming_the_window(cli, root, tmp_path):
+    # [0.5, 1e6] over 120 s dropped the 1e6 row without a word; [0.7] with 0.5 s samples was labelled 0.7 s, computed 0.5 s
+    doc = json.load(open(scenario(root, "fleet-mixed.json")))
+    doc["fleet"]["duration_s"] = 120
+    bad = tmp_path / "fleet.json"
+    for windows, i, expected in (([0.5, 1e6], 1, "at most the simulated duration"), ([0.7], 0, "a whole number of samples")):
+        doc["fleet"]["windows_s"] = windows
+        bad.write_text(json.dumps(doc))
+        assert_one_line_error(cli("fleet", bad), "fleet.json", "fleet.windows_s[%d]" % i, expected)
+    # the shipped 300 s window under a 60 s --duration
+    r = cli("fleet", scenario(root, "fleet-mixed.json"), "--duration", "60")
+    assert_one_line_error(r, "--duration", "at least the longest window", "fleet.windows_s[2]: 300 s")

@@ -77,6 +77,7 @@ def small_fleet(tmp_path):
         doc = json.load(f)
     doc["fleet"]["sizes"] = [16]
     doc["fleet"]["duration_s"] = 60
+    doc["fleet"]["windows_s"] = [0.5, 30]  # a window longer than the run is refused (the shipped 300 s)
     path = tmp_path / "fleet.json"
     path.write_text(json.dumps(doc))
     return doc, path

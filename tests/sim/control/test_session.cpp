@@ -4,6 +4,7 @@
 #include "sim/control/control_run.hpp"
 #include "sim/control/control_scenario.hpp"
 #include "sim/control/controlled_gpu_policy.hpp"
+#include "sim/control/fleet.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/policies/native_governor.hpp"
@@ -346,4 +347,26 @@ TEST_CASE("control caps beyond the GPU's board limit or at its idle power are re
   const ControlScenario ok = with_caps({{"min_w", 150}, {"max_w", 700}});
   CHECK(ok.min_cap_w == 150);
   CHECK(ok.max_cap_w == 700);
+}
+
+// windows_s [0.5, 1e6] over 120 s dropped the 1e6 row without a word; [0.7] with samples of 0.5 s was labelled 0.7 s
+// and computed over one sample (0.5 s).
+TEST_CASE("a fleet window longer than the run or of no whole number of samples is refused, naming it", "[control][errors]") {
+  const Json job = {{"model", "qwen2.5-7b"}, {"dp", 2}};
+  auto fleet = [&](const Json& windows, double duration_s) {
+    Json f = {{"sizes", {16}}, {"duration_s", duration_s}, {"sample_s", 0.5}, {"mix", {{{"share", 1}, {"job", job}}}}};
+    if (!windows.is_null()) f["windows_s"] = windows;
+    return parse_fleet_scenario({{"fleet", f}}, "fleet.json");
+  };
+  CHECK_THROWS_WITH(fleet({0.5, 1e6}, 120), Catch::Equals("fleet.json: fleet.windows_s[1]: expected windows at most the simulated "
+                                                          "duration (duration_s 120 s: 240 samples of 0.5 s), got 1e+06 s"));
+  CHECK_THROWS_WITH(fleet({0.7}, 120), Catch::Equals("fleet.json: fleet.windows_s[0]: expected windows of a whole number of samples "
+                                                     "(sample_s 0.5 s), got 0.7 s"));
+  CHECK_THROWS_WITH(fleet(nullptr, 60), Catch::Contains("fleet.windows_s[2]: expected windows at most the simulated duration") &&
+                                            Catch::Contains("(windows_s not given: the default 0.5, 30 and 300 s)"));
+  FleetScenario ok = fleet({0.5, 1.5, 120}, 120);  // the whole run is one window
+  CHECK(ok.windows_s.size() == 3);
+  // a duration given beside the file is checked against the windows too, naming the option
+  CHECK_THROWS_WITH(set_fleet_duration(ok, 60, "--duration"),
+                    Catch::Equals("--duration: expected a duration of at least the longest window (fleet.json fleet.windows_s[2]: 120 s), got 60 s"));
 }
