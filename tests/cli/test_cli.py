@@ -505,3 +505,22 @@ def test_options_and_keys_that_would_change_nothing_are_refused_naming_them(cli,
     bare.write_bytes((root / "traces" / "recordings" / "h200-gpt3xl" / "trace.json.gz").read_bytes())
     scen.write_text(json.dumps({"name": "nt", "trace": str(bare), "gpu": "h200", "policy": "recorded"}))
     assert_one_line_error(cli("run", scen, "-o", tmp_path / "nt"), "policy: the recorded policy replays each kernel at the clocks")
+
+
+def test_validate_refuses_telemetry_clocks_the_model_cannot_run_or_none_at_all(cli, root, tmp_path):
+    import csv
+    import shutil
+    from pathlib import Path
+    src = Path(root) / "traces" / "recordings" / "h200-unseen-5" / "dcgan-train-b256"
+    for clock, needle in (("5000", "telemetry sm_mhz: a recorded SM clock of 5000 MHz lies outside h200's clocks (345-1980 MHz)"),
+                          ("1", "a recorded SM clock of 1 MHz lies outside"),
+                          ("0", "policy: the recorded policy replays each kernel at the clocks its telemetry reported, and this trace has none")):
+        rec = tmp_path / ("sm" + clock)
+        shutil.copytree(src, rec)
+        rows = list(csv.reader(open(rec / "telemetry.csv")))
+        col = rows[0].index("sm_mhz")
+        for row in rows[1:]:
+            row[col] = clock
+        with open(rec / "telemetry.csv", "w", newline="") as f:
+            csv.writer(f).writerows(rows)
+        assert_one_line_error(cli("validate", rec, "--gpu", "h200"), needle)
