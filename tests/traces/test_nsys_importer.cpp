@@ -111,6 +111,26 @@ TEST_CASE("nsys: a copy's negative or impossible bytes are refused, naming the t
   }
 }
 
+TEST_CASE("nsys: launch and NVTX rows that are no times are refused, naming the table's column and row, not read as 0",
+          "[nsys]") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"CUPTI_ACTIVITY_KIND_RUNTIME.start=x", "CUPTI_ACTIVITY_KIND_RUNTIME.start: expected an integer, row 1"},
+      {"CUPTI_ACTIVITY_KIND_RUNTIME.correlationId=NULL", "CUPTI_ACTIVITY_KIND_RUNTIME.correlationId: expected an integer, row 1"},
+      {"CUPTI_ACTIVITY_KIND_RUNTIME.end=1", "CUPTI_ACTIVITY_KIND_RUNTIME.end: expected end >= start, row 1"},
+      {"NVTX_EVENTS.end=1", "NVTX_EVENTS.end: expected end >= start, row "},
+      {"NVTX_EVENTS.eventType=x", "NVTX_EVENTS.eventType: expected an integer (59 push/pop, 60 start/end, ...), row 1"}};
+  for (const auto& [assign, expected] : cases) {
+    INFO(assign);
+    const std::string path = make_fixture("rows", "--set " + assign);
+    try {
+      import_nsys_sqlite(path, Classifier::load_default());
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find(expected) != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("nsys: a missing column or table, or a report instead of its export, is an error naming it", "[nsys]") {
   const std::string path = make_fixture("bad", "--drop-column CUPTI_ACTIVITY_KIND_KERNEL.streamId");
   try {

@@ -181,10 +181,16 @@ struct Converter {
     const std::string t = "CUPTI_ACTIVITY_KIND_RUNTIME";
     if (!db.has_table(t)) return;
     db.require(t, {"start", "end", "correlationId"});
-    Db::Stmt st(db, "SELECT start, end, correlationId FROM " + t);
-    while (st.step())
-      events.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunch"}, {"ts", static_cast<double>(st.integer(0)) / 1e3},
-                        {"dur", static_cast<double>(st.integer(1) - st.integer(0)) / 1e3}, {"args", {{"correlation", st.integer(2)}}}});
+    Db::Stmt st(db, "SELECT start, end, correlationId, rowid FROM " + t);
+    while (st.step()) {
+      // a text or NULL read as 0 put every launch at time 0 or on correlation 0: no step found a kernel
+      const long long row = st.integer(3);
+      const long long start = st.required_integer(0, t + ".start", row), end = st.required_integer(1, t + ".end", row);
+      if (end < start) throw InputError(db.path(), t + ".end", "expected end >= start, row " + std::to_string(row));
+      events.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunch"}, {"ts", static_cast<double>(start) / 1e3},
+                        {"dur", static_cast<double>(end - start) / 1e3},
+                        {"args", {{"correlation", st.required_integer(2, t + ".correlationId", row)}}}});
+    }
   }
 
   // NVTX push/pop (59) and start/end (60) ranges, text inline or through StringIds; marks and open ranges are skipped.
@@ -193,12 +199,19 @@ struct Converter {
     if (!db.has_table(t)) return;
     db.require(t, {"start", "end", "eventType"});
     const std::set<std::string> c = db.columns(t);
-    Db::Stmt st(db, "SELECT start, end, eventType, " + col_or_null(c, "text") + ", " + col_or_null(c, "textId") + " FROM " + t +
+    {  // an eventType that is no integer was filtered out with the marks: its ranges vanished without a word
+      Db::Stmt bad(db, "SELECT rowid FROM " + t + " WHERE typeof(eventType) != 'integer' LIMIT 1");
+      if (bad.step()) throw InputError(db.path(), t + ".eventType", "expected an integer (59 push/pop, 60 start/end, ...), row " +
+                                                                         std::to_string(bad.integer(0)));
+    }
+    Db::Stmt st(db, "SELECT start, end, eventType, " + col_or_null(c, "text") + ", " + col_or_null(c, "textId") + ", rowid FROM " + t +
                         " WHERE eventType IN (59, 60) AND end IS NOT NULL ORDER BY start");
-    for (long long row = 0; st.step(); ++row) {
+    while (st.step()) {
+      const long long row = st.integer(5);
       const std::string text = !st.null(3) ? st.text(3) : !st.null(4) ? string_of(st.integer(4), t + ".textId") : "";
       if (text.empty()) continue;
       const long long start = st.required_integer(0, t + ".start", row), end = st.required_integer(1, t + ".end", row);
+      if (end < start) throw InputError(db.path(), t + ".end", "expected end >= start, row " + std::to_string(row));
       events.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", text}, {"ts", static_cast<double>(start) / 1e3},
                         {"dur", static_cast<double>(end - start) / 1e3}});
     }
