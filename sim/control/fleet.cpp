@@ -97,6 +97,17 @@ void check_fleet_windows(const FleetScenario& fs, const std::string& duration_fi
   }
 }
 
+// A fleet of `gpus` in which no job of the mix fits ran as an all-idle fleet ("jobs 0") and reported its power.
+void check_fleet_size(const FleetScenario& fs, int gpus, const std::string& field) {
+  int smallest = 0;
+  for (const FleetMixEntry& m : fs.mix)
+    if (!m.idle && (smallest == 0 || m.job.gpus() < smallest)) smallest = m.job.gpus();
+  if (smallest == 0) throw InputError(fs.file, "fleet.mix", "expected at least one job (every entry is idle: the fleet would run nothing)");
+  if (gpus >= smallest) return;
+  throw InputError(fs.file, field, "expected a fleet size in which a job of the mix fits (the smallest needs " + std::to_string(smallest) +
+                                       " GPUs), got " + std::to_string(gpus) + " GPUs: the fleet would be all idle");
+}
+
 }  // namespace
 
 bool is_fleet_scenario(const std::string& path) { return is_json_object_with_key(path, "fleet"); }
@@ -154,10 +165,19 @@ FleetScenario parse_fleet_scenario(const Json& doc, const std::string& path) {
     total += m.share;
     m.idle = e.has("idle") && e.raw("idle").is_boolean() && e.raw("idle").get<bool>();
     if (m.idle == e.has("job")) e.fail("job", "expected either a job or idle: true");
-    if (!m.idle) m.job = read_control_job(e.child("job"), i);
+    if (!m.idle) {
+      const JsonReader j = e.child("job");
+      // simulate_alone runs every job from t = 0 and the fleet shifts each instance by a uniform draw: a start offset
+      // changed nothing
+      for (const char* key : {"start_offset_s", "start_offset_spread_s"})
+        if (j.has(key))
+          j.fail(key, "expected no start offset in a fleet's job (each job instance is shifted in time by a uniform draw over the run)");
+      m.job = read_control_job(j, i);
+    }
     fs.mix.push_back(std::move(m));
   }
   for (FleetMixEntry& m : fs.mix) m.share /= total;
+  for (std::size_t i = 0; i < fs.sizes.size(); ++i) check_fleet_size(fs, fs.sizes[i], "fleet.sizes[" + std::to_string(i) + "]");
   return fs;
 }
 
@@ -173,6 +193,8 @@ Json run_fleet_study(const FleetScenario& fs, bool with_samples) {
   const GpuModel model = load_gpu_model(fs.gpu, fs.file, "gpu");
   const double tdp = model.power_cap_w(), idle_w = model.idle_power_w(static_cast<int>(model.sm_clocks_mhz().size()) - 1);
   const auto bins = static_cast<std::size_t>(std::llround(fs.duration_s / fs.bin_s));
+  // sizes given beside the file (--sizes, Python's sizes) are checked here
+  for (int size : fs.sizes) check_fleet_size(fs, size, "fleet.sizes (or the sizes given beside the file)");
   // Every job type alone, in a few variants.
   std::vector<std::vector<JobTrace>> traces(fs.mix.size());
   Json types = Json::array();

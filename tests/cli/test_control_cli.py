@@ -106,3 +106,9 @@ def test_fleet_windows_longer_than_the_run_or_of_no_whole_samples_exit_2_naming_
     # the shipped 300 s window under a 60 s --duration
     r = cli("fleet", scenario(root, "fleet-mixed.json"), "--duration", "60")
     assert_one_line_error(r, "--duration", "at least the longest window", "fleet.windows_s[2]: 300 s")
+
+
+def test_fleet_size_in_which_no_job_fits_exits_2_instead_of_an_all_idle_fleet(cli, root):
+    # --sizes 1 ran a fleet of one idle GPU ("jobs 0") with exit 0
+    r = cli("fleet", scenario(root, "fleet-mixed.json"), "--sizes", "1")
+    assert_one_line_error(r, "fleet-mixed.json", "fleet.sizes", "the smallest needs 8 GPUs", "got 1 GPUs")

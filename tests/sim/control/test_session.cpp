@@ -370,3 +370,32 @@ TEST_CASE("a fleet window longer than the run or of no whole number of samples i
   CHECK_THROWS_WITH(set_fleet_duration(ok, 60, "--duration"),
                     Catch::Equals("--duration: expected a duration of at least the longest window (fleet.json fleet.windows_s[2]: 120 s), got 60 s"));
 }
+
+// A mix job's start offsets gave the same output as none (each job runs alone from t = 0, shifted by the fleet's draw);
+// `--sizes 1`, or a mix whose only job needs 512 GPUs in a 16-GPU fleet, ran an all-idle fleet ("jobs 0") with exit 0.
+TEST_CASE("a fleet job's start offset and a fleet size in which no job fits are refused, naming the field", "[control][errors]") {
+  auto fleet = [](const Json& job, const Json& sizes, Json mix = nullptr) {
+    if (mix.is_null()) mix = {{{"share", 1}, {"job", job}}};
+    return parse_fleet_scenario({{"fleet", {{"sizes", sizes}, {"duration_s", 60}, {"windows_s", {0.5}}, {"mix", mix}}}}, "fleet.json");
+  };
+  const Json job = {{"model", "qwen2.5-7b"}, {"dp", 2}};
+  for (const char* key : {"start_offset_s", "start_offset_spread_s"}) {
+    Json offset = job;
+    offset[key] = 10;
+    CHECK_THROWS_WITH(fleet(offset, {16}), Catch::Equals(std::string("fleet.json: fleet.mix[0].job.") + key +
+                                                          ": expected no start offset in a fleet's job (each job instance is shifted "
+                                                          "in time by a uniform draw over the run)"));
+  }
+  Json big = job;
+  big["tp"] = 8;
+  big["dp"] = 64;  // 512 GPUs
+  CHECK_THROWS_WITH(fleet(big, {1024, 16}), Catch::Equals("fleet.json: fleet.sizes[1]: expected a fleet size in which a job of the mix "
+                                                          "fits (the smallest needs 512 GPUs), got 16 GPUs: the fleet would be all idle"));
+  CHECK_THROWS_WITH(fleet(job, {1}), Catch::Contains("fleet.sizes[0]: expected a fleet size in which a job of the mix fits (the smallest needs 2 GPUs), got 1"));
+  CHECK_THROWS_WITH(fleet(job, {16}, {{{"share", 1}, {"idle", true}}}), Catch::Contains("fleet.json: fleet.mix: expected at least one job"));
+  // sizes given beside the file are checked before the run
+  FleetScenario fs = fleet(big, {512});
+  fs.sizes = {16};
+  CHECK_THROWS_WITH(run_fleet_study(fs), Catch::Contains("fleet.json: fleet.sizes (or the sizes given beside the file): expected a fleet "
+                                                         "size in which a job of the mix fits (the smallest needs 512 GPUs), got 16"));
+}
