@@ -29,6 +29,20 @@ std::vector<std::string> available_models() {
   return out;
 }
 
+std::vector<std::string> installed_models() {
+  const std::vector<std::string> names = available_models();
+  if (names.empty()) {
+    const std::string from = std::getenv("DVFS_SIM_DATA") && *std::getenv("DVFS_SIM_DATA") ? " (from $DVFS_SIM_DATA)" : "";
+    if (!is_directory(data_dir()))
+      throw InputError(data_dir(), "", std::string(file_exists(data_dir()) ? "not a directory" : "no such directory") +
+                                           ": expected the data directory, holding models/gpus/<name>.json" + from);
+    const std::string dir = models_dir();
+    const std::string why = !file_exists(dir) ? "no such directory" : !is_directory(dir) ? "not a directory" : "no model files (*.json) in it";
+    throw InputError(dir, "", why + ": expected the GPU model files <name>.json" + from);
+  }
+  return names;
+}
+
 std::string resolve_model_path(const std::string& name_or_path, const std::string& referring_file,
                                const std::string& field) {
   if (name_or_path.find('/') != std::string::npos || name_or_path.find(".json") != std::string::npos) {
@@ -51,7 +65,15 @@ std::string resolve_model_path(const std::string& name_or_path, const std::strin
 
 GpuModel load_gpu_model(const std::string& name_or_path, const std::string& referring_file,
                         const std::string& field) {
-  return GpuModel::load(resolve_model_path(name_or_path, referring_file, field));
+  const std::string path = resolve_model_path(name_or_path, referring_file, field);
+  GpuModel m = GpuModel::load(path);
+  // A model found by name is models/gpus/<name>.json: a file whose "name" differs (a40.json saying "h200") was listed
+  // under the other name, twice, and a scenario asking for a40 ran a model calling itself h200.
+  const bool by_name = name_or_path.find('/') == std::string::npos && name_or_path.find(".json") == std::string::npos;
+  if (by_name && m.name() != name_or_path)
+    throw InputError(path, "name", "expected \"" + name_or_path + "\" (the file's name: a model in " + models_dir() +
+                                       " is found by its file name), got \"" + m.name() + "\"");
+  return m;
 }
 
 }  // namespace dvfs

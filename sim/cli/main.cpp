@@ -95,7 +95,7 @@ int run_main(const RunArgs& a) {
 
 Json model_table() {
   Json out = Json::array();
-  for (const auto& name : available_models()) {
+  for (const auto& name : installed_models()) {
     GpuModel m = load_gpu_model(name);
     Json computations = Json::array();
     for (const auto& kv : m.computations()) computations.push_back(kv.first);
