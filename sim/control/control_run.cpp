@@ -144,25 +144,35 @@ Json compare_controllers(const ControlScenario& sc, const std::vector<Controller
       if (std::fabs(x["window_s"].get<double>() - w) < 1e-9) return x["violation_rate"].get<double>();
     return -1.0;
   };
+  // Throughput in generated tokens, or in trained tokens where no run generated any (training jobs only: 0 / 0 tokens
+  // was printed as "-nan %" against uncontrolled).
+  bool generated = false;
+  for (const Json& r : runs) generated = generated || r["generated_tokens"].get<double>() > 0;
+  const char* basis = generated ? "generated" : "trained";
+  auto tokens = [&](const Json& r) { return r[generated ? "generated_tokens" : "trained_tokens"].get<double>(); };
+  auto per_s = [&](const Json& r) { return r["duration_s"].get<double>() > 0 ? tokens(r) / r["duration_s"].get<double>() : 0.0; };
+  auto per_mwh = [&](const Json& r) { return r["energy_j"].get<double>() > 0 ? tokens(r) / (r["energy_j"].get<double>() / 3.6e9) : 0.0; };
   for (const Json& r : runs) {
     const Json b = first_controlled(r);
     Json row = {{"controller", r["controller"]},
                 {"violation_rate_interval", rate(b, r["interval_s"].get<double>())},
                 {"violation_rate_30s", rate(b, 30.0)},
                 {"energy_j", r["energy_j"]},
-                {"tokens_per_s", r["tokens_per_s"]},
-                {"tokens_per_mwh", r["tokens_per_mwh"]},
+                {"tokens", basis},
+                {"tokens_per_s", per_s(r)},
+                {"tokens_per_mwh", per_mwh(r)},
                 {"reward", r["reward"]}};
     if (ref) {
       const Json rb = first_controlled(*ref);
       const double v0 = rate(rb, r["interval_s"].get<double>());
-      row["throughput_vs_uncontrolled"] = r["tokens_per_s"].get<double>() / (*ref)["tokens_per_s"].get<double>();
       row["violations_vs_uncontrolled"] = v0 > 0 ? rate(b, r["interval_s"].get<double>()) / v0 - 1.0 : 0.0;
-      row["tokens_per_mwh_vs_uncontrolled"] = r["tokens_per_mwh"].get<double>() / (*ref)["tokens_per_mwh"].get<double>() - 1.0;
+      // null where the uncontrolled run made no tokens of either kind (it finished no step in the time simulated)
+      row["throughput_vs_uncontrolled"] = per_s(*ref) > 0 ? Json(per_s(r) / per_s(*ref)) : Json(nullptr);
+      row["tokens_per_mwh_vs_uncontrolled"] = per_mwh(*ref) > 0 ? Json(per_mwh(r) / per_mwh(*ref) - 1.0) : Json(nullptr);
     }
     rows.push_back(row);
   }
-  return {{"scenario", sc.name}, {"seed", sc.seed}, {"rows", rows}, {"runs", runs}};
+  return {{"scenario", sc.name}, {"seed", sc.seed}, {"tokens", basis}, {"rows", rows}, {"runs", runs}};
 }
 
 std::string format_control_comparison(const Json& t) {
@@ -177,15 +187,20 @@ std::string format_control_comparison(const Json& t) {
     std::snprintf(b, sizeof b, signed_value ? "%+.1f %%" : "%.1f %%", 100 * v);
     return std::string(b);
   };
+  bool no_reference_tokens = false;
   for (const Json& r : t["rows"]) {
+    const Json& vs = r.value("throughput_vs_uncontrolled", Json());
+    no_reference_tokens = no_reference_tokens || (r.contains("throughput_vs_uncontrolled") && vs.is_null());
+    const std::string throughput = !r.contains("throughput_vs_uncontrolled") ? "-" : vs.is_null() ? "n/a" : pct(vs.get<double>());
     std::snprintf(buf, sizeof buf, "  %-12s %10s %10s %10.2f %9.0f %14s %18s %11.3g\n", r["controller"].get<std::string>().c_str(),
                   pct(r["violation_rate_interval"].get<double>()).c_str(), pct(r["violation_rate_30s"].get<double>()).c_str(),
-                  r["energy_j"].get<double>() / 1e6, r["tokens_per_s"].get<double>(),
-                  r.contains("throughput_vs_uncontrolled") ? pct(r["throughput_vs_uncontrolled"].get<double>()).c_str() : "-",
+                  r["energy_j"].get<double>() / 1e6, r["tokens_per_s"].get<double>(), throughput.c_str(),
                   r.contains("violations_vs_uncontrolled") ? pct(r["violations_vs_uncontrolled"].get<double>(), true).c_str() : "-",
                   r["tokens_per_mwh"].get<double>());
     os << buf;
   }
+  if (t.value("tokens", "generated") == "trained") os << "  tokens: trained tokens (the jobs generate none)\n";
+  if (no_reference_tokens) os << "  vs uncontrolled: n/a, the uncontrolled run made no tokens (no step finished in the time simulated)\n";
   return os.str();
 }
 

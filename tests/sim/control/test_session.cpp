@@ -399,3 +399,31 @@ TEST_CASE("a fleet job's start offset and a fleet size in which no job fits are 
   CHECK_THROWS_WITH(run_fleet_study(fs), Catch::Contains("fleet.json: fleet.sizes (or the sizes given beside the file): expected a fleet "
                                                          "size in which a job of the mix fits (the smallest needs 512 GPUs), got 16"));
 }
+
+// Training jobs generate no tokens: throughput against uncontrolled was 0 / 0, printed "-nan %".
+TEST_CASE("controllers compared on training jobs are judged by trained tokens; no tokens at all reads n/a, never nan", "[control]") {
+  ControlScenario sc = small_scenario(30);
+  sc.jobs[0].generation = false;
+  ControllerSpec unc, cap;
+  unc.name = "uncontrolled";
+  cap.name = "static-cap";
+  const Json t = compare_controllers(sc, {unc, cap});
+  CHECK(t["tokens"] == "trained");
+  const Json& u = t["runs"][0];
+  REQUIRE(u["trained_tokens"].get<double>() > 0);
+  CHECK(u["generated_tokens"].get<double>() == 0);
+  CHECK(t["rows"][0]["throughput_vs_uncontrolled"].get<double>() == Approx(1.0));
+  CHECK(t["rows"][1]["throughput_vs_uncontrolled"].get<double>() ==
+        Approx(t["runs"][1]["trained_tokens"].get<double>() / u["trained_tokens"].get<double>()));
+  CHECK(t["rows"][0]["tokens_per_s"].get<double>() == Approx(u["trained_tokens"].get<double>() / u["duration_s"].get<double>()));
+  const std::string text = format_control_comparison(t);
+  CHECK(text.find("nan") == std::string::npos);
+  CHECK(text.find("tokens: trained tokens (the jobs generate none)") != std::string::npos);
+  // a run too short to finish a step: no tokens of either kind
+  Json none = t;
+  for (Json& r : none["rows"]) r["throughput_vs_uncontrolled"] = nullptr;
+  const std::string na = format_control_comparison(none);
+  CHECK(na.find("nan") == std::string::npos);
+  CHECK(na.find(" n/a ") != std::string::npos);
+  CHECK(na.find("vs uncontrolled: n/a, the uncontrolled run made no tokens") != std::string::npos);
+}
