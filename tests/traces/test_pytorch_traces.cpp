@@ -314,3 +314,27 @@ TEST_CASE("kernels replayed from a CUDA graph carry no operator: the import says
   import_kineto_text(replaced(trace, "cudaGraphLaunch", "cudaLaunchKernel"), "plain.json", classifier(), &plain);
   CHECK(plain.notes.empty());
 }
+
+TEST_CASE("operator shapes whose counted work no GPU could do in the kernel's time are refused, not priced", "[traces][pytorch][errors]") {
+  // an 8192^3 bf16 GEMM in 10 us would be 110 PFLOP/s: above any part, but a miscount of that size is still priced;
+  // 2^31-sided matrices in 10 us are 1.9e15 TFLOP/s: no GPU, so the shapes are wrong
+  const std::string trace = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 10,
+     "args": {"External id": 7, "Input Dims": [[SIDE, SIDE], [SIDE, SIDE]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1, "dur": 2,
+     "args": {"correlation": 1, "External id": 7}},
+    {"ph": "X", "cat": "kernel", "name": "nvjet_sm90_tst_64x64", "pid": 0, "tid": 7, "ts": 5, "dur": 10,
+     "args": {"device": 0, "stream": 7, "correlation": 1, "External id": 7}}
+  ]})";
+  auto sides = [&](const std::string& n) {
+    std::string t = trace;
+    for (std::size_t at; (at = t.find("SIDE")) != std::string::npos;) t.replace(at, 4, n);
+    return t;
+  };
+  for (const KinetoReader reader : {KinetoReader::checked, KinetoReader::streaming}) {
+    CHECK_NOTHROW(import_kineto_text(sides("8192"), "ok.json", classifier(), nullptr, reader));
+    CHECK_THROWS_WITH(import_kineto_text(sides("2147483648"), "huge.json", classifier(), nullptr, reader),
+                      Catch::Contains("huge.json: Input Dims: expected operator shapes whose work a GPU can do in the kernel's time") &&
+                          Catch::Contains("kernel \"nvjet_sm90_tst_64x64\" (10 us)"));
+  }
+}

@@ -1094,6 +1094,20 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
     refs.push_back({a.external_id, a.dur_us, a.kind, a.name, shape.bytes, blocks});
   }
   const std::vector<KernelRates> rates = estimate_kernel_rates(refs, raw.operators);
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    // work counted from operator shapes that no GPU could do in the kernel's time (shapes of 2^31 x 2^31 priced a
+    // 100 us kernel at 5e19 W): the shapes are wrong, so the trace is refused rather than priced
+    const KernelRates& r = rates[i];
+    const double flops = std::max({double(r.tensor_tflops), double(r.fma_tflops), double(r.alu_tops)});
+    const double tbps = std::max({double(r.memory_tbps), double(r.memory_fill_tbps), double(r.unvectorised_tbps)});
+    if (flops > kMaxCountedTeraOps || tbps > kMaxActivityBytesPerS / 1e12) {
+      std::ostringstream os;
+      os << "expected operator shapes whose work a GPU can do in the kernel's time (at most " << kMaxCountedTeraOps / 1e6
+         << " EFLOP/s and " << kMaxActivityBytesPerS / 1e15 << " PB/s); kernel \"" << refs[i].name->substr(0, 80) << "\" ("
+         << refs[i].duration_us << " us) was counted at " << flops << " TFLOP/s and " << tbps << " TB/s";
+      throw InputError(file, "Input Dims", os.str());
+    }
+  }
   std::vector<ActivityRef>().swap(refs);  // (`refs = {}` would keep its capacity: 48 bytes per activity)
   raw.operators = OperatorIndex();         // read only for the rates; a trace's cpu_ops can outnumber its kernels
   auto by_start = [](const Range& a, const Range& b) { return a.t0_us != b.t0_us ? a.t0_us < b.t0_us : a.t1_us > b.t1_us; };
