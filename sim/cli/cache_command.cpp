@@ -1,6 +1,7 @@
 // `dvfs-sim cache info|clear`: the workload cache (traces/src/workload_cache.hpp; README "Workload cache").
 #include "sim/cli/command.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/json_util.hpp"
 #include "traces/src/workload_cache.hpp"
 
 #include <CLI/CLI.hpp>
@@ -12,17 +13,31 @@ namespace dvfs {
 
 namespace {
 
+bool is_path_but_not_directory(const std::string& path) { return file_exists(path) && !is_directory(path); }
+
 int cache_main(const std::string& action) {
   const WorkloadCache cache = WorkloadCache::user();
   if (action == "info" || action.empty()) {
     const WorkloadCacheInfo i = cache.info();
+    // An unusable directory (DVFS_SIM_CACHE_DIR naming a file or an unwritable path) said "enabled: yes" while every
+    // run imported afresh and stored nothing.
+    const std::string enabled = !workload_cache_enabled() ? "no (--no-cache or DVFS_SIM_NO_CACHE)"
+                                : i.unusable.empty()      ? "yes"
+                                                          : "yes, but the directory is unusable: " + i.unusable +
+                                                                " (every load imports afresh; nothing is stored)";
     std::printf("workload cache: %s\n  entries: %zu\n  bytes: %llu (%.1f MiB)\n  format version: %u\n  enabled: %s\n",
                 i.dir.c_str(), i.entries, static_cast<unsigned long long>(i.bytes),
-                static_cast<double>(i.bytes) / (1024.0 * 1024.0), kWorkloadCacheVersion,
-                workload_cache_enabled() ? "yes" : "no (--no-cache or DVFS_SIM_NO_CACHE)");
+                static_cast<double>(i.bytes) / (1024.0 * 1024.0), kWorkloadCacheVersion, enabled.c_str());
+    if (i.not_entries)
+      std::printf("  not entries: %zu named *.wlc but not regular files (neither counted nor cleared)\n", i.not_entries);
+    if (!i.unusable.empty())
+      std::fprintf(stderr, "dvfs-sim: warning: workload cache %s: %s (set DVFS_SIM_CACHE_DIR to a writable directory)\n",
+                   i.dir.c_str(), i.unusable.c_str());
     return 0;
   }
   if (action == "clear") {
+    if (is_path_but_not_directory(cache.dir()))
+      throw InputError(cache.dir(), "", "not a directory: expected the workload cache directory (DVFS_SIM_CACHE_DIR, XDG_CACHE_HOME or HOME)");
     const std::size_t n = cache.clear();
     std::printf("workload cache: removed %zu entr%s from %s\n", n, n == 1 ? "y" : "ies", cache.dir().c_str());
     return 0;

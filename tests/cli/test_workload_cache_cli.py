@@ -103,3 +103,46 @@ def test_cache_with_an_unknown_action_is_a_usage_error(tmp_path):
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1
     assert "info or clear" in r.stderr
+
+
+def test_a_fifo_at_the_entry_path_is_imported_past_not_waited_on(tmp_path, scenario):
+    # open() on the FIFO blocked before fstat: the run hung. Now a miss, and the entry is written over it.
+    cache = tmp_path / "cache"
+    assert run(cache, "run", scenario, "-o", tmp_path / "a").returncode == 0
+    (entry,) = [p for p in cache.iterdir() if p.suffix == ".wlc"]
+    entry.unlink()
+    os.mkfifo(entry)
+    r = run(cache, "run", scenario, "-o", tmp_path / "b")
+    assert r.returncode == 0, r.stderr
+    assert entry.is_file() and entries(cache) == 1
+
+
+def test_cache_info_counts_only_entries_that_clear_removes(tmp_path, scenario):
+    cache = tmp_path / "cache"
+    assert run(cache, "run", scenario, "-o", tmp_path / "a").returncode == 0
+    (cache / "x.wlc").mkdir()  # was counted as an entry, and left by clear
+    r = run(cache, "cache", "info")
+    assert "entries: 1" in r.stdout and "not entries: 1 named *.wlc but not regular files" in r.stdout
+    assert "removed 1 entry" in run(cache, "cache", "clear").stdout
+    assert entries(cache) == 0 and (cache / "x.wlc").is_dir()
+
+
+def test_cache_info_warns_when_the_cache_directory_is_unusable(tmp_path):
+    # DVFS_SIM_CACHE_DIR naming a file (or a path under one) said "enabled: yes", no warning; nothing was ever stored.
+    (tmp_path / "file").write_text("x")
+    for where, why in ((tmp_path / "file", "not a directory"),
+                       (tmp_path / "file" / "sub", f"cannot be created: {tmp_path / 'file'} is not a directory")):
+        r = run(where, "cache", "info")
+        assert r.returncode == 0, r.stderr
+        assert f"enabled: yes, but the directory is unusable: {why}" in r.stdout
+        assert r.stderr.strip() == f"dvfs-sim: warning: workload cache {where}: {why} (set DVFS_SIM_CACHE_DIR to a writable directory)"
+    r = run(tmp_path / "fresh", "cache", "info")
+    assert "enabled: yes\n" in r.stdout and r.stderr == "" and not (tmp_path / "fresh").exists()
+
+
+def test_cache_clear_of_a_file_is_refused_naming_it(tmp_path):
+    (tmp_path / "file").write_text("x")
+    r = run(tmp_path / "file", "cache", "clear")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert f"{tmp_path / 'file'}: not a directory: expected the workload cache directory" in r.stderr
+    assert (tmp_path / "file").read_text() == "x"

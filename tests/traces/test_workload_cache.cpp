@@ -349,6 +349,47 @@ TEST_CASE("a cache entry file that is empty, truncated or not a file is refused 
   CHECK_FALSE(cache.load("k", out));
 }
 
+TEST_CASE("a FIFO at a cache entry's path is a miss that the next store replaces, not a hang", "[workload_cache][cache-bad-input]") {
+  // open() blocked for ever on the FIFO (no writer) before fstat could refuse it: the run hung.
+  const WorkloadCache cache(temp_dir());
+  const CachedImport c = every_field();
+  const std::string path = cache.entry_path("k");
+  REQUIRE(::mkfifo(path.c_str(), 0644) == 0);
+  CachedImport out;
+  CHECK_FALSE(cache.load("k", out));
+  cache.store("k", c);
+  REQUIRE(cache.load("k", out));
+  require_equal_imports(c, out);
+}
+
+TEST_CASE("cache info and clear agree on what an entry is: a regular file named *.wlc", "[workload_cache][cache-bad-input]") {
+  // A directory named x.wlc was counted as an entry by info and left by clear.
+  const WorkloadCache cache(temp_dir());
+  cache.store("a", every_field());
+  ::mkdir((cache.dir() + "/x.wlc").c_str(), 0755);
+  const WorkloadCacheInfo before = cache.info();
+  CHECK(before.entries == 1);
+  CHECK(before.not_entries == 1);
+  CHECK(cache.clear() == 1);
+  const WorkloadCacheInfo after = cache.info();
+  CHECK(after.entries == 0);
+  CHECK(after.not_entries == 1);
+  CHECK(std::filesystem::is_directory(cache.dir() + "/x.wlc"));
+}
+
+TEST_CASE("a cache directory that is a file or under a file is reported unusable, naming why", "[workload_cache][cache-bad-input]") {
+  // DVFS_SIM_CACHE_DIR naming a file: cache info said "enabled: yes" and every run stored nothing, silently.
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/file") << "x";
+  CHECK(WorkloadCache(dir + "/file").unusable() == "not a directory");
+  CHECK(WorkloadCache(dir + "/file").info().unusable == "not a directory");
+  CHECK(WorkloadCache(dir + "/file/sub/deeper").unusable() == "cannot be created: " + dir + "/file is not a directory");
+  CHECK(WorkloadCache(dir).unusable().empty());
+  CHECK(WorkloadCache(dir + "/not/yet").unusable().empty());
+  CHECK_FALSE(std::filesystem::exists(dir + "/not"));  // the probe leaves nothing behind
+  CHECK(WorkloadCache(dir).info().entries == 0);        // nor a probe file counted as an entry
+}
+
 TEST_CASE("the cache's directory comes from DVFS_SIM_CACHE_DIR, XDG_CACHE_HOME or HOME", "[workload_cache]") {
   const char* saved = std::getenv("DVFS_SIM_CACHE_DIR");
   const std::string keep = saved ? saved : "";

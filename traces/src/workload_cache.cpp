@@ -299,7 +299,8 @@ WorkloadCache WorkloadCache::user() {
 std::string WorkloadCache::entry_path(const std::string& key) const { return dir_ + "/" + hex64(xxh64(key)) + ".wlc"; }
 
 bool WorkloadCache::load(const std::string& key, CachedImport& out) const {
-  const int fd = ::open(entry_path(key).c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: a FIFO at the entry's path blocked open() for ever (the run hung) before fstat could refuse it.
+  const int fd = ::open(entry_path(key).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   struct stat st {};
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
@@ -325,15 +326,57 @@ void WorkloadCache::store(const std::string& key, const CachedImport& c) const {
   if (::close(fd) != 0 || !ok || std::rename(tmp.c_str(), final_path.c_str()) != 0) ::unlink(tmp.c_str());
 }
 
+namespace {
+
+// A regular file (not followed through a link): what an entry or a temporary file is. A directory, FIFO or link named
+// x.wlc is not an entry: info counted a directory that clear then left.
+bool regular_file_at(const std::string& path, struct stat& st) { return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode); }
+
+}  // namespace
+
+std::string WorkloadCache::unusable() const {
+  // Probed by doing what store does, then undoing it (access() says yes to root on /proc or a read-only mount).
+  struct stat st {};
+  if (::stat(dir_.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return "not a directory";
+    const std::string probe = dir_ + "/probe.wlc.tmp." + std::to_string(::getpid()) + "." + std::to_string(g_tmp_counter.fetch_add(1));
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return std::string("not writable (") + std::strerror(errno) + ")";
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return "";
+  }
+  // Not there yet: store creates it and its missing parents. The first missing one is created and removed again.
+  std::string missing = dir_;
+  while (missing.size() > 1 && missing.back() == '/') missing.pop_back();
+  for (;;) {
+    const std::size_t slash = missing.find_last_of('/');
+    const std::string up = slash == std::string::npos ? "." : slash == 0 ? "/" : missing.substr(0, slash);
+    if (::stat(up.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) return "cannot be created: " + up + " is not a directory";
+      break;
+    }
+    missing = up;
+  }
+  if (::mkdir(missing.c_str(), 0755) != 0) return "cannot be created (" + missing + ": " + std::strerror(errno) + ")";
+  ::rmdir(missing.c_str());
+  return "";
+}
+
 WorkloadCacheInfo WorkloadCache::info() const {
   WorkloadCacheInfo out;
   out.dir = dir_;
+  out.unusable = unusable();
   DIR* d = ::opendir(dir_.c_str());
   if (!d) return out;
   while (const dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
     struct stat st {};
-    if (!ends_with(name, ".wlc") || ::stat((dir_ + "/" + name).c_str(), &st) != 0) continue;
+    if (!ends_with(name, ".wlc")) continue;
+    if (!regular_file_at(dir_ + "/" + name, st)) {
+      ++out.not_entries;
+      continue;
+    }
     ++out.entries;
     out.bytes += static_cast<std::uint64_t>(st.st_size);
   }
@@ -347,7 +390,9 @@ std::size_t WorkloadCache::clear() const {
   if (!d) return 0;
   while (const dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
-    if (ends_with(name, ".wlc") || name.find(".wlc.tmp.") != std::string::npos) doomed.push_back(name);
+    struct stat st {};
+    if ((ends_with(name, ".wlc") || name.find(".wlc.tmp.") != std::string::npos) && regular_file_at(dir_ + "/" + name, st))
+      doomed.push_back(name);
   }
   ::closedir(d);
   std::size_t removed = 0;

@@ -69,8 +69,10 @@ bool decode_cached_import(const char* bytes, std::size_t size, const std::string
 
 struct WorkloadCacheInfo {
   std::string dir;
-  std::size_t entries = 0;
+  std::size_t entries = 0;  // regular files named *.wlc
   std::uint64_t bytes = 0;
+  std::size_t not_entries = 0;  // other things named *.wlc (a directory, a FIFO, a link): neither counted nor cleared
+  std::string unusable;         // WorkloadCache::unusable()
 };
 
 class WorkloadCache {
@@ -86,7 +88,11 @@ class WorkloadCache {
   // Writes the entry atomically; a cache that cannot be written (read-only, full disk) is skipped silently.
   void store(const std::string& key, const CachedImport& c) const;
   WorkloadCacheInfo info() const;
-  // Removes every entry (and stray temporary files); returns how many entries it removed.
+  // Why entries cannot be written there ("not a directory", "not writable (...)", "cannot be created: ..."), or ""
+  // when they can (the directory is writable, or store can create it). Loads and stores stay silent about it (a
+  // read-only cache is skipped); `cache info` says it.
+  std::string unusable() const;
+  // Removes every entry (and stray temporary files): regular files only; returns how many entries it removed.
   std::size_t clear() const;
 
  private:
