@@ -1,5 +1,6 @@
 #include "sim/lifecycle/lifecycle_spec.hpp"
 
+#include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/limits.hpp"
 
@@ -224,6 +225,57 @@ void check_simulated_steps(const LifecycleSpec& s, const JsonReader& r) {
   }
 }
 
+// What the phases and policies say of the scenario's GPU, against its model and the node: a policy's SM clock one the
+// GPU has (99999 MHz on a given step was extrapolated to -206 % savings; replayed steps refused it); a node's idle
+// power below the board's limit; a given step's GPU power from the node's idle up, its energy at most the board's
+// limit over the step (the longer of gpu_step_s and host_step_s: gpu_step_w is energy per busy second, and a replayed
+// step's counts the short idle between its kernels, so it may exceed the limit over the busy time alone); a warm-up's
+// power from the node's idle to the limit. gpu_step_w 5000 W or 0 W and a node idle of 900 W on a 700 W H200 ran.
+void check_against_gpu(const LifecycleSpec& s, const GpuModel& m, const JsonReader& r) {
+  const double cap = m.power_cap_w(), idle = s.node.gpu_idle_w;
+  auto watts = [](double w) {
+    std::ostringstream os;
+    os << w << " W";
+    return os.str();
+  };
+  if (idle >= cap)
+    throw InputError(s.node.file, "gpu_idle_w", "expected an idle power below the board limit of the scenario's GPU (" + m.name() + ": " +
+                                                    watts(cap) + ", " + s.file + " lifecycle.gpu), got " + watts(idle));
+  const JsonReader ph = r.child("phases");
+  for (std::size_t i = 0; i < s.phases.size(); ++i) {
+    const LifecyclePhase& p = s.phases[i];
+    if (!p.trace.empty() || (p.kind != "train" && p.kind != "validation")) continue;
+    const JsonReader pr = ph.at(i);
+    const bool given_j = pr.has("gpu_step_j");
+    const char* key = given_j ? "gpu_step_j" : "gpu_step_w";
+    const double j = given_j ? p.step.gpu_busy_j : p.step.gpu_busy_w * p.step.gpu_busy_s;
+    const double w = j / p.step.gpu_busy_s, step_s = std::max(p.step.gpu_busy_s, p.host_step_s);
+    std::ostringstream os;
+    if (w < idle || !(w > 0)) {
+      os << "expected a busy GPU's mean power of at least the node's GPU idle power (" << idle << " W, " << s.node.file
+         << " gpu_idle_w) and above 0, got " << w << " W" << (given_j ? " (gpu_step_j / gpu_step_s)" : "");
+      pr.fail(key, os.str());
+    }
+    if (j > cap * step_s * (1 + 1e-12)) {
+      os << "expected a step's GPU energy of at most " << m.name() << "'s board limit over the step (" << cap << " W x " << step_s
+         << " s, the longer of gpu_step_s and host_step_s = " << cap * step_s << " J), got " << j << " J";
+      pr.fail(key, os.str());
+    }
+  }
+  for (const auto& [kind, w] : s.first_occurrence)
+    if (w.s > 0 && (w.gpu_w < idle || w.gpu_w > cap)) {
+      std::ostringstream os;
+      os << "expected a GPU power from the node's GPU idle power (" << idle << " W) to " << m.name() << "'s board limit (" << cap
+         << " W), got " << w.gpu_w << " W";
+      throw InputError(s.file, "lifecycle.first_occurrence." + kind + ".gpu_w", os.str());
+    }
+  if (!r.has("policies")) return;
+  const JsonReader po = r.child("policies");
+  for (std::size_t i = 0; i < s.policies.size(); ++i)
+    if (s.policies[i].gpu_sm_mhz_input_bound > 0)
+      m.sm_index_or_throw(s.policies[i].gpu_sm_mhz_input_bound, s.file, po.at(i).field("gpu_sm_mhz_input_bound"));
+}
+
 }  // namespace
 
 NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
@@ -248,7 +300,7 @@ NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
         throw InputError(file, st.at(i).field("name"), "expected a name no other storage has (\"" + n.storage[i].name + "\" is storage[" +
                                                           std::to_string(j) + "]'s)");
   }
-  n.gpu_idle_w = bounded(r, "gpu_idle_w", kMaxLifecycleUnitCost);
+  n.gpu_idle_w = bounded(r, "gpu_idle_w", kMaxModelPowerW);  // a GPU model's limit; below the scenario's GPU's cap (parse_lifecycle)
   n.gpu_d2h_bps = r.has("gpu_d2h_bps") ? r.number_in("gpu_d2h_bps", 1, kMaxLifecycleBandwidth, "bytes per second") : 0;
   n.provenance = r.raw("provenance");
   return n;
@@ -292,6 +344,7 @@ LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const st
     }
   }
   check_simulated_steps(s, r);
+  check_against_gpu(s, load_gpu_model(s.gpu, file, r.field("gpu")), r);
   return s;
 }
 

@@ -273,7 +273,7 @@ TEST_CASE("a node file's clocks, bandwidths and per-file costs beyond their limi
   CHECK_THROWS_WITH(run_with("/cpu_pstates/1/ghz", 1e-300), Catch::Contains("cpu_pstates[1].ghz: expected 0.01 to 100 GHz"));
   CHECK_THROWS_WITH(run_with("/cpu_pstates/0/all_cores_w", 1e300), Catch::Contains("cpu_pstates[0].all_cores_w: expected at most 1e+06"));
   CHECK_THROWS_WITH(run_with("/gpu_d2h_bps", 1e-300), Catch::Contains("node.json: gpu_d2h_bps: expected 1 to 1e+15 bytes per second"));
-  CHECK_THROWS_WITH(run_with("/gpu_idle_w", 1e300), Catch::Contains("gpu_idle_w: expected at most 1e+06"));
+  CHECK_THROWS_WITH(run_with("/gpu_idle_w", 1e300), Catch::Contains("gpu_idle_w: expected at most 10000"));
   CHECK_THROWS_WITH(run_with("/storage/0/read_bps", 1e300), Catch::Contains("storage[0].read_bps: expected 1 to 1e+15"));
   CHECK_THROWS_WITH(run_with("/storage/0/sync_s", 1e300), Catch::Contains("storage[0].sync_s: expected at most 1e+07"));
   CHECK_THROWS_WITH(run_with("/storage/0/file_open_s", 1e300), Catch::Contains("storage[0].file_open_s: expected at most 1"));
@@ -365,4 +365,52 @@ TEST_CASE("a lifecycle phase's steps and the steps simulated in all are bounded,
   // ... five reach it exactly: accepted (parsed only; running them takes seconds)
   many["lifecycle"]["phases"].erase(5);
   CHECK_NOTHROW(parse_lifecycle(many, "t.json", kDir));
+}
+
+// A given step's policy clock of 99999 MHz was extrapolated ("saves -8864 J (-205.7 %)"), 1 MHz made a 170 s job;
+// replayed steps refused the same clock, naming "policy.sm_mhz".
+TEST_CASE("a lifecycle policy's GPU clock must be one the GPU model has, named at the policy", "[lifecycle][errors]") {
+  for (double mhz : {99999.0, 1.0, 1000.5}) {
+    const Json doc = job(Json::array({train(0.01, 4)}), Json::array({{{"name", "x"}, {"gpu_sm_mhz_input_bound", mhz}}}));
+    CHECK_THROWS_WITH(run_lifecycle(doc, "t.json", kDir),
+                      Catch::StartsWith("t.json: lifecycle.policies[0].gpu_sm_mhz_input_bound: SM clock") &&
+                          Catch::Contains("is not supported by h200 (expected one of 345-1980 MHz in 15 MHz steps)"));
+  }
+  const Json ok = job(Json::array({train(0.01, 4)}), Json::array({{{"name", "x"}, {"gpu_sm_mhz_input_bound", 990}}}));
+  CHECK_NOTHROW(parse_lifecycle(ok, "t.json", kDir));
+}
+
+// gpu_step_w 5000 on a 700 W H200 and 0 W (below idle) ran, and so did a node GPU idle of 900 W or 1e6 W.
+TEST_CASE("lifecycle GPU powers within the node's idle and the GPU's board limit: step, warm-up and node idle", "[lifecycle][errors]") {
+  auto with = [&](const char* key, double value, double host_step_s = 0) {
+    Json ph = train(1e-5, 4);  // gpu_step_s 0.05
+    ph.erase("gpu_step_w");
+    ph[key] = value;
+    if (host_step_s > 0) ph["host_step_s"] = host_step_s;
+    return parse_lifecycle(job(Json::array({ph})), "t.json", kDir);
+  };
+  CHECK_THROWS_WITH(with("gpu_step_w", 5000), Catch::Equals("t.json: lifecycle.phases[0].gpu_step_w: expected a step's GPU energy of at "
+                                                            "most h200's board limit over the step (700 W x 0.05 s, the longer of "
+                                                            "gpu_step_s and host_step_s = 35 J), got 250 J"));
+  CHECK_THROWS_WITH(with("gpu_step_w", 0), Catch::Contains("lifecycle.phases[0].gpu_step_w: expected a busy GPU's mean power of at least "
+                                                           "the node's GPU idle power (120 W"));
+  CHECK_THROWS_WITH(with("gpu_step_w", 100), Catch::Contains("got 100 W"));
+  CHECK_THROWS_WITH(with("gpu_step_j", 50), Catch::Contains("lifecycle.phases[0].gpu_step_j: expected a step's GPU energy of at most"));
+  CHECK_THROWS_WITH(with("gpu_step_j", 1), Catch::Contains("got 20 W (gpu_step_j / gpu_step_s)"));
+  CHECK_NOTHROW(with("gpu_step_w", 700));
+  // energy per busy second beyond the limit, within it over a step the host makes longer (a replayed step's power
+  // counts the idle between its kernels: the shipped LLM validation steps are 738.2 W over their busy time)
+  CHECK_NOTHROW(with("gpu_step_w", 738.2, 0.06));
+  Json warm = job(Json::array({train(1e-5, 4)}));
+  warm["lifecycle"]["first_occurrence"] = {{"train", {{"s", 1}, {"gpu_w", 800}}}};
+  CHECK_THROWS_WITH(parse_lifecycle(warm, "t.json", kDir),
+                    Catch::Equals("t.json: lifecycle.first_occurrence.train.gpu_w: expected a GPU power from the node's GPU idle power "
+                                  "(120 W) to h200's board limit (700 W), got 800 W"));
+  const dvfs::testing::ScratchDir dir("lifecycle-idle");
+  Json node = read_json_file(kDir + "/node.json");
+  node["gpu_idle_w"] = 900;
+  std::ofstream(dir / "node.json") << node.dump();
+  CHECK_THROWS_WITH(parse_lifecycle(job(Json::array({train(1e-5, 4)})), "t.json", dir.path()),
+                    Catch::Equals(dir / "node.json" + ": gpu_idle_w: expected an idle power below the board limit of the scenario's "
+                                                      "GPU (h200: 700 W, t.json lifecycle.gpu), got 900 W"));
 }
