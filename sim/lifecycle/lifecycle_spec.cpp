@@ -67,6 +67,10 @@ StorageSpec parse_storage(const JsonReader& r) {
   s.sync_s = r.has("sync_s") ? bounded(r, "sync_s", kMaxLifecycleSeconds) : 0;
   s.file_open_s = r.has("file_open_s") ? bounded(r, "file_open_s", kMaxPerFileCoreS) : 0;
   s.remote = r.boolean_or("remote", false);
+  // A disk of the node has no link: its link_bps and link_latency_s were ignored while its link_j_per_byte was charged.
+  if (!s.remote)
+    for (const char* key : {"link_bps", "link_latency_s", "link_j_per_byte"})
+      if (r.has(key)) r.fail(key, "expected only on a remote storage (\"remote\": true): a disk of the node has no link");
   if (s.remote) {
     s.link_bps = bandwidth("link_bps");
     s.link_latency_s = bounded(r, "link_latency_s", kMaxLifecycleSeconds);
@@ -84,6 +88,8 @@ StorageSpec parse_storage(const JsonReader& r) {
   if (s.recent_free_scan_core_s > 0 && s.inodes_per_group <= 0)
     r.fail("inodes_per_group", "expected > 0 inodes per block group with recent_free_scan_core_s");
   if (s.write_behind && s.remote) throw InputError(r.file(), r.field("write_behind"), "expected write_behind only on a local disk");
+  if (r.has("writeback_core_s_per_file") && !s.write_behind)  // only a write-behind disk's sync runs the writeback
+    r.fail("writeback_core_s_per_file", "expected only with write_behind (the kernel's writeback CPU at the sync)");
   return s;
 }
 
@@ -276,6 +282,26 @@ void check_against_gpu(const LifecycleSpec& s, const GpuModel& m, const JsonRead
       m.sm_index_or_throw(s.policies[i].gpu_sm_mhz_input_bound, s.file, po.at(i).field("gpu_sm_mhz_input_bound"));
 }
 
+// A policy is a re-run of the job with a change: one that changes nothing ({"name": "nothing"}, dataset_on or
+// staging: "skip" without a staging phase, a GPU clock without steps) ran and reported its zero savings as a result.
+void check_policy_changes(const LifecycleSpec& s, const LifecyclePolicy& p, const JsonReader& r) {
+  if (p.gpu_sm_mhz_input_bound <= 0 && p.cpu_pstate == 0 && p.staging.empty() && p.dataset_on.empty())
+    throw InputError(r.file(), r.path(), "expected a policy that changes something: gpu_sm_mhz_input_bound, cpu_pstate > 0, "
+                                         "staging: \"skip\" or dataset_on");
+  bool staging = false, stepped = false, other_source = false;
+  for (const LifecyclePhase& ph : s.phases) {
+    staging = staging || ph.kind == "staging";
+    stepped = stepped || ph.kind == "train" || ph.kind == "validation";
+    other_source = other_source || (ph.kind == "staging" && ph.from != p.dataset_on);
+  }
+  if (!p.staging.empty() && !staging) r.fail("staging", "expected a staging phase to skip (the job has none)");
+  if (!p.dataset_on.empty() && !staging) r.fail("dataset_on", "expected a staging phase whose source it sets (the job has none)");
+  if (!p.dataset_on.empty() && !other_source)
+    r.fail("dataset_on", "expected a storage other than the staging phases' source (\"" + p.dataset_on + "\" already is: it changes nothing)");
+  if (p.gpu_sm_mhz_input_bound > 0 && !stepped)
+    r.fail("gpu_sm_mhz_input_bound", "expected a train or validation phase whose GPU clock it sets (the job has none)");
+}
+
 }  // namespace
 
 NodeSpec parse_node_spec(const Json& doc, const std::string& file) {
@@ -327,6 +353,11 @@ LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const st
     if (p.kind == "train" || p.kind == "validation") s.node.store(p.read_from, file, pr.field("read_from"));
     if (!p.trace.empty()) p.trace = join_path(base_dir, p.trace);
     if (!p.to.empty()) check_copy_work(p, s.node.store(p.to, file, pr.field("to")), pr);
+    // Only a write-behind disk's sync writes other dirty data; elsewhere the copy writes as it goes and they were ignored.
+    for (const char* key : {"sync_bytes", "sync_files"})
+      if (pr.has(key) && !s.node.store(p.to, file, pr.field("to")).write_behind)
+        pr.fail(key, "expected only for a copy to a write_behind disk (storage \"" + p.to + "\" writes as the copy goes: its sync has no "
+                     "other dirty data to write)");
     s.phases.push_back(p);
   }
   if (r.has("first_occurrence")) {
@@ -341,6 +372,7 @@ LifecycleSpec parse_lifecycle(const Json& doc, const std::string& file, const st
     for (std::size_t i = 0; i < po.size(); ++i) {
       s.policies.push_back(parse_policy(po.at(i), static_cast<int>(s.node.pstates.size())));
       if (!s.policies.back().dataset_on.empty()) s.node.store(s.policies.back().dataset_on, file, po.at(i).field("dataset_on"));
+      check_policy_changes(s, s.policies.back(), po.at(i));
     }
   }
   check_simulated_steps(s, r);

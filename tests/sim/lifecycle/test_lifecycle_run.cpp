@@ -414,3 +414,45 @@ TEST_CASE("lifecycle GPU powers within the node's idle and the GPU's board limit
                     Catch::Equals(dir / "node.json" + ": gpu_idle_w: expected an idle power below the board limit of the scenario's "
                                                       "GPU (h200: 700 W, t.json lifecycle.gpu), got 900 W"));
 }
+
+// Accepted and ignored: a local disk's link_bps and link_latency_s (its link_j_per_byte was charged), a writeback CPU
+// price on a disk without write-behind, sync_bytes / sync_files of a copy to such a disk, and policies that change
+// nothing.
+TEST_CASE("lifecycle keys that would change nothing are refused, naming them", "[lifecycle][errors]") {
+  const dvfs::testing::ScratchDir dir("lifecycle-unused");
+  const Json base = read_json_file(kDir + "/node.json");  // local: a disk, no write-behind; shared: remote
+  const Json ck = {{"name", "ck"}, {"kind", "checkpoint"}, {"bytes", 1e9}, {"to", "local"}};
+  auto node_with = [&](const char* key, const Json& value) {
+    Json node = base;
+    node["storage"][0][key] = value;
+    std::ofstream(dir / "node.json") << node.dump();
+    return parse_lifecycle(job(Json::array({ck})), "t.json", dir.path());
+  };
+  for (const char* key : {"link_bps", "link_latency_s", "link_j_per_byte"})
+    CHECK_THROWS_WITH(node_with(key, 1e-3), Catch::Equals(dir / "node.json" + ": storage[0]." + key +
+                                                          ": expected only on a remote storage (\"remote\": true): a disk of the node has no link"));
+  CHECK_THROWS_WITH(node_with("writeback_core_s_per_file", 1e-5),
+                    Catch::Contains("storage[0].writeback_core_s_per_file: expected only with write_behind"));
+  for (const char* key : {"sync_bytes", "sync_files"}) {
+    Json c = ck;
+    c[key] = 1000;
+    CHECK_THROWS_WITH(parse_lifecycle(job(Json::array({c})), "t.json", kDir),
+                      Catch::Equals(std::string("t.json: lifecycle.phases[0].") + key + ": expected only for a copy to a write_behind disk "
+                                    "(storage \"local\" writes as the copy goes: its sync has no other dirty data to write)"));
+  }
+  const Json stage = {{"name", "stage"}, {"kind", "staging"}, {"bytes", 1e9}, {"from", "shared"}, {"to", "local"}};
+  auto policy = [&](const Json& phases, const Json& pol) { return parse_lifecycle(job(phases, Json::array({pol})), "t.json", kDir); };
+  CHECK_THROWS_WITH(policy(Json::array({stage, train(0.01, 4)}), {{"name", "nothing"}}),
+                    Catch::Equals("t.json: lifecycle.policies[0]: expected a policy that changes something: gpu_sm_mhz_input_bound, "
+                                  "cpu_pstate > 0, staging: \"skip\" or dataset_on"));
+  CHECK_THROWS_WITH(policy(Json::array({stage}), {{"name", "p0"}, {"cpu_pstate", 0}}), Catch::Contains("lifecycle.policies[0]: expected a policy that changes"));
+  CHECK_THROWS_WITH(policy(Json::array({train(0.01, 4)}), {{"name", "s"}, {"staging", "skip"}}),
+                    Catch::Equals("t.json: lifecycle.policies[0].staging: expected a staging phase to skip (the job has none)"));
+  CHECK_THROWS_WITH(policy(Json::array({train(0.01, 4)}), {{"name", "d"}, {"dataset_on", "shared"}}),
+                    Catch::Equals("t.json: lifecycle.policies[0].dataset_on: expected a staging phase whose source it sets (the job has none)"));
+  CHECK_THROWS_WITH(policy(Json::array({stage}), {{"name", "d"}, {"dataset_on", "shared"}}),
+                    Catch::Contains("lifecycle.policies[0].dataset_on: expected a storage other than the staging phases' source (\"shared\" already is"));
+  CHECK_THROWS_WITH(policy(Json::array({stage}), {{"name", "g"}, {"gpu_sm_mhz_input_bound", 990}}),
+                    Catch::Contains("lifecycle.policies[0].gpu_sm_mhz_input_bound: expected a train or validation phase"));
+  CHECK_NOTHROW(policy(Json::array({stage, train(0.01, 4)}), {{"name", "d"}, {"dataset_on", "local"}, {"staging", "skip"}}));
+}
