@@ -98,6 +98,9 @@ constexpr double kMaxTelemetryMw = 1e7;
 // Recordings: one profiled step's measured bounds (run.json t1_ns - t0_ns; the host lead and tail around its kernels
 // are replayed as idle time).
 constexpr double kMaxMeasuredStepS = 86400.0;
+// Recordings: how far a step's traced kernels may lie outside its measured bounds (run.json t0_ns..t1_ns) before the
+// two clocks are taken to disagree: 50 ms or half the step, whichever is more (Kineto and NVML agree within a few ms).
+constexpr double kStepBoundSlackS = 0.05;
 
 // GPU model files: entries of a clock table (max - min) / step + 1.
 constexpr double kMaxClockSteps = 4096;

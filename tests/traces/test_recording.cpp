@@ -159,6 +159,29 @@ TEST_CASE("profiled steps that overlap, or that the telemetry does not cover, ar
              Catch::Contains("run.profiled_steps[0].t0_ns: expected the step within the telemetry's samples"));
 }
 
+TEST_CASE("measured step bounds that do not hold their traced kernels are refused: run.json and the trace's clock disagree",
+          "[traces][recording][errors]") {
+  const std::string long_telemetry =  // 0.9 ms to 500 ms after the fixture's epoch
+      "t_ns,energy_mj,power_mw,power_instant_mw,sm_mhz,mem_mhz\n"
+      "1700000000000900000,1000,300000,300000,1980,3201\n"
+      "1700000000250000000,76000,300000,300000,1980,3201\n"
+      "1700000000500000000,151000,300000,300000,1980,3201\n";
+  // both steps 200 ms later than their kernels (which run 1-3 ms after the epoch)
+  try {
+    load_recording(make_recording(long_telemetry, R"({"run": {"profiled_steps": [{"t0_ns": 1700000000201000000, "t1_ns": 1700000000201160000},
+        {"t0_ns": 1700000000202000000, "t1_ns": 1700000000202050000}]}})"),
+                   Classifier::load_default());
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("run.profiled_steps[0].t0_ns: expected the step to hold its traced kernels") &&
+                             Catch::Contains("run.json's bounds and the trace's clock (baseTimeNanoseconds) disagree"));
+  }
+  // within the clocks' slack (a few ms off), the same steps load
+  CHECK_NOTHROW(load_recording(make_recording(long_telemetry, R"({"run": {"profiled_steps": [{"t0_ns": 1700000000003000000, "t1_ns": 1700000000003160000},
+        {"t0_ns": 1700000000004000000, "t1_ns": 1700000000004050000}]}})"),
+                               Classifier::load_default()));
+}
+
 TEST_CASE("a step's counter energy is a measurement only when the step spans two counter updates", "[traces][recording]") {
   // Samples every 10 us over the fixture trace; the counter advances 5 mJ every 50 us (5 samples).
   std::string csv = "t_ns,energy_mj,sm_mhz,mem_mhz\n";

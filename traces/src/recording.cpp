@@ -243,6 +243,16 @@ Recording load_recording(const std::string& dir, const Classifier& classifier) {
     const double first_ns = rank.origin_epoch_ns + rank.recorded_start_s[st.first_kernel] * 1e9;
     const double last_ns = rank.origin_epoch_ns +
                            (rank.recorded_start_s[st.last_kernel] + rank.kernels[st.last_kernel].duration_s) * 1e9;
+    // the trace's kernels of this step must lie within its measured bounds, up to the clocks' misalignment (Kineto
+    // against NVML's epoch: a few ms): a shifted run.json or baseTimeNanoseconds replayed idle leads of the shift
+    const double slack_ns = std::max(kStepBoundSlackS * 1e9, 0.5 * (m.t1_ns - m.t0_ns));
+    if (first_ns < m.t0_ns - slack_ns || last_ns > m.t1_ns + slack_ns) {
+      std::ostringstream os;
+      os << std::fixed << std::setprecision(1) << "expected the step to hold its traced kernels (" << trace << " puts them from "
+         << (first_ns - m.t0_ns) * 1e-6 << " ms to " << (last_ns - m.t0_ns) * 1e-6 << " ms after t0_ns, the step lasts "
+         << (m.t1_ns - m.t0_ns) * 1e-6 << " ms): run.json's bounds and the trace's clock (baseTimeNanoseconds) disagree";
+      r.fail(first_ns < m.t0_ns - slack_ns ? "t0_ns" : "t1_ns", os.str());
+    }
     st.lead_s = bounded_step_lead(rank, st, (first_ns - m.t0_ns) * 1e-9);
     st.tail_s = std::max(0.0, (m.t1_ns - last_ns) * 1e-9);
   }
