@@ -27,7 +27,7 @@ namespace dvfs {
 // LaunchShape, Step, AnnotationSet, CollectiveCall or ImportReport changes, or whenever an importer (Kineto,
 // Nsight Systems, recordings, telemetry alignment) or the classifier's code changes what it produces for the
 // same input files. Entries of another version are never read (they are misses, and rewritten).
-inline constexpr std::uint32_t kWorkloadCacheVersion = 18;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
+inline constexpr std::uint32_t kWorkloadCacheVersion = 19;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
                                                             // FFT convolutions, Rank::clipped; 4: out= tensors written,
                                                             // nll_loss / gather / scatter_add by their indexed elements;
                                                             // 5: _embedding_bag by its indices, unsized aten::index
@@ -48,7 +48,12 @@ inline constexpr std::uint32_t kWorkloadCacheVersion = 18;  // 2: depthwise conv
                                                             // 16: a note on activities overlapping on one stream
                                                             // 17: notes on unknown device categories and on
                                                             // activities starting before their launch;
-                                                            // 18: a negative comm-record Rank refused
+                                                            // 18: a negative comm-record Rank refused;
+                                                            // 19: refused: device activities that are no complete
+                                                            // events, collective buffers over 1e15 B, counted work
+                                                            // no GPU could do, recordings whose steps overlap, leave
+                                                            // the telemetry or do not hold their kernels, Chakra
+                                                            // jobs without device work, bad nsys launch/NVTX rows
 
 struct CachedImport {
   Workload workload;
