@@ -58,8 +58,8 @@ Platform build(const NodeSpec& n, int pstate) {
 // Per-phase tallies the actors add to.
 struct Tally {
   double gpu_busy_s = 0, gpu_busy_j = 0, data_wait_s = 0, cycles = 0, read = 0, written = 0, network = 0;
-  // Per-byte energy, each byte at the rate of the storage it is read from or written to and of that storage's link
-  double storage_bytes_j = 0, network_j = 0;
+  // Bytes by storage name, on its device (read + written) and over its link: each is charged at that storage's rates
+  std::map<std::string, double> device_bytes, link_bytes;
   double gpu_other_s = 0, gpu_other_j = 0;  // warm-up and device-to-host copies: GPU time at their own power
 };
 
@@ -72,18 +72,18 @@ class Runner {
   void count_read(const std::string& name, double bytes, Tally& t) {
     const StorageSpec& s = n_.store(name, "", "");
     t.read += bytes;
-    t.storage_bytes_j += s.j_per_byte * bytes;
+    t.device_bytes[name] += bytes;
     if (s.remote) count_link(s, bytes, t);
   }
   void count_written(const std::string& name, double bytes, Tally& t) {
     const StorageSpec& s = n_.store(name, "", "");
     t.written += bytes;
-    t.storage_bytes_j += s.j_per_byte * bytes;
+    t.device_bytes[name] += bytes;
     if (s.remote) count_link(s, bytes, t);
   }
   static void count_link(const StorageSpec& s, double bytes, Tally& t) {
     t.network += bytes;
-    t.network_j += s.link_j_per_byte * bytes;
+    t.link_bytes[s.name] += bytes;
   }
 
   // Reads `bytes` from storage `name` into the node (a disk read, then the link for remote storage).
@@ -278,12 +278,16 @@ PhaseOutcome outcome(const NodeSpec& n, const SimPhase& sp, const Tally& t, doub
   o.bytes_written = t.written;
   o.bytes_network = t.network;
   o.steps = sp.phase.steps;
-  double idle_w = 0;
-  for (const StorageSpec& s : n.storage) idle_w += s.idle_w;
   // every storage's idle power while the job runs; each byte at its own storage's and link's rate (the highest
   // rate of any storage was charged for every byte before)
-  o.storage_j = idle_w * time_s + t.storage_bytes_j;
-  o.network_j = t.network_j;
+  double idle_w = 0, bytes_j = 0, link_j = 0;
+  for (const StorageSpec& s : n.storage) {
+    idle_w += s.idle_w;
+    if (auto it = t.device_bytes.find(s.name); it != t.device_bytes.end()) bytes_j += s.j_per_byte * it->second;
+    if (auto it = t.link_bytes.find(s.name); it != t.link_bytes.end()) link_j += s.link_j_per_byte * it->second;
+  }
+  o.storage_j = idle_w * time_s + bytes_j;
+  o.network_j = link_j;
   return o;
 }
 
