@@ -260,6 +260,13 @@ Json compare_synthetic(const std::string& scenario_path, const std::vector<std::
     if (r.contains("critical_path") && r["critical_path"].contains("kareus")) row["kareus_setting"] = r["critical_path"]["kareus"]["setting"];
     rows.push_back(row);
   }
+  if (!base.clock_plan.empty()) {  // the scenario's own fixed plan (clock_plan) beside the policies, not planned over
+    const Json r = run_synthetic(base);
+    const double t = r["iteration_s"].get<double>(), en = r["energy_j"].get<double>();
+    rows.push_back({{"policy", "clock_plan " + base.clock_plan.substr(base.clock_plan.find_last_of('/') + 1)},
+                    {"iteration_s", t}, {"energy_j", en}, {"energy_vs_first_pct", 100 * (en / ref_e - 1)},
+                    {"time_vs_first_pct", 100 * (t / ref_t - 1)}});
+  }
   return {{"scenario", scenario_path}, {"budget_pct", budget_pct}, {"rows", rows}, {"study", kareus_study(base)}};
 }
 
@@ -267,7 +274,7 @@ std::string format_synthetic_comparison(const Json& t) {
   std::string s = "replayed iteration (whole job), against " + t["rows"][0]["policy"].get<std::string>() + ":\n";
   char buf[256];
   for (const Json& r : t["rows"]) {
-    std::snprintf(buf, sizeof buf, "  %-24s %8.3f s %+6.1f %%   %10.1f kJ %+6.1f %%%s\n", r["policy"].get<std::string>().c_str(),
+    std::snprintf(buf, sizeof buf, "  %-40s %8.3f s %+6.1f %%   %10.1f kJ %+6.1f %%%s\n", r["policy"].get<std::string>().c_str(),
                   r["iteration_s"].get<double>(), r["time_vs_first_pct"].get<double>(), r["energy_j"].get<double>() / 1e3,
                   r["energy_vs_first_pct"].get<double>(), r.contains("kareus_setting") ? ("  (" + r["kareus_setting"].get<std::string>() + ")").c_str() : "");
     s += buf;

@@ -326,6 +326,9 @@ int compare_main(const CompareArgs& a) {
     return 0;
   }
   Scenario sc = load_scenario(path);
+  // compare runs its own policies: a scenario's fixed clock plan would be planned over without a word
+  if (!sc.clock_plan.empty())
+    throw InputError(path, "clock_plan", "compare plans each policy itself on a trace replay; a clock plan is replayed by dvfs-sim run");
   if (latency) set_fixed_switch_latency(sc.replay, *latency);
   const std::vector<std::string> policies = a.policies.empty() ? default_comparison() : split_commas("--policies", a.policies);
   // a budget no listed policy reads was printed in the header as if it applied
@@ -370,7 +373,7 @@ Command run_command() {
     app.add_option("--engine", a->engine, "local-loop or event: overrides the scenario's engine (trace replays)");
     app.add_option("--stream-overlap", a->stream_overlap,
                    "contention or busy-union: overrides the scenario's stream_overlap (how NCCL kernels that overlapped other "
-                   "streams replay; docs/scenarios.md)");
+                   "streams replay; docs/design-notes.md, \"Multi-GPU engine\")");
     app.add_option("--trace-out", a->trace_out,
                    "also write the simulated run as a Chrome trace in Kineto's layout (FILE.json.gz: gzip; docs/trace-export.md)");
     app.add_option("--trace-gpus", a->trace_gpus, "--trace-out: only these GPUs, e.g. 0-7,64 (a Perfetto-sized slice of a large run)");
@@ -549,7 +552,8 @@ struct Parser {
   CLI::App app;
   std::function<int()> body;
   explicit Parser(const dvfs::Command& c) : app(c.description, "dvfs-sim " + c.name) {
-    app.option_defaults()->take_last();  // an option given twice: the last one counts
+    // an option given twice is an error (the first value was dropped without a word); repeatable ones are lists
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::Throw);
     app.allow_extras();                  // unknown arguments are reported with the command's own words
     body = c.declare(app);
   }

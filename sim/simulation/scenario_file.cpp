@@ -172,6 +172,9 @@ Scenario parse_scenario(const Json& doc, const std::string& file, const std::str
   Scenario s;
   s.file = file;
   s.name = r.string_or("name", "scenario");
+  // the name is the default output folder out/<name>: "../x" wrote outside out/, "" straight into it
+  if (s.name.empty() || s.name == "." || s.name == ".." || s.name.find('/') != std::string::npos || s.name.find('\\') != std::string::npos)
+    r.fail("name", "expected a name usable as a folder (no \"/\", not empty, \".\" or \"..\"), got " + Json(s.name).dump());
   s.description = r.string_or("description", "");
   read_workload(r, base_dir, s);
   if (!s.synthetic.is_null()) {

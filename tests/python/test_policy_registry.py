@@ -22,6 +22,8 @@ def scenario_for(entry):
     policy = {"name": entry["name"], **{k: KEY_VALUES[k] for k in entry["keys"]}}
     if entry["kind"] == "pipeline":
         return {"synthetic": SMALL_PIPELINE, "gpu": "h200", "policy": policy}
+    if entry["name"] == "recorded":  # needs recorded clocks: a small kernel-loop recording (trace beside its telemetry)
+        return {"trace": os.path.join(ROOT, "traces", "recordings", "h200-power", "add-bf16"), "gpu": "h200", "policy": policy}
     return {"trace": FIXTURE, "gpu": "h200", "policy": policy}
 
 

@@ -33,6 +33,8 @@ Json policy_object(const PolicyEntry& e) {
 Json scenario_for(const PolicyEntry& e) {
   Json doc = {{"gpu", "h200"}, {"policy", policy_object(e)}};
   if (e.kind == PolicyKind::pipeline) doc["synthetic"] = {{"model", "gpt3-xl"}, {"pp", 2}, {"microbatches", 2}};
+  // the recorded policy needs recorded clocks: a small kernel-loop recording (trace beside its telemetry)
+  else if (e.name == "recorded") doc["trace"] = data_dir() + "/traces/recordings/h200-power/add-bf16";
   else doc["trace"] = data_dir() + "/tests/fixtures/kineto_current.json";
   return doc;
 }
