@@ -524,3 +524,15 @@ def test_validate_refuses_telemetry_clocks_the_model_cannot_run_or_none_at_all(c
         with open(rec / "telemetry.csv", "w", newline="") as f:
             csv.writer(f).writerows(rows)
         assert_one_line_error(cli("validate", rec, "--gpu", "h200"), needle)
+
+
+def test_an_option_given_twice_and_a_name_that_is_no_folder_are_refused(cli, root, tmp_path):
+    import os
+    assert_one_line_error(cli("run", os.path.join(root, "scenarios", "default.json"), "-o", tmp_path / "a", "-o", tmp_path / "b"),
+                          "--output: At Most 1 required but received 2")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    scen = tmp_path / "s.json"
+    for name in ("../escaped", "", ".."):
+        scen.write_text(json.dumps({"name": name, "trace": os.path.join(root, "tests", "fixtures", "kineto_current.json"),
+                                    "gpu": "h200", "policy": "max"}))
+        assert_one_line_error(cli("run", scen), "s.json: name: expected a name usable as a folder")
