@@ -84,11 +84,16 @@ def compare(scenario, controllers, seed=None, duration_s=None, policy_file=None,
         w = {round(x["window_s"], 6): x for x in b["windows"]}
         rows.append({"controller": r["controller"], "violations_interval": w[round(r["interval_s"], 6)]["violation_rate"],
                      "violations_30s": w.get(30.0, {}).get("violation_rate"), "energy_mj": r["energy_j"] / 1e6,
-                     "tokens_per_s": r["tokens_per_s"], "tokens_per_mwh": r["tokens_per_mwh"], "reward": r["reward"]})
+                     "tokens_per_s": r["tokens_per_s"], "tokens_per_mwh": r["tokens_per_mwh"], "reward": r["reward"],
+                     "generated_tokens": r.get("generated_tokens", 0.0), "trained_tokens": r.get("trained_tokens", 0.0)})
     df = pd.DataFrame(rows)
     if (df["controller"] == "uncontrolled").any():
         ref = df[df["controller"] == "uncontrolled"].iloc[0]
-        df["throughput_vs_uncontrolled"] = df["tokens_per_s"] / ref["tokens_per_s"]
+        # as the CLI's table: generated tokens, or trained tokens where the jobs generate none (training jobs gave 0 / 0 = nan);
+        # no tokens at all: no ratio (None)
+        basis = "generated_tokens" if (df["generated_tokens"] > 0).any() else "trained_tokens"
+        df["throughput_basis"] = basis.split("_")[0]
+        df["throughput_vs_uncontrolled"] = df[basis] / ref[basis] if ref[basis] > 0 else None
         df["violations_vs_uncontrolled"] = df["violations_interval"] / ref["violations_interval"] - 1 if ref["violations_interval"] > 0 else 0.0
     return df
 

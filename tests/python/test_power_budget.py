@@ -120,6 +120,16 @@ def test_the_static_cap_holds_the_budget_and_compare_reports_it_against_uncontro
     assert df.loc[1, "violations_vs_uncontrolled"] == pytest.approx(-1.0)
 
 
+def test_compare_on_training_jobs_judges_throughput_by_trained_tokens_never_nan():
+    sc = tiny(40)
+    sc["control"]["jobs"][0]["kind"] = "training"
+    df = control.compare(sc, ["uncontrolled", "static-cap"], seed=1)
+    assert (df["generated_tokens"] == 0).all() and (df["trained_tokens"] > 0).all()
+    assert list(df["throughput_basis"]) == ["trained", "trained"]
+    assert df.loc[0, "throughput_vs_uncontrolled"] == pytest.approx(1.0)
+    assert df.loc[1, "throughput_vs_uncontrolled"] == pytest.approx(df.loc[1, "trained_tokens"] / df.loc[0, "trained_tokens"])
+
+
 def test_ppo_trains_and_writes_a_policy_the_controller_loads(tmp_path):
     torch = pytest.importorskip("torch")
     from dvfs_sim.rl.ppo import train
