@@ -238,7 +238,12 @@ Recording load_recording(const std::string& dir, const Classifier& classifier) {
     m.energy_resolved = counter_resolves((m.t1_ns - m.t0_ns) * 1e-9, rec.telemetry.counter_update_interval_s());
     m.mean_sm_mhz = rec.telemetry.mean_sm_mhz(m.t0_ns, m.t1_ns);
     rec.steps.push_back(m);
-    // The measured bounds are the better step boundaries: the host lead and tail come from them.
+  }
+  // Once every step's bounds are read (so an order or overlap problem is named before a bound that follows from it):
+  // the measured bounds are the better step boundaries, and the host lead and tail come from them.
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    const MeasuredStep& m = rec.steps[i];
+    const JsonReader r(ps[i], run_path, "run.profiled_steps[" + std::to_string(i) + "]");
     Step& st = rank.steps[i];
     const double first_ns = rank.origin_epoch_ns + rank.recorded_start_s[st.first_kernel] * 1e9;
     const double last_ns = rank.origin_epoch_ns +
