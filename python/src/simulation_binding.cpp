@@ -70,6 +70,7 @@ py::tuple simulate_scenario(const std::string& scenario_json, const std::string&
   dvfs::Json doc = dvfs::parse_json_text(scenario_json, file);
   const dvfs::ScenarioKind kind = dvfs::scenario_kind(doc);
   dvfs::ScenarioOptions opts;
+  opts.output_dir_given = !output_dir.empty();  // a study that writes no files refuses it, as the CLI's -o
   if (!policy.is_none()) {
     if (kind == dvfs::ScenarioKind::synthetic)
       throw dvfs::InputError(file, "synthetic", "a Python policy drives replayed traces only; synthesised runs take the scenario's policy");

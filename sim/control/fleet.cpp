@@ -74,7 +74,8 @@ long window_samples(double window_s, double sample_s) {
 // A fleet's windows_s against its sample period and duration: a window that is no whole number of samples was labelled
 // as given and computed over the rounded number; one longer than the samples of the run averaged none and its row was
 // dropped without a word. `duration_field` names a duration given beside the file ("" for the file's own).
-void check_fleet_windows(const FleetScenario& fs, const std::string& duration_field, bool windows_given = true) {
+// samples_only: where the file is read, before --duration / Python's duration_s may lengthen the run.
+void check_fleet_windows(const FleetScenario& fs, const std::string& duration_field, bool windows_given = true, bool samples_only = false) {
   const char* which = windows_given ? "" : " (windows_s not given: the default 0.5, 30 and 300 s)";
   const auto samples = static_cast<long>(std::floor(fs.duration_s / fs.sample_s + 1e-9));
   for (std::size_t i = 0; i < fs.windows_s.size(); ++i) {
@@ -85,7 +86,7 @@ void check_fleet_windows(const FleetScenario& fs, const std::string& duration_fi
       os << "expected windows of a whole number of samples (sample_s " << fs.sample_s << " s), got " << w << " s";
       throw InputError(fs.file, "fleet.windows_s[" + std::to_string(i) + "]", os.str());
     }
-    if (k <= samples) continue;
+    if (k <= samples || samples_only) continue;
     if (duration_field.empty()) {
       os << "expected windows at most the simulated duration (duration_s " << fs.duration_s << " s: " << samples << " samples of "
          << fs.sample_s << " s), got " << w << " s" << which;
@@ -153,7 +154,7 @@ FleetScenario parse_fleet_scenario(const Json& doc, const std::string& path) {
   fs.budget_fracs = numbers(f, "budget_fracs", fs.budget_fracs, 0.01, 10);
   if (fs.duration_s < fs.sample_s * 2) f.fail("duration_s", "expected at least two samples");
   check_control_timing(fs.gpu, fs.sample_s, fs.bin_s, fs.duration_s, path, "fleet.sample_s", "fleet.bin_s", "fleet.duration_s");
-  check_fleet_windows(fs, "", f.has("windows_s"));
+  check_fleet_windows(fs, "", f.has("windows_s"), true);  // against the duration once any override is in (run_fleet_study)
   const JsonReader mix = f.child("mix");
   if (!mix.is_array() || mix.size() == 0) f.fail("mix", "expected a list of {share, job} or {share, idle: true}");
   double total = 0;
@@ -177,8 +178,7 @@ FleetScenario parse_fleet_scenario(const Json& doc, const std::string& path) {
     fs.mix.push_back(std::move(m));
   }
   for (FleetMixEntry& m : fs.mix) m.share /= total;
-  for (std::size_t i = 0; i < fs.sizes.size(); ++i) check_fleet_size(fs, fs.sizes[i], "fleet.sizes[" + std::to_string(i) + "]");
-  return fs;
+  return fs;  // sizes are checked by run_fleet_study, after --sizes / Python's sizes may have replaced them
 }
 
 void set_fleet_duration(FleetScenario& fs, double duration_s, const std::string& field) {
@@ -193,8 +193,10 @@ Json run_fleet_study(const FleetScenario& fs, bool with_samples) {
   const GpuModel model = load_gpu_model(fs.gpu, fs.file, "gpu");
   const double tdp = model.power_cap_w(), idle_w = model.idle_power_w(static_cast<int>(model.sm_clocks_mhz().size()) - 1);
   const auto bins = static_cast<std::size_t>(std::llround(fs.duration_s / fs.bin_s));
-  // sizes given beside the file (--sizes, Python's sizes) are checked here
-  for (int size : fs.sizes) check_fleet_size(fs, size, "fleet.sizes (or the sizes given beside the file)");
+  // sizes and windows as run: the file's, or those given beside it (--sizes, --duration, Python's sizes, duration_s)
+  for (std::size_t i = 0; i < fs.sizes.size(); ++i)
+    check_fleet_size(fs, fs.sizes[i], "fleet.sizes[" + std::to_string(i) + "] (or the sizes given beside the file)");
+  check_fleet_windows(fs, "");
   // Every job type alone, in a few variants.
   std::vector<std::vector<JobTrace>> traces(fs.mix.size());
   Json types = Json::array();

@@ -25,8 +25,9 @@ constexpr double kMinRateDurationUs = 1.0;
 // A collective's or point-to-point transfer's buffer (Kineto `In/Out msg nelems` x dtype, Chakra `comm_size`): 1 PB, as
 // a copy; 2^60 elements ran past 30 s and 2^52-2^58 ended on the timeline limit, blaming timeline_interval_s.
 constexpr double kMaxCollectiveBytes = 1e15;
-// Work counted from a kernel's operator shapes, per second of the kernel: 1e6 TFLOP/s (1 EFLOP/s), ~200x a B200's
-// dense fp8; bytes are bounded as copies (kMaxActivityBytesPerS). Shapes of 2^31 x 2^31 priced a kernel at 5e19 W.
+// Arithmetic counted from a kernel's operator shapes, per second of the kernel: 1e6 TFLOP/s (1 EFLOP/s), ~200x a B200's
+// dense fp8. Shapes of 2^31 x 2^31 priced a kernel at 5e19 W. (Bytes are not bounded: an in-place operator's count
+// holds its whole target tensor, which a real KV-cache update puts beyond any bandwidth.)
 constexpr double kMaxCountedTeraOps = 1e6;
 
 // Scenarios: `repeat` (whole passes over the trace).

@@ -132,7 +132,8 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
           throw InputError("the simulated job", "cluster",
                            "expected each transfer to finish within " + std::to_string(static_cast<long>(kMaxTraceSpanS)) +
                                " s simulated (README \"Limits and bad input\"); a transfer of " + std::to_string(static_cast<long long>(c.bytes)) +
-                               " bytes took " + std::to_string(static_cast<long long>(took)) + " s on this cluster's bandwidths");
+                               " bytes took " + std::to_string(static_cast<long long>(took)) +
+                               " s, its wait for the other ranks included, on this cluster's bandwidths");
         return took;
       };
       if (mode == EngineMode::event) {

@@ -151,7 +151,7 @@ namespace {
 // Refuses, before replaying, a run whose per-step rows or timeline would need gigabytes (the limits of
 // sim/core/limits.hpp; the timeline estimate uses the recorded span, check_timeline the simulated one), and a
 // top-level cluster the trace's ranks cannot use.
-void check_run_inputs(const Scenario& sc, const Workload& wl, const GpuModel& model) {
+void check_run_inputs(const Scenario& sc, const Workload& wl) {
   const double repeat = sc.replay.repeat;
   double steps = 0, span_s = 0;
   for (const Rank& r : wl.ranks) {
@@ -169,25 +169,6 @@ void check_run_inputs(const Scenario& sc, const Workload& wl, const GpuModel& mo
     throw InputError(sc.file, "cluster",
                      "a cluster places the collectives of several ranks, and this trace has one rank: drop `cluster`, or give the "
                      "job's rank traces (a list in `trace`, or a folder of rank<N>/ recordings)");
-  // recorded replays each kernel at the clocks its telemetry reported: without any it ran as max without a word
-  if (sc.policy.name == "recorded") {
-    bool any = false;
-    for (const Rank& r : wl.ranks)
-      for (const Kernel& k : r.kernels) any = any || k.recorded_sm_mhz > 0;
-    if (!any)
-      throw InputError(sc.file, "policy", "the recorded policy replays each kernel at the clocks its telemetry reported, and this trace has "
-                                          "none (expected a recording folder with telemetry.csv, or a trace beside one)");
-    // a clock far outside the model's table was taken to its nearest clock without a word (1 MHz ran at 345)
-    const double lo = 0.5 * model.sm_clocks_mhz().front(), hi = 1.1 * model.sm_clocks_mhz().back();
-    for (const Rank& r : wl.ranks)
-      for (const Kernel& k : r.kernels)
-        if (k.recorded_sm_mhz > 0 && (k.recorded_sm_mhz < lo || k.recorded_sm_mhz > hi)) {
-          std::snprintf(msg, sizeof msg, "a recorded SM clock of %g MHz lies outside %s's clocks (%g-%g MHz): expected telemetry of that GPU",
-                        static_cast<double>(k.recorded_sm_mhz), model.name().c_str(), model.sm_clocks_mhz().front(),
-                        model.sm_clocks_mhz().back());
-          throw InputError(sc.trace_path, "telemetry sm_mhz", msg);
-        }
-  }
   const double dt = sc.replay.timeline_interval_s;
   if (dt > 0 && span_s * repeat / dt > kMaxTimelineRows) {
     // The least interval that would do, rounded up at 3 significant figures (rounded to nearest it could still fail).
@@ -198,6 +179,31 @@ void check_run_inputs(const Scenario& sc, const Workload& wl, const GpuModel& mo
                   kMaxTimelineRows, span_s, repeat, dt, span_s * repeat / dt, std::ceil(need / unit) * unit);
     throw InputError(sc.file, "output.timeline_interval_s", msg);
   }
+}
+
+// The recorded policy (by name, as a scenario gives it: a Python policy in its place reads no recorded clock): it
+// replays each kernel at its telemetry's clocks, so a trace needs some, and a clock far outside the model's table
+// is no reading of a GPU (1 MHz ran at 345; another card's real 1980 MHz on an A100 model is taken to its nearest).
+void check_recorded_clocks(const Scenario& sc, const Workload& wl, const GpuModel& model) {
+  if (sc.policy.name != "recorded") return;
+  char msg[384];
+  bool any = false;
+  for (const Rank& r : wl.ranks)
+    for (const Kernel& k : r.kernels) any = any || k.recorded_sm_mhz > 0;
+  if (!any)
+    throw InputError(sc.file, "policy", "the recorded policy replays each kernel at the clocks its telemetry reported, and this trace has "
+                                        "none (expected a recording folder with telemetry.csv, or a trace beside one)");
+  const double lo = 0.5 * model.sm_clocks_mhz().front(), hi = 1.5 * model.sm_clocks_mhz().back();
+  for (const Rank& r : wl.ranks)
+    for (const Kernel& k : r.kernels)
+      if (k.recorded_sm_mhz > 0 && (k.recorded_sm_mhz < lo || k.recorded_sm_mhz > hi)) {
+        std::snprintf(msg, sizeof msg,
+                      "a recorded SM clock of %g MHz lies outside %s's clocks (%g-%g MHz): expected telemetry of a GPU (from half its "
+                      "lowest to 1.5 x its highest clock)",
+                      static_cast<double>(k.recorded_sm_mhz), model.name().c_str(), model.sm_clocks_mhz().front(),
+                      model.sm_clocks_mhz().back());
+        throw InputError(sc.trace_path, "telemetry sm_mhz", msg);
+      }
 }
 
 void check_timeline(const Scenario& sc, const std::vector<RankOutcome>& outcomes) {
@@ -214,7 +220,8 @@ void check_timeline(const Scenario& sc, const std::vector<RankOutcome>& outcomes
 
 SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const GpuModel& unbound) {
   // Per-kernel coefficients resolve against this trace's kernel names.
-  check_run_inputs(sc, trace.workload, unbound);
+  check_run_inputs(sc, trace.workload);
+  check_recorded_clocks(sc, trace.workload, unbound);
   const GpuModel model = unbound.bound_to(trace.workload.names);
   SimulationResult r;
   const PolicyEntry* entry = policy_registry().find(sc.policy.name);
@@ -242,7 +249,7 @@ SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const Gp
 
 SimulationResult simulate_with_factory(const Scenario& sc, const LoadedTrace& trace, const GpuModel& model,
                                        const PolicyFactory& factory) {
-  check_run_inputs(sc, trace.workload, model);
+  check_run_inputs(sc, trace.workload);
   SimulationResult r;
   r.outcomes = run_engine(trace.workload, model, factory, sc.replay, sc.mode, cluster_for(sc, model));
   check_timeline(sc, r.outcomes);

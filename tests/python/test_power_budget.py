@@ -130,6 +130,12 @@ def test_compare_on_training_jobs_judges_throughput_by_trained_tokens_never_nan(
     assert df.loc[1, "throughput_vs_uncontrolled"] == pytest.approx(df.loc[1, "trained_tokens"] / df.loc[0, "trained_tokens"])
 
 
+def test_an_output_folder_for_a_study_that_writes_no_files_is_refused(tmp_path):
+    with pytest.raises(dvfs_sim.InputError, match="a control study prints its result and writes no files"):
+        dvfs_sim.run(tiny(), output_dir=str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+
+
 def test_ppo_trains_and_writes_a_policy_the_controller_loads(tmp_path):
     torch = pytest.importorskip("torch")
     from dvfs_sim.rl.ppo import train

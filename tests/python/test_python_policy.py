@@ -187,7 +187,9 @@ def test_every_cpp_policy_is_selectable_by_name_from_python():
             s = dvfs_sim.run({"synthetic": {"model": "gpt3-xl", "pp": 2, "microbatches": 2}, "gpu": "h200", "policy": policy})
             assert s["policy"] == name
             continue
-        s = dvfs_sim.run({"trace": FIXTURE, "gpu": "h200", "policy": policy})
+        # recorded replays recorded clocks: a small kernel-loop recording with its telemetry
+        trace = os.path.join(ROOT, "traces", "recordings", "h200-power", "add-bf16") if name == "recorded" else FIXTURE
+        s = dvfs_sim.run({"trace": trace, "gpu": "h200", "policy": policy})
         if name == "latency-aware":  # replays the candidates and keeps the best, native included
             assert s["plan"][0]["chosen"] and s["policy"] in names
         else:
