@@ -52,10 +52,10 @@ inline std::unique_ptr<simgrid::s4u::Engine> make_simgrid_engine() {
   int argc = 6;
   char arg0[] = "dvfs-sim";
   char arg1[] = "--log=root.thresh:critical";
-  char arg5[] = "--log=ker_engine.app:file:/dev/null";  // its deadlock report: ours is one line (throw_if_deadlocked)
   char arg2[] = "--cfg=network/model:CM02";
   char arg3[] = "--cfg=network/crosstraffic:0";
   char arg4[] = "--cfg=network/TCP-gamma:0";
+  char arg5[] = "--log=ker_engine.app:file:/dev/null";  // its deadlock report: ours is one line (throw_if_deadlocked)
   char* argv[] = {arg0, arg1, arg2, arg3, arg4, arg5, nullptr};
   auto engine = std::make_unique<simgrid::s4u::Engine>(&argc, argv);
   static const bool hooked = (simgrid::s4u::Engine::on_deadlock_cb([] { deadlock_seen() = true; }), true);

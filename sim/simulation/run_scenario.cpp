@@ -98,6 +98,17 @@ Json export_replay_trace(const Scenario& sc, const Workload& wl, const GpuModel&
   return trace_export_stats_json(st, path);
 }
 
+namespace {
+
+// --engine and --stream-overlap set how a recorded trace is replayed: on a run that replays none (`what`) they
+// would change nothing.
+void refuse_replay_options(const ScenarioOptions& opts, const std::string& what) {
+  if (opts.engine) throw InputError("--engine", "", "expected a trace replay: " + what + " replays no recorded trace");
+  if (opts.stream_overlap) throw InputError("--stream-overlap", "", "expected a trace replay: " + what + " replays no recorded trace");
+}
+
+}  // namespace
+
 ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::string& base_dir, const ScenarioOptions& opts) {
   const ScenarioKind kind = scenario_kind(doc);
   if (const ScenarioKindSpec* registered = registered_kind(doc)) {  // a kind with its own key: no single replay
@@ -107,9 +118,7 @@ ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::st
     if (!opts.trace_out.empty())
       throw InputError("--trace-out", "", "expected a trace replay or synthetic scenario: a " + registered->key +
                                               " study has no single replay to export");
-    for (const auto& [given, option] : {std::pair<bool, const char*>{opts.engine.has_value(), "--engine"},
-                                        std::pair<bool, const char*>{opts.stream_overlap.has_value(), "--stream-overlap"}})
-      if (given) throw InputError(option, "", "expected a trace replay: a " + registered->key + " study replays no recorded trace");
+    refuse_replay_options(opts, "a " + registered->key + " study");
     if (opts.output_dir_given && !registered->outputs)
       throw InputError("-o", "", "a " + registered->key + " study prints its result and writes no files (--json prints it as JSON)");
     ScenarioRun run = registered->run(doc, file, base_dir);
@@ -122,9 +131,7 @@ ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::st
   if (opts.stream_overlap) sc.replay.stream_overlap = *opts.stream_overlap;
   ScenarioRun run;
   if (kind == ScenarioKind::synthetic) {
-    for (const auto& [given, option] : {std::pair<bool, const char*>{opts.engine.has_value(), "--engine"},
-                                        std::pair<bool, const char*>{opts.stream_overlap.has_value(), "--stream-overlap"}})
-      if (given) throw InputError(option, "", "expected a trace replay: a synthetic job replays no recorded trace");
+    refuse_replay_options(opts, "a synthetic job");
     run.kind = kind;
     SyntheticRun req = synthetic_request(sc);
     req.trace_out = opts.trace_out;

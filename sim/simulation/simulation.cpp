@@ -35,10 +35,11 @@ std::vector<std::string> rank_directories(const std::string& dir) {
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("rank", 0) != 0 || !entry.is_directory(ec)) continue;
-    const std::string digits = name.substr(4), unsigned_digits = digits.substr(digits.find_first_not_of("+-") == 0 ? 0 : 1);
-    const auto all_digits = [](const std::string& d) { return !d.empty() && std::all_of(d.begin(), d.end(), ::isdigit); };
-    if (!all_digits(unsigned_digits) || digits.find_first_of("+-", 1) != std::string::npos) continue;  // "rankings": not a rank
-    const bool canonical = digits == unsigned_digits && digits.size() <= 9 && (digits == "0" || digits[0] != '0');
+    const std::string digits = name.substr(4);
+    const bool sign = !digits.empty() && (digits[0] == '+' || digits[0] == '-');
+    const std::string number = digits.substr(sign ? 1 : 0);
+    if (number.empty() || !std::all_of(number.begin(), number.end(), ::isdigit)) continue;  // "rankings": not a rank
+    const bool canonical = !sign && number.size() <= 9 && (number == "0" || number[0] != '0');
     if (!canonical)
       throw InputError(dir, name, "expected rank folders named rank0, rank1, ... (a rank number without leading zeros)");
     found[std::stol(digits)] = entry.path().string();
@@ -186,24 +187,23 @@ void check_run_inputs(const Scenario& sc, const Workload& wl) {
 // is no reading of a GPU (1 MHz ran at 345; another card's real 1980 MHz on an A100 model is taken to its nearest).
 void check_recorded_clocks(const Scenario& sc, const Workload& wl, const GpuModel& model) {
   if (sc.policy.name != "recorded") return;
-  char msg[384];
   bool any = false;
+  const double lo = 0.5 * model.sm_clocks_mhz().front(), hi = 1.5 * model.sm_clocks_mhz().back();
   for (const Rank& r : wl.ranks)
-    for (const Kernel& k : r.kernels) any = any || k.recorded_sm_mhz > 0;
+    for (const Kernel& k : r.kernels) {
+      if (k.recorded_sm_mhz <= 0) continue;  // unknown for this kernel
+      any = true;
+      if (k.recorded_sm_mhz >= lo && k.recorded_sm_mhz <= hi) continue;
+      char msg[384];
+      std::snprintf(msg, sizeof msg,
+                    "a recorded SM clock of %g MHz lies outside %s's clocks (%g-%g MHz): expected telemetry of a GPU (from half its "
+                    "lowest to 1.5 x its highest clock)",
+                    static_cast<double>(k.recorded_sm_mhz), model.name().c_str(), model.sm_clocks_mhz().front(), model.sm_clocks_mhz().back());
+      throw InputError(sc.trace_path, "telemetry sm_mhz", msg);
+    }
   if (!any)
     throw InputError(sc.file, "policy", "the recorded policy replays each kernel at the clocks its telemetry reported, and this trace has "
                                         "none (expected a recording folder with telemetry.csv, or a trace beside one)");
-  const double lo = 0.5 * model.sm_clocks_mhz().front(), hi = 1.5 * model.sm_clocks_mhz().back();
-  for (const Rank& r : wl.ranks)
-    for (const Kernel& k : r.kernels)
-      if (k.recorded_sm_mhz > 0 && (k.recorded_sm_mhz < lo || k.recorded_sm_mhz > hi)) {
-        std::snprintf(msg, sizeof msg,
-                      "a recorded SM clock of %g MHz lies outside %s's clocks (%g-%g MHz): expected telemetry of a GPU (from half its "
-                      "lowest to 1.5 x its highest clock)",
-                      static_cast<double>(k.recorded_sm_mhz), model.name().c_str(), model.sm_clocks_mhz().front(),
-                      model.sm_clocks_mhz().back());
-        throw InputError(sc.trace_path, "telemetry sm_mhz", msg);
-      }
 }
 
 void check_timeline(const Scenario& sc, const std::vector<RankOutcome>& outcomes) {

@@ -30,6 +30,16 @@ std::string make_fixture(const std::string& name, const std::string& extra = "")
   return out;
 }
 
+// The one-line error of importing the fixture with `assign` (TABLE.COLUMN=VALUE) applied, or "no error".
+std::string import_error_with(const std::string& assign) {
+  try {
+    import_nsys_sqlite(make_fixture("set", "--set " + assign), Classifier::load_default());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 const Workload& fixture() {
   static const Workload wl = import_nsys_sqlite(make_fixture("small"), Classifier::load_default());
   return wl;
@@ -101,13 +111,7 @@ TEST_CASE("nsys: a copy's negative or impossible bytes are refused, naming the t
       {"CUPTI_ACTIVITY_KIND_MEMCPY.bytes=8000000000", "got 8000000000 bytes in 4 us (2e+15 B/s), row 0"}};
   for (const auto& [assign, expected] : cases) {
     INFO(assign);
-    const std::string path = make_fixture("bytes", "--set " + assign);
-    try {
-      import_nsys_sqlite(path, Classifier::load_default());
-      FAIL("no error");
-    } catch (const InputError& e) {
-      CHECK(std::string(e.what()).find(expected) != std::string::npos);
-    }
+    CHECK_THAT(import_error_with(assign), Catch::Contains(expected));
   }
 }
 
@@ -121,13 +125,7 @@ TEST_CASE("nsys: launch and NVTX rows that are no times are refused, naming the 
       {"NVTX_EVENTS.eventType=x", "NVTX_EVENTS.eventType: expected an integer (59 push/pop, 60 start/end, ...), row 1"}};
   for (const auto& [assign, expected] : cases) {
     INFO(assign);
-    const std::string path = make_fixture("rows", "--set " + assign);
-    try {
-      import_nsys_sqlite(path, Classifier::load_default());
-      FAIL("no error");
-    } catch (const InputError& e) {
-      CHECK(std::string(e.what()).find(expected) != std::string::npos);
-    }
+    CHECK_THAT(import_error_with(assign), Catch::Contains(expected));
   }
 }
 

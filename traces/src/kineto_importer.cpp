@@ -1095,11 +1095,11 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
   }
   const std::vector<KernelRates> rates = estimate_kernel_rates(refs, raw.operators);
   for (std::size_t i = 0; i < rates.size(); ++i) {
-    // work counted from operator shapes that no GPU could do in the kernel's time (shapes of 2^31 x 2^31 priced a
-    // 100 us kernel at 5e19 W): the shapes are wrong, so the trace is refused rather than priced
+    // arithmetic counted from operator shapes that no GPU could do in the kernel's time (shapes of 2^31 x 2^31 priced a
+    // 100 us kernel at 5e19 W): the shapes are wrong, so the trace is refused rather than priced. Not bytes: an in-place
+    // operator's count holds its whole target (index_copy_ into a 2 GiB KV cache), which validate lists as work beyond
+    // the part
     const KernelRates& r = rates[i];
-    // (arithmetic only: an in-place operator's bytes count its whole target, e.g. index_copy_ into a 2 GiB KV cache, so a
-    // real trace can be counted beyond any bandwidth; validate lists such kernels as work beyond the part)
     const double flops = std::max({double(r.tensor_tflops), double(r.fma_tflops), double(r.alu_tops)});
     if (flops > kMaxCountedTeraOps) {
       std::ostringstream os;
