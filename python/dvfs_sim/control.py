@@ -77,9 +77,10 @@ def compare(scenario, controllers, seed=None, duration_s=None, policy_file=None,
     generated tokens/s, tokens per MWh, and throughput / violations relative to `uncontrolled` when it is
     among them."""
     import pandas as pd
-    rows = []
+    rows, durations = [], []
     for c in controllers:
         r = run(scenario, controller=c, policy_file=policy_file, seed=seed, duration_s=duration_s, overrides=overrides)
+        durations.append(r["duration_s"])
         b = next((x for x in r["budgets"] if x["controlled"]), r["budgets"][0])
         w = {round(x["window_s"], 6): x for x in b["windows"]}
         rows.append({"controller": r["controller"], "violations_interval": w[round(r["interval_s"], 6)]["violation_rate"],
@@ -87,12 +88,16 @@ def compare(scenario, controllers, seed=None, duration_s=None, policy_file=None,
                      "tokens_per_s": r["tokens_per_s"], "tokens_per_mwh": r["tokens_per_mwh"], "reward": r["reward"],
                      "generated_tokens": r.get("generated_tokens", 0.0), "trained_tokens": r.get("trained_tokens", 0.0)})
     df = pd.DataFrame(rows)
+    # as the CLI's table: generated tokens, or trained tokens where the jobs generate none (training jobs gave
+    # 0 tokens/s and 0 / 0 = nan); tokens_per_s and tokens_per_mwh are in that basis
+    basis = "generated_tokens" if (df["generated_tokens"] > 0).any() else "trained_tokens"
+    df["throughput_basis"] = basis.split("_")[0]
+    if basis == "trained_tokens":
+        df["tokens_per_s"] = [t / d if d > 0 else 0.0 for t, d in zip(df[basis], durations)]
+        df["tokens_per_mwh"] = [t / (e * 1e6 / 3.6e9) if e > 0 else 0.0 for t, e in zip(df[basis], df["energy_mj"])]
     if (df["controller"] == "uncontrolled").any():
         ref = df[df["controller"] == "uncontrolled"].iloc[0]
-        # as the CLI's table: generated tokens, or trained tokens where the jobs generate none (training jobs gave 0 / 0 = nan);
         # no tokens at all: no ratio (None)
-        basis = "generated_tokens" if (df["generated_tokens"] > 0).any() else "trained_tokens"
-        df["throughput_basis"] = basis.split("_")[0]
         df["throughput_vs_uncontrolled"] = df[basis] / ref[basis] if ref[basis] > 0 else None
         df["violations_vs_uncontrolled"] = df["violations_interval"] / ref["violations_interval"] - 1 if ref["violations_interval"] > 0 else 0.0
     return df

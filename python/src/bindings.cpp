@@ -63,7 +63,7 @@ PYBIND11_MODULE(_core, m) {
     py::gil_scoped_release no_gil;
     return dvfs::compare_grid(sc, policies, budgets, latencies).dump();
   });
-  m.def("available_models", &dvfs::available_models);
+  m.def("available_models", &dvfs::installed_models);  // raises naming the folder when it holds no model, as the CLI does
   m.def("policy_names_text", [] { return dvfs::policy_names(); });
   m.def("policy_entries", [] {
     py::list out;

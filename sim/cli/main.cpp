@@ -571,6 +571,10 @@ int run_command_line(const dvfs::Command& c, std::vector<std::string> args) {
     throw dvfs::UsageError(e.what());
   }
   // An empty value (`--engine ''`, `-o ''`, `report ''`) fell back to the option's default without a word.
+  // A flag given twice (`--json --json`) was taken as once: refused as options given twice are.
+  for (const CLI::Option* o : p.app.get_options())
+    if (o->get_expected_min() == 0 && o->count() > 1 && o->get_multi_option_policy() != CLI::MultiOptionPolicy::TakeAll)
+      throw dvfs::UsageError(o->get_name() + ": given " + std::to_string(o->count()) + " times; expected at most once");
   for (const CLI::Option* o : p.app.get_options())
     for (const std::string& v : o->results())
       if (v.empty() && o->get_expected_min() > 0)

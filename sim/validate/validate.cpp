@@ -21,6 +21,10 @@ namespace dvfs {
 
 namespace {
 
+// A span without telemetry readings this long inside a step's measurement is named in the report (the counter
+// advances every ~0.1 s; the project's H200 GPT-3 XL recording holds one 587 ms stall).
+constexpr double kTelemetryGapS = 0.25;
+
 double pct(double sim, double meas) { return meas != 0 ? 100.0 * (sim - meas) / meas : 0.0; }
 
 // One clock source's replay beside the validation report: its trace and its timeline.
@@ -109,6 +113,17 @@ Json validate_recording(const Recording& rec, const GpuModel& model, const std::
                    " updates of the energy counter (update interval: median time between its advances in telemetry.csv); "
                    "otherwise only the profiled window (the total row) is: per-step energy and power figures of "
                    "unresolved steps (energy_resolved false) are interpolation, not measurement"}};
+  // Steps whose measured energy leans on interpolation across missing telemetry (a stalled poller): named, not hidden.
+  Json gap_steps = Json::array();
+  double longest_gap_s = 0;
+  for (std::size_t i = 0; i < rec.steps.size(); ++i) {
+    longest_gap_s = std::max(longest_gap_s, rec.steps[i].interpolated_span_s);
+    if (rec.steps[i].interpolated_span_s > kTelemetryGapS) gap_steps.push_back(i);
+  }
+  report["telemetry_gaps"] = {{"threshold_s", kTelemetryGapS}, {"longest_s", longest_gap_s}, {"steps", gap_steps},
+                              {"rule", "a step's measured energy is interpolated across the longest span without readings "
+                                       "(counter: between the advances bracketing its bounds; power samples: between samples "
+                                       "inside it); steps listed here have a span over threshold_s"}};
   if (!rec.import_report.notes.empty()) report["import_notes"] = rec.import_report.notes;  // what the import could not size
   if (!rec.telemetry.energy_note().empty()) {
     report["measured_from"] = "step time: run.json profiled_steps t0_ns..t1_ns (GPU synchronised); step energy: NVML power "
@@ -237,6 +252,14 @@ std::string format_validation(const Json& rep) {
        << " kernels priced by class priors instead of work counted from their operators' shapes\n";
   if (rep.contains("import_notes"))
     for (const Json& n : rep["import_notes"]) os << "import note: " << n.get<std::string>() << "\n";
+  if (rep.contains("telemetry_gaps") && !rep["telemetry_gaps"]["steps"].empty()) {
+    const Json& g = rep["telemetry_gaps"];
+    std::string steps;
+    for (const Json& i : g["steps"]) steps += (steps.empty() ? "" : ", ") + std::to_string(i.get<std::size_t>());
+    std::snprintf(buf, sizeof buf, " measured across up to %.0f ms without readings (over %.0f ms): that energy is interpolation\n",
+                  g["longest_s"].get<double>() * 1e3, g["threshold_s"].get<double>() * 1e3);
+    os << "telemetry gap: step " << steps << buf;
+  }
   for (const Json& src : rep["clock_sources"]) {
     os << "\nclock source: " << src["clock_source"].get<std::string>() << "\n";
     std::snprintf(buf, sizeof buf, "%-5s %9s %9s %7s | %9s %9s %7s | %8s %8s %7s | %7s %7s\n", "step", "meas ms",

@@ -128,6 +128,11 @@ def test_compare_on_training_jobs_judges_throughput_by_trained_tokens_never_nan(
     assert list(df["throughput_basis"]) == ["trained", "trained"]
     assert df.loc[0, "throughput_vs_uncontrolled"] == pytest.approx(1.0)
     assert df.loc[1, "throughput_vs_uncontrolled"] == pytest.approx(df.loc[1, "trained_tokens"] / df.loc[0, "trained_tokens"])
+    # tokens_per_s and tokens_per_mwh are in trained tokens too (they were 0 on generated tokens)
+    assert (df["tokens_per_s"] > 0).all() and (df["tokens_per_mwh"] > 0).all()
+    assert df.loc[1, "tokens_per_s"] / df.loc[0, "tokens_per_s"] == pytest.approx(df.loc[1, "throughput_vs_uncontrolled"])
+    r = control.run(sc, controller="uncontrolled", seed=1)
+    assert df.loc[0, "tokens_per_s"] == pytest.approx(r["trained_tokens"] / r["duration_s"])
 
 
 def test_an_output_folder_for_a_study_that_writes_no_files_is_refused(tmp_path):

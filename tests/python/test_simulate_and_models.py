@@ -114,6 +114,14 @@ def test_models_match_the_cli_listing():
         assert dvfs_sim.model(name).name == name
 
 
+def test_available_models_raises_naming_the_folder_when_it_holds_no_model(tmp_path, monkeypatch):
+    # it returned [] where `dvfs-sim models` refuses
+    (tmp_path / "models" / "gpus").mkdir(parents=True)
+    monkeypatch.setenv("DVFS_SIM_DATA", str(tmp_path))
+    with pytest.raises(dvfs_sim.InputError, match=r"models/gpus.*no model files \(\*\.json\) in it"):
+        dvfs_sim.available_models()
+
+
 def test_perseus_runs_refuse_a_latency_beyond_a_second():
     # float('inf') reached SimGrid and came back as a RuntimeError
     runs = os.path.join(ROOT, "traces", "perseus-runs", "a100_gpt3-xl_pp4")

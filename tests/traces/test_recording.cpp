@@ -199,3 +199,20 @@ TEST_CASE("a step's counter energy is a measurement only when the step spans two
   CHECK_FALSE(counter_resolves(0.19, 0.1));
   CHECK_FALSE(counter_resolves(10.0, -1));  // a counter seen advancing fewer than three times resolves nothing
 }
+
+TEST_CASE("a step measured across a stall in the telemetry carries the span its energy interpolates over",
+          "[traces][recording]") {
+  // As above (a sample every 10 us, the counter advancing every 50 us), but the poller stalls from 50 us to 300 us
+  // after the first sample: the first step's start falls inside the stall.
+  std::string csv = "t_ns,energy_mj,sm_mhz,mem_mhz\n";
+  for (int i = 0; i <= 210; ++i)
+    if (i < 5 || i > 30)
+      csv += std::to_string(1700000000000900000LL + 10000LL * i) + "," + std::to_string(1000 + 5 * (i / 5)) + ",1980,3201\n";
+  std::string dir = make_recording(csv, R"({"run": {"profiled_steps": [
+      {"t0_ns": 1700000000001000000, "t1_ns": 1700000000001160000},
+      {"t0_ns": 1700000000002000000, "t1_ns": 1700000000002050000}]}})");
+  Recording rec = load_recording(dir, Classifier::load_default());
+  REQUIRE(rec.steps.size() == 2);
+  CHECK(rec.steps[0].interpolated_span_s > 250e-6);                                     // the stall
+  CHECK(rec.steps[1].interpolated_span_s == Catch::Detail::Approx(50e-6).margin(1e-6));  // the counter's own updates
+}

@@ -150,6 +150,27 @@ double Telemetry::energy_j_between(double t0_ns, double t1_ns) const {
   return counter_j_at(t1_ns) - counter_j_at(t0_ns);
 }
 
+double Telemetry::interpolated_span_s(double t0_ns, double t1_ns) const {
+  if (use_power_) {
+    double longest = 0;
+    for (std::size_t i = 1; i < samples_.size(); ++i)
+      if (samples_[i].t_ns > t0_ns && samples_[i - 1].t_ns < t1_ns) longest = std::max(longest, samples_[i].t_ns - samples_[i - 1].t_ns);
+    return longest * 1e-9;
+  }
+  if (!has_energy_) return 0;
+  // the counter points bracketing t, or the samples bracketing it where they are further apart (an advance's instant
+  // is only known to lie between two samples)
+  auto bracket = [&](double t_ns) {
+    const auto& p = counter_points_;
+    if (t_ns <= p.front().first || t_ns >= p.back().first) return 0.0;
+    auto it = std::upper_bound(p.begin(), p.end(), t_ns, [](double v, const auto& q) { return v < q.first; });
+    auto s = std::upper_bound(samples_.begin(), samples_.end(), t_ns, [](double v, const TelemetrySample& x) { return v < x.t_ns; });
+    const double sample_gap = s == samples_.begin() || s == samples_.end() ? 0.0 : s->t_ns - std::prev(s)->t_ns;
+    return std::max(it->first - std::prev(it)->first, sample_gap);
+  };
+  return std::max(bracket(t0_ns), bracket(t1_ns)) * 1e-9;
+}
+
 double Telemetry::mean_sm_mhz(double t0_ns, double t1_ns) const {
   if (t1_ns <= t0_ns) return at(t0_ns).sm_mhz;
   double acc = 0, t = t0_ns;
@@ -237,6 +258,7 @@ Recording load_recording(const std::string& dir, const Classifier& classifier) {
     m.energy_j = rec.telemetry.energy_j_between(m.t0_ns, m.t1_ns);
     m.energy_resolved = counter_resolves((m.t1_ns - m.t0_ns) * 1e-9, rec.telemetry.counter_update_interval_s());
     m.mean_sm_mhz = rec.telemetry.mean_sm_mhz(m.t0_ns, m.t1_ns);
+    m.interpolated_span_s = rec.telemetry.interpolated_span_s(m.t0_ns, m.t1_ns);
     rec.steps.push_back(m);
   }
   // Once every step's bounds are read (so an order or overlap problem is named before a bound that follows from it):

@@ -36,6 +36,11 @@ class Telemetry {
   double energy_j_between(double t0_ns, double t1_ns) const;
   // Median time between the counter's advances (~0.1 s on an H200); -1 with fewer than three advances.
   double counter_update_interval_s() const { return update_interval_s_; }
+  // The longest stretch of [t0, t1]'s energy that is interpolation across missing readings: with the counter, the
+  // longest span between the counter advances, or between the samples, bracketing t0 or t1 (inside them the counter
+  // is exact); with
+  // power samples, the longest gap between samples that overlaps [t0, t1]. ~0.1 s normally; a stalled poller more.
+  double interpolated_span_s(double t0_ns, double t1_ns) const;
   // Time-weighted mean SM clock reported over [t0, t1].
   double mean_sm_mhz(double t0_ns, double t1_ns) const;
   const std::string& file() const { return file_; }
@@ -65,6 +70,7 @@ struct MeasuredStep {
   double counter_energy_j = -1;  // run.json's counter difference over the step (coarse)
   double energy_j = -1;          // interpolated counter over [t0, t1]
   bool energy_resolved = false;  // the step spans >= kCounterResolveUpdates counter updates (counter_resolves)
+  double interpolated_span_s = 0;  // Telemetry::interpolated_span_s over the step
   double mean_sm_mhz = 0;
 };
 
