@@ -286,8 +286,14 @@ void read_device_properties(const Json& doc, const std::string& file, TraceHeade
 
 TraceHeader read_header(const Json& doc, const std::string& file) {
   TraceHeader h;
-  if (doc.is_object() && doc.contains("baseTimeNanoseconds") && doc["baseTimeNanoseconds"].is_number())
-    h.base_ns = doc["baseTimeNanoseconds"].get<double>();
+  // The epoch of the trace's clock: optional, but when written it must be one (a string or a negative number was
+  // dropped, and a recording then said it was "missing")
+  if (doc.is_object() && doc.contains("baseTimeNanoseconds")) {
+    const Json& b = doc["baseTimeNanoseconds"];
+    if (!b.is_number() || !(b.get<double>() >= 0) || b.get<double>() > kMaxTraceTimeUs * 1e3)
+      throw InputError(file, "baseTimeNanoseconds", "expected the trace clock's epoch in nanoseconds (a number from 0 to 1e20), got " + b.dump());
+    h.base_ns = b.get<double>();
+  }
   read_device_properties(doc, file, h);
   // A rank of a distributed job names itself (PyTorch's distributedInfo); NCCL kernels name their groups
   // by global rank.

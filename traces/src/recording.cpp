@@ -190,7 +190,7 @@ void attach_recorded_clocks(Workload& wl, const Telemetry& tel, const std::strin
   for (Rank& r : wl.ranks) {
     if (r.origin_epoch_ns <= 0)
       throw InputError(trace_file, "baseTimeNanoseconds",
-                       "missing: needed to align the trace with " + tel.file() + " (expected epoch nanoseconds)");
+                       "missing or 0: needed to align the trace with " + tel.file() + " (expected the trace clock's epoch in nanoseconds)");
     const double first = r.origin_epoch_ns;
     const double last = r.origin_epoch_ns + (r.recorded_start_s.back() + r.kernels.back().duration_s) * 1e9;
     if (last < tel.begin_ns() || first > tel.end_ns())
