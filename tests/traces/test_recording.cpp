@@ -216,3 +216,19 @@ TEST_CASE("a step measured across a stall in the telemetry carries the span its 
   CHECK(rec.steps[0].interpolated_span_s > 250e-6);                                     // the stall
   CHECK(rec.steps[1].interpolated_span_s == Catch::Detail::Approx(50e-6).margin(1e-6));  // the counter's own updates
 }
+
+TEST_CASE("with power samples standing in for the counter, a step's span is its longest gap between samples",
+          "[traces][recording]") {
+  // The counter never advances (power samples are integrated instead); samples every 10 us, stalled from 50 us to 300 us.
+  std::string csv = "t_ns,energy_mj,power_mw,sm_mhz,mem_mhz\n";
+  for (int i = 0; i <= 210; ++i)
+    if (i < 5 || i > 30) csv += std::to_string(1700000000000900000LL + 10000LL * i) + ",1000,300000,1980,3201\n";
+  std::string dir = make_recording(csv, R"({"run": {"profiled_steps": [
+      {"t0_ns": 1700000000001000000, "t1_ns": 1700000000001160000},
+      {"t0_ns": 1700000000002000000, "t1_ns": 1700000000002050000}]}})");
+  Recording rec = load_recording(dir, Classifier::load_default());
+  REQUIRE_FALSE(rec.telemetry.energy_note().empty());  // power samples, not the counter
+  REQUIRE(rec.steps.size() == 2);
+  CHECK(rec.steps[0].interpolated_span_s == Catch::Detail::Approx(270e-6).margin(1e-6));
+  CHECK(rec.steps[1].interpolated_span_s == Catch::Detail::Approx(10e-6).margin(1e-6));
+}

@@ -151,10 +151,11 @@ double Telemetry::energy_j_between(double t0_ns, double t1_ns) const {
 }
 
 double Telemetry::interpolated_span_s(double t0_ns, double t1_ns) const {
-  if (use_power_) {
+  if (use_power_) {  // the gaps between samples that overlap [t0, t1], from the first sample after t0 on
     double longest = 0;
-    for (std::size_t i = 1; i < samples_.size(); ++i)
-      if (samples_[i].t_ns > t0_ns && samples_[i - 1].t_ns < t1_ns) longest = std::max(longest, samples_[i].t_ns - samples_[i - 1].t_ns);
+    auto it = std::upper_bound(samples_.begin(), samples_.end(), t0_ns, [](double v, const TelemetrySample& x) { return v < x.t_ns; });
+    if (it == samples_.begin() && it != samples_.end()) ++it;
+    for (; it != samples_.end() && std::prev(it)->t_ns < t1_ns; ++it) longest = std::max(longest, it->t_ns - std::prev(it)->t_ns);
     return longest * 1e-9;
   }
   if (!has_energy_) return 0;
