@@ -2,7 +2,7 @@
 # runs third_card_memory_loops (record_round25_on_gpu.sh), an H100 records a set of the H200 blind-set workloads with
 # the commands of unseen_scripts/record_unseen_on_gpu.sh. NVML and nvidia-smi are only read.
 #   blind_set_begin OUT NAME TIMEOUT_S   exec's the H200 script on an H200; on an H100 opens $W (NAME) and its logs
-#   rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...
+#   rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...   (with ONLY="NAME ..." set, the jobs named there only)
 #   blind_set_ship                        gzips the telemetry (unzipped when shipped), OUT/NAME.tar.part-* under 16 MiB
 BLIND_S=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 U=$BLIND_S/unseen_scripts
@@ -21,8 +21,9 @@ blind_set_begin() {
   . "$BLIND_S/card_identity.sh"
   { identity; python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"; } > "$W/logs/env.log" 2>&1
 }
-rec() {  # rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS... (as record_unseen_on_gpu.sh records them)
+rec() {  # rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS... (as record_unseen_on_gpu.sh records them); ONLY="NAME ..." records those only
   local name=$1 steps=$2; shift 3
+  [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]] && return 0
   local t0=$SECONDS
   PYTHONPATH=$BLIND_S/../../python timeout "$BLIND_TIMEOUT" python3 -m dvfs_sim.record -o "$W/$name" --steps "$steps" -- "$@" > "$W/logs/$name.log" 2>&1
   echo "$name rc=$? wall=$((SECONDS - t0)) s" | tee -a "$W/logs/summary.log"
