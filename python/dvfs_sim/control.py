@@ -74,8 +74,8 @@ def run(scenario, controller=None, policy_file=None, seed=None, duration_s=None,
 
 def compare(scenario, controllers, seed=None, duration_s=None, policy_file=None, overrides=None):
     """One row per controller (a pandas DataFrame): violations at the control interval and over 30 s, energy,
-    generated tokens/s, tokens per MWh, and throughput / violations relative to `uncontrolled` when it is
-    among them."""
+    tokens/s and tokens per MWh (generated tokens, or trained tokens where no job generates any: column
+    throughput_basis), and throughput / violations relative to `uncontrolled` when it is among them."""
     import pandas as pd
     rows, durations = [], []
     for c in controllers:

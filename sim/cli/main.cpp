@@ -607,14 +607,18 @@ int usage_error(const std::string& message, const std::string& cmd) {
 int run_cli(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   // --no-cache, before any `--`, is a global option of every command: traces are imported afresh.
+  int no_cache_given = 0;
   for (auto it = args.begin(); it != args.end() && *it != "--";) {
     if (*it != "--no-cache") {
       ++it;
       continue;
     }
+    ++no_cache_given;
     dvfs::set_workload_cache_enabled(false);
     it = args.erase(it);
   }
+  if (no_cache_given > 1)  // as any flag given twice
+    return usage_error("--no-cache: given " + std::to_string(no_cache_given) + " times; expected at most once", "");
   std::string cmd;
   try {
     const std::vector<dvfs::Command> cmds = all_commands();

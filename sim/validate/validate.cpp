@@ -21,8 +21,9 @@ namespace dvfs {
 
 namespace {
 
-// A span without telemetry readings this long inside a step's measurement is named in the report (the counter
-// advances every ~0.1 s; the project's H200 GPT-3 XL recording holds one 587 ms stall).
+// A step whose measured energy is interpolated over a span this long is named in the report: the counter advances
+// every ~0.1 s; in the project's H200 GPT-3 XL recording the samples stop for 587 ms just after step 5 ends, so the
+// counter advances bracketing that end lie 359 ms apart.
 constexpr double kTelemetryGapS = 0.25;
 
 double pct(double sim, double meas) { return meas != 0 ? 100.0 * (sim - meas) / meas : 0.0; }
@@ -256,9 +257,9 @@ std::string format_validation(const Json& rep) {
     const Json& g = rep["telemetry_gaps"];
     std::string steps;
     for (const Json& i : g["steps"]) steps += (steps.empty() ? "" : ", ") + std::to_string(i.get<std::size_t>());
-    std::snprintf(buf, sizeof buf, " measured across up to %.0f ms without readings (over %.0f ms): that energy is interpolation\n",
-                  g["longest_s"].get<double>() * 1e3, g["threshold_s"].get<double>() * 1e3);
-    os << "telemetry gap: step " << steps << buf;
+    std::snprintf(buf, sizeof buf, " energy interpolated across up to %.0f ms between telemetry readings (counter advances or "
+                  "samples; over %.0f ms): not a measurement there\n", g["longest_s"].get<double>() * 1e3, g["threshold_s"].get<double>() * 1e3);
+    os << "telemetry gap: " << (g["steps"].size() > 1 ? "steps " : "step ") << steps << buf;
   }
   for (const Json& src : rep["clock_sources"]) {
     os << "\nclock source: " << src["clock_source"].get<std::string>() << "\n";

@@ -533,6 +533,7 @@ def test_an_option_given_twice_and_a_name_that_is_no_folder_are_refused(cli, roo
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
     # a flag given twice was taken as once
     assert_one_line_error(cli("models", "--json", "--json"), "--json: given 2 times; expected at most once")
+    assert_one_line_error(cli("--no-cache", "models", "--no-cache"), "--no-cache: given 2 times; expected at most once")
     scen = tmp_path / "s.json"
     for name in ("../escaped", "", ".."):
         scen.write_text(json.dumps({"name": name, "trace": os.path.join(root, "tests", "fixtures", "kineto_current.json"),

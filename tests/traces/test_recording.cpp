@@ -232,3 +232,18 @@ TEST_CASE("with power samples standing in for the counter, a step's span is its 
   CHECK(rec.steps[0].interpolated_span_s == Catch::Detail::Approx(270e-6).margin(1e-6));
   CHECK(rec.steps[1].interpolated_span_s == Catch::Detail::Approx(10e-6).margin(1e-6));
 }
+
+TEST_CASE("a step ending in a telemetry stall after the counter's last advance carries the stall", "[traces][recording]") {
+  // Samples every 10 us over the fixture's first 40 us, then one sample (with an advance) 560 us later: the second
+  // step ends 360 us into the stall, past the midpoint where its last advance is placed; its energy is held flat there.
+  std::string csv = "t_ns,energy_mj,sm_mhz,mem_mhz\n";
+  for (int i = 0; i <= 4; ++i) csv += std::to_string(1700000000000900000LL + 10000LL * i) + "," + std::to_string(1000 + 5 * (i / 2)) + ",1980,3201\n";
+  csv += "1700000000001500000,1100,1980,3201\n";
+  std::string dir = make_recording(csv, R"({"run": {"profiled_steps": [
+      {"t0_ns": 1700000000000905000, "t1_ns": 1700000000000912000},
+      {"t0_ns": 1700000000000920000, "t1_ns": 1700000000001300000}]}})");
+  Recording rec = load_recording(dir, Classifier::load_default());
+  REQUIRE(rec.steps.size() == 2);
+  CHECK(rec.steps[0].interpolated_span_s < 20e-6);                                         // inside the dense samples
+  CHECK(rec.steps[1].interpolated_span_s == Catch::Detail::Approx(560e-6).margin(1e-6));  // the stall (its start: 20 us)
+}

@@ -161,12 +161,14 @@ double Telemetry::interpolated_span_s(double t0_ns, double t1_ns) const {
   if (!has_energy_) return 0;
   // the counter points bracketing t, or the samples bracketing it where they are further apart (an advance's instant
   // is only known to lie between two samples)
+  // after the last advance the counter is held flat: the span from that advance counts (a stall at the end)
   auto bracket = [&](double t_ns) {
     const auto& p = counter_points_;
-    if (t_ns <= p.front().first || t_ns >= p.back().first) return 0.0;
-    auto it = std::upper_bound(p.begin(), p.end(), t_ns, [](double v, const auto& q) { return v < q.first; });
     auto s = std::upper_bound(samples_.begin(), samples_.end(), t_ns, [](double v, const TelemetrySample& x) { return v < x.t_ns; });
     const double sample_gap = s == samples_.begin() || s == samples_.end() ? 0.0 : s->t_ns - std::prev(s)->t_ns;
+    if (t_ns <= p.front().first) return sample_gap;
+    if (t_ns >= p.back().first) return std::max(sample_gap, t_ns - p.back().first);
+    auto it = std::upper_bound(p.begin(), p.end(), t_ns, [](double v, const auto& q) { return v < q.first; });
     return std::max(it->first - std::prev(it)->first, sample_gap);
   };
   return std::max(bracket(t0_ns), bracket(t1_ns)) * 1e-9;

@@ -49,14 +49,14 @@ TEST_CASE("validate compares per-step energy only where the counter resolves the
   CHECK(format_validation(long_steps).find("not resolved") == std::string::npos);
 }
 
-// The GPT-3 XL recording's poller stalled: step 5's end lies in a 359 ms span without readings. Its energy there is
-// interpolation, and the report says so; the short-step ViT recording has no such span.
+// The GPT-3 XL recording's poller stalled for 587 ms just after step 5 ends: the counter advances bracketing that end
+// lie 359 ms apart. Its energy there is interpolation, and the report says so; the short-step ViT recording has no such span.
 TEST_CASE("validate names the steps whose measured energy is interpolated across a telemetry stall", "[validate]") {
   const Json rep = validate_recording(data_dir() + "/traces/recordings/h200-gpt3xl", "h200");
   const Json& gaps = rep["telemetry_gaps"];
   CHECK(gaps["steps"] == Json::array({5}));
   CHECK(gaps["longest_s"].get<double>() == Catch::Detail::Approx(0.359).margin(0.002));
-  CHECK(format_validation(rep).find("telemetry gap: step 5 measured across up to 359 ms without readings") != std::string::npos);
+  CHECK(format_validation(rep).find("telemetry gap: step 5 energy interpolated across up to 359 ms between telemetry readings") != std::string::npos);
   const Json vit = validate_recording(data_dir() + "/traces/recordings/h200-workloads/vit-b16-train-b32", "h200");
   CHECK(vit["telemetry_gaps"]["steps"].empty());
   CHECK(format_validation(vit).find("telemetry gap") == std::string::npos);
