@@ -28,6 +28,31 @@ constexpr double kTelemetryGapS = 0.25;
 
 double pct(double sim, double meas) { return meas != 0 ? 100.0 * (sim - meas) / meas : 0.0; }
 
+// Steps whose measured energy leans on interpolation across missing telemetry (a stalled poller): named, not hidden.
+Json telemetry_gaps(const Recording& rec) {
+  Json steps = Json::array();
+  double longest_s = 0;
+  for (std::size_t i = 0; i < rec.steps.size(); ++i) {
+    longest_s = std::max(longest_s, rec.steps[i].interpolated_span_s);
+    if (rec.steps[i].interpolated_span_s > kTelemetryGapS) steps.push_back(i);
+  }
+  return {{"threshold_s", kTelemetryGapS}, {"longest_s", longest_s}, {"steps", steps},
+          {"rule", "a step's measured energy is interpolated across the longest span without readings (counter: between "
+                   "the advances or samples bracketing its bounds, or from the last advance to a bound after it; power "
+                   "samples: between samples inside it); steps listed here have a span over threshold_s"}};
+}
+
+// One line when any step is listed; `who` names the rank of a multi-GPU job ("" for one GPU).
+void format_telemetry_gaps(std::ostream& os, const Json& g, const std::string& who) {
+  if (g["steps"].empty()) return;
+  std::string steps;
+  for (const Json& i : g["steps"]) steps += (steps.empty() ? "" : ", ") + std::to_string(i.get<std::size_t>());
+  char buf[200];
+  std::snprintf(buf, sizeof buf, " energy interpolated across up to %.0f ms between telemetry readings (counter advances or "
+                "samples; over %.0f ms): not a measurement there\n", g["longest_s"].get<double>() * 1e3, g["threshold_s"].get<double>() * 1e3);
+  os << "telemetry gap: " << who << (g["steps"].size() > 1 ? "steps " : "step ") << steps << buf;
+}
+
 // One clock source's replay beside the validation report: its trace and its timeline.
 void write_replay_files(const Scenario& sc, const Workload& wl, const GpuModel& model, const SimulationResult& r,
                         const std::string& prefix) {
@@ -114,17 +139,7 @@ Json validate_recording(const Recording& rec, const GpuModel& model, const std::
                    " updates of the energy counter (update interval: median time between its advances in telemetry.csv); "
                    "otherwise only the profiled window (the total row) is: per-step energy and power figures of "
                    "unresolved steps (energy_resolved false) are interpolation, not measurement"}};
-  // Steps whose measured energy leans on interpolation across missing telemetry (a stalled poller): named, not hidden.
-  Json gap_steps = Json::array();
-  double longest_gap_s = 0;
-  for (std::size_t i = 0; i < rec.steps.size(); ++i) {
-    longest_gap_s = std::max(longest_gap_s, rec.steps[i].interpolated_span_s);
-    if (rec.steps[i].interpolated_span_s > kTelemetryGapS) gap_steps.push_back(i);
-  }
-  report["telemetry_gaps"] = {{"threshold_s", kTelemetryGapS}, {"longest_s", longest_gap_s}, {"steps", gap_steps},
-                              {"rule", "a step's measured energy is interpolated across the longest span without readings "
-                                       "(counter: between the advances bracketing its bounds; power samples: between samples "
-                                       "inside it); steps listed here have a span over threshold_s"}};
+  report["telemetry_gaps"] = telemetry_gaps(rec);
   if (!rec.import_report.notes.empty()) report["import_notes"] = rec.import_report.notes;  // what the import could not size
   if (!rec.telemetry.energy_note().empty()) {
     report["measured_from"] = "step time: run.json profiled_steps t0_ns..t1_ns (GPU synchronised); step energy: NVML power "
@@ -253,14 +268,7 @@ std::string format_validation(const Json& rep) {
        << " kernels priced by class priors instead of work counted from their operators' shapes\n";
   if (rep.contains("import_notes"))
     for (const Json& n : rep["import_notes"]) os << "import note: " << n.get<std::string>() << "\n";
-  if (rep.contains("telemetry_gaps") && !rep["telemetry_gaps"]["steps"].empty()) {
-    const Json& g = rep["telemetry_gaps"];
-    std::string steps;
-    for (const Json& i : g["steps"]) steps += (steps.empty() ? "" : ", ") + std::to_string(i.get<std::size_t>());
-    std::snprintf(buf, sizeof buf, " energy interpolated across up to %.0f ms between telemetry readings (counter advances or "
-                  "samples; over %.0f ms): not a measurement there\n", g["longest_s"].get<double>() * 1e3, g["threshold_s"].get<double>() * 1e3);
-    os << "telemetry gap: " << (g["steps"].size() > 1 ? "steps " : "step ") << steps << buf;
-  }
+  if (rep.contains("telemetry_gaps")) format_telemetry_gaps(os, rep["telemetry_gaps"], "");
   for (const Json& src : rep["clock_sources"]) {
     os << "\nclock source: " << src["clock_source"].get<std::string>() << "\n";
     std::snprintf(buf, sizeof buf, "%-5s %9s %9s %7s | %9s %9s %7s | %8s %8s %7s | %7s %7s\n", "step", "meas ms",
@@ -340,6 +348,13 @@ Json validate_multi_rank(const std::string& dir, const std::string& gpu, const C
   report["collectives"] = describe_collectives(trace.workload);
   report["measured_from"] = "per rank: step bounds of its run.json (GPU synchronised), NVML energy counter interpolated over them, "
                             "time in NCCL kernels from its trace; iteration time = the slowest rank's step";
+  Json gaps = Json::array();
+  for (const Recording& rec : recs) {
+    Json g = telemetry_gaps(rec);
+    g["rank"] = rec.workload.ranks.front().id;
+    gaps.push_back(std::move(g));
+  }
+  report["telemetry_gaps"] = std::move(gaps);
   Json sources = Json::array();
   for (const char* source : {"native", "recorded"}) {
     Scenario sc = validation_scenario(dir, model, source);
@@ -390,6 +405,8 @@ std::string format_multi_rank_validation(const Json& rep) {
   std::snprintf(buf, sizeof buf, "collectives: %zu simulated, %zu at their recorded duration (groups not all recorded)\n",
                 rep["collectives"]["calls_simulated"].get<std::size_t>(), rep["collectives"]["calls_at_recorded_duration"].get<std::size_t>());
   os << buf;
+  if (rep.contains("telemetry_gaps"))
+    for (const Json& g : rep["telemetry_gaps"]) format_telemetry_gaps(os, g, "rank " + std::to_string(g["rank"].get<int>()) + " ");
   for (const Json& src : rep["clock_sources"]) {
     os << "\nclock source: " << src["clock_source"].get<std::string>() << "\n";
     std::snprintf(buf, sizeof buf, "%-5s %10s %10s %7s %8s | %10s %10s %7s | %9s %9s %7s\n", "rank", "meas s", "sim s", "err %",

@@ -100,5 +100,14 @@ TEST_CASE("a multi-GPU recording is validated rank by rank with its collectives 
   }
   CHECK((*recorded)["iteration_time_mape_pct"].get<double>() < 2.0);
   CHECK(format_multi_rank_validation(rep).find("iteration time (slowest rank per step) MAPE") != std::string::npos);
+  // Each rank's telemetry is checked for stalls (samples every 0.5 ms here: none); a stall is named with its rank.
+  REQUIRE(rep["telemetry_gaps"].size() == 2);
+  for (const Json& g : rep["telemetry_gaps"]) CHECK(g["steps"].empty());
+  CHECK(format_multi_rank_validation(rep).find("telemetry gap") == std::string::npos);
+  Json stalled = rep;
+  stalled["telemetry_gaps"][1]["steps"] = Json::array({1});
+  stalled["telemetry_gaps"][1]["longest_s"] = 0.4;
+  CHECK(format_multi_rank_validation(stalled).find("telemetry gap: rank " + std::to_string(rep["telemetry_gaps"][1]["rank"].get<int>()) +
+                                                   " step 1 energy interpolated across up to 400 ms") != std::string::npos);
   std::system(("rm -rf " + dir).c_str());
 }
