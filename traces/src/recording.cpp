@@ -160,8 +160,8 @@ double Telemetry::interpolated_span_s(double t0_ns, double t1_ns) const {
   }
   if (!has_energy_) return 0;
   // the counter points bracketing t, or the samples bracketing it where they are further apart (an advance's instant
-  // is only known to lie between two samples)
-  // after the last advance the counter is held flat: the span from that advance counts (a stall at the end)
+  // is only known to lie between two samples); after the last advance the counter is held flat, so the span from
+  // that advance counts (a stall at the end)
   auto bracket = [&](double t_ns) {
     const auto& p = counter_points_;
     auto s = std::upper_bound(samples_.begin(), samples_.end(), t_ns, [](double v, const TelemetrySample& x) { return v < x.t_ns; });

@@ -38,8 +38,8 @@ class Telemetry {
   double counter_update_interval_s() const { return update_interval_s_; }
   // The longest stretch of [t0, t1]'s energy that is interpolation across missing readings: with the counter, the
   // longest span between the counter advances, or between the samples, bracketing t0 or t1, or from the last advance
-  // to a bound after it (inside them the counter is exact); with
-  // power samples, the longest gap between samples that overlaps [t0, t1]. ~0.1 s normally; a stalled poller more.
+  // to a bound after it (inside them the counter is exact); with power samples, the longest gap between samples that
+  // overlaps [t0, t1]. ~0.1 s normally; a stalled poller more.
   double interpolated_span_s(double t0_ns, double t1_ns) const;
   // Time-weighted mean SM clock reported over [t0, t1].
   double mean_sm_mhz(double t0_ns, double t1_ns) const;
