@@ -9,7 +9,7 @@ import json
 
 import math
 
-from ._native import InputError, core, path_arg, text_arg
+from ._native import InputError, InputTypeError, core, path_arg, text_arg
 from .scenario import as_scenario
 
 
@@ -73,34 +73,34 @@ def run(scenario, controller=None, policy_file=None, seed=None, duration_s=None,
 
 
 def compare(scenario, controllers, seed=None, duration_s=None, policy_file=None, overrides=None):
-    """One row per controller (a pandas DataFrame): violations at the control interval and over 30 s, energy,
+    """One row per controller (a pandas DataFrame), the table `dvfs-sim control --controller a,b` prints:
+    violations at the control interval and over 30 s (None where the run is shorter than 30 s), energy,
     tokens/s and tokens per MWh (generated tokens, or trained tokens where no job generates any: column
-    throughput_basis), and throughput / violations relative to `uncontrolled` when it is among them."""
+    throughput_basis), and throughput, violations and tokens per MWh relative to `uncontrolled` when it is
+    among them (throughput None where uncontrolled made no tokens)."""
     import pandas as pd
-    rows, durations = [], []
-    for c in controllers:
-        r = run(scenario, controller=c, policy_file=policy_file, seed=seed, duration_s=duration_s, overrides=overrides)
-        durations.append(r["duration_s"])
-        b = next((x for x in r["budgets"] if x["controlled"]), r["budgets"][0])
-        w = {round(x["window_s"], 6): x for x in b["windows"]}
-        rows.append({"controller": r["controller"], "violations_interval": w[round(r["interval_s"], 6)]["violation_rate"],
-                     "violations_30s": w.get(30.0, {}).get("violation_rate"), "energy_mj": r["energy_j"] / 1e6,
-                     "tokens_per_s": r["tokens_per_s"], "tokens_per_mwh": r["tokens_per_mwh"], "reward": r["reward"],
-                     "generated_tokens": r.get("generated_tokens", 0.0), "trained_tokens": r.get("trained_tokens", 0.0)})
-    df = pd.DataFrame(rows)
-    # as the CLI's table: generated tokens, or trained tokens where the jobs generate none (training jobs gave
-    # 0 tokens/s and 0 / 0 = nan); tokens_per_s and tokens_per_mwh are in that basis
-    basis = "generated_tokens" if (df["generated_tokens"] > 0).any() else "trained_tokens"
-    df["throughput_basis"] = basis.split("_")[0]
-    if basis == "trained_tokens":
-        df["tokens_per_s"] = [t / d if d > 0 else 0.0 for t, d in zip(df[basis], durations)]
-        df["tokens_per_mwh"] = [t / (e * 1e6 / 3.6e9) if e > 0 else 0.0 for t, e in zip(df[basis], df["energy_mj"])]
-    if (df["controller"] == "uncontrolled").any():
-        ref = df[df["controller"] == "uncontrolled"].iloc[0]
-        # no tokens at all: no ratio (None)
-        df["throughput_vs_uncontrolled"] = df[basis] / ref[basis] if ref[basis] > 0 else None
-        df["violations_vs_uncontrolled"] = df["violations_interval"] / ref["violations_interval"] - 1 if ref["violations_interval"] > 0 else 0.0
-    return df
+    text, name, base = scenario_text(scenario, overrides)
+    if isinstance(controllers, (str, bytes)) or not hasattr(controllers, "__iter__"):
+        raise InputTypeError(f"controllers: expected a list of controller names, got {type(controllers).__name__}")
+    controllers = [text_arg("controllers", c) for c in controllers]
+    if not controllers:
+        raise InputError("controllers: expected at least one controller name")
+    policy_file = path_arg("policy_file", policy_file) if policy_file is not None else ""
+    table = json.loads(core().compare_controllers_json(text, name, base, controllers,
+                                                       policy_file, _seed_arg(seed), _duration_arg(duration_s)))
+    rows = []
+    for row, run in zip(table["rows"], table["runs"]):
+        out = {"controller": row["controller"], "violations_interval": row["violation_rate_interval"],
+               "violations_30s": None if row["violation_rate_30s"] < 0 else row["violation_rate_30s"],
+               "energy_mj": row["energy_j"] / 1e6, "tokens_per_s": row["tokens_per_s"],
+               "tokens_per_mwh": row["tokens_per_mwh"], "reward": row["reward"],
+               "generated_tokens": run["generated_tokens"], "trained_tokens": run["trained_tokens"],
+               "throughput_basis": row["tokens"]}
+        for key in ("throughput_vs_uncontrolled", "violations_vs_uncontrolled", "tokens_per_mwh_vs_uncontrolled"):
+            if key in row:
+                out[key] = row[key]
+        rows.append(out)
+    return pd.DataFrame(rows)
 
 
 def fleet(path, sizes=None, duration_s=None, samples=False):

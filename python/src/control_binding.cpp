@@ -5,6 +5,7 @@
 #include "python/src/core_parts.hpp"
 
 #include "sim/control/control_run.hpp"
+#include "sim/control/controllers.hpp"
 #include "sim/control/fleet.hpp"
 #include "sim/control/observation.hpp"
 #include "sim/core/errors.hpp"
@@ -23,6 +24,22 @@ namespace {
 
 dvfs::ControlScenario parse(const std::string& text, const std::string& file, const std::string& base_dir) {
   return dvfs::parse_control_scenario(dvfs::parse_json_text(text, file), file, base_dir);
+}
+
+// The scenario with the caller's seed (-1: the scenario's) and duration (0: the scenario's).
+dvfs::ControlScenario scenario_with(const std::string& text, const std::string& file, const std::string& base_dir, long seed, double duration_s) {
+  dvfs::ControlScenario sc = parse(text, file, base_dir);
+  if (seed >= 0) sc.seed = static_cast<std::uint64_t>(seed);
+  if (duration_s > 0) dvfs::set_control_duration(sc, duration_s, "duration_s");
+  return sc;
+}
+
+// The scenario's controller, renamed and given a policy file where the caller names them ("": the scenario's).
+dvfs::ControllerSpec controller_spec(const dvfs::ControlScenario& sc, const std::string& name, const std::string& policy_file) {
+  dvfs::ControllerSpec c = sc.controller;
+  if (!name.empty()) c.name = name;
+  if (!policy_file.empty()) c.policy_file = policy_file;
+  return c;
 }
 
 // One episode at a time: reset() builds a fresh session (SimGrid allows one live engine per process).
@@ -159,12 +176,8 @@ void bind_control(py::module_& m) {
   m.def("controller_names", &dvfs::controller_names);
   m.def("run_control_json", [](const std::string& text, const std::string& file, const std::string& base_dir, const std::string& controller,
                                const std::string& policy_file, long seed, double duration_s, bool series) {
-    dvfs::ControlScenario sc = parse(text, file, base_dir);
-    if (seed >= 0) sc.seed = static_cast<std::uint64_t>(seed);
-    if (duration_s > 0) dvfs::set_control_duration(sc, duration_s, "duration_s");
-    dvfs::ControllerSpec c = sc.controller;
-    if (!controller.empty()) c.name = controller;
-    if (!policy_file.empty()) c.policy_file = policy_file;
+    const dvfs::ControlScenario sc = scenario_with(text, file, base_dir, seed, duration_s);
+    const dvfs::ControllerSpec c = controller_spec(sc, controller, policy_file);
     SimulationLock lock;
     py::gil_scoped_release no_gil;
     dvfs::ControlRunOptions o;
@@ -172,6 +185,21 @@ void bind_control(py::module_& m) {
     return dvfs::run_control(sc, c, o).dump();
   }, py::arg("scenario_json"), py::arg("file"), py::arg("base_dir"), py::arg("controller") = "", py::arg("policy_file") = "",
      py::arg("seed") = -1, py::arg("duration_s") = 0.0, py::arg("series") = false);
+  // The table `dvfs-sim control --controller a,b` prints (compare_controllers): Python's control.compare reads its rows.
+  m.def("compare_controllers_json", [](const std::string& text, const std::string& file, const std::string& base_dir,
+                                       const std::vector<std::string>& controllers, const std::string& policy_file, long seed, double duration_s) {
+    const dvfs::ControlScenario sc = scenario_with(text, file, base_dir, seed, duration_s);
+    std::vector<dvfs::ControllerSpec> specs;
+    for (const std::string& name : controllers) {
+      specs.push_back(controller_spec(sc, name, policy_file));
+      dvfs::make_controller(specs.back(), "controllers");  // unknown names fail before any run
+      dvfs::check_controller_budgets(sc, specs.back());
+    }
+    SimulationLock lock;
+    py::gil_scoped_release no_gil;
+    return dvfs::compare_controllers(sc, specs).dump();
+  }, py::arg("scenario_json"), py::arg("file"), py::arg("base_dir"), py::arg("controllers"), py::arg("policy_file") = "",
+     py::arg("seed") = -1, py::arg("duration_s") = 0.0);
 }
 
 }  // namespace dvfs_py

@@ -1,6 +1,7 @@
 """Power-budget control from Python: the gym-style environment over the C++ session, policy files shared
 with the C++ `rl` controller, and a short PPO run (python3-torch)."""
 import json
+import subprocess
 
 import numpy as np
 import pytest
@@ -9,7 +10,7 @@ import dvfs_sim
 from dvfs_sim import control
 from dvfs_sim.rl import PowerBudgetEnv
 from dvfs_sim.rl.policy_file import PolicyFile, write_policy
-from repo_paths import ROOT
+from repo_paths import BIN, ROOT
 
 
 def tiny(duration_s=20, **controller):
@@ -133,6 +134,28 @@ def test_compare_on_training_jobs_judges_throughput_by_trained_tokens_never_nan(
     assert df.loc[1, "tokens_per_s"] / df.loc[0, "tokens_per_s"] == pytest.approx(df.loc[1, "throughput_vs_uncontrolled"])
     r = control.run(sc, controller="uncontrolled", seed=1)
     assert df.loc[0, "tokens_per_s"] == pytest.approx(r["trained_tokens"] / r["duration_s"])
+
+
+def test_compare_gives_the_rows_of_the_clis_comparison_table(tmp_path):
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(tiny(40)))
+    cli = json.loads(subprocess.run([BIN, "control", str(path),
+                                     "--controller", "uncontrolled,static-cap", "--seed", "1", "--json"],
+                                    capture_output=True, text=True, check=True).stdout)
+    df = control.compare(str(path), ["uncontrolled", "static-cap"], seed=1)
+    for i, row in enumerate(cli["rows"]):
+        assert df.loc[i, "controller"] == row["controller"]
+        assert df.loc[i, "energy_mj"] == pytest.approx(row["energy_j"] / 1e6)
+        assert df.loc[i, "tokens_per_s"] == pytest.approx(row["tokens_per_s"])
+        assert df.loc[i, "tokens_per_mwh_vs_uncontrolled"] == pytest.approx(row["tokens_per_mwh_vs_uncontrolled"])
+        assert df.loc[i, "violations_interval"] == pytest.approx(row["violation_rate_interval"])
+
+
+@pytest.mark.parametrize("controllers, message", [("pid", "expected a list of controller names"), ([], "at least one"),
+                                                  (["pid", 3], "controllers: expected a string"), (["nosuch"], "nosuch")])
+def test_compare_refuses_controllers_that_are_not_a_list_of_known_names(controllers, message):
+    with pytest.raises(dvfs_sim.InputError, match=message):
+        control.compare(tiny(), controllers)
 
 
 def test_an_output_folder_for_a_study_that_writes_no_files_is_refused(tmp_path):
