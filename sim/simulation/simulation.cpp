@@ -8,6 +8,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/core/parallel.hpp"
 #include "sim/core/limits.hpp"
+#include "sim/core/rank_numbered.hpp"
 #include "sim/policies/policy_factory.hpp"
 #include "sim/results/summary.hpp"
 #include "traces/src/multi_rank.hpp"
@@ -29,33 +30,9 @@ namespace dvfs {
 
 std::vector<std::string> rank_directories(const std::string& dir) {
   // every sub-folder named rank<N>: they must be rank0 .. rank<n-1>, none skipped and none spelt otherwise
-  std::map<long, std::string> found;
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return {};
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("rank", 0) != 0 || !entry.is_directory(ec)) continue;
-    const std::string digits = name.substr(4);
-    const bool sign = !digits.empty() && (digits[0] == '+' || digits[0] == '-');
-    const std::string number = digits.substr(sign ? 1 : 0);
-    if (number.empty() || !std::all_of(number.begin(), number.end(), ::isdigit)) continue;  // "rankings": not a rank
-    const bool canonical = !sign && number.size() <= 9 && (number == "0" || number[0] != '0');
-    if (!canonical)
-      throw InputError(dir, name, "expected rank folders named rank0, rank1, ... (a rank number without leading zeros)");
-    found[std::stol(digits)] = entry.path().string();
-  }
-  if (found.size() > static_cast<std::size_t>(kMaxSimulatedGpus))
-    throw InputError(dir, "rank<N>", "expected at most " + std::to_string(kMaxSimulatedGpus) + " rank folders (README \"Limits and bad input\"), got " +
-                                         std::to_string(found.size()));
-  std::vector<std::string> out;
-  for (const auto& [r, path] : found) {
-    if (r != static_cast<long>(out.size()))
-      throw InputError(dir, "rank" + std::to_string(r),
-                       "expected rank folders rank0 .. rank" + std::to_string(found.size() - 1) + " with none missing (rank" +
-                           std::to_string(out.size()) + " is not there)");
-    out.push_back(dir + "/rank" + std::to_string(r));
-  }
-  return out;
+  return rank_numbered_entries({dir + "/rank", {""}, true, "rank folders", kMaxSimulatedGpus});
 }
 
 std::vector<LoadedTrace> load_each_trace(const std::vector<std::string>& paths) {

@@ -206,7 +206,7 @@ TEST_CASE("chakra: a job with no device work, or with a rank file missing, is re
   const std::string gap = prefix + "-gap";
   std::ofstream(gap + ".0.et", std::ios::binary) << slurp(prefix + ".0.et");
   std::ofstream(gap + ".2.et", std::ios::binary) << slurp(prefix + ".1.et");
-  CHECK_THROWS_WITH(import_chakra(gap, Classifier::load_default()), Catch::Contains("with none missing (rank 1's is not there)"));
+  CHECK_THROWS_WITH(import_chakra(gap, Classifier::load_default()), Catch::Contains("with none missing (gap-source-gap.1.et is not there)"));
 }
 
 TEST_CASE("chakra: framing errors in bytes: empty, cut size prefix, oversized varint, undecodable message", "[chakra]") {

@@ -4,6 +4,7 @@
 #include "sim/core/parallel.hpp"
 #include "sim/core/json_util.hpp"
 #include "sim/core/limits.hpp"
+#include "sim/core/rank_numbered.hpp"
 #include "traces/src/chakra/chakra_attrs.hpp"
 #include "traces/src/chakra/chakra_stream.hpp"
 #include "traces/src/multi_rank.hpp"
@@ -531,32 +532,8 @@ bool is_chakra_trace(const std::string& path) {
 
 std::vector<std::string> chakra_rank_files(const std::string& path) {
   if (is_file(path) || ends_with(path, ".et") || ends_with(path, ".et.gz")) return {path};
-  std::vector<std::string> files;
-  for (int r = 0; r < kMaxGroupSize; ++r) {
-    const std::string plain = path + "." + std::to_string(r) + ".et";
-    if (is_file(plain)) files.push_back(plain);
-    else if (is_file(plain + ".gz")) files.push_back(plain + ".gz");
-    else break;
-  }
-  // a rank file beyond the first gap (P.0.et and P.3.et) would be left out without a word: any P.<n>.et(.gz) in the
-  // prefix's folder must be one of those read
-  std::error_code ec;
-  const std::filesystem::path prefix(path);
-  const std::filesystem::path folder = prefix.has_parent_path() ? prefix.parent_path() : std::filesystem::path(".");
-  const std::string stem = prefix.filename().string() + ".";
-  if (!files.empty() && std::filesystem::is_directory(folder, ec))
-    for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
-      std::string name = entry.path().filename().string();
-      if (name.rfind(stem, 0) != 0) continue;
-      name = name.substr(stem.size());
-      const std::size_t dot = name.find('.');
-      if (dot == 0 || dot == std::string::npos || (name.substr(dot) != ".et" && name.substr(dot) != ".et.gz")) continue;
-      const std::string digits = name.substr(0, dot);
-      if (!std::all_of(digits.begin(), digits.end(), ::isdigit) || digits.size() > 9) continue;
-      if (std::stol(digits) >= static_cast<long>(files.size()))
-        throw InputError(entry.path().string(), "", "expected rank files " + path + ".0.et .. with none missing (rank " +
-                                                        std::to_string(files.size()) + "'s is not there)");
-    }
+  // P.0.et .. P.<n-1>.et (or .et.gz), none missing: a file beyond a gap is refused, not left out
+  const std::vector<std::string> files = rank_numbered_entries({path + ".", {".et", ".et.gz"}, false, "rank files", kMaxGroupSize});
   if (files.empty()) throw InputError(path, "", "expected a Chakra trace: a .et file, or a prefix P with files P.0.et, P.1.et, ...");
   return files;
 }
