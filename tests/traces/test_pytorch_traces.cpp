@@ -214,6 +214,20 @@ TEST_CASE("a 2021-schema trace (PyTorch 1.8) marks its steps as Operator events:
   CHECK(rep.device_platform == "cuda");
 }
 
+TEST_CASE("a mid-2021 trace (PyTorch 1.9) whose Operator events spell it \"Input Dims\" gives its kernels their work", "[traces][pytorch]") {
+  // kineto's own tb_plugin samples of June 2021 write cat "Operator" with "Input Dims": those operators were not
+  // read, and every kernel of such a trace was priced by its class's priors
+  std::string text = read_text(fixture("kineto_2021_operator_steps.json"));
+  for (std::size_t at; (at = text.find("\"Input dims\"")) != std::string::npos;) text.replace(at, 12, "\"Input Dims\"");
+  for (const KinetoReader reader : {KinetoReader::checked, KinetoReader::streaming}) {
+    INFO((reader == KinetoReader::checked ? "checked" : "streaming"));
+    const Workload wl = import_kineto_text(text, "mid2021.json", classifier(), nullptr, reader);
+    const Kernel& gemm = wl.ranks[0].kernels[0];
+    CHECK(gemm.work == WorkSource::shapes);
+    CHECK(gemm.fma_tflops == Approx(2.0 * 64 * 1024 * 1024 / 120e-6 / 1e12).epsilon(1e-6));
+  }
+}
+
 TEST_CASE("an AMD ROCm trace is imported and names its device and platform", "[traces][pytorch]") {
   ImportReport rep;
   const Workload wl = import_kineto(fixture("rocm_mi300x.json"), classifier(), &rep);

@@ -409,7 +409,9 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
     if (c != -1) t.host_comms.push_back({ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>(), c});
     return;
   }
-  if (lc == "cpu_op") {  // operators with input shapes (record_shapes=True): what their kernels compute
+  // operators with input shapes (record_shapes=True): what their kernels compute; mid-2021 schemas write them as
+  // cat "Operator" already spelling it "Input Dims"
+  if (lc == "cpu_op" || (lc == "operator" && args.contains("Input Dims"))) {
     auto name_it = ev.find("name");
     if (name_it != ev.end() && name_it->is_string()) t.operators.add(name_it->get_ref<const std::string&>(), args);
     return;

@@ -892,7 +892,8 @@ class EventReader {
     const bool op = lc == HostCategory::operator_2021 || lc == HostCategory::cpu_op;
     if (op && is_string(name) && name->str.substr(0, 13) == "ProfilerStep#") return false;
     if (lc == HostCategory::cpu_op && a_[a_collective]) return false;
-    if (lc == HostCategory::cpu_op) return !is_string(name) || add_operator(name->str);
+    // mid-2021 schemas: operators of cat "Operator" that already spell it "Input Dims" (the earlier "Input dims": the checked reader)
+    if (lc == HostCategory::cpu_op || (lc == HostCategory::operator_2021 && a_[a_Input_Dims])) return !is_string(name) || add_operator(name->str);
     if (lc == HostCategory::operator_2021 && a_[a_Input_dims]) return false;
     const Node* ts = f_[f_ts];
     if (lc == HostCategory::gpu_user_annotation || lc == HostCategory::user_annotation) {
