@@ -39,6 +39,27 @@ TEST_CASE("kernel names of the shipped H200 trace fall into the expected classes
   CHECK(c.kernel_class("anything", ActivityKind::memset) == KernelClass::copy);
 }
 
+TEST_CASE("cuDNN 7/8 convolution and batch-norm kernels of V100-era traces fall into gemm and normalization; depthwise engines stay other",
+          "[traces][classifier]") {
+  // names from kineto's tb_plugin ResNet-50 samples (V100, June 2021) and the shipped H200 recordings
+  Classifier c = Classifier::load_default();
+  CHECK(c.kernel_class("volta_scudnn_128x64_relu_interior_nn_v1", ActivityKind::kernel) == KernelClass::gemm);  // not elementwise for "relu"
+  CHECK(c.kernel_class("volta_h884cudnn_256x64_ldg8_relu_exp_small_nhwc_tn_v1", ActivityKind::kernel) == KernelClass::gemm);
+  CHECK(c.kernel_class("void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, int)", ActivityKind::kernel) ==
+        KernelClass::gemm);
+  CHECK(c.kernel_class("void cudnn::cnn::wgrad_alg0_engine<float, 128, 6, 7, 3, 3, 5, false, 512>(int)", ActivityKind::kernel) ==
+        KernelClass::gemm);
+  CHECK(c.kernel_class("void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(cudnn::winograd_nonfused::WinogradDataParams)",
+                       ActivityKind::kernel) == KernelClass::gemm);
+  CHECK(c.kernel_class("void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512, true, 1>(cudnnTensorStruct, float const*)",
+                       ActivityKind::kernel) == KernelClass::normalization);
+  CHECK(c.kernel_class("void cudnn::bn_bw_1C11_singleread_spec<__half2, 512, 1, 2, 0>(cudnn::bn_bw_1C11_args<__half2>)", ActivityKind::kernel) ==
+        KernelClass::normalization);
+  CHECK(c.kernel_class("void convolve_common_engine_float_NHWC<__nv_bfloat16, __nv_bfloat16, 128, 5, 5, 3, 3, 3, true>", ActivityKind::kernel) ==
+        KernelClass::other);
+  CHECK(c.kernel_class("dgrad2d_c1_k1_nhwc_specialized", ActivityKind::kernel) == KernelClass::other);
+}
+
 TEST_CASE("torch.compile's Triton kernels fall into classes by Inductor's name prefix", "[traces][classifier]") {
   Classifier c = Classifier::load_default();
   CHECK(c.kernel_class("triton_poi_fused__to_copy_add_mul_0", ActivityKind::kernel) == KernelClass::elementwise);
