@@ -39,7 +39,7 @@ TEST_CASE("kernel names of the shipped H200 trace fall into the expected classes
   CHECK(c.kernel_class("anything", ActivityKind::memset) == KernelClass::copy);
 }
 
-TEST_CASE("cuDNN 7/8 convolution and batch-norm kernels of V100-era traces fall into gemm and normalization; depthwise engines stay other",
+TEST_CASE("cuDNN 7/8 convolution and batch-norm kernels of V100-era traces and AMD Tensile GEMMs fall into gemm and normalization; depthwise engines stay other",
           "[traces][classifier]") {
   // names from kineto's tb_plugin ResNet-50 samples (V100, June 2021) and the shipped H200 recordings
   Classifier c = Classifier::load_default();
@@ -58,6 +58,8 @@ TEST_CASE("cuDNN 7/8 convolution and batch-norm kernels of V100-era traces fall 
   CHECK(c.kernel_class("void convolve_common_engine_float_NHWC<__nv_bfloat16, __nv_bfloat16, 128, 5, 5, 3, 3, 3, true>", ActivityKind::kernel) ==
         KernelClass::other);
   CHECK(c.kernel_class("dgrad2d_c1_k1_nhwc_specialized", ActivityKind::kernel) == KernelClass::other);
+  // AMD's Tensile GEMMs (HTA's ROCm 6.2 MI250 trace)
+  CHECK(c.kernel_class("Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN_LDSB0_AFC1", ActivityKind::kernel) == KernelClass::gemm);
 }
 
 TEST_CASE("torch.compile's Triton kernels fall into classes by Inductor's name prefix", "[traces][classifier]") {
