@@ -3,8 +3,10 @@
 #include "sim/core/errors.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
+#include <utility>
 
 namespace dvfs {
 
@@ -34,7 +36,7 @@ std::vector<std::string> rank_numbered_entries(const RankNumbering& n) {
   const std::string stem = prefix.filename().string();
   const std::string first_suffix = n.suffixes.empty() ? "" : n.suffixes.front();
   auto entry_name = [&](long r) { return stem + std::to_string(r) + first_suffix; };
-  std::map<long, std::pair<std::size_t, std::string>> found;  // rank -> (suffix index, suffix)
+  std::map<long, std::size_t> found;  // rank -> index of its suffix
   std::error_code ec;
   if (!std::filesystem::is_directory(folder, ec)) return {};
   for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
@@ -47,7 +49,7 @@ std::vector<std::string> rank_numbered_entries(const RankNumbering& n) {
                                          ", ... (a rank number without sign or leading zeros)");
     const long r = std::stol(part);
     const auto it = found.find(r);
-    if (it == found.end() || suffix < it->second.first) found[r] = {suffix, n.suffixes[suffix]};
+    if (it == found.end() || suffix < it->second) found[r] = suffix;
   }
   if (found.size() > static_cast<std::size_t>(n.max_ranks))
     throw InputError(folder, stem + "<N>" + first_suffix, "expected at most " + std::to_string(n.max_ranks) + " " + n.noun +
@@ -55,10 +57,10 @@ std::vector<std::string> rank_numbered_entries(const RankNumbering& n) {
   std::vector<std::string> out;
   for (const auto& [r, suffix] : found) {
     if (r != static_cast<long>(out.size()))
-      throw InputError(folder, stem + std::to_string(r) + suffix.second,
+      throw InputError(folder, stem + std::to_string(r) + n.suffixes[suffix],
                        "expected " + n.noun + " " + entry_name(0) + " .. " + entry_name(static_cast<long>(found.size()) - 1) +
                            " with none missing (" + entry_name(static_cast<long>(out.size())) + " is not there)");
-    out.push_back(n.prefix + std::to_string(r) + suffix.second);
+    out.push_back(n.prefix + std::to_string(r) + n.suffixes[suffix]);
   }
   return out;
 }
