@@ -5,7 +5,6 @@
 #include "python/src/core_parts.hpp"
 
 #include "sim/control/control_run.hpp"
-#include "sim/control/controllers.hpp"
 #include "sim/control/fleet.hpp"
 #include "sim/control/observation.hpp"
 #include "sim/core/errors.hpp"
@@ -32,14 +31,6 @@ dvfs::ControlScenario scenario_with(const std::string& text, const std::string& 
   if (seed >= 0) sc.seed = static_cast<std::uint64_t>(seed);
   if (duration_s > 0) dvfs::set_control_duration(sc, duration_s, "duration_s");
   return sc;
-}
-
-// The scenario's controller, renamed and given a policy file where the caller names them ("": the scenario's).
-dvfs::ControllerSpec controller_spec(const dvfs::ControlScenario& sc, const std::string& name, const std::string& policy_file) {
-  dvfs::ControllerSpec c = sc.controller;
-  if (!name.empty()) c.name = name;
-  if (!policy_file.empty()) c.policy_file = policy_file;
-  return c;
 }
 
 // One episode at a time: reset() builds a fresh session (SimGrid allows one live engine per process).
@@ -177,7 +168,7 @@ void bind_control(py::module_& m) {
   m.def("run_control_json", [](const std::string& text, const std::string& file, const std::string& base_dir, const std::string& controller,
                                const std::string& policy_file, long seed, double duration_s, bool series) {
     const dvfs::ControlScenario sc = scenario_with(text, file, base_dir, seed, duration_s);
-    const dvfs::ControllerSpec c = controller_spec(sc, controller, policy_file);
+    const dvfs::ControllerSpec c = dvfs::controller_named(sc, controller, policy_file);
     SimulationLock lock;
     py::gil_scoped_release no_gil;
     dvfs::ControlRunOptions o;
@@ -189,12 +180,7 @@ void bind_control(py::module_& m) {
   m.def("compare_controllers_json", [](const std::string& text, const std::string& file, const std::string& base_dir,
                                        const std::vector<std::string>& controllers, const std::string& policy_file, long seed, double duration_s) {
     const dvfs::ControlScenario sc = scenario_with(text, file, base_dir, seed, duration_s);
-    std::vector<dvfs::ControllerSpec> specs;
-    for (const std::string& name : controllers) {
-      specs.push_back(controller_spec(sc, name, policy_file));
-      dvfs::make_controller(specs.back(), "controllers");  // unknown names fail before any run
-      dvfs::check_controller_budgets(sc, specs.back());
-    }
+    const std::vector<dvfs::ControllerSpec> specs = dvfs::checked_controllers(sc, controllers, policy_file, "controllers");
     SimulationLock lock;
     py::gil_scoped_release no_gil;
     return dvfs::compare_controllers(sc, specs).dump();

@@ -7,7 +7,6 @@
 
 #include "sim/control/control_run.hpp"
 #include "sim/control/control_scenario.hpp"
-#include "sim/control/controllers.hpp"
 #include "sim/control/fleet.hpp"
 #include "sim/core/errors.hpp"
 
@@ -83,15 +82,9 @@ int control_main(const ControlArgs& a) {
   if (duration > 0) {
     set_control_duration(sc, duration, "--duration");
   }
-  std::vector<ControllerSpec> specs;
-  for (const std::string& name : a.controllers.empty() ? std::vector<std::string>{sc.controller.name} : split_commas("--controller", a.controllers)) {
-    ControllerSpec c = sc.controller;
-    c.name = name;
-    if (!a.policy_file.empty()) c.policy_file = a.policy_file;
-    make_controller(c, a.controllers.empty() ? a.file : "--controller");  // unknown names fail before any run
-    check_controller_budgets(sc, c);
-    specs.push_back(c);
-  }
+  const std::vector<ControllerSpec> specs =
+      checked_controllers(sc, a.controllers.empty() ? std::vector<std::string>{sc.controller.name} : split_commas("--controller", a.controllers),
+                          a.policy_file, a.controllers.empty() ? a.file : "--controller");
   Json result;
   std::string text;
   if (specs.size() == 1) {

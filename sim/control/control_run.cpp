@@ -9,6 +9,24 @@
 
 namespace dvfs {
 
+ControllerSpec controller_named(const ControlScenario& sc, const std::string& name, const std::string& policy_file) {
+  ControllerSpec c = sc.controller;
+  if (!name.empty()) c.name = name;
+  if (!policy_file.empty()) c.policy_file = policy_file;
+  return c;
+}
+
+std::vector<ControllerSpec> checked_controllers(const ControlScenario& sc, const std::vector<std::string>& names,
+                                                const std::string& policy_file, const std::string& where) {
+  std::vector<ControllerSpec> specs;
+  for (const std::string& name : names) {
+    specs.push_back(controller_named(sc, name, policy_file));
+    make_controller(specs.back(), where);  // unknown names fail before any run
+    check_controller_budgets(sc, specs.back());
+  }
+  return specs;
+}
+
 Json run_control(const ControlScenario& sc, const ControllerSpec& cspec, const ControlRunOptions& opts) {
   check_controller_budgets(sc, cspec);
   const SessionSetup setup = make_session_setup(sc, cspec);

@@ -12,6 +12,13 @@ struct ControlRunOptions {
   bool series = false;   // include per-interval series (budget power, tokens) in the result
 };
 
+// The scenario's controller under `name` ("" keeps the scenario's), with `policy_file` where one is given.
+ControllerSpec controller_named(const ControlScenario& sc, const std::string& name, const std::string& policy_file);
+// controller_named for each name, each checked (a known controller, budgets it can control) before any run starts,
+// so that a bad name late in the list fails at once; `where` is what the errors name (a file, --controller).
+std::vector<ControllerSpec> checked_controllers(const ControlScenario& sc, const std::vector<std::string>& names,
+                                                const std::string& policy_file, const std::string& where);
+
 // Result: totals (energy, generated and trained tokens, tokens/s, tokens per MWh, steps), per budget the
 // violation rate of the measured field at the control interval and over 30 s and 5 min windows (when the run
 // is that long), the same for the true power, peak share of nameplate; the summed reward of the controlled
