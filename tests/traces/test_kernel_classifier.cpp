@@ -62,6 +62,33 @@ TEST_CASE("cuDNN 7/8 convolution and batch-norm kernels of V100-era traces and A
   CHECK(c.kernel_class("Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN_LDSB0_AFC1", ActivityKind::kernel) == KernelClass::gemm);
 }
 
+TEST_CASE("pooling, top-k, scans, group-norm statistics and cuDNN layout conversions leave class other", "[traces][classifier]") {
+  // names from the shipped recordings (ResNet / UNet / point-cloud / beam-search jobs) and HTA's traces
+  Classifier c = Classifier::load_default();
+  const auto of = [&](const char* name) { return c.kernel_class(name, ActivityKind::kernel); };
+  CHECK(of("void at::native::(anonymous namespace)::max_pool_forward_nchw<c10::Half, int>(int, c10::Half const*)") == KernelClass::reduction);
+  CHECK(of("void at::native::(anonymous namespace)::max_pool_backward_nhwc<c10::BFloat16, float>(c10::BFloat16 const*)") ==
+        KernelClass::reduction);
+  CHECK(of("void cudnn::cnn::reduce_wgrad_nchw_helper<float, __half>(void*, void const*, float, int, int)") == KernelClass::reduction);
+  CHECK(of("void at::native::sbtopk::gatherTopK<float, unsigned int, 2, false>(at::cuda::detail::TensorInfo<float const>)") ==
+        KernelClass::reduction);
+  CHECK(of("at::native::mbtopk::computeDigitCumSum(short*, unsigned int*, unsigned int)") == KernelClass::reduction);
+  CHECK(of("void at::native::mbtopk::fill<unsigned int, unsigned int>(unsigned int*, unsigned int, unsigned int)") ==
+        KernelClass::elementwise);  // top-k's own fill stays a fill
+  CHECK(of("void at::native::tensor_kernel_scan_innermost_dim<float, std::plus<float> >(float*, float const*)") == KernelClass::reduction);
+  CHECK(of("void at::cuda::kernelHistogram1D<long, long, long, 1, 2, -1>(at::cuda::detail::TensorInfo<long>)") == KernelClass::reduction);
+  CHECK(of("void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<float>(long, float, float const*, float*, float*)") ==
+        KernelClass::normalization);
+  CHECK(of("void at::native::(anonymous namespace)::ComputeFusedParamsCUDAKernel<c10::Half>(long, long, long)") ==
+        KernelClass::normalization);
+  CHECK(of("void cudnn::engines_precompiled::nchwToNhwcKernel<__half, __half, float, false, true, (cudnnKernelDataType_t)0>()") ==
+        KernelClass::copy);
+  CHECK(of("void cudnn::engines_precompiled::nhwcToNchwKernel<float, float, float, true, false, (cudnnKernelDataType_t)0>()") ==
+        KernelClass::copy);
+  CHECK(of("void tensorTransformGeneric<__half, __half, float, true, false, false, (cudnnKernelDataType_t)0>(cudnnTensorTransformStruct)") ==
+        KernelClass::copy);
+}
+
 TEST_CASE("torch.compile's Triton kernels fall into classes by Inductor's name prefix", "[traces][classifier]") {
   Classifier c = Classifier::load_default();
   CHECK(c.kernel_class("triton_poi_fused__to_copy_add_mul_0", ActivityKind::kernel) == KernelClass::elementwise);
