@@ -471,8 +471,9 @@ void check_names_once(const std::vector<std::string>& names, const std::string& 
   }
 }
 
-// What the fit reads of the split file, checked before anything is loaded: unknown keys in the blocks it reads (a typo
-// such as fit.micro_storez was ignored, its loops left out of the fit) and repeated names.
+}  // namespace
+
+// A typo such as fit.micro_storez was ignored, its loops left out of the fit; a name listed twice was weighted twice.
 void check_power_split(const Json& doc, const std::string& split_path) {
   if (!doc.is_object()) throw InputError(split_path, "(top level)", "expected an object, got " + json_type_name(doc));
   const JsonReader r(doc, split_path, "");
@@ -504,8 +505,6 @@ void check_power_split(const Json& doc, const std::string& split_path) {
         check_names_once(names_in_split(doc, split_path, block, side), split_path, std::string(block) + "." + side, side, in_block);
   }
 }
-
-}  // namespace
 
 PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, const std::string& split_path,
                                                  const std::string& base_path, const std::string& command,

@@ -36,6 +36,10 @@ PowerSuiteCalibration calibrate_from_power_suite(const std::string& suite_dir, c
                                                  const std::string& base_path, const std::string& command,
                                                  const std::string& date, const std::string& window_dir = "");
 std::string format_power_suite_calibration(const PowerSuiteCalibration& c);
+// What calibrate_from_power_suite reads of a split file, checked before it loads anything: unknown keys in the blocks
+// it reads and loops listed twice or on both sides; InputError naming the file and field. The split's other blocks
+// (the rounds' rules and outcomes) stay free-form.
+void check_power_split(const Json& doc, const std::string& split_path);
 
 // The names a split file lists (`fit.micro` or `held_out.micro`); InputError naming the file and field.
 std::vector<std::string> split_names(const std::string& split_path, const std::string& side, const std::string& kind);

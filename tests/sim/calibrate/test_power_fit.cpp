@@ -166,9 +166,12 @@ TEST_CASE("calibrate --power-suite refuses a split that lists a loop twice, on b
   CHECK_THROWS_WITH(calibrate(window_typo), Catch::Contains("profiled_window.measurement_of_recrod: unknown key"));
   const std::string late = split_with_window([](Json& b) { b["held_out"].push_back(b["fit"][0]); }, "dvfs_split_late.json", "fp64_tensor_energy");
   CHECK_THROWS_WITH(calibrate(late), Catch::Contains("fp64_tensor_energy.held_out: \"") && Catch::Contains("is also in fp64_tensor_energy.fit"));
-  // The blocks calibrate does not read (the rounds' rules and outcomes) stay free-form.
+  // The blocks calibrate does not read (the rounds' rules and outcomes) stay free-form. (That the shipped split
+  // calibrates to the shipped coefficients is the CTest calibrated_models_match_their_derivation: a whole fit, too
+  // slow to repeat here under the sanitizers.)
   const std::string notes = split_with_window([](Json& b) { b["any_note"] = "kept"; }, "dvfs_split_notes.json", "fft_work");
-  CHECK(calibrate(notes).model["activity"] == read_json_file(root + "/models/calibration/h200.activity.json")["activity"]);
+  CHECK_NOTHROW(check_power_split(read_json_file(notes), notes));
+  CHECK_THROWS_WITH(check_power_split(read_json_file(typo), typo), Catch::Contains("fit.micro_storez: unknown key"));
   for (const char* f : {"dvfs_split_twice.json", "dvfs_split_across.json", "dvfs_split_both.json", "dvfs_split_typo.json",
                         "dvfs_split_window_typo.json", "dvfs_split_late.json", "dvfs_split_notes.json"})
     std::filesystem::remove(std::filesystem::temp_directory_path() / f);
