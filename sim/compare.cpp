@@ -10,6 +10,7 @@
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/progress.hpp"
+#include "sim/core/text_format.hpp"
 #include "sim/simulation/policy_catalog.hpp"
 
 #include <algorithm>
@@ -213,11 +214,10 @@ std::string format_comparison(const Json& t) {
     if (r.contains("budget_held") && !r["budget_held"].get<bool>()) note += " (budget not held in the replay)";
     if (r["clock_switches"].get<std::uint64_t>() > 0 && r.value("switches_applied", std::uint64_t{1}) == 0)
       note += " (no request took effect: each was superseded within the switch latency)";
-    std::snprintf(buf, sizeof buf, "%-18s %10.1f %9.4f %9.2f %11.2f %9llu %9llu  %s\n", r["policy"].get<std::string>().c_str(),
-                  r["energy_j"].get<double>(), r["time_s"].get<double>(), r["energy_saved_pct"].get<double>(),
-                  r["slowdown_pct"].get<double>(), static_cast<unsigned long long>(r["clock_switches"].get<std::uint64_t>()),
-                  static_cast<unsigned long long>(r.value("switches_applied", std::uint64_t{0})), note.c_str());
-    os << buf;
+    os << printf_text("%-18s %10.1f %9.4f %9.2f %11.2f %9llu %9llu  %s\n", r["policy"].get<std::string>().c_str(),
+                      r["energy_j"].get<double>(), r["time_s"].get<double>(), r["energy_saved_pct"].get<double>(),
+                      r["slowdown_pct"].get<double>(), static_cast<unsigned long long>(r["clock_switches"].get<std::uint64_t>()),
+                      static_cast<unsigned long long>(r.value("switches_applied", std::uint64_t{0})), note.c_str());
   }
   return os.str();
 }
@@ -272,12 +272,11 @@ Json compare_synthetic(const std::string& scenario_path, const std::vector<std::
 
 std::string format_synthetic_comparison(const Json& t) {
   std::string s = "replayed iteration (whole job), against " + t["rows"][0]["policy"].get<std::string>() + ":\n";
-  char buf[256];
   for (const Json& r : t["rows"]) {
-    std::snprintf(buf, sizeof buf, "  %-40s %8.3f s %+6.1f %%   %10.1f kJ %+6.1f %%%s\n", r["policy"].get<std::string>().c_str(),
-                  r["iteration_s"].get<double>(), r["time_vs_first_pct"].get<double>(), r["energy_j"].get<double>() / 1e3,
-                  r["energy_vs_first_pct"].get<double>(), r.contains("kareus_setting") ? ("  (" + r["kareus_setting"].get<std::string>() + ")").c_str() : "");
-    s += buf;
+    const std::string setting = r.contains("kareus_setting") ? "  (" + r["kareus_setting"].get<std::string>() + ")" : "";
+    s += printf_text("  %-40s %8.3f s %+6.1f %%   %10.1f kJ %+6.1f %%%s\n", r["policy"].get<std::string>().c_str(),
+                     r["iteration_s"].get<double>(), r["time_vs_first_pct"].get<double>(), r["energy_j"].get<double>() / 1e3,
+                     r["energy_vs_first_pct"].get<double>(), setting.c_str());
   }
   return s + "frontier study:\n" + format_kareus_study(t["study"]);
 }

@@ -7,6 +7,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/core/limits.hpp"
 #include "sim/core/progress.hpp"
+#include "sim/core/text_format.hpp"
 #include "sim/telemetry/nvml_readout.hpp"
 #include "sim/telemetry/window_stats.hpp"
 #include "models/src/collective_cost.hpp"
@@ -249,14 +250,13 @@ void check_memory_fits(const SyntheticRun& req, const MemoryEstimate& mem, const
   const ParallelLayout& lay = req.layout;
   const double memory_gb = target.specs().memory_gb;
   if (req.check_memory && memory_gb > 0 && mem.total_bytes() > memory_gb * 1e9) {
-    char buf[400];
-    std::snprintf(buf, sizeof buf,
-                  "%s with TP %d x CP %d x PP %d x DP %d needs about %.0f GB per GPU (weights %.0f, gradients %.0f, optimizer %.0f, "
-                  "activations %.0f) and the %s holds %.0f GB: use more TP/PP, the distributed optimizer or fewer micro-batches "
-                  "in flight (or turn the check off)",
-                  req.model.c_str(), lay.tp, lay.cp, lay.pp, lay.dp, mem.total_bytes() / 1e9, mem.weights_bytes / 1e9,
-                  mem.gradients_bytes / 1e9, mem.optimizer_bytes / 1e9, mem.activations_bytes / 1e9, target.name().c_str(), memory_gb);
-    throw InputError(req.source, field_name(req, "layout"), buf);
+    throw InputError(req.source, field_name(req, "layout"),
+                     printf_text("%s with TP %d x CP %d x PP %d x DP %d needs about %.0f GB per GPU (weights %.0f, gradients "
+                                 "%.0f, optimizer %.0f, activations %.0f) and the %s holds %.0f GB: use more TP/PP, the "
+                                 "distributed optimizer or fewer micro-batches in flight (or turn the check off)",
+                                 req.model.c_str(), lay.tp, lay.cp, lay.pp, lay.dp, mem.total_bytes() / 1e9,
+                                 mem.weights_bytes / 1e9, mem.gradients_bytes / 1e9, mem.optimizer_bytes / 1e9,
+                                 mem.activations_bytes / 1e9, target.name().c_str(), memory_gb));
   }
 }
 
@@ -604,11 +604,11 @@ std::string format_synthetic(const Json& j) {
   layout += " x PP " + std::to_string(l["pp"].get<int>());
   if (l["vpp"].get<int>() > 1) layout += " (x " + std::to_string(l["vpp"].get<int>()) + " chunks)";
   layout += " x DP " + std::to_string(l["dp"].get<int>());
-  std::snprintf(buf, sizeof buf, "synth %s: %s = %d GPUs (%d actors), %d micro-batches of %d tokens per pipeline, %s, %s, policy %s\n",
-                j["model"].get<std::string>().c_str(), layout.c_str(), j["gpus"].get<int>(), j["actors"].get<int>(),
-                j["microbatches_per_pipeline"].get<int>(), j["tokens_per_microbatch"].get<int>(), j["schedule"].get<std::string>().c_str(),
-                j["gpu_model"].get<std::string>().c_str(), j["policy"].get<std::string>().c_str());
-  os << buf;
+  os << printf_text("synth %s: %s = %d GPUs (%d actors), %d micro-batches of %d tokens per pipeline, %s, %s, policy %s\n",
+                    j["model"].get<std::string>().c_str(), layout.c_str(), j["gpus"].get<int>(), j["actors"].get<int>(),
+                    j["microbatches_per_pipeline"].get<int>(), j["tokens_per_microbatch"].get<int>(),
+                    j["schedule"].get<std::string>().c_str(), j["gpu_model"].get<std::string>().c_str(),
+                    j["policy"].get<std::string>().c_str());
   const Json& g = j["gradient_sync"];
   std::snprintf(buf, sizeof buf, "  network %s, DP gradient %s (%s, %zu buckets per pipeline, %s %s)\n", j["topology"].get<std::string>().c_str(),
                 g["mode"].get<std::string>().c_str(), j["allreduce"].get<std::string>().c_str(), g["buckets_per_pipeline"].get<std::size_t>(),
@@ -656,17 +656,15 @@ std::string format_synthetic(const Json& j) {
     }
   if (j.contains("chakra_export")) {
     const Json& t = j["chakra_export"];
-    std::snprintf(buf, sizeof buf, "chakra: %s (%.0f ranks, %.0f nodes, %.1f MB, written in %.2f s, %.2f s CPU)\n",
-                  t["files"].get<std::string>().c_str(), t["ranks"].get<double>(), t["nodes"].get<double>(),
-                  t["bytes"].get<double>() / 1e6, t["seconds"].get<double>(), t["cpu_s"].get<double>());
-    os << buf;
+    os << printf_text("chakra: %s (%.0f ranks, %.0f nodes, %.1f MB, written in %.2f s, %.2f s CPU)\n",
+                      t["files"].get<std::string>().c_str(), t["ranks"].get<double>(), t["nodes"].get<double>(),
+                      t["bytes"].get<double>() / 1e6, t["seconds"].get<double>(), t["cpu_s"].get<double>());
   }
   if (j.contains("trace_export")) {
     const Json& t = j["trace_export"];
-    std::snprintf(buf, sizeof buf, "trace: %s (%.0f events, %.1f MB of JSON, %.1f MB on disk, written in %.2f s, %.2f s CPU)\n",
-                  t["file"].get<std::string>().c_str(), t["events"].get<double>(), t["bytes"].get<double>() / 1e6,
-                  t["file_bytes"].get<double>() / 1e6, t["seconds"].get<double>(), t["cpu_s"].get<double>());
-    os << buf;
+    os << printf_text("trace: %s (%.0f events, %.1f MB of JSON, %.1f MB on disk, written in %.2f s, %.2f s CPU)\n",
+                      t["file"].get<std::string>().c_str(), t["events"].get<double>(), t["bytes"].get<double>() / 1e6,
+                      t["file_bytes"].get<double>() / 1e6, t["seconds"].get<double>(), t["cpu_s"].get<double>());
   }
   return os.str();
 }

@@ -3,10 +3,10 @@
 #include "models/src/model_registry.hpp"
 #include "sim/calibrate/calibration_date.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/text_format.hpp"
 #include "sim/validate/stream_pairs.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 namespace dvfs {
@@ -100,16 +100,14 @@ ContentionCalibration calibrate_stream_contention(const std::string& pairs_dir, 
 
 std::string format_contention_calibration(const ContentionCalibration& c) {
   const Json& m = c.model;
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "contention model %s: overlap gain %.2f, copy SM share %.2f, clock-time share %.2f, power-clock exponent %.2f, cap factor %.3f\n",
-                m["name"].get<std::string>().c_str(), m["overlap_gain"].get<double>(), m["copy_sm_share"].get<double>(),
-                m["clock_time_share"].get<double>(), m["power_clock_exponent"].get<double>(), m["cap_factor"].get<double>());
-  std::string s = buf;
-  for (const Json& r : c.report["per_pair"]) {
-    std::snprintf(buf, sizeof buf, "  fit pair %-20s time %+6.1f %%  energy %+6.1f %%\n", r["pair"].get<std::string>().c_str(),
-                  r["time_error_pct"].get<double>(), r["energy_error_pct"].get<double>());
-    s += buf;
-  }
+  std::string s = printf_text(
+      "contention model %s: overlap gain %.2f, copy SM share %.2f, clock-time share %.2f, power-clock exponent %.2f, "
+      "cap factor %.3f\n",
+      m["name"].get<std::string>().c_str(), m["overlap_gain"].get<double>(), m["copy_sm_share"].get<double>(),
+      m["clock_time_share"].get<double>(), m["power_clock_exponent"].get<double>(), m["cap_factor"].get<double>());
+  for (const Json& r : c.report["per_pair"])
+    s += printf_text("  fit pair %-20s time %+6.1f %%  energy %+6.1f %%\n", r["pair"].get<std::string>().c_str(),
+                     r["time_error_pct"].get<double>(), r["energy_error_pct"].get<double>());
   return s;
 }
 

@@ -359,7 +359,8 @@ Command run_command() {
   c.name = "run";
   c.summary = "run a scenario: a trace replay, a multi-rank job, a synthetic iteration, a power-budget or fleet study, a job's lifecycle";
   c.description =
-      "Runs a scenario file (no file: scenarios/default.json); its kind comes from its keys (trace, synthetic,\n"
+      "Runs a scenario file (no file: scenarios/default.json of dvfs-sim's data directory, $DVFS_SIM_DATA or the\n"
+      "source tree it was built from, writing beside it unless -o is given); its kind comes from its keys (trace, synthetic,\n"
       "control, fleet, lifecycle). Trace replays write DIR/summary.json and DIR/timeline.csv, synthetic and lifecycle\n"
       "runs DIR/summary.json"
       " (DIR: -o, else the scenario's output.dir, else out/<scenario name>); power-budget and fleet studies print\n"

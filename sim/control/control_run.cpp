@@ -1,5 +1,6 @@
 #include "sim/control/control_run.hpp"
 
+#include "sim/core/text_format.hpp"
 #include "sim/telemetry/window_stats.hpp"
 
 #include <chrono>
@@ -115,19 +116,18 @@ Json session_summary(const ControlSession& s, const ControlScenario& sc, const s
 std::string format_control_run(const Json& j) {
   std::ostringstream os;
   char buf[400];
-  std::snprintf(buf, sizeof buf, "control %s: %d GPUs (%s), controller %s, seed %llu, %.0f s simulated (%s every %.2f s)\n",
-                j["scenario"].get<std::string>().c_str(), j["gpus"].get<int>(), j["gpu"].get<std::string>().c_str(),
-                j["controller"].get<std::string>().c_str(), static_cast<unsigned long long>(j["seed"].get<std::uint64_t>()),
-                j["duration_s"].get<double>(), j["field"].get<std::string>().c_str(), j["interval_s"].get<double>());
-  os << buf;
+  os << printf_text("control %s: %d GPUs (%s), controller %s, seed %llu, %.0f s simulated (%s every %.2f s)\n",
+                    j["scenario"].get<std::string>().c_str(), j["gpus"].get<int>(), j["gpu"].get<std::string>().c_str(),
+                    j["controller"].get<std::string>().c_str(), static_cast<unsigned long long>(j["seed"].get<std::uint64_t>()),
+                    j["duration_s"].get<double>(), j["field"].get<std::string>().c_str(), j["interval_s"].get<double>());
   std::snprintf(buf, sizeof buf, "  generated %.0f tokens (%.0f tokens/s), trained %.0f; energy %.2f MJ (mean %.0f W); %.3g tokens per MWh\n",
                 j["generated_tokens"].get<double>(), j["tokens_per_s"].get<double>(), j["trained_tokens"].get<double>(),
                 j["energy_j"].get<double>() / 1e6, j["mean_power_w"].get<double>(), j["tokens_per_mwh"].get<double>());
   os << buf;
   for (const Json& b : j["budgets"]) {
-    std::snprintf(buf, sizeof buf, "  budget %s (%s, %zu GPUs, %.0f W%s):", b["name"].get<std::string>().c_str(), b["level"].get<std::string>().c_str(),
-                  b["gpus"].get<std::size_t>(), b["budget_w"].get<double>(), b["controlled"].get<bool>() ? ", controlled" : "");
-    os << buf;
+    os << printf_text("  budget %s (%s, %zu GPUs, %.0f W%s):", b["name"].get<std::string>().c_str(),
+                      b["level"].get<std::string>().c_str(), b["gpus"].get<std::size_t>(), b["budget_w"].get<double>(),
+                      b["controlled"].get<bool>() ? ", controlled" : "");
     for (const Json& w : b["windows"]) {
       std::snprintf(buf, sizeof buf, "  %gs windows: violated %.1f %% (true power %.1f %%), peak %.0f %% of nameplate;",
                     w["window_s"].get<double>(), 100 * w["violation_rate"].get<double>(), 100 * w["exact_violation_rate"].get<double>(),
@@ -136,9 +136,9 @@ std::string format_control_run(const Json& j) {
     }
     os << "\n";
   }
-  std::snprintf(buf, sizeof buf, "  reward %.2f; wall %.2f s (%.2f ms per control interval)\n  %s\n", j["reward"].get<double>(),
-                j["wall_s"].get<double>(), j["wall_per_interval_ms"].get<double>(), j["model_output"].get<std::string>().c_str());
-  os << buf;
+  os << printf_text("  reward %.2f; wall %.2f s (%.2f ms per control interval)\n  %s\n", j["reward"].get<double>(),
+                    j["wall_s"].get<double>(), j["wall_per_interval_ms"].get<double>(),
+                    j["model_output"].get<std::string>().c_str());
   return os.str();
 }
 
@@ -195,7 +195,6 @@ Json compare_controllers(const ControlScenario& sc, const std::vector<Controller
 
 std::string format_control_comparison(const Json& t) {
   std::ostringstream os;
-  char buf[300];
   os << "controllers on " << t["scenario"].get<std::string>() << " (seed " << t["seed"].get<std::uint64_t>() << "; model output)\n";
   os << "  controller    viol. 0.5s  viol. 30s  energy MJ  tokens/s  vs uncontrolled  violations vs unc.  tokens/MWh\n";
   // A share in %, "-" where it does not apply (a rate of -1: the run is shorter than the window).
@@ -210,12 +209,12 @@ std::string format_control_comparison(const Json& t) {
     const Json& vs = r.value("throughput_vs_uncontrolled", Json());
     no_reference_tokens = no_reference_tokens || (r.contains("throughput_vs_uncontrolled") && vs.is_null());
     const std::string throughput = !r.contains("throughput_vs_uncontrolled") ? "-" : vs.is_null() ? "n/a" : pct(vs.get<double>());
-    std::snprintf(buf, sizeof buf, "  %-12s %10s %10s %10.2f %9.0f %14s %18s %11.3g\n", r["controller"].get<std::string>().c_str(),
-                  pct(r["violation_rate_interval"].get<double>()).c_str(), pct(r["violation_rate_30s"].get<double>()).c_str(),
-                  r["energy_j"].get<double>() / 1e6, r["tokens_per_s"].get<double>(), throughput.c_str(),
-                  r.contains("violations_vs_uncontrolled") ? pct(r["violations_vs_uncontrolled"].get<double>(), true).c_str() : "-",
-                  r["tokens_per_mwh"].get<double>());
-    os << buf;
+    os << printf_text("  %-12s %10s %10s %10.2f %9.0f %14s %18s %11.3g\n", r["controller"].get<std::string>().c_str(),
+                      pct(r["violation_rate_interval"].get<double>()).c_str(), pct(r["violation_rate_30s"].get<double>()).c_str(),
+                      r["energy_j"].get<double>() / 1e6, r["tokens_per_s"].get<double>(), throughput.c_str(),
+                      r.contains("violations_vs_uncontrolled") ? pct(r["violations_vs_uncontrolled"].get<double>(), true).c_str()
+                                                               : "-",
+                      r["tokens_per_mwh"].get<double>());
   }
   if (t.value("tokens", "generated") == "trained") os << "  tokens: trained tokens (the jobs generate none)\n";
   if (no_reference_tokens) os << "  vs uncontrolled: n/a, the uncontrolled run made no tokens (no step finished in the time simulated)\n";

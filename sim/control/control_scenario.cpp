@@ -4,10 +4,10 @@
 #include "sim/control/job_clock_plan.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/limits.hpp"
+#include "sim/core/text_format.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -176,10 +176,8 @@ ControlScenario parse_control_scenario(const Json& doc, const std::string& file,
     for (const char* key : {"min_w", "max_w"}) {
       const double w = k.has(key) ? k.number(key) : 0;
       if (k.has(key) && (w <= m.idle_w() || w > m.power_cap_w())) {
-        char msg[256];
-        std::snprintf(msg, sizeof msg, "expected a power cap above %s's idle power (%g W) and at most its board limit (%g W), got %g W",
-                      m.name().c_str(), m.idle_w(), m.power_cap_w(), w);
-        k.fail(key, msg);
+        k.fail(key, printf_text("expected a power cap above %s's idle power (%g W) and at most its board limit (%g W), got %g W",
+                                m.name().c_str(), m.idle_w(), m.power_cap_w(), w));
       }
     }
     // The session's defaults where one is not given: min 200 W (or the board's limit below it), max the board's limit.

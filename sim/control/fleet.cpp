@@ -3,6 +3,7 @@
 #include "models/src/model_registry.hpp"
 #include "models/src/switch_latency.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/text_format.hpp"
 #include "sim/telemetry/window_stats.hpp"
 
 #include <algorithm>
@@ -284,14 +285,16 @@ Json run_fleet_study(const FleetScenario& fs, bool with_samples) {
 std::string format_fleet_study(const Json& j) {
   std::ostringstream os;
   char buf[400];
-  std::snprintf(buf, sizeof buf, "fleet %s: %s GPUs, %.0f s simulated per job type (%d variants), NVML %s every %.1f s (model output)\n",
-                j["scenario"].get<std::string>().c_str(), j["gpu"].get<std::string>().c_str(), j["duration_s"].get<double>(),
-                j["variants"].get<int>(), j["field"].get<std::string>().c_str(), j["sample_s"].get<double>());
-  os << buf << "  job types alone:";
+  os << printf_text("fleet %s: %s GPUs, %.0f s simulated per job type (%d variants), NVML %s every %.1f s (model output)\n",
+                    j["scenario"].get<std::string>().c_str(), j["gpu"].get<std::string>().c_str(), j["duration_s"].get<double>(),
+                    j["variants"].get<int>(), j["field"].get<std::string>().c_str(), j["sample_s"].get<double>())
+     << "  job types alone:";
   for (const Json& t : j["types"]) {
-    std::snprintf(buf, sizeof buf, " %s %.0f W/GPU%s;", t["type"].get<std::string>().c_str(), t["mean_w_per_gpu"].get<double>(),
-                  t.contains("peak_share_0.5s") ? (" (peak " + std::to_string(static_cast<int>(std::lround(100 * t["peak_share_0.5s"].get<double>()))) + " %)").c_str() : "");
-    os << buf;
+    const std::string peak =
+        t.contains("peak_share_0.5s")
+            ? " (peak " + std::to_string(static_cast<int>(std::lround(100 * t["peak_share_0.5s"].get<double>()))) + " %)"
+            : "";
+    os << printf_text(" %s %.0f W/GPU%s;", t["type"].get<std::string>().c_str(), t["mean_w_per_gpu"].get<double>(), peak.c_str());
   }
   os << "\n   GPUs  jobs  window   peak/nameplate  mean/nameplate  violations at budget (fraction of nameplate)   oversubscription at violation rate\n";
   for (const Json& f : j["fleets"]) {
@@ -305,9 +308,9 @@ std::string format_fleet_study(const Json& j) {
         std::snprintf(buf, sizeof buf, " %s:%.2fx", it.key().c_str(), it.value().get<double>());
         o += buf;
       }
-      std::snprintf(buf, sizeof buf, "  %5d %5d %6gs %12.1f %% %13.1f %%  %-45s %s\n", f["gpus"].get<int>(), f["jobs"].get<int>(),
-                    w["window_s"].get<double>(), 100 * w["peak_share"].get<double>(), 100 * w["mean_share"].get<double>(), v.c_str(), o.c_str());
-      os << buf;
+      os << printf_text("  %5d %5d %6gs %12.1f %% %13.1f %%  %-45s %s\n", f["gpus"].get<int>(), f["jobs"].get<int>(),
+                        w["window_s"].get<double>(), 100 * w["peak_share"].get<double>(), 100 * w["mean_share"].get<double>(),
+                        v.c_str(), o.c_str());
     }
   }
   std::snprintf(buf, sizeof buf, "  wall %.1f s\n", j["wall_s"].get<double>());

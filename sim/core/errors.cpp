@@ -3,9 +3,10 @@
 namespace dvfs {
 
 static std::string compose(const std::string& file, const std::string& field, const std::string& problem) {
-  std::string msg = file.empty() ? std::string("<input>") : file;
-  if (!field.empty()) msg += ": " + field;
-  return msg + ": " + problem;
+  // No file (a command-line option, an argument given in code): the field alone names what was wrong.
+  std::string msg = file;
+  if (!field.empty()) msg += (msg.empty() ? "" : ": ") + field;
+  return msg.empty() ? problem : msg + ": " + problem;
 }
 
 InputError::InputError(const std::string& file, const std::string& field, const std::string& problem)

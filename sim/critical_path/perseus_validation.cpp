@@ -2,6 +2,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/text_format.hpp"
 #include "traces/src/gzip_file.hpp"
 #include "traces/src/stage_profile.hpp"
 
@@ -525,14 +526,14 @@ Json models_only_variant(const PerseusRunSet& runs, const PerseusWorkload& wl, c
                          const PerseusValidationOptions& o, bool write) {
   const PerseusAnchor anchor = workload_anchor(wl, model, pb);
   const PerseusPrediction p = build_perseus_prediction(anchor, model, pb, 0, floor_mhz);
-  char how[700];
-  std::snprintf(how, sizeof how,
-                "models only, no fit on this run set: nothing read from its plans but their clocks (N.sched.json); each "
-                "computation at the highest clock from the workload (%s: %s, dp %d x pp %d x tp %d, %d micro-batches of %d) "
-                "scaled to its default-settings run (power-limit baseline at %.0f W: %.3f s, %.1f kJ), the clock the board "
-                "sustains from %s's power under its %.0f W cap; transfers, loads, all-reduce and optimizer modelled",
-                (wl.file.rfind(data_dir() + "/", 0) == 0 ? wl.file.substr(data_dir().size() + 1) : wl.file).c_str(), wl.model.c_str(), wl.dp, wl.pp, wl.tp, wl.microbatches, wl.microbatch_size, wl.default_power_limit_w,
-                wl.default_iteration_s, wl.default_energy_j / 1e3, model.name().c_str(), model.power_cap_w());
+  const std::string how = printf_text(
+      "models only, no fit on this run set: nothing read from its plans but their clocks (N.sched.json); each "
+      "computation at the highest clock from the workload (%s: %s, dp %d x pp %d x tp %d, %d micro-batches of %d) "
+      "scaled to its default-settings run (power-limit baseline at %.0f W: %.3f s, %.1f kJ), the clock the board "
+      "sustains from %s's power under its %.0f W cap; transfers, loads, all-reduce and optimizer modelled",
+      (wl.file.rfind(data_dir() + "/", 0) == 0 ? wl.file.substr(data_dir().size() + 1) : wl.file).c_str(), wl.model.c_str(),
+      wl.dp, wl.pp, wl.tp, wl.microbatches, wl.microbatch_size, wl.default_power_limit_w, wl.default_iteration_s,
+      wl.default_energy_j / 1e3, model.name().c_str(), model.power_cap_w());
   Json v = run_variant("models only", how, runs, p, model, o, runs.plans, write, true);
   v["fitted_on_plans"] = Json::array();
   v["outside_dag"] = {{"p2p_s_per_transfer", anchor.p2p_s},
@@ -577,13 +578,22 @@ static void check_against_board(const PerseusRunSet& runs, const GpuModel& model
   for (int n : runs.plans) check_plan_clocks(runs.schedule(n), model);
 }
 
+// --write-plans' directory, made where missing as -o's is, and checked before the work rather than after it.
+static void prepare_plan_directory(const PerseusValidationOptions& o) {
+  if (o.write_plans.empty()) return;
+  if (!o.frontier) throw InputError("--write-plans", "", "needs the frontier (drop --no-frontier)");
+  std::error_code ec;
+  std::filesystem::create_directories(o.write_plans, ec);
+  if (!is_directory(o.write_plans))
+    throw InputError(o.write_plans, "--write-plans",
+                     "expected a directory (or a path where one can be made)" + (ec ? ": " + ec.message() : std::string()));
+}
+
 Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o) {
   PerseusRunSet runs = find_perseus_runs(dir);
   const std::optional<PerseusWorkload> wl = find_perseus_workload(dir, o.workloads.empty() ? default_perseus_workloads_file() : o.workloads);
   if (wl) runs.stages = wl->pp;
-  if (!o.write_plans.empty() && !is_directory(o.write_plans))
-    throw InputError(o.write_plans, "", "expected an existing directory for --write-plans");
-  if (!o.write_plans.empty() && !o.frontier) throw InputError("--write-plans", "", "needs the frontier (drop --no-frontier)");
+  prepare_plan_directory(o);
   PerseusValidationOptions mo = o;
   if (mo.gpu.empty() && wl) mo.gpu = wl->board;
   const GpuModel model = model_for(dir, mo);
@@ -645,11 +655,10 @@ Json validate_perseus(const std::string& dir, const PerseusValidationOptions& o)
     const PerseusPrediction fitted = build_perseus_prediction(runs, model, pb, board.cap_clock_mhz, floor_mhz, board.time_sm, board.rank_cap_clock_mhz);
     std::string ceilings;
     for (double c : board.rank_cap_clock_mhz) ceilings += (ceilings.empty() ? "" : " ") + std::to_string(std::lround(c));
-    char how[400];
-    std::snprintf(how, sizeof how,
-                  "the model with each board's clock ceiling (%s MHz, per rank) and the computations' time share %.3f (model: "
-                  "%.3f / %.3f) fitted together on the per-computation times of the even-numbered plans; odd-numbered plans held out",
-                  ceilings.c_str(), board.time_sm, model.computation("forward")->time_sm, model.computation("backward")->time_sm);
+    const std::string how = printf_text(
+        "the model with each board's clock ceiling (%s MHz, per rank) and the computations' time share %.3f (model: "
+        "%.3f / %.3f) fitted together on the per-computation times of the even-numbered plans; odd-numbered plans held out",
+        ceilings.c_str(), board.time_sm, model.computation("forward")->time_sm, model.computation("backward")->time_sm);
     Json vb = run_variant("board fit", std::string("fitted on this run set: ") + how, runs, fitted, model, o, odd, !o.write_plans.empty(), true);
     vb["fitted_on_plans"] = even;
     vc["fitted_on_plans"] = even;
@@ -739,10 +748,9 @@ void format_variant_header(std::ostringstream& os, const Json& v) {
 std::string format_perseus_report(const Json& r) {
   std::ostringstream os;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "Perseus runs %s: %d stages x %d micro-batches, %zu plans, GPU model %s, P_blocking %.1f W\n",
-                r["runs"].get<std::string>().c_str(), r["stages"].get<int>(), r["microbatches"].get<int>(), r["plans"].size(),
-                r["gpu"].get<std::string>().c_str(), r["p_blocking_w"].get<double>());
-  os << buf;
+  os << printf_text("Perseus runs %s: %d stages x %d micro-batches, %zu plans, GPU model %s, P_blocking %.1f W\n",
+                    r["runs"].get<std::string>().c_str(), r["stages"].get<int>(), r["microbatches"].get<int>(), r["plans"].size(),
+                    r["gpu"].get<std::string>().c_str(), r["p_blocking_w"].get<double>());
   os << "run set in models/calibration/perseus-split.json: " << r["split_role"].get<std::string>()
      << (r["gpus_per_stage"].get<int>() > 1 ? "; " + std::to_string(r["gpus_per_stage"].get<int>()) + " GPUs per stage (dp x tp)" : "")
      << "\n";

@@ -6,6 +6,7 @@
 #include "sim/simulation/scenario_file.hpp"
 #include "sim/simulation/simulation.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -204,10 +205,14 @@ std::string format_lifecycle_run(const Json& s) {
   };
   for (auto it = s["by_kind"].begin(); it != s["by_kind"].end(); ++it) row(it.key(), it.value());
   row("total", s["totals"]);
+  int name_width = 0;  // the policies' names in full (they were cut at 30 characters), aligned on the longest
+  for (const Json& p : s["policies"]) name_width = std::max(name_width, static_cast<int>(p["name"].get<std::string>().size()));
   for (const Json& p : s["policies"]) {
     const Json& v = p["saved"];
-    std::snprintf(line, sizeof line, "policy %-30.30s saves %8.2f s, %8.0f J (%5.1f%%: CPU %.0f J, GPU %.0f J, storage+net %.0f J)\n",
-                  p["name"].get<std::string>().c_str(), v["time_s"].get<double>(), v["energy_j"].get<double>(),
+    const std::string name = p["name"].get<std::string>();
+    o << "policy " << name << std::string(static_cast<std::size_t>(name_width) - name.size(), ' ');
+    std::snprintf(line, sizeof line, " saves %8.2f s, %8.0f J (%5.1f%%: CPU %.0f J, GPU %.0f J, storage+net %.0f J)\n",
+                  v["time_s"].get<double>(), v["energy_j"].get<double>(),
                   100 * v["energy_fraction"].get<double>(), v["cpu_j"].get<double>(), v["gpu_j"].get<double>(),
                   v["storage_j"].get<double>() + v["network_j"].get<double>());
     o << line;

@@ -4,8 +4,7 @@
 #include "sim/policies/native_governor.hpp"
 #include "sim/policies/policy.hpp"
 #include "sim/core/errors.hpp"
-
-#include <cstdio>
+#include "sim/core/text_format.hpp"
 
 namespace dvfs {
 
@@ -53,10 +52,10 @@ PolicyEntry native_policy() {
     // A cap at or below idle power can never be met (the firmware would sit at the lowest clock and still
     // exceed it); above the model's own cap the board's limit (and the model's calibration) ends.
     if (cap > 0 && (cap <= model.idle_w() || cap > model.power_cap_w())) {
-      char msg[256];
-      std::snprintf(msg, sizeof msg, "expected a power cap above %s's idle power (%g W) and at most its board limit (%g W), got %g W",
-                    model.name().c_str(), model.idle_w(), model.power_cap_w(), cap);
-      throw InputError(scenario_file, "policy.power_cap_w", msg);
+      throw InputError(
+          scenario_file, "policy.power_cap_w",
+          printf_text("expected a power cap above %s's idle power (%g W) and at most its board limit (%g W), got %g W",
+                      model.name().c_str(), model.idle_w(), model.power_cap_w(), cap));
     }
     return [&model, cap](int) { return std::make_unique<NativeGovernor>(model, cap); };
   };

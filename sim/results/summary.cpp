@@ -1,5 +1,6 @@
 #include "sim/results/summary.hpp"
 
+#include "sim/core/text_format.hpp"
 #include "sim/results/recording_gpu.hpp"
 #include "traces/src/multi_rank.hpp"
 
@@ -290,10 +291,9 @@ std::string format_report(const Json& s) {
       break;
     }
     const auto& st = steps[i];
-    std::snprintf(buf, sizeof buf, "%-4d %-6zu %-12s %10.2f %11.2f %9.1f %12.0f\n", st["rank"].get<int>(),
-                  st["index"].get<std::size_t>(), st["label"].get<std::string>().c_str(), st["time_s"].get<double>() * 1e3,
-                  st["energy_j"].get<double>(), st["mean_power_w"].get<double>(), st["mean_sm_mhz"].get<double>());
-    os << buf;
+    os << printf_text("%-4d %-6zu %-12s %10.2f %11.2f %9.1f %12.0f\n", st["rank"].get<int>(), st["index"].get<std::size_t>(),
+                      st["label"].get<std::string>().c_str(), st["time_s"].get<double>() * 1e3, st["energy_j"].get<double>(),
+                      st["mean_power_w"].get<double>(), st["mean_sm_mhz"].get<double>());
   }
   const auto& t = s["totals"];
   std::snprintf(buf, sizeof buf, "%-4s %-6s %-12s %10.2f %11.2f %9.1f %12.0f\n", "all", "total", "",

@@ -2,6 +2,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/text_format.hpp"
 #include "sim/kareus/kareus.hpp"
 
 #include <algorithm>
@@ -68,10 +69,9 @@ Json kareus_study(const SyntheticRun& req) {
 }
 
 std::string format_kareus_study(const Json& s) {
-  char buf[512];
   const Json& it = s["iso_time"];
   const Json& ie = s["iso_energy"];
-  std::snprintf(buf, sizeof buf,
+  return printf_text(
                 "%s on %d GPUs (TP %d x PP %d x DP %d, %s), model outputs per pipeline GPU set:\n"
                 "  both off (top clocks, no overlap): %.3f s, %.1f kJ\n"
                 "  iso-time %.3f s: Perseus %.1f kJ (%+.1f %% vs off), Kareus %.1f kJ (%+.1f %% vs Perseus; %s)\n"
@@ -86,7 +86,6 @@ std::string format_kareus_study(const Json& s) {
                 ie["kareus_s"].get<double>(), ie["kareus_vs_perseus_pct"].get<double>(),
                 s["along_perseus_frontier"]["max_energy_saving_pct"].get<double>(), s["along_perseus_frontier"]["max_time_saving_pct"].get<double>(),
                 s["settings"].get<std::size_t>(), s["frontier_s"].get<double>());
-  return buf;
 }
 
 }  // namespace dvfs

@@ -9,6 +9,7 @@
 #include "sim/core/parallel.hpp"
 #include "sim/core/limits.hpp"
 #include "sim/core/rank_numbered.hpp"
+#include "sim/core/text_format.hpp"
 #include "sim/policies/policy_factory.hpp"
 #include "sim/results/summary.hpp"
 #include "traces/src/multi_rank.hpp"
@@ -171,12 +172,11 @@ void check_recorded_clocks(const Scenario& sc, const Workload& wl, const GpuMode
       if (k.recorded_sm_mhz <= 0) continue;  // unknown for this kernel
       any = true;
       if (k.recorded_sm_mhz >= lo && k.recorded_sm_mhz <= hi) continue;
-      char msg[384];
-      std::snprintf(msg, sizeof msg,
-                    "a recorded SM clock of %g MHz lies outside %s's clocks (%g-%g MHz): expected telemetry of a GPU (from half its "
-                    "lowest to 1.5 x its highest clock)",
-                    static_cast<double>(k.recorded_sm_mhz), model.name().c_str(), model.sm_clocks_mhz().front(), model.sm_clocks_mhz().back());
-      throw InputError(sc.trace_path, "telemetry sm_mhz", msg);
+      throw InputError(sc.trace_path, "telemetry sm_mhz",
+                       printf_text("a recorded SM clock of %g MHz lies outside %s's clocks (%g-%g MHz): expected telemetry of a "
+                                   "GPU (from half its lowest to 1.5 x its highest clock)",
+                                   static_cast<double>(k.recorded_sm_mhz), model.name().c_str(), model.sm_clocks_mhz().front(),
+                                   model.sm_clocks_mhz().back()));
     }
   if (!any)
     throw InputError(sc.file, "policy", "the recorded policy replays each kernel at the clocks its telemetry reported, and this trace has "

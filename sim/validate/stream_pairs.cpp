@@ -2,6 +2,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/text_format.hpp"
 #include "traces/src/kernel_loop.hpp"
 
 #include <algorithm>
@@ -230,11 +231,10 @@ std::string format_stream_pairs(const Json& report) {
   for (const char* side : {"fit", "held_out"})
     for (const Json& r : report["pairs"]) {
       if (r["split"] != side) continue;
-      std::snprintf(buf, sizeof buf, "  %-20s %-8s %9.2f %9.2f | %+8.1f %+8.1f | %+8.1f %+8.1f\n", r["pair"].get<std::string>().c_str(), side,
-                    1e3 * r["measured_step_s"].get<double>(), r["measured_step_j"].get<double>(), r["overlap_time_error_pct"].get<double>(),
-                    r["overlap_energy_error_pct"].get<double>(), r["busy_union_time_error_pct"].get<double>(),
-                    r["busy_union_energy_error_pct"].get<double>());
-      s += buf;
+      s += printf_text("  %-20s %-8s %9.2f %9.2f | %+8.1f %+8.1f | %+8.1f %+8.1f\n", r["pair"].get<std::string>().c_str(), side,
+                       1e3 * r["measured_step_s"].get<double>(), r["measured_step_j"].get<double>(),
+                       r["overlap_time_error_pct"].get<double>(), r["overlap_energy_error_pct"].get<double>(),
+                       r["busy_union_time_error_pct"].get<double>(), r["busy_union_energy_error_pct"].get<double>());
     }
   for (const char* side : {"fit", "held_out"}) {
     const Json& w = report["max_abs_error_pct"][side];

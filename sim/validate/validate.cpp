@@ -4,6 +4,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/text_format.hpp"
 #include "sim/results/summary.hpp"
 #include "sim/simulation/run_scenario.hpp"
 #include "sim/simulation/simulation.hpp"
@@ -302,13 +303,11 @@ std::string format_validation(const Json& rep) {
   }
   const Json& beyond = rep["work_beyond_peak"];
   if (beyond.value("kernels", 0) > 0) {
-    std::snprintf(buf, sizeof buf,
-                  "\nwork beyond the part: %zu kernels (%.1f %% of kernel time) counted faster than %.2fx %s's datasheet "
-                  "bandwidth or tensor peak (a miscount, or data served from L2 priced as DRAM bytes: their power is "
-                  "over-priced); most time:\n",
-                  beyond["kernels"].get<std::size_t>(), 100.0 * beyond["share_of_kernel_time"].get<double>(),
-                  beyond["margin"].get<double>(), rep["gpu"]["name"].get<std::string>().c_str());
-    os << buf;
+    os << printf_text("\nwork beyond the part: %zu kernels (%.1f %% of kernel time) counted faster than %.2fx %s's datasheet "
+                      "bandwidth or tensor peak (a miscount, or data served from L2 priced as DRAM bytes: their power is "
+                      "over-priced); most time:\n",
+                      beyond["kernels"].get<std::size_t>(), 100.0 * beyond["share_of_kernel_time"].get<double>(),
+                      beyond["margin"].get<double>(), rep["gpu"]["name"].get<std::string>().c_str());
     for (const Json& t : beyond["top"]) {
       std::snprintf(buf, sizeof buf, "  %6zu x %8.2f ms  %6.2f TB/s  %7.1f tensor TFLOP/s  %.90s\n", t["kernels"].get<std::size_t>(),
                     t["seconds"].get<double>() * 1e3, t["memory_tbps"].get<double>(), t["tensor_tflops"].get<double>(),

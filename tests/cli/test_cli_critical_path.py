@@ -90,3 +90,14 @@ def test_perseus_runs_latency_beyond_a_second_is_one_line(cli, root):
     runs = os.path.join(root, "traces", "perseus-runs", "a100_gpt3-xl_pp4")
     for v in ("1e308", "2", "-1"):
         assert_one_line_error(cli("validate", "--perseus-runs", runs, "--p2p-latency", v), "--p2p-latency", "from 0 to 1 s")
+
+
+def test_validate_perseus_write_plans_makes_its_directory_or_names_the_option(cli, root, tmp_path):
+    runs = _copy_runs(root, tmp_path, [0, 1, 2])
+    out = tmp_path / "plans" / "nested"  # missing, two levels: made, as -o's directory is
+    r = cli("validate", "--perseus", runs, "--write-plans", out)
+    assert r.returncode == 0, r.stderr
+    assert (out / "no-slowdown.sched.json").is_file()
+    not_a_dir = tmp_path / "a-file"
+    not_a_dir.write_text("x")
+    assert_one_line_error(cli("validate", "--perseus", runs, "--write-plans", not_a_dir), "a-file", "--write-plans", "expected a directory")

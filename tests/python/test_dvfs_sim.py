@@ -71,7 +71,7 @@ def test_switch_latency_overrides_and_seed_reach_the_summary():
         dvfs_sim.run(dict(doc, seed=-3))
 
 
-def test_calibrate_and_validate_models_from_python(tmp_path):
+def test_calibrate_from_python_reproduces_the_shipped_fit(tmp_path):
     prof = os.path.join(ROOT, "traces", "profiles", "perseus", "gpt3-175b+a40_bf16.csv")
     out = tmp_path / "a40.json"
     base = os.path.join(ROOT, "models", "calibration", "a40.base.json")
@@ -82,8 +82,8 @@ def test_calibrate_and_validate_models_from_python(tmp_path):
     with open(os.path.join(ROOT, "models", "gpus", "a40.json")) as f:
         shipped = json.load(f)
     assert json.loads(out.read_text())["computations"] == shipped["computations"]
-    rep = dvfs_sim.validate_models()
-    assert {x["kind"] for x in rep["stage_profiles"]} == {"held-out", "in-sample"}
+    # dvfs_sim.validate_models() (a whole `validate --models`, ~150 s) is exercised by notebooks/01-validation.ipynb,
+    # which CTest runs (notebook_01-validation) and which checks its figures against its own recomputation.
     with pytest.raises(TypeError):
         dvfs_sim.calibrate(base)
     with pytest.raises(dvfs_sim.InputError, match="cannot open file: no such file \\(expected a stage profile CSV file\\)"):

@@ -4,12 +4,12 @@
 #include "models/src/retarget.hpp"
 #include "models/src/switch_latency.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/text_format.hpp"
 #include "traces/src/kernel_classifier.hpp"
 #include "traces/src/recording.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 
 namespace dvfs {
@@ -486,12 +486,11 @@ PreparedGrpoJob prepare_grpo_job(const GrpoJobSpec& j, const GpuModel& target, c
   const double memory_b = target.specs().memory_gb * 1e9;
   const double need = p.decode.weight_bytes() + static_cast<double>(j.concurrency_max) * j.sequence_tokens() * p.decode.kv_bytes_per_token();
   if (j.generation && memory_b > 0 && need > 0.9 * memory_b) {
-    char buf[300];
-    std::snprintf(buf, sizeof buf, "%d sequences of %d tokens need %.0f GB of KV cache plus %.0f GB of weights per GPU; the %s holds %.0f GB "
-                  "(90 %% usable): lower concurrency_max or raise tp",
-                  j.concurrency_max, j.sequence_tokens(), (need - p.decode.weight_bytes()) / 1e9, p.decode.weight_bytes() / 1e9,
-                  target.name().c_str(), memory_b / 1e9);
-    fail("concurrency_max", buf);
+    fail("concurrency_max",
+         printf_text("%d sequences of %d tokens need %.0f GB of KV cache plus %.0f GB of weights per GPU; the %s holds %.0f GB "
+                     "(90 %% usable): lower concurrency_max or raise tp",
+                     j.concurrency_max, j.sequence_tokens(), (need - p.decode.weight_bytes()) / 1e9, p.decode.weight_bytes() / 1e9,
+                     target.name().c_str(), memory_b / 1e9));
   }
   return p;
 }

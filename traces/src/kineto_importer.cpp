@@ -3,6 +3,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
 #include "sim/core/limits.hpp"
+#include "sim/core/text_format.hpp"
 #include "traces/src/gzip_file.hpp"
 #include "traces/src/kernel_activity.hpp"
 #include "traces/src/kineto_raw.hpp"
@@ -531,14 +532,14 @@ bool plausible_copy_bytes(double bytes, double dur_us) {
 
 std::string copy_bytes_problem(double bytes, double dur_us) {
   if (plausible_copy_bytes(bytes, dur_us)) return "";
-  char msg[320];
   if (bytes > kMaxActivityBytes)
-    std::snprintf(msg, sizeof msg, "expected at most %.0e bytes in one copy or fill (1 PB; a GPU holds ~0.2 TB), got %.0f", kMaxActivityBytes, bytes);
-  else
-    std::snprintf(msg, sizeof msg,
-                  "expected bytes a copy or fill can move in its dur (at most %.0e B/s over max(dur, %g us); HBM moves < 1e13 B/s), "
-                  "got %.0f bytes in %g us (%.3g B/s)",
-                  kMaxActivityBytesPerS, kMinRateDurationUs, bytes, dur_us, bytes / (std::max(dur_us, kMinRateDurationUs) * 1e-6));
+    return printf_text("expected at most %.0e bytes in one copy or fill (1 PB; a GPU holds ~0.2 TB), got %.0f", kMaxActivityBytes,
+                       bytes);
+  char msg[320];
+  std::snprintf(msg, sizeof msg,
+                "expected bytes a copy or fill can move in its dur (at most %.0e B/s over max(dur, %g us); HBM moves < 1e13 B/s), "
+                "got %.0f bytes in %g us (%.3g B/s)",
+                kMaxActivityBytesPerS, kMinRateDurationUs, bytes, dur_us, bytes / (std::max(dur_us, kMinRateDurationUs) * 1e-6));
   return msg;
 }
 
