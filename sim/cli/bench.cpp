@@ -112,25 +112,27 @@ Command bench_command() {
   c.summary = "replay throughput (kernel events/s), planning and multi-GPU timings and peak memory, against targets";
   c.description = "Times the default scenario, replay throughput in both engine modes, per-kernel planning, the kernel-DVFS\n"
                   "study grid, kernel-level pipelines and multi-GPU scale, the critical-path planner and the power-budget\n"
-                  "control loop, each against its target.";
-  c.unknown_option = "bench takes only --events N; got ";
+                  "control loop, each against its target. --quick: each section's smallest case only (a smoke run).";
+  c.unknown_option = "bench takes only --events N and --quick; got ";
   c.declare = [](CLI::App& app) -> std::function<int()> {
     auto events = std::make_shared<TextOption>();
     add_text_option(app, "--events", *events, "kernel events per throughput measurement (default 5e6)");
-    return [events] {
+    auto quick = std::make_shared<bool>(false);
+    app.add_flag("--quick", *quick, "each section's smallest case only: a smoke run, not a measurement of record");
+    return [events, quick] {
       double n = 5e6;
       if (events->given()) {
         n = parse_number("--events", events->value, "a number of kernel events (> 0)");
         // 1e8 events keep the replay inside the run limits (sim/core/limits.hpp: timeline rows, replayed steps).
         if (!(n > 0) || n > 1e8) throw InputError("--events", "", "expected a number of kernel events in (0, 1e8], got " + events->value);
       }
-      return run_bench(n);
+      return run_bench(n, *quick);
     };
   };
   return c;
 }
 
-int run_bench(double target_events) {
+int run_bench(double target_events, bool quick) {
   auto t0 = std::chrono::steady_clock::now();
   Scenario sc = load_scenario(default_scenario_path());
   GpuModel model = load_gpu_model(sc.gpu, sc.file, "gpu");
@@ -190,20 +192,24 @@ int run_bench(double target_events) {
                 "   target < 1 s   ratio %.1fx\n",
                 step.kernels.size(), plan.group_names.size(), plan.pairs.size(), plan_s, 1.0 / std::max(plan_s, 1e-9));
     // The study grid of notebooks/02-per-kernel-and-latency.ipynb.
-    std::vector<std::string> planned;  // every planned policy (the registry), in compare's order
-    for (const std::string& p : default_comparison())
-      if (policy_registry().at(p, "", "policy").kind == PolicyKind::planned) planned.push_back(p);
-    auto tg = std::chrono::steady_clock::now();
-    std::size_t replays = 0;
-    for (const char* gpu : {"rtx-3080-ti", "a100-sxm4", "h200", "b200-like"}) {
-      const Scenario g = load_scenario(root + "/scenarios/kernel-dvfs/" + gpu + ".json");
-      const Json t = compare_grid(g, planned, {0.0, 1.0}, {0.0, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1});
-      replays += t["rows"].size();
+    if (quick) {
+      std::printf("  kernel-DVFS study grid: skipped (--quick)\n");
+    } else {
+      std::vector<std::string> planned;  // every planned policy (the registry), in compare's order
+      for (const std::string& p : default_comparison())
+        if (policy_registry().at(p, "", "policy").kind == PolicyKind::planned) planned.push_back(p);
+      auto tg = std::chrono::steady_clock::now();
+      std::size_t replays = 0;
+      for (const char* gpu : {"rtx-3080-ti", "a100-sxm4", "h200", "b200-like"}) {
+        const Scenario g = load_scenario(root + "/scenarios/kernel-dvfs/" + gpu + ".json");
+        const Json t = compare_grid(g, planned, {0.0, 1.0}, {0.0, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1});
+        replays += t["rows"].size();
+      }
+      const double grid_s = seconds_since(tg);
+      std::printf("  kernel-DVFS study grid (4 GPUs x 6 latencies x 2 budgets x %zu policies = %zu replays): %.1f s"
+                  "   target < 120 s   ratio %.1fx\n",
+                  planned.size() + 1, replays, grid_s, 120.0 / grid_s);
     }
-    const double grid_s = seconds_since(tg);
-    std::printf("  kernel-DVFS study grid (4 GPUs x 6 latencies x 2 budgets x %zu policies = %zu replays): %.1f s"
-                "   target < 120 s   ratio %.1fx\n",
-                planned.size() + 1, replays, grid_s, 120.0 / grid_s);
   }
   // Kernel-level pipeline (issue 5 groundwork): 8 stages x 64 micro-batches, each stage's forward and
   // backward 600 and 1,200 kernels of the GPT-3 XL trace's first step (replayed on h200 at max clocks).
@@ -233,9 +239,9 @@ int run_bench(double target_events) {
                 " = %.2f M events/s\n",
                 events, 2 * 7 * 64, s, events / s / 1e6);
   }
-  bench_scale();
-  bench_critical_path();
-  bench_control();
+  bench_scale(quick);
+  bench_critical_path(quick);
+  bench_control(quick);
   std::printf("  peak memory (max RSS): %.1f MiB\n", peak_rss_mib());
   (void)def;
   return 0;

@@ -13,7 +13,7 @@
 
 namespace dvfs {
 
-void bench_control() {
+void bench_control(bool quick) {
   const std::string root = data_dir();
   ControlScenario sc = load_control_scenario(root + "/scenarios/power-budget/grpo-7b-16gpu.json");
   ControllerSpec none;
@@ -39,6 +39,10 @@ void bench_control() {
   std::printf("  power-budget environment step, %s (%d GPUs, %.1f s intervals, %d steps per episode): %.3f ms"
               "   target <= 5 ms   ratio %.1fx   (programs prepared once: %.2f s)\n",
               sc.name.c_str(), 16, sc.interval_s, steps, best_ms, 5.0 / best_ms, prepare_s);
+  if (quick) {
+    std::printf("  fleet study: skipped (--quick)\n");
+    return;
+  }
   const FleetScenario fs = load_fleet_scenario(root + "/scenarios/power-budget/fleet-mixed.json");
   const auto t2 = std::chrono::steady_clock::now();
   const Json f = run_fleet_study(fs);

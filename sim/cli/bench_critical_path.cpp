@@ -7,10 +7,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 namespace dvfs {
 
-void bench_critical_path() {
+void bench_critical_path(bool quick) {
   std::printf("  critical-path frontier (Phillips-Dessouky min cuts on Boost.Graph, 1 ms quantum, clocks from the model's calibration floor):\n");
   // The A100 set (the target's size); the A40's 8 x 256 frontier takes ~30 s (validate --perseus prints it).
   for (const char* set : {"a100_gpt3-xl_pp4"}) {
@@ -25,6 +26,10 @@ void bench_critical_path() {
                 f.points.size(), f.iterations, f.solve_s, 10.0 / f.solve_s);
   }
   for (const char* model : {"llama-3.3-70b", "gpt3-175b"}) {
+    if (quick && std::string(model) != "llama-3.3-70b") {
+      std::printf("    %s: skipped (--quick)\n", model);
+      continue;
+    }
     SyntheticRun req;
     req.model = model;
     req.layout = {8, 8, 16};
@@ -38,6 +43,10 @@ void bench_critical_path() {
                 model, r["gpus"].get<int>(), cp["curves_s"].get<double>(), rep["frontier"]["solve_s"].get<double>(),
                 rep["frontier"]["cuts"].get<std::size_t>(), cp["plan_s"].get<double>(), 120.0 / cp["plan_s"].get<double>(),
                 r["replay_s"].get<double>());
+  }
+  if (quick) {
+    std::printf("    Kareus frontier: skipped (--quick)\n");
+    return;
   }
   {  // Kareus: every knob setting's frontier and their envelope (sim/kareus)
     SyntheticRun req;

@@ -89,7 +89,7 @@ void header() {
 
 }  // namespace
 
-void bench_scale() {
+void bench_scale(bool quick) {
   // The target: llama-3.3-70b, 1,024 sequences of 4,096 tokens, TP 8 x PP 8 x DP 16 = 1,024 GPUs, 1F1B,
   // per-kernel clock decisions (1 % budget) with the model's NVML switch latency.
   SyntheticRun target = llama70b(8, 16, 0);
@@ -104,6 +104,10 @@ void bench_scale() {
                 t.peak_mib, 4096.0 / t.peak_mib, t.result["iteration_s"].get<double>());
   else
     std::printf("  llama-3.3-70b on 1,024 GPUs: failed: %s\n", t.result.value("error", std::string("?")).c_str());
+  if (quick) {
+    std::printf("  weak and strong scaling tables: skipped (--quick)\n");
+    return;
+  }
   // Weak scaling: every pipeline runs 64 micro-batches; more replicas, more GPUs, more kernels. Cost
   // per kernel event should stay flat (linear in GPUs x kernels).
   std::printf("  weak scaling (llama-3.3-70b, TP 8, 64 micro-batches per pipeline, native on h200; 8 GPUs: PP 1, 4 micro-batches,\n"

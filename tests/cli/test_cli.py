@@ -107,10 +107,17 @@ def test_validate_shapes_withheld_prices_a_shaped_recording_as_a_shapeless_trace
 
 
 def test_bench_prints_throughput_against_its_targets(cli):
-    r = cli("bench", "--events", "200000")
+    # --quick: each section's smallest case (the whole bench, ~70-95 s, is for figures, not for the test suite)
+    r = cli("bench", "--events", "200000", "--quick")
     assert r.returncode == 0, r.stderr
     assert "M events/s" in r.stdout and "target >= 5 M/s" in r.stdout
+    assert "llama-3.3-70b on 1,024 GPUs" in r.stdout and "target < 60 s" in r.stdout  # the 70B target case still runs
+    assert "Perseus a100_gpt3-xl_pp4" in r.stdout and "power-budget environment step" in r.stdout
+    for skipped in ("study grid: skipped (--quick)", "scaling tables: skipped (--quick)", "gpt3-175b: skipped (--quick)",
+                    "Kareus frontier: skipped (--quick)", "fleet study: skipped (--quick)"):
+        assert skipped in r.stdout, skipped
     assert "peak memory" in r.stdout
+    assert cli("bench", "--quick", "--quick").returncode == 2  # a flag given twice is refused, as everywhere
 
 
 def _scenario(tmp_path, root, **changes):
