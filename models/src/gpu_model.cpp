@@ -2,6 +2,7 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/core/limits.hpp"
+#include "sim/core/text_format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -392,6 +393,12 @@ int GpuModel::mem_index_or_throw(double mhz, const std::string& file, const std:
 void GpuModel::check_supported(const ClockPair& c, const std::string& file, const std::string& field) const {
   sm_index_or_throw(c.sm_mhz, file, field + ".sm_mhz");
   mem_index_or_throw(c.mem_mhz, file, field + ".mem_mhz");
+}
+
+std::string GpuModel::power_cap_problem(double cap_w) const {
+  if (cap_w > idle_w_ && cap_w <= cap_w_) return "";
+  return printf_text("expected a power cap above %s's idle power (%g W) and at most its board limit (%g W), got %g W", name_.c_str(),
+                     idle_w_, cap_w_, cap_w);
 }
 
 }  // namespace dvfs

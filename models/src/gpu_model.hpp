@@ -120,6 +120,10 @@ class GpuModel {
   std::string describe_sm_clocks() const;
 
   double power_cap_w() const { return cap_w_; }
+  // Why `cap_w` cannot be this GPU's power limit ("" when it can): at or below idle power it can never be met, above
+  // the board's limit the board does not go. The one rule of the native policy's power_cap_w and a power-budget
+  // scenario's min_w / max_w.
+  std::string power_cap_problem(double cap_w) const;
   double idle_power_w(int sm_idx) const { return idle_w_tab_[sm_idx]; }
   const NativeGovernorParams& governor() const { return governor_; }
   const SwitchLatency& switch_latency() const { return latency_; }

@@ -4,7 +4,6 @@
 #include "sim/control/job_clock_plan.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/limits.hpp"
-#include "sim/core/text_format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -174,11 +173,9 @@ ControlScenario parse_control_scenario(const Json& doc, const std::string& file,
     // the board does not go (max_w 1e9 let the fleet reach 111 % of nameplate; 1e-6 W was clamped without a word).
     const GpuModel m = load_gpu_model(sc.gpu, file, "gpu");
     for (const char* key : {"min_w", "max_w"}) {
-      const double w = k.has(key) ? k.number(key) : 0;
-      if (k.has(key) && (w <= m.idle_w() || w > m.power_cap_w())) {
-        k.fail(key, printf_text("expected a power cap above %s's idle power (%g W) and at most its board limit (%g W), got %g W",
-                                m.name().c_str(), m.idle_w(), m.power_cap_w(), w));
-      }
+      if (!k.has(key)) continue;
+      const std::string problem = m.power_cap_problem(k.number(key));
+      if (!problem.empty()) k.fail(key, problem);
     }
     // The session's defaults where one is not given: min 200 W (or the board's limit below it), max the board's limit.
     const double lo = sc.min_cap_w > 0 ? sc.min_cap_w : std::min(200.0, m.power_cap_w());

@@ -2,6 +2,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/text_format.hpp"
 #include "sim/lifecycle/lifecycle_sim.hpp"
 #include "sim/simulation/scenario_file.hpp"
 #include "sim/simulation/simulation.hpp"
@@ -209,13 +210,10 @@ std::string format_lifecycle_run(const Json& s) {
   for (const Json& p : s["policies"]) name_width = std::max(name_width, static_cast<int>(p["name"].get<std::string>().size()));
   for (const Json& p : s["policies"]) {
     const Json& v = p["saved"];
-    const std::string name = p["name"].get<std::string>();
-    o << "policy " << name << std::string(static_cast<std::size_t>(name_width) - name.size(), ' ');
-    std::snprintf(line, sizeof line, " saves %8.2f s, %8.0f J (%5.1f%%: CPU %.0f J, GPU %.0f J, storage+net %.0f J)\n",
-                  v["time_s"].get<double>(), v["energy_j"].get<double>(),
-                  100 * v["energy_fraction"].get<double>(), v["cpu_j"].get<double>(), v["gpu_j"].get<double>(),
-                  v["storage_j"].get<double>() + v["network_j"].get<double>());
-    o << line;
+    o << printf_text("policy %-*s saves %8.2f s, %8.0f J (%5.1f%%: CPU %.0f J, GPU %.0f J, storage+net %.0f J)\n", name_width,
+                     p["name"].get<std::string>().c_str(), v["time_s"].get<double>(), v["energy_j"].get<double>(),
+                     100 * v["energy_fraction"].get<double>(), v["cpu_j"].get<double>(), v["gpu_j"].get<double>(),
+                     v["storage_j"].get<double>() + v["network_j"].get<double>());
   }
   return o.str();
 }

@@ -4,7 +4,6 @@
 #include "sim/policies/native_governor.hpp"
 #include "sim/policies/policy.hpp"
 #include "sim/core/errors.hpp"
-#include "sim/core/text_format.hpp"
 
 namespace dvfs {
 
@@ -51,12 +50,8 @@ PolicyEntry native_policy() {
     const double cap = spec.power_cap_w;
     // A cap at or below idle power can never be met (the firmware would sit at the lowest clock and still
     // exceed it); above the model's own cap the board's limit (and the model's calibration) ends.
-    if (cap > 0 && (cap <= model.idle_w() || cap > model.power_cap_w())) {
-      throw InputError(
-          scenario_file, "policy.power_cap_w",
-          printf_text("expected a power cap above %s's idle power (%g W) and at most its board limit (%g W), got %g W",
-                      model.name().c_str(), model.idle_w(), model.power_cap_w(), cap));
-    }
+    const std::string problem = cap > 0 ? model.power_cap_problem(cap) : "";
+    if (!problem.empty()) throw InputError(scenario_file, "policy.power_cap_w", problem);
     return [&model, cap](int) { return std::make_unique<NativeGovernor>(model, cap); };
   };
   return e;
