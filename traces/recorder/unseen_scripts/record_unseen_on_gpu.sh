@@ -11,7 +11,8 @@
 # whisper-stft-b16 int8-mlp-infer-t4096 fp8-linear-train-b16", then the rest), SET=5 the fifth (split:
 # unseen_workloads_5; into h200-unseen-5, one call), SET=6 the sixth (split: unseen_workloads_6; into h200-unseen-6, in
 # two calls: ONLY="graph-decode-b16 gp-fp64-n10k wavenet-b8", then the rest), SET=7 the seventh (split:
-# unseen_workloads_7; into h200-unseen-7). SET=prior records the class priors' fit set below the cap (split:
+# unseen_workloads_7; into h200-unseen-7), SET=8 the eighth (split: unseen_workloads_8; into h200-unseen-8, shipped as
+# h100-unseen-8 when the card is an H100). SET=prior records the class priors' fit set below the cap (split:
 # shapeless_prior_fit_workloads; other sizes of ten of these scripts; into h200-prior-fit).
 # Only reads NVML; changes no card setting.
 PKG=$1; OUT=$2
@@ -21,12 +22,12 @@ W=$(mktemp -d)/$NAME
 mkdir -p "$W/logs"
 export PYTHONUNBUFFERED=1
 { python3 -c "import torch, pynvml; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"
-  nvidia-smi --query-gpu=name,driver_version,power.draw,power.limit,clocks.sm,clocks.mem,temperature.gpu --format=csv; } > "$W/logs/env.log" 2>&1
-rec() {  # rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...; ONLY="NAME ..." records those only
+  nvidia-smi --query-gpu=name,serial,driver_version,power.draw,power.limit,clocks.sm,clocks.mem,temperature.gpu --format=csv; } > "$W/logs/env.log" 2>&1
+rec() {  # [STEP_ON=SOURCE] rec NAME WARMUP:PROFILED -- python3 SCRIPT ARGS...; ONLY="NAME ..." records those only
   local name=$1 steps=$2; shift 3
   [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]] && return 0
   local t0=$SECONDS
-  PYTHONPATH=$PKG timeout 240 python3 -m dvfs_sim.record -o "$W/$name" --steps "$steps" -- "$@" > "$W/logs/$name.log" 2>&1
+  PYTHONPATH=$PKG timeout 240 python3 -m dvfs_sim.record -o "$W/$name" --steps "$steps" ${STEP_ON:+--step-on "$STEP_ON"} -- "$@" > "$W/logs/$name.log" 2>&1
   local rc=$?
   echo "$name rc=$rc wall=$((SECONDS - t0)) s" | tee -a "$W/logs/summary.log"
   tail -3 "$W/logs/$name.log" | tee -a "$W/logs/summary.log"
@@ -42,6 +43,13 @@ if [ "${SET:-1}" = prior ]; then  # the class priors' fit set below the cap (spl
   rec two-tower-b2048 10:60 -- python3 "$S/two_tower_retrieval.py" --batch 2048
   rec convnext-train-b16 10:50 -- python3 "$S/convnext_train.py" --batch 16
   rec vae-decode-b1 10:30 -- python3 "$S/vae_decode_infer.py" --batch 1
+elif [ "${SET:-1}" = 8 ]; then  # the eighth blind set (split: unseen_workloads_8): N-body, DiT, Monte Carlo, GPU augmentation, long context, PPO
+  rec nbody-fp32-24k 10:80 -- python3 "$S/nbody_fp32.py"
+  rec dit-sample-b8 20:300 -- python3 "$S/dit_sample.py"
+  rec mc-asian-2m 10:200 -- python3 "$S/monte_carlo_paths.py" --runs 300
+  rec gpu-augment-r18-b128 10:80 -- python3 "$S/gpu_augment_train.py"
+  rec longctx-decode-16k 20:300 -- python3 "$S/longctx_decode.py"
+  STEP_ON=optimizer rec ppo-cartpole-4k 10:300 -- python3 "$S/ppo_cartpole.py"  # its rollouts run the policy under no_grad first
 elif [ "${SET:-1}" = 7 ]; then  # the seventh blind set (split: unseen_workloads_7): scans, stencils, LoRA, drafts, group-by
   rec selective-scan-lm-b8 5:30 -- python3 "$S/selective_scan_lm.py"
   rec heat3d-n320 10:150 -- python3 "$S/heat3d_stencil.py"
