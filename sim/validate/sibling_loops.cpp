@@ -5,6 +5,7 @@
 #include "sim/validate/repeat_recordings.hpp"
 #include "traces/src/kernel_loop.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <filesystem>
@@ -71,13 +72,14 @@ Json sibling_workload_checks(const Json& split_doc, const std::string& split_pat
   std::vector<double> native, recorded, withheld;
   std::size_t within[3] = {0, 0, 0};
   for (const std::string& n : block.string_list("workloads", "names")) {
-    const std::string rel = folder + "/" + n;
+    // a bare name lies in the block's folder; a path (a later set recorded on the same kind of card) in the data dir
+    const std::string rel = n.find('/') == std::string::npos ? folder + "/" + n : n;
     require_recording(block, "workloads", data_dir() + "/" + rel);
     Json row = price(rel, model);
     Json home = nullptr;  // the same script's row on the parent model's own card
     for (const Json& h : home_rows) {
       const std::string r = h["recording"].get<std::string>();
-      if (r.size() > n.size() && r.compare(r.size() - n.size() - 1, std::string::npos, "/" + n) == 0) home = h["total_energy_error_pct"];
+      if (r.substr(r.rfind('/') + 1) == rel.substr(rel.rfind('/') + 1)) home = h["total_energy_error_pct"];
     }
     row["home_total_energy_error_pct"] = home;
     native.push_back(row["total_energy_error_pct"].get<double>());
@@ -98,7 +100,15 @@ void format_sibling_workloads(std::ostream& os, const Json& c) {
   if (!c.is_object()) return;
   const std::ios::fmtflags flags = os.flags();
   const std::streamsize precision = os.precision();
-  os << std::fixed << "\nWhole workloads recorded on another card (" << c["folder"].get<std::string>()
+  std::vector<std::string> dirs{c["folder"].get<std::string>()};  // a later set listed by path has a folder of its own
+  for (const Json& w : c["workloads"]) {
+    const std::string p = w["recording"].get<std::string>();
+    const std::string dir = p.substr(0, p.rfind('/'));
+    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+  }
+  std::string folders = dirs[0];
+  for (std::size_t i = 1; i < dirs.size(); ++i) folders += ", " + dirs[i];
+  os << std::fixed << "\nWhole workloads recorded on another card (" << folders
      << "; split h100_whole_workloads), all held out for the shipped\n" << c["model"].get<std::string>()
      << " model: total energy over the profiled window, native governor (recorded clocks), shapes withheld, and the same\n"
         "script's native error on its H200 recording under the h200 model\n"

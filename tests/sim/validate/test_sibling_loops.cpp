@@ -116,3 +116,17 @@ TEST_CASE("a sibling-workload block naming a missing recording is refused naming
     CHECK(std::string(e.what()).find("split.json") != std::string::npos);
   }
 }
+
+TEST_CASE("a later set listed by path in a sibling-workload block is read from its own folder and named in the header", "[validate][sibling]") {
+  const Json c = sibling_workload_checks(workload_block({"dcgan-train-b256", "traces/recordings/h200-unseen-6/wavenet-b8"}), "split.json",
+                                         "h100_whole_workloads", Json::array(), fake_row);
+  REQUIRE(c["workloads"].size() == 2);
+  CHECK(c["workloads"][0]["recording"] == "traces/recordings/h200-unseen-5/dcgan-train-b256");
+  CHECK(c["workloads"][1]["recording"] == "traces/recordings/h200-unseen-6/wavenet-b8");  // the path as given
+  CHECK(c["workloads"][1]["home_total_energy_error_pct"].is_null());
+  CHECK(c["summary"]["native_energy_abs_error"]["count"] == 2);
+  std::ostringstream os;
+  format_sibling_workloads(os, c);
+  CHECK(os.str().find("(traces/recordings/h200-unseen-5, traces/recordings/h200-unseen-6; split h100_whole_workloads)") != std::string::npos);
+  CHECK(os.str().find("\nwavenet-b8 ") != std::string::npos);
+}
