@@ -94,4 +94,15 @@ std::size_t Workload::kernel_count() const {
   return n;
 }
 
+double class_prior_kernel_time_share(const Workload& wl) {
+  double prior_s = 0, kernel_s = 0;
+  for (const Rank& r : wl.ranks)
+    for (const Kernel& k : r.kernels) {
+      if (k.kind != ActivityKind::kernel) continue;
+      kernel_s += k.duration_s;
+      if (k.work == WorkSource::unknown) prior_s += k.duration_s;
+    }
+  return kernel_s > 0 ? prior_s / kernel_s : 0.0;
+}
+
 }  // namespace dvfs

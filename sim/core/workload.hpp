@@ -181,4 +181,8 @@ struct Workload {
   std::size_t kernel_count() const;
 };
 
+// Of the kernels' recorded time, the share with no counted work (WorkSource::unknown): what a model with an activity
+// block prices by its class priors (a trace recorded without record_shapes). 0 for a workload without kernels.
+double class_prior_kernel_time_share(const Workload& wl);
+
 }  // namespace dvfs

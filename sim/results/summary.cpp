@@ -23,20 +23,14 @@ double safe_div(double a, double b) { return b > 0 ? a / b : 0.0; }
 // from their kernel class's prior (a trace recorded without record_shapes, tensor-list operators).
 Json describe_work_sources(const Workload& wl) {
   std::size_t counts[4] = {0, 0, 0, 0};
-  double prior_s = 0, kernel_s = 0;
   for (const Rank& r : wl.ranks)
-    for (const Kernel& k : r.kernels) {
-      ++counts[static_cast<int>(k.work)];
-      if (k.kind != ActivityKind::kernel) continue;
-      kernel_s += k.duration_s;
-      if (k.work == WorkSource::unknown) prior_s += k.duration_s;
-    }
+    for (const Kernel& k : r.kernels) ++counts[static_cast<int>(k.work)];
   return {{"from_shapes", counts[static_cast<int>(WorkSource::shapes)]},
           {"from_launch_shape", counts[static_cast<int>(WorkSource::launch_shape)]},
           {"copy_engine", counts[static_cast<int>(WorkSource::copy_engine)]},
           {"class_prior", counts[static_cast<int>(WorkSource::unknown)]},
           // of the kernels' recorded time, the share priced by the class priors (no counted work)
-          {"class_prior_kernel_time_share", kernel_s > 0 ? prior_s / kernel_s : 0.0}};
+          {"class_prior_kernel_time_share", class_prior_kernel_time_share(wl)}};
 }
 
 // What the user should know about the trace, one line each: the importer's notes, a trace recorded on an AMD GPU

@@ -142,6 +142,15 @@ Json validate_recording(const Recording& rec, const GpuModel& model, const std::
                    "unresolved steps (energy_resolved false) are interpolation, not measurement"}};
   report["telemetry_gaps"] = telemetry_gaps(rec);
   if (!rec.import_report.notes.empty()) report["import_notes"] = rec.import_report.notes;  // what the import could not size
+  // A trace without operator shapes (PyTorch's default) is priced by class priors, whose error differs from counted
+  // work's: say so where the figures are read (validate --models prints what it costs on held-out workloads).
+  if (const double share = class_prior_kernel_time_share(rec.workload); model.activity().present && share > 0.5)
+    report["class_prior_note"] = printf_text(
+        "%.0f %% of the kernel time is priced by class priors (the trace has no operator shapes). Measured on held-out "
+        "whole workloads with their shapes withheld, class priors over-price work below the power cap (most read high; "
+        "`validate --models`, column \"shapes withheld\"; docs/validation.md) and hold at the cap. Record with "
+        "record_shapes=True (python3 -m dvfs_sim.record turns it on) for counted work",
+        100 * share);
   if (!rec.telemetry.energy_note().empty()) {
     report["measured_from"] = "step time: run.json profiled_steps t0_ns..t1_ns (GPU synchronised); step energy: NVML power "
                               "samples integrated over the step (the energy counter is not usable); mean SM clock: NVML clock samples";
@@ -269,6 +278,7 @@ std::string format_validation(const Json& rep) {
        << " kernels priced by class priors instead of work counted from their operators' shapes\n";
   if (rep.contains("import_notes"))
     for (const Json& n : rep["import_notes"]) os << "import note: " << n.get<std::string>() << "\n";
+  if (rep.contains("class_prior_note")) os << "note: " << rep["class_prior_note"].get<std::string>() << "\n";
   if (rep.contains("telemetry_gaps")) format_telemetry_gaps(os, rep["telemetry_gaps"], "");
   for (const Json& src : rep["clock_sources"]) {
     os << "\nclock source: " << src["clock_source"].get<std::string>() << "\n";

@@ -61,3 +61,17 @@ TEST_CASE("validate names the steps whose measured energy is interpolated across
   CHECK(vit["telemetry_gaps"]["steps"].empty());
   CHECK(format_validation(vit).find("telemetry gap") == std::string::npos);
 }
+
+// PyTorch's profiler records no operator shapes by default (the shipped GPT-3 XL recording has none): its kernels are
+// priced by class priors, and the report says so beside the figures; a trace with shapes gets no such note.
+TEST_CASE("validate notes a trace priced mostly by class priors and where their measured error is", "[validate]") {
+  const Json shapeless = validate_recording(data_dir() + "/traces/recordings/h200-gpt3xl", "h200");
+  REQUIRE(shapeless.contains("class_prior_note"));
+  const std::string note = shapeless["class_prior_note"].get<std::string>();
+  CHECK(note.find("% of the kernel time is priced by class priors (the trace has no operator shapes)") != std::string::npos);
+  CHECK(note.find("shapes withheld") != std::string::npos);
+  CHECK(format_validation(shapeless).find("note: " + note) != std::string::npos);
+  const std::string vit = data_dir() + "/traces/recordings/h200-workloads/vit-b16-train-b32";
+  CHECK_FALSE(validate_recording(vit, "h200").contains("class_prior_note"));
+  CHECK(validate_recording(vit, "h200", "", true).contains("class_prior_note"));  // the same trace, shapes withheld
+}
