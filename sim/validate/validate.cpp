@@ -146,9 +146,10 @@ Json validate_recording(const Recording& rec, const GpuModel& model, const std::
   // work's: say so where the figures are read (validate --models prints what it costs on held-out workloads).
   if (const double share = class_prior_kernel_time_share(rec.workload); model.activity().present && share > 0.5)
     report["class_prior_note"] = printf_text(
-        "%.0f %% of the kernel time is priced by class priors (the trace has no operator shapes). Measured on held-out "
-        "whole workloads with their shapes withheld, class priors over-price work below the power cap (most read high; "
-        "`validate --models`, column \"shapes withheld\"; docs/validation.md) and hold at the cap. Record with "
+        "%.0f %% of the kernel time is priced by class priors: no counted work reached those kernels (the trace has no "
+        "operator shapes for them, or they ran in CUDA-graph replays). Measured on held-out whole workloads with their "
+        "shapes withheld, class priors over-price work below the power cap (most read high; `validate --models`, column "
+        "\"shapes withheld\"; docs/validation.md); on the at-cap GPT-3 XL recordings they hold. Record with "
         "record_shapes=True (python3 -m dvfs_sim.record turns it on) for counted work",
         100 * share);
   if (!rec.telemetry.energy_note().empty()) {

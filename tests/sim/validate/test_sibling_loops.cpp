@@ -118,12 +118,17 @@ TEST_CASE("a sibling-workload block naming a missing recording is refused naming
 }
 
 TEST_CASE("a later set listed by path in a sibling-workload block is read from its own folder and named in the header", "[validate][sibling]") {
+  // home rows by name: wavenet-b8 has one; dcgan-train-b256 has two (two folders), so none is taken
+  const Json home = Json::array({{{"recording", "traces/recordings/h200-unseen-6/wavenet-b8"}, {"total_energy_error_pct", -7.8}},
+                                 {{"recording", "traces/recordings/h200-unseen-5/dcgan-train-b256"}, {"total_energy_error_pct", -3.4}},
+                                 {{"recording", "traces/recordings/elsewhere/dcgan-train-b256"}, {"total_energy_error_pct", 1.0}}});
   const Json c = sibling_workload_checks(workload_block({"dcgan-train-b256", "traces/recordings/h200-unseen-6/wavenet-b8"}), "split.json",
-                                         "h100_whole_workloads", Json::array(), fake_row);
+                                         "h100_whole_workloads", home, fake_row);
   REQUIRE(c["workloads"].size() == 2);
   CHECK(c["workloads"][0]["recording"] == "traces/recordings/h200-unseen-5/dcgan-train-b256");
+  CHECK(c["workloads"][0]["home_total_energy_error_pct"].is_null());  // ambiguous: two rows of that name
   CHECK(c["workloads"][1]["recording"] == "traces/recordings/h200-unseen-6/wavenet-b8");  // the path as given
-  CHECK(c["workloads"][1]["home_total_energy_error_pct"].is_null());
+  CHECK(c["workloads"][1]["home_total_energy_error_pct"].get<double>() == Approx(-7.8));
   CHECK(c["summary"]["native_energy_abs_error"]["count"] == 2);
   std::ostringstream os;
   format_sibling_workloads(os, c);

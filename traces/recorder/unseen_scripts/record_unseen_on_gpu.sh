@@ -16,6 +16,7 @@
 # shapeless_prior_fit_workloads; other sizes of ten of these scripts; into h200-prior-fit).
 # Only reads NVML; changes no card setting.
 PKG=$1; OUT=$2
+unset STEP_ON  # set only as a prefix of one rec call (the PPO job), never inherited by every job
 S=$(cd "$(dirname "$0")" && pwd)
 NAME=h200-unseen; [ "${SET:-1}" != 1 ] && NAME=h200-unseen-$SET; [ "${SET:-1}" = prior ] && NAME=h200-prior-fit
 W=$(mktemp -d)/$NAME
