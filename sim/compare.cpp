@@ -11,6 +11,7 @@
 #include "sim/core/errors.hpp"
 #include "sim/core/progress.hpp"
 #include "sim/core/text_format.hpp"
+#include "sim/core/workload.hpp"
 #include "sim/simulation/policy_catalog.hpp"
 
 #include <algorithm>
@@ -62,7 +63,7 @@ void add_class_prior_note(const Json& summary, Json& notes) {
   const Json& work = summary["trace"].value("work", Json::object());
   if (!summary["gpu"].value("activity_model", false) || !work.contains("class_prior_kernel_time_share")) return;
   const double share = work["class_prior_kernel_time_share"].get<double>();
-  if (share <= 0.5) return;
+  if (share <= kMostlyClassPriorShare) return;
   if (notes.is_null()) notes = Json::array();
   notes.push_back(std::to_string(static_cast<int>(std::lround(100 * share))) +
                   " % of the kernel time is priced by class priors (no operator shapes): differences between kernels, and "

@@ -184,5 +184,7 @@ struct Workload {
 // Of the kernels' recorded time, the share with no counted work (WorkSource::unknown): what a model with an activity
 // block prices by its class priors (a trace recorded without record_shapes). 0 for a workload without kernels.
 double class_prior_kernel_time_share(const Workload& wl);
+// Above this share a report says its figures rest on the class priors (compare's and validate's notes).
+constexpr double kMostlyClassPriorShare = 0.5;
 
 }  // namespace dvfs

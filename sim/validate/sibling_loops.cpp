@@ -76,11 +76,13 @@ Json sibling_workload_checks(const Json& split_doc, const std::string& split_pat
     const std::string rel = n.find('/') == std::string::npos ? folder + "/" + n : n;
     require_recording(block, "workloads", data_dir() + "/" + rel);
     Json row = price(rel, model);
-    Json home = nullptr;  // the same script's row on the parent model's own card, where exactly one row has its name
+    // the same script's row on the parent model's own card, where exactly one row has its name
+    const std::string name = rel.substr(rel.rfind('/') + 1);
+    Json home = nullptr;
     std::size_t same_name = 0;
     for (const Json& h : home_rows) {
       const std::string r = h["recording"].get<std::string>();
-      if (r.substr(r.rfind('/') + 1) == rel.substr(rel.rfind('/') + 1) && ++same_name == 1) home = h["total_energy_error_pct"];
+      if (r.substr(r.rfind('/') + 1) == name && ++same_name == 1) home = h["total_energy_error_pct"];
     }
     row["home_total_energy_error_pct"] = same_name == 1 ? home : Json(nullptr);
     native.push_back(row["total_energy_error_pct"].get<double>());

@@ -144,7 +144,7 @@ Json validate_recording(const Recording& rec, const GpuModel& model, const std::
   if (!rec.import_report.notes.empty()) report["import_notes"] = rec.import_report.notes;  // what the import could not size
   // A trace without operator shapes (PyTorch's default) is priced by class priors, whose error differs from counted
   // work's: say so where the figures are read (validate --models prints what it costs on held-out workloads).
-  if (const double share = class_prior_kernel_time_share(rec.workload); model.activity().present && share > 0.5)
+  if (const double share = class_prior_kernel_time_share(rec.workload); model.activity().present && share > kMostlyClassPriorShare)
     report["class_prior_note"] = printf_text(
         "%.0f %% of the kernel time is priced by class priors: no counted work reached those kernels (the trace has no "
         "operator shapes for them, or they ran in CUDA-graph replays). Measured on held-out whole workloads with their "
