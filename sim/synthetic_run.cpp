@@ -3,6 +3,7 @@
 #include "sim/results/pipeline_trace.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "models/src/prior_regime.hpp"
 #include "models/src/retarget.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/limits.hpp"
@@ -495,7 +496,7 @@ SynthesizedJob synthesize_job(const SyntheticRun& req, Progress* progress) {
     if (job.opts.timeline_interval_s <= 0) job.opts.timeline_interval_s = 0.01;
   }
   if (!req.chakra_out.empty()) job.opts.record_activities = true;
-  job.bound = target.bound_to(job.wl.names);
+  job.bound = bound_to_workload(target, job.wl);
   return job;
 }
 

@@ -147,6 +147,19 @@ std::vector<NamedPrior> read_named_priors(const JsonReader& list) {
   return out;
 }
 
+PriorRegime read_prior_regime(const JsonReader& r) {
+  r.only_keys({"about", "cap_fraction", "below_cap_scales"});
+  PriorRegime p;
+  p.present = true;
+  p.cap_fraction = r.number_in("cap_fraction", 0.05, 1.0, "(a fraction of power.cap_w)");
+  JsonReader sc = r.child("below_cap_scales");
+  if (!sc.is_object()) sc.fail(nullptr, "expected an object of kernel class -> scale of its prior below the cap");
+  for (auto it = sc.node().begin(); it != sc.node().end(); ++it)
+    p.below_cap_scale[static_cast<int>(class_or_fail(sc, it.key().c_str(), it.key()))] =
+        sc.number_in(it.key().c_str(), 0, kMaxDynamicScale, "(a factor)");
+  return p;
+}
+
 }  // namespace
 
 GpuModel GpuModel::load(const std::string& path) { return from_json(read_json_file(path), path); }
@@ -155,7 +168,7 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
   JsonReader r(doc, path, "");
   r.only_keys({"name", "display_name", "status", "sm_count", "clocks", "voltage_curve", "power", "classes",
                "native_governor", "switch_latency", "specs", "provenance", "notes", "computations", "derived_from", "kernels",
-               "activity", "class_prior_by_name"});
+               "activity", "class_prior_by_name", "class_prior_regime"});
   GpuModel m;
   m.source_file_ = path;
   m.name_ = r.string("name");
@@ -220,6 +233,7 @@ GpuModel GpuModel::from_json(const Json& doc, const std::string& path) {
     m.classes_[i] = read_coefficients(cls.child(cname));
   }
   if (r.has("class_prior_by_name")) m.named_priors_ = read_named_priors(r.child("class_prior_by_name"));
+  if (r.has("class_prior_regime")) m.prior_regime_ = read_prior_regime(r.child("class_prior_regime"));
   if (r.has("computations")) {
     JsonReader comp = r.child("computations");
     for (auto it = comp.node().begin(); it != comp.node().end(); ++it)
@@ -326,6 +340,15 @@ GpuModel GpuModel::bound_to(const std::vector<std::string>& names) const {
     if (it != index.end()) b.name_override_[i] = it->second;
   }
   return b;
+}
+
+GpuModel GpuModel::in_prior_regime(double at_cap_share) const {
+  GpuModel m = *this;
+  if (!prior_regime_.present) return m;
+  m.at_cap_share_ = std::clamp(at_cap_share, 0.0, 1.0);
+  for (int c = 0; c < kKernelClassCount; ++c)
+    m.regime_scale_[c] = prior_regime_.below_cap_scale[c] + (1.0 - prior_regime_.below_cap_scale[c]) * m.at_cap_share_;
+  return m;
 }
 
 std::size_t GpuModel::bound_kernel_names() const {

@@ -49,6 +49,16 @@ struct NamedPrior {
   double scale = 1;
 };
 
+// The class priors' regime (model key class_prior_regime; split rule shapeless_regime_prepass): the priors were set on
+// kernels run throttled at the power cap; a workload whose kernels run below it draws `below_cap_scale[c]` of class c's
+// prior. Which regime a workload is in comes from a pre-pass (models/src/prior_regime.hpp): the share of its kernel time
+// in windows that, priced at the top clocks with the at-cap priors, draw at least cap_fraction x the power cap.
+struct PriorRegime {
+  bool present = false;
+  double cap_fraction = 0.9;
+  std::array<double, kKernelClassCount> below_cap_scale{1, 1, 1, 1, 1, 1, 1, 1, 1};
+};
+
 struct ClassCoefficients {
   double time_sm = 0.5;    // share of the recorded duration that scales with 1/f_sm
   double time_mem = 0.3;   // share that scales with 1/f_mem
@@ -159,6 +169,15 @@ class GpuModel {
   // an unbound model uses class coefficients only. Power stays per class.
   const std::vector<std::pair<std::string, ClassCoefficients>>& kernel_overrides() const { return kernel_overrides_; }
   GpuModel bound_to(const std::vector<std::string>& workload_names) const;
+  // This model with its class priors in the regime of a workload whose kernel time lies `at_cap_share` in at-cap windows
+  // (prior_regime.hpp computes it): class c's prior x below_cap_scale[c] + (1 - below_cap_scale[c]) x at_cap_share.
+  // A model without class_prior_regime is returned unchanged.
+  GpuModel in_prior_regime(double at_cap_share) const;
+  const PriorRegime& prior_regime() const { return prior_regime_; }
+  // The share in_prior_regime was given (1, the at-cap priors, for a model not placed in a regime).
+  double at_cap_share() const { return at_cap_share_; }
+  // The factor class c's prior is drawn at in this model's regime (1 outside any regime).
+  double regime_scale(KernelClass c) const { return regime_scale_[static_cast<int>(c)]; }
   std::size_t bound_kernel_names() const;  // how many of the bound workload's names have an override
 
   // Pure model functions (indices from sm_index/mem_index).
@@ -173,7 +192,7 @@ class GpuModel {
   }
   double kernel_power_w(const Kernel& k, int sm_idx, int mem_idx) const {
     if (k.work != WorkSource::unknown && activity_.present) return activity_power_w(k, sm_idx, mem_idx);
-    const double class_w = k.sm_fill * named_prior_scale(k) *
+    const double class_w = k.sm_fill * named_prior_scale(k) * regime_scale_[static_cast<int>(k.cls)] *
                            dyn_tab_[(static_cast<std::size_t>(k.cls) * sm_clocks_.size() + sm_idx) * mem_clocks_.size() + mem_idx];
     return idle_w_tab_[sm_idx] + (activity_.present ? prior_ramp(k, sm_idx, mem_idx) : 1.0) * class_w;
   }
@@ -235,6 +254,9 @@ class GpuModel {
   std::vector<int> name_override_;  // per workload name id: index into kernel_overrides_, or -1
   std::vector<NamedPrior> named_priors_;
   std::vector<int> name_prior_;  // per workload name id: index into named_priors_, or -1
+  PriorRegime prior_regime_;
+  double at_cap_share_ = 1;
+  std::array<double, kKernelClassCount> regime_scale_{1, 1, 1, 1, 1, 1, 1, 1, 1};
   int sm_count_ = 0;
   std::vector<double> sm_clocks_, mem_clocks_;
   ClockPair default_clocks_;

@@ -6,6 +6,7 @@
 #include "python/src/trace_cache.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "models/src/prior_regime.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/results/summary.hpp"
 #include "sim/simulation/run_scenario.hpp"
@@ -42,7 +43,7 @@ dvfs::SimulationResult simulate_with_python_policy(const dvfs::Scenario& sc, con
   ctx->names = trace.workload.names;
   ctx->annotation_names = trace.workload.annotation_names;
   ctx->annotation_sets = trace.workload.annotation_sets;
-  ctx->model = std::make_shared<const dvfs::GpuModel>(unbound.bound_to(trace.workload.names));
+  ctx->model = std::make_shared<const dvfs::GpuModel>(dvfs::bound_to_workload(unbound, trace.workload));
   std::shared_ptr<const RunContext> shared = ctx;
   const dvfs::Workload& wl = trace.workload;
   std::vector<PythonPolicy*> made;

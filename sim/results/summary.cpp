@@ -58,6 +58,13 @@ Json describe_run(const Scenario& sc, const Workload& wl, const ImportReport& re
   s["scenario"] = sc.name;
   s["gpu"] = {{"name", model.name()}, {"display_name", model.display_name()}, {"status", model.status()},
               {"power_cap_w", model.power_cap_w()}, {"activity_model", model.activity().present}};
+  if (model.prior_regime().present) {  // split shapeless_regime_prepass: what the pre-pass placed this trace's priors at
+    Json scales = Json::object();
+    for (int c = 0; c < kKernelClassCount; ++c)
+      if (model.prior_regime().below_cap_scale[c] != 1.0)
+        scales[to_string(static_cast<KernelClass>(c))] = model.regime_scale(static_cast<KernelClass>(c));
+    s["gpu"]["class_prior_regime"] = {{"at_cap_kernel_time_share", model.at_cap_share()}, {"prior_scales", scales}};
+  }
   if (sc.policy.power_cap_w > 0) {  // the scenario's cap replaces the model's
     s["gpu"]["power_cap_w"] = sc.policy.power_cap_w;
     s["gpu"]["model_power_cap_w"] = model.power_cap_w();

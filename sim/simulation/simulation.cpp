@@ -5,6 +5,7 @@
 #include "sim/simulation/policy_catalog.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "models/src/prior_regime.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/parallel.hpp"
 #include "sim/core/limits.hpp"
@@ -199,7 +200,7 @@ SimulationResult simulate(const Scenario& sc, const LoadedTrace& trace, const Gp
   // Per-kernel coefficients resolve against this trace's kernel names.
   check_run_inputs(sc, trace.workload);
   check_recorded_clocks(sc, trace.workload, unbound);
-  const GpuModel model = unbound.bound_to(trace.workload.names);
+  const GpuModel model = bound_to_workload(unbound, trace.workload);
   SimulationResult r;
   const PolicyEntry* entry = policy_registry().find(sc.policy.name);
   if (entry && entry->plan) {

@@ -168,6 +168,7 @@ Json validate_recording(const Recording& rec, const GpuModel& model, const std::
       write_replay_files(vsc, trace.workload, model, r, out_dir + "/" + source);
       if (!r.outcomes.empty() && !r.outcomes[0].meter.steps().empty()) sim_step0_s = r.outcomes[0].meter.steps()[0].start_s;
     }
+    if (const Json& g = r.summary["gpu"]; g.contains("class_prior_regime")) report["gpu"]["class_prior_regime"] = g["class_prior_regime"];
     const Json& steps = r.summary["steps"];
     Json rows = Json::array();
     double mt = 0, st = 0, me = 0, se = 0, ape_t = 0, ape_e = 0, ape_p = 0;

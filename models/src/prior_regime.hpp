@@ -1,0 +1,23 @@
+#pragma once
+// Which regime a workload's class priors are in (split rule shapeless_regime_prepass, models/README.md "Class priors
+// below the cap"). The priors were set on kernels the GPU ran throttled at its power cap; kernels without counted work
+// in a job that runs below the cap draw less. The regime comes from the trace alone (no telemetry, no recorded
+// clock), by a native pre-pass at the top clocks, so a policy that slows a kernel, a replay exported and re-imported, or
+// kernels coalesced by class keep the regime of the workload they came from.
+#include "models/src/gpu_model.hpp"
+#include "sim/core/workload.hpp"
+
+namespace dvfs {
+
+// The share of the workload's kernel time (all ranks) in windows at the cap: each rank's activities laid end to end
+// (recorded gaps, kernel durations at the model's top clocks), priced at the top clocks by `model` as it stands (the
+// at-cap priors for kernels without counted work; gaps at idle power), cut into consecutive windows of the native
+// governor's window_s (a rank shorter than one window is one window, its tail window as long as it lasts). A window is
+// at the cap when its mean power is at least class_prior_regime.cap_fraction x power.cap_w. 1 for a workload without
+// kernel time (nothing to place) and for a model without class_prior_regime.
+double at_cap_kernel_time_share(const Workload& wl, const GpuModel& model);
+
+// The model a replay of `wl` prices with: bound to the workload's kernel names, its class priors in the workload's regime.
+GpuModel bound_to_workload(const GpuModel& unbound, const Workload& wl);
+
+}  // namespace dvfs
