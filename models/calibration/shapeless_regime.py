@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The class priors' below-cap scale (split rule shapeless_regime_prepass), fit on the ten prior-fit workloads.
+"""The class priors' below-cap scale (split rules shapeless_regime_prepass, shapeless_regime_binary), fit on the ten prior-fit workloads.
 
 The class priors price kernels without counted work (a trace recorded without operator shapes). They were set on
 kernels run throttled at the power cap; a pre-pass in the simulator (models/src/prior_regime.hpp) places each workload
-in a regime, the share of its kernel time in 50 ms windows that draw at least cap_fraction x the cap at the top clocks
-under the at-cap priors. The streaming classes' priors are drawn at s + (1 - s) x that share. s alone is fit here, by
+in a regime from the share of its kernel time in native-governor windows that draw at least cap_fraction x the cap at
+the top clocks under the at-cap priors: at least half -> the at-cap priors; less -> the streaming classes' priors x s
+(split rule shapeless_regime_binary; the first form's blend, shapeless_regime_prepass, was not kept). s alone is fit here, by
 least squares on the recorded-clock total energy of the ten workloads of the split's shapeless_prior_fit_workloads
 with their operator shapes withheld (in-sample; no held-out recording is read). At recorded clocks a recording's
 simulated energy is linear in s, so two replays per recording give it (s = 1 and s = 0). Writes `class_prior_regime`
@@ -23,11 +24,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SPLIT = os.path.join(ROOT, "models", "calibration", "h200-power-split.json")
 RECORD = os.path.join(ROOT, "models", "calibration", "h200.prior-regime.json")
 STREAMING = ["elementwise", "normalization", "reduction", "copy", "other"]
-CAP_FRACTION = 0.9  # split rule shapeless_regime_prepass (threshold_why)
-ABOUT = ("the class priors were set on kernels run throttled at the cap; a workload's streaming-class kernels without "
-         "counted work draw below_cap_scales[c] + (1 - below_cap_scales[c]) x at_cap_share of their prior, at_cap_share "
-         "the share of its kernel time in native-governor windows that draw at least cap_fraction x power.cap_w at the "
-         "top clocks under the at-cap priors (models/src/prior_regime.hpp; split rule shapeless_regime_prepass)")
+CAP_FRACTION = 0.9  # split rule shapeless_regime_prepass (threshold_why), kept by shapeless_regime_binary
+ABOUT = ("the class priors were set on kernels run throttled at the cap; in a workload whose kernel time lies mostly "
+         "(under half) outside native-governor windows that draw at least cap_fraction x power.cap_w at the top clocks "
+         "under the at-cap priors, class c's kernels without counted work draw below_cap_scales[c] of their prior "
+         "(models/src/prior_regime.hpp; split rule shapeless_regime_binary)")
 
 
 def regime(scale):
@@ -86,14 +87,14 @@ def main():
     mean = lambda key: round(sum(abs(r[key]) for r in rows) / len(rows), 2)
     out["provenance"]["/class_prior_regime"] = {
         "source": "fit",
-        "ref": "models/calibration/shapeless_regime.py (split rule shapeless_regime_prepass): below_cap_scales by least "
+        "ref": "models/calibration/shapeless_regime.py (split rule shapeless_regime_binary): below_cap_scales by least "
                "squares on the recorded-clock total energy of the ten traces/recordings/h200-prior-fit workloads, operator "
                "shapes withheld, against the NVML energy counter (in-sample mean |error| %.2f %% -> %.2f %%; rows in "
                "models/calibration/h200.prior-regime.json); cap_fraction 0.9 set by the rule, not fit" % (
                    mean("error_pct_at_scale_1"), mean("error_pct_fitted"))}
     with open(args.model, "w") as fh:
         fh.write(json.dumps(out, indent=2, sort_keys=True) + "\n")
-    record = {"about": "Fit of the h200 class_prior_regime below_cap_scales (split rule shapeless_regime_prepass); written by "
+    record = {"about": "Fit of the h200 class_prior_regime below_cap_scales (split rule shapeless_regime_binary); written by "
                        "models/calibration/shapeless_regime.py, do not edit by hand. In-sample figures (model output vs the "
                        "NVML counter, recorded clocks); the held-out figures are validate --models' shapes-withheld column.",
               "below_cap_scale": scale, "classes": STREAMING, "cap_fraction": CAP_FRACTION, "rows": rows,

@@ -346,8 +346,7 @@ GpuModel GpuModel::in_prior_regime(double at_cap_share) const {
   GpuModel m = *this;
   if (!prior_regime_.present) return m;
   m.at_cap_share_ = std::clamp(at_cap_share, 0.0, 1.0);
-  for (int c = 0; c < kKernelClassCount; ++c)
-    m.regime_scale_[c] = prior_regime_.below_cap_scale[c] + (1.0 - prior_regime_.below_cap_scale[c]) * m.at_cap_share_;
+  for (int c = 0; c < kKernelClassCount; ++c) m.regime_scale_[c] = m.below_cap_priors() ? prior_regime_.below_cap_scale[c] : 1.0;
   return m;
 }
 

@@ -49,10 +49,14 @@ struct NamedPrior {
   double scale = 1;
 };
 
-// The class priors' regime (model key class_prior_regime; split rule shapeless_regime_prepass): the priors were set on
-// kernels run throttled at the power cap; a workload whose kernels run below it draws `below_cap_scale[c]` of class c's
-// prior. Which regime a workload is in comes from a pre-pass (models/src/prior_regime.hpp): the share of its kernel time
-// in windows that, priced at the top clocks with the at-cap priors, draw at least cap_fraction x the power cap.
+// The class priors' regime (model key class_prior_regime; split rules shapeless_regime_prepass, shapeless_regime_binary):
+// the priors were set on kernels run throttled at the power cap; a workload whose kernels run mostly below it draws
+// `below_cap_scale[c]` of class c's prior. Which regime a workload is in comes from a pre-pass
+// (models/src/prior_regime.hpp): the share of its kernel time in windows that, priced at the top clocks with the at-cap
+// priors, draw at least cap_fraction x the power cap. The regime is the workload's, whole: at least
+// kAtCapShareForCapPriors of its kernel time at the cap -> the at-cap priors exactly (a blend moved the at-cap jobs and
+// the default per-kernel answer: shapeless_regime_prepass's outcome).
+constexpr double kAtCapShareForCapPriors = 0.5;
 struct PriorRegime {
   bool present = false;
   double cap_fraction = 0.9;
@@ -170,12 +174,13 @@ class GpuModel {
   const std::vector<std::pair<std::string, ClassCoefficients>>& kernel_overrides() const { return kernel_overrides_; }
   GpuModel bound_to(const std::vector<std::string>& workload_names) const;
   // This model with its class priors in the regime of a workload whose kernel time lies `at_cap_share` in at-cap windows
-  // (prior_regime.hpp computes it): class c's prior x below_cap_scale[c] + (1 - below_cap_scale[c]) x at_cap_share.
-  // A model without class_prior_regime is returned unchanged.
+  // (prior_regime.hpp computes it): class c's prior x below_cap_scale[c] when at_cap_share < kAtCapShareForCapPriors,
+  // else x 1. A model without class_prior_regime is returned unchanged.
   GpuModel in_prior_regime(double at_cap_share) const;
   const PriorRegime& prior_regime() const { return prior_regime_; }
   // The share in_prior_regime was given (1, the at-cap priors, for a model not placed in a regime).
   double at_cap_share() const { return at_cap_share_; }
+  bool below_cap_priors() const { return at_cap_share_ < kAtCapShareForCapPriors; }
   // The factor class c's prior is drawn at in this model's regime (1 outside any regime).
   double regime_scale(KernelClass c) const { return regime_scale_[static_cast<int>(c)]; }
   std::size_t bound_kernel_names() const;  // how many of the bound workload's names have an override

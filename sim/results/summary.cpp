@@ -63,7 +63,9 @@ Json describe_run(const Scenario& sc, const Workload& wl, const ImportReport& re
     for (int c = 0; c < kKernelClassCount; ++c)
       if (model.prior_regime().below_cap_scale[c] != 1.0)
         scales[to_string(static_cast<KernelClass>(c))] = model.regime_scale(static_cast<KernelClass>(c));
-    s["gpu"]["class_prior_regime"] = {{"at_cap_kernel_time_share", model.at_cap_share()}, {"prior_scales", scales}};
+    s["gpu"]["class_prior_regime"] = {{"at_cap_kernel_time_share", model.at_cap_share()},
+                                      {"regime", model.below_cap_priors() ? "below the cap" : "at the cap"},
+                                      {"prior_scales", scales}};
   }
   if (sc.policy.power_cap_w > 0) {  // the scenario's cap replaces the model's
     s["gpu"]["power_cap_w"] = sc.policy.power_cap_w;
