@@ -78,8 +78,8 @@ def choose(rows):
 def derive():
     with open(os.path.join(ROOT, "models", "gpus", "h200.json")) as f:
         base = json.load(f)
-    # The fit recording runs at the cap, where the class priors were set: it is fit in that regime (split
-    # shapeless_regime_prepass), as calibrate --recording fits power.dynamic_scale on it before the regime is added.
+    # The fit recording runs at the cap, where the class priors were set: it is fit with the at-cap priors (a
+    # class_prior_regime, which no shipped model has, left out; split shapeless_regime_prepass's outcome).
     base.pop("class_prior_regime", None)
     rows = sweep(base)
     pick = choose(rows)

@@ -7,8 +7,7 @@
 #      models/calibration/h200-power-split.json lists under fit.micro -> models/calibration/h200.activity.json;
 #   3. calibrate --recording: time scaling and the class priors' power scale on the GPT-3 XL recording -> h200;
 #      then fp32_gemm_prior.py: the CUDA-core fp32 GEMMs' share of the gemm prior, derived from the fit-set fp32
-#      GEMM loop's shaped price (split rule fp32_gemm_prior); then shapeless_regime.py: the class priors' share drawn
-#      below the cap, fit on the ten prior-fit workloads with shapes withheld (split rules shapeless_regime_prepass, shapeless_regime_binary);
+#      GEMM loop's shaped price (split rule fp32_gemm_prior);
 #   4. calibrate --profile: a100-sxm4 and a40 on the Perseus stage profiles;
 #   5. siblings.py: the datasheet models rtx-3080-ti, b200-like and h100-sxm (b200-like with the h200 activity
 #      block scaled, h100-sxm with it copied: the same chip);
@@ -45,8 +44,6 @@ h200_chain() {  # steps 1-3
   "$BIN" calibrate --recording traces/recordings/h200-gpt3xl --base models/calibration/h200.activity.json \
     --date "$DATE" -o "$OUT/h200.json" >/dev/null
   /usr/bin/python3 models/calibration/fp32_gemm_prior.py --model "$OUT/h200.json" --bin "$BIN"
-  /usr/bin/python3 models/calibration/shapeless_regime.py --model "$OUT/h200.json" --bin "$BIN" --record "$CAL/h200.prior-regime.json"
-  if [ "$MODE" = "--check" ]; then same "$CAL/h200.prior-regime.json" models/calibration/h200.prior-regime.json; fi
 }
 h200_chain
 "$BIN" calibrate --profile traces/profiles/perseus/gpt3-175b+a100_sxm_bf16.csv \
