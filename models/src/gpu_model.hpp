@@ -55,11 +55,12 @@ struct NamedPrior {
 // (models/src/prior_regime.hpp): the share of its kernel time in windows that, priced at the top clocks with the at-cap
 // priors, draw at least cap_fraction x the power cap. The regime is the workload's, whole: at least
 // kAtCapShareForCapPriors of its kernel time at the cap -> the at-cap priors exactly (a blend moved the at-cap jobs and
-// the default per-kernel answer: shapeless_regime_prepass's outcome).
+// the default per-kernel answer: shapeless_regime_prepass's outcome). No shipped model has the key: neither form passed
+// its keep test (shapeless_regime_binary's outcome); it serves a user's own model and the fit script shapeless_regime.py.
 constexpr double kAtCapShareForCapPriors = 0.5;
 struct PriorRegime {
   bool present = false;
-  double cap_fraction = 0.9;
+  double cap_fraction = 0.9;  // split shapeless_regime_prepass, threshold_why (also the pre-pass's without the key)
   std::array<double, kKernelClassCount> below_cap_scale{1, 1, 1, 1, 1, 1, 1, 1, 1};
 };
 

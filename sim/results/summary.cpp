@@ -1,5 +1,7 @@
 #include "sim/results/summary.hpp"
 
+#include "models/src/prior_regime.hpp"
+
 #include "sim/core/text_format.hpp"
 #include "sim/results/recording_gpu.hpp"
 #include "traces/src/multi_rank.hpp"
@@ -81,6 +83,10 @@ Json describe_run(const Scenario& sc, const Workload& wl, const ImportReport& re
                 {"step_source", rep.step_source}, {"annotation_source", rep.annotation_source},
                 {"repeat", sc.replay.repeat}};
   s["trace"]["work"] = describe_work_sources(wl);
+  // Which side of the cap the kernels priced by class priors sit on (prior_regime.hpp): the priors' error differs there.
+  if (model.activity().present && s["trace"]["work"].value("class_prior_kernel_time_share", 0.0) > 0)
+    s["trace"]["work"]["class_prior_at_cap_kernel_time_share"] =
+        model.prior_regime().present ? model.at_cap_share() : at_cap_kernel_time_share(wl, model);
   if (const Json notes = trace_notes(rep, model, !sc.trace_gpu.empty()); !notes.empty()) s["notes"] = notes;
   if (!wl.collectives.empty()) {
     s["collectives"] = describe_collectives(wl);
@@ -278,9 +284,11 @@ std::string format_report(const Json& s) {
     std::snprintf(buf, sizeof buf, "kernel time priced from counted work %.0f %%, by class priors %.0f %%\n", 100 * (1 - prior),
                   100 * prior);
     os << buf;
-    if (prior > 0.5)
+    if (prior > kMostlyClassPriorShare) {
       os << "  (kernels without operator shapes: a trace recorded with record_shapes=True is priced from its work;\n"
             "  class priors read high off the power cap: `dvfs-sim validate --models`, column \"shapes withheld\")\n";
+      if (w.contains("class_prior_at_cap_kernel_time_share")) os << "  " << class_prior_regime_line(w["class_prior_at_cap_kernel_time_share"].get<double>()) << "\n";
+    }
   }
   os << "\n";
   std::snprintf(buf, sizeof buf, "%-4s %-6s %-12s %10s %11s %9s %12s\n", "gpu", "step", "label", "time (ms)",

@@ -1,8 +1,8 @@
 #include "sim/validate/validate.hpp"
-
 #include "sim/validate/work_beyond_peak.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "models/src/prior_regime.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/text_format.hpp"
 #include "sim/results/summary.hpp"
@@ -152,6 +152,11 @@ Json validate_recording(const Recording& rec, const GpuModel& model, const std::
         "\"shapes withheld\"; docs/validation.md); on the at-cap GPT-3 XL recordings they hold. Record with "
         "record_shapes=True (python3 -m dvfs_sim.record turns it on) for counted work",
         100 * share);
+  if (report.contains("class_prior_note")) {
+    const double at_cap = at_cap_kernel_time_share(rec.workload, model.bound_to(rec.workload.names));
+    report["class_prior_at_cap_kernel_time_share"] = at_cap;
+    report["class_prior_note"] = report["class_prior_note"].get<std::string>() + "; " + class_prior_regime_line(at_cap);
+  }
   if (!rec.telemetry.energy_note().empty()) {
     report["measured_from"] = "step time: run.json profiled_steps t0_ns..t1_ns (GPU synchronised); step energy: NVML power "
                               "samples integrated over the step (the energy counter is not usable); mean SM clock: NVML clock samples";

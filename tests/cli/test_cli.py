@@ -24,6 +24,9 @@ def test_run_without_arguments_replays_the_default_scenario(cli, tmp_path):
     work = summary["trace"]["work"]
     assert work["class_prior_kernel_time_share"] > 0.9 and summary["gpu"]["activity_model"] is True
     assert "by class priors 96 %" in r.stdout and "record_shapes=True" in r.stdout
+    # and a pre-pass at the top clocks puts that training at the power cap, where the priors were set
+    assert work["class_prior_at_cap_kernel_time_share"] > 0.9
+    assert "the regime the class priors were set in" in r.stdout
 
 
 def test_run_header_says_how_much_kernel_time_is_priced_from_counted_work(cli, root, tmp_path):

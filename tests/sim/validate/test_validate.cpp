@@ -75,3 +75,15 @@ TEST_CASE("validate notes a trace priced mostly by class priors and where their 
   CHECK_FALSE(validate_recording(vit, "h200").contains("class_prior_note"));
   CHECK(validate_recording(vit, "h200", "", true).contains("class_prior_note"));  // the same trace, shapes withheld
 }
+
+// The pre-pass (models/src/prior_regime.hpp) says which side of the cap a shapeless trace sits on: the at-cap GPT-3 XL
+// training, where the priors were set, and a ViT training at 224 W, where they read high.
+TEST_CASE("validate's class-prior note says whether the pre-pass puts the trace at the cap or below it", "[validate][prior_regime]") {
+  const Json at_cap = validate_recording(data_dir() + "/traces/recordings/h200-gpt3xl", "h200");
+  CHECK(at_cap["class_prior_at_cap_kernel_time_share"].get<double>() > 0.9);
+  CHECK_THAT(at_cap["class_prior_note"].get<std::string>(), Catch::Contains("the regime the class priors were set in"));
+  const Json below = validate_recording(data_dir() + "/traces/recordings/h200-workloads/vit-b16-train-b32", "h200", "", true);
+  CHECK(below["class_prior_at_cap_kernel_time_share"].get<double>() < 0.5);
+  CHECK_THAT(below["class_prior_note"].get<std::string>(), Catch::Contains("expect this energy too high"));
+  CHECK(below["clock_sources"][0]["total"]["energy_error_pct"].get<double>() > 0);  // it does read high (+9.8 %)
+}

@@ -1,0 +1,119 @@
+#include "models/src/model_registry.hpp"
+#include "models/src/prior_regime.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/core/json_util.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace dvfs;
+
+namespace {
+
+// A rank of `n` kernels of class `c` (no counted work: the class prior prices them), `dur_s` each at the top clocks,
+// `gap_s` of idle before each.
+Workload stream(KernelClass c, int n, double dur_s, double gap_s) {
+  Workload wl;
+  wl.names = {"k"};
+  Rank r;
+  for (int i = 0; i < n; ++i) {
+    Kernel k;
+    k.cls = c;
+    k.duration_s = dur_s;
+    k.gap_before_s = gap_s;
+    k.recorded_sm_mhz = 1980;
+    k.recorded_mem_mhz = 3201;
+    r.kernels.push_back(k);
+  }
+  wl.ranks.push_back(r);
+  return wl;
+}
+
+Json regime_doc(double scale) {
+  Json doc = read_json_file(load_gpu_model("h200").source_file());
+  doc["class_prior_regime"] = {{"cap_fraction", 0.9}, {"below_cap_scales", {{"elementwise", scale}, {"reduction", scale}}}};
+  return doc;
+}
+
+}  // namespace
+
+TEST_CASE("the pre-pass puts back-to-back GEMMs at the cap and a host-bound stream below it", "[models][prior_regime]") {
+  const GpuModel& h200 = load_gpu_model("h200");
+  // GEMMs priced by the at-cap gemm prior draw more than the cap at the top clock, without gaps
+  CHECK(at_cap_kernel_time_share(stream(KernelClass::gemm, 200, 1e-3, 0), h200.bound_to({"k"})) == Approx(1.0));
+  // the same kernels with 9 ms of idle before each 1 ms: every window's mean sits near idle power
+  CHECK(at_cap_kernel_time_share(stream(KernelClass::gemm, 200, 1e-3, 9e-3), h200.bound_to({"k"})) == Approx(0.0));
+  // a rank shorter than one window is one window, judged over what it holds
+  CHECK(at_cap_kernel_time_share(stream(KernelClass::gemm, 3, 1e-3, 0), h200.bound_to({"k"})) == Approx(1.0));
+  // nothing to place
+  CHECK(at_cap_kernel_time_share(Workload{}, h200) == 1.0);
+  // an hour of idle and a GEMM of 1000 s: whole windows at one power are judged at once (no step per window)
+  Workload hour = stream(KernelClass::gemm, 1, 1000, 3600);
+  CHECK(at_cap_kernel_time_share(hour, h200.bound_to({"k"})) == Approx(1.0));
+  hour.ranks[0].kernels[0].cls = KernelClass::communication;  // the communication prior draws far below the cap
+  CHECK(at_cap_kernel_time_share(hour, h200.bound_to({"k"})) == Approx(0.0));
+}
+
+TEST_CASE("the pre-pass counts kernel time by the window it falls in", "[models][prior_regime]") {
+  const GpuModel m = load_gpu_model("h200").bound_to({"k"});
+  const double window_s = m.governor().window_s;
+  // one window of back-to-back GEMMs, then one window holding a single short GEMM and idle: the first window's kernel
+  // time is at the cap, the second's is not
+  Workload wl = stream(KernelClass::gemm, 100, window_s / 100, 0);
+  Kernel lone = wl.ranks[0].kernels[0];
+  lone.gap_before_s = 0;
+  lone.duration_s = window_s / 100;
+  wl.ranks[0].kernels.push_back(lone);
+  Kernel idle_tail = lone;
+  idle_tail.gap_before_s = window_s * 0.98;
+  idle_tail.duration_s = 0;
+  wl.ranks[0].kernels.push_back(idle_tail);
+  CHECK(at_cap_kernel_time_share(wl, m) == Approx(100.0 / 101.0).epsilon(0.02));
+}
+
+TEST_CASE("a model's class_prior_regime prices a below-cap workload's streaming priors at its scale and an at-cap one as before",
+          "[models][prior_regime]") {
+  const GpuModel with = GpuModel::from_json(regime_doc(0.5), "r.json");
+  const GpuModel& plain = load_gpu_model("h200");
+  REQUIRE(with.prior_regime().present);
+  const Workload light = stream(KernelClass::elementwise, 100, 1e-3, 9e-3), heavy = stream(KernelClass::gemm, 100, 1e-3, 0);
+  const GpuModel below = bound_to_workload(with, light), at = bound_to_workload(with, heavy);
+  CHECK(below.below_cap_priors());
+  CHECK_FALSE(at.below_cap_priors());
+  const int f = plain.sm_index(1980), mem = plain.mem_index(3201);
+  const double idle = plain.idle_power_w(f);
+  Kernel k = light.ranks[0].kernels[0];
+  const double dyn = plain.bound_to({"k"}).kernel_power_w(k, f, mem) - idle;
+  REQUIRE(dyn > 0);
+  CHECK(below.kernel_power_w(k, f, mem) - idle == Approx(0.5 * dyn));
+  CHECK(at.kernel_power_w(k, f, mem) - idle == Approx(dyn));
+  k.cls = KernelClass::gemm;  // not a class the key scales
+  CHECK(below.kernel_power_w(k, f, mem) == Approx(plain.bound_to({"k"}).kernel_power_w(k, f, mem)));
+  // a model without the key is bound as before: the regime changes nothing
+  k.cls = KernelClass::elementwise;
+  CHECK(bound_to_workload(plain, light).kernel_power_w(k, f, mem) == plain.bound_to({"k"}).kernel_power_w(k, f, mem));
+}
+
+TEST_CASE("the class-prior regime line says which side of the cap a trace sits on", "[models][prior_regime]") {
+  CHECK_THAT(class_prior_regime_line(0.99), Catch::Contains("99 %") && Catch::Contains("the regime the class priors were set in"));
+  CHECK_THAT(class_prior_regime_line(0.1), Catch::Contains("only 10 %") && Catch::Contains("expect this energy too high"));
+}
+
+TEST_CASE("a bad class_prior_regime names the field and what was expected", "[models][prior_regime]") {
+  auto error_of = [](const Json& regime) {
+    Json doc = read_json_file(load_gpu_model("h200").source_file());
+    doc["class_prior_regime"] = regime;
+    try {
+      GpuModel::from_json(doc, "r.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(error_of({{"cap_fraction", 0.9}, {"below_cap_scales", {{"elementwize", 0.5}}}}),
+             Catch::Contains("below_cap_scales") && Catch::Contains("unknown kernel class"));
+  CHECK_THAT(error_of({{"cap_fraction", 1.5}, {"below_cap_scales", {{"elementwise", 0.5}}}}), Catch::Contains("cap_fraction"));
+  CHECK_THAT(error_of({{"cap_fraction", 0.9}, {"below_cap_scales", {{"elementwise", -1}}}}), Catch::Contains("elementwise"));
+  CHECK_THAT(error_of({{"cap_fraction", 0.9}, {"below_cap_scales", 0.5}}), Catch::Contains("below_cap_scales"));
+  CHECK_THAT(error_of({{"cap_fraction", 0.9}, {"below_cap_scales", {{"elementwise", 0.5}}}, {"scale", 1}}), Catch::Contains("unknown key"));
+  CHECK(error_of({{"cap_fraction", 0.9}, {"below_cap_scales", {{"elementwise", 0.5}}}}) == "no error");
+}
