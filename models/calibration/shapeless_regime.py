@@ -9,8 +9,9 @@ the top clocks under the at-cap priors: at least half -> the at-cap priors; less
 least squares on the recorded-clock total energy of the ten workloads of the split's shapeless_prior_fit_workloads
 with their operator shapes withheld (in-sample; no held-out recording is read). At recorded clocks a recording's
 simulated energy is linear in s, so two replays per recording give it (s = 1 and s = 0). Writes `class_prior_regime`
-and its provenance into the model file in place, and the fit's rows to models/calibration/h200.prior-regime.json;
-run by regenerate.sh after fp32_gemm_prior.py.
+and its provenance into the model file in place, and the fit's rows to models/calibration/h200.prior-regime.json.
+Run by hand only: neither form passed its keep test, so no shipped model has the key and regenerate.sh does not run
+this (split outcomes); the shipped h200.prior-regime.json is the record of the fit both forms used (s = 0.493).
 
   shapeless_regime.py --model models/gpus/h200.json [--bin build/dvfs-sim] [--record FILE]
 """
@@ -94,9 +95,10 @@ def main():
                    mean("error_pct_at_scale_1"), mean("error_pct_fitted"))}
     with open(args.model, "w") as fh:
         fh.write(json.dumps(out, indent=2, sort_keys=True) + "\n")
-    record = {"about": "Fit of the h200 class_prior_regime below_cap_scales (split rule shapeless_regime_binary); written by "
+    record = {"about": "Fit of the h200 class_prior_regime below_cap_scales (split rules shapeless_regime_prepass, "
+                       "shapeless_regime_binary; neither kept, so no shipped model has the key); written by "
                        "models/calibration/shapeless_regime.py, do not edit by hand. In-sample figures (model output vs the "
-                       "NVML counter, recorded clocks); the held-out figures are validate --models' shapes-withheld column.",
+                       "NVML counter, recorded clocks); the held-out figures are in the split's outcomes.",
               "below_cap_scale": scale, "classes": STREAMING, "cap_fraction": CAP_FRACTION, "rows": rows,
               "ten_mean_abs_error_pct_at_scale_1": mean("error_pct_at_scale_1"),
               "ten_mean_abs_error_pct_fitted": mean("error_pct_fitted")}

@@ -132,12 +132,6 @@ def derive(name, sibling_name, models_dir):
                               "the H200's HBM3e (not measured on this GPU's HBM3)" % ACTIVITY_SOURCE}
         else:
             m["activity"], p["/activity"] = scaled_activity(m, ref_model)
-        # The class priors' below-cap share goes with the activity block it was fit beside (split shapeless_regime_prepass).
-        if "class_prior_regime" in ref_model:
-            m["class_prior_regime"] = copy.deepcopy(ref_model["class_prior_regime"])
-            p["/class_prior_regime"] = {"source": "estimate", "ref": "copied from models/gpus/%s.json (below_cap_scales fit "
-                                        "there on ten below-cap workloads, shapes withheld): the share of a class prior a "
-                                        "workload below the cap draws, assumed the same on this GPU" % ACTIVITY_SOURCE}
     p["summary"] = ("datasheet, not yet calibrated: scaled from the calibrated %s (V-f shape, time scaling, "
                     "governor, power per class x %.3f); clock tables, cap and specs from datasheets; idle power and "
                     "switch latency estimated" % (sibling_name, head))

@@ -323,6 +323,8 @@ void GpuModel::build_tables() {
 
 GpuModel GpuModel::bound_to(const std::vector<std::string>& names) const {
   GpuModel b = *this;
+  b.at_cap_share_ = 1;  // a new binding starts from the at-cap priors (bound_to_workload places it again)
+  b.regime_scale_.fill(1.0);
   b.name_override_.assign(names.size(), -1);
   b.name_prior_.assign(names.size(), -1);
   for (std::size_t i = 0; i < names.size() && !named_priors_.empty(); ++i)
@@ -345,7 +347,7 @@ GpuModel GpuModel::bound_to(const std::vector<std::string>& names) const {
 GpuModel GpuModel::in_prior_regime(double at_cap_share) const {
   GpuModel m = *this;
   if (!prior_regime_.present) return m;
-  m.at_cap_share_ = std::clamp(at_cap_share, 0.0, 1.0);
+  m.at_cap_share_ = std::isfinite(at_cap_share) ? std::clamp(at_cap_share, 0.0, 1.0) : 1.0;
   for (int c = 0; c < kKernelClassCount; ++c) m.regime_scale_[c] = m.below_cap_priors() ? prior_regime_.below_cap_scale[c] : 1.0;
   return m;
 }

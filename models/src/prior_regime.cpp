@@ -1,8 +1,9 @@
 #include "models/src/prior_regime.hpp"
 
+#include "sim/core/text_format.hpp"
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace dvfs {
 
@@ -16,9 +17,15 @@ class WindowTally {
   // A stretch of `len_s` seconds at `power_w`, kernel time or a gap.
   void add(double len_s, double power_w, bool kernel) {
     if (!(len_s > 0) || !std::isfinite(len_s)) return;
-    const double first = std::min(len_s, window_s_ - filled_s_);
-    take(first, power_w, kernel);
-    len_s -= first;
+    const double room = window_s_ - filled_s_;
+    if (len_s < room) {
+      take(len_s, power_w, kernel);
+      return;
+    }
+    // the open window fills: close it by the branch, not by a sum that may land one ulp short of window_s
+    take(room, power_w, kernel);
+    close();
+    len_s -= room;
     // whole windows at one power are judged at once: a long gap or kernel must not cost one step per window
     const double whole = std::floor(len_s / window_s_);
     if (whole > 0) {
@@ -42,7 +49,6 @@ class WindowTally {
     energy_j_ += part_s * power_w;
     if (kernel) kernel_s_ += part_s;
     filled_s_ += part_s;
-    if (filled_s_ >= window_s_) close();
   }
   void close() {
     if (energy_j_ >= threshold_w_ * filled_s_) at_cap_kernel_s_ += kernel_s_;
@@ -77,21 +83,24 @@ double at_cap_kernel_time_share(const Workload& wl, const GpuModel& model) {
   return kernel_s > 0 ? at_cap_s / kernel_s : 1.0;
 }
 
-std::string class_prior_regime_line(double at_cap_share) {
-  char buf[400];
+double placed_at_cap_share(const GpuModel& placed, const Workload& wl) {
+  return placed.prior_regime().present ? placed.at_cap_share() : at_cap_kernel_time_share(wl, placed);
+}
+
+std::string class_prior_regime_line(double at_cap_share, bool below_cap_scales_applied) {
+  const std::string share = at_cap_share > 0 && at_cap_share < 0.005 ? std::string("under 1") : printf_text("%.0f", 100 * at_cap_share);
   if (at_cap_share >= kAtCapShareForCapPriors)
-    std::snprintf(buf, sizeof buf, "a pre-pass at the top clocks puts %.0f %% of the kernel time in windows at the power cap: the "
-                  "regime the class priors were set in, where they held on the at-cap recordings (docs/validation.md)",
-                  100 * at_cap_share);
-  else
-    std::snprintf(buf, sizeof buf, "a pre-pass at the top clocks puts only %.0f %% of the kernel time in windows at the power cap: "
-                  "below it the class priors read high on most held-out workloads (validate --models, \"shapes withheld\"): "
-                  "expect this energy too high", 100 * at_cap_share);
-  return buf;
+    return "a pre-pass at the top clocks puts " + share + " % of the kernel time in windows at the power cap: the regime the "
+           "class priors were set in, where they held on the at-cap recordings (docs/validation.md)";
+  const std::string head = "a pre-pass at the top clocks puts only " + share + " % of the kernel time in windows at the power cap: ";
+  if (below_cap_scales_applied)
+    return head + "priced with the model's below-cap scales of the class priors (class_prior_regime)";
+  return head + "below it the class priors read high on most held-out workloads (validate --models, \"shapes withheld\"): "
+                "expect this energy too high";
 }
 
 GpuModel bound_to_workload(const GpuModel& unbound, const Workload& wl) {
-  const GpuModel bound = unbound.bound_to(wl.names);
+  const GpuModel bound = unbound.bound_to(wl.names);  // bound_to leaves any earlier regime: the at-cap priors
   if (!bound.prior_regime().present) return bound;
   return bound.in_prior_regime(at_cap_kernel_time_share(wl, bound));
 }

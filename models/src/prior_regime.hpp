@@ -20,13 +20,19 @@ namespace dvfs {
 // Read on its own it says which side of the cap a trace priced by class priors sits on (validate's class-prior note).
 double at_cap_kernel_time_share(const Workload& wl, const GpuModel& model);
 
+// The at-cap share of a model bound_to_workload placed: the share it was placed by, or (a model without
+// class_prior_regime) the pre-pass's on `wl`. What run's summary and validate's note print.
+double placed_at_cap_share(const GpuModel& placed, const Workload& wl);
+
 // One sentence for reports on a trace priced mostly by class priors: which side of the cap the pre-pass puts it, and what
 // the priors' measured error is on that side (validate --models, shapes withheld; docs/validation.md).
-std::string class_prior_regime_line(double at_cap_share);
+// `below_cap_scales_applied`: the model has class_prior_regime and the replay priced the trace with its below-cap scales.
+std::string class_prior_regime_line(double at_cap_share, bool below_cap_scales_applied);
 
 // The model a replay of `wl` prices with: bound to the workload's kernel names, and, for a model with
 // class_prior_regime (no shipped model has it: split shapeless_regime_binary's outcome), its class priors in the
-// workload's regime.
+// workload's regime. Used by simulate() (every scenario replay, compare, validate, bench, the Python module) and
+// synthetic runs; the control, GRPO and lifecycle models and the Python per-kernel query bind by name only (at-cap priors).
 GpuModel bound_to_workload(const GpuModel& unbound, const Workload& wl);
 
 }  // namespace dvfs

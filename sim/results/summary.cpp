@@ -85,8 +85,7 @@ Json describe_run(const Scenario& sc, const Workload& wl, const ImportReport& re
   s["trace"]["work"] = describe_work_sources(wl);
   // Which side of the cap the kernels priced by class priors sit on (prior_regime.hpp): the priors' error differs there.
   if (model.activity().present && s["trace"]["work"].value("class_prior_kernel_time_share", 0.0) > 0)
-    s["trace"]["work"]["class_prior_at_cap_kernel_time_share"] =
-        model.prior_regime().present ? model.at_cap_share() : at_cap_kernel_time_share(wl, model);
+    s["trace"]["work"]["class_prior_at_cap_kernel_time_share"] = placed_at_cap_share(model, wl);
   if (const Json notes = trace_notes(rep, model, !sc.trace_gpu.empty()); !notes.empty()) s["notes"] = notes;
   if (!wl.collectives.empty()) {
     s["collectives"] = describe_collectives(wl);
@@ -287,7 +286,10 @@ std::string format_report(const Json& s) {
     if (prior > kMostlyClassPriorShare) {
       os << "  (kernels without operator shapes: a trace recorded with record_shapes=True is priced from its work;\n"
             "  class priors read high off the power cap: `dvfs-sim validate --models`, column \"shapes withheld\")\n";
-      if (w.contains("class_prior_at_cap_kernel_time_share")) os << "  " << class_prior_regime_line(w["class_prior_at_cap_kernel_time_share"].get<double>()) << "\n";
+      if (w.contains("class_prior_at_cap_kernel_time_share"))
+        os << "  "
+           << class_prior_regime_line(w["class_prior_at_cap_kernel_time_share"].get<double>(), s["gpu"].contains("class_prior_regime"))
+           << "\n";
     }
   }
   os << "\n";

@@ -1,4 +1,5 @@
 #include "sim/validate/validate.hpp"
+
 #include "sim/validate/work_beyond_peak.hpp"
 
 #include "models/src/model_registry.hpp"
@@ -144,18 +145,18 @@ Json validate_recording(const Recording& rec, const GpuModel& model, const std::
   if (!rec.import_report.notes.empty()) report["import_notes"] = rec.import_report.notes;  // what the import could not size
   // A trace without operator shapes (PyTorch's default) is priced by class priors, whose error differs from counted
   // work's: say so where the figures are read (validate --models prints what it costs on held-out workloads).
-  if (const double share = class_prior_kernel_time_share(rec.workload); model.activity().present && share > kMostlyClassPriorShare)
-    report["class_prior_note"] = printf_text(
-        "%.0f %% of the kernel time is priced by class priors: no counted work reached those kernels (the trace has no "
-        "operator shapes for them, or they ran in CUDA-graph replays). Measured on held-out whole workloads with their "
-        "shapes withheld, class priors over-price work below the power cap (most read high; `validate --models`, column "
-        "\"shapes withheld\"; docs/validation.md); on the at-cap GPT-3 XL recordings they hold. Record with "
-        "record_shapes=True (python3 -m dvfs_sim.record turns it on) for counted work",
-        100 * share);
-  if (report.contains("class_prior_note")) {
-    const double at_cap = at_cap_kernel_time_share(rec.workload, model.bound_to(rec.workload.names));
+  if (const double share = class_prior_kernel_time_share(rec.workload); model.activity().present && share > kMostlyClassPriorShare) {
+    const GpuModel placed = bound_to_workload(model, rec.workload);
+    const double at_cap = placed_at_cap_share(placed, rec.workload);
     report["class_prior_at_cap_kernel_time_share"] = at_cap;
-    report["class_prior_note"] = report["class_prior_note"].get<std::string>() + "; " + class_prior_regime_line(at_cap);
+    report["class_prior_note"] =
+        printf_text("%.0f %% of the kernel time is priced by class priors: no counted work reached those kernels (the trace has no "
+                    "operator shapes for them, or they ran in CUDA-graph replays). Measured on held-out whole workloads with their "
+                    "shapes withheld, class priors over-price work below the power cap (most read high; `validate --models`, column "
+                    "\"shapes withheld\"; docs/validation.md); on the at-cap GPT-3 XL recordings they hold. Record with "
+                    "record_shapes=True (python3 -m dvfs_sim.record turns it on) for counted work",
+                    100 * share) +
+        "; " + class_prior_regime_line(at_cap, placed.prior_regime().present && placed.below_cap_priors());
   }
   if (!rec.telemetry.energy_note().empty()) {
     report["measured_from"] = "step time: run.json profiled_steps t0_ns..t1_ns (GPU synchronised); step energy: NVML power "

@@ -1,5 +1,7 @@
 #include "models/src/model_registry.hpp"
 #include "sim/validate/validate.hpp"
+#include "sim/core/json_util.hpp"
+#include "traces/src/kernel_activity.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -86,4 +88,23 @@ TEST_CASE("validate's class-prior note says whether the pre-pass puts the trace 
   CHECK(below["class_prior_at_cap_kernel_time_share"].get<double>() < 0.5);
   CHECK_THAT(below["class_prior_note"].get<std::string>(), Catch::Contains("expect this energy too high"));
   CHECK(below["clock_sources"][0]["total"]["energy_error_pct"].get<double>() > 0);  // it does read high (+9.8 %)
+}
+
+// A user's model with class_prior_regime (no shipped model has it): the report says the trace was placed below the cap
+// and priced with the model's below-cap scales, and the replay draws less than with the at-cap priors.
+TEST_CASE("validate with a model that has class_prior_regime reports the regime it priced the trace in", "[validate][prior_regime]") {
+  Recording rec = load_validation_recording(data_dir() + "/traces/recordings/h200-workloads/vit-b16-train-b32");
+  REQUIRE(withhold_operator_work(rec.workload) > 0);
+  Json doc = read_json_file(load_gpu_model("h200").source_file());
+  const Json plain = validate_recording(rec, GpuModel::from_json(doc, "h200.json"));
+  doc["class_prior_regime"] = {{"cap_fraction", 0.9}, {"below_cap_scales", {{"elementwise", 0.5}, {"normalization", 0.5}}}};
+  const Json scaled = validate_recording(rec, GpuModel::from_json(doc, "mine.json"));
+  const Json& regime = scaled["gpu"]["class_prior_regime"];
+  CHECK(regime["regime"] == "below the cap");
+  CHECK(regime["at_cap_kernel_time_share"].get<double>() < 0.5);
+  CHECK(regime["prior_scales"]["elementwise"].get<double>() == 0.5);
+  CHECK_THAT(scaled["class_prior_note"].get<std::string>(), Catch::Contains("priced with the model's below-cap scales"));
+  CHECK(scaled["clock_sources"][0]["total"]["simulated_energy_j"].get<double>() <
+        plain["clock_sources"][0]["total"]["simulated_energy_j"].get<double>());
+  CHECK_FALSE(plain["gpu"].contains("class_prior_regime"));
 }
