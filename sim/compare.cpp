@@ -8,6 +8,7 @@
 #include "sim/simulation/run_scenario.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "models/src/prior_regime.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/progress.hpp"
 #include "sim/core/text_format.hpp"
@@ -65,10 +66,14 @@ void add_class_prior_note(const Json& summary, Json& notes) {
   const double share = work["class_prior_kernel_time_share"].get<double>();
   if (share <= kMostlyClassPriorShare) return;
   if (notes.is_null()) notes = Json::array();
-  notes.push_back(std::to_string(static_cast<int>(std::lround(100 * share))) +
-                  " % of the kernel time is priced by class priors (no operator shapes): differences between kernels, and "
-                  "the savings of per-kernel policies, rest on the priors' class split; record with record_shapes=True for "
-                  "counted work (docs/design-notes.md, \"Class priors set below the cap\")");
+  std::string note = std::to_string(static_cast<int>(std::lround(100 * share))) +
+                     " % of the kernel time is priced by class priors (no operator shapes): differences between kernels, and "
+                     "the savings of per-kernel policies, rest on the priors' class split; record with record_shapes=True for "
+                     "counted work (docs/design-notes.md, \"Class priors set below the cap\")";
+  if (work.contains("class_prior_at_cap_kernel_time_share"))  // which side of the cap (models/src/prior_regime.hpp)
+    note += "; " + class_prior_regime_line(work["class_prior_at_cap_kernel_time_share"].get<double>(),
+                                           summary["gpu"].contains("class_prior_regime"));
+  notes.push_back(note);
 }
 
 bool takes_budget(const std::string& name) {

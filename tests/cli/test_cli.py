@@ -360,6 +360,10 @@ def test_compare_says_when_no_clock_request_took_effect(cli, root, tmp_path):
     row = json.loads((tmp_path / "compare.json").read_text())["rows"][1]
     assert row["policy"] == "per-kernel" and row["clock_switches"] > 1000 and row["switches_applied"] == 0
     assert "no request took effect: each was superseded within the switch latency" in r.stdout
+    # the default trace has no operator shapes: the note says its savings rest on the class priors, and that a
+    # pre-pass puts the trace at the cap, where the priors were set
+    notes = " ".join(json.loads((tmp_path / "compare.json").read_text()).get("notes", []))
+    assert "priced by class priors" in notes and "the regime the class priors were set in" in notes
 
 
 def test_compare_bad_input_is_one_line_and_exit_2(cli, root):
