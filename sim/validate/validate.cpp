@@ -145,19 +145,14 @@ Json validate_recording(const Recording& rec, const GpuModel& model, const std::
   if (!rec.import_report.notes.empty()) report["import_notes"] = rec.import_report.notes;  // what the import could not size
   // A trace without operator shapes (PyTorch's default) is priced by class priors, whose error differs from counted
   // work's: say so where the figures are read (validate --models prints what it costs on held-out workloads).
-  if (const double share = class_prior_kernel_time_share(rec.workload); model.activity().present && share > kMostlyClassPriorShare) {
-    const GpuModel placed = bound_to_workload(model, rec.workload);
-    const double at_cap = placed_at_cap_share(placed, rec.workload);
-    report["class_prior_at_cap_kernel_time_share"] = at_cap;
-    report["class_prior_note"] =
-        printf_text("%.0f %% of the kernel time is priced by class priors: no counted work reached those kernels (the trace has no "
-                    "operator shapes for them, or they ran in CUDA-graph replays). Measured on held-out whole workloads with their "
-                    "shapes withheld, class priors over-price work below the power cap (most read high; `validate --models`, column "
-                    "\"shapes withheld\"; docs/validation.md); on the at-cap GPT-3 XL recordings they hold. Record with "
-                    "record_shapes=True (python3 -m dvfs_sim.record turns it on) for counted work",
-                    100 * share) +
-        "; " + class_prior_regime_line(at_cap, placed.prior_regime().present && placed.below_cap_priors());
-  }
+  if (const double share = class_prior_kernel_time_share(rec.workload); model.activity().present && share > kMostlyClassPriorShare)
+    report["class_prior_note"] = printf_text(
+        "%.0f %% of the kernel time is priced by class priors: no counted work reached those kernels (the trace has no "
+        "operator shapes for them, or they ran in CUDA-graph replays). Measured on held-out whole workloads with their "
+        "shapes withheld, class priors over-price work below the power cap (most read high; `validate --models`, column "
+        "\"shapes withheld\"; docs/validation.md); on the at-cap GPT-3 XL recordings they hold. Record with "
+        "record_shapes=True (python3 -m dvfs_sim.record turns it on) for counted work",
+        100 * share);
   if (!rec.telemetry.energy_note().empty()) {
     report["measured_from"] = "step time: run.json profiled_steps t0_ns..t1_ns (GPU synchronised); step energy: NVML power "
                               "samples integrated over the step (the energy counter is not usable); mean SM clock: NVML clock samples";
@@ -175,6 +170,14 @@ Json validate_recording(const Recording& rec, const GpuModel& model, const std::
       if (!r.outcomes.empty() && !r.outcomes[0].meter.steps().empty()) sim_step0_s = r.outcomes[0].meter.steps()[0].start_s;
     }
     if (const Json& g = r.summary["gpu"]; g.contains("class_prior_regime")) report["gpu"]["class_prior_regime"] = g["class_prior_regime"];
+    // which side of the cap the replay's pre-pass put the trace (its summary holds it wherever class priors price any kernel)
+    if (const Json& w = r.summary["trace"]["work"];
+        report.contains("class_prior_note") && !report.contains("class_prior_at_cap_kernel_time_share")) {
+      const double at_cap = w["class_prior_at_cap_kernel_time_share"].get<double>();
+      report["class_prior_at_cap_kernel_time_share"] = at_cap;
+      report["class_prior_note"] =
+          report["class_prior_note"].get<std::string>() + "; " + class_prior_regime_line(at_cap, r.summary["gpu"].contains("class_prior_regime"));
+    }
     const Json& steps = r.summary["steps"];
     Json rows = Json::array();
     double mt = 0, st = 0, me = 0, se = 0, ape_t = 0, ape_e = 0, ape_p = 0;
