@@ -1,5 +1,5 @@
-"""The eighth blind set's scripts (traces/recorder/unseen_scripts/, split unseen_workloads_8) run on a CPU at tiny
-sizes, as the folder's README promises, so that a change to a script or to PyTorch shows before a device call."""
+"""The eighth and ninth blind sets' scripts (traces/recorder/unseen_scripts/, splits unseen_workloads_8 and
+unseen_workloads_9) run on a CPU at tiny sizes, as the folder's README promises, so that a change to a script or to PyTorch shows before a device call."""
 import os
 import subprocess
 import sys
@@ -19,11 +19,18 @@ TINY = {
     "longctx_decode.py": ["--batch", "1", "--prompt", "16", "--new-tokens", "33", "--dim", "32", "--layers", "1", "--heads", "4",
                           "--kv-heads", "2", "--ffn", "64", "--vocab", "50"],
     "ppo_cartpole.py": ["--updates", "1", "--envs", "16", "--horizon", "8", "--minibatches", "2", "--epochs", "1"],
+    "lbm_channel.py": ["--steps", "2", "--nx", "64", "--ny", "32", "--substeps", "2"],
+    "cg_poisson_fp64.py": ["--steps", "2", "--n", "64", "--iters", "5"],
+    "word2vec_sgns.py": ["--steps", "2", "--vocab", "1000", "--dim", "16", "--batch", "64"],
+    "edsr_sr_train.py": ["--steps", "2", "--batch", "2", "--patch", "24", "--channels", "8", "--blocks", "2", "--pool", "4",
+                         "--source", "64"],
+    "dqn_nature.py": ["--steps", "3", "--envs", "4", "--batch", "4", "--buffer", "100", "--learning-starts", "5"],
+    "style_transfer_lbfgs.py": ["--steps", "2", "--size", "64", "--max-iter", "2", "--width", "4"],
 }
 
 
 @pytest.mark.parametrize("script", sorted(TINY))
-def test_an_eighth_set_script_runs_on_a_cpu_at_tiny_sizes(script):
+def test_a_blind_set_script_runs_on_a_cpu_at_tiny_sizes(script):
     pytest.importorskip("torch")
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     done = subprocess.run([sys.executable, os.path.join(SCRIPTS, script)] + TINY[script], env=env, capture_output=True,

@@ -12,7 +12,7 @@
 # unseen_workloads_5; into h200-unseen-5, one call), SET=6 the sixth (split: unseen_workloads_6; into h200-unseen-6, in
 # two calls: ONLY="graph-decode-b16 gp-fp64-n10k wavenet-b8", then the rest), SET=7 the seventh (split:
 # unseen_workloads_7; into h200-unseen-7), SET=8 the eighth (split: unseen_workloads_8; into h200-unseen-8, shipped as
-# h100-unseen-8 when the card is an H100). SET=prior records the class priors' fit set below the cap (split:
+# h100-unseen-8 when the card is an H100), SET=9 the ninth (split: unseen_workloads_9; into h200-unseen-9). SET=prior records the class priors' fit set below the cap (split:
 # shapeless_prior_fit_workloads; other sizes of ten of these scripts; into h200-prior-fit).
 # Only reads NVML; changes no card setting.
 PKG=$1; OUT=$2
@@ -44,6 +44,13 @@ if [ "${SET:-1}" = prior ]; then  # the class priors' fit set below the cap (spl
   rec two-tower-b2048 10:60 -- python3 "$S/two_tower_retrieval.py" --batch 2048
   rec convnext-train-b16 10:50 -- python3 "$S/convnext_train.py" --batch 16
   rec vae-decode-b1 10:30 -- python3 "$S/vae_decode_infer.py" --batch 1
+elif [ "${SET:-1}" = 9 ]; then  # the ninth blind set (split: unseen_workloads_9): lattice Boltzmann, fp64 CG, word2vec, EDSR, DQN, style transfer
+  rec lbm-channel-8192x2048 10:120 -- python3 "$S/lbm_channel.py" --nx 8192 --ny 2048
+  rec cg-poisson-fp64-n8192 5:60 -- python3 "$S/cg_poisson_fp64.py" --n 8192
+  rec word2vec-sgns-b16k 20:300 -- python3 "$S/word2vec_sgns.py"
+  rec edsr-x2-b16 10:150 -- python3 "$S/edsr_sr_train.py"
+  STEP_ON=optimizer rec dqn-nature-16env 50:600 -- python3 "$S/dqn_nature.py"  # its actions run the network under no_grad first
+  rec style-transfer-vgg19-512 3:40 -- python3 "$S/style_transfer_lbfgs.py"
 elif [ "${SET:-1}" = 8 ]; then  # the eighth blind set (split: unseen_workloads_8): N-body, DiT, Monte Carlo, GPU augmentation, long context, PPO
   rec nbody-fp32-24k 10:80 -- python3 "$S/nbody_fp32.py"
   rec dit-sample-b8 20:300 -- python3 "$S/dit_sample.py"
