@@ -13,7 +13,11 @@ and its provenance into the model file in place, and the fit's rows to models/ca
 Run by hand only: neither form passed its keep test, so no shipped model has the key and regenerate.sh does not run
 this (split outcomes); the shipped h200.prior-regime.json is the record of the fit both forms used (s = 0.493).
 
-  shapeless_regime.py --model models/gpus/h200.json [--bin build/dvfs-sim] [--record FILE]
+With --sized (split rule shapeless_sized_regime) the regime also prices ATen elementwise kernels sized from their
+launch by the activity model below the cap (price_launch_sized_elementwise), and s is fit with that in place; its
+record goes to models/calibration/h200.prior-regime-sized.json.
+
+  shapeless_regime.py --model models/gpus/h200.json [--sized] [--bin build/dvfs-sim] [--record FILE]
 """
 import argparse
 import json
@@ -24,6 +28,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPLIT = os.path.join(ROOT, "models", "calibration", "h200-power-split.json")
 RECORD = os.path.join(ROOT, "models", "calibration", "h200.prior-regime.json")
+RECORD_SIZED = os.path.join(ROOT, "models", "calibration", "h200.prior-regime-sized.json")
 STREAMING = ["elementwise", "normalization", "reduction", "copy", "other"]
 CAP_FRACTION = 0.9  # split rule shapeless_regime_prepass (threshold_why), kept by shapeless_regime_binary
 ABOUT = ("the class priors were set on kernels run throttled at the cap; in a workload whose kernel time lies mostly "
@@ -32,8 +37,15 @@ ABOUT = ("the class priors were set on kernels run throttled at the cap; in a wo
          "(models/src/prior_regime.hpp; split rule shapeless_regime_binary)")
 
 
+SIZED = False  # --sized: split rule shapeless_sized_regime
+
+
 def regime(scale):
-    return {"about": ABOUT, "cap_fraction": CAP_FRACTION, "below_cap_scales": {c: scale for c in STREAMING}}
+    r = {"about": ABOUT, "cap_fraction": CAP_FRACTION, "below_cap_scales": {c: scale for c in STREAMING}}
+    if SIZED:
+        r["about"] = ABOUT + "; below the cap, ATen elementwise kernels sized from their launch are priced by the activity model (split rule shapeless_sized_regime)"
+        r["price_launch_sized_elementwise"] = True
+    return r
 
 
 def recorded_total(binary, recording, model):
@@ -75,8 +87,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True, help="the h200 model file (rewritten in place)")
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "dvfs-sim"))
-    ap.add_argument("--record", default=RECORD, help="where the fit's rows go")
+    ap.add_argument("--record", default=None, help="where the fit's rows go")
+    ap.add_argument("--sized", action="store_true", help="the form of split rule shapeless_sized_regime")
     args = ap.parse_args()
+    global SIZED
+    SIZED = args.sized
+    if args.record is None:
+        args.record = RECORD_SIZED if SIZED else RECORD
     with open(args.model) as fh:
         model = json.load(fh)
     base = {k: v for k, v in model.items() if k != "class_prior_regime"}
@@ -88,15 +105,18 @@ def main():
     mean = lambda key: round(sum(abs(r[key]) for r in rows) / len(rows), 2)
     out["provenance"]["/class_prior_regime"] = {
         "source": "fit",
-        "ref": "models/calibration/shapeless_regime.py (split rule shapeless_regime_binary): below_cap_scales by least "
+        "ref": "models/calibration/shapeless_regime.py (split rule " + ("shapeless_sized_regime" if SIZED else "shapeless_regime_binary") +
+               "): below_cap_scales by least "
                "squares on the recorded-clock total energy of the ten traces/recordings/h200-prior-fit workloads, operator "
                "shapes withheld, against the NVML energy counter (in-sample mean |error| %.2f %% -> %.2f %%; rows in "
-               "models/calibration/h200.prior-regime.json); cap_fraction 0.9 set by the rule, not fit" % (
-                   mean("error_pct_at_scale_1"), mean("error_pct_fitted"))}
+               "%s); cap_fraction 0.9 set by the rule, not fit" % (
+                   mean("error_pct_at_scale_1"), mean("error_pct_fitted"), os.path.relpath(args.record, ROOT))}
     with open(args.model, "w") as fh:
         fh.write(json.dumps(out, indent=2, sort_keys=True) + "\n")
     record = {"about": "Fit of the h200 class_prior_regime below_cap_scales (split rules shapeless_regime_prepass, "
-                       "shapeless_regime_binary; neither kept, so no shipped model has the key); written by "
+                       "shapeless_regime_binary; neither kept, so no shipped model has the key" +
+                       ("; this record: shapeless_sized_regime, launch-sized elementwise kernels priced below the cap" if SIZED else "") +
+                       "); written by "
                        "models/calibration/shapeless_regime.py, do not edit by hand. In-sample figures (model output vs the "
                        "NVML counter, recorded clocks); the held-out figures are in the split's outcomes.",
               "below_cap_scale": scale, "classes": STREAMING, "cap_fraction": CAP_FRACTION, "rows": rows,

@@ -148,9 +148,10 @@ std::vector<NamedPrior> read_named_priors(const JsonReader& list) {
 }
 
 PriorRegime read_prior_regime(const JsonReader& r) {
-  r.only_keys({"about", "cap_fraction", "below_cap_scales"});
+  r.only_keys({"about", "cap_fraction", "below_cap_scales", "price_launch_sized_elementwise"});
   PriorRegime p;
   p.present = true;
+  p.price_launch_sized_elementwise = r.boolean_or("price_launch_sized_elementwise", false);
   p.cap_fraction = r.number_in("cap_fraction", 0.05, 1.0, "(a fraction of power.cap_w)");
   JsonReader sc = r.child("below_cap_scales");
   if (!sc.is_object()) sc.fail(nullptr, "expected an object of kernel class -> scale of its prior below the cap");
@@ -325,6 +326,7 @@ GpuModel GpuModel::bound_to(const std::vector<std::string>& names) const {
   GpuModel b = *this;
   b.at_cap_share_ = 1;  // a new binding starts from the at-cap priors (bound_to_workload places it again)
   b.regime_scale_.fill(1.0);
+  b.price_launch_elementwise_ = false;
   b.name_override_.assign(names.size(), -1);
   b.name_prior_.assign(names.size(), -1);
   for (std::size_t i = 0; i < names.size() && !named_priors_.empty(); ++i)
@@ -349,6 +351,7 @@ GpuModel GpuModel::in_prior_regime(double at_cap_share) const {
   if (!prior_regime_.present) return m;
   m.at_cap_share_ = std::isfinite(at_cap_share) ? std::clamp(at_cap_share, 0.0, 1.0) : 1.0;
   for (int c = 0; c < kKernelClassCount; ++c) m.regime_scale_[c] = m.below_cap_priors() ? prior_regime_.below_cap_scale[c] : 1.0;
+  m.price_launch_elementwise_ = m.below_cap_priors() && prior_regime_.price_launch_sized_elementwise;
   return m;
 }
 

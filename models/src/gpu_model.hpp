@@ -62,6 +62,10 @@ struct PriorRegime {
   bool present = false;
   double cap_fraction = 0.9;  // split shapeless_regime_prepass, threshold_why (also the pre-pass's without the key)
   std::array<double, kKernelClassCount> below_cap_scale{1, 1, 1, 1, 1, 1, 1, 1, 1};
+  // Below the cap, ATen elementwise kernels sized from their launch (WorkSource::launch_elementwise) are priced by the
+  // activity model from that size instead of their prior (key price_launch_sized_elementwise; split
+  // shapeless_sized_regime). At the cap they keep the prior, so an at-cap workload prices exactly as without the key.
+  bool price_launch_sized_elementwise = false;
 };
 
 struct ClassCoefficients {
@@ -176,7 +180,8 @@ class GpuModel {
   GpuModel bound_to(const std::vector<std::string>& workload_names) const;
   // This model with its class priors in the regime of a workload whose kernel time lies `at_cap_share` in at-cap windows
   // (prior_regime.hpp computes it): class c's prior x below_cap_scale[c] when at_cap_share < kAtCapShareForCapPriors,
-  // else x 1. A model without class_prior_regime is returned unchanged.
+  // else x 1; below it, launch-sized elementwise kernels priced from their size where the key says so. A model
+  // without class_prior_regime is returned unchanged.
   GpuModel in_prior_regime(double at_cap_share) const;
   const PriorRegime& prior_regime() const { return prior_regime_; }
   // The share in_prior_regime was given (1, the at-cap priors, for a model not placed in a regime).
@@ -197,7 +202,8 @@ class GpuModel {
     return k.duration_s * at_new / time_shape(cc, f_rec, m_rec);
   }
   double kernel_power_w(const Kernel& k, int sm_idx, int mem_idx) const {
-    if (k.work != WorkSource::unknown && activity_.present) return activity_power_w(k, sm_idx, mem_idx);
+    if (activity_.present && (counted_work(k) || (k.work == WorkSource::launch_elementwise && price_launch_elementwise_)))
+      return activity_power_w(k, sm_idx, mem_idx);
     const double class_w = k.sm_fill * named_prior_scale(k) * regime_scale_[static_cast<int>(k.cls)] *
                            dyn_tab_[(static_cast<std::size_t>(k.cls) * sm_clocks_.size() + sm_idx) * mem_clocks_.size() + mem_idx];
     return idle_w_tab_[sm_idx] + (activity_.present ? prior_ramp(k, sm_idx, mem_idx) : 1.0) * class_w;
@@ -263,6 +269,7 @@ class GpuModel {
   PriorRegime prior_regime_;
   double at_cap_share_ = 1;
   std::array<double, kKernelClassCount> regime_scale_{1, 1, 1, 1, 1, 1, 1, 1, 1};
+  bool price_launch_elementwise_ = false;  // in a below-cap regime whose key says so
   int sm_count_ = 0;
   std::vector<double> sm_clocks_, mem_clocks_;
   ClockPair default_clocks_;

@@ -61,7 +61,7 @@ LoopData reduce_loop(const KernelLoop& loop, const GpuModel& base) {
       out.idle_j += base.idle_power_at(f) * (gap + k.duration_s + (i == st.first_kernel ? st.lead_s : 0.0) +
                                              (i == st.last_kernel ? st.tail_s : 0.0));
       all += k.duration_s;
-      if (k.work == WorkSource::unknown) {
+      if (!counted_work(k)) {
         const int si = base.sm_index(f), mi = base.mem_index(k.recorded_mem_mhz > 0 ? k.recorded_mem_mhz : base.max_mem_mhz());
         if (si >= 0 && mi >= 0) out.prior_j += (base.kernel_power_w(k, si, mi) - base.idle_power_w(si)) * k.duration_s;
         continue;

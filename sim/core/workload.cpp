@@ -56,6 +56,7 @@ const char* to_string(WorkSource s) {
     case WorkSource::shapes: return "shapes";
     case WorkSource::copy_engine: return "copy_engine";
     case WorkSource::launch_shape: return "launch_shape";
+    case WorkSource::launch_elementwise: return "launch_elementwise";
   }
   return "unknown";
 }
@@ -100,7 +101,7 @@ double class_prior_kernel_time_share(const Workload& wl) {
     for (const Kernel& k : r.kernels) {
       if (k.kind != ActivityKind::kernel) continue;
       kernel_s += k.duration_s;
-      if (k.work == WorkSource::unknown) prior_s += k.duration_s;
+      if (!counted_work(k)) prior_s += k.duration_s;
     }
   return kernel_s > 0 ? prior_s / kernel_s : 0.0;
 }

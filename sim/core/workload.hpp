@@ -70,8 +70,12 @@ enum class TensorIssue : std::uint8_t { warpgroup, warp };
 const char* to_string(TensorIssue t);
 
 // Where a kernel's work figures come from: the launching operator's input shapes (traces/src/kernel_activity),
-// the copy engine (a memcpy: its bytes), or nowhere (the power model then uses its kernel-class prior).
-enum class WorkSource : std::uint8_t { unknown, shapes, copy_engine, launch_shape };
+// the copy engine (a memcpy: its bytes), a launch that sizes it (multi_tensor_apply chunks: launch_shape), or nowhere
+// (the power model then uses its kernel-class prior). launch_elementwise: an ATen elementwise kernel without operator
+// shapes sized from its launch (grid x block x elements per thread); everything prices it as `unknown` (its class
+// prior) except a model whose class_prior_regime prices such kernels from that size below the cap (split
+// shapeless_sized_regime; GpuModel::kernel_power_w).
+enum class WorkSource : std::uint8_t { unknown, shapes, copy_engine, launch_shape, launch_elementwise };
 const char* to_string(WorkSource s);
 
 // Hot data the replay loop touches: kept small so millions of kernels stay in cache-friendly arrays.
@@ -181,7 +185,11 @@ struct Workload {
   std::size_t kernel_count() const;
 };
 
-// Of the kernels' recorded time, the share with no counted work (WorkSource::unknown): what a model with an activity
+// Whether a kernel's work is counted everywhere (shapes, copy engine, multi_tensor_apply launch): what the activity
+// model prices it by. A launch-sized elementwise kernel is not (WorkSource::launch_elementwise).
+inline bool counted_work(const Kernel& k) { return k.work != WorkSource::unknown && k.work != WorkSource::launch_elementwise; }
+
+// Of the kernels' recorded time, the share with no counted work (!counted_work): what a model with an activity
 // block prices by its class priors (a trace recorded without record_shapes). 0 for a workload without kernels.
 double class_prior_kernel_time_share(const Workload& wl);
 // Above this share a report says its figures rest on the class priors (compare's and validate's notes).

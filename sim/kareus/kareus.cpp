@@ -62,7 +62,7 @@ void overlap_collective(std::vector<Kernel>& ks, std::size_t c, std::size_t a, s
   for (std::size_t i = a; i < b; ++i) {
     ks[i].duration_s *= stretch;
     scale_work_rates(ks[i], 1.0 / stretch);
-    if (ks[i].work != WorkSource::unknown) ks[i].memory_tbps = static_cast<float>(ks[i].memory_tbps + added_tbps);
+    if (counted_work(ks[i])) ks[i].memory_tbps = static_cast<float>(ks[i].memory_tbps + added_tbps);
   }
   comm.duration_s = std::max(1e-9, comm.duration_s - O + exposed);
 }

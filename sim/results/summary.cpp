@@ -24,13 +24,17 @@ double safe_div(double a, double b) { return b > 0 ? a / b : 0.0; }
 // How many activities the power model prices from their own work (operator shapes, copy engine) and how many
 // from their kernel class's prior (a trace recorded without record_shapes, tensor-list operators).
 Json describe_work_sources(const Workload& wl) {
-  std::size_t counts[4] = {0, 0, 0, 0};
+  std::size_t counts[5] = {0, 0, 0, 0, 0};
   for (const Rank& r : wl.ranks)
     for (const Kernel& k : r.kernels) ++counts[static_cast<int>(k.work)];
+  const std::size_t sized_elementwise = counts[static_cast<int>(WorkSource::launch_elementwise)];
   return {{"from_shapes", counts[static_cast<int>(WorkSource::shapes)]},
           {"from_launch_shape", counts[static_cast<int>(WorkSource::launch_shape)]},
           {"copy_engine", counts[static_cast<int>(WorkSource::copy_engine)]},
-          {"class_prior", counts[static_cast<int>(WorkSource::unknown)]},
+          {"class_prior", counts[static_cast<int>(WorkSource::unknown)] + sized_elementwise},
+          // of those, ATen elementwise kernels sized from their launch (priced from that size only by a model whose
+          // class_prior_regime does so below the cap)
+          {"class_prior_elementwise_sized_from_launch", sized_elementwise},
           // of the kernels' recorded time, the share priced by the class priors (no counted work)
           {"class_prior_kernel_time_share", class_prior_kernel_time_share(wl)}};
 }

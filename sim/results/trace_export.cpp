@@ -203,7 +203,7 @@ void shape_args(const LaunchShape& sh, ActivityKind kind, std::string& s) {
 
 // The rates the power model priced, per second of the simulated duration (the same work in that time).
 void work_args(const Kernel& k, double scale, std::string& s) {
-  if (k.work == WorkSource::unknown) return;
+  if (k.work == WorkSource::unknown) return;  // launch_elementwise kept: a re-import prices it as this replay did
   s += ",\"work\":{\"source\":\"";
   s += to_string(k.work);
   s += "\",\"tensor precision\":\"";

@@ -14,7 +14,7 @@ Json validate_kernel_loop(const KernelLoop& loop, const GpuModel& model) {
   std::size_t priced = 0, kernels = 0;
   for (const Kernel& k : trace.workload.ranks.front().kernels) {
     ++kernels;
-    priced += k.work != WorkSource::unknown;
+    priced += counted_work(k);
   }
   Json out = {{"loop", loop.name},
               {"recording", dir},

@@ -96,6 +96,37 @@ TEST_CASE("a model's class_prior_regime prices a below-cap workload's streaming 
   CHECK(bound_to_workload(plain, light).kernel_power_w(k, f, mem) == plain.bound_to({"k"}).kernel_power_w(k, f, mem));
 }
 
+TEST_CASE("launch-sized elementwise kernels are priced from their size only below the cap, where the key says so",
+          "[models][prior_regime]") {
+  Json doc = regime_doc(0.5);
+  doc["class_prior_regime"]["price_launch_sized_elementwise"] = true;
+  const GpuModel sized = GpuModel::from_json(doc, "r.json"), scaled_only = GpuModel::from_json(regime_doc(0.5), "r.json");
+  const GpuModel& plain = load_gpu_model("h200");
+  Workload light = stream(KernelClass::elementwise, 100, 1e-3, 9e-3), heavy = stream(KernelClass::gemm, 100, 1e-3, 0);
+  Kernel k = light.ranks[0].kernels[0];
+  k.work = WorkSource::launch_elementwise;  // 1 TB/s sized from its launch
+  k.memory_tbps = 1.0f;
+  k.alu_tops = 0.125f;
+  for (Workload* wl : {&light, &heavy}) wl->ranks[0].kernels.push_back(k);
+  const int f = plain.sm_index(1980), mem = plain.mem_index(3201);
+  Kernel counted = k;
+  counted.work = WorkSource::shapes;  // the same work counted from shapes: what the activity model makes of it
+  const double activity_w = plain.bound_to({"k"}).kernel_power_w(counted, f, mem);
+  const double prior_w = plain.bound_to({"k"}).kernel_power_w(k, f, mem);
+  REQUIRE(activity_w != Approx(prior_w));
+  // below the cap: the activity model; at the cap: the at-cap prior, exactly as a model without the key
+  CHECK(bound_to_workload(sized, light).kernel_power_w(k, f, mem) == Approx(activity_w));
+  CHECK(bound_to_workload(sized, heavy).kernel_power_w(k, f, mem) == prior_w);
+  // without price_launch_sized_elementwise the kernel keeps its (scaled) prior below the cap
+  const double idle = plain.idle_power_w(f);
+  CHECK(bound_to_workload(scaled_only, light).kernel_power_w(k, f, mem) == Approx(idle + 0.5 * (prior_w - idle)));
+  CHECK(bound_to_workload(plain, light).kernel_power_w(k, f, mem) == prior_w);
+  // the pre-pass prices with the at-cap priors, so the key cannot move a workload's regime
+  CHECK(at_cap_kernel_time_share(light, sized.bound_to({"k"})) == at_cap_kernel_time_share(light, plain.bound_to({"k"})));
+  // a new binding forgets the regime
+  CHECK(bound_to_workload(sized, light).bound_to({"k"}).kernel_power_w(k, f, mem) == prior_w);
+}
+
 TEST_CASE("a window closes where it fills, also when the fill sums one ulp short of its length", "[models][prior_regime]") {
   // 0.3 s windows. On each of 999 ranks: f s of idle (f = 0.1, 0.2, ... 99.9 ms: the first window stays mostly GEMM),
   // then one GEMM to 0.09 s past the end of the third window, then idle. The GEMM time in the first three windows is at the cap; its last 0.09 s shares a window
@@ -162,5 +193,7 @@ TEST_CASE("a bad class_prior_regime names the field and what was expected", "[mo
   CHECK_THAT(error_of({{"cap_fraction", 0.9}, {"below_cap_scales", {{"elementwise", -1}}}}), Catch::Contains("elementwise"));
   CHECK_THAT(error_of({{"cap_fraction", 0.9}, {"below_cap_scales", 0.5}}), Catch::Contains("below_cap_scales"));
   CHECK_THAT(error_of({{"cap_fraction", 0.9}, {"below_cap_scales", {{"elementwise", 0.5}}}, {"scale", 1}}), Catch::Contains("unknown key"));
+  CHECK_THAT(error_of({{"cap_fraction", 0.9}, {"below_cap_scales", {{"elementwise", 0.5}}}, {"price_launch_sized_elementwise", 1}}),
+             Catch::Contains("price_launch_sized_elementwise"));
   CHECK(error_of({{"cap_fraction", 0.9}, {"below_cap_scales", {{"elementwise", 0.5}}}}) == "no error");
 }

@@ -412,3 +412,98 @@ TEST_CASE("bytes of ATen's non-vectorised elementwise loop are also counted as u
   apply_rates(r[0], k);
   CHECK(k.unvectorised_tbps == r[0].unvectorised_tbps);
 }
+namespace {
+
+// A one-rank workload of kernels without operator shapes: name, grid blocks, block threads, duration.
+struct Launch {
+  std::string name;
+  std::uint32_t blocks, threads;
+  double duration_s;
+};
+
+Workload launched(const std::vector<Launch>& launches) {
+  Workload wl;
+  Rank rank;
+  for (const Launch& l : launches) {
+    Kernel k;
+    k.name_id = static_cast<std::uint32_t>(wl.names.size());
+    k.duration_s = l.duration_s;
+    wl.names.push_back(l.name);
+    LaunchShape s;
+    s.grid[0] = l.blocks;
+    s.block[0] = l.threads;
+    rank.kernels.push_back(k);
+    rank.shapes.push_back(s);
+  }
+  wl.ranks.push_back(rank);
+  return wl;
+}
+
+}  // namespace
+
+TEST_CASE("ATen elementwise kernels without shapes are sized from their launch and marked launch_elementwise", "[traces][activity][launch_shape]") {
+  // Names as torch 2.11 wrote them in the H200 recordings (traces/recordings), cut after the template arguments.
+  Workload wl = launched({
+      {"void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, "
+       "at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)", 1000, 128, 1e-5},
+      {"void at::native::vectorized_elementwise_kernel<8, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)"
+       "::{lambda()#2}::operator()() const::{lambda()#4}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul> >(int)", 1000, 128, 1e-5},
+      {"void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::(anonymous namespace)::"
+       "masked_fill_kernel(at::TensorIterator&, c10::Scalar const&)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::"
+       "{lambda(float, bool)#1}>(at::TensorIteratorBase&, at::native::(anonymous namespace)::masked_fill_kernel(at::TensorIterator&, "
+       "c10::Scalar const&)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float, bool)#1} const&)::"
+       "{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast)", 100, 128, 1e-6},
+      {"void at::native::unrolled_elementwise_kernel<at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>, 4, "
+       "TrivialOffsetCalculator<2, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<2>>(int)", 10, 128, 1e-6},
+      {"void at::native::vectorized_elementwise_kernel<8, at::native::FillFunctor<c10::BFloat16>, std::array<char*, 1ul> >(int, "
+       "at::native::FillFunctor<c10::BFloat16>, std::array<char*, 1ul>)", 10, 128, 1e-6},
+      {"void at::native::vectorized_elementwise_kernel<8, at::native::bfloat16_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}, "
+       "std::array<char*, 2ul> >(int)", 10, 128, 1e-6},
+      {"void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, "
+       "at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, float>", 3, 512, 1e-5},
+      {"nvjet_sm90_tst_128x128", 100, 128, 1e-5},
+  });
+  REQUIRE(size_elementwise_from_launch(wl) == 6);
+  const auto& k = wl.ranks[0].kernels;
+  const double vectorized = 1000 * 128 * 8;  // elements: blocks x threads x 8
+  CHECK(k[0].work == WorkSource::launch_elementwise);
+  CHECK_FALSE(counted_work(k[0]));  // priced by its prior unless a model's below-cap regime reads the size
+  CHECK(k[0].memory_tbps == Approx(vectorized * 3 * 2 / 1e-5 / 1e12));  // two bf16 inputs, one output
+  CHECK(k[0].alu_tops == Approx(vectorized / 1e-5 / 1e12));
+  CHECK(k[0].unvectorised_tbps == 0);
+  CHECK(k[1].memory_tbps == Approx(vectorized * 2 * 2 / 1e-5 / 1e12));
+  CHECK(k[1].alu_tops == Approx(20 * vectorized / 1e-5 / 1e12));  // gelu's estimated instructions per element
+  // the non-vectorised loop: 2 elements per thread from its name; a float self, a bool mask, a float output
+  CHECK(k[2].memory_tbps == Approx(100 * 128 * 2 * (4 + 1 + 4) / 1e-6 / 1e12));
+  CHECK(k[2].unvectorised_tbps == k[2].memory_tbps);
+  CHECK(k[3].memory_tbps == Approx(10 * 128 * 4 * 3 * 4 / 1e-6 / 1e12));  // the unrolled loop names 4 per thread
+  CHECK(k[4].memory_fill_tbps == k[4].memory_tbps);
+  CHECK(k[4].memory_tbps == Approx(10 * 128 * 8 * 2 / 1e-6 / 1e12));
+  CHECK(k[5].memory_tbps == Approx(10 * 128 * 8 * (4 + 2) / 1e-6 / 1e12));  // float in, bf16 out
+  CHECK(k[6].work == WorkSource::unknown);  // multi_tensor_apply kernels are sized by the importer's estimate, not here
+  CHECK(k[7].work == WorkSource::unknown);  // a GEMM's launch says nothing of its work
+  CHECK(size_elementwise_from_launch(wl) == 0);  // sized kernels are not sized again
+}
+
+TEST_CASE("a clipped kernel is sized over its recorded duration; sized kernels keep their work", "[traces][activity][launch_shape]") {
+  const std::string add = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int)";
+  Workload wl = launched({{add, 10, 128, 1e-6}, {add, 10, 128, 1e-6}, {add, 10, 128, 1e-6}});
+  Rank& r = wl.ranks[0];
+  r.clipped.push_back({1, 0.0, 4e-6});   // the busy union kept a quarter of it
+  r.kernels[2].work = WorkSource::shapes;  // sized by its operator
+  r.kernels[2].memory_tbps = 1;
+  CHECK(size_elementwise_from_launch(wl) == 2);
+  CHECK(r.kernels[1].memory_tbps == Approx(r.kernels[0].memory_tbps / 4));
+  CHECK(r.kernels[2].memory_tbps == 1);
+}
+
+TEST_CASE("withholding operator shapes sizes the elementwise kernels from their launch, as such a trace imports", "[traces][activity][launch_shape]") {
+  const std::string add = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int)";
+  Workload wl = launched({{add, 10, 128, 1e-6}, {"nvjet_sm90_tst_128x128", 100, 128, 1e-5}});
+  for (Kernel& k : wl.ranks[0].kernels) k.work = WorkSource::shapes, k.memory_tbps = 7;
+  CHECK(withhold_operator_work(wl) == 2);
+  CHECK(wl.ranks[0].kernels[0].work == WorkSource::launch_elementwise);
+  CHECK(wl.ranks[0].kernels[0].memory_tbps == Approx(10 * 128 * 8 * 3 * 4 / 1e-6 / 1e12));
+  CHECK(wl.ranks[0].kernels[1].work == WorkSource::unknown);
+  CHECK(wl.ranks[0].kernels[1].memory_tbps == 0);
+}

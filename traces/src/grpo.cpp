@@ -42,7 +42,7 @@ void add_class_work(const Kernel& k, double t, double ramp_s, std::array<double,
                     std::array<std::array<double, kTensorPrecisionCount>, kKernelClassCount>& tensor_by_precision) {
   const auto c = static_cast<std::size_t>(k.cls);
   class_time[c] += t;
-  if (k.work == WorkSource::unknown || t <= 0) return;
+  if (!counted_work(k) || t <= 0) return;
   known_time[c] += t;
   work[c][kRates] += t * t / (t + ramp_s);  // ramp weight x time
   const double to_top = k.duration_s / t;  // the same work in the top-clock time

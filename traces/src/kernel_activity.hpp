@@ -104,9 +104,19 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
 // Copies the rates into the kernel's fields.
 void apply_rates(const KernelRates& r, Kernel& k);
 
+// Sizes every ATen elementwise kernel without work (no operator shapes: record_shapes off, CUDA-graph replays) from
+// its launch: elements = grid blocks x block threads x elements per thread (8 for vectorized_elementwise_kernel at any
+// vector width [measured, torch 2.11: split elementwise_launch_sizing]; unrolled_elementwise_kernel and
+// elementwise_kernel<nt, vt> name theirs), bytes from the operands and element types the name gives, operations from
+// the operator it names. Marks them WorkSource::launch_elementwise, which only a model whose class_prior_regime
+// prices them below the cap reads (split shapeless_sized_regime); run by the Kineto importer after the operator-based
+// estimate. Returns how many kernels it sized.
+std::size_t size_elementwise_from_launch(Workload& wl);
+
 // The workload as a trace recorded without operator shapes would import (record_shapes off): every kernel whose work
 // came from its operator's shapes loses it (class prior: WorkSource::unknown, no rates); memsets and copy-engine
-// copies keep their bytes and multi_tensor_apply kernels their launch sizing, which such a trace still has.
+// copies keep their bytes and multi_tensor_apply kernels their launch sizing, which such a trace still has, and ATen
+// elementwise kernels are sized from their launch (size_elementwise_from_launch), as such a trace imports.
 // Returns how many kernels lost their work (split shapes_withheld: validate --models reports the error it costs).
 std::size_t withhold_operator_work(Workload& wl);
 

@@ -49,7 +49,7 @@ void count_small_grid_work(KernelLoop& loop, JsonReader& micro) {
   const double flops = micro.positive("flops");
   for (Rank& rank : loop.recording.workload.ranks)
     for (Kernel& k : rank.kernels)
-      if (k.work == WorkSource::unknown && k.duration_s > 0) {
+      if (!counted_work(k) && k.duration_s > 0) {
         k.fma_tflops = static_cast<float>(flops / (k.duration_s * 1e12));
         k.work = WorkSource::launch_shape;
       }

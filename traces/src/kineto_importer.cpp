@@ -823,6 +823,7 @@ class WorkloadBuilder {
       add_rank(begin, end, device);
       begin = end;
     }
+    size_elementwise_from_launch(wl_);  // kernels without operator shapes that their launch sizes
   }
   Workload& workload() { return wl_; }
   const ImportReport& report() const { return rep_; }

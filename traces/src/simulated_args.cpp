@@ -24,7 +24,8 @@ void read_work(const Json& w, const std::string& file, const std::string& field,
   if (source == "shapes") r.source = WorkSource::shapes;
   else if (source == "copy_engine") r.source = WorkSource::copy_engine;
   else if (source == "launch_shape") r.source = WorkSource::launch_shape;
-  else throw InputError(file, field + ".source", "expected \"shapes\", \"launch_shape\" or \"copy_engine\", got " + (w.contains("source") ? w["source"].dump() : "nothing"));
+  else if (source == "launch_elementwise") r.source = WorkSource::launch_elementwise;
+  else throw InputError(file, field + ".source", "expected \"shapes\", \"launch_shape\", \"launch_elementwise\" or \"copy_engine\", got " + (w.contains("source") ? w["source"].dump() : "nothing"));
   const std::string prec = w.contains("tensor precision") && w["tensor precision"].is_string() ? w["tensor precision"].get<std::string>() : "none";
   if (prec == "bf16") r.precision = TensorPrecision::bf16;
   else if (prec == "fp8") r.precision = TensorPrecision::fp8;
