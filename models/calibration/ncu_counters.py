@@ -133,6 +133,8 @@ def counted_work(rec_dir):
     dvfs_sim.simulate({"trace": rec_dir, "gpu": "h200", "policy": "native"}, policy=c, timeline=False)
     w = {"kernels": len(c.kernels), "bytes": 0.0, "alu_ops": 0.0, "tensor_flop": {}}
     for d, work in c.kernels:
+        if work["source"] in ("unknown", "launch_elementwise"):
+            continue  # the class prior prices these: no counted work
         w["bytes"] += work["memory_tbps"] * d * 1e12
         w["alu_ops"] += work["alu_tops"] * d * 1e12
         if work["tensor_tflops"] > 0:

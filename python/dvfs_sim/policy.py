@@ -21,7 +21,8 @@ stops the run and reaches the caller unchanged.
 `kernel` (dvfs_sim.Kernel): index, gpu, name, kernel_class, kind, duration_s (recorded), gap_before_s,
 recorded_sm_mhz, recorded_mem_mhz, sm_fill, step, stream, phase, annotations, work (the counted work the
 activity power model prices: source, tensor / fma TFLOP/s, alu TOP/s, memory TB/s at the recorded clocks; source
-"unknown" where the class prior prices it), and the model's time_s(sm, mem) / power_w(sm, mem) of that kernel. `telemetry` (dvfs_sim.Telemetry): now_s, sm_mhz,
+"unknown" where the class prior prices it; "launch_elementwise", an ATen elementwise kernel without shapes whose
+rates were sized from its launch, also priced by the class prior by every shipped model), and the model's time_s(sm, mem) / power_w(sm, mem) of that kernel. `telemetry` (dvfs_sim.Telemetry): now_s, sm_mhz,
 mem_mhz (in effect), requested_sm_mhz, requested_mem_mhz, window_power_w (mean over
 telemetry_window_s), last_tick_power_w.
 

@@ -137,7 +137,8 @@ void bind_policy_views(py::module_& m) {
         d["memory_fill_tbps"] = k.memory_fill_tbps;
         d["unvectorised_tbps"] = k.unvectorised_tbps;
         return d;
-      }, "the kernel's counted work: source (unknown = class prior) and rates at its recorded clocks, 1e12 per second")
+      }, "the kernel's counted work: source (unknown = class prior; launch_elementwise = class prior, its rates sized from "
+         "its launch) and rates at its recorded clocks, 1e12 per second")
       .def_property_readonly("phase", [](const KernelView& v) {
         return dvfs::to_string(v.ctx->annotation_sets.at(v.kernel.annotation_set).phase);
       })

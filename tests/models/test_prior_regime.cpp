@@ -121,8 +121,17 @@ TEST_CASE("launch-sized elementwise kernels are priced from their size only belo
   const double idle = plain.idle_power_w(f);
   CHECK(bound_to_workload(scaled_only, light).kernel_power_w(k, f, mem) == Approx(idle + 0.5 * (prior_w - idle)));
   CHECK(bound_to_workload(plain, light).kernel_power_w(k, f, mem) == prior_w);
-  // the pre-pass prices with the at-cap priors, so the key cannot move a workload's regime
-  CHECK(at_cap_kernel_time_share(light, sized.bound_to({"k"})) == at_cap_kernel_time_share(light, plain.bound_to({"k"})));
+  // the pre-pass prices with the at-cap priors, so the key cannot move a workload's regime: launch-sized kernels whose
+  // sized work, priced by the activity model, would put every window at the cap stay below it as their prior puts them
+  Workload near = stream(KernelClass::elementwise, 400, 1e-3, 0.2e-3);
+  for (Kernel& e : near.ranks[0].kernels) e.work = WorkSource::launch_elementwise, e.tensor_tflops = 900, e.memory_tbps = 4.0f,
+                                               e.tensor_precision = TensorPrecision::bf16;
+  Workload counted_near = near;
+  for (Kernel& e : counted_near.ranks[0].kernels) e.work = WorkSource::shapes;
+  REQUIRE(at_cap_kernel_time_share(counted_near, plain.bound_to({"k"})) == Approx(1.0));  // what pricing the size would give
+  REQUIRE(at_cap_kernel_time_share(near, plain.bound_to({"k"})) == Approx(0.0));
+  CHECK(bound_to_workload(sized, near).at_cap_share() == Approx(0.0));
+  CHECK(bound_to_workload(sized, near).below_cap_priors());
   // a new binding forgets the regime
   CHECK(bound_to_workload(sized, light).bound_to({"k"}).kernel_power_w(k, f, mem) == prior_w);
 }

@@ -787,7 +787,7 @@ std::size_t size_elementwise_from_launch(Workload& wl) {
       while (clipped != r.clipped.end() && clipped->kernel < i) ++clipped;
       const double duration_s = clipped != r.clipped.end() && clipped->kernel == i ? clipped->duration_s : k.duration_s;
       const LaunchShape& shape = r.shapes[i];
-      if (k.kind != ActivityKind::kernel || k.work != WorkSource::unknown || duration_s <= 0 || shape.grid[0] == 0 ||
+      if (k.kind != ActivityKind::kernel || k.work != WorkSource::unknown || !(duration_s > 0) || shape.grid[0] == 0 ||
           k.name_id >= wl.names.size())
         continue;
       if (!looked_up[k.name_id]) traffic_of[k.name_id] = elementwise_traffic(wl.names[k.name_id]), looked_up[k.name_id] = 1;

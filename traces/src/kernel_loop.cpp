@@ -1,6 +1,7 @@
 #include "traces/src/kernel_loop.hpp"
 
 #include "sim/core/errors.hpp"
+#include "traces/src/kernel_activity.hpp"
 #include "traces/src/kernel_classifier.hpp"
 
 #include <algorithm>
@@ -50,6 +51,7 @@ void count_small_grid_work(KernelLoop& loop, JsonReader& micro) {
   for (Rank& rank : loop.recording.workload.ranks)
     for (Kernel& k : rank.kernels)
       if (!counted_work(k) && k.duration_s > 0) {
+        apply_rates(KernelRates{}, k);  // a launch-sized estimate gives way to the recorder's own count
         k.fma_tflops = static_cast<float>(flops / (k.duration_s * 1e12));
         k.work = WorkSource::launch_shape;
       }

@@ -100,8 +100,10 @@ void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std:
     comm_attrs(n, *c, r.id, tags);
   } else {
     n.set_type(k.kind == ActivityKind::kernel ? ChakraProtoMsg::COMP_NODE : ChakraProtoMsg::MEM_STORE_NODE);
-    const double ops = (static_cast<double>(k.tensor_tflops) + k.fma_tflops + k.alu_tops) * 1e12 * k.duration_s;
-    double bytes = static_cast<double>(k.memory_tbps) * 1e12 * k.duration_s;
+    // counted work only: a launch-sized elementwise estimate is no operator's count (the dvfs attributes keep it)
+    const double counted = counted_work(k) ? 1.0 : 0.0;
+    const double ops = counted * (static_cast<double>(k.tensor_tflops) + k.fma_tflops + k.alu_tops) * 1e12 * k.duration_s;
+    double bytes = counted * static_cast<double>(k.memory_tbps) * 1e12 * k.duration_s;
     if (i < r.shapes.size() && r.shapes[i].bytes) bytes = static_cast<double>(r.shapes[i].bytes);
     if (ops > 0) attr(at, a::kNumOps)->set_int64_val(std::llround(ops));
     if (bytes > 0) attr(at, a::kTensorSize)->set_uint64_val(static_cast<std::uint64_t>(std::llround(bytes)));
