@@ -29,6 +29,24 @@ def test_run_without_arguments_replays_the_default_scenario(cli, tmp_path):
     assert "the regime the class priors were set in" in r.stdout
 
 
+def test_launch_sized_elementwise_kernels_are_counted_and_survive_an_export_reimported(cli, root, tmp_path):
+    # the default trace has no operator shapes: the importer sizes its ATen elementwise kernels from their launch and
+    # the summary counts them among the class-prior kernels; the shipped model prices them by their prior, and a replay
+    # exported and re-imported keeps them (source launch_elementwise), so it prices the same
+    r = cli("run", os.path.join(root, "scenarios", "default.json"), "-o", tmp_path / "a", "--trace-out", tmp_path / "t.json.gz")
+    assert r.returncode == 0, r.stderr
+    first = json.loads((tmp_path / "a" / "summary.json").read_text())
+    work = first["trace"]["work"]
+    assert 0 < work["class_prior_elementwise_sized_from_launch"] <= work["class_prior"]
+    scen = tmp_path / "again.json"
+    scen.write_text(json.dumps({"name": "again", "trace": str(tmp_path / "t.json.gz"), "gpu": "h200", "policy": "native"}))
+    r = cli("run", scen, "-o", tmp_path / "b")
+    assert r.returncode == 0, r.stderr
+    again = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert again["trace"]["work"]["class_prior_elementwise_sized_from_launch"] == work["class_prior_elementwise_sized_from_launch"]
+    assert abs(again["totals"]["energy_j"] - first["totals"]["energy_j"]) < 1e-3 * first["totals"]["energy_j"]
+
+
 def test_run_header_says_how_much_kernel_time_is_priced_from_counted_work(cli, root, tmp_path):
     # the same GPT-3 XL training recorded with operator shapes: most of its kernel time priced from counted work
     (tmp_path / "s.json").write_text(json.dumps({"name": "shapes", "gpu": "h200", "policy": "native",
