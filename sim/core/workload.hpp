@@ -76,6 +76,7 @@ const char* to_string(TensorIssue t);
 // prior) except a model whose class_prior_regime prices such kernels from that size below the cap (split
 // shapeless_sized_regime; GpuModel::kernel_power_w).
 enum class WorkSource : std::uint8_t { unknown, shapes, copy_engine, launch_shape, launch_elementwise };
+constexpr int kWorkSourceCount = 5;
 const char* to_string(WorkSource s);
 
 // Hot data the replay loop touches: kept small so millions of kernels stay in cache-friendly arrays.
@@ -188,6 +189,9 @@ struct Workload {
 // Whether a kernel's work is counted everywhere (shapes, copy engine, multi_tensor_apply launch): what the activity
 // model prices it by. A launch-sized elementwise kernel is not (WorkSource::launch_elementwise).
 inline bool counted_work(const Kernel& k) { return k.work != WorkSource::unknown && k.work != WorkSource::launch_elementwise; }
+// The memory traffic a kernel is known to demand (contention and overlap models): its counted bytes per second; 0 for
+// a class-prior kernel, whose launch-sized estimate (if any) is no demand.
+inline float counted_memory_tbps(const Kernel& k) { return counted_work(k) ? k.memory_tbps : 0.0f; }
 
 // Of the kernels' recorded time, the share with no counted work (!counted_work): what a model with an activity
 // block prices by its class priors (a trace recorded without record_shapes). 0 for a workload without kernels.

@@ -52,7 +52,7 @@ std::vector<double> window_rates(const std::vector<Kernel>& ks, const std::vecto
     if (i == w.collective) continue;
     D += dur[i];
     sm += ks[i].sm_fill * dur[i];
-    if (counted_work(ks[i])) mem += ks[i].memory_tbps * dur[i];  // a launch-sized estimate is no demand
+    mem += counted_memory_tbps(ks[i]) * dur[i];
   }
   if (!(D > 0)) return {1.0, 1.0};
   const Kernel& c = ks[w.collective];

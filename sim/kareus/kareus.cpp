@@ -38,7 +38,7 @@ void overlap_collective(std::vector<Kernel>& ks, std::size_t c, std::size_t a, s
   for (std::size_t i = a; i < b; ++i) {
     D += ks[i].duration_s;
     sm += ks[i].sm_fill * ks[i].duration_s;
-    if (counted_work(ks[i])) mem += ks[i].memory_tbps * ks[i].duration_s;  // a launch-sized estimate is no demand
+    mem += counted_memory_tbps(ks[i]) * ks[i].duration_s;
   }
   if (!(D > 0) || !(comm.duration_s > 0)) return;
   const double peak_tbps = model.specs().mem_bandwidth_gbs / 1000.0;

@@ -24,7 +24,7 @@ double safe_div(double a, double b) { return b > 0 ? a / b : 0.0; }
 // How many activities the power model prices from their own work (operator shapes, copy engine) and how many
 // from their kernel class's prior (a trace recorded without record_shapes, tensor-list operators).
 Json describe_work_sources(const Workload& wl) {
-  std::size_t counts[5] = {0, 0, 0, 0, 0};
+  std::size_t counts[kWorkSourceCount] = {};
   for (const Rank& r : wl.ranks)
     for (const Kernel& k : r.kernels) ++counts[static_cast<int>(k.work)];
   const std::size_t sized_elementwise = counts[static_cast<int>(WorkSource::launch_elementwise)];

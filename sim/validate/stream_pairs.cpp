@@ -51,7 +51,7 @@ AloneLoop alone_loop(const std::string& dir) {
       const Kernel& k = rank.kernels[i];
       AloneKernel& a = out.kernels[wl.names[k.name_id]];
       a.seconds += k.duration_s;
-      if (counted_work(k)) a.memory_tbps += k.memory_tbps * k.duration_s;
+      a.memory_tbps += counted_memory_tbps(k) * k.duration_s;
       a.sm_fill += k.sm_fill * k.duration_s;
       a.copy_engine = k.kind == ActivityKind::memcpy;
       ++a.count;

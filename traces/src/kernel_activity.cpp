@@ -12,15 +12,25 @@ namespace dvfs {
 
 namespace {
 
-// Bytes per element of PyTorch's C++ type names as the profiler writes them; 0 = not a tensor type.
+// PyTorch's C++ element type names as the profiler writes them (`Input type`), with their bytes per element.
+constexpr std::pair<const char*, int> kElementTypes[] = {
+    {"c10::BFloat16", 2}, {"c10::Half", 2}, {"float", 4}, {"double", 8}, {"long int", 8}, {"int", 4},
+    {"bool", 1}, {"c10::Float8_e4m3fn", 1}, {"c10::Float8_e5m2", 1}, {"c10::Float8_e4m3fnuz", 1},
+    {"c10::Float8_e5m2fnuz", 1}, {"unsigned char", 1}, {"signed char", 1}, {"short", 2},
+    {"c10::complex<float>", 8}, {"c10::complex<double>", 16}, {"c10::complex<c10::Half>", 4}};
+
+// Bytes per element of a type name as the profiler writes it; 0 = not a tensor type.
 int element_bytes(const std::string& t) {
-  static const std::unordered_map<std::string, int> sizes = {
-      {"c10::BFloat16", 2}, {"c10::Half", 2}, {"float", 4}, {"double", 8}, {"long int", 8}, {"int", 4},
-      {"bool", 1}, {"c10::Float8_e4m3fn", 1}, {"c10::Float8_e5m2", 1}, {"c10::Float8_e4m3fnuz", 1},
-      {"c10::Float8_e5m2fnuz", 1}, {"unsigned char", 1}, {"signed char", 1}, {"short", 2},
-      {"c10::complex<float>", 8}, {"c10::complex<double>", 16}, {"c10::complex<c10::Half>", 4}};
+  static const std::unordered_map<std::string, int> sizes(std::begin(kElementTypes), std::end(kElementTypes));
   auto it = sizes.find(t);
   return it == sizes.end() ? 0 : it->second;
+}
+
+// The unsigned integer at `at` in `s` (0 when none).
+double integer_at(const std::string& s, std::size_t at) {
+  double v = 0;
+  for (; at < s.size() && std::isdigit(static_cast<unsigned char>(s[at])) && v < 1e9; ++at) v = 10 * v + (s[at] - '0');
+  return v;
 }
 
 // Estimated instructions per output element of elementwise operators beyond one load/operate/store
@@ -328,10 +338,7 @@ std::size_t elementwise_operands(const std::vector<const std::string*>& kernel_n
   const std::string& name = *kernel_names.front();
   const std::size_t at = name.find(key);
   if (at == std::string::npos) return 0;
-  std::size_t n = 0;
-  for (std::size_t i = at + key.size(); i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])); ++i)
-    n = n * 10 + static_cast<std::size_t>(name[i] - '0');
-  return n;
+  return static_cast<std::size_t>(integer_at(name, at + key.size()));
 }
 
 std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::string& base, const std::vector<const std::string*>& kernel_names) {
@@ -563,30 +570,19 @@ struct ElementwiseTraffic {
   bool filled = false;  // written with one repeated value (FillFunctor)
 };
 
-// The unsigned integer at `at` in `s` (0 when none).
-double integer_at(const std::string& s, std::size_t at) {
-  double v = 0;
-  for (; at < s.size() && std::isdigit(static_cast<unsigned char>(s[at])) && v < 1e9; ++at) v = 10 * v + (s[at] - '0');
-  return v;
-}
-
 // The largest element type named in a piece of a kernel name (whole words only: `float` in `bfloat16_copy` is not
-// one), in bytes; 0 when none.
+// one), in bytes; 0 when none. Kernel names spell int64 `long` where the profiler's type strings say `long int`.
 int largest_named_type(const std::string& s) {
-  static const std::pair<const char*, int> types[] = {
-      {"c10::BFloat16", 2}, {"c10::Half", 2}, {"float", 4}, {"double", 8}, {"long", 8}, {"int", 4}, {"bool", 1},
-      {"c10::Float8_e4m3fn", 1}, {"c10::Float8_e5m2", 1}, {"unsigned char", 1}, {"signed char", 1}, {"short", 2},
-      {"c10::complex<float>", 8}, {"c10::complex<double>", 16}, {"c10::complex<c10::Half>", 4}};
   auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  int largest = 0;
-  for (const auto& [type, bytes] : types) {
+  auto named = [&](const char* type) {
     const std::size_t n = std::char_traits<char>::length(type);
     for (std::size_t p = s.find(type); p != std::string::npos; p = s.find(type, p + 1))
-      if ((p == 0 || (!word(s[p - 1]) && s[p - 1] != ':')) && (p + n >= s.size() || !word(s[p + n]))) {
-        largest = std::max(largest, bytes);
-        break;
-      }
-  }
+      if ((p == 0 || (!word(s[p - 1]) && s[p - 1] != ':')) && (p + n >= s.size() || !word(s[p + n]))) return true;
+    return false;
+  };
+  int largest = named("long") ? 8 : 0;
+  for (const auto& [type, bytes] : kElementTypes)
+    if (bytes > largest && named(type)) largest = bytes;
   return largest;
 }
 

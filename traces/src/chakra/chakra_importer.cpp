@@ -222,7 +222,7 @@ void apply_dvfs_kernel(const Node& n, const std::string& file, PlannedNode& p) {
   k.step = static_cast<std::int32_t>(q[a::kStep] < 0 ? -1 : q[a::kStep]);
   k.annotation_set = static_cast<std::uint32_t>(in_range(a::kAnnotationSet, 1LL << 31));
   k.tensor_precision = static_cast<TensorPrecision>(in_range(a::kPrecision, kTensorPrecisionCount));
-  k.work = static_cast<WorkSource>(in_range(a::kWorkSource, 5));
+  k.work = static_cast<WorkSource>(in_range(a::kWorkSource, kWorkSourceCount));
   if (q.size() > a::kTensorIssue) k.tensor_issue = static_cast<TensorIssue>(in_range(a::kTensorIssue, 2));
   if (p.has_call) p.call.group = static_cast<std::int32_t>(q[a::kGroup] < -1 ? -1 : q[a::kGroup]);
 }
