@@ -37,12 +37,10 @@ ABOUT = ("the class priors were set on kernels run throttled at the cap; in a wo
          "(models/src/prior_regime.hpp; split rule shapeless_regime_binary)")
 
 
-SIZED = False  # --sized: split rule shapeless_sized_regime
-
-
-def regime(scale):
+def regime(scale, sized):
+    """The model key; sized: the form of split rule shapeless_sized_regime (--sized)."""
     r = {"about": ABOUT, "cap_fraction": CAP_FRACTION, "below_cap_scales": {c: scale for c in STREAMING}}
-    if SIZED:
+    if sized:
         r["about"] = ABOUT + "; below the cap, ATen elementwise kernels sized from their launch are priced by the activity model (split rule shapeless_sized_regime)"
         r["price_launch_sized_elementwise"] = True
     return r
@@ -63,14 +61,14 @@ def recorded_total(binary, recording, model):
     return total["simulated_energy_j"], total["measured_energy_j"], share
 
 
-def fit(binary, model):
+def fit(binary, model, sized):
     with open(SPLIT) as fh:
         split = json.load(fh)["shapeless_prior_fit_workloads"]
     rows, num, den = [], 0.0, 0.0
     for w in split["fit"]:
         rec = os.path.join(split["folder"], w)
-        e1, measured, share = recorded_total(binary, rec, dict(model, class_prior_regime=regime(1.0)))
-        e0, _, _ = recorded_total(binary, rec, dict(model, class_prior_regime=regime(0.0)))
+        e1, measured, share = recorded_total(binary, rec, dict(model, class_prior_regime=regime(1.0, sized)))
+        e0, _, _ = recorded_total(binary, rec, dict(model, class_prior_regime=regime(0.0, sized)))
         a, b = (e1 - e0) / measured, (measured - e0) / measured
         num, den = num + a * b, den + a * a
         rows.append({"recording": rec, "measured_energy_j": round(measured, 3), "at_cap_kernel_time_share": round(share, 4),
@@ -90,22 +88,20 @@ def main():
     ap.add_argument("--record", default=None, help="where the fit's rows go")
     ap.add_argument("--sized", action="store_true", help="the form of split rule shapeless_sized_regime")
     args = ap.parse_args()
-    global SIZED
-    SIZED = args.sized
     if args.record is None:
-        args.record = RECORD_SIZED if SIZED else RECORD
+        args.record = RECORD_SIZED if args.sized else RECORD
     with open(args.model) as fh:
         model = json.load(fh)
     base = {k: v for k, v in model.items() if k != "class_prior_regime"}
-    scale, rows = fit(args.bin, base)
+    scale, rows = fit(args.bin, base, args.sized)
     if not 0 < scale <= 1.5:
         raise SystemExit("shapeless_regime.py: fitted scale %s is not a plausible share of the at-cap prior" % scale)
-    out = dict(base, class_prior_regime=regime(scale))
+    out = dict(base, class_prior_regime=regime(scale, args.sized))
     out["provenance"] = dict(model["provenance"])
     mean = lambda key: round(sum(abs(r[key]) for r in rows) / len(rows), 2)
     out["provenance"]["/class_prior_regime"] = {
         "source": "fit",
-        "ref": "models/calibration/shapeless_regime.py (split rule " + ("shapeless_sized_regime" if SIZED else "shapeless_regime_binary") +
+        "ref": "models/calibration/shapeless_regime.py (split rule " + ("shapeless_sized_regime" if args.sized else "shapeless_regime_binary") +
                "): below_cap_scales by least "
                "squares on the recorded-clock total energy of the ten traces/recordings/h200-prior-fit workloads, operator "
                "shapes withheld, against the NVML energy counter (in-sample mean |error| %.2f %% -> %.2f %%; rows in "
@@ -115,7 +111,7 @@ def main():
         fh.write(json.dumps(out, indent=2, sort_keys=True) + "\n")
     record = {"about": "Fit of the h200 class_prior_regime below_cap_scales (split rules shapeless_regime_prepass, "
                        "shapeless_regime_binary; neither kept, so no shipped model has the key" +
-                       ("; this record: shapeless_sized_regime, launch-sized elementwise kernels priced below the cap" if SIZED else "") +
+                       ("; this record: shapeless_sized_regime, launch-sized elementwise kernels priced below the cap" if args.sized else "") +
                        "); written by "
                        "models/calibration/shapeless_regime.py, do not edit by hand. In-sample figures (model output vs the "
                        "NVML counter, recorded clocks); the held-out figures are in the split's outcomes.",
