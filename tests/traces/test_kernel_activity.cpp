@@ -148,6 +148,37 @@ TEST_CASE("an out= tensor is written, not read: the elementwise kernel's operand
   CHECK(work_of(op("aten::add", {{1000}, {10}, {}, {1000}}, bf), add3).bytes == Approx(2 * 2000.0 + 20.0));
 }
 
+TEST_CASE("an outer sum writes its inputs' broadcast shape; shapes that do not broadcast keep the largest input", "[traces][activity]") {
+  const std::vector<std::string> bf = {"c10::BFloat16", "c10::BFloat16", "Scalar"};
+  // [4096, 1, 2048] + [1, 256, 2048]: reads both once, writes 4096 x 256 x 2048 elements (split counting_fixes)
+  const OperatorWork outer = work_of(op("aten::add", {{4096, 1, 2048}, {1, 256, 2048}, {}}, bf));
+  CHECK(outer.bytes == Approx(2.0 * (4096 * 2048 + 256 * 2048) + 2.0 * 4096 * 256 * 2048));
+  CHECK(outer.alu_ops == Approx(work_of(op("aten::add", {{4096, 256, 2048}, {4096, 256, 2048}, {}}, bf)).alu_ops));
+  // a bias add broadcasts to the larger input: unchanged
+  CHECK(work_of(op("aten::add", {{64, 1000}, {1000}, {}}, bf)).bytes == Approx(2.0 * (64000 + 1000) + 2.0 * 64000));
+  // [3] with [4] do not broadcast (a malformed record): the largest input sizes the output, as before
+  CHECK(work_of(op("aten::add", {{3}, {4}, {}}, bf)).bytes == Approx(2.0 * 7 + 2.0 * 4));
+}
+
+TEST_CASE("an expanded operand (a stride 0) is read at its stored elements; the output keeps the logical shape", "[traces][activity]") {
+  const std::vector<std::string> fp = {"float", "float", "Scalar"};
+  OperatorCall expanded = op("aten::add", {{1000, 1000}, {1000, 1000}, {}}, fp);
+  note_expanded_operand(expanded, 1, {0, 1});  // y.expand(1000, 1000) of a [1, 1000] row
+  REQUIRE(expanded.stored_elements.size() == 3);
+  CHECK(expanded.stored_elements[0] == -1.0);
+  CHECK(expanded.stored_elements[1] == 1000.0);
+  const OperatorWork w = work_of(expanded);
+  CHECK(w.bytes == Approx(4.0 * 1e6 + 4.0 * 1000 + 4.0 * 1e6));
+  // the same traffic as the broadcast written with a [1000] row
+  CHECK(w.bytes == Approx(work_of(op("aten::add", {{1000, 1000}, {1000}, {}}, fp)).bytes));
+  // contiguous strides, a stride 0 along a dimension of size 1, or strides of another rank: not expanded
+  OperatorCall plain = op("aten::add", {{1000, 1000}, {1, 1000}, {}}, fp);
+  note_expanded_operand(plain, 0, {1000, 1});
+  note_expanded_operand(plain, 1, {0, 1});
+  note_expanded_operand(plain, 1, {1});
+  CHECK(plain.stored_elements.empty());
+}
+
 TEST_CASE("a negative log-likelihood loss touches one element per target, not every class", "[traces][activity]") {
   // cross-entropy over a 50,304-token vocabulary, 4,096 targets: the log-probabilities are 824 MB, the loss reads 4,096
   const std::vector<std::string> fwd_types = {"float", "long int", "", "Scalar", "Scalar"};

@@ -553,6 +553,31 @@ TEST_CASE("both readers leave an operator with a sparse operand (dimensions, no 
   CHECK(outcome(sparse, KinetoReader::checked) == outcome(doc.dump(), KinetoReader::checked));
 }
 
+TEST_CASE("both readers read an expanded operand (a stride 0) at its stored elements", "[traces][stream]") {
+  // x + y.expand(1000, 1000): the profiler writes y's logical shape and a 0 stride; y's 1000 stored floats are read
+  // once, as a [1000] row broadcast would be (split counting_fixes)
+  Json doc = parse_json_text(read_text(fixture("pytorch/ddp_rank0_wait.json")), "ddp");
+  Json& events = doc["traceEvents"];
+  REQUIRE(rewrite_first_launching_operator(
+              events, "aten::add",
+              Json{{"Input Dims", Json::array({Json::array({1000, 1000}), Json::array({1000, 1000}), Json::array()})},
+                   {"Input type", Json::array({"float", "float", "Scalar"})},
+                   {"Input Strides", Json::array({Json::array({1000, 1}), Json::array({0, 1}), Json::array()})}}) >= 0);
+  const std::string expanded = doc.dump();
+  CHECK(same_as_checked(expanded));
+  for (Json& e : events)
+    if (e.value("name", "") == "aten::add") e["args"]["Input Strides"][1] = Json::array({1000, 1});
+  const std::string contiguous = doc.dump();
+  CHECK(same_as_checked(contiguous));
+  CHECK(outcome(expanded, KinetoReader::checked) != outcome(contiguous, KinetoReader::checked));
+  for (Json& e : events)
+    if (e.value("name", "") == "aten::add") {
+      e["args"]["Input Dims"][1] = Json::array({1000});
+      e["args"]["Input Strides"][1] = Json::array({1});
+    }
+  CHECK(outcome(expanded, KinetoReader::checked) == outcome(doc.dump(), KinetoReader::checked));
+}
+
 TEST_CASE("streaming reader: a trace without device activity names the categories the checked reader names", "[traces][stream][errors]") {
   // Categories read before the first device activity, counted across batches parsed side by side; a handled host
   // event (cpu_op), one the reader passes to the checked reader's code (an operator without sizes) and one it skips

@@ -39,7 +39,15 @@ struct OperatorCall {
   // The element shapes of a tensor-list input whose sizes the profiler wrote as a nested list (aten::cat's
   // `[[[4, 16, 275, 64], [4, 16, 1, 64]], []]`); that input's `dims` entry is empty. One such list at most.
   std::vector<std::vector<std::int64_t>> list_dims;
+  // Per input, the elements an expanded view stores (a stride 0 along a dimension of size > 1, x.expand(...)), -1
+  // for an input that is not one; empty when no input is one or the trace wrote no `Input Strides`. Such an operand
+  // is read at its stored elements (split counting_fixes).
+  std::vector<double> stored_elements;
 };
+
+// Notes input `input` of `op` as an expanded view when `strides` (its `Input Strides` entry, one per dimension) hold a
+// 0 along a dimension of size > 1; strides of another rank are ignored.
+void note_expanded_operand(OperatorCall& op, std::size_t input, const std::vector<std::int64_t>& strides);
 
 // The cpu_op events of a trace that carry input shapes, by External id.
 class OperatorIndex {

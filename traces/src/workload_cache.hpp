@@ -27,7 +27,7 @@ namespace dvfs {
 // LaunchShape, Step, AnnotationSet, CollectiveCall or ImportReport changes, or whenever an importer (Kineto,
 // Nsight Systems, recordings, telemetry alignment) or the classifier's code changes what it produces for the
 // same input files. Entries of another version are never read (they are misses, and rewritten).
-inline constexpr std::uint32_t kWorkloadCacheVersion = 22;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
+inline constexpr std::uint32_t kWorkloadCacheVersion = 23;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
                                                             // FFT convolutions, Rank::clipped; 4: out= tensors written,
                                                             // nll_loss / gather / scatter_add by their indexed elements;
                                                             // 5: _embedding_bag by its indices, unsized aten::index
@@ -58,7 +58,9 @@ inline constexpr std::uint32_t kWorkloadCacheVersion = 22;  // 2: depthwise conv
                                                             // 21: mid-2021 "Operator" events with "Input Dims"
                                                             // read as operators (priced from their shapes);
                                                             // 22: ATen elementwise kernels without shapes sized
-                                                            // from their launch (WorkSource::launch_elementwise)
+                                                            // from their launch (WorkSource::launch_elementwise);
+                                                            // 23: counting_fixes (0-d scalars, broadcast outputs,
+                                                            // expanded operands read at their stored elements)
 
 struct CachedImport {
   Workload workload;
