@@ -12,7 +12,8 @@
 # unseen_workloads_5; into h200-unseen-5, one call), SET=6 the sixth (split: unseen_workloads_6; into h200-unseen-6, in
 # two calls: ONLY="graph-decode-b16 gp-fp64-n10k wavenet-b8", then the rest), SET=7 the seventh (split:
 # unseen_workloads_7; into h200-unseen-7), SET=8 the eighth (split: unseen_workloads_8; into h200-unseen-8, shipped as
-# h100-unseen-8 when the card is an H100), SET=9 the ninth (split: unseen_workloads_9; into h200-unseen-9). SET=prior records the class priors' fit set below the cap (split:
+# h100-unseen-8 when the card is an H100), SET=9 the ninth (split: unseen_workloads_9; into h200-unseen-9; recorded on an H100 and shipped as h100-unseen-9,
+# then again by the rule ninth_set_second_card: h200-unseen-9 on an H200, shipped as h100-unseen-9b on another H100). SET=prior records the class priors' fit set below the cap (split:
 # shapeless_prior_fit_workloads; other sizes of ten of these scripts; into h200-prior-fit).
 # Only reads NVML; changes no card setting.
 PKG=$1; OUT=$2
