@@ -151,13 +151,23 @@ TEST_CASE("an out= tensor is written, not read: the elementwise kernel's operand
 TEST_CASE("an outer sum writes its inputs' broadcast shape; shapes that do not broadcast keep the largest input", "[traces][activity]") {
   const std::vector<std::string> bf = {"c10::BFloat16", "c10::BFloat16", "Scalar"};
   // [4096, 1, 2048] + [1, 256, 2048]: reads both once, writes 4096 x 256 x 2048 elements (split counting_fixes)
-  const OperatorWork outer = work_of(op("aten::add", {{4096, 1, 2048}, {1, 256, 2048}, {}}, bf));
+  const std::string add = "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::CUDAFunctor_add<c10::BFloat16> >(at::TensorIteratorBase&, at::native::CUDAFunctor_add<c10::BFloat16> const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<at::native::CUDAFunctor_add<c10::BFloat16> >(at::TensorIteratorBase&, at::native::CUDAFunctor_add<c10::BFloat16> const&)::{lambda(int)#1})";
+  const OperatorWork outer = work_of(op("aten::add", {{4096, 1, 2048}, {1, 256, 2048}, {}}, bf), add);
   CHECK(outer.bytes == Approx(2.0 * (4096 * 2048 + 256 * 2048) + 2.0 * 4096 * 256 * 2048));
-  CHECK(outer.alu_ops == Approx(work_of(op("aten::add", {{4096, 256, 2048}, {4096, 256, 2048}, {}}, bf)).alu_ops));
+  CHECK(outer.alu_ops == Approx(work_of(op("aten::add", {{4096, 256, 2048}, {4096, 256, 2048}, {}}, bf), add).alu_ops));
   // a bias add broadcasts to the larger input: unchanged
-  CHECK(work_of(op("aten::add", {{64, 1000}, {1000}, {}}, bf)).bytes == Approx(2.0 * (64000 + 1000) + 2.0 * 64000));
+  CHECK(work_of(op("aten::add", {{64, 1000}, {1000}, {}}, bf), add).bytes == Approx(2.0 * (64000 + 1000) + 2.0 * 64000));
   // [3] with [4] do not broadcast (a malformed record): the largest input sizes the output, as before
-  CHECK(work_of(op("aten::add", {{3}, {4}, {}}, bf)).bytes == Approx(2.0 * 7 + 2.0 * 4));
+  CHECK(work_of(op("aten::add", {{3}, {4}, {}}, bf), add).bytes == Approx(2.0 * 7 + 2.0 * 4));
+}
+
+TEST_CASE("a normalisation's per-channel parameters are not broadcast from the right: its output is its input's size", "[traces][activity]") {
+  // BatchNorm on [N, C, 1, 1] (an image-pooling branch) with four [C] parameters: NumPy alignment would make it
+  // [N, C, 1, C]; its kernels are not ATen elementwise kernels, so the output stays the input's size
+  const std::vector<std::string> fp = {"float", "float", "float", "float", "float"};
+  const OperatorCall bn = op("aten::native_batch_norm", {{32, 256, 1, 1}, {256}, {256}, {256}, {256}}, fp);
+  const OperatorWork w = work_of(bn, "void at::native::batch_norm_transform_input_kernel<float, float, float, int>");
+  CHECK(w.bytes == Approx(4.0 * (32 * 256 + 4 * 256) + 4.0 * 32 * 256));
 }
 
 TEST_CASE("an expanded operand (a stride 0) is read at its stored elements; the output keeps the logical shape", "[traces][activity]") {

@@ -576,6 +576,18 @@ TEST_CASE("both readers read an expanded operand (a stride 0) at its stored elem
       e["args"]["Input Strides"][1] = Json::array({1});
     }
   CHECK(outcome(expanded, KinetoReader::checked) == outcome(doc.dump(), KinetoReader::checked));
+  // a strides entry with a non-integer element (of the dims' rank once the integers alone are counted, or not):
+  // neither reader notes an expanded view, and both agree
+  for (const Json& bad : {Json::parse("[0, null, 1]"), Json::parse("[0, 1.5]"), Json::parse("[[0], 0, 1]"), Json::parse("[0, \"x\"]")}) {
+    for (Json& e : events)
+      if (e.value("name", "") == "aten::add") {
+        e["args"]["Input Dims"][1] = Json::array({1000, 1000});
+        e["args"]["Input Strides"][1] = bad;
+      }
+    INFO(bad.dump());
+    CHECK(same_as_checked(doc.dump()));
+    CHECK(outcome(doc.dump(), KinetoReader::checked) == outcome(contiguous, KinetoReader::checked));
+  }
 }
 
 TEST_CASE("streaming reader: a trace without device activity names the categories the checked reader names", "[traces][stream][errors]") {

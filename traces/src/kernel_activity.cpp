@@ -424,8 +424,9 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
     // by that rule's loop-level counter test)
     read = all - sizes.back(), written = sizes.back(), out_elems = elems.back();
   } else if (!is_reduction(base)) {
-    // an outer sum or difference writes (and computes) the broadcast shape, larger than any input
-    out_elems = std::max(out_elems, broadcast_elements(ts));
+    // an outer sum or difference writes (and computes) the broadcast shape, larger than any input; only on ATen's
+    // elementwise kernels: a normalisation's [C] parameters line up with dimension 1, not the last (counting_fixes)
+    if (any_name_has(kernel_names, "elementwise_kernel")) out_elems = std::max(out_elems, broadcast_elements(ts));
     written = out_elems * ts[0].bytes;
   }
   OperatorWork w;
@@ -750,12 +751,12 @@ void OperatorIndex::add(const std::string& name, const Json& args) {
       const Json& st = (*strides_it)[i];
       if (!op.dims[i].empty() && st.is_array() && st.empty()) return;
       if (!st.is_array() || st.size() != op.dims[i].size()) continue;
-      std::vector<std::int64_t> strides;
+      std::vector<std::int64_t> strides;  // every element an integer, or none noted (as the streaming reader)
       for (const Json& x : st)
         if (x.is_number_integer())  // a stride past int64 is no 0
           strides.push_back(x.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(x.get<std::uint64_t>(), 1u << 30))
                                                    : x.get<std::int64_t>());
-      note_expanded_operand(op, i, strides);
+      if (strides.size() == st.size()) note_expanded_operand(op, i, strides);
     }
   strings("Input type", op.types);
   strings("Concrete Inputs", op.concrete);

@@ -958,10 +958,12 @@ class EventReader {
         if (i < op.dims.size() && !op.dims[i].empty() && st.type == Node::k_arr && st.child == kNone) sparse = true;
         if (i < op.dims.size() && st.type == Node::k_arr) {  // an expanded view (stride 0) is read at its stored elements
           std::vector<std::int64_t> v;
+          std::size_t children = 0;  // every child an integer, or none noted (as the checked reader)
           tree_.each(st, [&](const Node& x) {
+            ++children;
             if (is_integer(&x)) v.push_back(x.type == Node::k_u64 ? static_cast<std::int64_t>(std::min<std::uint64_t>(x.u, 1u << 30)) : x.i);
           });
-          note_expanded_operand(op, i, v);
+          if (v.size() == children) note_expanded_operand(op, i, v);
         }
         ++i;
       });

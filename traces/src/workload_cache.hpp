@@ -59,8 +59,9 @@ inline constexpr std::uint32_t kWorkloadCacheVersion = 23;  // 2: depthwise conv
                                                             // read as operators (priced from their shapes);
                                                             // 22: ATen elementwise kernels without shapes sized
                                                             // from their launch (WorkSource::launch_elementwise);
-                                                            // 23: counting_fixes (0-d scalars, broadcast outputs,
-                                                            // expanded operands read at their stored elements)
+                                                            // 23: counting_fixes (broadcast outputs of elementwise
+                                                            // kernels, expanded operands read at their stored
+                                                            // elements)
 
 struct CachedImport {
   Workload workload;
