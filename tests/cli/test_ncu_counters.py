@@ -96,3 +96,13 @@ def test_the_most_over_priced_jobs_spend_most_kernel_time_in_families_that_barel
     # issue-active does not separate them: the sort-based backward issues on ~40 % of its active cycles
     assert gat["indexing_backward_kernel"]["issue_active_pct"] > 25
     assert gat["vectorized_elementwise_kernel"]["dram_tbps"] > 3 and groupby["index_elementwise_kernel"]["dram_tbps"] > 2.5
+
+
+def test_broadcast_outputs_and_expanded_operands_are_counted_as_dram_measures_them(script, rows):
+    # split counting_fixes: an outer sum counted at its broadcast shape (0.008 of the measured bytes before), an
+    # expanded index read at its stored elements (2.23 before) and a dilated convolution's broadcast bias (1.14)
+    assert rows["outer-add-bf16"]["counted_bytes"] == pytest.approx(rows["outer-add-bf16"]["measured_dram_bytes"], rel=0.03)
+    assert rows["scatter-amax-powerlaw"]["counted_bytes"] / rows["scatter-amax-powerlaw"]["measured_dram_bytes"] < 1.2
+    assert rows["conv1d-dilated-fwdbwd"]["counted_bytes"] == pytest.approx(rows["conv1d-dilated-fwdbwd"]["measured_dram_bytes"], rel=0.05)
+    line = script.byte_count_summary(list(rows.values()))
+    assert re.match(r"DRAM bytes counted / measured over 65 non-matrix loops moving >= 100 MB per call: 51 within 10 %", line), line
