@@ -750,7 +750,7 @@ void OperatorIndex::add(const std::string& name, const Json& args) {
     for (std::size_t i = 0; i < strides_it->size() && i < op.dims.size(); ++i) {
       const Json& st = (*strides_it)[i];
       if (!op.dims[i].empty() && st.is_array() && st.empty()) return;
-      if (!st.is_array() || st.size() != op.dims[i].size()) continue;
+      if (!st.is_array()) continue;  // its rank is note_expanded_operand's check
       std::vector<std::int64_t> strides;  // every element an integer, or none noted (as the streaming reader)
       for (const Json& x : st)
         if (x.is_number_integer())  // a stride past int64 is no 0
