@@ -650,3 +650,36 @@ TEST_CASE("both readers refuse a baseTimeNanoseconds that is no epoch, naming th
   CHECK(outcome(ok, KinetoReader::checked).rfind("ok:", 0) == 0);
   CHECK(outcome(ok, KinetoReader::automatic) == outcome(ok, KinetoReader::checked));
 }
+
+TEST_CASE("both readers read timestamps of 19 significant digits (ns resolution on the epoch clock) exactly", "[traces][stream]") {
+  // A Kineto trace written at ns resolution with no baseTimeNanoseconds holds "ts": 1712195495519689.047: simdjson
+  // 3.0.1's get_number() returned 0.0 for such a number without an error (simdjson issue 2099), so the streaming
+  // reader put every activity at t = 0 (one stream's kernels "overlapping", the steps lost) where the checked reader
+  // read the times right.
+  std::string text = read_text(fixture("kineto_current.json"));
+  text = with(text, "\"baseTimeNanoseconds\": 1700000000000000000,", "");
+  std::string shifted;
+  const std::string key = "\"ts\": ";
+  std::size_t at = 0, from = 0;
+  while ((at = text.find(key, from)) != std::string::npos) {
+    const std::size_t value = at + key.size(), end = text.find_first_of(",}", value);
+    const double ts = std::stod(text.substr(value, end - value));
+    char epoch[64];
+    std::snprintf(epoch, sizeof epoch, "%.0f.047", 1712195495000000.0 + ts);  // 19 significant digits
+    shifted += text.substr(from, value - from) + epoch;
+    from = end;
+  }
+  shifted += text.substr(from);
+  REQUIRE(shifted.find("\"ts\": 1712195495001010.047") != std::string::npos);
+  CHECK(same_as_checked(shifted));  // read by the streaming reader itself, to the checked reader's workload
+  const Workload plain = import_kineto_text(text, "t.json", classifier(), nullptr, KinetoReader::checked);
+  const Workload epoch = import_kineto_text(shifted, "t.json", classifier(), nullptr, KinetoReader::streaming);
+  REQUIRE(epoch.ranks.size() == plain.ranks.size());
+  const Rank &p = plain.ranks[0], &e = epoch.ranks[0];
+  CHECK(e.steps.size() == p.steps.size());
+  REQUIRE(e.kernels.size() == p.kernels.size());
+  for (std::size_t i = 0; i < p.kernels.size(); ++i) {
+    CHECK(e.kernels[i].duration_s == Approx(p.kernels[i].duration_s).margin(1e-9));
+    CHECK(e.kernels[i].gap_before_s == Approx(p.kernels[i].gap_before_s).margin(1e-9));
+  }
+}

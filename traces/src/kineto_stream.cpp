@@ -620,12 +620,14 @@ class EventTree {
         break;
       }
       case od::json_type::number: {
-        od::number n = v.get_number();
+        // The type first, then the typed getter: simdjson 3.0.1's get_number() gives 0.0, and no error, for a
+        // decimal of more than 19 significant digits (simdjson issue 2099), which is every `ts` of a Kineto trace
+        // written at ns resolution on the epoch clock (1712195495519689.047); get_double() reads it right.
         Node& x = nodes_[at];
-        switch (n.get_number_type()) {
-          case od::number_type::signed_integer: x.type = Node::k_i64, x.i = n.get_int64(); break;
-          case od::number_type::unsigned_integer: x.type = Node::k_u64, x.u = n.get_uint64(); break;
-          default: x.type = Node::k_f64, x.d = n.get_double(); break;
+        switch (v.get_number_type().value()) {
+          case od::number_type::signed_integer: x.type = Node::k_i64, x.i = v.get_int64(); break;
+          case od::number_type::unsigned_integer: x.type = Node::k_u64, x.u = v.get_uint64(); break;
+          default: x.type = Node::k_f64, x.d = v.get_double(); break;
         }
         break;
       }

@@ -27,7 +27,7 @@ namespace dvfs {
 // LaunchShape, Step, AnnotationSet, CollectiveCall or ImportReport changes, or whenever an importer (Kineto,
 // Nsight Systems, recordings, telemetry alignment) or the classifier's code changes what it produces for the
 // same input files. Entries of another version are never read (they are misses, and rewritten).
-inline constexpr std::uint32_t kWorkloadCacheVersion = 23;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
+inline constexpr std::uint32_t kWorkloadCacheVersion = 24;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
                                                             // FFT convolutions, Rank::clipped; 4: out= tensors written,
                                                             // nll_loss / gather / scatter_add by their indexed elements;
                                                             // 5: _embedding_bag by its indices, unsized aten::index
@@ -61,7 +61,9 @@ inline constexpr std::uint32_t kWorkloadCacheVersion = 23;  // 2: depthwise conv
                                                             // from their launch (WorkSource::launch_elementwise);
                                                             // 23: counting_fixes (broadcast outputs of elementwise
                                                             // kernels, expanded operands read at their stored
-                                                            // elements)
+                                                            // elements); 24: the streaming reader reads numbers
+                                                            // of more than 19 significant digits (ns-resolution
+                                                            // epoch timestamps) exactly, not as 0
 
 struct CachedImport {
   Workload workload;
