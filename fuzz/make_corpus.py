@@ -59,6 +59,15 @@ def kineto():
                       ("traces/recordings/h200-gpt3xl/trace.json.gz", "slice-gpt3xl.json"),
                       ("traces/recordings/h200-gpt3xl-ddp1/rank0/trace.json.gz", "slice-gpt3xl-ddp1-rank0.json")]:
         write("kineto_importer", name, trace_slice(load_trace(rel)))
+    # the fixture's times on the epoch clock at ns resolution (19 significant digits, no baseTimeNanoseconds): the
+    # streaming reader once read such numbers as 0 (docs/trace-formats.md)
+    doc = json.load(open(os.path.join(ROOT, "tests", "fixtures", "kineto_current.json")))
+    doc.pop("baseTimeNanoseconds", None)
+    text = json.dumps(doc, separators=(",", ":"))
+    for e in doc["traceEvents"]:
+        if "ts" in e:
+            text = text.replace('"ts":%s,' % json.dumps(e["ts"]), '"ts":%d.047,' % (1712195495000000 + e["ts"]), 1)
+    write("kineto_importer", "epoch-ns-times.json", text)
     # record_param_comms ranges (collectives) of the DDP recording
     doc = load_trace("traces/recordings/h200-gpt3xl-ddp1/rank0/trace.json.gz")
     comms = [e for e in doc["traceEvents"] if e.get("name") == "record_param_comms"][:3]
