@@ -67,7 +67,8 @@ void add_class_prior_note(const Json& summary, Json& notes) {
   if (share <= kMostlyClassPriorShare) return;
   if (notes.is_null()) notes = Json::array();
   std::string note = std::to_string(static_cast<int>(std::lround(100 * share))) +
-                     " % of the kernel time is priced by class priors (no operator shapes): differences between kernels, and "
+                     " % of the kernel time is priced by class priors (no counted work reached those kernels: no operator shapes, no link to "
+                     "their operators, or CUDA-graph replays): differences between kernels, and "
                      "the savings of per-kernel policies, rest on the priors' class split; record with record_shapes=True for "
                      "counted work (docs/design-notes.md, \"Class priors set below the cap\")";
   if (work.contains("class_prior_at_cap_kernel_time_share"))  // which side of the cap (models/src/prior_regime.hpp)

@@ -288,7 +288,8 @@ std::string format_report(const Json& s) {
                   100 * prior);
     os << buf;
     if (prior > kMostlyClassPriorShare) {
-      os << "  (kernels without operator shapes: a trace recorded with record_shapes=True is priced from its work;\n"
+      os << "  (kernels no counted work reached: their operators carry no shapes, the trace does not link them to their\n"
+            "  operators, or they ran in CUDA-graph replays; a trace recorded with record_shapes=True is priced from its work;\n"
             "  class priors read high off the power cap: `dvfs-sim validate --models`, column \"shapes withheld\")\n";
       if (w.contains("class_prior_at_cap_kernel_time_share"))
         os << "  "

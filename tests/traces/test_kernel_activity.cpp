@@ -548,3 +548,40 @@ TEST_CASE("withholding operator shapes sizes the elementwise kernels from their 
   CHECK(wl.ranks[0].kernels[1].work == WorkSource::unknown);
   CHECK(wl.ranks[0].kernels[1].memory_tbps == 0);
 }
+
+TEST_CASE("a ROCm GEMM named for its matrix instruction, or any half-precision product too fast for CUDA cores, runs on matrix units", "[traces][activity]") {
+  // A MI300X trace's bf16 [32768, 2048] x [2048, 2048] product: Tensile's `_MI16x16x1_` kernel in 0.55 ms is ~500
+  // TFLOP/s. Taken for CUDA-core FMA work it was priced at the FMA's energy per FLOP: ~2.8 kW on an H200 model.
+  OperatorIndex ops;
+  for (int id : {1, 2, 3})
+    ops.add("aten::mm", Json{{"External id", id}, {"Input Dims", {{32768, 2048}, {2048, 2048}}},
+                             {"Input type", {"c10::BFloat16", "c10::BFloat16"}}});
+  const std::string tensile = "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x192x64_MI16x16x1_SN_LDSB1_AFC",
+                    triton = "triton_tem_fused_mm_0", triton_slow = "triton_tem_fused_mm_1";
+  const std::vector<ActivityRef> acts = {{1, 550.0, ActivityKind::kernel, &tensile, 0},
+                                         {2, 550.0, ActivityKind::kernel, &triton, 0},
+                                         {3, 5500.0, ActivityKind::kernel, &triton_slow, 0}};
+  const std::vector<KernelRates> r = estimate_kernel_rates(acts, ops);
+  const double flops = 2.0 * 32768 * 2048 * 2048;
+  CHECK(r[0].tensor_tflops == Approx(flops / 550e-6 / 1e12));  // the name says MFMA
+  CHECK(r[0].precision == TensorPrecision::bf16);
+  CHECK(r[0].fma_tflops == 0);
+  CHECK(r[1].tensor_tflops == Approx(flops / 550e-6 / 1e12));  // 500 TFLOP/s: above any CUDA-core rate (200)
+  CHECK(r[1].fma_tflops == 0);
+  CHECK(r[2].fma_tflops == Approx(flops / 5500e-6 / 1e12));  // 50 TFLOP/s and no matrix name: CUDA cores, as before
+  CHECK(r[2].tensor_tflops == 0);
+}
+
+TEST_CASE("AMD matrix-core kernel names are told from other names with \"mi\" in them", "[traces][activity]") {
+  OperatorIndex ops;
+  ops.add("aten::mm", Json{{"External id", 1}, {"Input Dims", {{64, 64}, {64, 64}}}, {"Input type", {"c10::BFloat16", "c10::BFloat16"}}});
+  for (const auto& [name, matrix] : std::vector<std::pair<std::string, bool>>{
+           {"Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8_SN", true}, {"ck::kernel_gemm_xdlops_v2r3<...>", true},
+           {"DeviceGemmXdl<...>", true}, {"gemm_wmma_kernel", true}, {"kernel_mfma_f32_16x16x16bf16", true},
+           {"at::native::vectorized_elementwise_kernel<4, minimum_op>", false}, {"my_kernel_mi300_x", false}}) {
+    const std::vector<ActivityRef> acts = {{1, 1000.0, ActivityKind::kernel, &name, 0}};  // slow: only the name decides
+    const std::vector<KernelRates> r = estimate_kernel_rates(acts, ops);
+    INFO(name);
+    CHECK((r[0].tensor_tflops > 0) == matrix);
+  }
+}

@@ -111,6 +111,8 @@ bool any_name_has(const std::vector<const std::string*>& names, const char* need
 bool is_matrix_kernel(const std::string* name) {
   if (name_has_any(name, {"gemm", "mma", "nvjet", "cutlass", "fprop", "dgrad", "wgrad", "fft", "winograd", "flash", "fmha",
                           "sdpa", "attention", "s16816", "s1688",
+                          // Tensile / hipBLASLt GEMMs (ROCm): `Cijk_Ailk_Bljk_...`
+                          "cijk_",
                           // cuBLAS / cuSOLVER's triangular and factorisation kernels (split linalg_work)
                           "trsm", "trsv", "trmm", "potrf", "getrf", "getrs", "syrk", "herk"}))
     return true;
@@ -134,9 +136,33 @@ bool is_unvectorised_elementwise(const std::string* name) {
 }
 
 // Names that say tensor cores: (x/w/h)mma instructions, CUTLASS tensorop, cuBLASLt's nvjet, flash attention.
-bool uses_tensor_cores(const std::string* name) {
-  return name_has_any(name, {"mma", "tensorop", "nvjet", "s16816", "s1688", "flash", "fmha", "sdpa", "tf32"});
+// AMD matrix cores (a ROCm trace): Tensile / hipBLASLt name the matrix instruction a kernel issues (`..._MI16x16x1_...`,
+// MFMA), Composable Kernel its `xdl` / `xdlops` or `wmma` pipeline.
+bool names_amd_matrix_cores(const std::string* name) {
+  if (!name) return false;
+  if (name_has_any(name, {"xdl", "wmma", "mfma"})) return true;
+  const std::string l = lowercase(name);
+  const auto digits = [&](std::size_t p) {
+    std::size_t e = p;
+    while (e < l.size() && std::isdigit(static_cast<unsigned char>(l[e]))) ++e;
+    return e;
+  };
+  for (std::size_t p = l.find("_mi"); p != std::string::npos; p = l.find("_mi", p + 3)) {
+    const std::size_t m = digits(p + 3);
+    if (m > p + 3 && m < l.size() && l[m] == 'x' && digits(m + 1) > m + 1) return true;  // _mi16x16
+  }
+  return false;
 }
+
+bool uses_tensor_cores(const std::string* name) {
+  return name_has_any(name, {"mma", "tensorop", "nvjet", "s16816", "s1688", "flash", "fmha", "sdpa", "tf32"}) ||
+         names_amd_matrix_cores(name);
+}
+
+// Above any GPU's CUDA-core (vector) rate: H100 SXM's fp32 FMA peak is 67 TFLOP/s, MI300X's fp32 vector 163.4 (the
+// vendors' datasheets). A matrix kernel of a precision matrix units run (TF32, bf16 / fp16, fp8) counted faster than
+// this ran on them, whatever its name says (a Triton kernel, a library's new naming).
+constexpr double kCudaCoreCeilingTflops = 200.0;
 
 }  // namespace
 
@@ -954,8 +980,9 @@ std::vector<KernelRates> estimate_kernel_rates(const std::vector<ActivityRef>& a
       if (flops <= 0 || !(all_matrix || matrix[k])) continue;
       const auto rate = static_cast<float>(flops / (matrix_us * 1e6));
       // fp64 runs on tensor cores (DMMA) where the name says so: cuBLAS's `..._tensor16x8x8`, CUTLASS's `tensorop_d884`
-      const bool on_tensor_cores = w->precision == TensorPrecision::fp64 ? name_has_any(acts[i].name, {"tensor", "dmma"})
-                                                                          : uses_tensor_cores(acts[i].name);
+      const bool on_tensor_cores = w->precision == TensorPrecision::fp64
+                                       ? name_has_any(acts[i].name, {"tensor", "dmma"})
+                                       : uses_tensor_cores(acts[i].name) || (w->precision != TensorPrecision::none && rate > kCudaCoreCeilingTflops);
       if (w->precision != TensorPrecision::none && on_tensor_cores) {
         r.precision = w->precision;
         r.tensor_issue = tensor_issue_of(*acts[i].name);

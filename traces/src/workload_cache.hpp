@@ -63,7 +63,9 @@ inline constexpr std::uint32_t kWorkloadCacheVersion = 24;  // 2: depthwise conv
                                                             // kernels, expanded operands read at their stored
                                                             // elements); 24: the streaming reader reads numbers
                                                             // of more than 19 significant digits (ns-resolution
-                                                            // epoch timestamps) exactly, not as 0
+                                                            // epoch timestamps) exactly, not as 0; AMD
+                                                            // matrix-core GEMMs and half-precision products
+                                                            // above 200 TFLOP/s counted as tensor work
 
 struct CachedImport {
   Workload workload;
