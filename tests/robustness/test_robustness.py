@@ -233,7 +233,6 @@ GENERATED = [
     ("chakra-num-ops-1e30-per-s", chakra_num_ops_1e30, ["job.0.et", "node 1 (gemm) attr num_ops", "expected at most 1e21"]),
     ("chakra-rank-2pow40", chakra_rank_2pow40, ["job.0.et", "GlobalMetadata attr dvfs.rank", "expected a rank in"]),
     ("chakra-comm-groups-1e400", chakra_comm_groups_not_json, ["job.0.et", "dvfs.comm_groups", "1e400"]),
-    ("chakra-dependency-missing", chakra_dependency_missing, ["job.0.et", "node 1 (gemm) data_deps/ctrl_deps", "node 2 is not in the file"]),
 
     ("segv-deep-nested-collective-name", deep_collective_name,
      ["trace.json", "traceEvents[0].args.Collective name[0]", "nested deeper than 64 levels"]),
@@ -294,6 +293,15 @@ def test_relative_model_path_is_joined_to_the_scenario_folder_once(tmp_path):
     r = run("run", os.path.join(d.name, "scenario.json"), "-o", "out", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert json.load(open(tmp_path / "out" / "summary.json"))["gpu"]["name"] == "h200"
+
+
+def test_chakra_dependency_on_an_absent_node_is_taken_as_met_and_noted(tmp_path):
+    # refused until the thirty-fifth session; Chakra's own converter drops nodes it does not convert and keeps the edges
+    # to them (its feeder's test file holds 210), so such a dependency is met, and counted in a note
+    r = run("run", chakra_dependency_missing(tmp_path), "-o", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    notes = json.load(open(tmp_path / "out" / "summary.json")).get("notes", [])
+    assert any(n.startswith("1 dependencies on nodes the files do not hold, taken as met") for n in notes), notes
 
 
 def test_legal_trace_integers_in_strings_and_floats_still_import(tmp_path):

@@ -448,3 +448,31 @@ TEST_CASE("a comm record's negative Rank is refused by both readers (it was read
   with_info["traceEvents"][5]["args"]["Rank"] = -1;
   CHECK(both_readers(with_info.dump()) == "error:t.json: traceEvents[5].args.Rank: expected an integer in [0, 2147483647], got -1");
 }
+
+TEST_CASE("device-side step ranges that hold almost none of the device time give way to the host's step ranges", "[traces]") {
+  // An MI300X trace's gpu_user_annotation ProfilerStep#N ranges last ~16 us each while its kernels run for ~16 ms a
+  // step: its steps covered 0.07 % of the device time. The host's step ranges (through launch correlation) hold them.
+  Json doc = current_fixture();
+  const auto gpu_step = [](const std::string& name, double ts, double dur) {
+    return Json{{"ph", "X"}, {"cat", "gpu_user_annotation"}, {"name", name}, {"pid", 0}, {"tid", 7}, {"ts", ts}, {"dur", dur}, {"args", Json::object()}};
+  };
+  Json tiny = doc, whole = doc;
+  tiny["traceEvents"].push_back(gpu_step("step0", 1005.0, 1.0));
+  tiny["traceEvents"].push_back(gpu_step("step1", 2005.0, 1.0));
+  const std::string notes = both_readers(tiny.dump());
+  CHECK(notes.find("the device-side step ranges (gpu_user_annotation ProfilerStep) hold 0.0 % of the device time, the host's 100.0 %") !=
+        std::string::npos);
+  ImportReport rep;
+  const Workload wl = import_kineto_text(tiny.dump(), "t.json", classifier(), &rep);
+  CHECK(rep.step_source == "cpu user_annotation via launch correlation");
+  REQUIRE(wl.ranks[0].steps.size() == 2);
+  CHECK(wl.ranks[0].kernels[1].step == 0);
+  CHECK(wl.ranks[0].kernels[3].step == 1);
+  // device-side ranges that hold the kernels are kept, without a note
+  whole["traceEvents"].push_back(gpu_step("step0", 1000.0, 500.0));
+  whole["traceEvents"].push_back(gpu_step("step1", 2000.0, 500.0));
+  CHECK(both_readers(whole.dump()) == "notes:");
+  ImportReport kept;
+  import_kineto_text(whole.dump(), "t.json", classifier(), &kept);
+  CHECK(kept.step_source == "gpu_user_annotation");
+}

@@ -1004,6 +1004,30 @@ class WorkloadBuilder {
     cover(begin, end, d.cpu_ann, host_time, cpu_cover);
     if (d.steps_on_gpu) cover(begin, end, d.step_ranges(), device_time, step_cover);
     else cover(begin, end, d.step_ranges(), host_time, step_cover);
+    // Device-side step ranges that hold under half the device time, where the host's step ranges hold more (an
+    // MI300X trace whose gpu_user_annotation ProfilerStep#N last 16 us each, its steps ~16 ms on the host): the host's.
+    if (d.steps_on_gpu && !d.cpu_steps.empty()) {
+      const auto covered = [&](const CoverLists& c) {
+        double in = 0, all = 0;
+        for (std::size_t i = begin; i < end; ++i) {
+          all += acts[i].dur_us;
+          if (!c.at(i - begin).empty()) in += acts[i].dur_us;
+        }
+        return all > 0 ? in / all : 1.0;
+      };
+      const double on_gpu = covered(step_cover);
+      if (on_gpu < 0.5) {
+        CoverLists host_steps;
+        cover(begin, end, d.cpu_steps, host_time, host_steps);
+        if (const double on_host = covered(host_steps); on_host > on_gpu) {
+          rep_.notes.push_back(printf_text("the device-side step ranges (gpu_user_annotation ProfilerStep) hold %.1f %% of the "
+                                           "device time, the host's %.1f %%: steps taken from the host's ranges (launch correlation)",
+                                           100 * on_gpu, 100 * on_host));
+          d.steps_on_gpu = false;
+          step_cover = std::move(host_steps);
+        }
+      }
+    }
     std::vector<double>().swap(host_ts);  // no longer read
     // The annotation set of each pair of lists (GPU ranges first, then CPU ranges), found once.
     std::unordered_map<std::uint64_t, std::uint32_t> set_of_lists;

@@ -262,18 +262,18 @@ PlannedNode plan_node(const Node& n, const std::string& file, const GroupTable& 
     throw InputError(file, node_label(n) + " duration_micros", "expected at most " + std::to_string(static_cast<long>(kMaxTraceSpanS)) + " s");
   p.duration_s = static_cast<double>(n.duration_micros()) * 1e-6;
   p.kernel.duration_s = p.duration_s;
+  if (n.type() == ChakraProtoMsg::METADATA_NODE) return p;
+  // A node the host runs (is_cpu_op): its time is device idle time where the graph waits for it. Chakra's PyTorch
+  // converter writes the CPU side of each collective (`c10d::allreduce_`, ...) as a COMM_COLL_NODE of that kind,
+  // without comm_size: the GPU-side node (the NCCL kernel) carries the collective.
+  const AttributeProto* cpu = find_attr(n.attr(), a::kIsCpuOp);
+  if (cpu && cpu->value_case() != AttributeProto::kBoolVal) throw InputError(file, node_label(n) + " attr is_cpu_op", "expected bool_val");
+  if (cpu && cpu->bool_val()) {
+    p.where = PlannedNode::Where::host;
+    return p;
+  }
   switch (n.type()) {
-    case ChakraProtoMsg::METADATA_NODE: return p;
-    case ChakraProtoMsg::COMP_NODE: {
-      const AttributeProto* cpu = find_attr(n.attr(), a::kIsCpuOp);
-      if (cpu && cpu->value_case() != AttributeProto::kBoolVal) throw InputError(file, node_label(n) + " attr is_cpu_op", "expected bool_val");
-      if (cpu && cpu->bool_val()) {
-        p.where = PlannedNode::Where::host;
-        return p;
-      }
-      p.kernel.cls = classifier.kernel_class(n.name(), ActivityKind::kernel);
-      break;
-    }
+    case ChakraProtoMsg::COMP_NODE: p.kernel.cls = classifier.kernel_class(n.name(), ActivityKind::kernel); break;
     case ChakraProtoMsg::MEM_LOAD_NODE:
     case ChakraProtoMsg::MEM_STORE_NODE:
       p.kernel.kind = ActivityKind::memcpy;
@@ -311,7 +311,10 @@ PlannedNode plan_node(const Node& n, const std::string& file, const GroupTable& 
 }
 
 // The nodes in the order the schedule runs them, with each device node's start time.
-std::vector<std::pair<std::size_t, double>> schedule(const std::vector<Node>& nodes, const std::vector<PlannedNode>& plan, const std::string& file) {
+// A dependency on a node the file does not hold counts as met (`absent_deps`): Chakra's PyTorch converter drops nodes
+// it does not convert (the process's root, CPU operators without a GPU child) and keeps the edges to them.
+std::vector<std::pair<std::size_t, double>> schedule(const std::vector<Node>& nodes, const std::vector<PlannedNode>& plan, const std::string& file,
+                                                     std::size_t& absent_deps) {
   std::unordered_map<std::uint64_t, std::size_t> index;
   index.reserve(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i)
@@ -323,8 +326,10 @@ std::vector<std::pair<std::size_t, double>> schedule(const std::vector<Node>& no
     deps.insert(nodes[i].ctrl_deps().begin(), nodes[i].ctrl_deps().end());
     for (std::uint64_t d : deps) {
       const auto it = index.find(d);
-      if (it == index.end())
-        throw InputError(file, node_label(nodes[i]) + " data_deps/ctrl_deps", "node " + std::to_string(d) + " is not in the file");
+      if (it == index.end()) {
+        ++absent_deps;
+        continue;
+      }
       children[it->second].push_back(i);
       ++waiting[i];
     }
@@ -417,7 +422,8 @@ std::string metadata_string(const ParsedRank& p, const char* name) {
   return at && at->value_case() == AttributeProto::kStringVal ? at->string_val() : "";
 }
 
-Workload rank_workload(const ParsedRank& p, const GroupTable& groups, const Classifier& classifier, std::size_t& host_nodes) {
+Workload rank_workload(const ParsedRank& p, const GroupTable& groups, const Classifier& classifier, std::size_t& host_nodes,
+                       std::size_t& absent_deps) {
   const std::vector<Node>& nodes = p.file.nodes;
   std::vector<PlannedNode> plan;
   plan.reserve(nodes.size());
@@ -425,7 +431,7 @@ Workload rank_workload(const ParsedRank& p, const GroupTable& groups, const Clas
     plan.push_back(plan_node(n, p.path, groups, classifier));
     if (plan.back().where == PlannedNode::Where::host && !find_attr(n.attr(), a::kGap)) ++host_nodes;  // dvfs-sim's gap nodes are no news
   }
-  const auto order = schedule(nodes, plan, p.path);
+  const auto order = schedule(nodes, plan, p.path, absent_deps);
   Workload wl;
   wl.source = p.path;
   wl.groups = groups.ranks;
@@ -493,10 +499,10 @@ std::vector<ParsedRank> parse_all(const std::vector<std::string>* bytes, const s
 Workload import_parsed(std::vector<ParsedRank> parts, const Classifier& classifier, ImportReport* report) {
   const GroupTable groups = group_table(parts);
   std::vector<RankTrace> traces;
-  std::size_t host_nodes = 0, metadata_nodes = 0;
+  std::size_t host_nodes = 0, metadata_nodes = 0, absent_deps = 0;
   for (const ParsedRank& p : parts) {
     for (const Node& n : p.file.nodes) metadata_nodes += n.type() == ChakraProtoMsg::METADATA_NODE;
-    traces.push_back({rank_workload(p, groups, classifier, host_nodes), p.path, -1, ""});
+    traces.push_back({rank_workload(p, groups, classifier, host_nodes, absent_deps), p.path, -1, ""});
   }
   Workload wl = merge_rank_workloads(std::move(traces), nullptr);
   wl.source = parts.front().path;
@@ -517,6 +523,9 @@ Workload import_parsed(std::vector<ParsedRank> parts, const Classifier& classifi
     if (host_nodes)
       report->notes.push_back(std::to_string(host_nodes) + " host (is_cpu_op) nodes: their time is device idle time where the graph waits for them");
     if (metadata_nodes) report->notes.push_back(std::to_string(metadata_nodes) + " METADATA_NODEs ignored");
+    if (absent_deps)
+      report->notes.push_back(std::to_string(absent_deps) + " dependencies on nodes the files do not hold, taken as met (Chakra's "
+                              "converter drops nodes it does not convert and keeps the edges to them)");
     if (groups.world >= 0 && parts.size() == 1)
       report->notes.push_back("collectives without pg_name in a single rank file: the job's ranks are unknown, so they keep their recorded durations");
   }
