@@ -65,7 +65,10 @@ inline constexpr std::uint32_t kWorkloadCacheVersion = 24;  // 2: depthwise conv
                                                             // of more than 19 significant digits (ns-resolution
                                                             // epoch timestamps) exactly, not as 0; AMD
                                                             // matrix-core GEMMs and half-precision products
-                                                            // above 200 TFLOP/s counted as tensor work
+                                                            // above 200 TFLOP/s counted as tensor work; host
+                                                            // step ranges where the device's hold < half the
+                                                            // device time; Chakra CPU-side collectives and
+                                                            // dependencies on absent nodes
 
 struct CachedImport {
   Workload workload;
