@@ -199,6 +199,11 @@ TEST_CASE("chakra: a collective's CPU side (is_cpu_op, no comm_size), as Chakra'
   CHECK(host_nodes(twin_report) == host_nodes(good_report) + 1);
   // a device-side collective without comm_size is still refused
   CHECK(import_error("no-comm-size").find("attr comm_size: missing") != std::string::npos);
+  // the CPU side names no group (only the GPU-side node carries pg_name): it makes no "world" group of its own
+  ImportReport named_report;
+  const Workload named = import_trace_file(make_fixture("cpu-comm-twin-pg", "cpu-comm-twin-pg"), Classifier::load_default(), &named_report);
+  CHECK(named.group_names == std::vector<std::string>{"0"});
+  for (const std::string& n : named_report.notes) CHECK(n.find("without pg_name") == std::string::npos);
 }
 
 TEST_CASE("chakra: a dependency on a node the file does not hold is taken as met, and counted in a note", "[chakra]") {

@@ -672,6 +672,11 @@ TEST_CASE("both readers read timestamps of 19 significant digits (ns resolution 
   shifted += text.substr(from);
   REQUIRE(shifted.find("\"ts\": 1712195495001010.047") != std::string::npos);
   CHECK(same_as_checked(shifted));  // read by the streaming reader itself, to the checked reader's workload
+  // below 1 with 20 digits, get_double() itself misread them (simdjson issue 2093: 0.95000000000000000000 as 0.0277)
+  const std::string long_fraction = with(text, "\"dur\": 100.0", "\"dur\": 0.95000000000000000000");
+  CHECK(same_as_checked(long_fraction));
+  CHECK(import_kineto_text(long_fraction, "t.json", classifier(), nullptr, KinetoReader::streaming).ranks[0].kernels[0].duration_s ==
+        Approx(0.95e-6));
   const Workload plain = import_kineto_text(text, "t.json", classifier(), nullptr, KinetoReader::checked);
   const Workload epoch = import_kineto_text(shifted, "t.json", classifier(), nullptr, KinetoReader::streaming);
   REQUIRE(epoch.ranks.size() == plain.ranks.size());

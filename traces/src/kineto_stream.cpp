@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -620,14 +621,24 @@ class EventTree {
         break;
       }
       case od::json_type::number: {
-        // The type first, then the typed getter: simdjson 3.0.1's get_number() gives 0.0, and no error, for a
-        // decimal of more than 19 significant digits (simdjson issue 2099), which is every `ts` of a Kineto trace
-        // written at ns resolution on the epoch clock (1712195495519689.047); get_double() reads it right.
+        // The type first, then the typed getter. simdjson 3.0.1 misreads long decimals without an error:
+        // get_number() gives 0.0 from 19 significant digits (simdjson issue 2099: every `ts` of a Kineto trace written
+        // at ns resolution on the epoch clock, 1712195495519689.047), get_double() a wrong value below 1 from 20
+        // (issue 2093: 0.95000000000000000000 reads 0.0277). get_double() still checks the number (1e400 throws);
+        // a token of 19 digits or more is then read by the C++ library, correctly rounded as nlohmann's strtod.
         Node& x = nodes_[at];
         switch (v.get_number_type().value()) {
           case od::number_type::signed_integer: x.type = Node::k_i64, x.i = v.get_int64(); break;
           case od::number_type::unsigned_integer: x.type = Node::k_u64, x.u = v.get_uint64(); break;
-          default: x.type = Node::k_f64, x.d = v.get_double(); break;
+          default: {
+            const std::string_view raw = v.raw_json_token();
+            x.type = Node::k_f64, x.d = v.get_double();
+            std::size_t digits = 0;
+            for (std::size_t c = 0; c < raw.size() && raw[c] != 'e' && raw[c] != 'E'; ++c) digits += raw[c] >= '0' && raw[c] <= '9';
+            double exact = 0;
+            if (digits >= 19 && std::from_chars(raw.data(), raw.data() + raw.size(), exact).ec == std::errc()) x.d = exact;
+            break;
+          }
         }
         break;
       }

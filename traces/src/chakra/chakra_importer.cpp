@@ -112,6 +112,12 @@ struct ParsedRank {
   int rank = 0;
 };
 
+// A node the host runs (is_cpu_op true). A non-bool is_cpu_op is refused where the node is planned (plan_node).
+bool runs_on_host(const Node& n) {
+  const AttributeProto* cpu = find_attr(n.attr(), a::kIsCpuOp);
+  return cpu && cpu->value_case() == AttributeProto::kBoolVal && cpu->bool_val();
+}
+
 GroupTable group_table(const std::vector<ParsedRank>& parts) {
   GroupTable t;
   for (const ParsedRank& p : parts) {
@@ -138,7 +144,8 @@ GroupTable group_table(const std::vector<ParsedRank>& parts) {
   bool unnamed = false;
   for (const ParsedRank& p : parts)
     for (const Node& n : p.file.nodes) {
-      if (n.type() != ChakraProtoMsg::COMM_COLL_NODE) continue;
+      // a collective's CPU side (Chakra's converter writes it without pg_name) is host time, no member of a group
+      if (n.type() != ChakraProtoMsg::COMM_COLL_NODE || runs_on_host(n)) continue;
       const AttributeProto* pg = find_attr(n.attr(), a::kPgName);
       if (pg) users[pg->string_val()].insert(p.rank);
       else unnamed = true;
