@@ -37,6 +37,22 @@ std::vector<std::string> rank_directories(const std::string& dir) {
   return rank_numbered_entries({dir + "/rank", {""}, true, "rank folders", kMaxSimulatedGpus});
 }
 
+std::vector<std::string> rank_trace_files(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return {};
+  for (const char* own : {"trace.json.gz", "trace.json", "run.json"})
+    if (fs::exists(fs::path(dir) / own, ec)) return {};
+  std::vector<std::string> out;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const auto ends = [&](const std::string& tail) { return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0; };
+    if (e.is_regular_file(ec) && (ends(".json") || ends(".json.gz"))) out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out.size() >= 2 ? out : std::vector<std::string>{};
+}
+
 std::vector<LoadedTrace> load_each_trace(const std::vector<std::string>& paths) {
   std::vector<LoadedTrace> out(paths.size());
   // the first file's error, as a one-by-one load would report it
@@ -47,9 +63,9 @@ std::vector<LoadedTrace> load_each_trace(const std::vector<std::string>& paths) 
 
 LoadedTrace load_traces(const std::vector<std::string>& paths) {
   if (paths.size() == 1) {
-    const std::vector<std::string> ranks = rank_directories(paths.front());
-    if (ranks.empty()) return load_trace(paths.front());
-    return load_traces(ranks);
+    if (const std::vector<std::string> ranks = rank_directories(paths.front()); !ranks.empty()) return load_traces(ranks);
+    if (const std::vector<std::string> files = rank_trace_files(paths.front()); !files.empty()) return load_traces(files);
+    return load_trace(paths.front());
   }
   if (paths.size() > static_cast<std::size_t>(kMaxSimulatedGpus))
     throw InputError(paths.front(), "trace", "expected at most " + std::to_string(kMaxSimulatedGpus) +

@@ -22,7 +22,7 @@ struct LoadedTrace {
 // A recording directory (trace + telemetry: kernels get their recorded clocks) or a Kineto file.
 LoadedTrace load_trace(const std::string& path);
 // Several ranks' traces of one job (each a recording directory or Kineto file; one directory holding
-// rank<N>/ recordings counts as its ranks), merged with their collectives matched (traces/src/multi_rank.hpp).
+// rank<N>/ recordings, or only rank trace files, counts as its ranks), merged with their collectives matched (traces/src/multi_rank.hpp).
 LoadedTrace load_traces(const std::vector<std::string>& paths);
 // load_trace, then retarget to `model` when the scenario names another recording GPU (trace_gpu).
 LoadedTrace load_scenario_trace(const Scenario& sc, const GpuModel& model);
@@ -34,6 +34,10 @@ std::vector<LoadedTrace> load_each_trace(const std::vector<std::string>& paths);
 // the folder when one is missing (rank0 and rank2 without rank1), spelt otherwise (rank01, rank-1) or beyond the
 // limit of GPUs simulated side by side.
 std::vector<std::string> rank_directories(const std::string& dir);
+// The Kineto files (*.json, *.json.gz) of a directory that is no recording (no trace.json[.gz], no run.json), in name
+// order, when it holds two or more: one job's rank traces side by side (Holistic Trace Analysis' trace_dir layout,
+// `worker0_*.pt.trace.json`, `rank-1.json.gz`); empty otherwise.
+std::vector<std::string> rank_trace_files(const std::string& dir);
 
 struct SimulationResult {
   Json summary;  // model outputs only: identical inputs give identical bytes

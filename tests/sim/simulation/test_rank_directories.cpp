@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 using namespace dvfs;
@@ -40,4 +41,25 @@ TEST_CASE("rank folders with one missing or spelt otherwise are refused naming t
   CHECK_THROWS_WITH(rank_directories(folder_with("zero", {"rank0", "rank01"})), Catch::Contains("rank01: expected rank folders named rank0"));
   CHECK_THROWS_WITH(rank_directories(folder_with("neg", {"rank0", "rank-1"})), Catch::Contains("rank-1: expected rank folders named"));
   CHECK_THROWS_WITH(rank_directories(folder_with("huge", {"rank0", "rank99999999999999999999"})), Catch::Contains("expected rank folders named"));
+}
+
+TEST_CASE("a folder of one job's rank trace files side by side is read as that job, as the list of its files is", "[simulation][ranks]") {
+  // Holistic Trace Analysis' layout (its TraceAnalysis takes such a folder); it was refused as a recording without
+  // trace.json.gz. A recording folder, or one holding a single trace file, is not taken for one.
+  const std::string dir = folder_with("flat", {"logs"});
+  for (const char* f : {"ddp_rank0_wait.json", "ddp_rank1_wait.json"})
+    fs::copy_file(std::string(DVFS_TEST_FIXTURES) + "/pytorch/" + f, fs::path(dir) / f);
+  const auto files = rank_trace_files(dir);
+  REQUIRE(files.size() == 2);
+  CHECK(files[0] == dir + "/ddp_rank0_wait.json");
+  const LoadedTrace folder = load_traces({dir});
+  const LoadedTrace listed = load_traces(files);
+  REQUIRE(folder.workload.ranks.size() == 2);
+  CHECK(folder.workload.kernel_count() == listed.workload.kernel_count());
+  CHECK(folder.workload.collectives.size() == listed.workload.collectives.size());
+  fs::remove(fs::path(dir) / "ddp_rank1_wait.json");
+  CHECK(rank_trace_files(dir).empty());  // one file: no job of ranks
+  const std::string recording = folder_with("recording-like", {});
+  for (const char* f : {"run.json", "a.json", "b.json"}) std::ofstream(fs::path(recording) / f) << "{}";
+  CHECK(rank_trace_files(recording).empty());
 }
