@@ -1007,12 +1007,12 @@ class WorkloadBuilder {
     // Device-side step ranges that hold under half the device time, where the host's step ranges hold more (an
     // MI300X trace whose gpu_user_annotation ProfilerStep#N last 16 us each, its steps ~16 ms on the host): the host's.
     if (d.steps_on_gpu && !d.cpu_steps.empty()) {
+      double all = 0;
+      for (std::size_t i = begin; i < end; ++i) all += acts[i].dur_us;
       const auto covered = [&](const CoverLists& c) {
-        double in = 0, all = 0;
-        for (std::size_t i = begin; i < end; ++i) {
-          all += acts[i].dur_us;
+        double in = 0;
+        for (std::size_t i = begin; i < end; ++i)
           if (!c.at(i - begin).empty()) in += acts[i].dur_us;
-        }
         return all > 0 ? in / all : 1.0;
       };
       const double on_gpu = covered(step_cover);

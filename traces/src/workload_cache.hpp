@@ -61,9 +61,9 @@ inline constexpr std::uint32_t kWorkloadCacheVersion = 24;  // 2: depthwise conv
                                                             // from their launch (WorkSource::launch_elementwise);
                                                             // 23: counting_fixes (broadcast outputs of elementwise
                                                             // kernels, expanded operands read at their stored
-                                                            // elements); 24: the streaming reader reads numbers
-                                                            // of more than 19 significant digits (ns-resolution
-                                                            // epoch timestamps) exactly, not as 0; AMD
+                                                            // elements); 24: the streaming reader reads number
+                                                            // tokens of 19 digits or more (ns-resolution epoch
+                                                            // timestamps, long decimals below 1) exactly; AMD
                                                             // matrix-core GEMMs and half-precision products
                                                             // above 200 TFLOP/s counted as tensor work; host
                                                             // step ranges where the device's hold < half the

@@ -275,7 +275,7 @@ PlannedNode plan_node(const Node& n, const std::string& file, const GroupTable& 
   // without comm_size: the GPU-side node (the NCCL kernel) carries the collective.
   const AttributeProto* cpu = find_attr(n.attr(), a::kIsCpuOp);
   if (cpu && cpu->value_case() != AttributeProto::kBoolVal) throw InputError(file, node_label(n) + " attr is_cpu_op", "expected bool_val");
-  if (cpu && cpu->bool_val()) {
+  if (runs_on_host(n)) {
     p.where = PlannedNode::Where::host;
     return p;
   }
