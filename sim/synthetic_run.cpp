@@ -390,6 +390,7 @@ PolicyChoice choose_policy(const SyntheticRun& req, const KernelPipeline& kp, co
 // Per stage, over its replicas and (simulated) TP ranks; each host's energy counts for the GPUs it stands for.
 struct StageTotals {
   double energy = 0, events = 0, intrinsic = 0, extrinsic = 0, exposed_sync = 0, pipeline_wait_j = 0, sync_wait_j = 0;
+  double end_wait_s = 0, end_wait_j = 0;  // idle after the GPU's own end until the iteration's
   Json stages = Json::array();
 };
 
@@ -412,6 +413,8 @@ StageTotals stage_totals(const KernelPipelineResult& r, int S, int DP, int T) {
       tot.exposed_sync += r.allreduce_s[g];
       tot.pipeline_wait_j += r.pipeline_wait_j[g];
       tot.sync_wait_j += r.sync_wait_j[g];
+      tot.end_wait_s += r.outcomes[g].meter.waiting_s();
+      tot.end_wait_j += r.outcomes[g].meter.waiting_j();
     });
     tot.energy += e;
     tot.intrinsic += wait_sum;
@@ -571,6 +574,9 @@ Json run_synthetic(const SyntheticRun& req) {
           // gradient sync (communication not hidden, and waiting for stragglers).
           {"pipeline_wait_energy_j", tot.pipeline_wait_j * gpus_per_host},
           {"gradient_sync_wait_energy_j", tot.sync_wait_j * gpus_per_host},
+          // and after a GPU's last operation until the iteration's last GPU ends (its gradient sync done first)
+          {"iteration_end_wait_gpu_s", tot.end_wait_s * gpus_per_host},
+          {"iteration_end_wait_energy_j", tot.end_wait_j * gpus_per_host},
           {"kernel_events", tot.events},
           {"kernels_per_stage_microbatch", sp.kernels_per_microbatch},
           {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
@@ -618,11 +624,13 @@ std::string format_synthetic(const Json& j) {
   os << buf;
   std::snprintf(buf, sizeof buf,
                 "  iteration %.3f s, energy %.2f MJ (%.2f kJ per GPU); GPU-seconds waiting: %.1f in the pipeline (%.1f kJ), %.1f "
-                "on the exposed gradient sync (%.1f kJ; %.1f GPU-s of it for stragglers)\n",
+                "on the exposed gradient sync (%.1f kJ; %.1f GPU-s of it for stragglers), %.1f after the GPU's end until the "
+                "iteration's (%.1f kJ)\n",
                 j["iteration_s"].get<double>(), j["energy_j"].get<double>() / 1e6, j["energy_per_gpu_j"].get<double>() / 1e3,
                 j["intrinsic_wait_gpu_s"].get<double>(), j["pipeline_wait_energy_j"].get<double>() / 1e3,
                 j["exposed_gradient_sync_gpu_s"].get<double>(), j["gradient_sync_wait_energy_j"].get<double>() / 1e3,
-                j["extrinsic_wait_gpu_s"].get<double>());
+                j["extrinsic_wait_gpu_s"].get<double>(), j.value("iteration_end_wait_gpu_s", 0.0),
+                j.value("iteration_end_wait_energy_j", 0.0) / 1e3);
   os << buf;
   os << "  stage  kJ/GPU  pipeline wait mean/max s  exposed grad sync min/max s  straggler wait s\n";
   for (const auto& s : j["stages"]) {

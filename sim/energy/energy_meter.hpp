@@ -34,12 +34,14 @@ struct ActivityRecord {
   double sm_mhz_time = 0, mem_mhz_time = 0;
 };
 
-// Attribution of a segment: an activity (class + annotation set) or a host-bound gap.
+// Attribution of a segment: an activity (class + annotation set), a host-bound gap, or (waiting) the idle time of a
+// GPU whose rank ended before the job's last one did.
 struct SegmentContext {
   int step = -1;
   std::uint32_t annotation_set = 0;
   KernelClass cls = KernelClass::other;
   bool busy = false;
+  bool waiting = false;
 };
 
 class EnergyMeter {
@@ -60,6 +62,9 @@ class EnergyMeter {
         cur_.sm_mhz_time += sm_mhz * dt_s;
         cur_.mem_mhz_time += mem_mhz * dt_s;
       }
+    } else if (ctx.waiting) {
+      waiting_j_ += e;
+      waiting_s_ += dt_s;
     } else {
       gap_j_ += e;
       gap_s_ += dt_s;
@@ -101,6 +106,9 @@ class EnergyMeter {
   double busy_s() const { return busy_s_; }
   double gap_j() const { return gap_j_; }
   double gap_s() const { return gap_s_; }
+  // Idle after the rank's last activity until the job's last rank ended (multi-rank replays).
+  double waiting_j() const { return waiting_j_; }
+  double waiting_s() const { return waiting_s_; }
   double switch_j() const { return switch_j_; }
   const std::vector<StepTotals>& steps() const { return steps_; }
   const std::vector<double>& annotation_set_j() const { return set_j_; }
@@ -118,7 +126,7 @@ class EnergyMeter {
   std::size_t timeline_bin(double t) const;
   bool room_for(std::size_t bin);  // grows the timeline to hold `bin`; false past the row limit
 
-  double total_j_ = 0, busy_s_ = 0, gap_j_ = 0, gap_s_ = 0, switch_j_ = 0;
+  double total_j_ = 0, busy_s_ = 0, gap_j_ = 0, gap_s_ = 0, waiting_j_ = 0, waiting_s_ = 0, switch_j_ = 0;
   std::vector<StepTotals> steps_;
   std::vector<double> set_j_;
   std::vector<double> class_j_, class_s_;

@@ -9,7 +9,9 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <exception>
+#include <memory>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,6 +36,19 @@ struct SimGridTime {
     sg4::this_actor::sleep_until(origin + t);
   }
 };
+
+// The job holds every GPU until its last rank ends: one that ended earlier idles until then (at idle power, its
+// policy's ticks carrying on). Nothing else happens in that tail, so it runs on local time after SimGrid's run.
+void wait_for_job_end(std::vector<RankOutcome>& out, const std::vector<std::unique_ptr<GpuReplayer>>& replayers) {
+  double job_end = 0;
+  for (const RankOutcome& o : out) job_end = std::max(job_end, o.stats.end_s);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i].stats.end_s >= job_end) continue;
+    LocalTime tk{out[i].stats.end_s};
+    replayers[i]->wait_for_job_end(tk, job_end);
+    out[i].stats = replayers[i]->stats();
+  }
+}
 
 }  // namespace
 
@@ -103,11 +118,13 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
     }
   }
 
+  std::vector<std::unique_ptr<GpuReplayer>> replayers(wl.ranks.size());
   for (std::size_t i = 0; i < wl.ranks.size(); ++i) {
     // A failure stops every GPU: the others may be waiting for this one in a collective.
     world.spawn("replay-gpu" + std::to_string(wl.ranks[i].id), i, [&, i]() {
       const Rank& rank = windows[i].empty() ? wl.ranks[i] : overlapped[i];
-      GpuReplayer replayer(rank, model, *policies[i], opts, out[i].meter);
+      replayers[i] = std::make_unique<GpuReplayer>(rank, model, *policies[i], opts, out[i].meter);
+      GpuReplayer& replayer = *replayers[i];
       if (!windows[i].empty()) replayer.set_overlap_windows(&windows[i]);
       const double origin = sg4::Engine::get_clock();
       // A collective: the GPU reaches it at local time `now`; it lasts until every member is there and
@@ -149,6 +166,7 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
     });
   }
   world.run();
+  wait_for_job_end(out, replayers);
   return out;
 }
 

@@ -52,6 +52,9 @@ struct ReplayOptions {
 
 struct ReplayStats {
   double end_s = 0;
+  // Idle after end_s until the job's last rank ended (multi-rank replays): the meter's span is end_s + waiting_s.
+  double waiting_s = 0;
+  double metered_end_s() const { return end_s + waiting_s; }
   std::uint64_t kernel_events = 0;
   std::uint64_t segments = 0;
   std::uint64_t clock_switches = 0;
@@ -80,6 +83,11 @@ class GpuReplayer {
   // outside any step. stats() reads the totals so far.
   template <class TimeKeeper>
   void idle_until(TimeKeeper& tk, double until);
+  // After run(): the GPU idles (idle power at the clocks in effect, policy ticks carry on) from its rank's end
+  // until `job_end_s`, when the job's last rank ended; metered as waiting, not as a host gap. end_s stays the
+  // rank's own end.
+  template <class TimeKeeper>
+  void wait_for_job_end(TimeKeeper& tk, double job_end_s);
   template <class TimeKeeper>
   void run_kernels(TimeKeeper& tk, std::size_t first, std::size_t last);
   // The same, where a kernel that stands for a collective call (Kernel::collective) lasts what
@@ -268,6 +276,14 @@ template <class TimeKeeper>
 void GpuReplayer::idle_until(TimeKeeper& tk, double until) {
   if (until > tk.now()) advance(tk, nullptr, until - tk.now(), SegmentContext{-1, 0, KernelClass::other, false});
   stats_.end_s = tk.now();
+}
+
+template <class TimeKeeper>
+void GpuReplayer::wait_for_job_end(TimeKeeper& tk, double job_end_s) {
+  if (job_end_s <= tk.now()) return;
+  const double t0 = tk.now();
+  advance(tk, nullptr, job_end_s - t0, SegmentContext{-1, 0, KernelClass::other, false, true});
+  stats_.waiting_s += tk.now() - t0;
 }
 
 template <class TimeKeeper>

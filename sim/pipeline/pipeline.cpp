@@ -379,6 +379,12 @@ class PipelineGpu {
     if (kp_.on_gpu_done) kp_.on_gpu_done(g_);
   }
 
+  // After the iteration: idle from this GPU's end until the last GPU's (GpuReplayer::wait_for_job_end).
+  void wait_for_iteration_end(double iteration_s) {
+    replayer_.wait_for_job_end(tk_, iteration_s);
+    run_.res.outcomes[gi_].stats = replayer_.stats();
+  }
+
  private:
   void sync_clock() { sg4::this_actor::sleep_until(origin_ + tk_.now()); }
 
@@ -470,7 +476,7 @@ class PipelineGpu {
 };
 
 // The actors of GPU g: its gradient-sync stream (with DP > 1 and buckets to sync) and the GPU itself.
-void spawn_gpu(SimWorld& world, KernelPipelineRun& run, int g) {
+void spawn_gpu(SimWorld& world, KernelPipelineRun& run, int g, std::unique_ptr<PipelineGpu>& gpu) {
   const int s = (g / run.sh.T) % run.sh.S, t = g % run.sh.T, r = g / (run.sh.T * run.sh.S);
   const std::size_t gi = static_cast<std::size_t>(g);
   const bool dp_sync = run.sh.DP > 1 && !run.buckets[static_cast<std::size_t>(s)].empty();
@@ -487,7 +493,10 @@ void spawn_gpu(SimWorld& world, KernelPipelineRun& run, int g) {
       }
       ch.done->release();
     });
-  world.spawn("gpu" + std::to_string(g), gi, [&run, g, dp_sync, ch]() { PipelineGpu(run, g, dp_sync, ch).run(); });
+  world.spawn("gpu" + std::to_string(g), gi, [&run, &gpu, g, dp_sync, ch]() {
+    gpu = std::make_unique<PipelineGpu>(run, g, dp_sync, ch);
+    gpu->run();
+  });
 }
 
 }  // namespace
@@ -502,9 +511,12 @@ KernelPipelineResult simulate_kernel_pipeline(const KernelPipeline& kp, const Gp
   Collectives groups;
   run.declare_groups(groups);
   world.build(platform_of(run.sh, kp.use_cluster, kp.cluster, kp.p2p_latency_s, kp.p2p_bandwidth_bps), groups, kp.cluster.allreduce);
-  for (int g = 0; g < run.sh.gpus(); ++g) spawn_gpu(world, run, g);
+  std::vector<std::unique_ptr<PipelineGpu>> gpus(static_cast<std::size_t>(run.sh.gpus()));
+  for (int g = 0; g < run.sh.gpus(); ++g) spawn_gpu(world, run, g, gpus[static_cast<std::size_t>(g)]);
   world.run();
   for (const auto& o : res.outcomes) res.iteration_s = std::max(res.iteration_s, o.stats.end_s);
+  // The iteration holds every GPU until its last one ends (as run_engine's ranks wait for the job's end).
+  for (auto& gpu : gpus) gpu->wait_for_iteration_end(res.iteration_s);
   return res;
 }
 

@@ -102,8 +102,8 @@ Json describe_run(const Scenario& sc, const Workload& wl, const ImportReport& re
 
 // Sums over every GPU (in rank order), and the per-GPU and per-step rows.
 struct RunTotals {
-  double end_s = 0, energy = 0, busy = 0, gap_s = 0, gap_j = 0, switch_j = 0;
-  std::uint64_t events = 0, switches = 0, applied = 0;
+  double end_s = 0, energy = 0, busy = 0, gap_s = 0, gap_j = 0, waiting_s = 0, waiting_j = 0, switch_j = 0;
+  std::uint64_t waiting_gpus = 0, events = 0, switches = 0, applied = 0;
   double switch_lat = 0;
   std::vector<double> phase_j, class_j, class_s;
   std::map<std::string, double> annotation_j;
@@ -118,11 +118,13 @@ struct RunTotals {
 // One GPU's row of per_gpu; `clock_time` is its SM clock integrated over time (MHz*s).
 Json per_gpu_row(const RankOutcome& o, double clock_time) {
   const EnergyMeter& m = o.meter;
+  const double span = o.stats.metered_end_s();
   return {{"rank", o.rank},
           {"time_s", q(o.stats.end_s)},
+          {"waiting_for_job_end_s", q(o.stats.waiting_s)},
           {"energy_j", q(m.total_j())},
-          {"mean_power_w", q(safe_div(m.total_j(), o.stats.end_s))},
-          {"mean_sm_mhz", q(safe_div(clock_time, o.stats.end_s))},
+          {"mean_power_w", q(safe_div(m.total_j(), span))},
+          {"mean_sm_mhz", q(safe_div(clock_time, span))},
           {"busy_s", q(m.busy_s())},
           {"kernel_events", o.stats.kernel_events},
           {"clock_switches", o.stats.clock_switches},
@@ -161,6 +163,9 @@ void add_outcome(RunTotals& tot, const RankOutcome& o, const Rank& rank, const W
   tot.busy += m.busy_s();
   tot.gap_s += m.gap_s();
   tot.gap_j += m.gap_j();
+  tot.waiting_s += m.waiting_s();
+  tot.waiting_j += m.waiting_j();
+  if (m.waiting_s() > 0) ++tot.waiting_gpus;
   tot.events += o.stats.kernel_events;
   tot.switches += o.stats.clock_switches;
   tot.applied += o.stats.switches_applied;
@@ -197,6 +202,8 @@ void write_totals(Json& s, const RunTotals& tot, const GpuModel& model, std::siz
                  {"mean_sm_mhz", q(safe_div(clock_time, total_res))},
                  {"busy_s", q(tot.busy)},
                  {"host_gap_s", q(tot.gap_s)},
+                 {"waiting_for_job_end_s", q(tot.waiting_s)},
+                 {"gpus_waiting_for_job_end", tot.waiting_gpus},
                  {"kernel_events", tot.events},
                  {"clock_switches", tot.switches},
                  {"switches_applied", tot.applied},
@@ -206,6 +213,7 @@ void write_totals(Json& s, const RunTotals& tot, const GpuModel& model, std::siz
   Json phases;
   for (int p = 0; p < kPhaseCount; ++p) phases[to_string(static_cast<Phase>(p))] = q(tot.phase_j[p]);
   phases["host_gaps"] = q(tot.gap_j);
+  phases["waiting_for_job_end"] = q(tot.waiting_j);  // GPUs whose rank ended before the job's last one
   phases["clock_switches"] = q(tot.switch_j);  // transition energy: in no phase, class or annotation
   s["energy_by_phase_j"] = phases;
   Json ann = Json::object();
@@ -245,7 +253,7 @@ TimelineColumns timeline_columns(const std::vector<RankOutcome>& outcomes) {
     for (std::size_t i = 0; i < tl.size(); ++i) {
       const double t0 = static_cast<double>(i) * dt;
       // The last interval may be partial: average over the part that was simulated.
-      const double width = std::min(dt, o.stats.end_s - t0);
+      const double width = std::min(dt, o.stats.metered_end_s() - t0);
       if (width <= 0) break;
       cumulative += tl[i].energy_j;
       c.gpu.push_back(o.rank);
@@ -328,6 +336,11 @@ std::string format_report(const Json& s) {
                 static_cast<unsigned long long>(t.value("switches_applied", std::uint64_t{0})), t["switch_latency_s"].get<double>(),
                 t["switch_energy_j"].get<double>());
   os << buf;
+  if (const double waiting = t.value("waiting_for_job_end_s", 0.0); waiting > 0)
+    os << printf_text("%llu of %zu GPUs ended before the job's last rank and idle until it ends: %.3f GPU-seconds, %.1f J "
+                      "(phase waiting_for_job_end)\n",
+                      static_cast<unsigned long long>(t.value("gpus_waiting_for_job_end", std::uint64_t{0})), s["per_gpu"].size(),
+                      waiting, s["energy_by_phase_j"].value("waiting_for_job_end", 0.0));
   const double total = std::max(1e-12, t["energy_j"].get<double>());
   auto shares = [&](const char* title, const Json& m) {
     os << title;

@@ -371,7 +371,7 @@ void counters(Context& c, const ExportedGpu& g) {
   const double dt = m.timeline_interval_s();
   double cumulative = 0, t_end = 0;
   for (std::size_t i = 0; i < m.timeline().size(); ++i) {
-    const double t0 = static_cast<double>(i) * dt, width = std::min(dt, g.outcome->stats.end_s - t0);
+    const double t0 = static_cast<double>(i) * dt, width = std::min(dt, g.outcome->stats.metered_end_s() - t0);
     if (width <= 0) break;
     const TimelinePoint& p = m.timeline()[i];
     counter_event(c, "power (W)", "power_w", g.pid, t0, p.energy_j / width);

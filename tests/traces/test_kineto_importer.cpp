@@ -251,6 +251,49 @@ TEST_CASE("withholding operator work prices a trace as the same trace recorded w
   CHECK(memsets > 0);       // and memsets their bytes
 }
 
+TEST_CASE("kernels whose External id repeats their correlation id are linked to the operator around their launch",
+          "[traces][activity][launch_link]") {
+  // PyTorch 2.0 / 2.1 traces (PARAM's 2023 DLRM ranks) write the launch's correlation id as the kernel's External id,
+  // which names no operator. The same ViT trace, rewritten that way, must price every kernel as the original does:
+  // the innermost operator around the launch on its thread is the one the profiler links.
+  const std::string path = data_dir() + "/traces/recordings/h200-user-scripts/vit-b32/trace.json.gz";
+  Json doc = Json::parse(read_maybe_gzip(path));
+  std::size_t rewritten = 0;
+  for (Json& e : doc["traceEvents"]) {
+    if (!e.contains("args") || !e["args"].is_object() || !e["args"].contains("correlation")) continue;
+    const std::string cat = e.value("cat", "");
+    if (cat == "kernel" || cat == "cuda_runtime") {
+      e["args"]["External id"] = e["args"]["correlation"];
+      rewritten += cat == "kernel";
+    }
+  }
+  REQUIRE(rewritten > 1000);
+  const Workload original = import_kineto(path, classifier());
+  for (KinetoReader reader : {KinetoReader::checked, KinetoReader::streaming}) {
+    INFO("reader " << static_cast<int>(reader));
+    ImportReport rep;
+    const Workload relinked = import_kineto_text(doc.dump(), "correlation-as-external-id.json", classifier(), &rep, reader);
+    REQUIRE(relinked.ranks.size() == original.ranks.size());
+    std::size_t kernels = 0, same = 0, shaped = 0;
+    for (std::size_t r = 0; r < original.ranks.size(); ++r) {
+      const auto& a = original.ranks[r].kernels;
+      const auto& b = relinked.ranks[r].kernels;
+      REQUIRE(a.size() == b.size());
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        ++kernels;
+        shaped += a[i].work == WorkSource::shapes;
+        same += a[i].work == b[i].work && work_rates(a[i]) == work_rates(b[i]);
+      }
+    }
+    CHECK(shaped > kernels / 2);  // the original prices most kernels from shapes: the link matters
+    CHECK(same == kernels);
+    const bool noted = std::any_of(rep.notes.begin(), rep.notes.end(), [](const std::string& n) {
+      return n.find("linked to their operator through their launch") != std::string::npos;
+    });
+    CHECK(noted);
+  }
+}
+
 TEST_CASE("each kernel keeps its own launch shape when the trace lists activities out of order", "[traces]") {
   // Read in the order written, the activities are sorted by device and start; the shapes must follow them, on a
   // one-device trace (its list becomes the rank's) as on one with several devices (each rank takes its part).

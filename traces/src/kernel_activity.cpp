@@ -817,11 +817,38 @@ void OperatorIndex::add_call(long external_id, OperatorCall op) {
 }
 
 void OperatorIndex::merge(OperatorIndex&& later) {
+  spans_.insert(spans_.end(), later.spans_.begin(), later.spans_.end());
+  spans_sorted_ = spans_sorted_ && later.spans_.empty();
   if (ops_.empty()) {
     ops_ = std::move(later.ops_);
     return;
   }
   for (auto& [id, op] : later.ops_) ops_[id] = std::move(op);
+}
+
+void OperatorIndex::finish_spans() {
+  if (spans_sorted_) return;
+  // By thread, then start; of two starting together the outer (longer) first, so the inner one comes later.
+  std::stable_sort(spans_.begin(), spans_.end(), [](const OperatorSpan& a, const OperatorSpan& b) {
+    return a.tid != b.tid ? a.tid < b.tid : a.t0_us != b.t0_us ? a.t0_us < b.t0_us : a.t1_us > b.t1_us;
+  });
+  spans_sorted_ = true;
+}
+
+long OperatorIndex::operator_around(long tid, double ts_us) const {
+  // The last span starting at or before ts on that thread; walking back, the first that still holds ts is the
+  // innermost (operators nest on a thread). The launching operator started shortly before its launch: the walk
+  // gives up after kMaxWalk spans that ended before it rather than scan a long parent's children.
+  constexpr int kMaxWalk = 256;
+  auto it = std::upper_bound(spans_.begin(), spans_.end(), std::make_pair(tid, ts_us), [](const std::pair<long, double>& key, const OperatorSpan& s) {
+    return key.first != s.tid ? key.first < s.tid : key.second < s.t0_us;
+  });
+  for (int walked = 0; it != spans_.begin() && walked < kMaxWalk; ++walked) {
+    --it;
+    if (it->tid != tid) break;
+    if (it->t1_us >= ts_us) return it->external_id;
+  }
+  return -1;
 }
 
 const OperatorCall* OperatorIndex::find(long external_id) const {

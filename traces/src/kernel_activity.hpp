@@ -49,6 +49,13 @@ struct OperatorCall {
 // 0 along a dimension of size > 1; strides of another rank are ignored.
 void note_expanded_operand(OperatorCall& op, std::size_t input, const std::vector<std::int64_t>& strides);
 
+// Where an operator event (one with `Input Dims` and an External id) ran on the host: its thread and span.
+struct OperatorSpan {
+  double t0_us, t1_us;
+  long tid;  // -1 when the event's tid is no integer
+  long external_id;
+};
+
 // The cpu_op events of a trace that carry input shapes, by External id.
 class OperatorIndex {
  public:
@@ -63,8 +70,18 @@ class OperatorIndex {
   const OperatorCall* find(long external_id) const;
   std::size_t size() const { return ops_.size(); }
 
+  // Operator spans, for kernels whose External id names no operator (traces that write the launch's correlation id
+  // there): the operator that launched such a kernel is the innermost one around its launch on the launching thread.
+  void add_span(const OperatorSpan& s) { spans_.push_back(s), spans_sorted_ = false; }
+  void finish_spans();  // after the last add_span, before operator_around
+  // The External id of the innermost span on thread `tid` holding host time `ts_us`, or -1 when none does.
+  long operator_around(long tid, double ts_us) const;
+  std::size_t span_count() const { return spans_.size(); }
+
  private:
   std::unordered_map<long, OperatorCall> ops_;
+  std::vector<OperatorSpan> spans_;
+  bool spans_sorted_ = true;
 };
 
 struct OperatorWork {

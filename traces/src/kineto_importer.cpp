@@ -394,6 +394,25 @@ bool is_profiler_step(const Json& ev) {
   return name_it != ev.end() && name_it->is_string() && name_it->get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0;
 }
 
+// An event's host thread id, -1 when it is no integer (as the streaming reader).
+long host_tid(const Json& ev) {
+  auto it = ev.find("tid");
+  return it != ev.end() && it->is_number_integer() ? it->get<long>() : -1;
+}
+
+// Where an operator with shapes (`Input Dims` and an integer External id, as OperatorIndex::add reads them) ran.
+void add_operator_span(RawTrace& t, const Json& ev, const Json& args) {
+  auto dims = args.find("Input Dims");
+  auto id = args.find("External id");
+  auto ts = ev.find("ts");
+  auto dur = ev.find("dur");
+  if (dims == args.end() || !dims->is_array() || id == args.end() || !id->is_number_integer() || ts == ev.end() ||
+      !ts->is_number() || dur == ev.end() || !dur->is_number())
+    return;
+  const double t0 = ts->get<double>();
+  t.operators.add_span({t0, t0 + dur->get<double>(), host_tid(ev), id->get<long>()});
+}
+
 // A host-side event (lower-case category `lc`): a record_param_comms range, an operator with input
 // shapes, a user annotation range, or a launch (its time, by correlation id).
 void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::string& lc, const std::string& file, std::size_t i) {
@@ -414,7 +433,10 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
   // cat "Operator" already spelling it "Input Dims"
   if (lc == "cpu_op" || (lc == "operator" && args.contains("Input Dims"))) {
     auto name_it = ev.find("name");
-    if (name_it != ev.end() && name_it->is_string()) t.operators.add(name_it->get_ref<const std::string&>(), args);
+    if (name_it != ev.end() && name_it->is_string()) {
+      t.operators.add(name_it->get_ref<const std::string&>(), args);
+      add_operator_span(t, ev, args);
+    }
     return;
   }
   if (lc == "operator" && args.contains("Input dims")) {  // the 2021 schema's operators spell it "Input dims"
@@ -423,6 +445,7 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
     Json renamed = args;
     renamed["Input Dims"] = renamed["Input dims"];
     t.operators.add(name_it->get_ref<const std::string&>(), renamed);
+    add_operator_span(t, ev, renamed);
     return;
   }
   if (lc == "gpu_user_annotation" || lc == "user_annotation") {
@@ -440,7 +463,8 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
     if (name_it != ev.end() && name_it->is_string() && is_graph_launch(name_it->get_ref<const std::string&>()))
       t.graph_launches.push_back(int_field(args, "correlation", -1, file, args_field(i)));
     auto ts = ev.find("ts");
-    if (ts != ev.end() && ts->is_number()) t.launch_ts.set(int_field(args, "correlation", -1, file, args_field(i)), ts->get<double>());
+    if (ts != ev.end() && ts->is_number())
+      t.launch_ts.set(int_field(args, "correlation", -1, file, args_field(i)), ts->get<double>(), host_tid(ev));
   }
 }
 
@@ -583,19 +607,19 @@ void append_events(RawTrace& t, RawTrace&& later) {
 void LaunchTimes::finish() {
   if (finished_) return;
   // Ids mostly arrive in order; equal ids keep their order, so the last one written is the last of its run.
-  std::stable_sort(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(entries_.begin(), entries_.end(), [](const Launch& a, const Launch& b) { return a.correlation < b.correlation; });
   std::size_t out = 0;
   for (std::size_t k = 0; k < entries_.size(); ++k) {
-    if (k + 1 < entries_.size() && entries_[k + 1].first == entries_[k].first) continue;
+    if (k + 1 < entries_.size() && entries_[k + 1].correlation == entries_[k].correlation) continue;
     entries_[out++] = entries_[k];
   }
   entries_.resize(out);
   finished_ = true;
 }
 
-const double* LaunchTimes::find(long correlation) const {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), correlation, [](const auto& e, long id) { return e.first < id; });
-  return it != entries_.end() && it->first == correlation ? &it->second : nullptr;
+const LaunchTimes::Launch* LaunchTimes::find_launch(long correlation) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), correlation, [](const Launch& e, long id) { return e.correlation < id; });
+  return it != entries_.end() && it->correlation == correlation ? &*it : nullptr;
 }
 
 void finish_events(RawTrace& t, const std::string& file) {
@@ -1113,9 +1137,44 @@ class WorkloadBuilder {
 
 }  // namespace
 
+namespace {
+
+// A trace whose kernels carry no operator's External id (PyTorch 2.0 / 2.1 traces, PARAM's 2023 DLRM ranks: a kernel's
+// External id, and its cudaLaunchKernel's, repeat its correlation id; some tools write none): each such kernel is linked
+// to the innermost operator with shapes around its launch on the launching thread, as the profiler links them in
+// later traces. Decided for the whole trace (nine kernels in ten in that form), not per kernel: a correlation id can
+// equal an unrelated operator's External id (the ids count apart). Returns how many kernels were linked, their time (us).
+std::pair<std::size_t, double> link_kernels_through_launches(RawTrace& raw) {
+  if (raw.operators.span_count() == 0) return {0, 0.0};
+  auto unlinked = [](const RawActivity& a) { return a.external_id < 0 || a.external_id == a.correlation; };
+  std::size_t kernels = 0, in_form = 0;
+  for (const RawActivity& a : raw.acts)
+    if (a.kind == ActivityKind::kernel) ++kernels, in_form += unlinked(a);
+  if (kernels == 0 || in_form * 10 < kernels * 9) return {0, 0.0};
+  raw.operators.finish_spans();
+  // A CUDA graph's kernels are the graph's, not the work of the operator around its replay.
+  std::vector<long> graphs = raw.graph_launches;
+  std::sort(graphs.begin(), graphs.end());
+  std::size_t linked = 0;
+  double linked_us = 0;
+  for (RawActivity& a : raw.acts) {
+    if (a.kind != ActivityKind::kernel || !unlinked(a) || std::binary_search(graphs.begin(), graphs.end(), a.correlation)) continue;
+    const LaunchTimes::Launch* launch = raw.launch_ts.find_launch(a.correlation);
+    const long op = launch ? raw.operators.operator_around(launch->tid, launch->ts_us) : -1;
+    a.external_id = op >= 0 && raw.operators.find(op) ? op : -1;  // the correlation id names no operator
+    if (a.external_id < 0) continue;
+    ++linked;
+    linked_us += a.dur_us;
+  }
+  return {linked, linked_us};
+}
+
+}  // namespace
+
 Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifier& classifier, const std::string& file,
                         ImportReport* report) {
   raw.launch_ts.finish();
+  const auto [relinked, relinked_us] = link_kernels_through_launches(raw);
   attach_host_collectives(raw);
   sort_activities(raw);
   check_span(raw.acts, file);
@@ -1151,7 +1210,14 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
 
   WorkloadBuilder b(raw, header, rates, classifier, file);
   b.build();
-  if (report) *report = b.report();
+  if (report) {
+    *report = b.report();
+    if (relinked > 0)
+      report->notes.push_back(printf_text(
+          "%zu kernel%s (%.1f ms) linked to %s operator through %s launch: the trace's kernels carry no operator's "
+          "External id (it repeats the correlation id), so the innermost operator around each launch on its thread is taken",
+          relinked, relinked == 1 ? "" : "s", relinked_us / 1e3, relinked == 1 ? "its" : "their", relinked == 1 ? "its" : "their"));
+  }
   return std::move(b.workload());
 }
 

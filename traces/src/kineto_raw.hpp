@@ -71,22 +71,31 @@ struct TraceHeader {
   bool amd = false;  // a device property only ROCm writes, a warp of 64 or an AMD device name
 };
 
-// Host launch times by correlation id, as a map whose later writes replace earlier ones, stored as a list:
-// set() appends (no hashing, no node per entry), finish() sorts once, find() searches.
+// Host launches by correlation id (time and host thread), as a map whose later writes replace earlier ones, stored as
+// a list: set() appends (no hashing, no node per entry), finish() sorts once, find() searches.
 class LaunchTimes {
  public:
-  void set(long correlation, double ts_us) { entries_.push_back({correlation, ts_us}), finished_ = false; }
+  struct Launch {
+    long correlation;
+    double ts_us;
+    long tid;  // the host thread; -1 when the event's tid is no integer
+  };
+  void set(long correlation, double ts_us, long tid = -1) { entries_.push_back({correlation, ts_us, tid}), finished_ = false; }
   // Every set() of `later` (unfinished), after this one's.
   void append(const LaunchTimes& later) {
     entries_.insert(entries_.end(), later.entries_.begin(), later.entries_.end());
     finished_ = entries_.empty();
   }
   void finish();  // after the last set(), before find()
-  const double* find(long correlation) const;  // nullptr when the id has no launch
+  const double* find(long correlation) const {  // nullptr when the id has no launch
+    const Launch* l = find_launch(correlation);
+    return l ? &l->ts_us : nullptr;
+  }
+  const Launch* find_launch(long correlation) const;
   std::size_t size() const { return entries_.size(); }
 
  private:
-  std::vector<std::pair<long, double>> entries_;
+  std::vector<Launch> entries_;
   bool finished_ = true;
 };
 

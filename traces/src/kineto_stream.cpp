@@ -927,7 +927,7 @@ class EventReader {
       if (is_number(ts) && !corr) return false;
       if (is_string(name) && name->str.substr(0, 3) == "hip") t_->hip_runtime = true;
       if (corr && is_string(name) && is_graph_launch(name->str)) t_->graph_launches.push_back(*corr);
-      if (is_number(ts)) t_->launch_ts.set(*corr, number_of(*ts));
+      if (is_number(ts)) t_->launch_ts.set(*corr, number_of(*ts), host_tid());
     }
     return true;
   }
@@ -937,6 +937,9 @@ class EventReader {
     const Node* dims = a_[a_Input_Dims];
     const Node* id = a_[a_External_id];
     if (!dims || dims->type != Node::k_arr || !is_integer(id)) return true;
+    const long external_id = id->type == Node::k_u64 ? static_cast<long>(id->u) : static_cast<long>(id->i);
+    if (const Node *ts = f_[f_ts], *dur = f_[f_dur]; is_number(ts) && is_number(dur))  // its span (add_operator_span)
+      t_->operators.add_span({number_of(*ts), number_of(*ts) + number_of(*dur), host_tid(), external_id});
     OperatorCall op;
     bool sized = true;
     auto integers_of = [&](const Node& x, std::vector<std::int64_t>& v) {
@@ -990,8 +993,15 @@ class EventReader {
     };
     strings(a_Input_type, op.types);
     strings(a_Concrete_Inputs, op.concrete);
-    t_->operators.add_call(id->type == Node::k_u64 ? static_cast<long>(id->u) : static_cast<long>(id->i), std::move(op));
+    t_->operators.add_call(external_id, std::move(op));
     return true;
+  }
+
+  // The event's host thread id, -1 when it is no integer (host_tid in the checked reader).
+  long host_tid() const {
+    const Node* tid = f_[f_tid];
+    if (!is_integer(tid)) return -1;
+    return tid->type == Node::k_u64 ? static_cast<long>(tid->u) : static_cast<long>(tid->i);
   }
 
   RawTrace* t_;
