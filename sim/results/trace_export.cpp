@@ -1,4 +1,5 @@
 #include "sim/results/trace_export.hpp"
+#include "sim/core/text_format.hpp"
 
 #include "sim/core/errors.hpp"
 
@@ -554,10 +555,6 @@ TraceExportStats export_pieces(const TraceExport& all, bool gzip, const std::fun
 void make_parent_directories(const std::string& path) {
   for (std::size_t i = 1; i < path.size(); ++i)
     if (path[i] == '/') ::mkdir(path.substr(0, i).c_str(), 0755);
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 void put_le32(std::string& s, std::uint32_t v) {

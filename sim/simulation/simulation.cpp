@@ -46,7 +46,7 @@ std::vector<std::string> rank_trace_files(const std::string& dir) {
   std::vector<std::string> out;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    const auto ends = [&](const std::string& tail) { return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0; };
+    const auto ends = [&](std::string_view tail) { return name.size() > tail.size() && ends_with(name, tail); };  // a name, not only the suffix
     if (e.is_regular_file(ec) && (ends(".json") || ends(".json.gz"))) out.push_back(e.path().string());
   }
   std::sort(out.begin(), out.end());

@@ -1,4 +1,5 @@
 #include "traces/src/workload_cache.hpp"
+#include "sim/core/text_format.hpp"
 
 #include "sim/core/content_hash.hpp"
 
@@ -209,10 +210,6 @@ void make_dirs(const std::string& dir) {
     if ((i == dir.size() || dir[i] == '/') && !partial.empty()) ::mkdir(partial.c_str(), 0755);
     if (i < dir.size()) partial += dir[i];
   }
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 std::atomic<bool> g_enabled{true};

@@ -27,7 +27,7 @@ namespace dvfs {
 // LaunchShape, Step, AnnotationSet, CollectiveCall or ImportReport changes, or whenever an importer (Kineto,
 // Nsight Systems, recordings, telemetry alignment) or the classifier's code changes what it produces for the
 // same input files. Entries of another version are never read (they are misses, and rewritten).
-inline constexpr std::uint32_t kWorkloadCacheVersion = 24;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
+inline constexpr std::uint32_t kWorkloadCacheVersion = 25;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
                                                             // FFT convolutions, Rank::clipped; 4: out= tensors written,
                                                             // nll_loss / gather / scatter_add by their indexed elements;
                                                             // 5: _embedding_bag by its indices, unsized aten::index
@@ -68,7 +68,9 @@ inline constexpr std::uint32_t kWorkloadCacheVersion = 24;  // 2: depthwise conv
                                                             // above 200 TFLOP/s counted as tensor work; host
                                                             // step ranges where the device's hold < half the
                                                             // device time; Chakra CPU-side collectives and
-                                                            // dependencies on absent nodes
+                                                            // dependencies on absent nodes; 25: kernels whose
+                                                            // External id repeats their correlation id linked
+                                                            // to the operator around their launch
 
 struct CachedImport {
   Workload workload;

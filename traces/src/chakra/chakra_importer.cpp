@@ -1,4 +1,5 @@
 #include "traces/src/chakra/chakra_importer.hpp"
+#include "sim/core/text_format.hpp"
 
 #include "sim/core/errors.hpp"
 #include "sim/core/parallel.hpp"
@@ -24,10 +25,6 @@ using ChakraProtoMsg::AttributeProto;
 using ChakraProtoMsg::Node;
 
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 bool is_file(const std::string& p) {
   std::error_code ec;

@@ -1,4 +1,5 @@
 #include "traces/src/chakra/chakra_stream.hpp"
+#include "sim/core/text_format.hpp"
 
 #include "sim/core/errors.hpp"
 #include "traces/src/gzip_file.hpp"
@@ -12,10 +13,6 @@
 namespace dvfs {
 
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // The varint at `pos`: false when the bytes end inside it; `ok` false when it is longer than 5 bytes or over 32 bits.
 bool read_varint32(const std::string& b, std::size_t& pos, std::uint64_t& value, bool& ok) {

@@ -1,4 +1,5 @@
 #include "traces/src/nsys/nsys_importer.hpp"
+#include "sim/core/text_format.hpp"
 
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
@@ -15,10 +16,6 @@
 namespace dvfs {
 
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // The open database and the file name errors carry.
 class Db {
