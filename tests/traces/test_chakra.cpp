@@ -219,6 +219,21 @@ TEST_CASE("chakra: a dependency on a node the file does not hold is taken as met
   for (const std::string& n : good_report.notes) CHECK(n.find("do not hold") == std::string::npos);
 }
 
+TEST_CASE("chakra: ctrl_deps that close a cycle with data_deps leave the file scheduled on data_deps, as Chakra's feeder does",
+          "[chakra]") {
+  // Chakra's converter writes an operator's ctrl_deps naming its own kernel, which depends on it through data_deps; its
+  // feeder (ETFeeder) schedules on data_deps alone. Such files were refused as cycles; a cycle of data_deps still is.
+  ImportReport good_report, rep;
+  const Workload& good = fixture(&good_report);
+  const Workload wl = import_trace_file(make_fixture("ctrl-cycle", "ctrl-cycle"), Classifier::load_default(), &rep);
+  CHECK(wl.kernel_count() == good.kernel_count());
+  bool noted = false;
+  for (const std::string& n : rep.notes) noted = noted || n.rfind("2 of 2 rank file(s): ctrl_deps close cycles with data_deps", 0) == 0;
+  CHECK(noted);
+  for (const std::string& n : good_report.notes) CHECK(n.find("ctrl_deps close cycles") == std::string::npos);
+  CHECK(import_error("cycle").find("data_deps: the node is on a cycle of data dependencies") != std::string::npos);
+}
+
 TEST_CASE("chakra: bad input is one line naming the file, the node and the field", "[chakra]") {
   const std::string truncated = import_error("truncate");
   CHECK(truncated.find(".1.et") != std::string::npos);

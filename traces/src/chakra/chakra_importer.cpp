@@ -14,6 +14,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -314,34 +315,46 @@ PlannedNode plan_node(const Node& n, const std::string& file, const GroupTable& 
   return p;
 }
 
-// The nodes in the order the schedule runs them, with each device node's start time.
-// A dependency on a node the file does not hold counts as met (`absent_deps`): Chakra's PyTorch converter drops nodes
-// it does not convert (the process's root, CPU operators without a GPU child) and keeps the edges to them.
-std::vector<std::pair<std::size_t, double>> schedule(const std::vector<Node>& nodes, const std::vector<PlannedNode>& plan, const std::string& file,
-                                                     std::size_t& absent_deps) {
-  std::unordered_map<std::uint64_t, std::size_t> index;
-  index.reserve(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    if (!index.emplace(nodes[i].id(), i).second) throw InputError(file, node_label(nodes[i]) + " id", "the id is used by an earlier node too");
-  std::vector<std::vector<std::size_t>> children(nodes.size());
-  std::vector<std::size_t> waiting(nodes.size(), 0);
+// What reading the dependencies found, for the import's notes.
+struct DependencyNotes {
+  std::size_t absent = 0;     // dependencies on nodes the files do not hold, taken as met
+  std::size_t ctrl_cycles = 0;  // rank files whose ctrl_deps closed a cycle: scheduled on data_deps alone
+};
+
+// The schedule's edges: each node's children and how many parents it waits for; ctrl_deps too when `with_ctrl`.
+// A dependency on a node the file does not hold counts as met (`absent`): Chakra's PyTorch converter drops nodes it
+// does not convert (the process's root, CPU operators without a GPU child) and keeps the edges to them.
+struct DependencyGraph {
+  std::vector<std::vector<std::size_t>> children;
+  std::vector<std::size_t> waiting;
+  std::size_t absent = 0;
+};
+
+DependencyGraph dependency_graph(const std::vector<Node>& nodes, const std::unordered_map<std::uint64_t, std::size_t>& index, bool with_ctrl) {
+  DependencyGraph g{std::vector<std::vector<std::size_t>>(nodes.size()), std::vector<std::size_t>(nodes.size(), 0), 0};
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     std::set<std::uint64_t> deps(nodes[i].data_deps().begin(), nodes[i].data_deps().end());
-    deps.insert(nodes[i].ctrl_deps().begin(), nodes[i].ctrl_deps().end());
+    if (with_ctrl) deps.insert(nodes[i].ctrl_deps().begin(), nodes[i].ctrl_deps().end());
     for (std::uint64_t d : deps) {
       const auto it = index.find(d);
       if (it == index.end()) {
-        ++absent_deps;
+        ++g.absent;
         continue;
       }
-      children[it->second].push_back(i);
-      ++waiting[i];
+      g.children[it->second].push_back(i);
+      ++g.waiting[i];
     }
   }
+  return g;
+}
+
+// The nodes in the order the graph runs them, with each device node's start time; nullopt when nodes are left
+// waiting (a cycle), `stuck` then one of them.
+std::optional<std::vector<std::pair<std::size_t, double>>> run_graph(const std::vector<PlannedNode>& plan, DependencyGraph g, std::size_t& stuck) {
   std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    if (!waiting[i]) ready.push(i);
-  std::vector<double> ready_at(nodes.size(), 0.0);
+  for (std::size_t i = 0; i < plan.size(); ++i)
+    if (!g.waiting[i]) ready.push(i);
+  std::vector<double> ready_at(plan.size(), 0.0);
   double host_free = 0, device_free = 0;
   std::vector<std::pair<std::size_t, double>> order;
   std::size_t done = 0;
@@ -355,16 +368,39 @@ std::vector<std::pair<std::size_t, double>> schedule(const std::vector<Node>& no
     const double end = start + p.duration_s;
     if (free) *free = end;
     if (p.where == PlannedNode::Where::device) order.emplace_back(i, start);
-    for (std::size_t c : children[i]) {
+    for (std::size_t c : g.children[i]) {
       ready_at[c] = std::max(ready_at[c], end);
-      if (--waiting[c] == 0) ready.push(c);
+      if (--g.waiting[c] == 0) ready.push(c);
     }
   }
-  if (done != nodes.size()) {
-    for (std::size_t i = 0; i < nodes.size(); ++i)
-      if (waiting[i]) throw InputError(file, node_label(nodes[i]) + " data_deps/ctrl_deps", "the node is on a dependency cycle: expected a DAG");
+  if (done == plan.size()) return order;
+  stuck = static_cast<std::size_t>(std::find_if(g.waiting.begin(), g.waiting.end(), [](std::size_t w) { return w > 0; }) - g.waiting.begin());
+  return std::nullopt;
+}
+
+// The nodes in the order the schedule runs them, with each device node's start time: on data_deps and ctrl_deps; where
+// ctrl_deps close a cycle with data_deps (Chakra's converter writes an operator's ctrl_deps naming its own kernel, which
+// depends on it), on data_deps alone, as Chakra's own feeder (ETFeeder, the one ASTRA-sim reads through) schedules.
+std::vector<std::pair<std::size_t, double>> schedule(const std::vector<Node>& nodes, const std::vector<PlannedNode>& plan, const std::string& file,
+                                                     DependencyNotes& notes) {
+  std::unordered_map<std::uint64_t, std::size_t> index;
+  index.reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    if (!index.emplace(nodes[i].id(), i).second) throw InputError(file, node_label(nodes[i]) + " id", "the id is used by an earlier node too");
+  std::size_t stuck = 0;
+  DependencyGraph both = dependency_graph(nodes, index, true);
+  const std::size_t absent = both.absent;
+  if (auto order = run_graph(plan, std::move(both), stuck)) {
+    notes.absent += absent;
+    return std::move(*order);
   }
-  return order;
+  DependencyGraph data = dependency_graph(nodes, index, false);
+  notes.absent += data.absent;
+  if (auto order = run_graph(plan, std::move(data), stuck)) {
+    ++notes.ctrl_cycles;
+    return std::move(*order);
+  }
+  throw InputError(file, node_label(nodes[stuck]) + " data_deps", "the node is on a cycle of data dependencies: expected a DAG");
 }
 
 void read_annotations(const ParsedRank& p, Workload& wl) {
@@ -427,7 +463,7 @@ std::string metadata_string(const ParsedRank& p, const char* name) {
 }
 
 Workload rank_workload(const ParsedRank& p, const GroupTable& groups, const Classifier& classifier, std::size_t& host_nodes,
-                       std::size_t& absent_deps) {
+                       DependencyNotes& deps) {
   const std::vector<Node>& nodes = p.file.nodes;
   std::vector<PlannedNode> plan;
   plan.reserve(nodes.size());
@@ -435,7 +471,7 @@ Workload rank_workload(const ParsedRank& p, const GroupTable& groups, const Clas
     plan.push_back(plan_node(n, p.path, groups, classifier));
     if (plan.back().where == PlannedNode::Where::host && !find_attr(n.attr(), a::kGap)) ++host_nodes;  // dvfs-sim's gap nodes are no news
   }
-  const auto order = schedule(nodes, plan, p.path, absent_deps);
+  const auto order = schedule(nodes, plan, p.path, deps);
   Workload wl;
   wl.source = p.path;
   wl.groups = groups.ranks;
@@ -503,10 +539,11 @@ std::vector<ParsedRank> parse_all(const std::vector<std::string>* bytes, const s
 Workload import_parsed(std::vector<ParsedRank> parts, const Classifier& classifier, ImportReport* report) {
   const GroupTable groups = group_table(parts);
   std::vector<RankTrace> traces;
-  std::size_t host_nodes = 0, metadata_nodes = 0, absent_deps = 0;
+  std::size_t host_nodes = 0, metadata_nodes = 0;
+  DependencyNotes deps;
   for (const ParsedRank& p : parts) {
     for (const Node& n : p.file.nodes) metadata_nodes += n.type() == ChakraProtoMsg::METADATA_NODE;
-    traces.push_back({rank_workload(p, groups, classifier, host_nodes, absent_deps), p.path, -1, ""});
+    traces.push_back({rank_workload(p, groups, classifier, host_nodes, deps), p.path, -1, ""});
   }
   Workload wl = merge_rank_workloads(std::move(traces), nullptr);
   wl.source = parts.front().path;
@@ -527,9 +564,13 @@ Workload import_parsed(std::vector<ParsedRank> parts, const Classifier& classifi
     if (host_nodes)
       report->notes.push_back(std::to_string(host_nodes) + " host (is_cpu_op) nodes: their time is device idle time where the graph waits for them");
     if (metadata_nodes) report->notes.push_back(std::to_string(metadata_nodes) + " METADATA_NODEs ignored");
-    if (absent_deps)
-      report->notes.push_back(std::to_string(absent_deps) + " dependencies on nodes the files do not hold, taken as met (Chakra's "
+    if (deps.absent)
+      report->notes.push_back(std::to_string(deps.absent) + " dependencies on nodes the files do not hold, taken as met (Chakra's "
                               "converter drops nodes it does not convert and keeps the edges to them)");
+    if (deps.ctrl_cycles)
+      report->notes.push_back(std::to_string(deps.ctrl_cycles) + " of " + std::to_string(parts.size()) +
+                              " rank file(s): ctrl_deps close cycles with data_deps, so their nodes are scheduled on data_deps alone "
+                              "(as Chakra's feeder, ETFeeder, schedules every file)");
     if (groups.world >= 0 && parts.size() == 1)
       report->notes.push_back("collectives without pg_name in a single rank file: the job's ranks are unknown, so they keep their recorded durations");
   }
