@@ -170,6 +170,33 @@ TEST_CASE("events overlapping on one stream (a trace's events copied twice) are 
   CHECK(twice.kernel_count() == 2 * once.kernel_count());  // still replayed as the busy union
 }
 
+TEST_CASE("a kernel launched with cudaLaunchKernelExC that starts before the previous one ends is noted as a dependent launch",
+          "[traces]") {
+  // Programmatic dependent launch (Hopper and later) lets a kernel start before the previous one on its stream ends;
+  // launched through cudaLaunchKernelExC, such an overlap is no corrupt event. Both readers say so alike.
+  auto kernel = [](double ts, int corr) {
+    return R"({"ph": "X", "cat": "kernel", "name": "k", "ts": )" + std::to_string(ts) + R"(, "dur": 10, "args": {"device": 0, )"
+           R"("stream": 7, "correlation": )" + std::to_string(corr) + R"(, "grid": [1, 1, 1], "block": [128, 1, 1]}})";
+  };
+  auto launch = [](const char* name, double ts, int corr) {
+    return std::string(R"({"ph": "X", "cat": "cuda_runtime", "name": ")") + name + R"(", "ts": )" + std::to_string(ts) +
+           R"(, "dur": 1, "pid": 1, "tid": 1, "args": {"correlation": )" + std::to_string(corr) + "}}";
+  };
+  // kernel 2 (ExC) starts 5 us into kernel 1; kernel 4 (plain launch) starts 5 us into kernel 3
+  const std::string text = R"({"traceEvents": [)" + launch("cudaLaunchKernel", 0, 1) + ", " + kernel(2, 1) + ", " +
+                           launch("cudaLaunchKernelExC", 1, 2) + ", " + kernel(7, 2) + ", " + launch("cudaLaunchKernel", 20, 3) + ", " +
+                           kernel(30, 3) + ", " + launch("cudaLaunchKernel", 21, 4) + ", " + kernel(35, 4) + "]}";
+  for (KinetoReader reader : {KinetoReader::checked, KinetoReader::streaming}) {
+    INFO("reader " << static_cast<int>(reader));
+    ImportReport rep;
+    import_kineto_text(text, "pdl.json", classifier(), &rep, reader);
+    REQUIRE(rep.notes.size() == 2);
+    CHECK_THAT(rep.notes[0], Catch::StartsWith("1 activity starts before the previous one on its stream ends"));
+    CHECK_THAT(rep.notes[1], Catch::StartsWith("1 kernel starts before the previous activity on its stream ends (rank 0), "
+                                               "launched with cudaLaunchKernelExC"));
+  }
+}
+
 TEST_CASE("a kernel on device -1 is refused, not replayed as a GPU of its own", "[traces][errors]") {
   Json doc = read_json_maybe_gzip(fixture("kineto_current.json"));
   for (Json& ev : doc["traceEvents"])

@@ -464,11 +464,18 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
       t.graph_launches.push_back(int_field(args, "correlation", -1, file, args_field(i)));
     auto ts = ev.find("ts");
     if (ts != ev.end() && ts->is_number())
-      t.launch_ts.set(int_field(args, "correlation", -1, file, args_field(i)), ts->get<double>(), host_tid(ev));
+      t.launch_ts.set(int_field(args, "correlation", -1, file, args_field(i)), ts->get<double>(), host_tid(ev),
+                      name_it != ev.end() && name_it->is_string() && is_extended_launch(name_it->get_ref<const std::string&>()));
   }
 }
 
 }  // namespace
+
+bool is_extended_launch(std::string_view n) {
+  for (std::string_view p : {"cudaLaunchKernelEx", "cuLaunchKernelEx", "hipLaunchKernelEx"})
+    if (n.substr(0, p.size()) == p) return true;
+  return false;
+}
 
 bool is_graph_launch(std::string_view n) {
   for (std::string_view p : {"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"})
@@ -1078,11 +1085,14 @@ class WorkloadBuilder {
     rank.correlations.reserve(end - begin);
     double busy_until = -1e300;
     std::unordered_map<int, double> stream_until;  // each stream's last end: a stream runs one activity at a time
-    std::size_t same_stream = 0;
+    std::size_t same_stream = 0, early_launches = 0;
     for (std::size_t i = begin; i < end; ++i) {
       const RawActivity& a = acts[i];
       double& until = stream_until.try_emplace(a.stream, -1e300).first->second;
-      same_stream += a.ts_us < until - 1.0;  // more than 1 us (beyond the trace's rounding) before the last one ended
+      if (a.ts_us < until - 1.0) {  // more than 1 us (beyond the trace's rounding) before the last one ended
+        const LaunchTimes::Launch* launch = raw_.launch_ts.find_launch(a.correlation);
+        ++(launch && launch->extended ? early_launches : same_stream);
+      }
       until = std::max(until, a.ts_us + a.dur_us);
       Kernel k;
       if (!step_cover.at(i - begin).empty()) k.step = steps.step_of(step_cover.at(i - begin).back(), rank);  // innermost when ranges nest
@@ -1110,6 +1120,11 @@ class WorkloadBuilder {
       rep_.notes.push_back(std::to_string(same_stream) + " activit" + (same_stream == 1 ? "y starts" : "ies start") +
                            " before the previous one on its stream ends (rank " + std::to_string(rank.id) +
                            "): a stream runs one at a time, so these are duplicated or corrupt events; replayed as the busy union");
+    if (early_launches > 0)
+      rep_.notes.push_back(std::to_string(early_launches) + " kernel" + (early_launches == 1 ? " starts" : "s start") +
+                           " before the previous activity on its stream ends (rank " + std::to_string(rank.id) +
+                           "), launched with cudaLaunchKernelExC / cuLaunchKernelEx: programmatic dependent launch lets a kernel "
+                           "start early (Hopper and later); replayed as the busy union, the overlap adding no device time");
     if (before_launch > 0)  // a device cannot run what the host has not launched yet: skewed clocks or corrupt events
       rep_.notes.push_back(std::to_string(before_launch) + " activit" + (before_launch == 1 ? "y starts" : "ies start") +
                            " more than 1 us before the host call that launched " + (before_launch == 1 ? "it" : "them") +

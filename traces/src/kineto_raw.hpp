@@ -79,8 +79,11 @@ class LaunchTimes {
     long correlation;
     double ts_us;
     long tid;  // the host thread; -1 when the event's tid is no integer
+    bool extended;  // cudaLaunchKernelExC / cuLaunchKernelEx: the launch that can ask for programmatic dependent launch
   };
-  void set(long correlation, double ts_us, long tid = -1) { entries_.push_back({correlation, ts_us, tid}), finished_ = false; }
+  void set(long correlation, double ts_us, long tid = -1, bool extended = false) {
+    entries_.push_back({correlation, ts_us, tid, extended}), finished_ = false;
+  }
   // Every set() of `later` (unfinished), after this one's.
   void append(const LaunchTimes& later) {
     entries_.insert(entries_.end(), later.entries_.begin(), later.entries_.end());
@@ -168,6 +171,9 @@ std::string lower(std::string s);
 bool kind_of(std::string_view cat, ActivityKind& kind, bool& old_schema);
 // A runtime / driver call that launches a whole CUDA (or HIP) graph: its kernels carry no operator of their own.
 bool is_graph_launch(std::string_view runtime_name);
+// cudaLaunchKernelExC, cuLaunchKernelEx (hipLaunchKernelExC): launches whose attributes can ask for programmatic
+// dependent launch, which lets the kernel start before the previous one on its stream ends (Hopper and later).
+bool is_extended_launch(std::string_view runtime_name);
 // The host-event categories the readers tell apart (compared as lower(cat) is): "operator" (2021 schema),
 // "cpu_op", "gpu_user_annotation", "user_annotation", launches ("cuda_runtime", "cuda_driver", "runtime").
 enum class HostCategory { operator_2021, cpu_op, gpu_user_annotation, user_annotation, launch, other };

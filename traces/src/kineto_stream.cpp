@@ -927,7 +927,7 @@ class EventReader {
       if (is_number(ts) && !corr) return false;
       if (is_string(name) && name->str.substr(0, 3) == "hip") t_->hip_runtime = true;
       if (corr && is_string(name) && is_graph_launch(name->str)) t_->graph_launches.push_back(*corr);
-      if (is_number(ts)) t_->launch_ts.set(*corr, number_of(*ts), host_tid());
+      if (is_number(ts)) t_->launch_ts.set(*corr, number_of(*ts), host_tid(), is_string(name) && is_extended_launch(name->str));
     }
     return true;
   }

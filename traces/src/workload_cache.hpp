@@ -70,7 +70,8 @@ inline constexpr std::uint32_t kWorkloadCacheVersion = 25;  // 2: depthwise conv
                                                             // device time; Chakra CPU-side collectives and
                                                             // dependencies on absent nodes; 25: kernels whose
                                                             // External id repeats their correlation id linked
-                                                            // to the operator around their launch
+                                                            // to the operator around their launch; a note
+                                                            // on overlaps from cudaLaunchKernelExC launches
 
 struct CachedImport {
   Workload workload;
