@@ -43,7 +43,6 @@ void wait_for_job_end(std::vector<RankOutcome>& out, const std::vector<std::uniq
   double job_end = 0;
   for (const RankOutcome& o : out) job_end = std::max(job_end, o.stats.end_s);
   for (std::size_t i = 0; i < out.size(); ++i) {
-    if (out[i].stats.end_s >= job_end) continue;
     LocalTime tk{out[i].stats.end_s};
     replayers[i]->wait_for_job_end(tk, job_end);
     out[i].stats = replayers[i]->stats();

@@ -585,3 +585,22 @@ TEST_CASE("AMD matrix-core kernel names are told from other names with \"mi\" in
     CHECK((r[0].tensor_tflops > 0) == matrix);
   }
 }
+
+TEST_CASE("the operator around a launch is the innermost span holding it on its thread, however many children came before",
+          "[traces][activity][launch_link]") {
+  OperatorIndex ops;
+  ops.add_span({0, 1000, 5, 1});                                                       // a long parent
+  for (int i = 0; i < 300; ++i) ops.add_span({1.0 + 3 * i, 2.0 + 3 * i, 5, 100 + i});  // its many short children
+  ops.add_span({950, 990, 5, 2});                                                      // and a last child
+  ops.add_span({960, 970, 5, 3});                                                      // with a child of its own
+  ops.add_span({0, 2000, 6, 9});                                                       // another thread
+  ops.finish_spans();
+  CHECK(ops.operator_around(5, 965) == 3);   // innermost
+  CHECK(ops.operator_around(5, 980) == 2);   // after the grandchild, inside the child
+  CHECK(ops.operator_around(5, 995) == 1);   // after 302 children, inside the parent
+  CHECK(ops.operator_around(5, 1.5) == 100);
+  CHECK(ops.operator_around(5, 1500) == -1);  // outside every span of the thread
+  CHECK(ops.operator_around(6, 965) == 9);
+  CHECK(ops.operator_around(7, 965) == -1);  // a thread without spans
+  CHECK(ops.operator_around(-1, 965) == -1);  // an unknown thread matches nobody's spans
+}

@@ -321,6 +321,35 @@ TEST_CASE("kernels whose External id repeats their correlation id are linked to 
   }
 }
 
+TEST_CASE("in a trace whose kernels repeat their correlation id, a CUDA graph's kernel takes no operator's work", "[traces][launch_link]") {
+  // The graph kernel's correlation id (7) equals the operator's External id: it must neither take the operator's work
+  // nor share it with the GEMM the operator launched.
+  const std::string op = R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 100, "pid": 1, "tid": 1, "args": )"
+                         R"({"External id": 7, "Input Dims": [[256, 256], [256, 256]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}})";
+  auto launch = [](const char* name, double ts, int corr) {
+    return std::string(R"({"ph": "X", "cat": "cuda_runtime", "name": ")") + name + R"(", "ts": )" + std::to_string(ts) +
+           R"(, "dur": 1, "pid": 1, "tid": 1, "args": {"correlation": )" + std::to_string(corr) + R"(, "External id": )" +
+           std::to_string(corr) + "}}";
+  };
+  auto kernel = [](const char* name, double ts, int corr) {
+    return std::string(R"({"ph": "X", "cat": "kernel", "name": ")") + name + R"(", "ts": )" + std::to_string(ts) +
+           R"(, "dur": 20, "args": {"device": 0, "stream": 7, "correlation": )" + std::to_string(corr) + R"(, "External id": )" +
+           std::to_string(corr) + R"(, "grid": [4, 1, 1], "block": [128, 1, 1]}})";
+  };
+  const std::string text = R"({"traceEvents": [)" + op + ", " + launch("cudaLaunchKernel", 10, 100) + ", " +
+                           kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 200, 100) + ", " +
+                           launch("cudaGraphLaunch", 150, 7) + ", " + kernel("vectorized_elementwise_kernel", 300, 7) + "]}";
+  for (KinetoReader reader : {KinetoReader::checked, KinetoReader::streaming}) {
+    INFO("reader " << static_cast<int>(reader));
+    const Workload wl = import_kineto_text(text, "graph.json", classifier(), nullptr, reader);
+    REQUIRE(wl.ranks.size() == 1);
+    REQUIRE(wl.ranks[0].kernels.size() == 2);
+    CHECK(wl.ranks[0].kernels[0].work == WorkSource::shapes);  // the GEMM: linked through its launch
+    CHECK(wl.ranks[0].kernels[0].tensor_tflops == Approx(2.0 * 256 * 256 * 256 / 20e-6 * 1e-12).epsilon(1e-6));  // all of it
+    CHECK(wl.ranks[0].kernels[1].work != WorkSource::shapes);  // the graph's kernel: no operator
+  }
+}
+
 TEST_CASE("each kernel keeps its own launch shape when the trace lists activities out of order", "[traces]") {
   // Read in the order written, the activities are sorted by device and start; the shapes must follow them, on a
   // one-device trace (its list becomes the rank's) as on one with several devices (each rank takes its part).

@@ -832,22 +832,27 @@ void OperatorIndex::finish_spans() {
   std::stable_sort(spans_.begin(), spans_.end(), [](const OperatorSpan& a, const OperatorSpan& b) {
     return a.tid != b.tid ? a.tid < b.tid : a.t0_us != b.t0_us ? a.t0_us < b.t0_us : a.t1_us > b.t1_us;
   });
+  // Each span's parent: the innermost earlier span on its thread that still holds it (operators nest on a thread).
+  std::vector<std::int64_t> open;
+  for (std::size_t i = 0; i < spans_.size(); ++i) {
+    if (i > 0 && spans_[i].tid != spans_[i - 1].tid) open.clear();
+    while (!open.empty() && spans_[static_cast<std::size_t>(open.back())].t1_us < spans_[i].t1_us) open.pop_back();
+    spans_[i].parent = open.empty() ? -1 : open.back();
+    open.push_back(static_cast<std::int64_t>(i));
+  }
   spans_sorted_ = true;
 }
 
 long OperatorIndex::operator_around(long tid, double ts_us) const {
-  // The last span starting at or before ts on that thread; walking back, the first that still holds ts is the
-  // innermost (operators nest on a thread). The launching operator started shortly before its launch: the walk
-  // gives up after kMaxWalk spans that ended before it rather than scan a long parent's children.
-  constexpr int kMaxWalk = 256;
+  if (tid < 0) return -1;  // an unknown thread would match spans of other threads
+  // The last span starting at or before ts on that thread; the innermost span holding ts is that one or one of its
+  // ancestors (a span holding ts that started earlier holds that span too).
   auto it = std::upper_bound(spans_.begin(), spans_.end(), std::make_pair(tid, ts_us), [](const std::pair<long, double>& key, const OperatorSpan& s) {
     return key.first != s.tid ? key.first < s.tid : key.second < s.t0_us;
   });
-  for (int walked = 0; it != spans_.begin() && walked < kMaxWalk; ++walked) {
-    --it;
-    if (it->tid != tid) break;
-    if (it->t1_us >= ts_us) return it->external_id;
-  }
+  if (it == spans_.begin() || std::prev(it)->tid != tid) return -1;
+  for (std::int64_t i = std::prev(it) - spans_.begin(); i >= 0; i = spans_[static_cast<std::size_t>(i)].parent)
+    if (spans_[static_cast<std::size_t>(i)].t1_us >= ts_us) return spans_[static_cast<std::size_t>(i)].external_id;
   return -1;
 }
 

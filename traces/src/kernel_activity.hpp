@@ -54,6 +54,7 @@ struct OperatorSpan {
   double t0_us, t1_us;
   long tid;  // -1 when the event's tid is no integer
   long external_id;
+  std::int64_t parent = -1;  // the span it nests in on its thread (finish_spans), -1: none
 };
 
 // The cpu_op events of a trace that carry input shapes, by External id.
@@ -74,7 +75,8 @@ class OperatorIndex {
   // there): the operator that launched such a kernel is the innermost one around its launch on the launching thread.
   void add_span(const OperatorSpan& s) { spans_.push_back(s), spans_sorted_ = false; }
   void finish_spans();  // after the last add_span, before operator_around
-  // The External id of the innermost span on thread `tid` holding host time `ts_us`, or -1 when none does.
+  // The External id of the innermost span on thread `tid` holding host time `ts_us`, or -1 when none does (or the
+  // thread is unknown: tid -1).
   long operator_around(long tid, double ts_us) const;
   std::size_t span_count() const { return spans_.size(); }
 

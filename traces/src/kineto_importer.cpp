@@ -1123,8 +1123,9 @@ class WorkloadBuilder {
     if (early_launches > 0)
       rep_.notes.push_back(std::to_string(early_launches) + " kernel" + (early_launches == 1 ? " starts" : "s start") +
                            " before the previous activity on its stream ends (rank " + std::to_string(rank.id) +
-                           "), launched with cudaLaunchKernelExC / cuLaunchKernelEx: programmatic dependent launch lets a kernel "
-                           "start early (Hopper and later); replayed as the busy union, the overlap adding no device time");
+                           "), launched with cudaLaunchKernelExC / cuLaunchKernelEx, which can ask for programmatic dependent "
+                           "launch (a kernel starting before the previous one ends, Hopper and later); otherwise duplicated or "
+                           "corrupt events; replayed as the busy union, the overlap adding no device time");
     if (before_launch > 0)  // a device cannot run what the host has not launched yet: skewed clocks or corrupt events
       rep_.notes.push_back(std::to_string(before_launch) + " activit" + (before_launch == 1 ? "y starts" : "ies start") +
                            " more than 1 us before the host call that launched " + (before_launch == 1 ? "it" : "them") +
@@ -1161,19 +1162,25 @@ namespace {
 // equal an unrelated operator's External id (the ids count apart). Returns how many kernels were linked, their time (us).
 std::pair<std::size_t, double> link_kernels_through_launches(RawTrace& raw) {
   if (raw.operators.span_count() == 0) return {0, 0.0};
+  // A CUDA graph's kernels are the graph's, not the work of the operator around its replay: they neither decide the
+  // form nor take an operator (in that form their External id would name an unrelated one).
+  std::vector<long> graphs = raw.graph_launches;
+  std::sort(graphs.begin(), graphs.end());
+  auto replayed = [&](const RawActivity& a) { return std::binary_search(graphs.begin(), graphs.end(), a.correlation); };
   auto unlinked = [](const RawActivity& a) { return a.external_id < 0 || a.external_id == a.correlation; };
   std::size_t kernels = 0, in_form = 0;
   for (const RawActivity& a : raw.acts)
-    if (a.kind == ActivityKind::kernel) ++kernels, in_form += unlinked(a);
+    if (a.kind == ActivityKind::kernel && !replayed(a)) ++kernels, in_form += unlinked(a);
   if (kernels == 0 || in_form * 10 < kernels * 9) return {0, 0.0};
   raw.operators.finish_spans();
-  // A CUDA graph's kernels are the graph's, not the work of the operator around its replay.
-  std::vector<long> graphs = raw.graph_launches;
-  std::sort(graphs.begin(), graphs.end());
   std::size_t linked = 0;
   double linked_us = 0;
   for (RawActivity& a : raw.acts) {
-    if (a.kind != ActivityKind::kernel || !unlinked(a) || std::binary_search(graphs.begin(), graphs.end(), a.correlation)) continue;
+    if (a.kind != ActivityKind::kernel || !unlinked(a)) continue;
+    if (replayed(a)) {
+      a.external_id = -1;
+      continue;
+    }
     const LaunchTimes::Launch* launch = raw.launch_ts.find_launch(a.correlation);
     const long op = launch ? raw.operators.operator_around(launch->tid, launch->ts_us) : -1;
     a.external_id = op >= 0 && raw.operators.find(op) ? op : -1;  // the correlation id names no operator

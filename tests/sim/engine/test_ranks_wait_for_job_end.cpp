@@ -81,3 +81,25 @@ TEST_CASE("the job's mean power counts the early rank's wait, so it never falls 
   const std::string text = format_report(s);
   CHECK(text.find("1 of 2 GPUs ended before the job's last rank") != std::string::npos);
 }
+
+TEST_CASE("under the native governor the wait keeps its ticks, repeats wait once at the end, and every joule is counted once",
+          "[sim][engine][job_end]") {
+  const GpuModel m = load_gpu_model("h200");
+  const Workload wl = two_ranks_ending_apart();
+  ReplayOptions opts;
+  opts.repeat = 2;
+  auto out = replay(wl, m, PolicySpec{"native", {}, 0}, opts);
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].stats.end_s == Approx(2e-3).epsilon(0.05));  // two 1 ms GEMMs (clocks may move them a little)
+  CHECK(out[0].stats.metered_end_s() == Approx(out[1].stats.end_s).epsilon(1e-12));
+  CHECK(out[0].meter.waiting_s() == Approx(out[1].stats.end_s - out[0].stats.end_s).epsilon(1e-9));
+  CHECK(out[0].meter.waiting_j() > 0);
+  for (const RankOutcome& o : out) {
+    double classes = 0;
+    for (double e : o.meter.class_j()) classes += e;
+    CHECK(classes + o.meter.gap_j() + o.meter.waiting_j() + o.meter.switch_j() == Approx(o.meter.total_j()).epsilon(1e-12));
+    double steps = 0;
+    for (const StepTotals& st : o.meter.steps()) steps += st.energy_j;
+    CHECK(steps + o.meter.waiting_j() <= o.meter.total_j() * (1 + 1e-12));  // the wait is in no step
+  }
+}

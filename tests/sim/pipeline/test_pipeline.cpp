@@ -190,6 +190,30 @@ TEST_CASE("the kernel-level pipeline replays each stage's kernels between its co
   CHECK(slow.iteration_s == Approx((6 + 3 - 1) * 6 * per_kernel).epsilon(1e-9));
 }
 
+TEST_CASE("a stage that ends before the iteration's last one idles until it ends, metered as waiting", "[pipeline][job_end]") {
+  const GpuModel& m = pipeline_test::a100();
+  KernelPipeline kp;
+  kp.microbatches = 4;
+  for (int s = 0; s < 3; ++s) {
+    Rank r;
+    r.id = s;
+    r.kernels.assign(6, pipeline_test::top_clock_kernel(1e-3));
+    kp.stages.push_back(r);
+    kp.forward.push_back({0, 2});
+    kp.backward.push_back({2, 6});
+  }
+  const KernelPipelineResult r = pipeline_test::run(kp);
+  // 1F1B: the last stage's last backward comes first, the first stage's last; each GPU waits out the rest.
+  const double idle = m.idle_power_w(static_cast<int>(m.sm_clocks_mhz().size()) - 1);
+  REQUIRE(r.outcomes[2].stats.end_s < r.iteration_s - 1e-6);
+  for (const RankOutcome& o : r.outcomes) {
+    CHECK(o.stats.metered_end_s() == Approx(r.iteration_s).epsilon(1e-12));
+    CHECK(o.meter.waiting_s() == Approx(r.iteration_s - o.stats.end_s).margin(1e-12));
+    CHECK(o.meter.waiting_j() == Approx(idle * o.meter.waiting_s()).margin(1e-12));
+  }
+  CHECK(r.outcomes[0].meter.waiting_s() == Approx(0).margin(1e-12));
+}
+
 TEST_CASE("kernel-level and duration-level pipelines agree with data parallelism on a cluster", "[pipeline]") {
   const GpuModel& m = pipeline_test::a100();
   KernelPipeline kp;

@@ -374,7 +374,15 @@ std::optional<std::vector<std::pair<std::size_t, double>>> run_graph(const std::
     }
   }
   if (done == plan.size()) return order;
+  // A node on a cycle: every node left waiting waits for another one left waiting, so walking those waits from any of
+  // them as many steps as there are nodes ends on a cycle (the first one left might only sit downstream of one).
+  std::vector<std::size_t> waits_for(plan.size(), 0);
+  for (std::size_t i = 0; i < plan.size(); ++i)
+    if (g.waiting[i])
+      for (std::size_t c : g.children[i])
+        if (g.waiting[c]) waits_for[c] = i;
   stuck = static_cast<std::size_t>(std::find_if(g.waiting.begin(), g.waiting.end(), [](std::size_t w) { return w > 0; }) - g.waiting.begin());
+  for (std::size_t step = 0; step < plan.size(); ++step) stuck = waits_for[stuck];
   return std::nullopt;
 }
 
