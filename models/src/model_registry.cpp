@@ -2,6 +2,7 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
+#include "sim/core/text_format.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -21,7 +22,7 @@ std::vector<std::string> available_models() {
   if (DIR* d = ::opendir(models_dir().c_str())) {
     while (dirent* e = ::readdir(d)) {
       std::string n = e->d_name;
-      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".json") == 0) out.push_back(n.substr(0, n.size() - 5));
+      if (n.size() > 5 && ends_with(n, ".json")) out.push_back(n.substr(0, n.size() - 5));
     }
     ::closedir(d);
   }

@@ -1,6 +1,7 @@
 #include "sim/core/rank_numbered.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/text_format.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -20,7 +21,7 @@ std::pair<std::string, std::size_t> rank_part(const std::string& name, const std
   if (name.rfind(stem, 0) != 0) return {"", 0};
   for (std::size_t i = 0; i < suffixes.size(); ++i) {
     const std::string& sfx = suffixes[i];
-    if (name.size() < stem.size() + sfx.size() || name.compare(name.size() - sfx.size(), sfx.size(), sfx) != 0) continue;
+    if (name.size() < stem.size() + sfx.size() || !ends_with(name, sfx)) continue;
     const std::string part = name.substr(stem.size(), name.size() - stem.size() - sfx.size());
     const bool sign = !part.empty() && (part[0] == '+' || part[0] == '-');
     if (all_digits(part.substr(sign ? 1 : 0))) return {part, i};

@@ -1,7 +1,7 @@
 #include "sim/results/trace_export.hpp"
-#include "sim/core/text_format.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/text_format.hpp"
 
 #include <zlib.h>
 

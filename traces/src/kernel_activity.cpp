@@ -1,5 +1,7 @@
 #include "traces/src/kernel_activity.hpp"
 
+#include "sim/core/text_format.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cctype>
@@ -403,7 +405,7 @@ std::optional<OperatorWork> streaming_work(const OperatorCall& op, const std::st
   const std::size_t largest = static_cast<std::size_t>(std::max_element(elems.begin(), elems.end()) - elems.begin());
   double read = all, written = 0, filled = 0, out_elems = elems[largest];
   const bool in_place = !base.empty() && base.back() == '_' && base.front() != '_';
-  auto backward_of = [](const std::string& b) { return b.size() > 9 && b.compare(b.size() - 9, 9, "_backward") == 0; };
+  auto backward_of = [](const std::string& b) { return b.size() > 9 && ends_with(b, "_backward"); };
   if (base == "fill_" || base == "zero_") {
     read = 0, written = filled = sizes[0], out_elems = elems[0];
   } else if (base == "copy_") {

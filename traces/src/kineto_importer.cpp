@@ -472,15 +472,11 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
 }  // namespace
 
 bool is_extended_launch(std::string_view n) {
-  for (std::string_view p : {"cudaLaunchKernelEx", "cuLaunchKernelEx", "hipLaunchKernelEx"})
-    if (n.substr(0, p.size()) == p) return true;
-  return false;
+  return starts_with(n, "cudaLaunchKernelEx") || starts_with(n, "cuLaunchKernelEx") || starts_with(n, "hipLaunchKernelEx");
 }
 
 bool is_graph_launch(std::string_view n) {
-  for (std::string_view p : {"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"})
-    if (n.substr(0, p.size()) == p) return true;
-  return false;
+  return starts_with(n, "cudaGraphLaunch") || starts_with(n, "cuGraphLaunch") || starts_with(n, "hipGraphLaunch");
 }
 
 void add_activity(RawTrace& t, RawActivity&& a, const LaunchShape& shape) {

@@ -1,7 +1,7 @@
 #include "traces/src/workload_cache.hpp"
-#include "sim/core/text_format.hpp"
 
 #include "sim/core/content_hash.hpp"
+#include "sim/core/text_format.hpp"
 
 #include <atomic>
 #include <cerrno>

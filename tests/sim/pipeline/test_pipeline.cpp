@@ -160,11 +160,12 @@ TEST_CASE("jitter is seeded: the same seed repeats, another differs", "[pipeline
   CHECK(std::fabs(simulate_pipeline(wl).iteration_s - a) > 1e-6 * a);
 }
 
-TEST_CASE("the kernel-level pipeline replays each stage's kernels between its communications", "[pipeline]") {
-  const GpuModel& m = pipeline_test::a100();
-  // Each stage: a forward of two GEMMs and a backward of four, recorded at the A100's top clocks.
+namespace {
+
+// Three stages, each a forward of two 1 ms GEMMs and a backward of four, recorded at the A100's top clocks.
+KernelPipeline three_stage_pipeline(int microbatches) {
   KernelPipeline kp;
-  kp.microbatches = 6;
+  kp.microbatches = microbatches;
   for (int s = 0; s < 3; ++s) {
     Rank r;
     r.id = s;
@@ -173,6 +174,14 @@ TEST_CASE("the kernel-level pipeline replays each stage's kernels between its co
     kp.forward.push_back({0, 2});
     kp.backward.push_back({2, 6});
   }
+  return kp;
+}
+
+}  // namespace
+
+TEST_CASE("the kernel-level pipeline replays each stage's kernels between its communications", "[pipeline]") {
+  const GpuModel& m = pipeline_test::a100();
+  const KernelPipeline kp = three_stage_pipeline(6);
   const KernelPipelineResult r = pipeline_test::run(kp);
   // Same as the duration-level pipeline: (M + S - 1) x (forward + backward).
   CHECK(r.iteration_s == Approx((6 + 3 - 1) * 6e-3).epsilon(1e-9));
@@ -192,16 +201,7 @@ TEST_CASE("the kernel-level pipeline replays each stage's kernels between its co
 
 TEST_CASE("a stage that ends before the iteration's last one idles until it ends, metered as waiting", "[pipeline][job_end]") {
   const GpuModel& m = pipeline_test::a100();
-  KernelPipeline kp;
-  kp.microbatches = 4;
-  for (int s = 0; s < 3; ++s) {
-    Rank r;
-    r.id = s;
-    r.kernels.assign(6, pipeline_test::top_clock_kernel(1e-3));
-    kp.stages.push_back(r);
-    kp.forward.push_back({0, 2});
-    kp.backward.push_back({2, 6});
-  }
+  const KernelPipeline kp = three_stage_pipeline(4);
   const KernelPipelineResult r = pipeline_test::run(kp);
   // 1F1B: the last stage's last backward comes first, the first stage's last; each GPU waits out the rest.
   const double idle = m.idle_power_w(static_cast<int>(m.sm_clocks_mhz().size()) - 1);

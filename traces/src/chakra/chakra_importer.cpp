@@ -1,11 +1,11 @@
 #include "traces/src/chakra/chakra_importer.hpp"
-#include "sim/core/text_format.hpp"
 
 #include "sim/core/errors.hpp"
 #include "sim/core/parallel.hpp"
 #include "sim/core/json_util.hpp"
 #include "sim/core/limits.hpp"
 #include "sim/core/rank_numbered.hpp"
+#include "sim/core/text_format.hpp"
 #include "traces/src/chakra/chakra_attrs.hpp"
 #include "traces/src/chakra/chakra_stream.hpp"
 #include "traces/src/multi_rank.hpp"

@@ -1,7 +1,7 @@
 #include "traces/src/chakra/chakra_stream.hpp"
-#include "sim/core/text_format.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/text_format.hpp"
 #include "traces/src/gzip_file.hpp"
 
 #include <google/protobuf/stubs/logging.h>

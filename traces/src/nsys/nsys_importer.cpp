@@ -1,8 +1,8 @@
 #include "traces/src/nsys/nsys_importer.hpp"
-#include "sim/core/text_format.hpp"
 
 #include "sim/core/errors.hpp"
 #include "sim/core/json_util.hpp"
+#include "sim/core/text_format.hpp"
 #include "traces/src/kineto_raw.hpp"
 
 #include <sqlite3.h>
