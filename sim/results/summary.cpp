@@ -280,6 +280,37 @@ std::string timeline_csv(const std::vector<RankOutcome>& outcomes) {
   return os.str();
 }
 
+namespace {
+
+// Which collectives ran on the simulated cluster and which kept their recorded time, naming the process groups
+// whose ranks are not all in this import: a user merging rank traces sees when a rank is missing.
+std::string collectives_line(const Json& c) {
+  const auto recorded = c["calls_at_recorded_duration"].get<std::size_t>();
+  std::string line = printf_text("collectives: %zu simulated on the cluster, %zu at their recorded duration",
+                                 c["calls_simulated"].get<std::size_t>(), recorded);
+  if (recorded == 0) return line + "\n";
+  std::vector<std::string> partial;
+  std::size_t in_partial = 0;
+  for (const Json& g : c["groups"])
+    if (!g["complete"].get<bool>() && g["calls"].get<std::size_t>() > 0) {
+      in_partial += g["calls"].get<std::size_t>();
+      if (partial.size() < 4)
+        partial.push_back(printf_text("\"%s\" of %d ranks, %zu calls", g["name"].get<std::string>().c_str(), g["size"].get<int>(),
+                                      g["calls"].get<std::size_t>()));
+      else if (partial.size() == 4)
+        partial.push_back("...");
+    }
+  std::string why;
+  for (const std::string& p : partial) why += (why.empty() ? "" : "; ") + p;
+  if (!why.empty()) why = "process groups whose ranks are not all in this import: " + why;
+  if (recorded > in_partial)
+    why += printf_text("%s%zu calls without a process group or whose peer rank is not in this import", why.empty() ? "" : "; ",
+                       recorded - in_partial);
+  return line + " (" + why + ")\n";
+}
+
+}  // namespace
+
 std::string format_report(const Json& s) {
   std::ostringstream os;
   char buf[256];
@@ -288,6 +319,7 @@ std::string format_report(const Json& s) {
      << s["engine"].get<std::string>() << "\n";
   os << "trace " << s["trace"]["source"].get<std::string>() << ": " << s["trace"]["activities"].get<std::size_t>()
      << " device activities, " << s["trace"]["steps"].get<std::size_t>() << " steps\n";
+  if (s.contains("collectives")) os << collectives_line(s["collectives"]);
   // How much of the kernel time the activity model prices from counted work: a trace recorded without operator
   // shapes is priced by the class priors, which read high off the power cap (validate --models, shapes withheld).
   if (const Json& w = s["trace"]["work"]; w.contains("class_prior_kernel_time_share") && s["gpu"].value("activity_model", false)) {

@@ -3,6 +3,7 @@
 #include "sim/engine/engine.hpp"
 #include "models/src/collective_cost.hpp"
 #include "sim/policies/policy_factory.hpp"
+#include "sim/results/summary.hpp"
 #include "traces/src/kineto_importer.hpp"
 #include "traces/src/multi_rank.hpp"
 #include "rank_trace_fixtures.hpp"
@@ -92,6 +93,40 @@ TEST_CASE("collectives of a group not all imported keep their recorded duration"
   const Json d = describe_collectives(wl);
   CHECK(d["calls_at_recorded_duration"] == 1);
   CHECK(d["calls_simulated"] == 0);
+}
+
+TEST_CASE("the report names the process groups whose collectives keep their recorded duration", "[traces][multi-rank]") {
+  std::vector<RankTrace> parts;
+  parts.push_back(rank_part(0, {{"g", 0, 1000, ""}, {"ncclDevKernel_AllReduce", 1000, 1500, allreduce(2.5e7)}}));
+  const Workload wl = merge_rank_workloads(std::move(parts));
+  const GpuModel m = load_gpu_model("h200");
+  Scenario sc;
+  sc.name = "one-of-two";
+  const std::string text = format_report(build_summary(sc, wl, ImportReport{}, m, replay(wl, two_nodes())));
+  CHECK_THAT(text, Catch::Contains("collectives: 0 simulated on the cluster, 1 at their recorded duration (process groups whose "
+                                   "ranks are not all in this import: \"0\" of 2 ranks, 1 calls)"));
+  // Both ranks here: every call runs on the cluster, and the line says only that.
+  const Workload both = two_ranks();
+  const std::string full = format_report(build_summary(sc, both, ImportReport{}, m, replay(both, two_nodes())));
+  CHECK_THAT(full, Catch::Contains("collectives: 2 simulated on the cluster, 0 at their recorded duration\n"));
+}
+
+TEST_CASE("NCCL kernels with no collective record are named in a note, kept at their recorded time", "[traces][multi-rank]") {
+  // A 2023 trace's layout: the NCCL kernel carries no "Collective name" and no record_param_comms range holds one.
+  for (const KinetoReader reader : {KinetoReader::checked, KinetoReader::streaming}) {
+    ImportReport rep;
+    const Workload wl = import_kineto_text(testing::rank_trace(0, {{"g", 0, 1000, ""}, {"ncclKernel_AllReduce_RING_LL_Sum_float", 1000, 1500, ""}}),
+                                           "old.json", Classifier::load_default(), &rep, reader);
+    CHECK(wl.collectives.empty());
+    std::string notes;
+    for (const std::string& n : rep.notes) notes += n + "\n";
+    CHECK_THAT(notes, Catch::Contains("1 NCCL kernel (1.5 ms) carries no collective record") &&
+                          Catch::Contains("kept at its recorded duration, not simulated on the cluster"));
+  }
+  // With the record, no such note.
+  ImportReport rep;
+  import_kineto_text(testing::rank_trace(0, {{"ncclDevKernel_AllReduce", 0, 10, allreduce(1000)}}), "new.json", Classifier::load_default(), &rep);
+  for (const std::string& n : rep.notes) CHECK_THAT(n, !Catch::Contains("no collective record"));
 }
 
 TEST_CASE("a truncated rank list is resolved from the ranks that took part", "[traces][multi-rank]") {

@@ -692,14 +692,19 @@ void check_span(const std::vector<RawActivity>& acts, const std::string& file) {
   }
 }
 
-// NCCL kernels without collective args take them from the record_param_comms range their launch is in.
-void attach_host_collectives(RawTrace& t) {
-  if (t.host_comms.empty()) return;
+// NCCL kernels without collective args take them from the record_param_comms range their launch is in. Returns
+// the count and time (us) of NCCL kernels left with no collective record: they keep their recorded durations.
+std::pair<std::size_t, double> attach_host_collectives(RawTrace& t) {
   std::sort(t.host_comms.begin(), t.host_comms.end(), [](const HostComm& a, const HostComm& b) { return a.t0_us < b.t0_us; });
+  std::size_t unrecorded = 0;
+  double unrecorded_us = 0;
   for (RawActivity& a : t.acts) {
     if (a.collective != -1 || a.kind != ActivityKind::kernel || lower(*a.name).find("nccl") == std::string::npos) continue;
-    const double* launched = t.launch_ts.find(a.correlation);
-    if (!launched) continue;
+    const double* launched = t.host_comms.empty() ? nullptr : t.launch_ts.find(a.correlation);
+    if (!launched) {
+      ++unrecorded, unrecorded_us += a.dur_us;
+      continue;
+    }
     const double tl = *launched;
     auto hc = std::upper_bound(t.host_comms.begin(), t.host_comms.end(), tl, [](double x, const HostComm& h) { return x < h.t0_us; });
     while (hc != t.host_comms.begin()) {
@@ -710,7 +715,9 @@ void attach_host_collectives(RawTrace& t) {
       }
       if (tl - hc->t0_us > 1e6) break;  // ranges do not last a second
     }
+    if (a.collective == -1) ++unrecorded, unrecorded_us += a.dur_us;
   }
+  return {unrecorded, unrecorded_us};
 }
 
 // The annotation ranges containing each activity of [begin, end), as one pass of cover() finds them. Consecutive
@@ -1193,7 +1200,7 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
                         ImportReport* report) {
   raw.launch_ts.finish();
   const auto [relinked, relinked_us] = link_kernels_through_launches(raw);
-  attach_host_collectives(raw);
+  const auto [unrecorded, unrecorded_us] = attach_host_collectives(raw);
   sort_activities(raw);
   check_span(raw.acts, file);
   // The work of each activity, from the operator that launched it (its input shapes).
@@ -1235,6 +1242,15 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
           "%zu kernel%s (%.1f ms) linked to %s operator through %s launch: the trace's kernels carry no operator's "
           "External id (it repeats the correlation id), so the innermost operator around each launch on its thread is taken",
           relinked, relinked == 1 ? "" : "s", relinked_us / 1e3, relinked == 1 ? "its" : "their", relinked == 1 ? "its" : "their"));
+    // Without a record the kernel's collective, bytes and process group are unknown: its rank cannot be made to wait
+    // for the others there, so a multi-rank replay runs each rank at its own recorded communication time.
+    if (unrecorded > 0)
+      report->notes.push_back(printf_text(
+          "%zu NCCL kernel%s (%.1f ms) carr%s no collective record (no \"Collective name\" args on the kernel or on a "
+          "record_param_comms range around its launch): kept at %s recorded duration%s, not simulated on the cluster, so "
+          "ranks do not wait for each other there",
+          unrecorded, unrecorded == 1 ? "" : "s", unrecorded_us / 1e3, unrecorded == 1 ? "ies" : "y", unrecorded == 1 ? "its" : "their",
+          unrecorded == 1 ? "" : "s"));
   }
   return std::move(b.workload());
 }

@@ -27,7 +27,7 @@ namespace dvfs {
 // LaunchShape, Step, AnnotationSet, CollectiveCall or ImportReport changes, or whenever an importer (Kineto,
 // Nsight Systems, recordings, telemetry alignment) or the classifier's code changes what it produces for the
 // same input files. Entries of another version are never read (they are misses, and rewritten).
-inline constexpr std::uint32_t kWorkloadCacheVersion = 25;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
+inline constexpr std::uint32_t kWorkloadCacheVersion = 26;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
                                                             // FFT convolutions, Rank::clipped; 4: out= tensors written,
                                                             // nll_loss / gather / scatter_add by their indexed elements;
                                                             // 5: _embedding_bag by its indices, unsized aten::index
@@ -71,7 +71,9 @@ inline constexpr std::uint32_t kWorkloadCacheVersion = 25;  // 2: depthwise conv
                                                             // dependencies on absent nodes; 25: kernels whose
                                                             // External id repeats their correlation id linked
                                                             // to the operator around their launch; a note
-                                                            // on overlaps from cudaLaunchKernelExC launches
+                                                            // on overlaps from cudaLaunchKernelExC launches;
+                                                            // 26: a note on NCCL kernels with no collective
+                                                            // record
 
 struct CachedImport {
   Workload workload;
