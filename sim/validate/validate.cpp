@@ -352,7 +352,9 @@ Json validate_multi_rank(const std::string& dir, const std::string& gpu, const C
   }
   if (recs.empty()) throw InputError(dir, "rank0", "missing: expected rank<N>/ recordings of one job");
   const GpuModel model = load_gpu_model(gpu, "", "--gpu");
-  LoadedTrace trace{merge_rank_workloads(std::move(parts)), recs.front().import_report, Json()};
+  std::vector<std::string> merge_notes;  // printed as the run's are: nothing the merge decides goes unsaid
+  LoadedTrace trace{merge_rank_workloads(std::move(parts), &merge_notes), recs.front().import_report, Json()};
+  for (const std::string& n : merge_notes) std::fprintf(stderr, "dvfs-sim: note: %s: %s\n", dir.c_str(), n.c_str());
   std::map<int, const Recording*> rec_of;  // global rank -> its recording
   for (const Recording& rec : recs) rec_of[rec.workload.ranks.front().id] = &rec;
   // Measured time in communication kernels per rank over the profiled steps (as replayed: their busy-union part).

@@ -129,6 +129,117 @@ TEST_CASE("NCCL kernels with no collective record are named in a note, kept at t
   for (const std::string& n : rep.notes) CHECK_THAT(n, !Catch::Contains("no collective record"));
 }
 
+namespace {
+
+// A PyTorch 2.0 / 2.1 rank trace: each NCCL kernel's only record is the "nccl:<name>" annotation (`dims`, `type` its
+// Input Dims / Input type; "" leaves them out) around its launch on host thread 5, after 1 ms of compute.
+struct AnnotatedCall {
+  std::string name, kernel, dims, type;
+  int kernels = 1;  // launched inside the annotation, 500 us each
+};
+std::string annotated_rank_trace(int rank, int world, const std::vector<AnnotatedCall>& calls, double compute_us = 1000) {
+  std::ostringstream os;
+  os << R"({"distributedInfo": {"backend": "nccl", "rank": )" << rank << R"(, "world_size": )" << world << R"(}, "traceEvents": [)"
+     << R"({"ph": "X", "cat": "kernel", "name": "ampere_bf16_gemm", "pid": 0, "tid": 7, "ts": 0, "dur": )" << compute_us
+     << R"(, "args": {"device": 0, "stream": 7, "correlation": 1}})";
+  double t = compute_us;
+  long corr = 10;
+  for (const AnnotatedCall& c : calls) {
+    os << R"(, {"ph": "X", "cat": "user_annotation", "name": ")" << c.name << R"(", "pid": 1, "tid": 5, "ts": )" << t << R"(, "dur": 20, "args": {)";
+    if (!c.dims.empty()) os << R"("Input Dims": )" << c.dims << R"(, "Input type": )" << c.type;
+    os << "}}";
+    for (int k = 0; k < c.kernels; ++k, ++corr)
+      os << R"(, {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 5, "ts": )" << t + 5 + k
+         << R"(, "dur": 1, "args": {"correlation": )" << corr << R"(}}, {"ph": "X", "cat": "kernel", "name": ")" << c.kernel
+         << R"(", "pid": 0, "tid": 20, "ts": )" << t + 10 + 500 * k << R"(, "dur": 500, "args": {"device": 0, "stream": 20, "correlation": )"
+         << corr << "}}";
+    t += 100 + 500 * c.kernels;
+  }
+  os << "]}";
+  return os.str();
+}
+
+std::string all_notes(const ImportReport& rep) {
+  std::string s;
+  for (const std::string& n : rep.notes) s += n + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("NCCL kernels with no record take their collective from the nccl: annotation around their launch", "[traces][multi-rank]") {
+  const std::vector<AnnotatedCall> calls = {{"nccl:all_reduce", "ncclKernel_AllReduce_RING_LL_Sum_float", "[[1000]]", R"(["float"])"},
+                                            {"nccl:_all_gather_base", "ncclKernel_AllGather_RING_LL_Sum_int8_t", "[[64, 8]]", R"(["c10::BFloat16"])"},
+                                            {"nccl:all_to_all", "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", "[[48]]", R"(["long"])"},
+                                            {"nccl:send", "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", "[[16]]", R"(["float"])"},
+                                            {"nccl:all_reduce", "ncclKernel_AllReduce_RING_LL_Sum_float", "", ""},
+                                            {"nccl:broadcast", "ncclKernel_Broadcast_RING_LL_Sum_float", "[[10]]", R"(["float"])", 2}};
+  for (const KinetoReader reader : {KinetoReader::checked, KinetoReader::streaming}) {
+    ImportReport rep;
+    const Workload wl = import_kineto_text(annotated_rank_trace(1, 4, calls), "old.json", Classifier::load_default(), &rep, reader);
+    REQUIRE(wl.ranks.size() == 1);
+    std::vector<const CollectiveCall*> got;
+    for (const Kernel& k : wl.ranks[0].kernels)
+      if (k.collective) got.push_back(&wl.collectives[k.collective - 1]);
+    REQUIRE(got.size() == 4);
+    CHECK(got[0]->kind == CollectiveKind::all_reduce);
+    CHECK(got[0]->bytes == 4000);
+    CHECK(got[1]->kind == CollectiveKind::all_gather);
+    CHECK(got[1]->bytes == 64 * 8 * 2 * 4);  // the shard's bytes x the world's 4 ranks: the buffer every rank holds
+    CHECK(got[2]->kind == CollectiveKind::all_to_all);
+    CHECK(got[2]->bytes == 48 * 8);  // "long": PyTorch 2.0's name of int64
+    CHECK(got[3]->kind == CollectiveKind::broadcast);  // the first of the two kernels in its annotation; not the second
+    CHECK(got[3]->bytes == 40);
+    REQUIRE(got[0]->group >= 0);
+    CHECK(wl.group_names[static_cast<std::size_t>(got[0]->group)] == kInferredWorldGroup);
+    CHECK(wl.groups[static_cast<std::size_t>(got[0]->group)] == std::vector<int>{0, 1, 2, 3});
+    // The send names no peer and the last all-reduce no input: both keep their recorded time, said so.
+    const std::string notes = all_notes(rep);
+    CHECK_THAT(notes, Catch::Contains("4 NCCL kernels (2.0 ms) with no \"Collective name\" record took their collective from the "
+                                      "\"nccl:<collective>\" annotation") && Catch::Contains("the job's world (4 ranks)"));
+    CHECK_THAT(notes, Catch::Contains("3 NCCL kernels (1.5 ms) carry no collective record") &&
+                          Catch::Contains("1 inside \"nccl:\" annotations whose inputs are not sized") &&
+                          Catch::Contains("1 launched inside a \"nccl:\" annotation that gave its collective to an earlier kernel"));
+  }
+  // A trace that names no world size: nothing is inferred, and the note says why.
+  ImportReport rep;
+  std::string unsized_world = annotated_rank_trace(0, 4, {calls[0]});
+  unsized_world.replace(unsized_world.find(R"(, "world_size": 4)"), 17, "");
+  const Workload wl = import_kineto_text(unsized_world, "noworld.json", Classifier::load_default(), &rep);
+  CHECK(wl.collectives.empty());
+  CHECK_THAT(all_notes(rep), Catch::Contains("the trace names no world size for its \"nccl:\" annotations"));
+}
+
+TEST_CASE("inferred collectives of all ranks run on the cluster; calls that differ across ranks keep their time", "[traces][multi-rank]") {
+  const AnnotatedCall ar{"nccl:all_reduce", "ncclKernel_AllReduce_RING_LL_Sum_float", "[[25000000]]", R"(["float"])"};
+  auto part = [](int rank, const std::vector<AnnotatedCall>& calls, double compute_us) {
+    const std::string file = "rank" + std::to_string(rank) + ".json";
+    return RankTrace{import_kineto_text(annotated_rank_trace(rank, 2, calls, compute_us), file, Classifier::load_default()), file, -1, ""};
+  };
+  std::vector<RankTrace> parts;
+  parts.push_back(part(0, {ar}, 1000));
+  parts.push_back(part(1, {ar}, 2000));
+  const Workload wl = merge_rank_workloads(std::move(parts));
+  CHECK(describe_collectives(wl)["calls_simulated"] == 2);
+  // The faster rank waits for the slower one inside the all-reduce: both leave it together.
+  const auto out = replay(wl, two_nodes());
+  CHECK(out[0].stats.end_s == Approx(out[1].stats.end_s).epsilon(1e-9));
+
+  // Ranks whose inferred calls differ (the job had smaller groups than its world): a note, not a refusal.
+  const AnnotatedCall other{"nccl:all_reduce", "ncclKernel_AllReduce_RING_LL_Sum_float", "[[7]]", R"(["float"])"};
+  std::vector<RankTrace> differ;
+  differ.push_back(part(0, {ar}, 1000));
+  differ.push_back(part(1, {other}, 1000));
+  std::vector<std::string> notes;
+  const Workload kept = merge_rank_workloads(std::move(differ), &notes);
+  CHECK(describe_collectives(kept)["calls_simulated"] == 0);
+  for (const Rank& r : kept.ranks)
+    for (const Kernel& k : r.kernels) CHECK(k.collective == 0);
+  REQUIRE(notes.size() == 1);
+  CHECK_THAT(notes[0], Catch::Contains("the collectives inferred from \"nccl:\" annotations do not match across the ranks (rank1.json, "
+                                       "call 0: all_reduce of 28 bytes on rank 1, all_reduce of 100000000 bytes on rank 0 (rank0.json))"));
+}
+
 TEST_CASE("a truncated rank list is resolved from the ranks that took part", "[traces][multi-rank]") {
   const Workload wl = two_ranks("[0, ..., 1]");
   CHECK(wl.groups[0] == std::vector<int>{0, 1});

@@ -16,17 +16,10 @@ namespace {
 
 // PyTorch's C++ element type names as the profiler writes them (`Input type`), with their bytes per element.
 constexpr std::pair<const char*, int> kElementTypes[] = {
-    {"c10::BFloat16", 2}, {"c10::Half", 2}, {"float", 4}, {"double", 8}, {"long int", 8}, {"int", 4},
+    {"c10::BFloat16", 2}, {"c10::Half", 2}, {"float", 4}, {"double", 8}, {"long int", 8}, {"long", 8}, {"int", 4},
     {"bool", 1}, {"c10::Float8_e4m3fn", 1}, {"c10::Float8_e5m2", 1}, {"c10::Float8_e4m3fnuz", 1},
     {"c10::Float8_e5m2fnuz", 1}, {"unsigned char", 1}, {"signed char", 1}, {"short", 2},
     {"c10::complex<float>", 8}, {"c10::complex<double>", 16}, {"c10::complex<c10::Half>", 4}};
-
-// Bytes per element of a type name as the profiler writes it; 0 = not a tensor type.
-int element_bytes(const std::string& t) {
-  static const std::unordered_map<std::string, int> sizes(std::begin(kElementTypes), std::end(kElementTypes));
-  auto it = sizes.find(t);
-  return it == sizes.end() ? 0 : it->second;
-}
 
 // The unsigned integer at `at` in `s` (0 when none).
 double integer_at(const std::string& s, std::size_t at) {
@@ -167,6 +160,12 @@ bool uses_tensor_cores(const std::string* name) {
 constexpr double kCudaCoreCeilingTflops = 200.0;
 
 }  // namespace
+
+int element_bytes(const std::string& t) {
+  static const std::unordered_map<std::string, int> sizes(std::begin(kElementTypes), std::end(kElementTypes));
+  auto it = sizes.find(t);
+  return it == sizes.end() ? 0 : it->second;
+}
 
 TensorIssue tensor_issue_of(const std::string& kernel_name) {
   if (name_has_any(&kernel_name, {"sm90", "sm100", "nvjet", "wgmma"})) return TensorIssue::warpgroup;

@@ -31,6 +31,10 @@ namespace dvfs {
 // integer arithmetic on them stays far from overflow.
 constexpr std::int64_t kMaxOperandSize = std::int64_t{1} << 31;
 
+// Bytes per element of a type name as the profiler writes it (`Input type`: "float", "c10::BFloat16"); 0 = not a
+// tensor type.
+int element_bytes(const std::string& type);
+
 struct OperatorCall {
   std::string name;                               // e.g. "aten::mm"
   std::vector<std::vector<std::int64_t>> dims;    // per input; empty for non-tensors

@@ -7,6 +7,7 @@
 #include "traces/src/gzip_file.hpp"
 #include "traces/src/kernel_activity.hpp"
 #include "traces/src/kineto_raw.hpp"
+#include "traces/src/multi_rank.hpp"
 #include "traces/src/kineto_stream.hpp"
 #include "traces/src/simulated_args.hpp"
 
@@ -413,6 +414,29 @@ void add_operator_span(RawTrace& t, const Json& ev, const Json& args) {
   t.operators.add_span({t0, t0 + dur->get<double>(), host_tid(ev), id->get<long>()});
 }
 
+// A "nccl:<collective>" annotation with the bytes of its inputs, where Input Dims / Input type size them.
+void add_annotated_comm(RawTrace& t, const Range& r, long tid, const Json& args) {
+  std::vector<std::vector<std::int64_t>> dims;
+  std::vector<std::string> types;
+  const auto d = args.find("Input Dims");
+  const auto ty = args.find("Input type");
+  bool integral = d != args.end() && ty != args.end() && d->is_array() && ty->is_array();
+  if (integral) {
+    for (const Json& entry : *d) {
+      dims.emplace_back();
+      if (!entry.is_array()) integral = false;
+      else
+        for (const Json& x : entry) {
+          if (!x.is_number_integer()) integral = false;
+          else dims.back().push_back(x.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(x.get<std::uint64_t>(), kMaxOperandSize))
+                                                            : x.get<std::int64_t>());
+        }
+    }
+    for (const Json& x : *ty) types.push_back(x.is_string() ? x.get<std::string>() : std::string());
+  }
+  t.annotated_comms.push_back({r.t0_us, r.t1_us, tid, r.name, integral ? annotated_input_bytes(dims, types) : -1.0});
+}
+
 // A host-side event (lower-case category `lc`): a record_param_comms range, an operator with input
 // shapes, a user annotation range, or a launch (its time, by correlation id).
 void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::string& lc, const std::string& file, std::size_t i) {
@@ -455,6 +479,7 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
       r.device = args.contains("device") ? int_field(args, "device", 0, file, args_field(i)) : int_field(ev, "pid", 0, file, event_field(i));
       t.gpu_ranges.push_back(std::move(r));
     } else {
+      if (starts_with(r.name, "nccl:")) add_annotated_comm(t, r, host_tid(ev), args);
       t.cpu_ranges.push_back(std::move(r));
     }
   } else if ((lc == "cuda_runtime" || lc == "cuda_driver" || lc == "runtime") && args.contains("correlation")) {
@@ -470,6 +495,22 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
 }
 
 }  // namespace
+
+double annotated_input_bytes(const std::vector<std::vector<std::int64_t>>& dims, const std::vector<std::string>& types) {
+  if (dims.empty() || dims.size() != types.size()) return -1;
+  double bytes = 0;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const int size = element_bytes(types[i]);
+    if (size == 0 || dims[i].empty()) return -1;  // a tensor list, a scalar, or a 0-d tensor (its Input Dims is [] too)
+    double b = size;
+    for (std::int64_t d : dims[i]) {
+      if (d < 0) return -1;
+      b *= static_cast<double>(d);
+    }
+    bytes += b;
+  }
+  return bytes > kMaxCollectiveBytes ? -1 : bytes;
+}
 
 bool is_extended_launch(std::string_view n) {
   return starts_with(n, "cudaLaunchKernelEx") || starts_with(n, "cuLaunchKernelEx") || starts_with(n, "hipLaunchKernelEx");
@@ -590,6 +631,7 @@ void append_events(RawTrace& t, RawTrace&& later) {
     for (const auto& [cat, n] : later.host_categories) note_host_category(t, cat, n);
   moved(t.collectives, later.collectives);
   moved(t.host_comms, later.host_comms);
+  moved(t.annotated_comms, later.annotated_comms);
   moved(t.acts, later.acts);
   moved(t.shapes, later.shapes);
   moved(t.simulated, later.simulated);
@@ -718,6 +760,76 @@ std::pair<std::size_t, double> attach_host_collectives(RawTrace& t) {
     if (a.collective == -1) ++unrecorded, unrecorded_us += a.dur_us;
   }
   return {unrecorded, unrecorded_us};
+}
+
+// What infer_annotated_collectives did: kernels given a collective, and those whose annotation did not size it.
+struct InferredComms {
+  std::size_t count = 0, unsized = 0, shared = 0;  // shared: a second kernel launched inside one annotation
+  double us = 0;
+};
+
+// NCCL kernels with no collective record whose launch lies inside a "nccl:<collective>" annotation on its thread
+// take the collective from it (PyTorch 2.0 / 2.1 write no "Collective name"): the kind from its name, the bytes from
+// its input tensors (all-gather's buffer: the input x the group's size), the group the job's world. Send and
+// receive (their peer is not written) and unsized inputs are left as they were.
+InferredComms infer_annotated_collectives(RawTrace& t, int world_size) {
+  InferredComms out;
+  if (t.annotated_comms.empty() || world_size < 2) return out;
+  std::sort(t.annotated_comms.begin(), t.annotated_comms.end(), [](const AnnotatedComm& a, const AnnotatedComm& b) { return a.t0_us < b.t0_us; });
+  std::vector<int> world(static_cast<std::size_t>(world_size));
+  for (int r = 0; r < world_size; ++r) world[static_cast<std::size_t>(r)] = r;
+  std::vector<bool> used(t.annotated_comms.size(), false);  // one annotation, one collective
+  for (RawActivity& a : t.acts) {
+    if (a.collective != -1 || a.kind != ActivityKind::kernel || lower(*a.name).find("nccl") == std::string::npos) continue;
+    const LaunchTimes::Launch* launch = t.launch_ts.find_launch(a.correlation);
+    if (!launch || launch->tid < 0) continue;
+    // the innermost annotation on the launching thread holding the launch: the latest-starting one that does
+    const AnnotatedComm* around = nullptr;
+    auto it = std::upper_bound(t.annotated_comms.begin(), t.annotated_comms.end(), launch->ts_us,
+                               [](double x, const AnnotatedComm& c) { return x < c.t0_us; });
+    while (it != t.annotated_comms.begin()) {
+      --it;
+      if (launch->ts_us - it->t0_us > 1e6) break;  // an annotation around one launch does not last a second
+      if (it->tid == launch->tid && it->t1_us >= launch->ts_us) {
+        around = &*it;
+        break;
+      }
+    }
+    if (!around) continue;
+    CollectiveKind kind = CollectiveKind::all_reduce;
+    if (comm_name_of(around->name.substr(5), kind) != CommName::collective || kind == CollectiveKind::send || kind == CollectiveKind::recv)
+      continue;
+    if (around->input_bytes < 0) {
+      ++out.unsized;
+      continue;
+    }
+    const auto annotation = static_cast<std::size_t>(around - t.annotated_comms.data());
+    if (used[annotation]) {  // its collective went to an earlier kernel: its bytes are not this kernel's too
+      ++out.shared;
+      continue;
+    }
+    used[annotation] = true;
+    RawCollective c;
+    c.kind = kind;
+    c.bytes = kind == CollectiveKind::all_gather ? around->input_bytes * world_size : around->input_bytes;
+    c.group_name = kInferredWorldGroup;
+    c.group_ranks = world;
+    c.group_size = world_size;
+    t.collectives.push_back(std::move(c));
+    a.collective = static_cast<int>(t.collectives.size()) - 1;
+    ++out.count, out.us += a.dur_us;
+  }
+  return out;
+}
+
+// Why kernels inside "nccl:" annotations were not given a collective, as "; ..." for the no-record note.
+std::string unrecorded_reasons(const InferredComms& inferred, bool no_world_size) {
+  std::string why;
+  if (inferred.unsized > 0) why += printf_text("; %zu inside \"nccl:\" annotations whose inputs are not sized", inferred.unsized);
+  if (inferred.shared > 0)
+    why += printf_text("; %zu launched inside a \"nccl:\" annotation that gave its collective to an earlier kernel", inferred.shared);
+  if (no_world_size) why += "; the trace names no world size for its \"nccl:\" annotations";
+  return why;
 }
 
 // The annotation ranges containing each activity of [begin, end), as one pass of cover() finds them. Consecutive
@@ -1200,7 +1312,10 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
                         ImportReport* report) {
   raw.launch_ts.finish();
   const auto [relinked, relinked_us] = link_kernels_through_launches(raw);
-  const auto [unrecorded, unrecorded_us] = attach_host_collectives(raw);
+  const auto [recorded_none, recorded_none_us] = attach_host_collectives(raw);
+  const InferredComms inferred = infer_annotated_collectives(raw, header.world_size);
+  const std::size_t unrecorded = recorded_none - inferred.count;
+  const double unrecorded_us = recorded_none_us - inferred.us;
   sort_activities(raw);
   check_span(raw.acts, file);
   // The work of each activity, from the operator that launched it (its input shapes).
@@ -1244,13 +1359,22 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
           relinked, relinked == 1 ? "" : "s", relinked_us / 1e3, relinked == 1 ? "its" : "their", relinked == 1 ? "its" : "their"));
     // Without a record the kernel's collective, bytes and process group are unknown: its rank cannot be made to wait
     // for the others there, so a multi-rank replay runs each rank at its own recorded communication time.
+    if (inferred.count > 0)
+      report->notes.push_back(printf_text(
+          "%zu NCCL kernel%s (%.1f ms) with no \"Collective name\" record took %s collective from the \"nccl:<collective>\" "
+          "annotation around %s launch: kind from its name, bytes from its input tensors, and the job's world (%d ranks) "
+          "as the process group, which a trace of that age does not name (a job with smaller groups is simulated as if "
+          "every rank took part)",
+          inferred.count, inferred.count == 1 ? "" : "s", inferred.us / 1e3, inferred.count == 1 ? "its" : "their",
+          inferred.count == 1 ? "its" : "their", header.world_size));
     if (unrecorded > 0)
       report->notes.push_back(printf_text(
           "%zu NCCL kernel%s (%.1f ms) carr%s no collective record (no \"Collective name\" args on the kernel or on a "
-          "record_param_comms range around its launch): kept at %s recorded duration%s, not simulated on the cluster, so "
+          "record_param_comms range around its launch%s): kept at %s recorded duration%s, not simulated on the cluster, so "
           "ranks do not wait for each other there",
-          unrecorded, unrecorded == 1 ? "" : "s", unrecorded_us / 1e3, unrecorded == 1 ? "ies" : "y", unrecorded == 1 ? "its" : "their",
-          unrecorded == 1 ? "" : "s"));
+          unrecorded, unrecorded == 1 ? "" : "s", unrecorded_us / 1e3, unrecorded == 1 ? "ies" : "y",
+          unrecorded_reasons(inferred, header.world_size < 2 && !raw.annotated_comms.empty()).c_str(),
+          unrecorded == 1 ? "its" : "their", unrecorded == 1 ? "" : "s"));
   }
   return std::move(b.workload());
 }

@@ -60,6 +60,19 @@ struct HostComm {
   int collective;
 };
 
+// A ProcessGroupNCCL "nccl:<collective>" annotation (a user_annotation around the NCCL kernel's launch): the only
+// record of a collective in traces whose record_param_comms carry no "Collective name" (PyTorch 2.0 / 2.1).
+struct AnnotatedComm {
+  double t0_us, t1_us;
+  long tid;            // the host thread; -1 when the event's tid is no integer
+  std::string name;    // as written, e.g. "nccl:all_reduce"
+  double input_bytes;  // its input tensors' elements x element size; < 0 when Input Dims / Input type do not size them
+};
+
+// The bytes of an annotation's input tensors (`dims` its Input Dims, `types` its Input type, entry by entry): < 0
+// when an input is unsized (a tensor list, a 0-d tensor, an unknown type) or there is none.
+double annotated_input_bytes(const std::vector<std::vector<std::int64_t>>& dims, const std::vector<std::string>& types);
+
 // Trace-wide facts outside the events: the time base, the devices, the rank of a distributed job.
 struct TraceHeader {
   double base_ns = 0;
@@ -123,6 +136,7 @@ class NameTable {
 struct RawTrace {
   std::vector<RawCollective> collectives;
   std::vector<HostComm> host_comms;
+  std::vector<AnnotatedComm> annotated_comms;
   std::vector<RawActivity> acts;
   // The acts' launch shapes, apart: in the order read, then (build_workload) in the acts' sorted order, so that a
   // one-device trace's list becomes its rank's without a copy beside the activities (the import's memory peak).

@@ -3,6 +3,7 @@
 #include "sim/core/json_util.hpp"
 #include "sim/core/limits.hpp"
 #include "sim/core/parallel.hpp"
+#include "sim/core/text_format.hpp"
 #include "traces/src/kineto_raw.hpp"
 
 #include <simdjson.h>
@@ -914,6 +915,7 @@ class EventReader {
       if (!is_string(name) || !is_number(ts) || !is_number(dur)) return true;
       Range r{number_of(*ts), number_of(*ts) + number_of(*dur), -1, std::string(name->str)};
       if (lc == HostCategory::user_annotation) {
+        if (starts_with(r.name, "nccl:")) add_annotated_comm(r);
         t_->cpu_ranges.push_back(std::move(r));
         return true;
       }
@@ -995,6 +997,28 @@ class EventReader {
     strings(a_Concrete_Inputs, op.concrete);
     t_->operators.add_call(external_id, std::move(op));
     return true;
+  }
+
+  // The checked reader's add_annotated_comm on the tree: the annotation and its inputs' bytes.
+  void add_annotated_comm(const Range& r) {
+    std::vector<std::vector<std::int64_t>> dims;
+    std::vector<std::string> types;
+    const Node* d = a_[a_Input_Dims];
+    const Node* ty = a_[a_Input_type];
+    bool integral = d && ty && d->type == Node::k_arr && ty->type == Node::k_arr;
+    if (integral) {
+      tree_.each(*d, [&](const Node& entry) {
+        dims.emplace_back();
+        if (entry.type != Node::k_arr) integral = false;
+        else
+          tree_.each(entry, [&](const Node& x) {
+            if (!is_integer(&x)) integral = false;
+            else dims.back().push_back(x.type == Node::k_u64 ? static_cast<std::int64_t>(std::min<std::uint64_t>(x.u, kMaxOperandSize)) : x.i);
+          });
+      });
+      tree_.each(*ty, [&](const Node& x) { types.push_back(x.type == Node::k_str ? std::string(x.str) : std::string()); });
+    }
+    t_->annotated_comms.push_back({r.t0_us, r.t1_us, host_tid(), r.name, integral ? annotated_input_bytes(dims, types) : -1.0});
   }
 
   // The event's host thread id, -1 when it is no integer (host_tid in the checked reader).

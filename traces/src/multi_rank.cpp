@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -92,6 +93,34 @@ void note_unrelated_ranks(const std::vector<RankTrace>& parts, std::vector<std::
   }
 }
 
+// Where the members of one complete group first make different calls: the file of the member where it shows and
+// what differs (after the group's name).
+struct Mismatch {
+  std::string file, what;
+};
+
+std::optional<Mismatch> first_mismatch(const std::vector<int>& members, const std::map<int, std::vector<const CollectiveCall*>>& by_rank,
+                                       std::map<int, std::string>& file_of_rank) {
+  const auto& [first_rank, first_calls] = *by_rank.begin();
+  for (int member : members) {
+    auto it = by_rank.find(member);
+    const std::size_t n = it == by_rank.end() ? 0 : it->second.size();
+    if (n != first_calls.size())
+      return Mismatch{file_of_rank[member], ": " + std::to_string(n) + " calls on rank " + std::to_string(member) + ", " +
+                                                std::to_string(first_calls.size()) + " on rank " + std::to_string(first_rank) + " (" +
+                                                file_of_rank[first_rank] + "): the traces do not cover the same steps"};
+    for (std::size_t i = 0; i < n; ++i) {
+      const CollectiveCall& a = *first_calls[i];
+      const CollectiveCall& b = *it->second[i];
+      if (a.kind != b.kind || std::fabs(a.bytes - b.bytes) > 0.5)
+        return Mismatch{file_of_rank[member], ", call " + std::to_string(i) + ": " + describe(b) + " on rank " + std::to_string(member) +
+                                                  ", " + describe(a) + " on rank " + std::to_string(first_rank) + " (" +
+                                                  file_of_rank[first_rank] + ")"};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::string>* notes) {
@@ -172,28 +201,23 @@ Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::str
       for (const auto& kv : calls[static_cast<int>(g)]) members.push_back(kv.first);
       if (static_cast<int>(members.size()) == out.group_sizes[g]) out.groups[g] = members;
     }
+  std::set<int> unmatched_inferred;
   for (const auto& [g, by_rank] : calls) {
     if (!group_complete(out, g)) continue;
-    const std::string pg = "process group \"" + out.group_names[static_cast<std::size_t>(g)] + "\"";
-    const auto& [first_rank, first_calls] = *by_rank.begin();
-    for (int member : out.groups[static_cast<std::size_t>(g)]) {
-      auto it = by_rank.find(member);
-      const std::size_t n = it == by_rank.end() ? 0 : it->second.size();
-      if (n != first_calls.size())
-        throw InputError(file_of_rank[member], "collectives",
-                         pg + ": " + std::to_string(n) + " calls on rank " + std::to_string(member) + ", " +
-                             std::to_string(first_calls.size()) + " on rank " + std::to_string(first_rank) + " (" +
-                             file_of_rank[first_rank] + "): the traces do not cover the same steps");
-      for (std::size_t i = 0; i < n; ++i) {
-        const CollectiveCall& a = *first_calls[i];
-        const CollectiveCall& b = *it->second[i];
-        if (a.kind != b.kind || std::fabs(a.bytes - b.bytes) > 0.5)
-          throw InputError(file_of_rank[member], "collectives",
-                           pg + ", call " + std::to_string(i) + ": " + describe(b) + " on rank " + std::to_string(member) + ", " +
-                               describe(a) + " on rank " + std::to_string(first_rank) + " (" + file_of_rank[first_rank] + ")");
-      }
-    }
+    const std::string& name = out.group_names[static_cast<std::size_t>(g)];
+    const std::optional<Mismatch> m = first_mismatch(out.groups[static_cast<std::size_t>(g)], by_rank, file_of_rank);
+    if (!m) continue;
+    if (name != kInferredWorldGroup) throw InputError(m->file, "collectives", "process group \"" + name + "\"" + m->what);
+    unmatched_inferred.insert(g);
+    if (notes)
+      notes->push_back("the collectives inferred from \"nccl:\" annotations do not match across the ranks (" + m->file + m->what +
+                       "): the job had process groups smaller than its world, which the traces do not name; those NCCL kernels "
+                       "keep their recorded durations");
   }
+  if (!unmatched_inferred.empty())
+    for (Rank& r : out.ranks)
+      for (Kernel& k : r.kernels)
+        if (k.collective && unmatched_inferred.count(out.collectives[k.collective - 1].group)) k.collective = 0;
   for (const auto& [pair, s] : sends) {
     if (!file_of_rank.count(pair.second)) continue;  // the receiver is not part of this import
     const auto it = recvs.find(pair);
