@@ -169,6 +169,11 @@ struct AnnotationSet {
   Phase phase = Phase::other;
 };
 
+// The process group of collectives inferred from "nccl:<collective>" annotations (PyTorch 2.0 / 2.1 traces name no
+// group): the job's world. Where such calls differ across the merged ranks, the merge keeps them at their recorded
+// durations with a note (multi_rank.cpp) rather than refusing the import.
+inline constexpr const char* kInferredWorldGroup = "world (inferred from nccl: annotations)";
+
 struct Workload {
   std::string source;                        // file it came from
   std::vector<std::string> names;            // distinct activity names

@@ -295,14 +295,14 @@ std::string collectives_line(const Json& c) {
     if (!g["complete"].get<bool>() && g["calls"].get<std::size_t>() > 0) {
       in_partial += g["calls"].get<std::size_t>();
       if (partial.size() < 4)
-        partial.push_back(printf_text("\"%s\" of %d ranks, %zu calls", g["name"].get<std::string>().c_str(), g["size"].get<int>(),
-                                      g["calls"].get<std::size_t>()));
+        partial.push_back(printf_text("\"%s\" of %d ranks, %zu call%s", g["name"].get<std::string>().c_str(), g["size"].get<int>(),
+                                      g["calls"].get<std::size_t>(), g["calls"].get<std::size_t>() == 1 ? "" : "s"));
       else if (partial.size() == 4)
         partial.push_back("...");
     }
   std::string why;
   for (const std::string& p : partial) why += (why.empty() ? "" : "; ") + p;
-  if (!why.empty()) why = "process groups whose ranks are not all in this import: " + why;
+  if (!why.empty()) why = "process groups not simulated, their ranks not all in this import or their calls differing: " + why;
   if (recorded > in_partial)
     why += printf_text("%s%zu calls without a process group or whose peer rank is not in this import", why.empty() ? "" : "; ",
                        recorded - in_partial);

@@ -103,8 +103,8 @@ TEST_CASE("the report names the process groups whose collectives keep their reco
   Scenario sc;
   sc.name = "one-of-two";
   const std::string text = format_report(build_summary(sc, wl, ImportReport{}, m, replay(wl, two_nodes())));
-  CHECK_THAT(text, Catch::Contains("collectives: 0 simulated on the cluster, 1 at their recorded duration (process groups whose "
-                                   "ranks are not all in this import: \"0\" of 2 ranks, 1 calls)"));
+  CHECK_THAT(text, Catch::Contains("collectives: 0 simulated on the cluster, 1 at their recorded duration (process groups not "
+                                   "simulated, their ranks not all in this import or their calls differing: \"0\" of 2 ranks, 1 call)"));
   // Both ranks here: every call runs on the cluster, and the line says only that.
   const Workload both = two_ranks();
   const std::string full = format_report(build_summary(sc, both, ImportReport{}, m, replay(both, two_nodes())));
@@ -192,7 +192,9 @@ TEST_CASE("NCCL kernels with no record take their collective from the nccl: anno
     CHECK(got[3]->bytes == 40);
     REQUIRE(got[0]->group >= 0);
     CHECK(wl.group_names[static_cast<std::size_t>(got[0]->group)] == kInferredWorldGroup);
-    CHECK(wl.groups[static_cast<std::size_t>(got[0]->group)] == std::vector<int>{0, 1, 2, 3});
+    // Its ranks: those that take part, once the merge has them all (as a truncated rank list).
+    CHECK(wl.groups[static_cast<std::size_t>(got[0]->group)].empty());
+    CHECK(wl.group_sizes[static_cast<std::size_t>(got[0]->group)] == 4);
     // The send names no peer and the last all-reduce no input: both keep their recorded time, said so.
     const std::string notes = all_notes(rep);
     CHECK_THAT(notes, Catch::Contains("4 NCCL kernels (2.0 ms) with no \"Collective name\" record took their collective from the "
@@ -208,6 +210,24 @@ TEST_CASE("NCCL kernels with no record take their collective from the nccl: anno
   const Workload wl = import_kineto_text(unsized_world, "noworld.json", Classifier::load_default(), &rep);
   CHECK(wl.collectives.empty());
   CHECK_THAT(all_notes(rep), Catch::Contains("the trace names no world size for its \"nccl:\" annotations"));
+  // A one-rank world, and one larger than a process group can be: nothing inferred, each said so.
+  for (const auto& [world, why] : std::vector<std::pair<int, std::string>>{{1, "its world is one rank"}, {70000, "its world of 70000 ranks is larger"}}) {
+    ImportReport r;
+    const Workload w = import_kineto_text(annotated_rank_trace(0, world, {calls[0]}), "world.json", Classifier::load_default(), &r);
+    CHECK(w.collectives.empty());
+    CHECK_THAT(all_notes(r), Catch::Contains(why));
+  }
+  // A 0-d tensor is one element; a size beyond any operand's is no size (both readers alike).
+  for (const KinetoReader reader : {KinetoReader::checked, KinetoReader::streaming}) {
+    ImportReport r;
+    const Workload w = import_kineto_text(
+        annotated_rank_trace(0, 2, {{"nccl:all_reduce", "ncclKernel_AllReduce_RING_LL_Sum_float", "[[]]", R"(["float"])"},
+                                    {"nccl:all_reduce", "ncclKernel_AllReduce_RING_LL_Sum_float", "[[3000000000]]", R"(["float"])"}}),
+        "sizes.json", Classifier::load_default(), &r, reader);
+    REQUIRE(w.collectives.size() == 1);
+    CHECK(w.collectives[0].bytes == 4);
+    CHECK_THAT(all_notes(r), Catch::Contains("1 inside \"nccl:\" annotations whose inputs are not sized"));
+  }
 }
 
 TEST_CASE("inferred collectives of all ranks run on the cluster; calls that differ across ranks keep their time", "[traces][multi-rank]") {
@@ -232,12 +252,16 @@ TEST_CASE("inferred collectives of all ranks run on the cluster; calls that diff
   differ.push_back(part(1, {other}, 1000));
   std::vector<std::string> notes;
   const Workload kept = merge_rank_workloads(std::move(differ), &notes);
-  CHECK(describe_collectives(kept)["calls_simulated"] == 0);
-  for (const Rank& r : kept.ranks)
-    for (const Kernel& k : r.kernels) CHECK(k.collective == 0);
+  const Json d = describe_collectives(kept);
+  CHECK(d["calls_simulated"] == 0);
+  CHECK(d["calls_at_recorded_duration"] == 2);  // still counted, at their recorded time
+  CHECK(d["groups"][0]["name"] == std::string(kInferredWorldGroup) + ", calls differ across ranks");
+  const auto kept_out = replay(kept, two_nodes());
+  CHECK(kept_out[0].meter.class_s()[static_cast<int>(KernelClass::communication)] == Approx(500e-6).epsilon(1e-9));
   REQUIRE(notes.size() == 1);
-  CHECK_THAT(notes[0], Catch::Contains("the collectives inferred from \"nccl:\" annotations do not match across the ranks (rank1.json, "
-                                       "call 0: all_reduce of 28 bytes on rank 1, all_reduce of 100000000 bytes on rank 0 (rank0.json))"));
+  CHECK_THAT(notes[0], Catch::Contains("the collectives inferred from \"nccl:\" annotations differ across the ranks (rank1.json, "
+                                       "call 0: all_reduce of 28 bytes on rank 1, all_reduce of 100000000 bytes on rank 0 (rank0.json))") &&
+                           Catch::Contains("may have had process groups smaller than its world"));
 }
 
 TEST_CASE("a truncated rank list is resolved from the ranks that took part", "[traces][multi-rank]") {

@@ -7,7 +7,6 @@
 #include "traces/src/gzip_file.hpp"
 #include "traces/src/kernel_activity.hpp"
 #include "traces/src/kineto_raw.hpp"
-#include "traces/src/multi_rank.hpp"
 #include "traces/src/kineto_stream.hpp"
 #include "traces/src/simulated_args.hpp"
 
@@ -428,8 +427,8 @@ void add_annotated_comm(RawTrace& t, const Range& r, long tid, const Json& args)
       else
         for (const Json& x : entry) {
           if (!x.is_number_integer()) integral = false;
-          else dims.back().push_back(x.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(x.get<std::uint64_t>(), kMaxOperandSize))
-                                                            : x.get<std::int64_t>());
+          else dims.back().push_back(x.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(x.get<std::uint64_t>(), kMaxOperandSize + 1))
+                                                            : x.get<std::int64_t>());  // + 1: beyond any size, as the streaming reader's
         }
     }
     for (const Json& x : *ty) types.push_back(x.is_string() ? x.get<std::string>() : std::string());
@@ -501,10 +500,10 @@ double annotated_input_bytes(const std::vector<std::vector<std::int64_t>>& dims,
   double bytes = 0;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     const int size = element_bytes(types[i]);
-    if (size == 0 || dims[i].empty()) return -1;  // a tensor list, a scalar, or a 0-d tensor (its Input Dims is [] too)
-    double b = size;
+    if (size == 0) return -1;  // a tensor list, a scalar ("TensorList", "Scalar") or an unknown type
+    double b = size;           // a 0-d tensor (Input Dims []): one element
     for (std::int64_t d : dims[i]) {
-      if (d < 0) return -1;
+      if (d < 0 || d > kMaxOperandSize) return -1;  // as the operators' shapes (add_operator): beyond, not a size
       b *= static_cast<double>(d);
     }
     bytes += b;
@@ -762,42 +761,50 @@ std::pair<std::size_t, double> attach_host_collectives(RawTrace& t) {
   return {unrecorded, unrecorded_us};
 }
 
-// What infer_annotated_collectives did: kernels given a collective, and those whose annotation did not size it.
+// What infer_annotated_collectives did: kernels given a collective, and why the others were not.
 struct InferredComms {
-  std::size_t count = 0, unsized = 0, shared = 0;  // shared: a second kernel launched inside one annotation
+  std::size_t count = 0;
   double us = 0;
+  std::size_t no_launch = 0;  // the trace holds no launch (on a known thread) for the kernel
+  std::size_t unsized = 0;    // inside an annotation whose inputs are not sized
+  std::size_t shared = 0;     // a second kernel launched inside one annotation
 };
+
+// The innermost "nccl:" annotation on thread `tid` holding host time `ts_us`: the latest-starting one that does
+// (`comms` sorted by start); nullptr when none does.
+const AnnotatedComm* annotation_around(const std::vector<AnnotatedComm>& comms, long tid, double ts_us) {
+  auto it = std::upper_bound(comms.begin(), comms.end(), ts_us, [](double x, const AnnotatedComm& c) { return x < c.t0_us; });
+  while (it != comms.begin()) {
+    --it;
+    if (ts_us - it->t0_us > 1e6) break;  // an annotation around one launch does not last a second
+    if (it->tid == tid && it->t1_us >= ts_us) return &*it;
+  }
+  return nullptr;
+}
+
+// Whether a job of `world_size` ranks can be the group of inferred collectives (read_collective's bound).
+bool inferable_world(int world_size) { return world_size >= 2 && world_size <= kMaxGroupSize; }
 
 // NCCL kernels with no collective record whose launch lies inside a "nccl:<collective>" annotation on its thread
 // take the collective from it (PyTorch 2.0 / 2.1 write no "Collective name"): the kind from its name, the bytes from
-// its input tensors (all-gather's buffer: the input x the group's size), the group the job's world. Send and
-// receive (their peer is not written) and unsized inputs are left as they were.
+// its input tensors (all-gather's buffer: the input x the group's size), the group the job's world, its ranks left
+// to the merge (as a truncated rank list: the ranks that took part, once all are there). Send and receive (their
+// peer is not written) and unsized inputs are left as they were.
 InferredComms infer_annotated_collectives(RawTrace& t, int world_size) {
   InferredComms out;
-  if (t.annotated_comms.empty() || world_size < 2) return out;
   std::sort(t.annotated_comms.begin(), t.annotated_comms.end(), [](const AnnotatedComm& a, const AnnotatedComm& b) { return a.t0_us < b.t0_us; });
-  std::vector<int> world(static_cast<std::size_t>(world_size));
-  for (int r = 0; r < world_size; ++r) world[static_cast<std::size_t>(r)] = r;
   std::vector<bool> used(t.annotated_comms.size(), false);  // one annotation, one collective
   for (RawActivity& a : t.acts) {
     if (a.collective != -1 || a.kind != ActivityKind::kernel || lower(*a.name).find("nccl") == std::string::npos) continue;
     const LaunchTimes::Launch* launch = t.launch_ts.find_launch(a.correlation);
-    if (!launch || launch->tid < 0) continue;
-    // the innermost annotation on the launching thread holding the launch: the latest-starting one that does
-    const AnnotatedComm* around = nullptr;
-    auto it = std::upper_bound(t.annotated_comms.begin(), t.annotated_comms.end(), launch->ts_us,
-                               [](double x, const AnnotatedComm& c) { return x < c.t0_us; });
-    while (it != t.annotated_comms.begin()) {
-      --it;
-      if (launch->ts_us - it->t0_us > 1e6) break;  // an annotation around one launch does not last a second
-      if (it->tid == launch->tid && it->t1_us >= launch->ts_us) {
-        around = &*it;
-        break;
-      }
+    if (!launch || launch->tid < 0) {
+      ++out.no_launch;
+      continue;
     }
-    if (!around) continue;
+    const AnnotatedComm* around = inferable_world(world_size) ? annotation_around(t.annotated_comms, launch->tid, launch->ts_us) : nullptr;
     CollectiveKind kind = CollectiveKind::all_reduce;
-    if (comm_name_of(around->name.substr(5), kind) != CommName::collective || kind == CollectiveKind::send || kind == CollectiveKind::recv)
+    if (!around || comm_name_of(around->name.substr(5), kind) != CommName::collective || kind == CollectiveKind::send ||
+        kind == CollectiveKind::recv)
       continue;
     if (around->input_bytes < 0) {
       ++out.unsized;
@@ -813,7 +820,6 @@ InferredComms infer_annotated_collectives(RawTrace& t, int world_size) {
     c.kind = kind;
     c.bytes = kind == CollectiveKind::all_gather ? around->input_bytes * world_size : around->input_bytes;
     c.group_name = kInferredWorldGroup;
-    c.group_ranks = world;
     c.group_size = world_size;
     t.collectives.push_back(std::move(c));
     a.collective = static_cast<int>(t.collectives.size()) - 1;
@@ -822,13 +828,18 @@ InferredComms infer_annotated_collectives(RawTrace& t, int world_size) {
   return out;
 }
 
-// Why kernels inside "nccl:" annotations were not given a collective, as "; ..." for the no-record note.
-std::string unrecorded_reasons(const InferredComms& inferred, bool no_world_size) {
+// Why NCCL kernels were given no collective, as "; ..." for the no-record note (`world_size` the trace's, for
+// its "nccl:" annotations when it has any).
+std::string unrecorded_reasons(const InferredComms& inferred, bool annotated, int world_size) {
   std::string why;
+  if (inferred.no_launch > 0) why += printf_text("; %zu whose launch the trace does not hold", inferred.no_launch);
   if (inferred.unsized > 0) why += printf_text("; %zu inside \"nccl:\" annotations whose inputs are not sized", inferred.unsized);
   if (inferred.shared > 0)
     why += printf_text("; %zu launched inside a \"nccl:\" annotation that gave its collective to an earlier kernel", inferred.shared);
-  if (no_world_size) why += "; the trace names no world size for its \"nccl:\" annotations";
+  if (annotated && !inferable_world(world_size))
+    why += world_size < 1   ? std::string("; the trace names no world size for its \"nccl:\" annotations")
+           : world_size == 1 ? std::string("; its world is one rank, so its \"nccl:\" annotations name no collective across ranks")
+                             : printf_text("; its world of %d ranks is larger than a process group can be (%ld)", world_size, kMaxGroupSize);
   return why;
 }
 
@@ -1373,7 +1384,7 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
           "record_param_comms range around its launch%s): kept at %s recorded duration%s, not simulated on the cluster, so "
           "ranks do not wait for each other there",
           unrecorded, unrecorded == 1 ? "" : "s", unrecorded_us / 1e3, unrecorded == 1 ? "ies" : "y",
-          unrecorded_reasons(inferred, header.world_size < 2 && !raw.annotated_comms.empty()).c_str(),
+          unrecorded_reasons(inferred, !raw.annotated_comms.empty(), header.world_size).c_str(),
           unrecorded == 1 ? "its" : "their", unrecorded == 1 ? "" : "s"));
   }
   return std::move(b.workload());

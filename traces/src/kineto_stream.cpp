@@ -1013,7 +1013,7 @@ class EventReader {
         else
           tree_.each(entry, [&](const Node& x) {
             if (!is_integer(&x)) integral = false;
-            else dims.back().push_back(x.type == Node::k_u64 ? static_cast<std::int64_t>(std::min<std::uint64_t>(x.u, kMaxOperandSize)) : x.i);
+            else dims.back().push_back(x.type == Node::k_u64 ? static_cast<std::int64_t>(std::min<std::uint64_t>(x.u, kMaxOperandSize + 1)) : x.i);
           });
       });
       tree_.each(*ty, [&](const Node& x) { types.push_back(x.type == Node::k_str ? std::string(x.str) : std::string()); });

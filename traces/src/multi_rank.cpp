@@ -201,23 +201,20 @@ Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::str
       for (const auto& kv : calls[static_cast<int>(g)]) members.push_back(kv.first);
       if (static_cast<int>(members.size()) == out.group_sizes[g]) out.groups[g] = members;
     }
-  std::set<int> unmatched_inferred;
   for (const auto& [g, by_rank] : calls) {
     if (!group_complete(out, g)) continue;
     const std::string& name = out.group_names[static_cast<std::size_t>(g)];
     const std::optional<Mismatch> m = first_mismatch(out.groups[static_cast<std::size_t>(g)], by_rank, file_of_rank);
     if (!m) continue;
     if (name != kInferredWorldGroup) throw InputError(m->file, "collectives", "process group \"" + name + "\"" + m->what);
-    unmatched_inferred.insert(g);
+    // Kept at their recorded durations: a group with no members is never complete, and its name says why.
+    out.groups[static_cast<std::size_t>(g)].clear();
+    out.group_names[static_cast<std::size_t>(g)] = name + ", calls differ across ranks";
     if (notes)
-      notes->push_back("the collectives inferred from \"nccl:\" annotations do not match across the ranks (" + m->file + m->what +
-                       "): the job had process groups smaller than its world, which the traces do not name; those NCCL kernels "
-                       "keep their recorded durations");
+      notes->push_back("the collectives inferred from \"nccl:\" annotations differ across the ranks (" + m->file + m->what +
+                       "): the job may have had process groups smaller than its world (the traces name none) or ranks profiled "
+                       "over different steps; those NCCL kernels keep their recorded durations");
   }
-  if (!unmatched_inferred.empty())
-    for (Rank& r : out.ranks)
-      for (Kernel& k : r.kernels)
-        if (k.collective && unmatched_inferred.count(out.collectives[k.collective - 1].group)) k.collective = 0;
   for (const auto& [pair, s] : sends) {
     if (!file_of_rank.count(pair.second)) continue;  // the receiver is not part of this import
     const auto it = recvs.find(pair);

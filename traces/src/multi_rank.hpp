@@ -26,11 +26,6 @@ struct RankTrace {
 // a line saying why goes to `notes` (when given).
 Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::string>* notes = nullptr);
 
-// The process group of collectives inferred from "nccl:<collective>" annotations (PyTorch 2.0 / 2.1 traces name no
-// group): the job's world. Where such calls do not match across the merged ranks (the job had smaller groups),
-// they keep their recorded durations with a note, rather than the import being refused.
-inline constexpr const char* kInferredWorldGroup = "world (inferred from nccl: annotations)";
-
 // A group can be simulated when all its members are in the workload.
 bool group_complete(const Workload& wl, int group);
 
