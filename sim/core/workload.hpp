@@ -173,6 +173,9 @@ struct AnnotationSet {
 // group): the job's world. Where such calls differ across the merged ranks, the merge keeps them at their recorded
 // durations with a note (multi_rank.cpp) rather than refusing the import.
 inline constexpr const char* kInferredWorldGroup = "world (inferred from nccl: annotations)";
+// What the merge appends to such a group's name when its calls differ across ranks: the group is never simulated,
+// also when a replay's export is read back.
+inline constexpr const char* kCallsDifferSuffix = ", calls differ across ranks";
 
 struct Workload {
   std::string source;                        // file it came from

@@ -304,8 +304,8 @@ std::string collectives_line(const Json& c) {
   for (const std::string& p : partial) why += (why.empty() ? "" : "; ") + p;
   if (!why.empty()) why = "process groups not simulated, their ranks not all in this import or their calls differing: " + why;
   if (recorded > in_partial)
-    why += printf_text("%s%zu calls without a process group or whose peer rank is not in this import", why.empty() ? "" : "; ",
-                       recorded - in_partial);
+    why += printf_text("%s%zu call%s without a process group or whose peer rank is not in this import", why.empty() ? "" : "; ",
+                       recorded - in_partial, recorded - in_partial == 1 ? "" : "s");
   return line + " (" + why + ")\n";
 }
 

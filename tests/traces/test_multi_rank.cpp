@@ -201,6 +201,7 @@ TEST_CASE("NCCL kernels with no record take their collective from the nccl: anno
                                       "\"nccl:<collective>\" annotation") && Catch::Contains("the job's world (4 ranks)"));
     CHECK_THAT(notes, Catch::Contains("3 NCCL kernels (1.5 ms) carry no collective record") &&
                           Catch::Contains("1 inside \"nccl:\" annotations whose inputs are not sized") &&
+                          Catch::Contains("1 sends or receives (\"nccl:send\" / \"nccl:recv\"), not inferred") &&
                           Catch::Contains("1 launched inside a \"nccl:\" annotation that gave its collective to an earlier kernel"));
   }
   // A trace that names no world size: nothing is inferred, and the note says why.
@@ -217,6 +218,13 @@ TEST_CASE("NCCL kernels with no record take their collective from the nccl: anno
     CHECK(w.collectives.empty());
     CHECK_THAT(all_notes(r), Catch::Contains(why));
   }
+  // An all-gather whose buffer (input x world) passes the 1e15-byte limit a record is held to: not inferred.
+  ImportReport big;
+  const Workload huge = import_kineto_text(
+      annotated_rank_trace(0, 4, {{"nccl:_all_gather_base", "ncclKernel_AllGather_RING_LL_Sum_int8_t", "[[250000000, 1000000]]", R"(["float"])"}}),
+      "huge.json", Classifier::load_default(), &big);
+  CHECK(huge.collectives.empty());
+  CHECK_THAT(all_notes(big), Catch::Contains("not sized or exceed 1e15 bytes"));
   // A 0-d tensor is one element; a size beyond any operand's is no size (both readers alike).
   for (const KinetoReader reader : {KinetoReader::checked, KinetoReader::streaming}) {
     ImportReport r;
@@ -262,6 +270,43 @@ TEST_CASE("inferred collectives of all ranks run on the cluster; calls that diff
   CHECK_THAT(notes[0], Catch::Contains("the collectives inferred from \"nccl:\" annotations differ across the ranks (rank1.json, "
                                        "call 0: all_reduce of 28 bytes on rank 1, all_reduce of 100000000 bytes on rank 0 (rank0.json))") &&
                            Catch::Contains("may have had process groups smaller than its world"));
+}
+
+TEST_CASE("a rank that made no inferred call is still one of the world's, so the difference is named", "[traces][multi-rank]") {
+  // Rank 1's annotation carries no Input Dims: it makes no inferred call, which the merge must not read as an
+  // incomplete world (that would say "ranks not all in this import" of a job whose ranks are all there).
+  auto part = [](int rank, const std::string& dims) {
+    const std::string file = "rank" + std::to_string(rank) + ".json";
+    return RankTrace{import_kineto_text(annotated_rank_trace(rank, 2, {{"nccl:all_reduce", "ncclKernel_AllReduce_RING_LL_Sum_float", dims,
+                                                                        dims.empty() ? "" : R"(["float"])"}}),
+                                        file, Classifier::load_default()),
+                     file, -1, ""};
+  };
+  std::vector<RankTrace> parts;
+  parts.push_back(part(0, "[[1000]]"));
+  parts.push_back(part(1, ""));
+  std::vector<std::string> notes;
+  const Workload wl = merge_rank_workloads(std::move(parts), &notes);
+  REQUIRE(notes.size() == 1);
+  CHECK_THAT(notes[0], Catch::Contains("(rank1.json: 0 calls on rank 1, 1 on rank 0 (rank0.json)): the job may have had"));
+  CHECK(describe_collectives(wl)["groups"][0]["name"] == std::string(kInferredWorldGroup) + kCallsDifferSuffix);
+}
+
+TEST_CASE("a group marked as differing across ranks stays unsimulated when read back", "[traces][multi-rank]") {
+  // What a replay's export writes for such a group: its name, its size, no rank list.
+  const std::string marked = std::string(kInferredWorldGroup) + kCallsDifferSuffix;
+  auto args = [&](double nelems) {
+    return R"("Collective name": "allreduce", "dtype": "Float", "In msg nelems": )" + std::to_string(static_cast<long>(nelems)) +
+           R"(, "Out msg nelems": )" + std::to_string(static_cast<long>(nelems)) + R"(, "Group size": 2, "Process Group Name": ")" + marked + R"(")";
+  };
+  std::vector<RankTrace> parts;
+  parts.push_back(rank_part(0, {{"ncclDevKernel_AllReduce", 0, 10, args(1000)}, {"ncclDevKernel_AllReduce", 10, 10, args(1000)}}));
+  parts.push_back(rank_part(1, {{"ncclDevKernel_AllReduce", 0, 10, args(1000)}}));
+  std::vector<std::string> notes;
+  const Workload wl = merge_rank_workloads(std::move(parts), &notes);  // not refused
+  const Json d = describe_collectives(wl);
+  CHECK(d["calls_simulated"] == 0);
+  CHECK(d["calls_at_recorded_duration"] == 3);
 }
 
 TEST_CASE("a truncated rank list is resolved from the ranks that took part", "[traces][multi-rank]") {

@@ -765,9 +765,12 @@ std::pair<std::size_t, double> attach_host_collectives(RawTrace& t) {
 struct InferredComms {
   std::size_t count = 0;
   double us = 0;
-  std::size_t no_launch = 0;  // the trace holds no launch (on a known thread) for the kernel
-  std::size_t unsized = 0;    // inside an annotation whose inputs are not sized
-  std::size_t shared = 0;     // a second kernel launched inside one annotation
+  std::size_t no_launch = 0;      // the trace holds no launch (on a known thread) for the kernel
+  std::size_t no_annotation = 0;  // no "nccl:" annotation around its launch
+  std::size_t point_to_point = 0; // inside "nccl:send ..." / "nccl:recv ...": not inferred (yet)
+  std::size_t unknown_name = 0;   // inside an annotation naming no collective of comm_name_of's
+  std::size_t unsized = 0;        // inside an annotation whose inputs are not sized (or beyond the buffer limit)
+  std::size_t shared = 0;         // a second kernel launched inside one annotation
 };
 
 // The innermost "nccl:" annotation on thread `tid` holding host time `ts_us`: the latest-starting one that does
@@ -801,12 +804,26 @@ InferredComms infer_annotated_collectives(RawTrace& t, int world_size) {
       ++out.no_launch;
       continue;
     }
-    const AnnotatedComm* around = inferable_world(world_size) ? annotation_around(t.annotated_comms, launch->tid, launch->ts_us) : nullptr;
-    CollectiveKind kind = CollectiveKind::all_reduce;
-    if (!around || comm_name_of(around->name.substr(5), kind) != CommName::collective || kind == CollectiveKind::send ||
-        kind == CollectiveKind::recv)
+    if (!inferable_world(world_size)) continue;  // unrecorded_reasons says why
+    const AnnotatedComm* around = annotation_around(t.annotated_comms, launch->tid, launch->ts_us);
+    if (!around) {
+      ++out.no_annotation;
       continue;
-    if (around->input_bytes < 0) {
+    }
+    const std::string name = around->name.substr(5);
+    CollectiveKind kind = CollectiveKind::all_reduce;
+    const CommName what = comm_name_of(name, kind);
+    // PyTorch names them "nccl:send 0->1" / "nccl:recv 1<-0": the peer is in the name, not read yet
+    if (starts_with(name, "send") || starts_with(name, "recv") || kind == CollectiveKind::send || kind == CollectiveKind::recv) {
+      ++out.point_to_point;
+      continue;
+    }
+    if (what != CommName::collective) {
+      ++out.unknown_name;
+      continue;
+    }
+    const double bytes = kind == CollectiveKind::all_gather ? around->input_bytes * world_size : around->input_bytes;
+    if (around->input_bytes < 0 || bytes > kMaxCollectiveBytes) {  // as a record's buffer beyond 1e15 bytes is refused
       ++out.unsized;
       continue;
     }
@@ -818,7 +835,7 @@ InferredComms infer_annotated_collectives(RawTrace& t, int world_size) {
     used[annotation] = true;
     RawCollective c;
     c.kind = kind;
-    c.bytes = kind == CollectiveKind::all_gather ? around->input_bytes * world_size : around->input_bytes;
+    c.bytes = bytes;
     c.group_name = kInferredWorldGroup;
     c.group_size = world_size;
     t.collectives.push_back(std::move(c));
@@ -833,7 +850,13 @@ InferredComms infer_annotated_collectives(RawTrace& t, int world_size) {
 std::string unrecorded_reasons(const InferredComms& inferred, bool annotated, int world_size) {
   std::string why;
   if (inferred.no_launch > 0) why += printf_text("; %zu whose launch the trace does not hold", inferred.no_launch);
-  if (inferred.unsized > 0) why += printf_text("; %zu inside \"nccl:\" annotations whose inputs are not sized", inferred.unsized);
+  if (annotated && inferred.no_annotation > 0)
+    why += printf_text("; %zu with no \"nccl:\" annotation around the launch", inferred.no_annotation);
+  if (inferred.point_to_point > 0) why += printf_text("; %zu sends or receives (\"nccl:send\" / \"nccl:recv\"), not inferred", inferred.point_to_point);
+  if (inferred.unknown_name > 0)
+    why += printf_text("; %zu inside \"nccl:\" annotations that name no modelled collective", inferred.unknown_name);
+  if (inferred.unsized > 0)
+    why += printf_text("; %zu inside \"nccl:\" annotations whose inputs are not sized or exceed 1e15 bytes", inferred.unsized);
   if (inferred.shared > 0)
     why += printf_text("; %zu launched inside a \"nccl:\" annotation that gave its collective to an earlier kernel", inferred.shared);
   if (annotated && !inferable_world(world_size))

@@ -628,17 +628,24 @@ class EventTree {
         // (issue 2093: 0.95000000000000000000 reads 0.0277). get_double() still checks the number (1e400 throws);
         // a token of 19 digits or more is then read by the C++ library, correctly rounded as nlohmann's strtod.
         Node& x = nodes_[at];
-        switch (v.get_number_type().value()) {
-          case od::number_type::signed_integer: x.type = Node::k_i64, x.i = v.get_int64(); break;
-          case od::number_type::unsigned_integer: x.type = Node::k_u64, x.u = v.get_uint64(); break;
-          default: {
-            const std::string_view raw = v.raw_json_token();
-            x.type = Node::k_f64, x.d = v.get_double();
+        od::number_type type = od::number_type::floating_point_number;
+        if (v.get_number_type().get(type) != simdjson::SUCCESS) type = od::number_type::floating_point_number;
+        // An integer beyond 64 bits: simdjson 3.0.1 types it an integer and then reads it as none, nor as a double;
+        // nlohmann reads it as a double, so this reader does too (beyond the double range both fail).
+        if (type == od::number_type::signed_integer && v.get_int64().get(x.i) == simdjson::SUCCESS) {
+          x.type = Node::k_i64;
+        } else if (type == od::number_type::unsigned_integer && v.get_uint64().get(x.u) == simdjson::SUCCESS) {
+          x.type = Node::k_u64;
+        } else {
+          const std::string_view raw = v.raw_json_token();
+          x.type = Node::k_f64;
+          if (v.get_double().get(x.d) != simdjson::SUCCESS) {  // the integer beyond 64 bits, or beyond the double range
+            if (std::from_chars(raw.data(), raw.data() + raw.size(), x.d).ec != std::errc()) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+          } else {
             std::size_t digits = 0;
             for (std::size_t c = 0; c < raw.size() && raw[c] != 'e' && raw[c] != 'E'; ++c) digits += raw[c] >= '0' && raw[c] <= '9';
             double exact = 0;
             if (digits >= 19 && std::from_chars(raw.data(), raw.data() + raw.size(), exact).ec == std::errc()) x.d = exact;
-            break;
           }
         }
         break;

@@ -1,6 +1,7 @@
 #include "traces/src/multi_rank.hpp"
 
 #include "sim/core/errors.hpp"
+#include "sim/core/text_format.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -93,10 +94,18 @@ void note_unrelated_ranks(const std::vector<RankTrace>& parts, std::vector<std::
   }
 }
 
+// Whether ranks 0 .. size - 1 are all among the merged files.
+bool whole_world_here(int size, const std::map<int, std::string>& file_of_rank) {
+  for (int r = 0; r < size; ++r)
+    if (!file_of_rank.count(r)) return false;
+  return size > 0;
+}
+
 // Where the members of one complete group first make different calls: the file of the member where it shows and
 // what differs (after the group's name).
 struct Mismatch {
   std::string file, what;
+  std::string reading;  // what the difference says where the groups are the trace's own ("" when nothing more)
 };
 
 std::optional<Mismatch> first_mismatch(const std::vector<int>& members, const std::map<int, std::vector<const CollectiveCall*>>& by_rank,
@@ -106,16 +115,18 @@ std::optional<Mismatch> first_mismatch(const std::vector<int>& members, const st
     auto it = by_rank.find(member);
     const std::size_t n = it == by_rank.end() ? 0 : it->second.size();
     if (n != first_calls.size())
-      return Mismatch{file_of_rank[member], ": " + std::to_string(n) + " calls on rank " + std::to_string(member) + ", " +
+      return Mismatch{file_of_rank[member], ": " + std::to_string(n) + (n == 1 ? " call" : " calls") + " on rank " + std::to_string(member) + ", " +
                                                 std::to_string(first_calls.size()) + " on rank " + std::to_string(first_rank) + " (" +
-                                                file_of_rank[first_rank] + "): the traces do not cover the same steps"};
+                                                file_of_rank[first_rank] + ")",
+                      ": the traces do not cover the same steps"};
     for (std::size_t i = 0; i < n; ++i) {
       const CollectiveCall& a = *first_calls[i];
       const CollectiveCall& b = *it->second[i];
       if (a.kind != b.kind || std::fabs(a.bytes - b.bytes) > 0.5)
         return Mismatch{file_of_rank[member], ", call " + std::to_string(i) + ": " + describe(b) + " on rank " + std::to_string(member) +
                                                   ", " + describe(a) + " on rank " + std::to_string(first_rank) + " (" +
-                                                  file_of_rank[first_rank] + ")"};
+                                                  file_of_rank[first_rank] + ")",
+                        ""};
     }
   }
   return std::nullopt;
@@ -194,26 +205,33 @@ Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::str
       else if (c.kind == CollectiveKind::recv) recvs[{c.peer, r.id}].push_back(&c);
       else calls[c.group][r.id].push_back(&c);
     }
-  // A truncated rank list is the ranks that took part, once all of them are here.
-  for (std::size_t g = 0; g < out.groups.size(); ++g)
-    if (out.groups[g].empty()) {
-      std::vector<int> members;
-      for (const auto& kv : calls[static_cast<int>(g)]) members.push_back(kv.first);
-      if (static_cast<int>(members.size()) == out.group_sizes[g]) out.groups[g] = members;
+  // A truncated rank list is the ranks that took part, once all of them are here. The inferred world is every rank
+  // of the job once all are here, whether or not each made a call (one whose annotations were unsized made none),
+  // so that the check below compares them all.
+  for (std::size_t g = 0; g < out.groups.size(); ++g) {
+    if (!out.groups[g].empty() || ends_with(out.group_names[g], kCallsDifferSuffix)) continue;
+    std::vector<int> members;
+    for (const auto& kv : calls[static_cast<int>(g)]) members.push_back(kv.first);
+    if (out.group_names[g] == kInferredWorldGroup && whole_world_here(out.group_sizes[g], file_of_rank)) {
+      members.clear();
+      for (int r = 0; r < out.group_sizes[g]; ++r) members.push_back(r);
     }
+    if (static_cast<int>(members.size()) == out.group_sizes[g]) out.groups[g] = members;
+  }
   for (const auto& [g, by_rank] : calls) {
     if (!group_complete(out, g)) continue;
     const std::string& name = out.group_names[static_cast<std::size_t>(g)];
     const std::optional<Mismatch> m = first_mismatch(out.groups[static_cast<std::size_t>(g)], by_rank, file_of_rank);
     if (!m) continue;
-    if (name != kInferredWorldGroup) throw InputError(m->file, "collectives", "process group \"" + name + "\"" + m->what);
+    if (!starts_with(name, kInferredWorldGroup)) throw InputError(m->file, "collectives", "process group \"" + name + "\"" + m->what + m->reading);
     // Kept at their recorded durations: a group with no members is never complete, and its name says why.
     out.groups[static_cast<std::size_t>(g)].clear();
-    out.group_names[static_cast<std::size_t>(g)] = name + ", calls differ across ranks";
+    if (!ends_with(name, kCallsDifferSuffix)) out.group_names[static_cast<std::size_t>(g)] = name + kCallsDifferSuffix;
     if (notes)
       notes->push_back("the collectives inferred from \"nccl:\" annotations differ across the ranks (" + m->file + m->what +
-                       "): the job may have had process groups smaller than its world (the traces name none) or ranks profiled "
-                       "over different steps; those NCCL kernels keep their recorded durations");
+                       "): the job may have had process groups smaller than its world (the traces name none), ranks profiled "
+                       "over different steps, or all-to-all calls with uneven splits; those NCCL kernels keep their recorded "
+                       "durations");
   }
   for (const auto& [pair, s] : sends) {
     if (!file_of_rank.count(pair.second)) continue;  // the receiver is not part of this import
