@@ -151,7 +151,9 @@ TEST_CASE("streaming reader: bad or unusual JSON gets the checked reader's outco
   CHECK_FALSE(same_as_checked(trace("", ", \"x\": -1e400")));
   CHECK_FALSE(same_as_checked(trace("\"x\": " + std::string(70, '[') + std::string(70, ']'))));
   CHECK_FALSE(same_as_checked(trace("", ", \"x\": " + std::string(70, '{') + std::string(70, '}'))));
-  CHECK_FALSE(same_as_checked(trace("\"x\": 18446744073709551616")));  // past 64 bits: a double in the checked reader
+  // Past 64 bits: a double in both readers (simdjson 3.0.1 reads it as neither; the token is read as nlohmann reads it).
+  CHECK(same_as_checked(trace("\"x\": 18446744073709551616")));
+  CHECK(same_as_checked(trace("\"x\": -100000000000000000000")));
   // Strings simdjson and nlohmann must both refuse.
   for (const char* bad : {"\"a\x01z\"", "\"\\ud800\"", "\"\\udc00\"", "\"\\x\"", "\"\xff\"", "\"\xed\xa0\x80\"", "tru", "nul", "01", "1.", "-"})
     CHECK_FALSE(same_as_checked(trace(std::string("\"x\": ") + bad)));

@@ -585,6 +585,18 @@ constexpr long kIntMin = std::numeric_limits<int>::min(), kIntMax = std::numeric
 constexpr long kLongMin = std::numeric_limits<long>::min(), kLongMax = std::numeric_limits<long>::max();
 constexpr std::uint32_t kNone = 0xffffffffu;
 
+// Whether a number token (as simdjson's raw_json_token gives it, with what follows up to the next structural
+// character) is a JSON integer of 20 digits or more: one simdjson 3.0.1 reads neither as an integer nor as a double,
+// and nlohmann reads as a double. Anything else simdjson refused is malformed ("01", "1.", "-").
+bool big_integer(std::string_view raw) {
+  while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\t' || raw.back() == '\n' || raw.back() == '\r')) raw.remove_suffix(1);
+  if (!raw.empty() && raw.front() == '-') raw.remove_prefix(1);
+  if (raw.size() < 20 || raw.front() == '0') return false;
+  for (char c : raw)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
 // One event, every value of it read (so simdjson checks all of it), in a flat tree that is reused.
 struct Node {
   enum Type : std::uint8_t { k_null, k_bool, k_i64, k_u64, k_f64, k_str, k_arr, k_obj } type = k_null;
@@ -639,8 +651,9 @@ class EventTree {
         } else {
           const std::string_view raw = v.raw_json_token();
           x.type = Node::k_f64;
-          if (v.get_double().get(x.d) != simdjson::SUCCESS) {  // the integer beyond 64 bits, or beyond the double range
-            if (std::from_chars(raw.data(), raw.data() + raw.size(), x.d).ec != std::errc()) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+          if (v.get_double().get(x.d) != simdjson::SUCCESS) {  // the integer beyond 64 bits, or a number in error
+            if (!big_integer(raw) || std::from_chars(raw.data(), raw.data() + raw.size(), x.d).ec != std::errc())
+              throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
           } else {
             std::size_t digits = 0;
             for (std::size_t c = 0; c < raw.size() && raw[c] != 'e' && raw[c] != 'E'; ++c) digits += raw[c] >= '0' && raw[c] <= '9';
