@@ -733,6 +733,16 @@ void check_span(const std::vector<RawActivity>& acts, const std::string& file) {
   }
 }
 
+// An NCCL kernel (its name holds "nccl" in any case) that no record has given a collective yet. Both passes below
+// ask it of every kernel, so it compares in place rather than lower-casing a copy of each name.
+bool unattached_nccl_kernel(const RawActivity& a) {
+  if (a.collective != -1 || a.kind != ActivityKind::kernel) return false;
+  constexpr std::string_view nccl = "nccl";
+  const std::string& n = *a.name;
+  return std::search(n.begin(), n.end(), nccl.begin(), nccl.end(),
+                     [](char c, char w) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))) == w; }) != n.end();
+}
+
 // NCCL kernels without collective args take them from the record_param_comms range their launch is in. Returns
 // the count and time (us) of NCCL kernels left with no collective record: they keep their recorded durations.
 std::pair<std::size_t, double> attach_host_collectives(RawTrace& t) {
@@ -740,7 +750,7 @@ std::pair<std::size_t, double> attach_host_collectives(RawTrace& t) {
   std::size_t unrecorded = 0;
   double unrecorded_us = 0;
   for (RawActivity& a : t.acts) {
-    if (a.collective != -1 || a.kind != ActivityKind::kernel || lower(*a.name).find("nccl") == std::string::npos) continue;
+    if (!unattached_nccl_kernel(a)) continue;
     const double* launched = t.host_comms.empty() ? nullptr : t.launch_ts.find(a.correlation);
     if (!launched) {
       ++unrecorded, unrecorded_us += a.dur_us;
@@ -791,14 +801,15 @@ bool inferable_world(int world_size) { return world_size >= 2 && world_size <= k
 // NCCL kernels with no collective record whose launch lies inside a "nccl:<collective>" annotation on its thread
 // take the collective from it (PyTorch 2.0 / 2.1 write no "Collective name"): the kind from its name, the bytes from
 // its input tensors (all-gather's buffer: the input x the group's size), the group the job's world, its ranks left
-// to the merge (as a truncated rank list: the ranks that took part, once all are there). Send and receive (their
-// peer is not written) and unsized inputs are left as they were.
+// to the merge (as a truncated rank list: the ranks that took part, once all are there). Sends and receives (their
+// peer is in the annotation's name, not read yet), unsized inputs and the rest InferredComms counts are left as
+// they were.
 InferredComms infer_annotated_collectives(RawTrace& t, int world_size) {
   InferredComms out;
   std::sort(t.annotated_comms.begin(), t.annotated_comms.end(), [](const AnnotatedComm& a, const AnnotatedComm& b) { return a.t0_us < b.t0_us; });
   std::vector<bool> used(t.annotated_comms.size(), false);  // one annotation, one collective
   for (RawActivity& a : t.acts) {
-    if (a.collective != -1 || a.kind != ActivityKind::kernel || lower(*a.name).find("nccl") == std::string::npos) continue;
+    if (!unattached_nccl_kernel(a)) continue;
     const LaunchTimes::Launch* launch = t.launch_ts.find_launch(a.correlation);
     if (!launch || launch->tid < 0) {
       ++out.no_launch;

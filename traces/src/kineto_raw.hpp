@@ -69,8 +69,9 @@ struct AnnotatedComm {
   double input_bytes;  // its input tensors' elements x element size; < 0 when Input Dims / Input type do not size them
 };
 
-// The bytes of an annotation's input tensors (`dims` its Input Dims, `types` its Input type, entry by entry): < 0
-// when an input is unsized (a tensor list, a 0-d tensor, an unknown type) or there is none.
+// The bytes of an annotation's input tensors (`dims` its Input Dims, `types` its Input type, entry by entry; a 0-d
+// tensor is one element): < 0 when an input is unsized (a tensor list, a scalar, an unknown type, a dimension
+// beyond kMaxOperandSize) or there is none.
 double annotated_input_bytes(const std::vector<std::vector<std::int64_t>>& dims, const std::vector<std::string>& types);
 
 // Trace-wide facts outside the events: the time base, the devices, the rank of a distributed job.

@@ -101,8 +101,8 @@ bool whole_world_here(int size, const std::map<int, std::string>& file_of_rank) 
   return size > 0;
 }
 
-// Where the members of one complete group first make different calls: the file of the member where it shows and
-// what differs (after the group's name).
+// Where the members of one complete group first make different calls: the file of the member where it shows, what
+// differs (to follow the group's name) and, for a differing count, what that says of the traces.
 struct Mismatch {
   std::string file, what;
   std::string reading;  // what the difference says where the groups are the trace's own ("" when nothing more)
