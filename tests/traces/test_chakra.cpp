@@ -182,6 +182,36 @@ TEST_CASE("chakra: the writer's files decode with Chakra's framing in Python and
   }
 }
 
+TEST_CASE("chakra: a send or receive with no peer is written as a compute node of its kernel, keeping its recorded time", "[chakra]") {
+  // As merge_rank_workloads leaves sends and receives inferred from "nccl:send" annotations that did not pair up.
+  Workload wl = fixture();
+  std::size_t peerless = 0;
+  for (CollectiveCall& c : wl.collectives)
+    if (c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) c.peer = -1, ++peerless;
+  REQUIRE(peerless == 2);
+  const dvfs::testing::ScratchDir scratch("dvfs_chakra_peerless");
+  ChakraExportOptions opts;
+  opts.name = "job";
+  write_chakra_trace(wl, scratch.path(), opts);
+  const Workload again = import_trace_file(scratch.path() + "/job", Classifier::load_default());  // read back, not refused
+  std::size_t kept = 0;
+  REQUIRE(again.ranks.size() == wl.ranks.size());
+  for (std::size_t r = 0; r < wl.ranks.size(); ++r) {
+    REQUIRE(again.ranks[r].kernels.size() == wl.ranks[r].kernels.size());
+    for (std::size_t i = 0; i < wl.ranks[r].kernels.size(); ++i) {
+      const Kernel& a = wl.ranks[r].kernels[i];
+      const CollectiveKind kind = a.collective ? wl.collectives[a.collective - 1].kind : CollectiveKind::all_reduce;
+      if (kind != CollectiveKind::send && kind != CollectiveKind::recv) continue;
+      const Kernel& b = again.ranks[r].kernels[i];
+      CHECK_FALSE(b.collective);
+      CHECK(b.duration_s == a.duration_s);
+      CHECK(b.cls == KernelClass::communication);
+      ++kept;
+    }
+  }
+  CHECK(kept == 2);
+}
+
 TEST_CASE("chakra: a collective's CPU side (is_cpu_op, no comm_size), as Chakra's converter writes it, is a host node", "[chakra]") {
   // mlcommons/chakra's PyTorch converter writes `c10d::broadcast_` and its kin as COMM_COLL_NODEs with is_cpu_op true
   // and no comm_size (the NCCL kernel's GPU-side node carries the size); they were refused as a collective without one

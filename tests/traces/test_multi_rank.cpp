@@ -201,7 +201,7 @@ TEST_CASE("NCCL kernels with no record take their collective from the nccl: anno
                                       "\"nccl:<collective>\" annotation") && Catch::Contains("the job's world (4 ranks)"));
     CHECK_THAT(notes, Catch::Contains("3 NCCL kernels (1.5 ms) carry no collective record") &&
                           Catch::Contains("1 inside \"nccl:\" annotations whose inputs are not sized") &&
-                          Catch::Contains("1 sends or receives (\"nccl:send\" / \"nccl:recv\"), not inferred") &&
+                          Catch::Contains("1 inside \"nccl:send\" / \"nccl:recv\" annotations that name no ranks") &&
                           Catch::Contains("1 launched inside a \"nccl:\" annotation that gave its collective to an earlier kernel"));
   }
   // A trace that names no world size: nothing is inferred, and the note says why.
@@ -290,6 +290,94 @@ TEST_CASE("a rank that made no inferred call is still one of the world's, so the
   REQUIRE(notes.size() == 1);
   CHECK_THAT(notes[0], Catch::Contains("(rank1.json: 0 calls on rank 1, 1 on rank 0 (rank0.json)): the job may have had"));
   CHECK(describe_collectives(wl)["groups"][0]["name"] == std::string(kInferredWorldGroup) + kCallsDifferSuffix);
+}
+
+TEST_CASE("a send or receive takes its peer from its annotation's name when the name's rank is the trace's", "[traces][multi-rank]") {
+  const std::string sr = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t";
+  const std::vector<AnnotatedCall> calls = {{"nccl:send 1->3", sr, "[[1000]]", R"(["float"])"},
+                                            {"nccl:recv 1<-0", sr, "[[10, 10]]", R"(["c10::BFloat16"])"},
+                                            {"nccl:send 0->1", sr, "[[16]]", R"(["float"])"},   // rank 0 of a smaller group
+                                            {"nccl:send 1->9", sr, "[[16]]", R"(["float"])"},   // beyond the world of 4
+                                            {"nccl:recv 1<-1", sr, "[[16]]", R"(["float"])"},   // from itself
+                                            {"nccl:send 1->2x", sr, "[[16]]", R"(["float"])"},  // names no ranks
+                                            {"nccl:recv 1<-2", sr, "", ""}};                     // unsized
+  for (const KinetoReader reader : {KinetoReader::checked, KinetoReader::streaming}) {
+    ImportReport rep;
+    const Workload wl = import_kineto_text(annotated_rank_trace(1, 4, calls), "pp.json", Classifier::load_default(), &rep, reader);
+    REQUIRE(wl.ranks.size() == 1);
+    std::vector<const CollectiveCall*> got;
+    for (const Kernel& k : wl.ranks[0].kernels)
+      if (k.collective) got.push_back(&wl.collectives[k.collective - 1]);
+    REQUIRE(got.size() == 2);
+    CHECK(got[0]->kind == CollectiveKind::send);
+    CHECK(got[0]->peer == 3);
+    CHECK(got[0]->bytes == 4000);
+    CHECK(got[1]->kind == CollectiveKind::recv);
+    CHECK(got[1]->peer == 0);
+    CHECK(got[1]->bytes == 200);
+    const std::string notes = all_notes(rep);
+    CHECK_THAT(notes, Catch::Contains("2 NCCL kernels (1.0 ms) with no \"Collective name\" record took their collective") &&
+                          Catch::Contains("2 of them send or receive, the peer read from the annotation's name (\"nccl:send 1->D\""));
+    CHECK_THAT(notes, Catch::Contains("5 NCCL kernels (2.5 ms) carry no collective record") &&
+                          Catch::Contains("1 inside \"nccl:send\" / \"nccl:recv\" annotations that name no ranks") &&
+                          Catch::Contains("1 sends or receives whose rank in the annotation is not the trace's 1: a process group other than the world") &&
+                          Catch::Contains("2 sends or receives whose peer is outside the world of 4 ranks or the rank itself") &&
+                          Catch::Contains("1 inside \"nccl:\" annotations whose inputs are not sized"));
+  }
+  // A trace that names its world but not its own rank: no peer can be read as a world rank.
+  std::string no_rank = annotated_rank_trace(1, 4, {calls[0]});
+  no_rank.replace(no_rank.find(R"("rank": 1, )"), 11, "");
+  ImportReport rep;
+  const Workload wl = import_kineto_text(no_rank, "norank.json", Classifier::load_default(), &rep);
+  CHECK(wl.collectives.empty());
+  CHECK_THAT(all_notes(rep), Catch::Contains("1 sends or receives in a trace that names no rank of its own"));
+}
+
+TEST_CASE("inferred sends and receives pair across ranks and run on the cluster; unpaired ones keep their time", "[traces][multi-rank]") {
+  const std::string sr = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t";
+  auto part = [](int rank, const std::vector<AnnotatedCall>& calls, double compute_us) {
+    const std::string file = "rank" + std::to_string(rank) + ".json";
+    return RankTrace{import_kineto_text(annotated_rank_trace(rank, 2, calls, compute_us), file, Classifier::load_default()), file, -1, ""};
+  };
+  std::vector<RankTrace> parts;
+  parts.push_back(part(0, {{"nccl:send 0->1", sr, "[[25000000]]", R"(["float"])"}}, 1000));
+  parts.push_back(part(1, {{"nccl:recv 1<-0", sr, "[[25000000]]", R"(["float"])"}}, 2000));
+  std::vector<std::string> notes;
+  const Workload wl = merge_rank_workloads(std::move(parts), &notes);
+  CHECK(notes.empty());
+  const Json d = describe_collectives(wl);
+  CHECK(d["calls_simulated"] == 2);
+  CHECK(d["point_to_point_calls"] == 2);
+  // NCCL's send lasts until the receiver takes the message: rank 0 waits for rank 1, both leave together.
+  const auto out = replay(wl, two_nodes());
+  CHECK(out[0].stats.end_s == Approx(out[1].stats.end_s).epsilon(1e-9));
+  const auto comm_s = [](const RankOutcome& o) { return o.meter.class_s()[static_cast<int>(KernelClass::communication)]; };
+  CHECK(comm_s(out[0]) > comm_s(out[1]) + 0.5e-3);  // rank 0's send includes its wait for rank 1 (1 ms recorded)
+
+  // A send whose receiver made no matching receive (the ranks in the name were a smaller group's, or other steps
+  // were profiled): a note, the calls at their recorded time, no refusal and no replay waiting forever.
+  std::vector<RankTrace> unpaired;
+  unpaired.push_back(part(0, {{"nccl:send 0->1", sr, "[[25000000]]", R"(["float"])"}, {"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}}, 1000));
+  unpaired.push_back(part(1, {{"nccl:recv 1<-0", sr, "[[25000000]]", R"(["float"])"}}, 1000));
+  std::vector<std::string> kept_notes;
+  const Workload kept = merge_rank_workloads(std::move(unpaired), &kept_notes);
+  REQUIRE(kept_notes.size() == 1);
+  CHECK_THAT(kept_notes[0], Catch::Contains("the sends and receives inferred from \"nccl:send\" / \"nccl:recv\" annotations do not pair up "
+                                            "across the ranks (rank0.json: 2 sends from rank 0 to rank 1, 1 receives there (rank1.json))") &&
+                                Catch::Contains("3 calls keep their recorded durations"));
+  const Json dk = describe_collectives(kept);
+  CHECK(dk["calls_simulated"] == 0);
+  CHECK(dk["calls_at_recorded_duration"] == 3);
+  const auto kept_out = replay(kept, two_nodes());
+  CHECK(kept_out[0].meter.class_s()[static_cast<int>(KernelClass::communication)] == Approx(1000e-6).epsilon(1e-9));
+  CHECK(kept_out[1].meter.class_s()[static_cast<int>(KernelClass::communication)] == Approx(500e-6).epsilon(1e-9));
+
+  // Recorded sends that do not pair up are still refused: their ranks are written, not guessed.
+  std::vector<RankTrace> recorded;
+  recorded.push_back(rank_part(0, {{"ncclDevKernel_SendRecv", 0, 10,
+                                    R"("Collective name": "send", "dtype": "Float", "In msg nelems": 10, "Out msg nelems": 10, "Group size": 2, "Process Group Name": "0", "Process Group Ranks": "[0, 1]", "Dst Rank": 1)"}}));
+  recorded.push_back(rank_part(1, {{"k", 0, 10, ""}}));
+  CHECK_THROWS_WITH(merge_rank_workloads(std::move(recorded)), Catch::Contains("1 sends from rank 0 to rank 1, 0 receives there"));
 }
 
 TEST_CASE("a group marked as differing across ranks stays unsimulated when read back", "[traces][multi-rank]") {

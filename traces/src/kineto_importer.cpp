@@ -777,7 +777,11 @@ struct InferredComms {
   double us = 0;
   std::size_t no_launch = 0;      // the trace holds no launch (on a known thread) for the kernel
   std::size_t no_annotation = 0;  // no "nccl:" annotation around its launch
-  std::size_t point_to_point = 0; // inside "nccl:send ..." / "nccl:recv ...": not inferred (yet)
+  std::size_t point_to_point = 0; // of `count`: sends and receives, their peer read from the annotation's name
+  std::size_t p2p_unnamed = 0;     // inside "nccl:send" / "nccl:recv" naming no "R->D" / "R<-S" ranks
+  std::size_t p2p_no_rank = 0;     // inside a send / receive annotation, in a trace that names no rank of its own
+  std::size_t p2p_subgroup = 0;    // inside one whose rank R is not the trace's: a group other than the world
+  std::size_t p2p_bad_peer = 0;    // inside one whose peer is outside the world, or the rank itself
   std::size_t unknown_name = 0;   // inside an annotation naming no collective of comm_name_of's
   std::size_t unsized = 0;        // inside an annotation whose inputs are not sized (or beyond the buffer limit)
   std::size_t shared = 0;         // a second kernel launched inside one annotation
@@ -798,13 +802,45 @@ const AnnotatedComm* annotation_around(const std::vector<AnnotatedComm>& comms, 
 // Whether a job of `world_size` ranks can be the group of inferred collectives (read_collective's bound).
 bool inferable_world(int world_size) { return world_size >= 2 && world_size <= kMaxGroupSize; }
 
+// A send or receive as ProcessGroupNCCL names it (PyTorch 2.0 / 2.1): "send R->D" / "recv R<-S" (the "nccl:" cut
+// off), R the sender's / receiver's rank in its process group and D / S the peer's, in that group too.
+struct PointToPointName {
+  bool point_to_point = false;  // a send or receive, whether or not it names its ranks
+  bool named = false;           // and the ranks were read
+  CollectiveKind kind = CollectiveKind::send;
+  long self = -1, peer = -1;
+};
+PointToPointName point_to_point_name(std::string_view name) {
+  PointToPointName p;
+  const bool send = starts_with(name, "send"), recv = starts_with(name, "recv");
+  if (!send && !recv) return p;
+  p.point_to_point = true;
+  p.kind = send ? CollectiveKind::send : CollectiveKind::recv;
+  std::string_view rest = name.substr(4);
+  if (!starts_with(rest, " ")) return p;
+  rest.remove_prefix(1);
+  auto read_rank = [&rest](long& out) {  // at most 9 digits: a group's rank, never past kMaxGroupSize
+    std::size_t n = 0;
+    while (n < rest.size() && n < 10 && rest[n] >= '0' && rest[n] <= '9') ++n;
+    if (n == 0 || n > 9) return false;
+    out = std::stol(std::string(rest.substr(0, n)));
+    rest.remove_prefix(n);
+    return true;
+  };
+  if (!read_rank(p.self) || !starts_with(rest, send ? "->" : "<-")) return p;
+  rest.remove_prefix(2);
+  p.named = read_rank(p.peer) && rest.empty();
+  return p;
+}
+
 // NCCL kernels with no collective record whose launch lies inside a "nccl:<collective>" annotation on its thread
 // take the collective from it (PyTorch 2.0 / 2.1 write no "Collective name"): the kind from its name, the bytes from
 // its input tensors (all-gather's buffer: the input x the group's size), the group the job's world, its ranks left
-// to the merge (as a truncated rank list: the ranks that took part, once all are there). Sends and receives (their
-// peer is in the annotation's name, not read yet), unsized inputs and the rest InferredComms counts are left as
-// they were.
-InferredComms infer_annotated_collectives(RawTrace& t, int world_size) {
+// to the merge (as a truncated rank list: the ranks that took part, once all are there). A send or receive takes its
+// peer from the name ("nccl:send 0->1") where the name's own rank is the trace's `global_rank` (so the group's ranks
+// are the world's: the guess the merge checks by pairing sends with receives). Unsized inputs and the rest
+// InferredComms counts are left as they were.
+InferredComms infer_annotated_collectives(RawTrace& t, int world_size, int global_rank) {
   InferredComms out;
   std::sort(t.annotated_comms.begin(), t.annotated_comms.end(), [](const AnnotatedComm& a, const AnnotatedComm& b) { return a.t0_us < b.t0_us; });
   std::vector<bool> used(t.annotated_comms.size(), false);  // one annotation, one collective
@@ -823,13 +859,18 @@ InferredComms infer_annotated_collectives(RawTrace& t, int world_size) {
     }
     const std::string name = around->name.substr(5);
     CollectiveKind kind = CollectiveKind::all_reduce;
-    const CommName what = comm_name_of(name, kind);
-    // PyTorch names them "nccl:send 0->1" / "nccl:recv 1<-0": the peer is in the name, not read yet
-    if (starts_with(name, "send") || starts_with(name, "recv") || kind == CollectiveKind::send || kind == CollectiveKind::recv) {
-      ++out.point_to_point;
-      continue;
-    }
-    if (what != CommName::collective) {
+    int peer = -1;
+    if (const PointToPointName p = point_to_point_name(name); p.point_to_point) {
+      std::size_t* unread = !p.named ? &out.p2p_unnamed : global_rank < 0 ? &out.p2p_no_rank : p.self != global_rank ? &out.p2p_subgroup
+                          : p.peer >= world_size || p.peer == p.self                            ? &out.p2p_bad_peer
+                                                                                                : nullptr;
+      if (unread) {
+        ++*unread;
+        continue;
+      }
+      kind = p.kind;
+      peer = static_cast<int>(p.peer);
+    } else if (comm_name_of(name, kind) != CommName::collective || kind == CollectiveKind::send || kind == CollectiveKind::recv) {
       ++out.unknown_name;
       continue;
     }
@@ -849,21 +890,31 @@ InferredComms infer_annotated_collectives(RawTrace& t, int world_size) {
     c.bytes = bytes;
     c.group_name = kInferredWorldGroup;
     c.group_size = world_size;
+    c.peer = peer;
     t.collectives.push_back(std::move(c));
     a.collective = static_cast<int>(t.collectives.size()) - 1;
     ++out.count, out.us += a.dur_us;
+    if (peer >= 0) ++out.point_to_point;
   }
   return out;
 }
 
-// Why NCCL kernels were given no collective, as "; ..." for the no-record note (`world_size` the trace's, for
-// its "nccl:" annotations when it has any).
-std::string unrecorded_reasons(const InferredComms& inferred, bool annotated, int world_size) {
+// Why NCCL kernels were given no collective, as "; ..." for the no-record note (`world_size` and `global_rank` the
+// trace's, for its "nccl:" annotations when it has any).
+std::string unrecorded_reasons(const InferredComms& inferred, bool annotated, int world_size, int global_rank) {
   std::string why;
   if (inferred.no_launch > 0) why += printf_text("; %zu whose launch the trace does not hold", inferred.no_launch);
   if (annotated && inferred.no_annotation > 0)
     why += printf_text("; %zu with no \"nccl:\" annotation around the launch", inferred.no_annotation);
-  if (inferred.point_to_point > 0) why += printf_text("; %zu sends or receives (\"nccl:send\" / \"nccl:recv\"), not inferred", inferred.point_to_point);
+  if (inferred.p2p_unnamed > 0)
+    why += printf_text("; %zu inside \"nccl:send\" / \"nccl:recv\" annotations that name no ranks (\"send R->D\", \"recv R<-S\")", inferred.p2p_unnamed);
+  if (inferred.p2p_no_rank > 0)
+    why += printf_text("; %zu sends or receives in a trace that names no rank of its own (distributedInfo.rank)", inferred.p2p_no_rank);
+  if (inferred.p2p_subgroup > 0)
+    why += printf_text("; %zu sends or receives whose rank in the annotation is not the trace's %d: a process group other than "
+                       "the world, whose members the trace does not name", inferred.p2p_subgroup, global_rank);
+  if (inferred.p2p_bad_peer > 0)
+    why += printf_text("; %zu sends or receives whose peer is outside the world of %d ranks or the rank itself", inferred.p2p_bad_peer, world_size);
   if (inferred.unknown_name > 0)
     why += printf_text("; %zu inside \"nccl:\" annotations that name no modelled collective", inferred.unknown_name);
   if (inferred.unsized > 0)
@@ -1358,7 +1409,7 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
   raw.launch_ts.finish();
   const auto [relinked, relinked_us] = link_kernels_through_launches(raw);
   const auto [recorded_none, recorded_none_us] = attach_host_collectives(raw);
-  const InferredComms inferred = infer_annotated_collectives(raw, header.world_size);
+  const InferredComms inferred = infer_annotated_collectives(raw, header.world_size, header.global_rank);
   const std::size_t unrecorded = recorded_none - inferred.count;
   const double unrecorded_us = recorded_none_us - inferred.us;
   sort_activities(raw);
@@ -1409,16 +1460,22 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
           "%zu NCCL kernel%s (%.1f ms) with no \"Collective name\" record took %s collective from the \"nccl:<collective>\" "
           "annotation around %s launch: kind from its name, bytes from its input tensors, and the job's world (%d ranks) "
           "as the process group, which a trace of that age does not name (a job with smaller groups is simulated as if "
-          "every rank took part)",
+          "every rank took part)%s",
           inferred.count, inferred.count == 1 ? "" : "s", inferred.us / 1e3, inferred.count == 1 ? "its" : "their",
-          inferred.count == 1 ? "its" : "their", header.world_size));
+          inferred.count == 1 ? "its" : "their", header.world_size,
+          inferred.point_to_point == 0 ? ""
+                                       : printf_text("; %zu of them send%s or receive%s, the peer read from the annotation's name "
+                                                     "(\"nccl:send %d->D\" / \"nccl:recv %d<-S\")",
+                                                     inferred.point_to_point, inferred.point_to_point == 1 ? "s" : "",
+                                                     inferred.point_to_point == 1 ? "s" : "", header.global_rank, header.global_rank)
+                                             .c_str()));
     if (unrecorded > 0)
       report->notes.push_back(printf_text(
           "%zu NCCL kernel%s (%.1f ms) carr%s no collective record (no \"Collective name\" args on the kernel or on a "
           "record_param_comms range around its launch%s): kept at %s recorded duration%s, not simulated on the cluster, so "
           "ranks do not wait for each other there",
           unrecorded, unrecorded == 1 ? "" : "s", unrecorded_us / 1e3, unrecorded == 1 ? "ies" : "y",
-          unrecorded_reasons(inferred, !raw.annotated_comms.empty(), header.world_size).c_str(),
+          unrecorded_reasons(inferred, !raw.annotated_comms.empty(), header.world_size, header.global_rank).c_str(),
           unrecorded == 1 ? "its" : "their", unrecorded == 1 ? "" : "s"));
   }
   return std::move(b.workload());

@@ -96,6 +96,9 @@ void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std:
   n.set_duration_micros(micros(k.duration_s));
   auto* at = n.mutable_attr();  // is_cpu_op left out: Chakra's default is false (a device node)
   const CollectiveCall* c = k.collective ? &wl.collectives[k.collective - 1] : nullptr;
+  // A send / receive with no peer (none recorded, or inferred ones that did not pair up) kept its recorded duration:
+  // a compute node of its kernel's name keeps it so (a COMM_SEND_NODE must name its peer).
+  if (c && (c->kind == CollectiveKind::send || c->kind == CollectiveKind::recv) && c->peer < 0) c = nullptr;
   if (c) {
     comm_attrs(n, *c, r.id, tags);
   } else {
