@@ -133,6 +133,50 @@ std::optional<Mismatch> first_mismatch(const std::vector<int>& members, const st
   return std::nullopt;
 }
 
+using PointToPoint = std::map<std::pair<int, int>, std::vector<CollectiveCall*>>;  // (from, to) -> calls in stream order
+
+// Each sender's sends to a rank of the import against the receives there. Sends and receives inferred from
+// "nccl:send R->D" annotations read R and D as world ranks; where they do not pair up, that guess (or the profiled
+// steps) was wrong: they keep their recorded durations (peer -1), with a note. Recorded ones are refused.
+void pair_point_to_point(Workload& out, PointToPoint& sends, PointToPoint& recvs, std::map<int, std::string>& file_of_rank,
+                         std::vector<std::string>* notes) {
+  std::size_t unpaired = 0;
+  std::string first_unpaired;
+  auto inferred = [&out](const std::vector<CollectiveCall*>& p2p) {
+    return std::all_of(p2p.begin(), p2p.end(), [&out](const CollectiveCall* c) {
+      return c->group >= 0 && starts_with(out.group_names[static_cast<std::size_t>(c->group)], kInferredWorldGroup);
+    });
+  };
+  auto unpair = [&](const std::vector<CollectiveCall*>& p2p, const std::string& what) {
+    for (CollectiveCall* c : p2p) c->peer = -1, ++unpaired;
+    if (first_unpaired.empty()) first_unpaired = what;
+  };
+  for (auto& [pair, s] : sends) {
+    if (!file_of_rank.count(pair.second)) continue;  // the receiver is not part of this import
+    const auto it = recvs.find(pair);
+    const std::size_t n = it == recvs.end() ? 0 : it->second.size();
+    if (n == s.size()) continue;
+    const std::string what = std::to_string(s.size()) + " sends from rank " + std::to_string(pair.first) + " to rank " +
+                             std::to_string(pair.second) + ", " + std::to_string(n) + " receives there (" + file_of_rank[pair.second] + ")";
+    if (!inferred(s) || (it != recvs.end() && !inferred(it->second))) throw InputError(file_of_rank[pair.first], "collectives", what);
+    unpair(s, file_of_rank[pair.first] + ": " + what);
+    if (it != recvs.end()) unpair(it->second, "");
+  }
+  for (auto& [pair, r] : recvs) {  // a receive whose send never comes would wait forever
+    if (!file_of_rank.count(pair.first)) continue;  // the sender is not part of this import
+    if (sends.count(pair)) continue;              // counted above
+    const std::string what = std::to_string(r.size()) + " receives on rank " + std::to_string(pair.second) + " from rank " +
+                             std::to_string(pair.first) + ", 0 sends there (" + file_of_rank[pair.first] + ")";
+    if (!inferred(r)) throw InputError(file_of_rank[pair.second], "collectives", what);
+    unpair(r, file_of_rank[pair.second] + ": " + what);
+  }
+  if (unpaired > 0 && notes)
+    notes->push_back("the sends and receives inferred from \"nccl:send\" / \"nccl:recv\" annotations do not pair up across the "
+                     "ranks (" + first_unpaired + "): the ranks in their names may be those of a process group smaller than the "
+                     "world (the traces name none), or the ranks were profiled over different steps; " + std::to_string(unpaired) +
+                     (unpaired == 1 ? " call keeps its" : " calls keep their") + " recorded duration" + (unpaired == 1 ? "" : "s"));
+}
+
 }  // namespace
 
 Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::string>* notes) {
@@ -197,7 +241,7 @@ Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::str
 
   // Calls per group and member, in each member's stream order.
   std::map<int, std::map<int, std::vector<const CollectiveCall*>>> calls;
-  std::map<std::pair<int, int>, std::vector<CollectiveCall*>> sends, recvs;  // (from, to)
+  PointToPoint sends, recvs;
   for (const Rank& r : out.ranks)
     for (const Kernel& k : r.kernels) {
       if (!k.collective) continue;
@@ -235,43 +279,7 @@ Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::str
                        "over different steps, or all-to-all calls with uneven splits; those NCCL kernels keep their recorded "
                        "durations");
   }
-  // Sends and receives inferred from "nccl:send R->D" annotations read R and D as world ranks; where they do not
-  // pair up, that guess (or the profiled steps) was wrong: they keep their recorded durations (peer -1), with a note.
-  std::size_t unpaired = 0;
-  std::string first_unpaired;
-  auto inferred = [&out](const std::vector<CollectiveCall*>& p2p) {
-    return std::all_of(p2p.begin(), p2p.end(), [&out](const CollectiveCall* c) {
-      return c->group >= 0 && starts_with(out.group_names[static_cast<std::size_t>(c->group)], kInferredWorldGroup);
-    });
-  };
-  auto unpair = [&](const std::vector<CollectiveCall*>& p2p, const std::string& what) {
-    for (CollectiveCall* c : p2p) c->peer = -1, ++unpaired;
-    if (first_unpaired.empty()) first_unpaired = what;
-  };
-  for (auto& [pair, s] : sends) {
-    if (!file_of_rank.count(pair.second)) continue;  // the receiver is not part of this import
-    const auto it = recvs.find(pair);
-    const std::size_t n = it == recvs.end() ? 0 : it->second.size();
-    if (n == s.size()) continue;
-    const std::string what = std::to_string(s.size()) + " sends from rank " + std::to_string(pair.first) + " to rank " +
-                             std::to_string(pair.second) + ", " + std::to_string(n) + " receives there (" + file_of_rank[pair.second] + ")";
-    if (!inferred(s) || (it != recvs.end() && !inferred(it->second))) throw InputError(file_of_rank[pair.first], "collectives", what);
-    unpair(s, file_of_rank[pair.first] + ": " + what);
-    if (it != recvs.end()) unpair(it->second, "");
-  }
-  for (auto& [pair, r] : recvs) {  // a receive whose send never comes would wait forever
-    if (!file_of_rank.count(pair.first)) continue;  // the sender is not part of this import
-    if (sends.count(pair)) continue;              // counted above
-    const std::string what = std::to_string(r.size()) + " receives on rank " + std::to_string(pair.second) + " from rank " +
-                             std::to_string(pair.first) + ", 0 sends there (" + file_of_rank[pair.first] + ")";
-    if (!inferred(r)) throw InputError(file_of_rank[pair.second], "collectives", what);
-    unpair(r, file_of_rank[pair.second] + ": " + what);
-  }
-  if (unpaired > 0 && notes)
-    notes->push_back("the sends and receives inferred from \"nccl:send\" / \"nccl:recv\" annotations do not pair up across the "
-                     "ranks (" + first_unpaired + "): the ranks in their names may be those of a process group smaller than the "
-                     "world (the traces name none), or the ranks were profiled over different steps; " + std::to_string(unpaired) +
-                     (unpaired == 1 ? " call keeps its" : " calls keep their") + " recorded duration" + (unpaired == 1 ? "" : "s"));
+  pair_point_to_point(out, sends, recvs, file_of_rank, notes);
   return out;
 }
 
