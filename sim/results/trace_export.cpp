@@ -159,6 +159,13 @@ void metadata_event(Context& c, const char* what, int pid, long tid, const std::
   s += "}}";
 }
 
+// A send / receive with no peer (none recorded, or inferred ones that did not pair up) kept its recorded duration; a
+// record without one would read back as its group's other rank (a two-rank group's), so it gets none: it reads back
+// as an NCCL kernel with no record, at its duration.
+bool peerless_transfer(const CollectiveCall& call) {
+  return call.peer < 0 && (call.kind == CollectiveKind::send || call.kind == CollectiveKind::recv);
+}
+
 // The collective's NCCL args, as PyTorch's record_param_comms writes them (bytes as a Byte tensor).
 void collective_args(Context& c, const Kernel& k, std::string& s) {
   const CollectiveCall& call = c.collectives[k.collective - 1];
@@ -261,7 +268,7 @@ void activity_event(Context& c, const ExportedGpu& g, const ActivityRecord& r) {
   if (r.kernel < rank.shapes.size()) shape_args(rank.shapes[r.kernel], k.kind, s);
   s += ",\"blocks per SM\":";
   num(s, static_cast<double>(k.sm_fill));
-  if (k.collective) collective_args(c, k, s);
+  if (k.collective && !peerless_transfer(c.collectives[k.collective - 1])) collective_args(c, k, s);
   if (dur_s > 0) {
     // Time-weighted over the activity, to 1 kHz (the sum of its segments' clock x time leaves rounding dust).
     s += ",\"sm clock (MHz)\":";

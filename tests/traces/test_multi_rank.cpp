@@ -4,6 +4,7 @@
 #include "models/src/collective_cost.hpp"
 #include "sim/policies/policy_factory.hpp"
 #include "sim/results/summary.hpp"
+#include "sim/results/trace_export.hpp"
 #include "traces/src/kineto_importer.hpp"
 #include "traces/src/multi_rank.hpp"
 #include "rank_trace_fixtures.hpp"
@@ -317,10 +318,10 @@ TEST_CASE("a send or receive takes its peer from its annotation's name when the 
     CHECK(got[1]->bytes == 200);
     const std::string notes = all_notes(rep);
     CHECK_THAT(notes, Catch::Contains("2 NCCL kernels (1.0 ms) with no \"Collective name\" record took their collective") &&
-                          Catch::Contains("2 of them send or receive, the peer read from the annotation's name (\"nccl:send 1->D\""));
+                          Catch::Contains("sends and receives among them: 2, each peer read from the annotation's name (\"nccl:send 1->D\""));
     CHECK_THAT(notes, Catch::Contains("5 NCCL kernels (2.5 ms) carry no collective record") &&
                           Catch::Contains("1 inside \"nccl:send\" / \"nccl:recv\" annotations that name no ranks") &&
-                          Catch::Contains("1 sends or receives whose rank in the annotation is not the trace's 1: a process group other than the world") &&
+                          Catch::Contains("1 send or receive whose rank in the annotation is not the trace's 1: a process group other than the world") &&
                           Catch::Contains("2 sends or receives whose peer is outside the world of 4 ranks or the rank itself") &&
                           Catch::Contains("1 inside \"nccl:\" annotations whose inputs are not sized"));
   }
@@ -330,7 +331,15 @@ TEST_CASE("a send or receive takes its peer from its annotation's name when the 
   ImportReport rep;
   const Workload wl = import_kineto_text(no_rank, "norank.json", Classifier::load_default(), &rep);
   CHECK(wl.collectives.empty());
-  CHECK_THAT(all_notes(rep), Catch::Contains("1 sends or receives in a trace that names no rank of its own"));
+  CHECK_THAT(all_notes(rep), Catch::Contains("1 send or receive in a trace that names no rank of its own"));
+  // A trace of several devices: its ranks are numbered from 0, not its distributedInfo.rank, so no peer is read.
+  std::string two_devices = annotated_rank_trace(1, 4, {calls[0]});
+  const std::string gemm_device = R"("device": 0, "stream": 7)";
+  two_devices.replace(two_devices.find(gemm_device), gemm_device.size(), R"("device": 1, "stream": 7)");
+  ImportReport rep2;
+  const Workload wl2 = import_kineto_text(two_devices, "two.json", Classifier::load_default(), &rep2);
+  CHECK(wl2.collectives.empty());
+  CHECK_THAT(all_notes(rep2), Catch::Contains("1 send or receive in a trace of several devices"));
 }
 
 TEST_CASE("inferred sends and receives pair across ranks and run on the cluster; unpaired ones keep their time", "[traces][multi-rank]") {
@@ -348,6 +357,9 @@ TEST_CASE("inferred sends and receives pair across ranks and run on the cluster;
   const Json d = describe_collectives(wl);
   CHECK(d["calls_simulated"] == 2);
   CHECK(d["point_to_point_calls"] == 2);
+  CHECK(d["point_to_point_without_peer"] == 0);
+  for (const CollectiveCall& c : wl.collectives)  // what tells the merge they were inferred
+    CHECK(wl.group_names[static_cast<std::size_t>(c.group)] == kInferredWorldGroup);
   // NCCL's send lasts until the receiver takes the message: rank 0 waits for rank 1, both leave together.
   const auto out = replay(wl, two_nodes());
   CHECK(out[0].stats.end_s == Approx(out[1].stats.end_s).epsilon(1e-9));
@@ -363,21 +375,95 @@ TEST_CASE("inferred sends and receives pair across ranks and run on the cluster;
   const Workload kept = merge_rank_workloads(std::move(unpaired), &kept_notes);
   REQUIRE(kept_notes.size() == 1);
   CHECK_THAT(kept_notes[0], Catch::Contains("the sends and receives inferred from \"nccl:send\" / \"nccl:recv\" annotations do not pair up "
-                                            "across the ranks (rank0.json: 2 sends from rank 0 to rank 1, 1 receives there (rank1.json))") &&
+                                            "across the ranks (rank0.json: 2 sends from rank 0 to rank 1, 1 receive there (rank1.json))") &&
                                 Catch::Contains("3 calls keep their recorded durations"));
   const Json dk = describe_collectives(kept);
   CHECK(dk["calls_simulated"] == 0);
   CHECK(dk["calls_at_recorded_duration"] == 3);
+  CHECK(dk["point_to_point_without_peer"] == 3);
   const auto kept_out = replay(kept, two_nodes());
   CHECK(kept_out[0].meter.class_s()[static_cast<int>(KernelClass::communication)] == Approx(1000e-6).epsilon(1e-9));
   CHECK(kept_out[1].meter.class_s()[static_cast<int>(KernelClass::communication)] == Approx(500e-6).epsilon(1e-9));
+
+  // A receive whose sender made no send: the same.
+  std::vector<RankTrace> lone;
+  lone.push_back(part(0, {}, 1000));
+  lone.push_back(part(1, {{"nccl:recv 1<-0", sr, "[[8]]", R"(["float"])"}}, 1000));
+  std::vector<std::string> lone_notes;
+  const Workload lone_wl = merge_rank_workloads(std::move(lone), &lone_notes);
+  REQUIRE(lone_notes.size() == 1);
+  CHECK_THAT(lone_notes[0], Catch::Contains("(rank1.json: 1 receive on rank 1 from rank 0, 0 sends there (rank0.json))") &&
+                                Catch::Contains("1 call keeps its recorded duration"));
+  CHECK(describe_collectives(lone_wl)["calls_simulated"] == 0);
 
   // Recorded sends that do not pair up are still refused: their ranks are written, not guessed.
   std::vector<RankTrace> recorded;
   recorded.push_back(rank_part(0, {{"ncclDevKernel_SendRecv", 0, 10,
                                     R"("Collective name": "send", "dtype": "Float", "In msg nelems": 10, "Out msg nelems": 10, "Group size": 2, "Process Group Name": "0", "Process Group Ranks": "[0, 1]", "Dst Rank": 1)"}}));
   recorded.push_back(rank_part(1, {{"k", 0, 10, ""}}));
-  CHECK_THROWS_WITH(merge_rank_workloads(std::move(recorded)), Catch::Contains("1 sends from rank 0 to rank 1, 0 receives there"));
+  CHECK_THROWS_WITH(merge_rank_workloads(std::move(recorded)), Catch::Contains("1 send from rank 0 to rank 1, 0 receives there"));
+}
+
+TEST_CASE("inferred sends and receives in an order a one-kernel-after-another replay cannot finish keep their time", "[traces][multi-rank]") {
+  // Rank 1's receive ran on its own stream before its all-reduce; rank 0 sends after the all-reduce. Paired one
+  // kernel after another, each rank would wait for the other forever: the transfers keep their recorded time.
+  const std::string sr = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t";
+  const AnnotatedCall ar{"nccl:all_reduce", "ncclKernel_AllReduce_RING_LL_Sum_float", "[[1000]]", R"(["float"])"};
+  auto part = [](int rank, const std::vector<AnnotatedCall>& calls) {
+    const std::string file = "rank" + std::to_string(rank) + ".json";
+    return RankTrace{import_kineto_text(annotated_rank_trace(rank, 2, calls), file, Classifier::load_default()), file, -1, ""};
+  };
+  std::vector<RankTrace> parts;
+  parts.push_back(part(0, {ar, {"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}}));
+  parts.push_back(part(1, {{"nccl:recv 1<-0", sr, "[[8]]", R"(["float"])"}, ar}));
+  std::vector<std::string> notes;
+  const Workload wl = merge_rank_workloads(std::move(parts), &notes);
+  REQUIRE(notes.size() == 1);
+  CHECK_THAT(notes[0], Catch::Contains("pair up across the ranks, but in an order a replay of each rank's kernels one after another "
+                                       "cannot finish") && Catch::Contains("2 calls keep their recorded durations"));
+  const Json d = describe_collectives(wl);
+  CHECK(d["calls_simulated"] == 2);  // the all-reduces
+  CHECK(d["point_to_point_without_peer"] == 2);
+  const auto out = replay(wl, two_nodes());  // finishes
+  CHECK(out[0].stats.end_s > 0);
+
+  // In an order that can finish, the same calls stay paired.
+  std::vector<RankTrace> fine;
+  fine.push_back(part(0, {ar, {"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}}));
+  fine.push_back(part(1, {ar, {"nccl:recv 1<-0", sr, "[[8]]", R"(["float"])"}}));
+  std::vector<std::string> fine_notes;
+  const Workload paired = merge_rank_workloads(std::move(fine), &fine_notes);
+  CHECK(fine_notes.empty());
+  CHECK(describe_collectives(paired)["calls_simulated"] == 4);
+}
+
+TEST_CASE("a replay's Kineto export of transfers left without a peer reads back at their recorded time", "[traces][multi-rank][export]") {
+  // Two ranks, so the inferred world's rank list is [0, 1]: a record without Dst Rank would read back as a send to
+  // the group's other rank and hang the replay of the export.
+  const std::string sr = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t";
+  auto part = [](int rank, const std::vector<AnnotatedCall>& calls) {
+    const std::string file = "rank" + std::to_string(rank) + ".json";
+    return RankTrace{import_kineto_text(annotated_rank_trace(rank, 2, calls), file, Classifier::load_default()), file, -1, ""};
+  };
+  std::vector<RankTrace> parts;
+  parts.push_back(part(0, {{"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}, {"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}}));
+  parts.push_back(part(1, {{"nccl:recv 1<-0", sr, "[[8]]", R"(["float"])"}}));
+  const Workload wl = merge_rank_workloads(std::move(parts));
+  const GpuModel m = load_gpu_model("h200");
+  PolicySpec ps;
+  ps.name = "max";
+  ReplayOptions o;
+  o.timeline_interval_s = 0;
+  o.record_activities = true;
+  const auto out = run_engine(wl, m, make_policy_factory(ps, m, ""), o, EngineMode::local_loop, two_nodes());
+  const std::string text = trace_export_text(engine_trace_export(wl, out, m.name(), m.sm_count(), 1, Json::object()));
+  ImportReport rep;
+  const Workload again = import_kineto_text(text, "exported.json", Classifier::load_default(), &rep);
+  REQUIRE(again.ranks.size() == 2);
+  CHECK(again.collectives.empty());  // no record: NCCL kernels at their duration, said so
+  CHECK_THAT(all_notes(rep), Catch::Contains("3 NCCL kernels (1.5 ms) carry no collective record"));
+  const auto again_out = replay(again, two_nodes());
+  CHECK(again_out[0].meter.class_s()[static_cast<int>(KernelClass::communication)] == Approx(1000e-6).epsilon(1e-9));
 }
 
 TEST_CASE("a group marked as differing across ranks stays unsimulated when read back", "[traces][multi-rank]") {
@@ -472,7 +558,7 @@ TEST_CASE("a receive whose send is in no rank of the import is refused naming bo
   std::vector<RankTrace> parts;
   parts.push_back(rank_part(0, {{"g", 0, 1000, ""}}));
   parts.push_back(rank_part(1, {{"g", 0, 1000, ""}, {"ncclDevKernel_SendRecv", 1000, 100, p2p_args("recv", "Src Rank", 0)}}));
-  CHECK_THROWS_WITH(merge_rank_workloads(std::move(parts)), Catch::Contains("1 receives on rank 1 from rank 0, 0 sends there"));
+  CHECK_THROWS_WITH(merge_rank_workloads(std::move(parts)), Catch::Contains("1 receive on rank 1 from rank 0, 0 sends there"));
 }
 
 TEST_CASE("transfers in an order no rank can finish stop the replay with an input error, not an abort", "[traces][multi-rank][errors]") {

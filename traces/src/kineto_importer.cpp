@@ -11,6 +11,7 @@
 #include "traces/src/simulated_args.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -778,10 +779,7 @@ struct InferredComms {
   std::size_t no_launch = 0;      // the trace holds no launch (on a known thread) for the kernel
   std::size_t no_annotation = 0;  // no "nccl:" annotation around its launch
   std::size_t point_to_point = 0; // of `count`: sends and receives, their peer read from the annotation's name
-  std::size_t p2p_unnamed = 0;     // inside "nccl:send" / "nccl:recv" naming no "R->D" / "R<-S" ranks
-  std::size_t p2p_no_rank = 0;     // inside a send / receive annotation, in a trace that names no rank of its own
-  std::size_t p2p_subgroup = 0;    // inside one whose rank R is not the trace's: a group other than the world
-  std::size_t p2p_bad_peer = 0;    // inside one whose peer is outside the world, or the rank itself
+  std::array<std::size_t, 6> peer_unread{};  // sends and receives given no peer, by PeerUnread (none: unused)
   std::size_t unknown_name = 0;   // inside an annotation naming no collective of comm_name_of's
   std::size_t unsized = 0;        // inside an annotation whose inputs are not sized (or beyond the buffer limit)
   std::size_t shared = 0;         // a second kernel launched inside one annotation
@@ -833,6 +831,26 @@ PointToPointName point_to_point_name(std::string_view name) {
   return p;
 }
 
+// Why a send or receive annotation gives its kernel no peer.
+enum class PeerUnread {
+  none,
+  unnamed,          // "nccl:send" / "nccl:recv" naming no "R->D" / "R<-S" ranks
+  no_rank,          // the trace names no rank of its own
+  several_devices,  // the trace holds several devices, whose ranks are not its distributedInfo.rank
+  subgroup,         // the name's rank R is not the trace's: a process group other than the world
+  bad_peer,         // the peer is outside the world, or the rank itself
+};
+
+// `own_rank`: the trace's distributedInfo.rank when it holds one device, else -1 (`one_device` says which).
+PeerUnread peer_unread(const PointToPointName& p, int world_size, int own_rank, bool one_device) {
+  if (!p.named) return PeerUnread::unnamed;
+  if (own_rank < 0) return PeerUnread::no_rank;
+  if (!one_device) return PeerUnread::several_devices;
+  if (p.self != own_rank) return PeerUnread::subgroup;
+  if (p.peer >= world_size || p.peer == p.self) return PeerUnread::bad_peer;
+  return PeerUnread::none;
+}
+
 // NCCL kernels with no collective record whose launch lies inside a "nccl:<collective>" annotation on its thread
 // take the collective from it (PyTorch 2.0 / 2.1 write no "Collective name"): the kind from its name, the bytes from
 // its input tensors (all-gather's buffer: the input x the group's size), the group the job's world, its ranks left
@@ -842,6 +860,9 @@ PointToPointName point_to_point_name(std::string_view name) {
 // InferredComms counts are left as they were.
 InferredComms infer_annotated_collectives(RawTrace& t, int world_size, int global_rank) {
   InferredComms out;
+  const bool one_device = std::adjacent_find(t.acts.begin(), t.acts.end(), [](const RawActivity& a, const RawActivity& b) {
+                            return a.device != b.device;
+                          }) == t.acts.end();
   std::sort(t.annotated_comms.begin(), t.annotated_comms.end(), [](const AnnotatedComm& a, const AnnotatedComm& b) { return a.t0_us < b.t0_us; });
   std::vector<bool> used(t.annotated_comms.size(), false);  // one annotation, one collective
   for (RawActivity& a : t.acts) {
@@ -861,11 +882,8 @@ InferredComms infer_annotated_collectives(RawTrace& t, int world_size, int globa
     CollectiveKind kind = CollectiveKind::all_reduce;
     int peer = -1;
     if (const PointToPointName p = point_to_point_name(name); p.point_to_point) {
-      std::size_t* unread = !p.named ? &out.p2p_unnamed : global_rank < 0 ? &out.p2p_no_rank : p.self != global_rank ? &out.p2p_subgroup
-                          : p.peer >= world_size || p.peer == p.self                            ? &out.p2p_bad_peer
-                                                                                                : nullptr;
-      if (unread) {
-        ++*unread;
+      if (const PeerUnread why = peer_unread(p, world_size, global_rank, one_device); why != PeerUnread::none) {
+        ++out.peer_unread[static_cast<std::size_t>(why)];
         continue;
       }
       kind = p.kind;
@@ -899,6 +917,8 @@ InferredComms infer_annotated_collectives(RawTrace& t, int world_size, int globa
   return out;
 }
 
+const char* sends_or_receives(std::size_t n) { return n == 1 ? "send or receive" : "sends or receives"; }
+
 // Why NCCL kernels were given no collective, as "; ..." for the no-record note (`world_size` and `global_rank` the
 // trace's, for its "nccl:" annotations when it has any).
 std::string unrecorded_reasons(const InferredComms& inferred, bool annotated, int world_size, int global_rank) {
@@ -906,15 +926,18 @@ std::string unrecorded_reasons(const InferredComms& inferred, bool annotated, in
   if (inferred.no_launch > 0) why += printf_text("; %zu whose launch the trace does not hold", inferred.no_launch);
   if (annotated && inferred.no_annotation > 0)
     why += printf_text("; %zu with no \"nccl:\" annotation around the launch", inferred.no_annotation);
-  if (inferred.p2p_unnamed > 0)
-    why += printf_text("; %zu inside \"nccl:send\" / \"nccl:recv\" annotations that name no ranks (\"send R->D\", \"recv R<-S\")", inferred.p2p_unnamed);
-  if (inferred.p2p_no_rank > 0)
-    why += printf_text("; %zu sends or receives in a trace that names no rank of its own (distributedInfo.rank)", inferred.p2p_no_rank);
-  if (inferred.p2p_subgroup > 0)
-    why += printf_text("; %zu sends or receives whose rank in the annotation is not the trace's %d: a process group other than "
-                       "the world, whose members the trace does not name", inferred.p2p_subgroup, global_rank);
-  if (inferred.p2p_bad_peer > 0)
-    why += printf_text("; %zu sends or receives whose peer is outside the world of %d ranks or the rank itself", inferred.p2p_bad_peer, world_size);
+  const auto unread = [&inferred](PeerUnread w) { return inferred.peer_unread[static_cast<std::size_t>(w)]; };
+  if (const std::size_t n = unread(PeerUnread::unnamed); n > 0)
+    why += printf_text("; %zu inside \"nccl:send\" / \"nccl:recv\" annotations that name no ranks (\"send R->D\", \"recv R<-S\")", n);
+  if (const std::size_t n = unread(PeerUnread::no_rank); n > 0)
+    why += printf_text("; %zu %s in a trace that names no rank of its own (distributedInfo.rank)", n, sends_or_receives(n));
+  if (const std::size_t n = unread(PeerUnread::several_devices); n > 0)
+    why += printf_text("; %zu %s in a trace of several devices, whose ranks are not the trace's distributedInfo.rank", n, sends_or_receives(n));
+  if (const std::size_t n = unread(PeerUnread::subgroup); n > 0)
+    why += printf_text("; %zu %s whose rank in the annotation is not the trace's %d: a process group other than the world, whose "
+                       "members the trace does not name", n, sends_or_receives(n), global_rank);
+  if (const std::size_t n = unread(PeerUnread::bad_peer); n > 0)
+    why += printf_text("; %zu %s whose peer is outside the world of %d ranks or the rank itself", n, sends_or_receives(n), world_size);
   if (inferred.unknown_name > 0)
     why += printf_text("; %zu inside \"nccl:\" annotations that name no modelled collective", inferred.unknown_name);
   if (inferred.unsized > 0)
@@ -1464,10 +1487,9 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
           inferred.count, inferred.count == 1 ? "" : "s", inferred.us / 1e3, inferred.count == 1 ? "its" : "their",
           inferred.count == 1 ? "its" : "their", header.world_size,
           inferred.point_to_point == 0 ? ""
-                                       : printf_text("; %zu of them send%s or receive%s, the peer read from the annotation's name "
+                                       : printf_text("; sends and receives among them: %zu, each peer read from the annotation's name "
                                                      "(\"nccl:send %d->D\" / \"nccl:recv %d<-S\")",
-                                                     inferred.point_to_point, inferred.point_to_point == 1 ? "s" : "",
-                                                     inferred.point_to_point == 1 ? "s" : "", header.global_rank, header.global_rank)
+                                                     inferred.point_to_point, header.global_rank, header.global_rank)
                                              .c_str()));
     if (unrecorded > 0)
       report->notes.push_back(printf_text(

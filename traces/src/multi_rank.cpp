@@ -110,7 +110,7 @@ struct Mismatch {
 
 std::optional<Mismatch> first_mismatch(const std::vector<int>& members, const std::map<int, std::vector<const CollectiveCall*>>& by_rank,
                                        std::map<int, std::string>& file_of_rank) {
-  if (by_rank.empty()) return std::nullopt;  // a group only sends and receives went to: no collective to compare
+  if (by_rank.empty()) return std::nullopt;  // no collective of the group (its calls all sends or receives): nothing to compare
   const auto& [first_rank, first_calls] = *by_rank.begin();
   for (int member : members) {
     auto it = by_rank.find(member);
@@ -135,17 +135,66 @@ std::optional<Mismatch> first_mismatch(const std::vector<int>& members, const st
 
 using PointToPoint = std::map<std::pair<int, int>, std::vector<CollectiveCall*>>;  // (from, to) -> calls in stream order
 
-// Each sender's sends to a rank of the import against the receives there. Sends and receives inferred from
-// "nccl:send R->D" annotations read R and D as world ranks; where they do not pair up, that guess (or the profiled
-// steps) was wrong: they keep their recorded durations (peer -1), with a note. Recorded ones are refused.
+std::string count_of(std::size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+
+bool inferred_transfer(const Workload& wl, const CollectiveCall& c) {
+  return c.group >= 0 && starts_with(wl.group_names[static_cast<std::size_t>(c.group)], kInferredWorldGroup);
+}
+
+// Whether the engine, which replays each rank's kernels one after another and holds a rank at each collective of a
+// complete group and each send / receive whose peer is here until the others meet it there, can finish the job:
+// a dry run of those meetings alone. Linear in the calls (each rank waits at one call at a time).
+bool replay_can_finish(const Workload& wl) {
+  std::map<int, std::size_t> index_of;
+  for (std::size_t i = 0; i < wl.ranks.size(); ++i) index_of[wl.ranks[i].id] = i;
+  std::vector<std::vector<const CollectiveCall*>> waits(wl.ranks.size());
+  std::vector<bool> complete(wl.groups.size());
+  for (std::size_t g = 0; g < wl.groups.size(); ++g) complete[g] = group_complete(wl, static_cast<int>(g));
+  for (std::size_t i = 0; i < wl.ranks.size(); ++i)
+    for (const Kernel& k : wl.ranks[i].kernels) {
+      if (!k.collective) continue;
+      const CollectiveCall& c = wl.collectives[k.collective - 1];
+      const bool p2p = c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv;
+      if (p2p ? index_of.count(c.peer) > 0 : c.group >= 0 && complete[static_cast<std::size_t>(c.group)]) waits[i].push_back(&c);
+    }
+  std::vector<std::size_t> next(wl.ranks.size(), 0);
+  std::vector<std::size_t> arrived(wl.groups.size(), 0);  // members waiting at their group's next call
+  std::vector<bool> waiting(wl.ranks.size(), false);
+  std::vector<std::size_t> todo(wl.ranks.size());
+  for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  auto leave = [&](std::size_t i) { waiting[i] = false, ++next[i], todo.push_back(i); };
+  while (!todo.empty()) {
+    const std::size_t i = todo.back();
+    todo.pop_back();
+    if (waiting[i] || next[i] == waits[i].size()) continue;
+    waiting[i] = true;
+    const CollectiveCall& c = *waits[i][next[i]];
+    if (c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) {
+      const std::size_t j = index_of.at(c.peer);
+      const CollectiveKind other = c.kind == CollectiveKind::send ? CollectiveKind::recv : CollectiveKind::send;
+      if (waiting[j] && next[j] < waits[j].size() && waits[j][next[j]]->kind == other && waits[j][next[j]]->peer == wl.ranks[i].id)
+        leave(i), leave(j);
+    } else if (++arrived[static_cast<std::size_t>(c.group)] == wl.groups[static_cast<std::size_t>(c.group)].size()) {
+      arrived[static_cast<std::size_t>(c.group)] = 0;
+      for (int member : wl.groups[static_cast<std::size_t>(c.group)]) leave(index_of.at(member));
+    }
+  }
+  for (std::size_t i = 0; i < waits.size(); ++i)
+    if (next[i] != waits[i].size()) return false;
+  return true;
+}
+
+// Each sender's sends to a rank of the import against the receives there, in number. Sends and receives inferred
+// from "nccl:send R->D" annotations read R and D as world ranks; where they do not pair up, that guess (or the
+// profiled steps) was wrong, and where they pair up in an order the replay cannot finish (PyTorch ran them on their
+// own communicator and stream, beside the collectives), one kernel after another is the wrong reading: either way
+// they keep their recorded durations (peer -1), with a note. Recorded ones that do not pair up are refused.
 void pair_point_to_point(Workload& out, PointToPoint& sends, PointToPoint& recvs, std::map<int, std::string>& file_of_rank,
                          std::vector<std::string>* notes) {
   std::size_t unpaired = 0;
   std::string first_unpaired;
   auto inferred = [&out](const std::vector<CollectiveCall*>& p2p) {
-    return std::all_of(p2p.begin(), p2p.end(), [&out](const CollectiveCall* c) {
-      return c->group >= 0 && starts_with(out.group_names[static_cast<std::size_t>(c->group)], kInferredWorldGroup);
-    });
+    return std::all_of(p2p.begin(), p2p.end(), [&out](const CollectiveCall* c) { return inferred_transfer(out, *c); });
   };
   auto unpair = [&](const std::vector<CollectiveCall*>& p2p, const std::string& what) {
     for (CollectiveCall* c : p2p) c->peer = -1, ++unpaired;
@@ -156,16 +205,17 @@ void pair_point_to_point(Workload& out, PointToPoint& sends, PointToPoint& recvs
     const auto it = recvs.find(pair);
     const std::size_t n = it == recvs.end() ? 0 : it->second.size();
     if (n == s.size()) continue;
-    const std::string what = std::to_string(s.size()) + " sends from rank " + std::to_string(pair.first) + " to rank " +
-                             std::to_string(pair.second) + ", " + std::to_string(n) + " receives there (" + file_of_rank[pair.second] + ")";
-    if (!inferred(s) || (it != recvs.end() && !inferred(it->second))) throw InputError(file_of_rank[pair.first], "collectives", what);
+    const std::string what = count_of(s.size(), "send", "sends") + " from rank " + std::to_string(pair.first) + " to rank " +
+                             std::to_string(pair.second) + ", " + count_of(n, "receive", "receives") + " there (" + file_of_rank[pair.second] + ")";
+    if (!inferred(s)) throw InputError(file_of_rank[pair.first], "collectives", what);
+    if (it != recvs.end() && !inferred(it->second)) throw InputError(file_of_rank[pair.second], "collectives", what);
     unpair(s, file_of_rank[pair.first] + ": " + what);
     if (it != recvs.end()) unpair(it->second, "");
   }
   for (auto& [pair, r] : recvs) {  // a receive whose send never comes would wait forever
     if (!file_of_rank.count(pair.first)) continue;  // the sender is not part of this import
     if (sends.count(pair)) continue;              // counted above
-    const std::string what = std::to_string(r.size()) + " receives on rank " + std::to_string(pair.second) + " from rank " +
+    const std::string what = count_of(r.size(), "receive", "receives") + " on rank " + std::to_string(pair.second) + " from rank " +
                              std::to_string(pair.first) + ", 0 sends there (" + file_of_rank[pair.first] + ")";
     if (!inferred(r)) throw InputError(file_of_rank[pair.second], "collectives", what);
     unpair(r, file_of_rank[pair.second] + ": " + what);
@@ -173,8 +223,20 @@ void pair_point_to_point(Workload& out, PointToPoint& sends, PointToPoint& recvs
   if (unpaired > 0 && notes)
     notes->push_back("the sends and receives inferred from \"nccl:send\" / \"nccl:recv\" annotations do not pair up across the "
                      "ranks (" + first_unpaired + "): the ranks in their names may be those of a process group smaller than the "
-                     "world (the traces name none), or the ranks were profiled over different steps; " + std::to_string(unpaired) +
-                     (unpaired == 1 ? " call keeps its" : " calls keep their") + " recorded duration" + (unpaired == 1 ? "" : "s"));
+                     "world (the traces name none), or the ranks were profiled over different steps; " +
+                     count_of(unpaired, "call keeps its recorded duration", "calls keep their recorded durations"));
+  std::size_t ordered = 0;
+  bool any = false;
+  for (const CollectiveCall& c : out.collectives)
+    any = any || ((c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) && c.peer >= 0 && inferred_transfer(out, c));
+  if (!any || replay_can_finish(out)) return;
+  for (CollectiveCall& c : out.collectives)
+    if ((c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) && c.peer >= 0 && inferred_transfer(out, c)) c.peer = -1, ++ordered;
+  if (notes)
+    notes->push_back("the sends and receives inferred from \"nccl:send\" / \"nccl:recv\" annotations pair up across the ranks, but "
+                     "in an order a replay of each rank's kernels one after another cannot finish (PyTorch ran them on their own "
+                     "communicator and stream, beside the collectives): " +
+                     count_of(ordered, "call keeps its recorded duration", "calls keep their recorded durations"));
 }
 
 }  // namespace
@@ -286,7 +348,7 @@ Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::str
 Json describe_collectives(const Workload& wl) {
   Json groups = Json::array();
   std::vector<std::size_t> per_group(wl.groups.size(), 0);
-  std::size_t simulated = 0, recorded = 0, p2p = 0;
+  std::size_t simulated = 0, recorded = 0, p2p = 0, peerless = 0;
   std::set<int> ids;
   for (const Rank& r : wl.ranks) ids.insert(r.id);
   std::vector<bool> complete(wl.groups.size());  // once per group, not per call
@@ -297,6 +359,7 @@ Json describe_collectives(const Workload& wl) {
       const CollectiveCall& c = wl.collectives[k.collective - 1];
       if (c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) {
         ++p2p;
+        peerless += c.peer < 0;
         (ids.count(c.peer) ? simulated : recorded) += 1;
         continue;
       }
@@ -306,7 +369,8 @@ Json describe_collectives(const Workload& wl) {
   for (std::size_t g = 0; g < wl.groups.size(); ++g)
     groups.push_back({{"name", wl.group_names[g]}, {"ranks", wl.groups[g]}, {"size", wl.group_sizes[g]},
                       {"complete", static_cast<bool>(complete[g])}, {"calls", per_group[g]}});
-  return {{"groups", groups}, {"calls_simulated", simulated}, {"calls_at_recorded_duration", recorded}, {"point_to_point_calls", p2p}};
+  return {{"groups", groups}, {"calls_simulated", simulated}, {"calls_at_recorded_duration", recorded}, {"point_to_point_calls", p2p},
+          {"point_to_point_without_peer", peerless}};
 }
 
 }  // namespace dvfs
