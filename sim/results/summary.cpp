@@ -307,8 +307,9 @@ std::string collectives_line(const Json& c) {
   // older summaries (a replay's own, read back) have no count of transfers without a peer
   const std::size_t peerless = std::min(recorded - std::min(recorded, in_partial), c.value("point_to_point_without_peer", std::size_t{0}));
   if (peerless > 0)
-    why += printf_text("%s%zu send%s or receive%s naming no peer (none recorded, or inferred from \"nccl:send\" / \"nccl:recv\" "
-                       "names that did not pair up)", why.empty() ? "" : "; ", peerless, peerless == 1 ? "" : "s", peerless == 1 ? "" : "s");
+    why += printf_text("%s%zu send%s or receive%s naming no peer: none recorded, or inferred from \"nccl:send\" / \"nccl:recv\" "
+                       "names and left unpaired (their counts, bytes or order did not match across ranks)",
+                       why.empty() ? "" : "; ", peerless, peerless == 1 ? "" : "s", peerless == 1 ? "" : "s");
   if (recorded > in_partial + peerless)
     why += printf_text("%s%zu call%s without a process group or whose peer rank is not in this import", why.empty() ? "" : "; ",
                        recorded - in_partial - peerless, recorded - in_partial - peerless == 1 ? "" : "s");

@@ -159,9 +159,9 @@ void metadata_event(Context& c, const char* what, int pid, long tid, const std::
   s += "}}";
 }
 
-// A send / receive with no peer (none recorded, or inferred ones that did not pair up) kept its recorded duration; a
-// record without one would read back as its group's other rank (a two-rank group's), so it gets none: it reads back
-// as an NCCL kernel with no record, at its duration.
+// A send / receive with no peer (none recorded, or inferred ones left unpaired) kept its recorded duration. Written
+// with its group's rank list, it would read back with the other rank of a two-rank group as its peer (and could hang
+// the replay of the export), so its record names the group and its size only.
 bool peerless_transfer(const CollectiveCall& call) {
   return call.peer < 0 && (call.kind == CollectiveKind::send || call.kind == CollectiveKind::recv);
 }
@@ -183,7 +183,7 @@ void collective_args(Context& c, const Kernel& k, std::string& s) {
     num(s, static_cast<long long>(std::max(1, size)));
     s += ",\"Process Group Name\":";
     quoted(s, g < c.wl.group_names.size() && !c.wl.group_names[g].empty() ? c.wl.group_names[g] : "group" + std::to_string(g));
-    if (!c.wl.groups[g].empty()) {
+    if (!c.wl.groups[g].empty() && !peerless_transfer(call)) {
       std::string ranks = "[";
       for (std::size_t i = 0; i < c.wl.groups[g].size(); ++i) ranks += (i ? ", " : "") + std::to_string(c.wl.groups[g][i]);
       s += ",\"Process Group Ranks\":";
@@ -268,7 +268,7 @@ void activity_event(Context& c, const ExportedGpu& g, const ActivityRecord& r) {
   if (r.kernel < rank.shapes.size()) shape_args(rank.shapes[r.kernel], k.kind, s);
   s += ",\"blocks per SM\":";
   num(s, static_cast<double>(k.sm_fill));
-  if (k.collective && !peerless_transfer(c.collectives[k.collective - 1])) collective_args(c, k, s);
+  if (k.collective) collective_args(c, k, s);
   if (dur_s > 0) {
     // Time-weighted over the activity, to 1 kHz (the sum of its segments' clock x time leaves rounding dust).
     s += ",\"sm clock (MHz)\":";

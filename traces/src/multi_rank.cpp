@@ -110,7 +110,7 @@ struct Mismatch {
 
 std::optional<Mismatch> first_mismatch(const std::vector<int>& members, const std::map<int, std::vector<const CollectiveCall*>>& by_rank,
                                        std::map<int, std::string>& file_of_rank) {
-  if (by_rank.empty()) return std::nullopt;  // no collective of the group (its calls all sends or receives): nothing to compare
+  if (by_rank.empty()) return std::nullopt;  // defensive: the caller lists only groups with a collective
   const auto& [first_rank, first_calls] = *by_rank.begin();
   for (int member : members) {
     auto it = by_rank.find(member);
@@ -141,28 +141,38 @@ bool inferred_transfer(const Workload& wl, const CollectiveCall& c) {
   return c.group >= 0 && starts_with(wl.group_names[static_cast<std::size_t>(c.group)], kInferredWorldGroup);
 }
 
-// Whether the engine, which replays each rank's kernels one after another and holds a rank at each collective of a
-// complete group and each send / receive whose peer is here until the others meet it there, can finish the job:
-// a dry run of those meetings alone. Linear in the calls (each rank waits at one call at a time).
-bool replay_can_finish(const Workload& wl) {
+// The calls at which ranks would wait forever (rank id, call), none when the engine can finish the job: a dry run of
+// the meetings alone. The engine replays each rank's kernels one after another and holds a rank at each collective of
+// a complete group and at each send / receive whose peer is here until the others meet it there. Linear in the calls
+// once group_complete has looked at each group's members. A caller outside its group, or a member listed twice, would
+// be wrong in the engine too: such a group never releases, so the dry run says the job cannot finish.
+std::vector<std::pair<int, const CollectiveCall*>> stuck_calls(const Workload& wl) {
   std::map<int, std::size_t> index_of;
   for (std::size_t i = 0; i < wl.ranks.size(); ++i) index_of[wl.ranks[i].id] = i;
   std::vector<std::vector<const CollectiveCall*>> waits(wl.ranks.size());
-  std::vector<bool> complete(wl.groups.size());
-  for (std::size_t g = 0; g < wl.groups.size(); ++g) complete[g] = group_complete(wl, static_cast<int>(g));
+  std::vector<std::vector<int>> members(wl.groups.size());  // of complete groups, sorted
+  for (std::size_t g = 0; g < wl.groups.size(); ++g)
+    if (group_complete(wl, static_cast<int>(g))) {
+      members[g] = wl.groups[g];
+      std::sort(members[g].begin(), members[g].end());
+    }
   for (std::size_t i = 0; i < wl.ranks.size(); ++i)
     for (const Kernel& k : wl.ranks[i].kernels) {
       if (!k.collective) continue;
       const CollectiveCall& c = wl.collectives[k.collective - 1];
       const bool p2p = c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv;
-      if (p2p ? index_of.count(c.peer) > 0 : c.group >= 0 && complete[static_cast<std::size_t>(c.group)]) waits[i].push_back(&c);
+      if (p2p ? index_of.count(c.peer) > 0 : c.group >= 0 && !members[static_cast<std::size_t>(c.group)].empty()) waits[i].push_back(&c);
     }
   std::vector<std::size_t> next(wl.ranks.size(), 0);
   std::vector<std::size_t> arrived(wl.groups.size(), 0);  // members waiting at their group's next call
   std::vector<bool> waiting(wl.ranks.size(), false);
   std::vector<std::size_t> todo(wl.ranks.size());
   for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
-  auto leave = [&](std::size_t i) { waiting[i] = false, ++next[i], todo.push_back(i); };
+  auto leave = [&](std::size_t i) {
+    waiting[i] = false;
+    ++next[i];
+    todo.push_back(i);
+  };
   while (!todo.empty()) {
     const std::size_t i = todo.back();
     todo.pop_back();
@@ -172,23 +182,66 @@ bool replay_can_finish(const Workload& wl) {
     if (c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) {
       const std::size_t j = index_of.at(c.peer);
       const CollectiveKind other = c.kind == CollectiveKind::send ? CollectiveKind::recv : CollectiveKind::send;
-      if (waiting[j] && next[j] < waits[j].size() && waits[j][next[j]]->kind == other && waits[j][next[j]]->peer == wl.ranks[i].id)
-        leave(i), leave(j);
-    } else if (++arrived[static_cast<std::size_t>(c.group)] == wl.groups[static_cast<std::size_t>(c.group)].size()) {
-      arrived[static_cast<std::size_t>(c.group)] = 0;
-      for (int member : wl.groups[static_cast<std::size_t>(c.group)]) leave(index_of.at(member));
+      if (j != i && waiting[j] && next[j] < waits[j].size() && waits[j][next[j]]->kind == other && waits[j][next[j]]->peer == wl.ranks[i].id) {
+        leave(i);
+        leave(j);
+      }
+      continue;
     }
+    const auto g = static_cast<std::size_t>(c.group);
+    const bool member = std::binary_search(members[g].begin(), members[g].end(), wl.ranks[i].id);
+    const bool distinct = std::adjacent_find(members[g].begin(), members[g].end()) == members[g].end();
+    if (!member || !distinct || ++arrived[g] < members[g].size()) continue;
+    arrived[g] = 0;
+    for (int m : members[g]) leave(index_of.at(m));
   }
+  std::vector<std::pair<int, const CollectiveCall*>> stuck;
   for (std::size_t i = 0; i < waits.size(); ++i)
-    if (next[i] != waits[i].size()) return false;
-  return true;
+    if (next[i] < waits[i].size()) stuck.emplace_back(wl.ranks[i].id, waits[i][next[i]]);
+  return stuck;
 }
 
-// Each sender's sends to a rank of the import against the receives there, in number. Sends and receives inferred
-// from "nccl:send R->D" annotations read R and D as world ranks; where they do not pair up, that guess (or the
-// profiled steps) was wrong, and where they pair up in an order the replay cannot finish (PyTorch ran them on their
-// own communicator and stream, beside the collectives), one kernel after another is the wrong reading: either way
-// they keep their recorded durations (peer -1), with a note. Recorded ones that do not pair up are refused.
+// Sends and receives inferred from "nccl:send R->D" annotations that pair up in number but in an order a replay of
+// each rank's kernels one after another cannot finish (PyTorch ran them on their own communicator and stream, beside
+// the rank's other calls): the channels (from, to) ranks are stuck at keep their recorded durations, channel by
+// channel until the dry run finishes. Where ranks are stuck at anything else, the peers are left as they were and the
+// engine names the deadlock as it does for recorded calls.
+void unpair_unfinishable(Workload& out, PointToPoint& sends, PointToPoint& recvs, std::vector<std::string>* notes) {
+  std::vector<std::pair<CollectiveCall*, int>> dropped;  // with the peer each had
+  std::set<std::pair<int, int>> channels;
+  for (auto stuck = stuck_calls(out); !stuck.empty(); stuck = stuck_calls(out)) {
+    std::set<std::pair<int, int>> these;
+    for (const auto& [rank, c] : stuck)
+      if ((c->kind == CollectiveKind::send || c->kind == CollectiveKind::recv) && inferred_transfer(out, *c))
+        these.insert(c->kind == CollectiveKind::send ? std::make_pair(rank, c->peer) : std::make_pair(c->peer, rank));
+    if (these.empty()) {
+      for (const auto& [c, peer] : dropped) c->peer = peer;
+      return;
+    }
+    for (const auto& ch : these) {
+      channels.insert(ch);
+      for (PointToPoint* side : {&sends, &recvs})
+        if (const auto it = side->find(ch); it != side->end())
+          for (CollectiveCall* c : it->second)
+            if (c->peer >= 0) {
+              dropped.emplace_back(c, c->peer);
+              c->peer = -1;
+            }
+    }
+  }
+  if (dropped.empty() || !notes) return;
+  const auto& [from, to] = *channels.begin();
+  notes->push_back("the sends and receives inferred from \"nccl:send\" / \"nccl:recv\" annotations pair up in number, but on " +
+                   count_of(channels.size(), "channel", "channels") + " (the first from rank " + std::to_string(from) + " to rank " +
+                   std::to_string(to) + ") in an order a replay of each rank's kernels one after another cannot finish: PyTorch "
+                   "ran them on their own communicator and stream, beside the rank's other calls; " +
+                   count_of(dropped.size(), "call keeps its recorded duration", "calls keep their recorded durations"));
+}
+
+// Each sender's sends to a rank of the import against the receives there, in number (and, for inferred ones, in
+// bytes, call by call). Sends and receives inferred from "nccl:send R->D" annotations read R and D as world ranks;
+// where they do not pair up, that guess (or the profiled steps) was wrong: they keep their recorded durations (peer
+// -1), with a note. Recorded ones that do not pair up in number are refused.
 void pair_point_to_point(Workload& out, PointToPoint& sends, PointToPoint& recvs, std::map<int, std::string>& file_of_rank,
                          std::vector<std::string>* notes) {
   std::size_t unpaired = 0;
@@ -197,18 +250,29 @@ void pair_point_to_point(Workload& out, PointToPoint& sends, PointToPoint& recvs
     return std::all_of(p2p.begin(), p2p.end(), [&out](const CollectiveCall* c) { return inferred_transfer(out, *c); });
   };
   auto unpair = [&](const std::vector<CollectiveCall*>& p2p, const std::string& what) {
-    for (CollectiveCall* c : p2p) c->peer = -1, ++unpaired;
+    for (CollectiveCall* c : p2p) {
+      c->peer = -1;
+      ++unpaired;
+    }
     if (first_unpaired.empty()) first_unpaired = what;
   };
   for (auto& [pair, s] : sends) {
     if (!file_of_rank.count(pair.second)) continue;  // the receiver is not part of this import
     const auto it = recvs.find(pair);
     const std::size_t n = it == recvs.end() ? 0 : it->second.size();
-    if (n == s.size()) continue;
-    const std::string what = count_of(s.size(), "send", "sends") + " from rank " + std::to_string(pair.first) + " to rank " +
-                             std::to_string(pair.second) + ", " + count_of(n, "receive", "receives") + " there (" + file_of_rank[pair.second] + ")";
-    if (!inferred(s)) throw InputError(file_of_rank[pair.first], "collectives", what);
-    if (it != recvs.end() && !inferred(it->second)) throw InputError(file_of_rank[pair.second], "collectives", what);
+    const std::string channel = " from rank " + std::to_string(pair.first) + " to rank " + std::to_string(pair.second);
+    std::string what;
+    if (n != s.size()) {
+      what = count_of(s.size(), "send", "sends") + channel + ", " + count_of(n, "receive", "receives") + " there (" + file_of_rank[pair.second] + ")";
+      if (!inferred(s)) throw InputError(file_of_rank[pair.first], "collectives", what);
+      if (it != recvs.end() && !inferred(it->second)) throw InputError(file_of_rank[pair.second], "collectives", what);
+    } else if (inferred(s) && inferred(it->second)) {  // a wrong guess whose counts happen to match differs in bytes
+      for (std::size_t k = 0; k < n && what.empty(); ++k)
+        if (std::fabs(s[k]->bytes - it->second[k]->bytes) > 0.5)
+          what = "send " + std::to_string(k) + channel + " of " + std::to_string(static_cast<long long>(s[k]->bytes)) +
+                 " bytes, its receive there of " + std::to_string(static_cast<long long>(it->second[k]->bytes)) + " (" + file_of_rank[pair.second] + ")";
+    }
+    if (what.empty()) continue;
     unpair(s, file_of_rank[pair.first] + ": " + what);
     if (it != recvs.end()) unpair(it->second, "");
   }
@@ -225,18 +289,10 @@ void pair_point_to_point(Workload& out, PointToPoint& sends, PointToPoint& recvs
                      "ranks (" + first_unpaired + "): the ranks in their names may be those of a process group smaller than the "
                      "world (the traces name none), or the ranks were profiled over different steps; " +
                      count_of(unpaired, "call keeps its recorded duration", "calls keep their recorded durations"));
-  std::size_t ordered = 0;
-  bool any = false;
-  for (const CollectiveCall& c : out.collectives)
-    any = any || ((c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) && c.peer >= 0 && inferred_transfer(out, c));
-  if (!any || replay_can_finish(out)) return;
-  for (CollectiveCall& c : out.collectives)
-    if ((c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) && c.peer >= 0 && inferred_transfer(out, c)) c.peer = -1, ++ordered;
-  if (notes)
-    notes->push_back("the sends and receives inferred from \"nccl:send\" / \"nccl:recv\" annotations pair up across the ranks, but "
-                     "in an order a replay of each rank's kernels one after another cannot finish (PyTorch ran them on their own "
-                     "communicator and stream, beside the collectives): " +
-                     count_of(ordered, "call keeps its recorded duration", "calls keep their recorded durations"));
+  const bool paired_inferred = std::any_of(out.collectives.begin(), out.collectives.end(), [&out](const CollectiveCall& c) {
+    return (c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) && c.peer >= 0 && inferred_transfer(out, c);
+  });
+  if (paired_inferred) unpair_unfinishable(out, sends, recvs, notes);
 }
 
 }  // namespace
