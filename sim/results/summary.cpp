@@ -308,7 +308,7 @@ std::string collectives_line(const Json& c) {
   const std::size_t peerless = std::min(recorded - std::min(recorded, in_partial), c.value("point_to_point_without_peer", std::size_t{0}));
   if (peerless > 0)
     why += printf_text("%s%zu send%s or receive%s naming no peer: none recorded, or inferred from \"nccl:send\" / \"nccl:recv\" "
-                       "names and left unpaired (their counts, bytes or order did not match across ranks)",
+                       "names and left unpaired, their counts or bytes differing across ranks or their order one a replay cannot finish",
                        why.empty() ? "" : "; ", peerless, peerless == 1 ? "" : "s", peerless == 1 ? "" : "s");
   if (recorded > in_partial + peerless)
     why += printf_text("%s%zu call%s without a process group or whose peer rank is not in this import", why.empty() ? "" : "; ",

@@ -160,6 +160,18 @@ std::string annotated_rank_trace(int rank, int world, const std::vector<Annotate
   return os.str();
 }
 
+// `trace` (annotated_rank_trace's) with the kernel of its call `k` carrying a recorded transfer's args instead (as
+// PyTorch 2.2+ writes them: a job mixing trace versions).
+std::string with_recorded_transfer(std::string trace, int k, const char* kind, int peer) {
+  const std::string peer_key = std::string(kind) == "send" ? "Dst Rank" : "Src Rank";
+  const std::string args = std::string(R"("Collective name": ")") + kind + R"(", "dtype": "Float", "In msg nelems": 2, "Out msg nelems": 2, )" +
+                           R"("Group size": 2, "Process Group Name": "pp", "Process Group Ranks": "[0, 1]", ")" + peer_key + R"(": )" +
+                           std::to_string(peer);
+  const std::string kernel_args = R"("stream": 20, "correlation": )" + std::to_string(10 + k) + "}";
+  trace.replace(trace.find(kernel_args), kernel_args.size(), kernel_args.substr(0, kernel_args.size() - 1) + ", " + args + "}");
+  return trace;
+}
+
 std::string all_notes(const ImportReport& rep) {
   std::string s;
   for (const std::string& n : rep.notes) s += n + "\n";
@@ -419,7 +431,7 @@ TEST_CASE("inferred sends and receives in an order a one-kernel-after-another re
   std::vector<std::string> notes;
   const Workload wl = merge_rank_workloads(std::move(parts), &notes);
   REQUIRE(notes.size() == 1);
-  CHECK_THAT(notes[0], Catch::Contains("pair up in number, but on 1 channel (the first from rank 0 to rank 1) in an order a replay of "
+  CHECK_THAT(notes[0], Catch::Contains("pair up in number, but on 1 channel (one from rank 0 to rank 1) in an order a replay of "
                                        "each rank's kernels one after another cannot finish") &&
                            Catch::Contains("2 calls keep their recorded durations"));
   const Json d = describe_collectives(wl);
@@ -449,7 +461,7 @@ TEST_CASE("inferred sends and receives in an order a one-kernel-after-another re
   std::vector<std::string> chain_notes;
   const Workload chained = merge_rank_workloads(std::move(chain), &chain_notes);
   REQUIRE(chain_notes.size() == 1);
-  CHECK_THAT(chain_notes[0], Catch::Contains("on 1 channel (the first from rank 0 to rank 1)") && Catch::Contains("2 calls keep"));
+  CHECK_THAT(chain_notes[0], Catch::Contains("on 1 channel (one from rank 0 to rank 1)") && Catch::Contains("2 calls keep"));
   const Json dc = describe_collectives(chained);
   CHECK(dc["calls_simulated"] == 5);  // three all-reduces, the send 1 -> 2 and its receive
   CHECK(dc["point_to_point_without_peer"] == 2);
@@ -458,15 +470,46 @@ TEST_CASE("inferred sends and receives in an order a one-kernel-after-another re
   // the replay names the deadlock, as for recorded calls.
   std::vector<RankTrace> mixed;
   mixed.push_back(part(0, {ar, {"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}}));
-  const std::string recv_args = R"("Collective name": "recv", "dtype": "Float", "In msg nelems": 2, "Out msg nelems": 2, "Group size": 2, )"
-                                R"("Process Group Name": "pp", "Process Group Ranks": "[0, 1]", "Src Rank": 0)";
-  std::string rank1 = annotated_rank_trace(1, 2, {{"nccl:recv", sr, "", ""}, ar});  // the receive's record on its kernel
-  const std::string kernel_args = R"("stream": 20, "correlation": 10})";
-  rank1.replace(rank1.find(kernel_args), kernel_args.size(), R"("stream": 20, "correlation": 10, )" + recv_args + "}");
+  const std::string rank1 = with_recorded_transfer(annotated_rank_trace(1, 2, {{"nccl:recv", sr, "", ""}, ar}), 0, "recv", 0);
   mixed.push_back(RankTrace{import_kineto_text(rank1, "rank1.json", Classifier::load_default()), "rank1.json", -1, ""});
   const Workload stuck = merge_rank_workloads(std::move(mixed));
   CHECK(describe_collectives(stuck)["point_to_point_without_peer"] == 0);
   CHECK_THROWS_WITH(replay(stuck, two_nodes()), Catch::Contains("every rank waits on another"));
+
+  // A channel with a recorded side is left as it is even where the ranks are stuck at it.
+  std::vector<RankTrace> half;
+  half.push_back(part(0, {{"nccl:send 0->1", sr, "[[2]]", R"(["float"])"}, {"nccl:recv 0<-1", sr, "[[2]]", R"(["float"])"}}));
+  const std::string both = with_recorded_transfer(
+      with_recorded_transfer(annotated_rank_trace(1, 2, {{"nccl:send", sr, "", ""}, {"nccl:recv", sr, "", ""}}), 0, "send", 0), 1, "recv", 0);
+  half.push_back(RankTrace{import_kineto_text(both, "rank1.json", Classifier::load_default()), "rank1.json", -1, ""});
+  std::vector<std::string> half_notes;
+  const Workload half_wl = merge_rank_workloads(std::move(half), &half_notes);
+  CHECK(half_notes.empty());
+  CHECK(describe_collectives(half_wl)["point_to_point_without_peer"] == 0);
+  CHECK_THROWS_WITH(replay(half_wl, two_nodes()), Catch::Contains("every rank waits on another"));
+
+  // Stuck first at an inferred channel, then at recorded ones elsewhere: every peer is put back, no note, and the
+  // replay names the deadlock.
+  auto part4 = [](int rank, const std::string& text) {
+    const std::string file = "rank" + std::to_string(rank) + ".json";
+    return RankTrace{import_kineto_text(text, file, Classifier::load_default()), file, -1, ""};
+  };
+  std::vector<RankTrace> four;
+  four.push_back(part4(0, annotated_rank_trace(0, 4, {ar, {"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}})));
+  four.push_back(part4(1, annotated_rank_trace(1, 4, {{"nccl:recv 1<-0", sr, "[[8]]", R"(["float"])"}, ar})));
+  for (int r : {2, 3}) {  // each sends to the other first: recorded, and stuck
+    std::string t = annotated_rank_trace(r, 4, {ar, {"nccl:send", sr, "", ""}, {"nccl:recv", sr, "", ""}});
+    t = with_recorded_transfer(with_recorded_transfer(t, 1, "send", 5 - r), 2, "recv", 5 - r);
+    const std::string from = R"("Process Group Name": "pp", "Process Group Ranks": "[0, 1]")";
+    const std::string to = R"("Process Group Name": "pp23", "Process Group Ranks": "[2, 3]")";
+    for (std::size_t at = t.find(from); at != std::string::npos; at = t.find(from)) t.replace(at, from.size(), to);
+    four.push_back(part4(r, t));
+  }
+  std::vector<std::string> four_notes;
+  const Workload four_wl = merge_rank_workloads(std::move(four), &four_notes);
+  CHECK(four_notes.empty());
+  CHECK(describe_collectives(four_wl)["point_to_point_without_peer"] == 0);
+  CHECK_THROWS_WITH(replay(four_wl, two_nodes()), Catch::Contains("every rank waits on another"));
 }
 
 TEST_CASE("inferred sends and receives whose counts match but whose bytes differ keep their time", "[traces][multi-rank]") {
@@ -481,7 +524,8 @@ TEST_CASE("inferred sends and receives whose counts match but whose bytes differ
   std::vector<std::string> notes;
   const Workload wl = merge_rank_workloads(std::move(parts), &notes);
   REQUIRE(notes.size() == 1);
-  CHECK_THAT(notes[0], Catch::Contains("(rank0.json: send 0 from rank 0 to rank 1 of 32 bytes, its receive there of 8 (rank1.json))"));
+  CHECK_THAT(notes[0], Catch::Contains("(rank0.json: send 1 of 1 from rank 0 to rank 1 carries 32 bytes, its receive on rank 1 8 bytes "
+                                       "(rank1.json))"));
   CHECK(describe_collectives(wl)["point_to_point_without_peer"] == 2);
 }
 

@@ -141,84 +141,126 @@ bool inferred_transfer(const Workload& wl, const CollectiveCall& c) {
   return c.group >= 0 && starts_with(wl.group_names[static_cast<std::size_t>(c.group)], kInferredWorldGroup);
 }
 
-// The calls at which ranks would wait forever (rank id, call), none when the engine can finish the job: a dry run of
-// the meetings alone. The engine replays each rank's kernels one after another and holds a rank at each collective of
-// a complete group and at each send / receive whose peer is here until the others meet it there. Linear in the calls
-// once group_complete has looked at each group's members. A caller outside its group, or a member listed twice, would
-// be wrong in the engine too: such a group never releases, so the dry run says the job cannot finish.
-std::vector<std::pair<int, const CollectiveCall*>> stuck_calls(const Workload& wl) {
-  std::map<int, std::size_t> index_of;
-  for (std::size_t i = 0; i < wl.ranks.size(); ++i) index_of[wl.ranks[i].id] = i;
-  std::vector<std::vector<const CollectiveCall*>> waits(wl.ranks.size());
-  std::vector<std::vector<int>> members(wl.groups.size());  // of complete groups, sorted
-  for (std::size_t g = 0; g < wl.groups.size(); ++g)
-    if (group_complete(wl, static_cast<int>(g))) {
-      members[g] = wl.groups[g];
-      std::sort(members[g].begin(), members[g].end());
+// A dry run of the meetings the engine holds ranks at: it replays each rank's kernels one after another and holds a
+// rank at each collective of a complete group and at each send / receive whose peer is here until the others meet it
+// there. Incremental: a transfer un-paired (peer -1) while a rank waits at it, or before, is passed over on resume,
+// so un-pairing channel after channel costs one pass over the calls in all. A caller outside its group, or a member
+// listed twice, never releases the group here (only mixed or malformed traces have them; the engine's barrier would
+// count the caller), so the dry run errs towards "cannot finish".
+class MeetingDryRun {
+ public:
+  explicit MeetingDryRun(const Workload& wl) : wl_(wl), waits_(wl.ranks.size()), members_(wl.groups.size()), distinct_(wl.groups.size()),
+                                               arrived_(wl.groups.size(), 0), next_(wl.ranks.size(), 0), waiting_(wl.ranks.size(), false) {
+    for (std::size_t i = 0; i < wl.ranks.size(); ++i) index_of_[wl.ranks[i].id] = i;
+    for (std::size_t g = 0; g < wl.groups.size(); ++g)
+      if (group_complete(wl, static_cast<int>(g))) {
+        members_[g] = wl.groups[g];
+        std::sort(members_[g].begin(), members_[g].end());
+        distinct_[g] = std::adjacent_find(members_[g].begin(), members_[g].end()) == members_[g].end();
+      }
+    for (std::size_t i = 0; i < wl.ranks.size(); ++i) {
+      for (const Kernel& k : wl.ranks[i].kernels) {
+        if (!k.collective) continue;
+        const CollectiveCall& c = wl.collectives[k.collective - 1];
+        if (transfer(c) ? index_of_.count(c.peer) > 0 : c.group >= 0 && !members_[static_cast<std::size_t>(c.group)].empty()) waits_[i].push_back(&c);
+      }
+      todo_.push_back(i);
     }
-  for (std::size_t i = 0; i < wl.ranks.size(); ++i)
-    for (const Kernel& k : wl.ranks[i].kernels) {
-      if (!k.collective) continue;
-      const CollectiveCall& c = wl.collectives[k.collective - 1];
-      const bool p2p = c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv;
-      if (p2p ? index_of.count(c.peer) > 0 : c.group >= 0 && !members[static_cast<std::size_t>(c.group)].empty()) waits[i].push_back(&c);
+  }
+
+  // Runs until no rank can move; returns the calls ranks wait at (rank id, call), none when every rank finished.
+  std::vector<std::pair<int, const CollectiveCall*>> run() {
+    while (!todo_.empty()) {
+      const std::size_t i = todo_.back();
+      todo_.pop_back();
+      arrive(i);
     }
-  std::vector<std::size_t> next(wl.ranks.size(), 0);
-  std::vector<std::size_t> arrived(wl.groups.size(), 0);  // members waiting at their group's next call
-  std::vector<bool> waiting(wl.ranks.size(), false);
-  std::vector<std::size_t> todo(wl.ranks.size());
-  for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
-  auto leave = [&](std::size_t i) {
-    waiting[i] = false;
-    ++next[i];
-    todo.push_back(i);
-  };
-  while (!todo.empty()) {
-    const std::size_t i = todo.back();
-    todo.pop_back();
-    if (waiting[i] || next[i] == waits[i].size()) continue;
-    waiting[i] = true;
-    const CollectiveCall& c = *waits[i][next[i]];
-    if (c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) {
-      const std::size_t j = index_of.at(c.peer);
+    std::vector<std::pair<int, const CollectiveCall*>> stuck;
+    for (std::size_t i = 0; i < waits_.size(); ++i)
+      if (next_[i] < waits_[i].size()) stuck.emplace_back(wl_.ranks[i].id, waits_[i][next_[i]]);
+    return stuck;
+  }
+
+  // After transfers were un-paired: the ranks waiting at one go on.
+  void resume(int rank_id) {
+    const std::size_t i = index_of_.at(rank_id);
+    if (waiting_[i] && next_[i] < waits_[i].size() && transfer(*waits_[i][next_[i]]) && waits_[i][next_[i]]->peer < 0) {
+      waiting_[i] = false;
+      todo_.push_back(i);
+    }
+  }
+
+ private:
+  static bool transfer(const CollectiveCall& c) { return c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv; }
+
+  void leave(std::size_t i) {
+    waiting_[i] = false;
+    ++next_[i];
+    todo_.push_back(i);
+  }
+
+  void arrive(std::size_t i) {
+    while (!waiting_[i] && next_[i] < waits_[i].size() && transfer(*waits_[i][next_[i]]) && waits_[i][next_[i]]->peer < 0) ++next_[i];
+    if (waiting_[i] || next_[i] == waits_[i].size()) return;
+    waiting_[i] = true;
+    const CollectiveCall& c = *waits_[i][next_[i]];
+    if (transfer(c)) {
+      const std::size_t j = index_of_.at(c.peer);
       const CollectiveKind other = c.kind == CollectiveKind::send ? CollectiveKind::recv : CollectiveKind::send;
-      if (j != i && waiting[j] && next[j] < waits[j].size() && waits[j][next[j]]->kind == other && waits[j][next[j]]->peer == wl.ranks[i].id) {
+      if (j != i && waiting_[j] && next_[j] < waits_[j].size() && waits_[j][next_[j]]->kind == other && waits_[j][next_[j]]->peer == wl_.ranks[i].id) {
         leave(i);
         leave(j);
       }
-      continue;
+      return;
     }
     const auto g = static_cast<std::size_t>(c.group);
-    const bool member = std::binary_search(members[g].begin(), members[g].end(), wl.ranks[i].id);
-    const bool distinct = std::adjacent_find(members[g].begin(), members[g].end()) == members[g].end();
-    if (!member || !distinct || ++arrived[g] < members[g].size()) continue;
-    arrived[g] = 0;
-    for (int m : members[g]) leave(index_of.at(m));
+    const bool member = std::binary_search(members_[g].begin(), members_[g].end(), wl_.ranks[i].id);
+    if (!member || !distinct_[g] || ++arrived_[g] < members_[g].size()) return;
+    arrived_[g] = 0;
+    for (int m : members_[g]) leave(index_of_.at(m));
   }
-  std::vector<std::pair<int, const CollectiveCall*>> stuck;
-  for (std::size_t i = 0; i < waits.size(); ++i)
-    if (next[i] < waits[i].size()) stuck.emplace_back(wl.ranks[i].id, waits[i][next[i]]);
-  return stuck;
-}
+
+  const Workload& wl_;
+  std::map<int, std::size_t> index_of_;
+  std::vector<std::vector<const CollectiveCall*>> waits_;
+  std::vector<std::vector<int>> members_;  // of complete groups, sorted
+  std::vector<bool> distinct_;
+  std::vector<std::size_t> arrived_;  // members waiting at their group's next call
+  std::vector<std::size_t> next_;
+  std::vector<bool> waiting_;
+  std::vector<std::size_t> todo_;
+};
 
 // Sends and receives inferred from "nccl:send R->D" annotations that pair up in number but in an order a replay of
-// each rank's kernels one after another cannot finish (PyTorch ran them on their own communicator and stream, beside
-// the rank's other calls): the channels (from, to) ranks are stuck at keep their recorded durations, channel by
-// channel until the dry run finishes. Where ranks are stuck at anything else, the peers are left as they were and the
-// engine names the deadlock as it does for recorded calls.
+// each rank's kernels one after another cannot finish (likely because PyTorch ran them on their own communicator and
+// stream, beside the rank's other calls): the channels (from, to) ranks are stuck at, where every call on the channel
+// was inferred, keep their recorded durations, channel by channel until the dry run finishes. Where ranks are stuck
+// at anything else, every peer is put back and the engine names the deadlock as it does for recorded calls.
 void unpair_unfinishable(Workload& out, PointToPoint& sends, PointToPoint& recvs, std::vector<std::string>* notes) {
   std::vector<std::pair<CollectiveCall*, int>> dropped;  // with the peer each had
   std::set<std::pair<int, int>> channels;
-  for (auto stuck = stuck_calls(out); !stuck.empty(); stuck = stuck_calls(out)) {
+  std::pair<int, int> first{-1, -1};
+  auto all_inferred = [&](const std::pair<int, int>& ch) {
+    for (PointToPoint* side : {&sends, &recvs})
+      if (const auto it = side->find(ch); it != side->end())
+        for (const CollectiveCall* c : it->second)
+          if (!inferred_transfer(out, *c)) return false;
+    return true;
+  };
+  MeetingDryRun dry(out);
+  for (auto stuck = dry.run(); !stuck.empty(); stuck = dry.run()) {
     std::set<std::pair<int, int>> these;
     for (const auto& [rank, c] : stuck)
-      if ((c->kind == CollectiveKind::send || c->kind == CollectiveKind::recv) && inferred_transfer(out, *c))
-        these.insert(c->kind == CollectiveKind::send ? std::make_pair(rank, c->peer) : std::make_pair(c->peer, rank));
+      if (c->kind == CollectiveKind::send || c->kind == CollectiveKind::recv) {
+        const auto ch = c->kind == CollectiveKind::send ? std::make_pair(rank, c->peer) : std::make_pair(c->peer, rank);
+        if (all_inferred(ch)) these.insert(ch);
+      }
     if (these.empty()) {
       for (const auto& [c, peer] : dropped) c->peer = peer;
       return;
     }
     for (const auto& ch : these) {
+      if (channels.empty()) first = ch;
       channels.insert(ch);
       for (PointToPoint* side : {&sends, &recvs})
         if (const auto it = side->find(ch); it != side->end())
@@ -228,13 +270,13 @@ void unpair_unfinishable(Workload& out, PointToPoint& sends, PointToPoint& recvs
               c->peer = -1;
             }
     }
+    for (const auto& [rank, c] : stuck) dry.resume(rank);
   }
   if (dropped.empty() || !notes) return;
-  const auto& [from, to] = *channels.begin();
   notes->push_back("the sends and receives inferred from \"nccl:send\" / \"nccl:recv\" annotations pair up in number, but on " +
-                   count_of(channels.size(), "channel", "channels") + " (the first from rank " + std::to_string(from) + " to rank " +
-                   std::to_string(to) + ") in an order a replay of each rank's kernels one after another cannot finish: PyTorch "
-                   "ran them on their own communicator and stream, beside the rank's other calls; " +
+                   count_of(channels.size(), "channel", "channels") + " (one from rank " + std::to_string(first.first) + " to rank " +
+                   std::to_string(first.second) + ") in an order a replay of each rank's kernels one after another cannot finish "
+                   "(PyTorch runs sends and receives on their own communicator and stream, beside a rank's other calls); " +
                    count_of(dropped.size(), "call keeps its recorded duration", "calls keep their recorded durations"));
 }
 
@@ -269,8 +311,9 @@ void pair_point_to_point(Workload& out, PointToPoint& sends, PointToPoint& recvs
     } else if (inferred(s) && inferred(it->second)) {  // a wrong guess whose counts happen to match differs in bytes
       for (std::size_t k = 0; k < n && what.empty(); ++k)
         if (std::fabs(s[k]->bytes - it->second[k]->bytes) > 0.5)
-          what = "send " + std::to_string(k) + channel + " of " + std::to_string(static_cast<long long>(s[k]->bytes)) +
-                 " bytes, its receive there of " + std::to_string(static_cast<long long>(it->second[k]->bytes)) + " (" + file_of_rank[pair.second] + ")";
+          what = "send " + std::to_string(k + 1) + " of " + std::to_string(n) + channel + " carries " +
+                 std::to_string(static_cast<long long>(s[k]->bytes)) + " bytes, its receive on rank " + std::to_string(pair.second) + " " +
+                 std::to_string(static_cast<long long>(it->second[k]->bytes)) + " bytes (" + file_of_rank[pair.second] + ")";
     }
     if (what.empty()) continue;
     unpair(s, file_of_rank[pair.first] + ": " + what);
