@@ -74,6 +74,21 @@ def kineto():
     base = json.loads(trace_slice(doc, per_category=6))
     base["traceEvents"] += comms
     write("kineto_importer", "slice-ddp1-comms.json", json.dumps(base, separators=(",", ":")))
+    # a PyTorch 2.0 / 2.1 rank: no "Collective name", its NCCL kernels named by the "nccl:" annotations around their
+    # launches (a collective, a send and a receive read from "R->D" / "R<-S"; docs/trace-formats.md)
+    events = [{"ph": "X", "cat": "kernel", "name": "ampere_bf16_gemm", "pid": 0, "tid": 7, "ts": 0, "dur": 100,
+               "args": {"device": 0, "stream": 7, "correlation": 1}}]
+    for k, (name, dims, dtype) in enumerate([("nccl:all_reduce", [[1000]], "float"), ("nccl:send 1->0", [[64, 8]], "c10::BFloat16"),
+                                             ("nccl:recv 1<-0", [[16]], "long")]):
+        t, corr = 100 + 200 * k, 10 + k
+        events += [{"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": 5, "ts": t, "dur": 20,
+                    "args": {"Input Dims": dims, "Input type": [dtype]}},
+                   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 5, "ts": t + 5, "dur": 1,
+                    "args": {"correlation": corr}},
+                   {"ph": "X", "cat": "kernel", "name": "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", "pid": 0, "tid": 20,
+                    "ts": t + 10, "dur": 150, "args": {"device": 0, "stream": 20, "correlation": corr}}]
+    doc = {"distributedInfo": {"backend": "nccl", "rank": 1, "world_size": 2}, "traceEvents": events}
+    write("kineto_importer", "pytorch-2.0-annotated-comms.json", json.dumps(doc, separators=(",", ":")))
 
 
 def scenarios():
