@@ -35,12 +35,13 @@ Workload two_ranks(const char* ranks = "[0, 1]") {
   return merge_rank_workloads(std::move(parts));
 }
 
-std::vector<RankOutcome> replay(const Workload& wl, const ClusterSpec& cs) {
+std::vector<RankOutcome> replay(const Workload& wl, const ClusterSpec& cs, bool record_activities = false) {
   const GpuModel m = load_gpu_model("h200");
   PolicySpec ps;
   ps.name = "max";
   ReplayOptions o;
   o.timeline_interval_s = 0;
+  o.record_activities = record_activities;  // for a trace export
   return run_engine(wl, m, make_policy_factory(ps, m, ""), o, EngineMode::local_loop, cs);
 }
 
@@ -542,12 +543,7 @@ TEST_CASE("a replay's Kineto export of transfers left without a peer reads back 
   parts.push_back(part(1, {{"nccl:recv 1<-0", sr, "[[8]]", R"(["float"])"}}));
   const Workload wl = merge_rank_workloads(std::move(parts));
   const GpuModel m = load_gpu_model("h200");
-  PolicySpec ps;
-  ps.name = "max";
-  ReplayOptions o;
-  o.timeline_interval_s = 0;
-  o.record_activities = true;
-  const auto out = run_engine(wl, m, make_policy_factory(ps, m, ""), o, EngineMode::local_loop, two_nodes());
+  const auto out = replay(wl, two_nodes(), true);
   const std::string text = trace_export_text(engine_trace_export(wl, out, m.name(), m.sm_count(), 1, Json::object()));
   const Workload again = import_kineto_text(text, "exported.json", Classifier::load_default());
   REQUIRE(again.ranks.size() == 2);
