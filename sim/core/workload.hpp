@@ -56,6 +56,11 @@ struct CollectiveCall {
   std::int32_t peer = -1;   // send / recv: the other rank (global id)
 };
 
+// A send or receive: a transfer between two ranks, not a call of a group.
+inline bool is_transfer(CollectiveKind k) { return k == CollectiveKind::send || k == CollectiveKind::recv; }
+// A send or receive naming no peer (none recorded, or inferred ones left unpaired): it keeps its recorded duration.
+inline bool transfer_without_peer(const CollectiveCall& c) { return is_transfer(c.kind) && c.peer < 0; }
+
 // The kind of tensor-core work a kernel does, from its operator's input type (fp16 counts as bf16: same rate
 // and, on the GPUs modelled, the same energy per operation). fp64: fp64 products on tensor cores (DMMA).
 enum class TensorPrecision : std::uint8_t { none, bf16, fp8, tf32, fp64 };

@@ -90,7 +90,7 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
     for (const Kernel& k : r.kernels)
       if (k.collective) {
         const CollectiveCall& c = wl.collectives[k.collective - 1];
-        if ((c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) && host_of.count(c.peer))
+        if (is_transfer(c.kind) && host_of.count(c.peer))
           pairs.emplace_back(static_cast<int>(host_of[r.id]), static_cast<int>(host_of[c.peer]));
       }
   PlatformSpec platform;
@@ -130,7 +130,7 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
       // the transfer is done.
       auto collective = [&](const Kernel& k, double now) {
         const CollectiveCall& c = wl.collectives[k.collective - 1];
-        const bool p2p = c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv;
+        const bool p2p = is_transfer(c.kind);
         if (p2p ? !host_of.count(c.peer) : (c.group < 0 || group_gid[static_cast<std::size_t>(c.group)] < 0)) return k.duration_s;
         sg4::this_actor::sleep_until(origin + now);
         const double t0 = sg4::Engine::get_clock();

@@ -65,7 +65,7 @@ void Collectives::run(int gid, int rank, CollectiveKind kind, double bytes) {
   Group& g = groups_.at(static_cast<std::size_t>(gid));
   const int n = static_cast<int>(g.members.size());
   if (n <= 1) return;
-  if (kind == CollectiveKind::send || kind == CollectiveKind::recv)
+  if (is_transfer(kind))
     throw InputError("collectives", "kind", "send / recv are point-to-point transfers, not collectives");
   g.barrier->wait();  // nobody can finish before the last member has contributed
   // Receives are posted before the sends, so every flow starts at once (a receive posted late would

@@ -233,7 +233,7 @@ void check(const KernelPipeline& kp, const std::string& source) {
         throw InputError(source, "collectives", "a kernel refers to a collective call the pipeline does not hold");
     }
   for (const CollectiveCall& c : kp.collectives)
-    if ((kp.tp_ranks > 1 && c.group != -1) || c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv || !(c.bytes >= 0))
+    if ((kp.tp_ranks > 1 && c.group != -1) || is_transfer(c.kind) || !(c.bytes >= 0))
       throw InputError(source, "collectives", "expected collectives with bytes >= 0 and, with TP ranks simulated, of the "
                                               "tensor-parallel group (group -1)");
   if (kp.data_parallel < 1) throw InputError(source, "data_parallel", "expected at least one replica");

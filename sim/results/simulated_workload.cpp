@@ -84,7 +84,7 @@ Workload simulated_workload(const TraceExport& t, const std::vector<std::vector<
           }
           c.group = it->second;
         }
-        if (c.group >= 0 || c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) {
+        if (c.group >= 0 || is_transfer(c.kind)) {
           wl.collectives.push_back(c);
           out.collective = static_cast<std::uint32_t>(wl.collectives.size());
         }

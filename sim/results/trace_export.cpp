@@ -159,13 +159,6 @@ void metadata_event(Context& c, const char* what, int pid, long tid, const std::
   s += "}}";
 }
 
-// A send / receive with no peer (none recorded, or inferred ones left unpaired) kept its recorded duration. Written
-// with its group's rank list, it would read back with the other rank of a two-rank group as its peer (and could hang
-// the replay of the export), so its record names the group and its size only.
-bool peerless_transfer(const CollectiveCall& call) {
-  return call.peer < 0 && (call.kind == CollectiveKind::send || call.kind == CollectiveKind::recv);
-}
-
 // The collective's NCCL args, as PyTorch's record_param_comms writes them (bytes as a Byte tensor).
 void collective_args(Context& c, const Kernel& k, std::string& s) {
   const CollectiveCall& call = c.collectives[k.collective - 1];
@@ -183,7 +176,9 @@ void collective_args(Context& c, const Kernel& k, std::string& s) {
     num(s, static_cast<long long>(std::max(1, size)));
     s += ",\"Process Group Name\":";
     quoted(s, g < c.wl.group_names.size() && !c.wl.group_names[g].empty() ? c.wl.group_names[g] : "group" + std::to_string(g));
-    if (!c.wl.groups[g].empty() && !peerless_transfer(call)) {
+    // A transfer without a peer written with its group's rank list would read back with the other rank of a
+    // two-rank group as its peer (and could hang the replay of the export): its record names the group only.
+    if (!c.wl.groups[g].empty() && !transfer_without_peer(call)) {
       std::string ranks = "[";
       for (std::size_t i = 0; i < c.wl.groups[g].size(); ++i) ranks += (i ? ", " : "") + std::to_string(c.wl.groups[g][i]);
       s += ",\"Process Group Ranks\":";
@@ -192,7 +187,7 @@ void collective_args(Context& c, const Kernel& k, std::string& s) {
   } else {
     s += ",\"Group size\":1";  // the rank's own (folded) tensor-parallel group: its time is in the duration
   }
-  if (call.peer >= 0 && (call.kind == CollectiveKind::send || call.kind == CollectiveKind::recv)) {
+  if (call.peer >= 0 && is_transfer(call.kind)) {
     s += call.kind == CollectiveKind::send ? ",\"Dst Rank\":" : ",\"Src Rank\":";
     num(s, static_cast<long long>(call.peer));
   }

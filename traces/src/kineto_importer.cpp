@@ -860,7 +860,9 @@ PeerUnread peer_unread(const PointToPointName& p, int world_size, int own_rank, 
 // InferredComms counts are left as they were.
 InferredComms infer_annotated_collectives(RawTrace& t, int world_size, int global_rank) {
   InferredComms out;
-  const bool one_device = std::adjacent_find(t.acts.begin(), t.acts.end(), [](const RawActivity& a, const RawActivity& b) {
+  // read only for send / receive annotations: a trace without annotations is not walked for it
+  const bool one_device = t.annotated_comms.empty() ||
+                          std::adjacent_find(t.acts.begin(), t.acts.end(), [](const RawActivity& a, const RawActivity& b) {
                             return a.device != b.device;
                           }) == t.acts.end();
   std::sort(t.annotated_comms.begin(), t.annotated_comms.end(), [](const AnnotatedComm& a, const AnnotatedComm& b) { return a.t0_us < b.t0_us; });
@@ -888,7 +890,7 @@ InferredComms infer_annotated_collectives(RawTrace& t, int world_size, int globa
       }
       kind = p.kind;
       peer = static_cast<int>(p.peer);
-    } else if (comm_name_of(name, kind) != CommName::collective || kind == CollectiveKind::send || kind == CollectiveKind::recv) {
+    } else if (comm_name_of(name, kind) != CommName::collective || is_transfer(kind)) {
       ++out.unknown_name;
       continue;
     }
@@ -1114,7 +1116,7 @@ class WorkloadBuilder {
       wl_.group_sizes.push_back(c.group_size);
     }
     CollectiveCall call{c.kind, c.bytes, it->second, c.peer};
-    if (call.peer < 0 && (c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) && c.group_ranks.size() == 2)
+    if (call.peer < 0 && is_transfer(c.kind) && c.group_ranks.size() == 2)
       call.peer = c.group_ranks[0] == rank_id ? c.group_ranks[1] : c.group_ranks[0];
     wl_.collectives.push_back(call);
     return static_cast<std::uint32_t>(wl_.collectives.size());

@@ -141,6 +141,10 @@ bool inferred_transfer(const Workload& wl, const CollectiveCall& c) {
   return c.group >= 0 && starts_with(wl.group_names[static_cast<std::size_t>(c.group)], kInferredWorldGroup);
 }
 
+bool all_inferred(const Workload& wl, const std::vector<CollectiveCall*>& calls) {
+  return std::all_of(calls.begin(), calls.end(), [&wl](const CollectiveCall* c) { return inferred_transfer(wl, *c); });
+}
+
 // A dry run of the meetings the engine holds ranks at: it replays each rank's kernels one after another and holds a
 // rank at each collective of a complete group and at each send / receive whose peer is here until the others meet it
 // there. Incremental: a transfer un-paired (peer -1) while a rank waits at it, or before, is passed over on resume,
@@ -162,7 +166,7 @@ class MeetingDryRun {
       for (const Kernel& k : wl.ranks[i].kernels) {
         if (!k.collective) continue;
         const CollectiveCall& c = wl.collectives[k.collective - 1];
-        if (transfer(c) ? index_of_.count(c.peer) > 0 : c.group >= 0 && !members_[static_cast<std::size_t>(c.group)].empty()) waits_[i].push_back(&c);
+        if (is_transfer(c.kind) ? index_of_.count(c.peer) > 0 : c.group >= 0 && !members_[static_cast<std::size_t>(c.group)].empty()) waits_[i].push_back(&c);
       }
       todo_.push_back(i);
     }
@@ -184,15 +188,13 @@ class MeetingDryRun {
   // After transfers were un-paired: the ranks waiting at one go on.
   void resume(int rank_id) {
     const std::size_t i = index_of_.at(rank_id);
-    if (waiting_[i] && next_[i] < waits_[i].size() && transfer(*waits_[i][next_[i]]) && waits_[i][next_[i]]->peer < 0) {
+    if (waiting_[i] && next_[i] < waits_[i].size() && transfer_without_peer(*waits_[i][next_[i]])) {
       waiting_[i] = false;
       todo_.push_back(i);
     }
   }
 
  private:
-  static bool transfer(const CollectiveCall& c) { return c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv; }
-
   void leave(std::size_t i) {
     waiting_[i] = false;
     ++next_[i];
@@ -200,11 +202,11 @@ class MeetingDryRun {
   }
 
   void arrive(std::size_t i) {
-    while (!waiting_[i] && next_[i] < waits_[i].size() && transfer(*waits_[i][next_[i]]) && waits_[i][next_[i]]->peer < 0) ++next_[i];
+    while (!waiting_[i] && next_[i] < waits_[i].size() && transfer_without_peer(*waits_[i][next_[i]])) ++next_[i];
     if (waiting_[i] || next_[i] == waits_[i].size()) return;
     waiting_[i] = true;
     const CollectiveCall& c = *waits_[i][next_[i]];
-    if (transfer(c)) {
+    if (is_transfer(c.kind)) {
       const std::size_t j = index_of_.at(c.peer);
       const CollectiveKind other = c.kind == CollectiveKind::send ? CollectiveKind::recv : CollectiveKind::send;
       if (j != i && waiting_[j] && next_[j] < waits_[j].size() && waits_[j][next_[j]]->kind == other && waits_[j][next_[j]]->peer == wl_.ranks[i].id) {
@@ -240,20 +242,18 @@ void unpair_unfinishable(Workload& out, PointToPoint& sends, PointToPoint& recvs
   std::vector<std::pair<CollectiveCall*, int>> dropped;  // with the peer each had
   std::set<std::pair<int, int>> channels;
   std::pair<int, int> first{-1, -1};
-  auto all_inferred = [&](const std::pair<int, int>& ch) {
+  auto channel_inferred = [&](const std::pair<int, int>& ch) {
     for (PointToPoint* side : {&sends, &recvs})
-      if (const auto it = side->find(ch); it != side->end())
-        for (const CollectiveCall* c : it->second)
-          if (!inferred_transfer(out, *c)) return false;
+      if (const auto it = side->find(ch); it != side->end() && !all_inferred(out, it->second)) return false;
     return true;
   };
   MeetingDryRun dry(out);
   for (auto stuck = dry.run(); !stuck.empty(); stuck = dry.run()) {
     std::set<std::pair<int, int>> these;
     for (const auto& [rank, c] : stuck)
-      if (c->kind == CollectiveKind::send || c->kind == CollectiveKind::recv) {
+      if (is_transfer(c->kind)) {
         const auto ch = c->kind == CollectiveKind::send ? std::make_pair(rank, c->peer) : std::make_pair(c->peer, rank);
-        if (all_inferred(ch)) these.insert(ch);
+        if (channel_inferred(ch)) these.insert(ch);
       }
     if (these.empty()) {
       for (const auto& [c, peer] : dropped) c->peer = peer;
@@ -288,9 +288,6 @@ void pair_point_to_point(Workload& out, PointToPoint& sends, PointToPoint& recvs
                          std::vector<std::string>* notes) {
   std::size_t unpaired = 0;
   std::string first_unpaired;
-  auto inferred = [&out](const std::vector<CollectiveCall*>& p2p) {
-    return std::all_of(p2p.begin(), p2p.end(), [&out](const CollectiveCall* c) { return inferred_transfer(out, *c); });
-  };
   auto unpair = [&](const std::vector<CollectiveCall*>& p2p, const std::string& what) {
     for (CollectiveCall* c : p2p) {
       c->peer = -1;
@@ -306,9 +303,9 @@ void pair_point_to_point(Workload& out, PointToPoint& sends, PointToPoint& recvs
     std::string what;
     if (n != s.size()) {
       what = count_of(s.size(), "send", "sends") + channel + ", " + count_of(n, "receive", "receives") + " there (" + file_of_rank[pair.second] + ")";
-      if (!inferred(s)) throw InputError(file_of_rank[pair.first], "collectives", what);
-      if (it != recvs.end() && !inferred(it->second)) throw InputError(file_of_rank[pair.second], "collectives", what);
-    } else if (inferred(s) && inferred(it->second)) {  // a wrong guess whose counts happen to match differs in bytes
+      if (!all_inferred(out, s)) throw InputError(file_of_rank[pair.first], "collectives", what);
+      if (it != recvs.end() && !all_inferred(out, it->second)) throw InputError(file_of_rank[pair.second], "collectives", what);
+    } else if (all_inferred(out, s) && all_inferred(out, it->second)) {  // a wrong guess whose counts happen to match differs in bytes
       for (std::size_t k = 0; k < n && what.empty(); ++k)
         if (std::fabs(s[k]->bytes - it->second[k]->bytes) > 0.5)
           what = "send " + std::to_string(k + 1) + " of " + std::to_string(n) + channel + " carries " +
@@ -324,7 +321,7 @@ void pair_point_to_point(Workload& out, PointToPoint& sends, PointToPoint& recvs
     if (sends.count(pair)) continue;              // counted above
     const std::string what = count_of(r.size(), "receive", "receives") + " on rank " + std::to_string(pair.second) + " from rank " +
                              std::to_string(pair.first) + ", 0 sends there (" + file_of_rank[pair.first] + ")";
-    if (!inferred(r)) throw InputError(file_of_rank[pair.second], "collectives", what);
+    if (!all_inferred(out, r)) throw InputError(file_of_rank[pair.second], "collectives", what);
     unpair(r, file_of_rank[pair.second] + ": " + what);
   }
   if (unpaired > 0 && notes)
@@ -333,7 +330,7 @@ void pair_point_to_point(Workload& out, PointToPoint& sends, PointToPoint& recvs
                      "world (the traces name none), or the ranks were profiled over different steps; " +
                      count_of(unpaired, "call keeps its recorded duration", "calls keep their recorded durations"));
   const bool paired_inferred = std::any_of(out.collectives.begin(), out.collectives.end(), [&out](const CollectiveCall& c) {
-    return (c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) && c.peer >= 0 && inferred_transfer(out, c);
+    return is_transfer(c.kind) && c.peer >= 0 && inferred_transfer(out, c);
   });
   if (paired_inferred) unpair_unfinishable(out, sends, recvs, notes);
 }
@@ -456,9 +453,9 @@ Json describe_collectives(const Workload& wl) {
     for (const Kernel& k : r.kernels) {
       if (!k.collective) continue;
       const CollectiveCall& c = wl.collectives[k.collective - 1];
-      if (c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) {
+      if (is_transfer(c.kind)) {
         ++p2p;
-        peerless += c.peer < 0;
+        peerless += transfer_without_peer(c);
         (ids.count(c.peer) ? simulated : recorded) += 1;
         continue;
       }

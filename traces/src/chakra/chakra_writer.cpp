@@ -76,7 +76,7 @@ std::uint64_t micros(double s) { return s <= 0 ? 0 : static_cast<std::uint64_t>(
 void comm_attrs(Node& n, const CollectiveCall& c, int self, std::map<std::pair<int, int>, int>& tags) {
   auto* at = n.mutable_attr();
   attr(at, a::kCommSize)->set_int64_val(static_cast<std::int64_t>(std::llround(c.bytes)));
-  if (c.kind == CollectiveKind::send || c.kind == CollectiveKind::recv) {
+  if (is_transfer(c.kind)) {
     const bool send = c.kind == CollectiveKind::send;
     n.set_type(send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
     const int src = send ? self : c.peer, dst = send ? c.peer : self;
@@ -98,7 +98,7 @@ void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std:
   const CollectiveCall* c = k.collective ? &wl.collectives[k.collective - 1] : nullptr;
   // A send / receive with no peer (none recorded, or inferred ones that did not pair up) kept its recorded duration:
   // a compute node of its kernel's name keeps it so (a COMM_SEND_NODE must name its peer).
-  if (c && (c->kind == CollectiveKind::send || c->kind == CollectiveKind::recv) && c->peer < 0) c = nullptr;
+  if (c && transfer_without_peer(*c)) c = nullptr;
   if (c) {
     comm_attrs(n, *c, r.id, tags);
   } else {
