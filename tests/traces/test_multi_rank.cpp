@@ -173,6 +173,20 @@ std::string with_recorded_transfer(std::string trace, int k, const char* kind, i
   return trace;
 }
 
+// Rank `rank` of a job, imported from `text` as "rank<N>.json" (the file the merge's messages name).
+RankTrace rank_file(int rank, const std::string& text) {
+  const std::string file = "rank" + std::to_string(rank) + ".json";
+  return RankTrace{import_kineto_text(text, file, Classifier::load_default()), file, -1, ""};
+}
+
+// The collective calls of the workload's first rank, in its kernels' order.
+std::vector<const CollectiveCall*> calls_of_first_rank(const Workload& wl) {
+  std::vector<const CollectiveCall*> got;
+  for (const Kernel& k : wl.ranks.at(0).kernels)
+    if (k.collective) got.push_back(&wl.collectives[k.collective - 1]);
+  return got;
+}
+
 std::string all_notes(const ImportReport& rep) {
   std::string s;
   for (const std::string& n : rep.notes) s += n + "\n";
@@ -192,9 +206,7 @@ TEST_CASE("NCCL kernels with no record take their collective from the nccl: anno
     ImportReport rep;
     const Workload wl = import_kineto_text(annotated_rank_trace(1, 4, calls), "old.json", Classifier::load_default(), &rep, reader);
     REQUIRE(wl.ranks.size() == 1);
-    std::vector<const CollectiveCall*> got;
-    for (const Kernel& k : wl.ranks[0].kernels)
-      if (k.collective) got.push_back(&wl.collectives[k.collective - 1]);
+    const std::vector<const CollectiveCall*> got = calls_of_first_rank(wl);
     REQUIRE(got.size() == 4);
     CHECK(got[0]->kind == CollectiveKind::all_reduce);
     CHECK(got[0]->bytes == 4000);
@@ -255,8 +267,7 @@ TEST_CASE("NCCL kernels with no record take their collective from the nccl: anno
 TEST_CASE("inferred collectives of all ranks run on the cluster; calls that differ across ranks keep their time", "[traces][multi-rank]") {
   const AnnotatedCall ar{"nccl:all_reduce", "ncclKernel_AllReduce_RING_LL_Sum_float", "[[25000000]]", R"(["float"])"};
   auto part = [](int rank, const std::vector<AnnotatedCall>& calls, double compute_us) {
-    const std::string file = "rank" + std::to_string(rank) + ".json";
-    return RankTrace{import_kineto_text(annotated_rank_trace(rank, 2, calls, compute_us), file, Classifier::load_default()), file, -1, ""};
+    return rank_file(rank, annotated_rank_trace(rank, 2, calls, compute_us));
   };
   std::vector<RankTrace> parts;
   parts.push_back(part(0, {ar}, 1000));
@@ -290,11 +301,8 @@ TEST_CASE("a rank that made no inferred call is still one of the world's, so the
   // Rank 1's annotation carries no Input Dims: it makes no inferred call, which the merge must not read as an
   // incomplete world (that would say "ranks not all in this import" of a job whose ranks are all there).
   auto part = [](int rank, const std::string& dims) {
-    const std::string file = "rank" + std::to_string(rank) + ".json";
-    return RankTrace{import_kineto_text(annotated_rank_trace(rank, 2, {{"nccl:all_reduce", "ncclKernel_AllReduce_RING_LL_Sum_float", dims,
-                                                                        dims.empty() ? "" : R"(["float"])"}}),
-                                        file, Classifier::load_default()),
-                     file, -1, ""};
+    return rank_file(rank, annotated_rank_trace(rank, 2, {{"nccl:all_reduce", "ncclKernel_AllReduce_RING_LL_Sum_float", dims,
+                                                           dims.empty() ? "" : R"(["float"])"}}));
   };
   std::vector<RankTrace> parts;
   parts.push_back(part(0, "[[1000]]"));
@@ -319,9 +327,7 @@ TEST_CASE("a send or receive takes its peer from its annotation's name when the 
     ImportReport rep;
     const Workload wl = import_kineto_text(annotated_rank_trace(1, 4, calls), "pp.json", Classifier::load_default(), &rep, reader);
     REQUIRE(wl.ranks.size() == 1);
-    std::vector<const CollectiveCall*> got;
-    for (const Kernel& k : wl.ranks[0].kernels)
-      if (k.collective) got.push_back(&wl.collectives[k.collective - 1]);
+    const std::vector<const CollectiveCall*> got = calls_of_first_rank(wl);
     REQUIRE(got.size() == 2);
     CHECK(got[0]->kind == CollectiveKind::send);
     CHECK(got[0]->peer == 3);
@@ -358,8 +364,7 @@ TEST_CASE("a send or receive takes its peer from its annotation's name when the 
 TEST_CASE("inferred sends and receives pair across ranks and run on the cluster; unpaired ones keep their time", "[traces][multi-rank]") {
   const std::string sr = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t";
   auto part = [](int rank, const std::vector<AnnotatedCall>& calls, double compute_us) {
-    const std::string file = "rank" + std::to_string(rank) + ".json";
-    return RankTrace{import_kineto_text(annotated_rank_trace(rank, 2, calls, compute_us), file, Classifier::load_default()), file, -1, ""};
+    return rank_file(rank, annotated_rank_trace(rank, 2, calls, compute_us));
   };
   std::vector<RankTrace> parts;
   parts.push_back(part(0, {{"nccl:send 0->1", sr, "[[25000000]]", R"(["float"])"}}, 1000));
@@ -423,8 +428,7 @@ TEST_CASE("inferred sends and receives in an order a one-kernel-after-another re
   const std::string sr = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t";
   const AnnotatedCall ar{"nccl:all_reduce", "ncclKernel_AllReduce_RING_LL_Sum_float", "[[1000]]", R"(["float"])"};
   auto part = [](int rank, const std::vector<AnnotatedCall>& calls) {
-    const std::string file = "rank" + std::to_string(rank) + ".json";
-    return RankTrace{import_kineto_text(annotated_rank_trace(rank, 2, calls), file, Classifier::load_default()), file, -1, ""};
+    return rank_file(rank, annotated_rank_trace(rank, 2, calls));
   };
   std::vector<RankTrace> parts;
   parts.push_back(part(0, {ar, {"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}}));
@@ -452,8 +456,7 @@ TEST_CASE("inferred sends and receives in an order a one-kernel-after-another re
 
   // Only the channels ranks are stuck at lose their pairing: rank 1's send on to rank 2 stays simulated.
   auto part3 = [](int rank, const std::vector<AnnotatedCall>& calls) {
-    const std::string file = "rank" + std::to_string(rank) + ".json";
-    return RankTrace{import_kineto_text(annotated_rank_trace(rank, 3, calls), file, Classifier::load_default()), file, -1, ""};
+    return rank_file(rank, annotated_rank_trace(rank, 3, calls));
   };
   std::vector<RankTrace> chain;
   chain.push_back(part3(0, {ar, {"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}}));
@@ -472,7 +475,7 @@ TEST_CASE("inferred sends and receives in an order a one-kernel-after-another re
   std::vector<RankTrace> mixed;
   mixed.push_back(part(0, {ar, {"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}}));
   const std::string rank1 = with_recorded_transfer(annotated_rank_trace(1, 2, {{"nccl:recv", sr, "", ""}, ar}), 0, "recv", 0);
-  mixed.push_back(RankTrace{import_kineto_text(rank1, "rank1.json", Classifier::load_default()), "rank1.json", -1, ""});
+  mixed.push_back(rank_file(1, rank1));
   const Workload stuck = merge_rank_workloads(std::move(mixed));
   CHECK(describe_collectives(stuck)["point_to_point_without_peer"] == 0);
   CHECK_THROWS_WITH(replay(stuck, two_nodes()), Catch::Contains("every rank waits on another"));
@@ -482,7 +485,7 @@ TEST_CASE("inferred sends and receives in an order a one-kernel-after-another re
   half.push_back(part(0, {{"nccl:send 0->1", sr, "[[2]]", R"(["float"])"}, {"nccl:recv 0<-1", sr, "[[2]]", R"(["float"])"}}));
   const std::string both = with_recorded_transfer(
       with_recorded_transfer(annotated_rank_trace(1, 2, {{"nccl:send", sr, "", ""}, {"nccl:recv", sr, "", ""}}), 0, "send", 0), 1, "recv", 0);
-  half.push_back(RankTrace{import_kineto_text(both, "rank1.json", Classifier::load_default()), "rank1.json", -1, ""});
+  half.push_back(rank_file(1, both));
   std::vector<std::string> half_notes;
   const Workload half_wl = merge_rank_workloads(std::move(half), &half_notes);
   CHECK(half_notes.empty());
@@ -491,20 +494,16 @@ TEST_CASE("inferred sends and receives in an order a one-kernel-after-another re
 
   // Stuck first at an inferred channel, then at recorded ones elsewhere: every peer is put back, no note, and the
   // replay names the deadlock.
-  auto part4 = [](int rank, const std::string& text) {
-    const std::string file = "rank" + std::to_string(rank) + ".json";
-    return RankTrace{import_kineto_text(text, file, Classifier::load_default()), file, -1, ""};
-  };
   std::vector<RankTrace> four;
-  four.push_back(part4(0, annotated_rank_trace(0, 4, {ar, {"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}})));
-  four.push_back(part4(1, annotated_rank_trace(1, 4, {{"nccl:recv 1<-0", sr, "[[8]]", R"(["float"])"}, ar})));
+  four.push_back(rank_file(0, annotated_rank_trace(0, 4, {ar, {"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}})));
+  four.push_back(rank_file(1, annotated_rank_trace(1, 4, {{"nccl:recv 1<-0", sr, "[[8]]", R"(["float"])"}, ar})));
   for (int r : {2, 3}) {  // each sends to the other first: recorded, and stuck
     std::string t = annotated_rank_trace(r, 4, {ar, {"nccl:send", sr, "", ""}, {"nccl:recv", sr, "", ""}});
     t = with_recorded_transfer(with_recorded_transfer(t, 1, "send", 5 - r), 2, "recv", 5 - r);
     const std::string from = R"("Process Group Name": "pp", "Process Group Ranks": "[0, 1]")";
     const std::string to = R"("Process Group Name": "pp23", "Process Group Ranks": "[2, 3]")";
     for (std::size_t at = t.find(from); at != std::string::npos; at = t.find(from)) t.replace(at, from.size(), to);
-    four.push_back(part4(r, t));
+    four.push_back(rank_file(r, t));
   }
   std::vector<std::string> four_notes;
   const Workload four_wl = merge_rank_workloads(std::move(four), &four_notes);
@@ -516,8 +515,7 @@ TEST_CASE("inferred sends and receives in an order a one-kernel-after-another re
 TEST_CASE("inferred sends and receives whose counts match but whose bytes differ keep their time", "[traces][multi-rank]") {
   const std::string sr = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t";
   auto part = [](int rank, const std::vector<AnnotatedCall>& calls) {
-    const std::string file = "rank" + std::to_string(rank) + ".json";
-    return RankTrace{import_kineto_text(annotated_rank_trace(rank, 2, calls), file, Classifier::load_default()), file, -1, ""};
+    return rank_file(rank, annotated_rank_trace(rank, 2, calls));
   };
   std::vector<RankTrace> parts;
   parts.push_back(part(0, {{"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}}));
@@ -535,8 +533,7 @@ TEST_CASE("a replay's Kineto export of transfers left without a peer reads back 
   // the group's other rank and hang the replay of the export.
   const std::string sr = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t";
   auto part = [](int rank, const std::vector<AnnotatedCall>& calls) {
-    const std::string file = "rank" + std::to_string(rank) + ".json";
-    return RankTrace{import_kineto_text(annotated_rank_trace(rank, 2, calls), file, Classifier::load_default()), file, -1, ""};
+    return rank_file(rank, annotated_rank_trace(rank, 2, calls));
   };
   std::vector<RankTrace> parts;
   parts.push_back(part(0, {{"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}, {"nccl:send 0->1", sr, "[[8]]", R"(["float"])"}}));
