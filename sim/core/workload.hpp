@@ -54,6 +54,10 @@ struct CollectiveCall {
   double bytes = 0;
   std::int32_t group = -1;  // index into Workload::groups; -1 = the rank's own tensor-parallel group
   std::int32_t peer = -1;   // send / recv: the other rank (global id)
+  // Set on a kernel's first call: how many calls after it (in Workload::collectives) the same kernel makes. An NCCL
+  // group of sends and receives (PyTorch's batch_isend_irecv) runs as one kernel that posts them all at once and ends
+  // when the last is done, so no side waits for the order of the other's. 0 for every other call.
+  std::uint32_t batched = 0;
 };
 
 // A send or receive: a transfer between two ranks, not a call of a group.
@@ -198,6 +202,28 @@ struct Workload {
   Workload() { annotation_sets.emplace_back(); }
   std::size_t kernel_count() const;
 };
+
+// The calls a communication kernel makes, first to last (one, or a batch of sends and receives): [begin, end) of
+// Workload::collectives. Empty for a kernel that makes none.
+template <typename Call>
+struct CallSpan {
+  Call* first = nullptr;
+  Call* last = nullptr;
+  Call* begin() const { return first; }
+  Call* end() const { return last; }
+  std::size_t size() const { return static_cast<std::size_t>(last - first); }
+  bool empty() const { return first == last; }
+};
+inline CallSpan<const CollectiveCall> calls_of(const Workload& wl, const Kernel& k) {
+  if (!k.collective) return {};
+  const CollectiveCall* c = &wl.collectives[k.collective - 1];
+  return {c, c + 1 + c->batched};
+}
+inline CallSpan<CollectiveCall> calls_of(Workload& wl, const Kernel& k) {
+  if (!k.collective) return {};
+  CollectiveCall* c = &wl.collectives[k.collective - 1];
+  return {c, c + 1 + c->batched};
+}
 
 // Whether a kernel's work is counted everywhere (shapes, copy engine, multi_tensor_apply launch): what the activity
 // model prices it by. A launch-sized elementwise kernel is not (WorkSource::launch_elementwise).

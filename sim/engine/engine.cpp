@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sg4 = simgrid::s4u;
 
@@ -88,11 +89,9 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
   }
   for (const Rank& r : wl.ranks)
     for (const Kernel& k : r.kernels)
-      if (k.collective) {
-        const CollectiveCall& c = wl.collectives[k.collective - 1];
+      for (const CollectiveCall& c : calls_of(wl, k))
         if (is_transfer(c.kind) && host_of.count(c.peer))
           pairs.emplace_back(static_cast<int>(host_of[r.id]), static_cast<int>(host_of[c.peer]));
-      }
   PlatformSpec platform;
   if (groups.group_count() == 0 && pairs.empty()) {
     for (const Rank& r : wl.ranks) platform.host_names.push_back("gpu" + std::to_string(r.id));
@@ -129,17 +128,26 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
       // A collective: the GPU reaches it at local time `now`; it lasts until every member is there and
       // the transfer is done.
       auto collective = [&](const Kernel& k, double now) {
-        const CollectiveCall& c = wl.collectives[k.collective - 1];
+        const auto calls = calls_of(wl, k);
+        const CollectiveCall& c = *calls.begin();
         const bool p2p = is_transfer(c.kind);
-        if (p2p ? !host_of.count(c.peer) : (c.group < 0 || group_gid[static_cast<std::size_t>(c.group)] < 0)) return k.duration_s;
+        const bool simulated = p2p ? std::any_of(calls.begin(), calls.end(), [&](const CollectiveCall& x) { return host_of.count(x.peer) > 0; })
+                                   : c.group >= 0 && group_gid[static_cast<std::size_t>(c.group)] >= 0;
+        if (!simulated) return k.duration_s;
         sg4::this_actor::sleep_until(origin + now);
         const double t0 = sg4::Engine::get_clock();
         if (p2p) {
-          // NCCL's send and receive kernels both last until the transfer is done (rendezvous).
-          const int from = c.kind == CollectiveKind::send ? rank.id : c.peer, to = c.kind == CollectiveKind::send ? c.peer : rank.id;
-          auto* box = sg4::Mailbox::by_name("p2p" + std::to_string(from) + "-" + std::to_string(to));
-          if (c.kind == CollectiveKind::send) box->put(&message_token, message_bytes(c.bytes));
-          else box->get<int>();
+          // NCCL's send and receive kernels last until their transfers are done (rendezvous); a batch's kernel posts
+          // all of its sends and receives at once (those whose peer is not here are not waited for).
+          std::vector<sg4::CommPtr> posted;
+          int* received = nullptr;  // each receive's payload lands here: only its size matters
+          for (const CollectiveCall& x : calls) {
+            if (!host_of.count(x.peer)) continue;
+            const bool send = x.kind == CollectiveKind::send;
+            auto* box = sg4::Mailbox::by_name("p2p" + std::to_string(send ? rank.id : x.peer) + "-" + std::to_string(send ? x.peer : rank.id));
+            posted.push_back(send ? box->put_async(&message_token, message_bytes(x.bytes)) : box->get_async<int>(&received));
+          }
+          for (const sg4::CommPtr& comm : posted) comm->wait();
         } else {
           groups.run(group_gid[static_cast<std::size_t>(c.group)], position[static_cast<std::size_t>(c.group)][rank.id], c.kind, c.bytes);
         }

@@ -87,6 +87,8 @@ Workload simulated_workload(const TraceExport& t, const std::vector<std::vector<
         if (c.group >= 0 || is_transfer(c.kind)) {
           wl.collectives.push_back(c);
           out.collective = static_cast<std::uint32_t>(wl.collectives.size());
+          // a batch's further calls follow its first (CollectiveCall::batched)
+          for (std::uint32_t b = 1; b <= c.batched; ++b) wl.collectives.push_back(calls[k.collective - 1 + b]);
         }
       }
       r.kernels.push_back(out);

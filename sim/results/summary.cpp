@@ -289,6 +289,10 @@ std::string collectives_line(const Json& c) {
   const auto recorded = c["calls_at_recorded_duration"].get<std::size_t>();
   std::string line = printf_text("collectives: %zu simulated on the cluster, %zu at their recorded duration",
                                  c["calls_simulated"].get<std::size_t>(), recorded);
+  // older summaries have no count of batched kernels
+  if (const std::size_t batches = c.value("batched_kernels", std::size_t{0}); batches > 0)
+    line += printf_text("; %zu of the calls made by %zu batched kernel%s (sends and receives of one NCCL group, posted together)",
+                        c.value("batched_calls", std::size_t{0}), batches, batches == 1 ? "" : "s");
   if (recorded == 0) return line + "\n";
   std::vector<std::string> partial;
   std::size_t in_partial = 0;

@@ -159,9 +159,8 @@ void metadata_event(Context& c, const char* what, int pid, long tid, const std::
   s += "}}";
 }
 
-// The collective's NCCL args, as PyTorch's record_param_comms writes them (bytes as a Byte tensor).
-void collective_args(Context& c, const Kernel& k, std::string& s) {
-  const CollectiveCall& call = c.collectives[k.collective - 1];
+// A collective call's NCCL args, as PyTorch's record_param_comms writes them (bytes as a Byte tensor), each after a comma.
+void call_args(Context& c, const CollectiveCall& call, std::string& s) {
   s += ",\"Collective name\":\"";
   s += nccl_name(call.kind);
   s += "\",\"dtype\":\"Byte\",\"In msg nelems\":";
@@ -191,6 +190,23 @@ void collective_args(Context& c, const Kernel& k, std::string& s) {
     s += call.kind == CollectiveKind::send ? ",\"Dst Rank\":" : ",\"Src Rank\":";
     num(s, static_cast<long long>(call.peer));
   }
+}
+
+// The kernel's collective: its call's args, or for a batch of sends and receives (CollectiveCall::batched) a
+// coalescing group's end ("coalesced", as PyTorch names it) with dvfs-sim's "Batched calls", one record per call,
+// which the importer reads back as the batch (PyTorch records them on the host, launching nothing: see
+// docs/trace-formats.md).
+void collective_args(Context& c, const Kernel& k, std::string& s) {
+  const CollectiveCall* first = &c.collectives[k.collective - 1];
+  const CallSpan<const CollectiveCall> calls{first, first + 1 + first->batched};
+  if (calls.size() == 1) return call_args(c, *first, s);
+  s += ",\"Collective name\":\"coalesced\",\"Batched calls\":[";
+  for (const CollectiveCall& call : calls) {
+    std::string record;
+    call_args(c, call, record);
+    s += (&call == calls.begin() ? "{" : ",{") + record.substr(1) + "}";
+  }
+  s += "]";
 }
 
 void shape_args(const LaunchShape& sh, ActivityKind kind, std::string& s) {

@@ -185,8 +185,7 @@ std::vector<int> parse_rank_list(const Json& j, const std::string& file, const s
 std::string clipped(const std::string& text, std::size_t n = 60) { return text.size() > n ? text.substr(0, n) + "..." : text; }
 
 // What the record's "Collective name" stands for (`kind` set for a collective); an unknown name is an error.
-CommName comm_record(const Json& args, const std::string& file, std::size_t i, CollectiveKind& kind) {
-  const std::string where = args_field(i);
+CommName comm_record(const Json& args, const std::string& file, const std::string& where, CollectiveKind& kind) {
   const Json& name = args["Collective name"];
   const CommName what = name.is_string() ? comm_name_of(name.get<std::string>(), kind) : CommName::unknown;
   if (what == CommName::unknown)
@@ -196,8 +195,7 @@ CommName comm_record(const Json& args, const std::string& file, std::size_t i, C
   return what;
 }
 
-RawCollective read_collective(const Json& args, CollectiveKind kind, const std::string& file, std::size_t i) {
-  const std::string where = args_field(i);
+RawCollective read_collective(const Json& args, CollectiveKind kind, const std::string& file, const std::string& where) {
   RawCollective c;
   c.kind = kind;
   const std::string dtype = args.contains("dtype") && args["dtype"].is_string() ? args["dtype"].get<std::string>() : "";
@@ -307,12 +305,12 @@ namespace {
 
 // A "Collective name" record (kernel args or a record_param_comms range): the index of its collective, or
 // kNotModelled / -1 (a wait or init: no transfer).
-int add_comm_record(RawTrace& t, const Json& args, const std::string& file, std::size_t i) {
+int add_comm_record(RawTrace& t, const Json& args, const std::string& file, const std::string& where) {
   CollectiveKind kind = CollectiveKind::all_reduce;
-  const CommName what = comm_record(args, file, i, kind);
+  const CommName what = comm_record(args, file, where, kind);
   // Checked wherever present, so that both readers refuse a negative Rank alike (-1 would read as "no rank"; the
   // streaming reader reads the records before it sees distributedInfo).
-  const long rank = int_field(args, "Rank", -1, file, args_field(i), 0, kIntMax);
+  const long rank = int_field(args, "Rank", -1, file, where, 0, kIntMax);
   if (t.global_rank < 0) {
     t.global_rank = static_cast<int>(rank);
     t.rank_from_events = true;
@@ -322,8 +320,30 @@ int add_comm_record(RawTrace& t, const Json& args, const std::string& file, std:
     ++t.not_modelled[args["Collective name"].get<std::string>()];
     return kNotModelled;
   }
-  t.collectives.push_back(read_collective(args, kind, file, i));
+  t.collectives.push_back(read_collective(args, kind, file, where));
   return static_cast<int>(t.collectives.size()) - 1;
+}
+
+// A kernel's "Batched calls" (dvfs-sim's Kineto export of a batch: trace_export.cpp): the batch's sends and receives,
+// each a record as record_param_comms writes it. Returns the first's index, its batched count set; the list must
+// hold sends and receives only.
+int add_batched_calls(RawTrace& t, const Json& args, const std::string& file, std::size_t i) {
+  const std::string field = args_field(i) + ".Batched calls";
+  const Json& list = args["Batched calls"];
+  if (!list.is_array() || list.empty() || list.size() > static_cast<std::size_t>(kIntMax))
+    throw InputError(file, field, std::string("expected a list of the batch's sends and receives, got ") + json_type_name(list));
+  std::vector<RawCollective> calls;
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const std::string where = field + "[" + std::to_string(k) + "]";
+    CollectiveKind kind = CollectiveKind::all_reduce;
+    if (!list[k].is_object() || !list[k].contains("Collective name") || comm_record(list[k], file, where, kind) != CommName::collective || !is_transfer(kind))
+      throw InputError(file, where, "expected a send or receive record (\"Collective name\" send or recv)");
+    calls.push_back(read_collective(list[k], kind, file, where));
+  }
+  const int first = static_cast<int>(t.collectives.size());
+  for (RawCollective& c : calls) t.collectives.push_back(std::move(c));
+  t.collectives[static_cast<std::size_t>(first)].batched = static_cast<int>(calls.size()) - 1;
+  return first;
 }
 
 // A memcpy's or memset's bytes, refused beyond what any copy engine or fill moves (copy_bytes_problem).
@@ -371,8 +391,10 @@ void add_device_activity(RawTrace& t, const Json& ev, const Json& args, Activity
     a.simulated = static_cast<int>(t.simulated.size());
     t.simulated.push_back(simulated);
   }
-  if (kind == ActivityKind::kernel && args.contains("Collective name")) {
-    const int c = add_comm_record(t, args, file, i);
+  if (kind == ActivityKind::kernel && args.contains("Batched calls")) {
+    a.collective = add_batched_calls(t, args, file, i);
+  } else if (kind == ActivityKind::kernel && args.contains("Collective name")) {
+    const int c = add_comm_record(t, args, file, args_field(i));
     a.collective = c == -1 ? kNotModelled : c;  // a kernel is never a wait: kept as it ran
   }
   add_activity(t, std::move(a), shape);
@@ -449,8 +471,9 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
   if (lc == "cpu_op" && args.contains("Collective name") && ev.contains("name") && ev["name"] == "record_param_comms" &&
       ev.contains("ts") && ev["ts"].is_number() && ev.contains("dur") && ev["dur"].is_number()) {
     // A wait or init launches nothing: only the ranges that launch a kernel are kept to attach it to.
-    const int c = add_comm_record(t, args, file, i);
-    if (c != -1) t.host_comms.push_back({ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>(), c});
+    const int c = add_comm_record(t, args, file, args_field(i));
+    const bool coalesced = c == kNotModelled && args["Collective name"] == "coalesced";
+    if (c != -1) t.host_comms.push_back({ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>(), c, host_tid(ev), coalesced});
     return;
   }
   // operators with input shapes (record_shapes=True): what their kernels compute; mid-2021 schemas write them as
@@ -770,6 +793,90 @@ std::pair<std::size_t, double> attach_host_collectives(RawTrace& t) {
     if (a.collective == -1) ++unrecorded, unrecorded_us += a.dur_us;
   }
   return {unrecorded, unrecorded_us};
+}
+
+// What attach_batched_transfers did.
+struct BatchedTransfers {
+  std::size_t kernels = 0;  // NCCL kernels given their coalescing group's sends and receives
+  std::size_t calls = 0;    // the sends and receives they make
+  std::size_t unrecorded = 0;   // of `kernels`: those no record had named (a "nccl:coalesced" annotation's), and their time
+  double unrecorded_us = 0;
+};
+
+// The import's note on them (none when there were none).
+std::string batched_transfers_note(const BatchedTransfers& b) {
+  if (b.kernels == 0) return "";
+  return printf_text("%zu NCCL kernel%s each make%s a coalescing group's sends and receives (batch_isend_irecv; %zu calls "
+                     "recorded one by one before the kernel's launch): each posts them all at once and lasts until the last is done",
+                     b.kernels, b.kernels == 1 ? "" : "s", b.kernels == 1 ? "s" : "", b.calls);
+}
+
+// One thread's communication records and coalescing ends, in start order (attach_batched_transfers).
+struct ThreadComm {
+  enum Kind : std::uint8_t { transfer, other, launched, group_end } kind;  // other: a record of another call, launching nothing
+  double t0_us, t1_us;
+  int collective;  // transfer: the raw collective; group_end: the HostComm's collective, or -1 for an annotation
+};
+
+std::map<long, std::vector<ThreadComm>> comms_by_thread(const RawTrace& t, const std::vector<bool>& launched) {
+  std::map<long, std::vector<ThreadComm>> out;
+  for (const HostComm& h : t.host_comms) {
+    if (h.tid < 0) continue;
+    ThreadComm::Kind kind = h.coalesced ? ThreadComm::group_end : ThreadComm::other;
+    if (h.collective >= 0 && launched[static_cast<std::size_t>(h.collective)]) kind = ThreadComm::launched;
+    else if (h.collective >= 0 && is_transfer(t.collectives[static_cast<std::size_t>(h.collective)].kind)) kind = ThreadComm::transfer;
+    out[h.tid].push_back({kind, h.t0_us, h.t1_us, h.collective});
+  }
+  for (const AnnotatedComm& a : t.annotated_comms)
+    if (a.tid >= 0 && a.name == "nccl:coalesced") out[a.tid].push_back({ThreadComm::group_end, a.t0_us, a.t1_us, -1});
+  for (auto& [tid, comms] : out)
+    std::stable_sort(comms.begin(), comms.end(), [](const ThreadComm& a, const ThreadComm& b) { return a.t0_us < b.t0_us; });
+  return out;
+}
+
+// PyTorch's batch_isend_irecv (an NCCL group of sends and receives): each send and receive is recorded on its own, a
+// record_param_comms range that launches nothing, and then one kernel does them all, launched inside a
+// "nccl:coalesced" annotation (PyTorch 2.11: traces/recorder/probe_batched_p2p.py) or a "coalesced" record. That
+// kernel makes the group's calls: the sends and receives its launch thread recorded right before, launching nothing
+// (back to the thread's previous launching record, coalescing end or record of another call: batch_isend_irecv takes
+// sends and receives only). A group of other calls (collectives coalesced) keeps its recorded duration.
+BatchedTransfers attach_batched_transfers(RawTrace& t) {
+  BatchedTransfers out;
+  std::vector<bool> launched(t.collectives.size(), false);
+  for (const RawActivity& a : t.acts)
+    if (a.collective >= 0) launched[static_cast<std::size_t>(a.collective)] = true;
+  std::map<long, std::vector<ThreadComm>> threads = comms_by_thread(t, launched);
+  for (RawActivity& a : t.acts) {
+    if ((a.collective != -1 && a.collective != kNotModelled) || a.kind != ActivityKind::kernel) continue;
+    const LaunchTimes::Launch* launch = t.launch_ts.find_launch(a.correlation);
+    const auto thread = launch ? threads.find(launch->tid) : threads.end();
+    if (thread == threads.end()) continue;
+    std::vector<ThreadComm>& comms = thread->second;
+    auto end = std::upper_bound(comms.begin(), comms.end(), launch->ts_us, [](double x, const ThreadComm& c) { return x < c.t0_us; });
+    while (end != comms.begin() && !(std::prev(end)->kind == ThreadComm::group_end && std::prev(end)->t1_us >= launch->ts_us)) {
+      --end;
+      if (launch->ts_us - end->t0_us > 1e6) end = comms.begin();  // ranges do not last a second
+    }
+    if (end == comms.begin()) continue;
+    const auto group_end = std::prev(end);
+    std::vector<int> calls;
+    for (auto it = group_end; it != comms.begin() && std::prev(it)->kind == ThreadComm::transfer;) {
+      --it;
+      calls.push_back(it->collective);
+      it->kind = ThreadComm::launched;  // one group, one kernel
+    }
+    group_end->kind = ThreadComm::launched;
+    if (calls.empty()) continue;
+    if (a.collective == kNotModelled && group_end->collective == kNotModelled)
+      if (auto n = t.not_modelled.find("coalesced"); n != t.not_modelled.end() && --n->second == 0) t.not_modelled.erase(n);
+    if (a.collective == -1) ++out.unrecorded, out.unrecorded_us += a.dur_us;
+    std::reverse(calls.begin(), calls.end());
+    a.collective = static_cast<int>(t.collectives.size());
+    for (int c : calls) t.collectives.push_back(t.collectives[static_cast<std::size_t>(c)]);
+    t.collectives[static_cast<std::size_t>(a.collective)].batched = static_cast<int>(calls.size()) - 1;
+    ++out.kernels, out.calls += calls.size();
+  }
+  return out;
 }
 
 // What infer_annotated_collectives did: kernels given a collective, and why the others were not.
@@ -1190,7 +1297,12 @@ class WorkloadBuilder {
     }
     apply_rates(rates_[i], k);
     if (a.simulated >= 0) apply_simulated_args(raw_.simulated[static_cast<std::size_t>(a.simulated)], k);
-    if (a.collective >= 0) k.collective = add_collective(raw_.collectives[static_cast<std::size_t>(a.collective)], rank_id);
+    if (a.collective < 0) return;
+    const auto first = static_cast<std::size_t>(a.collective);
+    k.collective = add_collective(raw_.collectives[first], rank_id);
+    const int more = raw_.collectives[first].batched;  // a batch's calls follow its first (CollectiveCall::batched)
+    for (int b = 1; b <= more; ++b) add_collective(raw_.collectives[first + static_cast<std::size_t>(b)], rank_id);
+    wl_.collectives[k.collective - 1].batched = static_cast<std::uint32_t>(more);
   }
 
   // Per-step figures partition the run. Steps are numbered in the order of their first activity; a step
@@ -1434,9 +1546,10 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
   raw.launch_ts.finish();
   const auto [relinked, relinked_us] = link_kernels_through_launches(raw);
   const auto [recorded_none, recorded_none_us] = attach_host_collectives(raw);
+  const BatchedTransfers batched = attach_batched_transfers(raw);
   const InferredComms inferred = infer_annotated_collectives(raw, header.world_size, header.global_rank);
-  const std::size_t unrecorded = recorded_none - inferred.count;
-  const double unrecorded_us = recorded_none_us - inferred.us;
+  const std::size_t unrecorded = recorded_none - batched.unrecorded - inferred.count;
+  const double unrecorded_us = recorded_none_us - batched.unrecorded_us - inferred.us;
   sort_activities(raw);
   check_span(raw.acts, file);
   // The work of each activity, from the operator that launched it (its input shapes).
@@ -1478,6 +1591,7 @@ Workload build_workload(RawTrace& raw, const TraceHeader& header, const Classifi
           "%zu kernel%s (%.1f ms) linked to %s operator through %s launch: the trace's kernels carry no operator's "
           "External id (it repeats the correlation id), so the innermost operator around each launch on its thread is taken",
           relinked, relinked == 1 ? "" : "s", relinked_us / 1e3, relinked == 1 ? "its" : "their", relinked == 1 ? "its" : "their"));
+    if (const std::string note = batched_transfers_note(batched); !note.empty()) report->notes.push_back(note);
     // Without a record the kernel's collective, bytes and process group are unknown: its rank cannot be made to wait
     // for the others there, so a multi-rank replay runs each rank at its own recorded communication time.
     if (inferred.count > 0)

@@ -27,6 +27,7 @@ struct RawCollective {
   std::vector<int> group_ranks;  // empty when the trace truncated the list ("[0, 1, ..., 63]")
   int group_size = 0;
   int peer = -1;
+  int batched = 0;  // on a batch's first call: the calls after it, next in RawTrace::collectives (CollectiveCall::batched)
 };
 
 // A communication kernel (or record_param_comms range) that names no modelled collective.
@@ -58,6 +59,8 @@ struct Range {
 struct HostComm {
   double t0_us, t1_us;
   int collective;
+  long tid = -1;           // the host thread; -1 when the event's tid is no integer
+  bool coalesced = false;  // a coalescing group's end ("Collective name" "coalesced"): its kernel does the group's calls
 };
 
 // A ProcessGroupNCCL "nccl:<collective>" annotation (a user_annotation around the NCCL kernel's launch): the only

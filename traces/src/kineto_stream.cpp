@@ -789,7 +789,8 @@ bool read_dim3(const EventTree& tree, const Node* dims, std::uint32_t out[3]) {
 enum EvField { f_cat, f_ph, f_args, f_ts, f_dur, f_name, f_pid, f_tid, kEvFields };
 enum ArgField {
   a_collective, a_sm_clock, a_mem_clock, a_work, a_device, a_stream, a_External_id, a_external_id, a_correlation, a_registers,
-  a_shared_memory, a_bytes, a_grid, a_block, a_blocks_per_sm, a_Input_Dims, a_Input_dims, a_Input_type, a_Concrete_Inputs, a_Input_Strides, kArgFields
+  a_shared_memory, a_bytes, a_grid, a_block, a_blocks_per_sm, a_Input_Dims, a_Input_dims, a_Input_type, a_Concrete_Inputs, a_Input_Strides,
+  a_batched_calls, kArgFields
 };
 // `k` (already known to be as long as `lit`) is `lit`: a memcmp of a constant length, which the compiler turns into
 // a few integer compares (string_view's == called compare() and memcmp once per member of every event).
@@ -813,7 +814,8 @@ int arg_field(std::string_view k) {
     case 10: return is(k, "Input Dims") ? a_Input_Dims : is(k, "Input dims") ? a_Input_dims : is(k, "Input type") ? a_Input_type : -1;
     case 11: return is(k, "External id") ? a_External_id : is(k, "external id") ? a_external_id : is(k, "correlation") ? a_correlation : -1;
     case 13:
-      return is(k, "shared memory") ? a_shared_memory : is(k, "blocks per SM") ? a_blocks_per_sm : is(k, "Input Strides") ? a_Input_Strides : -1;
+      return is(k, "shared memory") ? a_shared_memory : is(k, "blocks per SM") ? a_blocks_per_sm : is(k, "Input Strides") ? a_Input_Strides
+             : is(k, "Batched calls") ? a_batched_calls : -1;
     case 14: return is(k, "sm clock (MHz)") ? a_sm_clock : -1;
     case 15:
       return is(k, "Collective name") ? a_collective : is(k, "mem clock (MHz)") ? a_mem_clock : is(k, "Concrete Inputs") ? a_Concrete_Inputs : -1;
@@ -881,7 +883,7 @@ class EventReader {
 
   // The checked reader's add_device_activity for an activity without collective or simulated args.
   bool device_activity(ActivityKind kind, bool old) {
-    for (int key : {a_collective, a_sm_clock, a_mem_clock, a_work})
+    for (int key : {a_collective, a_batched_calls, a_sm_clock, a_mem_clock, a_work})
       if (a_[key]) return false;
     const Node* ts = f_[f_ts];
     const Node* dur = f_[f_dur];

@@ -147,14 +147,17 @@ bool all_inferred(const Workload& wl, const std::vector<CollectiveCall*>& calls)
 
 // A dry run of the meetings the engine holds ranks at: it replays each rank's kernels one after another and holds a
 // rank at each collective of a complete group and at each send / receive whose peer is here until the others meet it
-// there. Incremental: a transfer un-paired (peer -1) while a rank waits at it, or before, is passed over on resume,
-// so un-pairing channel after channel costs one pass over the calls in all. A caller outside its group, or a member
-// listed twice, never releases the group here (only mixed or malformed traces have them; the engine's barrier would
-// count the caller), so the dry run errs towards "cannot finish".
+// there; a batch's kernel (CollectiveCall::batched) posts all its sends and receives and goes on when each has met its
+// peer's (the first of the peer's current calls on that channel not met yet). Incremental: a transfer un-paired (peer
+// -1) while a rank waits at it, or before, is passed over on resume, so un-pairing channel after channel costs one pass
+// over the calls in all. A caller outside its group, or a member listed twice, never releases the group here (only
+// mixed or malformed traces have them; the engine's barrier would count the caller), so the dry run errs towards
+// "cannot finish".
 class MeetingDryRun {
  public:
   explicit MeetingDryRun(const Workload& wl) : wl_(wl), waits_(wl.ranks.size()), members_(wl.groups.size()), distinct_(wl.groups.size()),
-                                               arrived_(wl.groups.size(), 0), next_(wl.ranks.size(), 0), waiting_(wl.ranks.size(), false) {
+                                               arrived_(wl.groups.size(), 0), next_(wl.ranks.size(), 0), waiting_(wl.ranks.size(), false),
+                                               met_(wl.ranks.size()) {
     for (std::size_t i = 0; i < wl.ranks.size(); ++i) index_of_[wl.ranks[i].id] = i;
     for (std::size_t g = 0; g < wl.groups.size(); ++g)
       if (group_complete(wl, static_cast<int>(g))) {
@@ -164,9 +167,11 @@ class MeetingDryRun {
       }
     for (std::size_t i = 0; i < wl.ranks.size(); ++i) {
       for (const Kernel& k : wl.ranks[i].kernels) {
-        if (!k.collective) continue;
-        const CollectiveCall& c = wl.collectives[k.collective - 1];
-        if (is_transfer(c.kind) ? index_of_.count(c.peer) > 0 : c.group >= 0 && !members_[static_cast<std::size_t>(c.group)].empty()) waits_[i].push_back(&c);
+        const CallSpan<const CollectiveCall> calls = calls_of(wl, k);
+        if (calls.empty()) continue;
+        const CollectiveCall& c = *calls.begin();
+        const bool transfers_here = std::any_of(calls.begin(), calls.end(), [&](const CollectiveCall& x) { return is_transfer(x.kind) && index_of_.count(x.peer); });
+        if (is_transfer(c.kind) ? transfers_here : c.group >= 0 && !members_[static_cast<std::size_t>(c.group)].empty()) waits_[i].push_back(calls);
       }
       todo_.push_back(i);
     }
@@ -181,17 +186,14 @@ class MeetingDryRun {
     }
     std::vector<std::pair<int, const CollectiveCall*>> stuck;
     for (std::size_t i = 0; i < waits_.size(); ++i)
-      if (next_[i] < waits_[i].size()) stuck.emplace_back(wl_.ranks[i].id, waits_[i][next_[i]]);
+      if (next_[i] < waits_[i].size()) stuck.emplace_back(wl_.ranks[i].id, waiting_[i] ? first_unmet(i) : waits_[i][next_[i]].begin());
     return stuck;
   }
 
   // After transfers were un-paired: the ranks waiting at one go on.
   void resume(int rank_id) {
     const std::size_t i = index_of_.at(rank_id);
-    if (waiting_[i] && next_[i] < waits_[i].size() && transfer_without_peer(*waits_[i][next_[i]])) {
-      waiting_[i] = false;
-      todo_.push_back(i);
-    }
+    if (waiting_[i] && is_transfer(waits_[i][next_[i]].begin()->kind) && all_met(i)) leave(i);
   }
 
  private:
@@ -201,18 +203,52 @@ class MeetingDryRun {
     todo_.push_back(i);
   }
 
+  bool peerless(const CallSpan<const CollectiveCall>& calls) const {
+    return std::all_of(calls.begin(), calls.end(), [](const CollectiveCall& c) { return transfer_without_peer(c); });
+  }
+  // Whether every send / receive of rank i's current wait has met its peer's (un-paired ones need not).
+  bool all_met(std::size_t i) const {
+    const CallSpan<const CollectiveCall>& calls = waits_[i][next_[i]];
+    for (std::size_t k = 0; k < calls.size(); ++k)
+      if (!met_[i][k] && !transfer_without_peer(calls.begin()[k])) return false;
+    return true;
+  }
+  const CollectiveCall* first_unmet(std::size_t i) const {
+    const CallSpan<const CollectiveCall>& calls = waits_[i][next_[i]];
+    for (std::size_t k = 0; k < calls.size(); ++k)
+      if (!met_[i][k] && !transfer_without_peer(calls.begin()[k])) return calls.begin() + k;
+    return calls.begin();
+  }
+
+  // Rank i's call k meets the first call not met yet of its peer's current wait that is the other end of its channel.
+  void meet(std::size_t i, std::size_t k) {
+    const CollectiveCall& c = waits_[i][next_[i]].begin()[k];
+    const auto at = index_of_.find(c.peer);
+    if (at == index_of_.end()) return;
+    const std::size_t j = at->second;
+    if (!waiting_[j]) return;
+    const CollectiveKind other = c.kind == CollectiveKind::send ? CollectiveKind::recv : CollectiveKind::send;
+    const CallSpan<const CollectiveCall>& theirs = waits_[j][next_[j]];
+    for (std::size_t m = 0; m < theirs.size(); ++m) {
+      const CollectiveCall& x = theirs.begin()[m];
+      if (met_[j][m] || x.kind != other || x.peer != wl_.ranks[i].id || (j == i && m == k)) continue;
+      met_[i][k] = met_[j][m] = true;
+      if (j != i && all_met(j)) leave(j);
+      return;
+    }
+  }
+
   void arrive(std::size_t i) {
-    while (!waiting_[i] && next_[i] < waits_[i].size() && transfer_without_peer(*waits_[i][next_[i]])) ++next_[i];
+    while (!waiting_[i] && next_[i] < waits_[i].size() && peerless(waits_[i][next_[i]])) ++next_[i];
     if (waiting_[i] || next_[i] == waits_[i].size()) return;
     waiting_[i] = true;
-    const CollectiveCall& c = *waits_[i][next_[i]];
+    const CallSpan<const CollectiveCall>& calls = waits_[i][next_[i]];
+    met_[i].assign(calls.size(), false);
+    const CollectiveCall& c = *calls.begin();
     if (is_transfer(c.kind)) {
-      const std::size_t j = index_of_.at(c.peer);
-      const CollectiveKind other = c.kind == CollectiveKind::send ? CollectiveKind::recv : CollectiveKind::send;
-      if (j != i && waiting_[j] && next_[j] < waits_[j].size() && waits_[j][next_[j]]->kind == other && waits_[j][next_[j]]->peer == wl_.ranks[i].id) {
-        leave(i);
-        leave(j);
-      }
+      for (std::size_t k = 0; k < calls.size(); ++k)
+        if (!met_[i][k] && !transfer_without_peer(calls.begin()[k])) meet(i, k);
+      if (all_met(i)) leave(i);
       return;
     }
     const auto g = static_cast<std::size_t>(c.group);
@@ -224,12 +260,13 @@ class MeetingDryRun {
 
   const Workload& wl_;
   std::map<int, std::size_t> index_of_;
-  std::vector<std::vector<const CollectiveCall*>> waits_;
+  std::vector<std::vector<CallSpan<const CollectiveCall>>> waits_;
   std::vector<std::vector<int>> members_;  // of complete groups, sorted
   std::vector<bool> distinct_;
   std::vector<std::size_t> arrived_;  // members waiting at their group's next call
   std::vector<std::size_t> next_;
   std::vector<bool> waiting_;
+  std::vector<std::vector<bool>> met_;  // per rank waiting at transfers: which calls of its wait met their peer's
   std::vector<std::size_t> todo_;
 };
 
@@ -401,13 +438,12 @@ Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::str
   std::map<int, std::map<int, std::vector<const CollectiveCall*>>> calls;
   PointToPoint sends, recvs;
   for (const Rank& r : out.ranks)
-    for (const Kernel& k : r.kernels) {
-      if (!k.collective) continue;
-      CollectiveCall& c = out.collectives[k.collective - 1];
-      if (c.kind == CollectiveKind::send) sends[{r.id, c.peer}].push_back(&c);
-      else if (c.kind == CollectiveKind::recv) recvs[{c.peer, r.id}].push_back(&c);
-      else calls[c.group][r.id].push_back(&c);
-    }
+    for (const Kernel& k : r.kernels)
+      for (CollectiveCall& c : calls_of(out, k)) {
+        if (c.kind == CollectiveKind::send) sends[{r.id, c.peer}].push_back(&c);
+        else if (c.kind == CollectiveKind::recv) recvs[{c.peer, r.id}].push_back(&c);
+        else calls[c.group][r.id].push_back(&c);
+      }
   // A truncated rank list is the ranks that took part, once all of them are here. The inferred world is every rank
   // of the job once all are here, whether or not each made a call (one whose annotations were unsized made none),
   // so that the check below compares them all.
@@ -444,29 +480,31 @@ Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::str
 Json describe_collectives(const Workload& wl) {
   Json groups = Json::array();
   std::vector<std::size_t> per_group(wl.groups.size(), 0);
-  std::size_t simulated = 0, recorded = 0, p2p = 0, peerless = 0;
+  std::size_t simulated = 0, recorded = 0, p2p = 0, peerless = 0, batches = 0, batched = 0;
   std::set<int> ids;
   for (const Rank& r : wl.ranks) ids.insert(r.id);
   std::vector<bool> complete(wl.groups.size());  // once per group, not per call
   for (std::size_t g = 0; g < wl.groups.size(); ++g) complete[g] = group_complete(wl, static_cast<int>(g));
   for (const Rank& r : wl.ranks)
     for (const Kernel& k : r.kernels) {
-      if (!k.collective) continue;
-      const CollectiveCall& c = wl.collectives[k.collective - 1];
-      if (is_transfer(c.kind)) {
-        ++p2p;
-        peerless += transfer_without_peer(c);
-        (ids.count(c.peer) ? simulated : recorded) += 1;
-        continue;
+      const CallSpan<const CollectiveCall> calls = calls_of(wl, k);
+      if (calls.size() > 1) ++batches, batched += calls.size();
+      for (const CollectiveCall& c : calls) {
+        if (is_transfer(c.kind)) {
+          ++p2p;
+          peerless += transfer_without_peer(c);
+          (ids.count(c.peer) ? simulated : recorded) += 1;
+          continue;
+        }
+        if (c.group >= 0) ++per_group[static_cast<std::size_t>(c.group)];
+        (c.group >= 0 && complete[static_cast<std::size_t>(c.group)] ? simulated : recorded) += 1;
       }
-      if (c.group >= 0) ++per_group[static_cast<std::size_t>(c.group)];
-      (c.group >= 0 && complete[static_cast<std::size_t>(c.group)] ? simulated : recorded) += 1;
     }
   for (std::size_t g = 0; g < wl.groups.size(); ++g)
     groups.push_back({{"name", wl.group_names[g]}, {"ranks", wl.groups[g]}, {"size", wl.group_sizes[g]},
                       {"complete", static_cast<bool>(complete[g])}, {"calls", per_group[g]}});
   return {{"groups", groups}, {"calls_simulated", simulated}, {"calls_at_recorded_duration", recorded}, {"point_to_point_calls", p2p},
-          {"point_to_point_without_peer", peerless}};
+          {"point_to_point_without_peer", peerless}, {"batched_kernels", batches}, {"batched_calls", batched}};
 }
 
 }  // namespace dvfs

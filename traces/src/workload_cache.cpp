@@ -23,7 +23,7 @@ namespace dvfs {
 // add the field to the matching fields() overload, bump kWorkloadCacheVersion, then update the size here.
 static_assert(sizeof(Kernel) == 80, "Kernel changed: add the field to fields(Kernel) and bump kWorkloadCacheVersion");
 static_assert(sizeof(LaunchShape) == 40, "LaunchShape changed: update fields(LaunchShape), bump kWorkloadCacheVersion");
-static_assert(sizeof(CollectiveCall) == 24, "CollectiveCall changed: update fields(), bump kWorkloadCacheVersion");
+static_assert(sizeof(CollectiveCall) == 32, "CollectiveCall changed: update fields(), bump kWorkloadCacheVersion");
 
 namespace {
 
@@ -132,7 +132,7 @@ template <class F> void fields(AnnotationSet& a, F& f) { set_fields(a, f); }
 template <class F> void fields(const AnnotationSet& a, F& f) { set_fields(a, f); }
 
 template <class C, class F>
-void call_fields(C& c, F& f) { f(c.kind), f(c.bytes), f(c.group), f(c.peer); }
+void call_fields(C& c, F& f) { f(c.kind), f(c.bytes), f(c.group), f(c.peer), f(c.batched); }
 template <class F> void fields(CollectiveCall& c, F& f) { call_fields(c, f); }
 template <class F> void fields(const CollectiveCall& c, F& f) { call_fields(c, f); }
 

@@ -27,7 +27,7 @@ namespace dvfs {
 // LaunchShape, Step, AnnotationSet, CollectiveCall or ImportReport changes, or whenever an importer (Kineto,
 // Nsight Systems, recordings, telemetry alignment) or the classifier's code changes what it produces for the
 // same input files. Entries of another version are never read (they are misses, and rewritten).
-inline constexpr std::uint32_t kWorkloadCacheVersion = 28;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
+inline constexpr std::uint32_t kWorkloadCacheVersion = 29;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
                                                             // FFT convolutions, Rank::clipped; 4: out= tensors written,
                                                             // nll_loss / gather / scatter_add by their indexed elements;
                                                             // 5: _embedding_bag by its indices, unsized aten::index
@@ -75,7 +75,9 @@ inline constexpr std::uint32_t kWorkloadCacheVersion = 28;  // 2: depthwise conv
                                                             // 26: a note on NCCL kernels with no collective
                                                             // record; 27: collectives inferred from "nccl:"
                                                             // annotations; Input type "long" sized (8 bytes);
-                                                            // 28: sends / receives inferred from them
+                                                            // 28: sends / receives inferred from them;
+                                                            // 29: batched sends / receives (one kernel, several
+                                                            // calls: CollectiveCall::batched)
 
 struct CachedImport {
   Workload workload;

@@ -99,6 +99,9 @@ void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std:
   // A send / receive with no peer (none recorded, or inferred ones that did not pair up) kept its recorded duration:
   // a compute node of its kernel's name keeps it so (a COMM_SEND_NODE must name its peer).
   if (c && transfer_without_peer(*c)) c = nullptr;
+  // A batch of sends and receives (CollectiveCall::batched) posts them all at once; Chakra's nodes make one transfer
+  // each, and a chain of them would wait in an order the batch does not: a compute node of the kernel's duration.
+  if (c && c->batched > 0) c = nullptr;
   if (c) {
     comm_attrs(n, *c, r.id, tags);
   } else {

@@ -1,0 +1,285 @@
+// Batched sends and receives (PyTorch's batch_isend_irecv, Megatron's batch_p2p_comm): one NCCL kernel does a
+// coalescing group's transfers, posting them all at once. Read from PyTorch 2.11's layout (a trace recorded here:
+// tests/fixtures/pytorch/README.md), replayed so that neither side waits for the other's order, and written back.
+#include "models/src/collective_cost.hpp"
+#include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/policies/policy_factory.hpp"
+#include "sim/results/summary.hpp"
+#include "sim/results/trace_export.hpp"
+#include "support/scratch_dir.hpp"
+#include "traces/src/chakra/chakra_writer.hpp"
+#include "traces/src/kineto_importer.hpp"
+#include "traces/src/multi_rank.hpp"
+#include "traces/src/trace_formats.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+using namespace dvfs;
+using Catch::Detail::Approx;
+
+namespace {
+
+struct Transfer {
+  const char* kind;  // "send" or "recv"
+  int peer;
+  long nelems;       // bf16 elements
+};
+
+// One rank of a two-rank job as PyTorch 2.11 records batch_isend_irecv: `compute_us` of a GEMM, then per batch each
+// transfer's record_param_comms (launching nothing) on host thread 5, a "nccl:coalesced" annotation around the
+// launch of one ncclDevKernel_SendRecv (50 us), and 1 ms more. `coalesced_record`: the group's end written as a
+// "coalesced" record_param_comms range instead (earlier 2.x). `batches` empty: no transfers.
+// `annotated`: after the batches, a kernel each inside a "nccl:<name>" annotation as PyTorch 2.0 writes it (8 floats).
+// `world`: the job's ranks (the batches' process group is ranks 0 and 1).
+std::string batched_rank_trace(int rank, const std::vector<std::vector<Transfer>>& batches, double compute_us, bool coalesced_record = false,
+                               const std::vector<std::string>& annotated = {}, int world = 2) {
+  std::ostringstream os;
+  os << R"({"distributedInfo": {"backend": "nccl", "rank": )" << rank << R"(, "world_size": )" << world << R"(}, "traceEvents": [)"
+     << R"({"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16_bf16f32", "pid": 0, "tid": 7, "ts": 0, "dur": )" << compute_us
+     << R"(, "args": {"device": 0, "stream": 7, "correlation": 1}})";
+  double t = compute_us;
+  double h = 100;  // host time: each batch's records, then its group's end, launched before the kernels run
+  long corr = 10;
+  for (const auto& batch : batches) {
+    for (const Transfer& x : batch) {
+      const bool send = std::string(x.kind) == "send";
+      os << R"(, {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 5, "ts": )" << h
+         << R"(, "dur": 20, "args": {"Collective name": ")" << x.kind << R"(", "dtype": "BFloat16", "In msg nelems": )" << x.nelems
+         << R"(, "Out msg nelems": )" << x.nelems << R"(, "Group size": 2, "Process Group Name": "0", "Process Group Ranks": "[0, 1]", "Rank": )"
+         << rank << ", \"" << (send ? "Dst Rank" : "Src Rank") << "\": " << x.peer << "}}";
+      h += 30;
+    }
+    if (coalesced_record)
+      os << R"(, {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 5, "ts": )" << h
+         << R"(, "dur": 30, "args": {"Collective name": "coalesced", "dtype": "Byte", "In msg nelems": 0, "Out msg nelems": 0, "Group size": 2, "Process Group Ranks": "[0, 1]"}})";
+    else
+      os << R"(, {"ph": "X", "cat": "user_annotation", "name": "nccl:coalesced", "pid": 1, "tid": 5, "ts": )" << h << R"(, "dur": 30, "args": {}})";
+    os << R"(, {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx", "pid": 1, "tid": 5, "ts": )" << h + 10
+       << R"(, "dur": 5, "args": {"correlation": )" << corr << R"x(}}, {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 20, "ts": )x"
+       << t << R"(, "dur": 50, "args": {"device": 0, "stream": 20, "correlation": )" << corr << "}}";
+    h += 40;
+    ++corr;
+    t += 50;
+  }
+  for (const std::string& name : annotated) {
+    os << R"(, {"ph": "X", "cat": "user_annotation", "name": "nccl:)" << name << R"(", "pid": 1, "tid": 5, "ts": )" << h
+       << R"(, "dur": 20, "args": {"Input Dims": [[8]], "Input type": ["float"]}})"
+       << R"(, {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 5, "ts": )" << h + 5
+       << R"(, "dur": 1, "args": {"correlation": )" << corr << R"(}}, {"ph": "X", "cat": "kernel", "name": "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", "pid": 0, "tid": 20, "ts": )"
+       << t << R"(, "dur": 50, "args": {"device": 0, "stream": 20, "correlation": )" << corr << "}}";
+    ++corr, h += 40, t += 50;
+  }
+  os << R"(, {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16_bf16f32", "pid": 0, "tid": 7, "ts": )" << t
+     << R"(, "dur": 1000, "args": {"device": 0, "stream": 7, "correlation": 2}}]})";
+  return os.str();
+}
+
+RankTrace rank_file(int rank, const std::string& text, ImportReport* report = nullptr) {
+  const std::string file = "rank" + std::to_string(rank) + ".json";
+  return RankTrace{import_kineto_text(text, file, Classifier::load_default(), report), file, -1, ""};
+}
+
+// A pipeline's steady-state exchange (1F1B: send the activation on, receive a gradient back, in one batch on each
+// side; both sides post their send first), rank 1 computing `slower_us` longer than rank 0.
+Workload exchange(double slower_us, bool coalesced_record = false) {
+  std::vector<RankTrace> parts;
+  parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 1, 1 << 20}, {"recv", 1, 1 << 20}}}, 1000, coalesced_record)));
+  parts.push_back(rank_file(1, batched_rank_trace(1, {{{"send", 0, 1 << 20}, {"recv", 0, 1 << 20}}}, 1000 + slower_us, coalesced_record)));
+  return merge_rank_workloads(std::move(parts));
+}
+
+ClusterSpec two_nodes() {
+  ClusterSpec cs = resolve_bandwidths(default_cluster_spec(), 450e9, 50e9);
+  cs.gpus_per_node = 1;
+  return cs;
+}
+
+std::vector<RankOutcome> replay(const Workload& wl, bool record_activities = false) {
+  const GpuModel m = load_gpu_model("h200");
+  PolicySpec ps;
+  ps.name = "max";
+  ReplayOptions o;
+  o.timeline_interval_s = 0;
+  o.record_activities = record_activities;
+  return run_engine(wl, m, make_policy_factory(ps, m, ""), o, EngineMode::local_loop, two_nodes());
+}
+
+double communication_s(const RankOutcome& r) { return r.meter.class_s()[static_cast<int>(KernelClass::communication)]; }
+
+}  // namespace
+
+TEST_CASE("a recorded batch_isend_irecv kernel makes the sends and receives recorded before its launch", "[traces][batched]") {
+  // Recorded on an H100 with PyTorch 2.11 / NCCL 2.28.9 (traces/recorder/probe_batched_p2p.py): an NCCL group of one
+  // rank sending to itself, three times [send, recv] (1 Mi bf16 each), then three times [send, send, recv, recv]
+  // (1 Mi bf16, 768 Ki fp32).
+  ImportReport rep;
+  const Workload wl = import_kineto(std::string(DVFS_TEST_FIXTURES) + "/pytorch/batched_p2p_h100_torch2.11.json", Classifier::load_default(), &rep);
+  REQUIRE(wl.ranks.size() == 1);
+  std::vector<std::vector<const CollectiveCall*>> batches;
+  for (const Kernel& k : wl.ranks[0].kernels) {
+    if (!k.collective) continue;
+    batches.emplace_back();
+    for (const CollectiveCall& c : calls_of(wl, k)) batches.back().push_back(&c);
+  }
+  REQUIRE(batches.size() == 6);
+  for (std::size_t b = 0; b < 6; ++b) {
+    INFO("batch " << b);
+    const std::vector<const CollectiveCall*>& calls = batches[b];
+    REQUIRE(calls.size() == (b < 3 ? 2u : 4u));
+    const std::vector<CollectiveKind> kinds =
+        b < 3 ? std::vector<CollectiveKind>{CollectiveKind::send, CollectiveKind::recv}
+              : std::vector<CollectiveKind>{CollectiveKind::send, CollectiveKind::send, CollectiveKind::recv, CollectiveKind::recv};
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      CHECK(calls[i]->kind == kinds[i]);
+      CHECK(calls[i]->peer == 0);
+      CHECK(calls[i]->bytes == (b >= 3 && i % 2 == 1 ? 4.0 * 786432 : 2.0 * 1048576));
+    }
+  }
+  std::string notes;
+  for (const std::string& n : rep.notes) notes += n + "\n";
+  CHECK_THAT(notes, Catch::Contains("6 NCCL kernels each make a coalescing group's sends and receives") && Catch::Contains("18 calls"));
+  CHECK_THAT(notes, !Catch::Contains("no collective record"));
+}
+
+TEST_CASE("a batch's kernel posts its sends and receives at once: an exchange both sides start with a send finishes",
+          "[traces][batched]") {
+  const Workload wl = exchange(2000);
+  REQUIRE(wl.collectives.size() == 4);
+  const Json d = describe_collectives(wl);
+  CHECK(d["calls_simulated"] == 4);
+  CHECK(d["batched_kernels"] == 2);
+  CHECK(d["batched_calls"] == 4);
+  const auto out = replay(wl);
+  // Rank 0 reaches its batch 2 ms before rank 1: its kernel lasts until rank 1's send has come, both end together.
+  CHECK(out[0].stats.end_s == Approx(out[1].stats.end_s).epsilon(0).margin(1e-9));
+  CHECK(communication_s(out[0]) > 2000e-6);
+  CHECK(communication_s(out[0]) - communication_s(out[1]) == Approx(2000e-6).margin(1e-9));
+  // The same calls as kernels of their own (a send, then a receive, on both sides) wait for each other for ever.
+  Workload unbatched = wl;
+  for (CollectiveCall& c : unbatched.collectives) c.batched = 0;
+  for (Rank& r : unbatched.ranks)
+    for (std::size_t i = 0; i < r.kernels.size(); ++i)
+      if (r.kernels[i].collective) {
+        Kernel second = r.kernels[i];
+        ++second.collective;
+        second.gap_before_s = 0;
+        r.kernels.insert(r.kernels.begin() + static_cast<long>(i) + 1, second);
+        break;
+      }
+  CHECK_THROWS_WITH(replay(unbatched), Catch::Contains("every rank waits on another"));
+}
+
+TEST_CASE("a coalescing group's end written as a \"coalesced\" record batches the same calls", "[traces][batched]") {
+  ImportReport rep;
+  rank_file(0, batched_rank_trace(0, {{{"send", 1, 64}, {"recv", 1, 64}}}, 1000, true), &rep);
+  std::string notes;
+  for (const std::string& n : rep.notes) notes += n + "\n";
+  CHECK_THAT(notes, Catch::Contains("1 NCCL kernel each makes") && !Catch::Contains("coalesced x1"));
+  const Workload wl = exchange(500, true);
+  CHECK(describe_collectives(wl)["batched_kernels"] == 2);
+  const auto out = replay(wl);
+  CHECK(communication_s(out[0]) - communication_s(out[1]) == Approx(500e-6).margin(1e-9));
+}
+
+TEST_CASE("a batch whose peers are not imported keeps its recorded duration", "[traces][batched]") {
+  std::vector<RankTrace> parts;
+  parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 1, 64}, {"recv", 1, 64}}}, 1000)));
+  const Workload wl = merge_rank_workloads(std::move(parts));
+  const Json d = describe_collectives(wl);
+  CHECK(d["calls_simulated"] == 0);
+  CHECK(d["calls_at_recorded_duration"] == 2);
+  CHECK(communication_s(replay(wl)[0]) == Approx(50e-6).epsilon(1e-9));
+}
+
+TEST_CASE("batches pair with single transfers of the peer and with several batches, channel by channel", "[traces][batched]") {
+  // Rank 0 batches [send, send] to rank 1, which receives them in two kernels of its own; then a second batch on rank
+  // 0 [recv] is a plain transfer.
+  std::vector<RankTrace> parts;
+  parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 1, 64}, {"send", 1, 128}}, {{"recv", 1, 32}}}, 1000)));
+  parts.push_back(rank_file(1, batched_rank_trace(1, {{{"recv", 0, 64}}, {{"recv", 0, 128}, {"send", 0, 32}}}, 3000)));
+  const Workload wl = merge_rank_workloads(std::move(parts));
+  CHECK(describe_collectives(wl)["batched_kernels"] == 2);
+  const auto out = replay(wl);
+  CHECK(out[0].stats.end_s == Approx(out[1].stats.end_s).epsilon(0).margin(1e-6));
+  CHECK(communication_s(out[0]) > 2000e-6);
+}
+
+TEST_CASE("the merge's dry run lets batches meet, so it still finds the inferred transfers no replay can finish", "[traces][batched]") {
+  // Ranks 0 and 1 exchange in a batch (recorded); ranks 0 and 2 then each send before they receive, in transfers
+  // inferred from PyTorch 2.0's "nccl:send" names: those channels are un-paired, the batches run on the cluster. (Were
+  // the batch taken as a send, then a receive, ranks 0 and 1 would be stuck at recorded calls and every peer kept.)
+  std::vector<RankTrace> parts;
+  std::vector<std::string> notes;
+  parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 1, 64}, {"recv", 1, 64}}}, 1000, false, {"send 0->2", "recv 0<-2"}, 3)));
+  parts.push_back(rank_file(1, batched_rank_trace(1, {{{"send", 0, 64}, {"recv", 0, 64}}}, 3000, false, {}, 3)));
+  parts.push_back(rank_file(2, batched_rank_trace(2, {}, 1000, false, {"send 2->0", "recv 2<-0"}, 3)));
+  const Workload wl = merge_rank_workloads(std::move(parts), &notes);
+  REQUIRE(notes.size() == 1);
+  CHECK_THAT(notes[0], Catch::Contains("in an order a replay of each rank's kernels one after another cannot finish") &&
+                           Catch::Contains("4 calls keep their recorded durations"));
+  const Json d = describe_collectives(wl);
+  CHECK(d["batched_kernels"] == 2);
+  CHECK(d["calls_simulated"] == 4);
+  CHECK(d["point_to_point_without_peer"] == 4);
+  const auto out = replay(wl);
+  // rank 0 waits 2 ms at the batch, then its two inferred transfers keep their recorded 50 us each
+  CHECK(communication_s(out[0]) - communication_s(out[1]) == Approx(2000e-6 + 100e-6).margin(1e-9));
+}
+
+TEST_CASE("a replay's Kineto export writes a batch on its kernel and reads it back as the batch", "[traces][batched][export]") {
+  const Workload wl = exchange(2000);
+  const GpuModel m = load_gpu_model("h200");
+  const auto out = replay(wl, true);
+  const std::string text = trace_export_text(engine_trace_export(wl, out, m.name(), m.sm_count(), 1, Json::object()));
+  CHECK_THAT(text, Catch::Contains("\"Batched calls\":[{\"Collective name\":\"send\""));
+  const Workload again = import_kineto_text(text, "exported.json", Classifier::load_default());
+  REQUIRE(again.collectives.size() == 4);
+  CHECK(describe_collectives(again)["batched_kernels"] == 2);
+  CHECK(describe_collectives(again)["calls_simulated"] == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(again.collectives[i].kind == wl.collectives[i].kind);
+    CHECK(again.collectives[i].peer == wl.collectives[i].peer);
+    CHECK(again.collectives[i].bytes == wl.collectives[i].bytes);
+    CHECK(again.collectives[i].batched == wl.collectives[i].batched);
+  }
+  const auto again_out = replay(again);
+  CHECK(communication_s(again_out[0]) - communication_s(again_out[1]) == Approx(communication_s(out[0]) - communication_s(out[1])).margin(1e-6));
+}
+
+TEST_CASE("a batch written to Chakra is a compute node of its kernel's duration", "[traces][batched][chakra]") {
+  const Workload wl = exchange(2000);
+  const dvfs::testing::ScratchDir scratch("dvfs_chakra_batched");
+  ChakraExportOptions opts;
+  opts.name = "job";
+  write_chakra_trace(wl, scratch.path(), opts);
+  const Workload again = import_trace_file(scratch.path() + "/job", Classifier::load_default());
+  REQUIRE(again.ranks.size() == 2);
+  for (std::size_t r = 0; r < 2; ++r) {
+    REQUIRE(again.ranks[r].kernels.size() == wl.ranks[r].kernels.size());
+    CHECK_FALSE(again.ranks[r].kernels[1].collective);
+    CHECK(again.ranks[r].kernels[1].duration_s == wl.ranks[r].kernels[1].duration_s);
+  }
+}
+
+TEST_CASE("a kernel's \"Batched calls\" that are not a list of sends and receives are an error naming the field", "[traces][batched]") {
+  auto error_of = [](const std::string& batched) {
+    const std::string text = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv", "pid": 0, "tid": 7, "ts": 0, "dur": 5, )"
+                             R"("args": {"device": 0, "stream": 7, "Collective name": "coalesced", "Batched calls": )" + batched + "}}]}";
+    try {
+      import_kineto_text(text, "bad.json", Classifier::load_default());
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(error_of("3"), Catch::Contains("bad.json") && Catch::Contains("traceEvents[0].args.Batched calls") && Catch::Contains("expected a list"));
+  CHECK_THAT(error_of("[]"), Catch::Contains("traceEvents[0].args.Batched calls"));
+  const std::string allreduce = R"([{"Collective name": "allreduce", "dtype": "Float", "In msg nelems": 4, "Out msg nelems": 4, "Group size": 2}])";
+  CHECK_THAT(error_of(allreduce), Catch::Contains("Batched calls[0]") && Catch::Contains("expected a send or receive record"));
+  const std::string untyped = R"([{"Collective name": "send", "dtype": "Quaternion", "In msg nelems": 4, "Out msg nelems": 4, "Group size": 2, "Dst Rank": 1}])";
+  CHECK_THAT(error_of(untyped), Catch::Contains("Batched calls[0].dtype"));
+}
