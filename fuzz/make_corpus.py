@@ -89,6 +89,23 @@ def kineto():
                     "ts": t + 10, "dur": 150, "args": {"device": 0, "stream": 20, "correlation": corr}}]
     doc = {"distributedInfo": {"backend": "nccl", "rank": 1, "world_size": 2}, "traceEvents": events}
     write("kineto_importer", "pytorch-2.0-annotated-comms.json", json.dumps(doc, separators=(",", ":")))
+    # batch_isend_irecv as PyTorch 2.11 records it (tests/fixtures/pytorch/batched_p2p_h100_torch2.11.json, recorded):
+    # per-call record_param_comms launching nothing, then one kernel launched inside "nccl:coalesced"; two batches
+    doc = json.load(open(os.path.join(ROOT, "tests", "fixtures", "pytorch", "batched_p2p_h100_torch2.11.json")))
+    kept = [e for e in doc["traceEvents"] if e.get("name") in ("record_param_comms", "nccl:coalesced", "cuLaunchKernelEx")
+            or (e.get("cat") == "kernel" and "SendRecv" in e.get("name", ""))]
+    kept.sort(key=lambda e: e.get("ts", 0))
+    first = [i for i, e in enumerate(kept) if e.get("name") == "record_param_comms" and e["args"].get("Collective name") == "send"][0]
+    doc = {"distributedInfo": doc["distributedInfo"], "traceEvents": kept[first:first + 14]}
+    write("kineto_importer", "pytorch-2.11-batched-p2p.json", json.dumps(doc, separators=(",", ":")))
+    # the same batches as dvfs-sim's Kineto export writes them: "Batched calls" on the kernel (docs/trace-export.md)
+    call = {"dtype": "Byte", "In msg nelems": 64, "Out msg nelems": 64, "Group size": 2, "Process Group Name": "0",
+            "Process Group Ranks": "[0, 1]"}
+    batch = [dict(call, **{"Collective name": "send", "Dst Rank": 1}), dict(call, **{"Collective name": "recv", "Src Rank": 1})]
+    events = [{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv", "pid": 0, "tid": 20, "ts": 10, "dur": 50,
+               "args": {"device": 0, "stream": 20, "Collective name": "coalesced", "Batched calls": batch}}]
+    doc = {"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2}, "traceEvents": events}
+    write("kineto_importer", "exported-batched-calls.json", json.dumps(doc, separators=(",", ":")))
 
 
 def scenarios():

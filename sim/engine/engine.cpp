@@ -50,6 +50,23 @@ void wait_for_job_end(std::vector<RankOutcome>& out, const std::vector<std::uniq
   }
 }
 
+// A kernel's sends and receives on SimGrid, from rank `self`, whose GPU reached the kernel at `t0`: NCCL's send and
+// receive kernels last until their transfers are done (rendezvous); a batch's kernel posts all of its sends and
+// receives at once. Its transfers whose peer is not here are not simulated: the batch then lasts at least its recorded
+// duration (`recorded_s`), which holds theirs.
+void run_transfers(CallSpan<const CollectiveCall> calls, int self, const std::map<int, std::size_t>& host_of, double t0, double recorded_s) {
+  std::vector<sg4::CommPtr> posted;
+  int* received = nullptr;  // each receive's payload lands here: only its size matters
+  for (const CollectiveCall& x : calls) {
+    if (!host_of.count(x.peer)) continue;
+    const bool send = x.kind == CollectiveKind::send;
+    auto* box = sg4::Mailbox::by_name("p2p" + std::to_string(send ? self : x.peer) + "-" + std::to_string(send ? x.peer : self));
+    posted.push_back(send ? box->put_async(&message_token, message_bytes(x.bytes)) : box->get_async<int>(&received));
+  }
+  for (const sg4::CommPtr& comm : posted) comm->wait();
+  if (posted.size() < calls.size()) sg4::this_actor::sleep_until(t0 + recorded_s);
+}
+
 }  // namespace
 
 std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, const PolicyFactory& make_policy,
@@ -137,17 +154,7 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
         sg4::this_actor::sleep_until(origin + now);
         const double t0 = sg4::Engine::get_clock();
         if (p2p) {
-          // NCCL's send and receive kernels last until their transfers are done (rendezvous); a batch's kernel posts
-          // all of its sends and receives at once (those whose peer is not here are not waited for).
-          std::vector<sg4::CommPtr> posted;
-          int* received = nullptr;  // each receive's payload lands here: only its size matters
-          for (const CollectiveCall& x : calls) {
-            if (!host_of.count(x.peer)) continue;
-            const bool send = x.kind == CollectiveKind::send;
-            auto* box = sg4::Mailbox::by_name("p2p" + std::to_string(send ? rank.id : x.peer) + "-" + std::to_string(send ? x.peer : rank.id));
-            posted.push_back(send ? box->put_async(&message_token, message_bytes(x.bytes)) : box->get_async<int>(&received));
-          }
-          for (const sg4::CommPtr& comm : posted) comm->wait();
+          run_transfers(calls, rank.id, host_of, t0, k.duration_s);
         } else {
           groups.run(group_gid[static_cast<std::size_t>(c.group)], position[static_cast<std::size_t>(c.group)][rank.id], c.kind, c.bytes);
         }

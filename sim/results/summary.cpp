@@ -280,11 +280,6 @@ std::string timeline_csv(const std::vector<RankOutcome>& outcomes) {
   return os.str();
 }
 
-namespace {
-
-// Which collectives ran on the simulated cluster and which kept their recorded time, naming the process groups not
-// simulated (ranks not all in this import, or inferred calls that differ across ranks): a user merging rank traces
-// sees when a rank is missing.
 std::string collectives_line(const Json& c) {
   const auto recorded = c["calls_at_recorded_duration"].get<std::size_t>();
   std::string line = printf_text("collectives: %zu simulated on the cluster, %zu at their recorded duration",
@@ -319,8 +314,6 @@ std::string collectives_line(const Json& c) {
                        recorded - in_partial - peerless, recorded - in_partial - peerless == 1 ? "" : "s");
   return line + " (" + why + ")\n";
 }
-
-}  // namespace
 
 std::string format_report(const Json& s) {
   std::ostringstream os;

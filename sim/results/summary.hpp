@@ -25,5 +25,9 @@ TimelineColumns timeline_columns(const std::vector<RankOutcome>& outcomes);
 std::string timeline_csv(const std::vector<RankOutcome>& outcomes);
 // Human-readable table of a summary (what `dvfs-sim run` prints).
 std::string format_report(const Json& summary);
+// The report's "collectives:" line for describe_collectives' object: which calls ran on the simulated cluster and which
+// kept their recorded time, naming the process groups not simulated (ranks not all in this import, or inferred calls
+// that differ across ranks) and the batched kernels, so a user merging rank traces sees when a rank is missing.
+std::string collectives_line(const Json& collectives);
 
 }  // namespace dvfs

@@ -424,9 +424,7 @@ std::string format_multi_rank_validation(const Json& rep) {
   os << "validate " << rep["recording"].get<std::string>() << " (" << rep["ranks"].get<std::size_t>() << " ranks) on "
      << rep["gpu"]["name"].get<std::string>() << " [" << rep["gpu"]["status"].get<std::string>() << "]\n";
   os << "measured: " << rep["measured_from"].get<std::string>() << "\n";
-  std::snprintf(buf, sizeof buf, "collectives: %zu simulated, %zu at their recorded duration (groups not all recorded)\n",
-                rep["collectives"]["calls_simulated"].get<std::size_t>(), rep["collectives"]["calls_at_recorded_duration"].get<std::size_t>());
-  os << buf;
+  os << collectives_line(rep["collectives"]);
   if (rep.contains("telemetry_gaps"))
     for (const Json& g : rep["telemetry_gaps"]) format_telemetry_gaps(os, g, "rank " + std::to_string(g["rank"].get<int>()) + " ");
   for (const Json& src : rep["clock_sources"]) {

@@ -31,12 +31,17 @@ struct Transfer {
 
 // One rank of a two-rank job as PyTorch 2.11 records batch_isend_irecv: `compute_us` of a GEMM, then per batch each
 // transfer's record_param_comms (launching nothing) on host thread 5, a "nccl:coalesced" annotation around the
-// launch of one ncclDevKernel_SendRecv (50 us), and 1 ms more. `coalesced_record`: the group's end written as a
-// "coalesced" record_param_comms range instead (earlier 2.x). `batches` empty: no transfers.
+// launch of one ncclDevKernel_SendRecv (50 us), and 1 ms more. `end`: the group's end written as that annotation, as a
+// "coalesced" record_param_comms range (earlier 2.x), or both, the annotation inside the record. `batches` empty: no
+// transfers.
 // `annotated`: after the batches, a kernel each inside a "nccl:<name>" annotation as PyTorch 2.0 writes it (8 floats).
-// `world`: the job's ranks (the batches' process group is ranks 0 and 1).
-std::string batched_rank_trace(int rank, const std::vector<std::vector<Transfer>>& batches, double compute_us, bool coalesced_record = false,
+// `world`: the job's ranks (the batches' process group).
+enum class GroupEnd { annotation, record, both };
+std::string batched_rank_trace(int rank, const std::vector<std::vector<Transfer>>& batches, double compute_us, GroupEnd end = GroupEnd::annotation,
                                const std::vector<std::string>& annotated = {}, int world = 2) {
+  std::string ranks = "[";
+  for (int r = 0; r < world; ++r) ranks += (r ? ", " : "") + std::to_string(r);
+  ranks += "]";
   std::ostringstream os;
   os << R"({"distributedInfo": {"backend": "nccl", "rank": )" << rank << R"(, "world_size": )" << world << R"(}, "traceEvents": [)"
      << R"({"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16_bf16f32", "pid": 0, "tid": 7, "ts": 0, "dur": )" << compute_us
@@ -49,15 +54,15 @@ std::string batched_rank_trace(int rank, const std::vector<std::vector<Transfer>
       const bool send = std::string(x.kind) == "send";
       os << R"(, {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 5, "ts": )" << h
          << R"(, "dur": 20, "args": {"Collective name": ")" << x.kind << R"(", "dtype": "BFloat16", "In msg nelems": )" << x.nelems
-         << R"(, "Out msg nelems": )" << x.nelems << R"(, "Group size": 2, "Process Group Name": "0", "Process Group Ranks": "[0, 1]", "Rank": )"
+         << R"(, "Out msg nelems": )" << x.nelems << R"(, "Group size": )" << world << R"(, "Process Group Name": "0", "Process Group Ranks": ")" << ranks << R"(", "Rank": )"
          << rank << ", \"" << (send ? "Dst Rank" : "Src Rank") << "\": " << x.peer << "}}";
       h += 30;
     }
-    if (coalesced_record)
+    if (end != GroupEnd::annotation)
       os << R"(, {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 5, "ts": )" << h
          << R"(, "dur": 30, "args": {"Collective name": "coalesced", "dtype": "Byte", "In msg nelems": 0, "Out msg nelems": 0, "Group size": 2, "Process Group Ranks": "[0, 1]"}})";
-    else
-      os << R"(, {"ph": "X", "cat": "user_annotation", "name": "nccl:coalesced", "pid": 1, "tid": 5, "ts": )" << h << R"(, "dur": 30, "args": {}})";
+    if (end != GroupEnd::record)  // inside the record where both are written
+      os << R"(, {"ph": "X", "cat": "user_annotation", "name": "nccl:coalesced", "pid": 1, "tid": 5, "ts": )" << h + 2 << R"(, "dur": 26, "args": {}})";
     os << R"(, {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx", "pid": 1, "tid": 5, "ts": )" << h + 10
        << R"(, "dur": 5, "args": {"correlation": )" << corr << R"x(}}, {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 20, "ts": )x"
        << t << R"(, "dur": 50, "args": {"device": 0, "stream": 20, "correlation": )" << corr << "}}";
@@ -85,10 +90,10 @@ RankTrace rank_file(int rank, const std::string& text, ImportReport* report = nu
 
 // A pipeline's steady-state exchange (1F1B: send the activation on, receive a gradient back, in one batch on each
 // side; both sides post their send first), rank 1 computing `slower_us` longer than rank 0.
-Workload exchange(double slower_us, bool coalesced_record = false) {
+Workload exchange(double slower_us, GroupEnd end = GroupEnd::annotation) {
   std::vector<RankTrace> parts;
-  parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 1, 1 << 20}, {"recv", 1, 1 << 20}}}, 1000, coalesced_record)));
-  parts.push_back(rank_file(1, batched_rank_trace(1, {{{"send", 0, 1 << 20}, {"recv", 0, 1 << 20}}}, 1000 + slower_us, coalesced_record)));
+  parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 1, 1 << 20}, {"recv", 1, 1 << 20}}}, 1000, end)));
+  parts.push_back(rank_file(1, batched_rank_trace(1, {{{"send", 0, 1 << 20}, {"recv", 0, 1 << 20}}}, 1000 + slower_us, end)));
   return merge_rank_workloads(std::move(parts));
 }
 
@@ -173,16 +178,27 @@ TEST_CASE("a batch's kernel posts its sends and receives at once: an exchange bo
   CHECK_THROWS_WITH(replay(unbatched), Catch::Contains("every rank waits on another"));
 }
 
-TEST_CASE("a coalescing group's end written as a \"coalesced\" record batches the same calls", "[traces][batched]") {
+TEST_CASE("a coalescing group's end written as a \"coalesced\" record, or as both, batches the same calls", "[traces][batched]") {
+  for (const GroupEnd end : {GroupEnd::record, GroupEnd::both}) {
+    INFO((end == GroupEnd::record ? "record" : "record and annotation"));
+    ImportReport rep;
+    rank_file(0, batched_rank_trace(0, {{{"send", 1, 64}, {"recv", 1, 64}}}, 1000, end), &rep);
+    std::string notes;
+    for (const std::string& n : rep.notes) notes += n + "\n";
+    CHECK_THAT(notes, Catch::Contains("1 NCCL kernel each makes") && !Catch::Contains("coalesced x"));
+    const Workload wl = exchange(500, end);
+    CHECK(describe_collectives(wl)["batched_kernels"] == 2);
+    const auto out = replay(wl);
+    CHECK(communication_s(out[0]) - communication_s(out[1]) == Approx(500e-6).margin(1e-9));
+  }
+  // a coalescing group of other calls (collectives) keeps its kernel's recorded time and is counted as such
+  std::string trace = batched_rank_trace(0, {{{"send", 1, 64}}}, 1000, GroupEnd::record);
+  const std::string send = R"("Collective name": "send")";
+  trace.replace(trace.find(send), send.size(), R"("Collective name": "allgather")");
   ImportReport rep;
-  rank_file(0, batched_rank_trace(0, {{{"send", 1, 64}, {"recv", 1, 64}}}, 1000, true), &rep);
-  std::string notes;
-  for (const std::string& n : rep.notes) notes += n + "\n";
-  CHECK_THAT(notes, Catch::Contains("1 NCCL kernel each makes") && !Catch::Contains("coalesced x1"));
-  const Workload wl = exchange(500, true);
-  CHECK(describe_collectives(wl)["batched_kernels"] == 2);
-  const auto out = replay(wl);
-  CHECK(communication_s(out[0]) - communication_s(out[1]) == Approx(500e-6).margin(1e-9));
+  const Workload wl = rank_file(0, trace, &rep).workload;
+  CHECK(describe_collectives(wl)["batched_kernels"] == 0);
+  CHECK_THAT(rep.notes.at(0), Catch::Contains("coalesced x1"));
 }
 
 TEST_CASE("a batch whose peers are not imported keeps its recorded duration", "[traces][batched]") {
@@ -214,9 +230,9 @@ TEST_CASE("the merge's dry run lets batches meet, so it still finds the inferred
   // the batch taken as a send, then a receive, ranks 0 and 1 would be stuck at recorded calls and every peer kept.)
   std::vector<RankTrace> parts;
   std::vector<std::string> notes;
-  parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 1, 64}, {"recv", 1, 64}}}, 1000, false, {"send 0->2", "recv 0<-2"}, 3)));
-  parts.push_back(rank_file(1, batched_rank_trace(1, {{{"send", 0, 64}, {"recv", 0, 64}}}, 3000, false, {}, 3)));
-  parts.push_back(rank_file(2, batched_rank_trace(2, {}, 1000, false, {"send 2->0", "recv 2<-0"}, 3)));
+  parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 1, 64}, {"recv", 1, 64}}}, 1000, GroupEnd::annotation, {"send 0->2", "recv 0<-2"}, 3)));
+  parts.push_back(rank_file(1, batched_rank_trace(1, {{{"send", 0, 64}, {"recv", 0, 64}}}, 3000, GroupEnd::annotation, {}, 3)));
+  parts.push_back(rank_file(2, batched_rank_trace(2, {}, 1000, GroupEnd::annotation, {"send 2->0", "recv 2<-0"}, 3)));
   const Workload wl = merge_rank_workloads(std::move(parts), &notes);
   REQUIRE(notes.size() == 1);
   CHECK_THAT(notes[0], Catch::Contains("in an order a replay of each rank's kernels one after another cannot finish") &&
@@ -228,6 +244,40 @@ TEST_CASE("the merge's dry run lets batches meet, so it still finds the inferred
   const auto out = replay(wl);
   // rank 0 waits 2 ms at the batch, then its two inferred transfers keep their recorded 50 us each
   CHECK(communication_s(out[0]) - communication_s(out[1]) == Approx(2000e-6 + 100e-6).margin(1e-9));
+}
+
+TEST_CASE("a batch's transfer to a rank not imported is not waited for: the batch lasts at least its recorded time",
+          "[traces][batched]") {
+  // Rank 0 sends to ranks 1 and 2 in one batch; rank 2 is not imported. Ranks 0 and 3 then each send before they
+  // receive (inferred from "nccl:send" names): the merge's dry run passes rank 0's batch once rank 1 has met it, and
+  // un-pairs those inferred channels. (Waiting for rank 2, it would see rank 0 stuck at a recorded call and keep every
+  // peer, leaving the replay to deadlock.)
+  std::vector<RankTrace> parts;
+  std::vector<std::string> notes;
+  parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 1, 64}, {"send", 2, 64}}}, 1000, GroupEnd::annotation, {"send 0->3", "recv 0<-3"}, 4)));
+  parts.push_back(rank_file(1, batched_rank_trace(1, {{{"recv", 0, 64}}}, 1000, GroupEnd::annotation, {}, 4)));
+  parts.push_back(rank_file(3, batched_rank_trace(3, {}, 1000, GroupEnd::annotation, {"send 3->0", "recv 3<-0"}, 4)));
+  const Workload wl = merge_rank_workloads(std::move(parts), &notes);
+  REQUIRE(notes.size() == 1);
+  CHECK_THAT(notes[0], Catch::Contains("cannot finish") && Catch::Contains("4 calls keep their recorded durations"));
+  const auto out = replay(wl);
+  // rank 0: its batch (50 us recorded, the transfer to rank 1 far shorter) and its two inferred transfers (50 us each)
+  CHECK(communication_s(out[0]) == Approx(150e-6).margin(1e-9));
+}
+
+TEST_CASE("a batch written to Chakra makes its channels compute nodes, the peer's single transfers too", "[traces][batched][chakra]") {
+  std::vector<RankTrace> parts;
+  parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 1, 64}, {"send", 1, 128}}}, 1000)));
+  parts.push_back(rank_file(1, batched_rank_trace(1, {{{"recv", 0, 64}}, {{"recv", 0, 128}}}, 3000)));
+  const Workload wl = merge_rank_workloads(std::move(parts));
+  const dvfs::testing::ScratchDir scratch("dvfs_chakra_batched_single");
+  ChakraExportOptions opts;
+  opts.name = "job";
+  write_chakra_trace(wl, scratch.path(), opts);
+  const Workload again = import_trace_file(scratch.path() + "/job", Classifier::load_default());  // not refused
+  REQUIRE(again.ranks.size() == 2);
+  for (const Rank& r : again.ranks)
+    for (const Kernel& k : r.kernels) CHECK_FALSE(k.collective);
 }
 
 TEST_CASE("a replay's Kineto export writes a batch on its kernel and reads it back as the batch", "[traces][batched][export]") {
@@ -282,4 +332,8 @@ TEST_CASE("a kernel's \"Batched calls\" that are not a list of sends and receive
   CHECK_THAT(error_of(allreduce), Catch::Contains("Batched calls[0]") && Catch::Contains("expected a send or receive record"));
   const std::string untyped = R"([{"Collective name": "send", "dtype": "Quaternion", "In msg nelems": 4, "Out msg nelems": 4, "Group size": 2, "Dst Rank": 1}])";
   CHECK_THAT(error_of(untyped), Catch::Contains("Batched calls[0].dtype"));
+  const std::string text = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv", "pid": 0, "tid": 7, "ts": 0, "dur": 5, )"
+                           R"("args": {"device": 0, "stream": 7, "Collective name": "allreduce", "Batched calls": []}}]})";
+  CHECK_THROWS_WITH(import_kineto_text(text, "bad.json", Classifier::load_default()),
+                    Catch::Contains("traceEvents[0].args.Collective name") && Catch::Contains("expected \"coalesced\""));
 }

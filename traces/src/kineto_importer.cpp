@@ -304,7 +304,7 @@ TraceHeader read_header(const Json& doc, const std::string& file) {
 namespace {
 
 // A "Collective name" record (kernel args or a record_param_comms range): the index of its collective, or
-// kNotModelled / -1 (a wait or init: no transfer).
+// kNotModelled / kCoalescedEnd / -1 (a wait or init: no transfer).
 int add_comm_record(RawTrace& t, const Json& args, const std::string& file, const std::string& where) {
   CollectiveKind kind = CollectiveKind::all_reduce;
   const CommName what = comm_record(args, file, where, kind);
@@ -317,6 +317,8 @@ int add_comm_record(RawTrace& t, const Json& args, const std::string& file, cons
   }
   if (what == CommName::not_collective) return -1;
   if (what == CommName::not_modelled) {
+    // a coalescing group's end is counted once its kernel is known to keep its time (attach_batched_transfers)
+    if (args["Collective name"] == "coalesced") return kCoalescedEnd;
     ++t.not_modelled[args["Collective name"].get<std::string>()];
     return kNotModelled;
   }
@@ -329,6 +331,9 @@ int add_comm_record(RawTrace& t, const Json& args, const std::string& file, cons
 // hold sends and receives only.
 int add_batched_calls(RawTrace& t, const Json& args, const std::string& file, std::size_t i) {
   const std::string field = args_field(i) + ".Batched calls";
+  if (args.contains("Collective name") && args["Collective name"] != "coalesced")
+    throw InputError(file, args_field(i) + ".Collective name",
+                     "expected \"coalesced\" beside \"Batched calls\" (a batch's kernel), got " + clipped(args["Collective name"].dump()));
   const Json& list = args["Batched calls"];
   if (!list.is_array() || list.empty() || list.size() > static_cast<std::size_t>(kIntMax))
     throw InputError(file, field, std::string("expected a list of the batch's sends and receives, got ") + json_type_name(list));
@@ -472,8 +477,7 @@ void add_host_event(RawTrace& t, const Json& ev, const Json& args, const std::st
       ev.contains("ts") && ev["ts"].is_number() && ev.contains("dur") && ev["dur"].is_number()) {
     // A wait or init launches nothing: only the ranges that launch a kernel are kept to attach it to.
     const int c = add_comm_record(t, args, file, args_field(i));
-    const bool coalesced = c == kNotModelled && args["Collective name"] == "coalesced";
-    if (c != -1) t.host_comms.push_back({ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>(), c, host_tid(ev), coalesced});
+    if (c != -1) t.host_comms.push_back({ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>(), c, host_tid(ev)});
     return;
   }
   // operators with input shapes (record_shapes=True): what their kernels compute; mid-2021 schemas write them as
@@ -757,34 +761,38 @@ void check_span(const std::vector<RawActivity>& acts, const std::string& file) {
   }
 }
 
-// An NCCL kernel (its name holds "nccl" in any case) that no record has given a collective yet. Both passes below
-// ask it of every kernel, so it compares in place rather than lower-casing a copy of each name.
-bool unattached_nccl_kernel(const RawActivity& a) {
-  if (a.collective != -1 || a.kind != ActivityKind::kernel) return false;
+// An NCCL kernel: its name holds "nccl" in any case. The passes below ask it of every kernel, so it compares in place
+// rather than lower-casing a copy of each name.
+bool nccl_kernel(const RawActivity& a) {
+  if (a.kind != ActivityKind::kernel) return false;
   constexpr std::string_view nccl = "nccl";
   const std::string& n = *a.name;
   return std::search(n.begin(), n.end(), nccl.begin(), nccl.end(),
                      [](char c, char w) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))) == w; }) != n.end();
 }
 
-// NCCL kernels without collective args take them from the record_param_comms range their launch is in. Returns
-// the count and time (us) of NCCL kernels left with no collective record: they keep their recorded durations.
+// An NCCL kernel that no record has given a collective yet.
+bool unattached_nccl_kernel(const RawActivity& a) { return a.collective == -1 && nccl_kernel(a); }
+
+// NCCL kernels without collective args take them from the record_param_comms range their launch is in, on the
+// launch's host thread where both name theirs. Returns the count and time (us) of NCCL kernels left with no collective
+// record: they keep their recorded durations.
 std::pair<std::size_t, double> attach_host_collectives(RawTrace& t) {
   std::sort(t.host_comms.begin(), t.host_comms.end(), [](const HostComm& a, const HostComm& b) { return a.t0_us < b.t0_us; });
   std::size_t unrecorded = 0;
   double unrecorded_us = 0;
   for (RawActivity& a : t.acts) {
     if (!unattached_nccl_kernel(a)) continue;
-    const double* launched = t.host_comms.empty() ? nullptr : t.launch_ts.find(a.correlation);
-    if (!launched) {
+    const LaunchTimes::Launch* launch = t.host_comms.empty() ? nullptr : t.launch_ts.find_launch(a.correlation);
+    if (!launch) {
       ++unrecorded, unrecorded_us += a.dur_us;
       continue;
     }
-    const double tl = *launched;
+    const double tl = launch->ts_us;
     auto hc = std::upper_bound(t.host_comms.begin(), t.host_comms.end(), tl, [](double x, const HostComm& h) { return x < h.t0_us; });
     while (hc != t.host_comms.begin()) {
       --hc;
-      if (hc->t1_us >= tl) {
+      if (hc->t1_us >= tl && (hc->tid < 0 || launch->tid < 0 || hc->tid == launch->tid)) {
         a.collective = hc->collective;
         break;
       }
@@ -815,14 +823,14 @@ std::string batched_transfers_note(const BatchedTransfers& b) {
 struct ThreadComm {
   enum Kind : std::uint8_t { transfer, other, launched, group_end } kind;  // other: a record of another call, launching nothing
   double t0_us, t1_us;
-  int collective;  // transfer: the raw collective; group_end: the HostComm's collective, or -1 for an annotation
+  int collective;  // transfer: the raw collective; group_end: kCoalescedEnd for a record, -1 for an annotation
 };
 
 std::map<long, std::vector<ThreadComm>> comms_by_thread(const RawTrace& t, const std::vector<bool>& launched) {
   std::map<long, std::vector<ThreadComm>> out;
   for (const HostComm& h : t.host_comms) {
     if (h.tid < 0) continue;
-    ThreadComm::Kind kind = h.coalesced ? ThreadComm::group_end : ThreadComm::other;
+    ThreadComm::Kind kind = h.collective == kCoalescedEnd ? ThreadComm::group_end : ThreadComm::other;
     if (h.collective >= 0 && launched[static_cast<std::size_t>(h.collective)]) kind = ThreadComm::launched;
     else if (h.collective >= 0 && is_transfer(t.collectives[static_cast<std::size_t>(h.collective)].kind)) kind = ThreadComm::transfer;
     out[h.tid].push_back({kind, h.t0_us, h.t1_us, h.collective});
@@ -847,28 +855,29 @@ BatchedTransfers attach_batched_transfers(RawTrace& t) {
     if (a.collective >= 0) launched[static_cast<std::size_t>(a.collective)] = true;
   std::map<long, std::vector<ThreadComm>> threads = comms_by_thread(t, launched);
   for (RawActivity& a : t.acts) {
-    if ((a.collective != -1 && a.collective != kNotModelled) || a.kind != ActivityKind::kernel) continue;
+    if ((a.collective != -1 && a.collective != kCoalescedEnd) || !nccl_kernel(a)) continue;
     const LaunchTimes::Launch* launch = t.launch_ts.find_launch(a.correlation);
     const auto thread = launch ? threads.find(launch->tid) : threads.end();
     if (thread == threads.end()) continue;
     std::vector<ThreadComm>& comms = thread->second;
-    auto end = std::upper_bound(comms.begin(), comms.end(), launch->ts_us, [](double x, const ThreadComm& c) { return x < c.t0_us; });
-    while (end != comms.begin() && !(std::prev(end)->kind == ThreadComm::group_end && std::prev(end)->t1_us >= launch->ts_us)) {
+    const double tl = launch->ts_us;
+    auto contains_launch = [tl](const ThreadComm& c) { return c.kind == ThreadComm::group_end && c.t1_us >= tl; };
+    auto end = std::upper_bound(comms.begin(), comms.end(), tl, [](double x, const ThreadComm& c) { return x < c.t0_us; });
+    while (end != comms.begin() && !contains_launch(*std::prev(end))) {
       --end;
-      if (launch->ts_us - end->t0_us > 1e6) end = comms.begin();  // ranges do not last a second
+      if (tl - end->t0_us > 1e6) end = comms.begin();  // ranges do not last a second
     }
     if (end == comms.begin()) continue;
-    const auto group_end = std::prev(end);
+    // the group's ends around the launch (a "coalesced" record and the "nccl:coalesced" annotation inside it), then
+    // the sends and receives before them
+    auto it = end;
+    while (it != comms.begin() && contains_launch(*std::prev(it))) (--it)->kind = ThreadComm::launched;
     std::vector<int> calls;
-    for (auto it = group_end; it != comms.begin() && std::prev(it)->kind == ThreadComm::transfer;) {
-      --it;
-      calls.push_back(it->collective);
-      it->kind = ThreadComm::launched;  // one group, one kernel
+    for (; it != comms.begin() && std::prev(it)->kind == ThreadComm::transfer; --it) {
+      calls.push_back(std::prev(it)->collective);
+      std::prev(it)->kind = ThreadComm::launched;  // one group, one kernel
     }
-    group_end->kind = ThreadComm::launched;
     if (calls.empty()) continue;
-    if (a.collective == kNotModelled && group_end->collective == kNotModelled)
-      if (auto n = t.not_modelled.find("coalesced"); n != t.not_modelled.end() && --n->second == 0) t.not_modelled.erase(n);
     if (a.collective == -1) ++out.unrecorded, out.unrecorded_us += a.dur_us;
     std::reverse(calls.begin(), calls.end());
     a.collective = static_cast<int>(t.collectives.size());
@@ -876,6 +885,9 @@ BatchedTransfers attach_batched_transfers(RawTrace& t) {
     t.collectives[static_cast<std::size_t>(a.collective)].batched = static_cast<int>(calls.size()) - 1;
     ++out.kernels, out.calls += calls.size();
   }
+  // Kernels of coalescing groups whose calls were not found keep their recorded durations, counted as such.
+  for (RawActivity& a : t.acts)
+    if (a.collective == kCoalescedEnd) a.collective = kNotModelled, ++t.not_modelled["coalesced"];
   return out;
 }
 

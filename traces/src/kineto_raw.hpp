@@ -32,6 +32,9 @@ struct RawCollective {
 
 // A communication kernel (or record_param_comms range) that names no modelled collective.
 constexpr int kNotModelled = -2;
+// A coalescing group's end (a "coalesced" record): its kernel makes the group's sends and receives where they are found
+// (attach_batched_transfers), else it becomes kNotModelled.
+constexpr int kCoalescedEnd = -3;
 
 // Fields ordered to pack: a trace can hold a million of these (112 bytes each) while its workload is built.
 struct RawActivity {
@@ -44,7 +47,8 @@ struct RawActivity {
   int device;  // both read within int's range
   int stream;
   ActivityKind kind;
-  int collective = -1;  // index into the raw collectives; kNotModelled for a comm record we keep as a kernel
+  int collective = -1;  // index into the raw collectives; kNotModelled for a comm record we keep as a kernel (kCoalescedEnd
+                        // until attach_batched_transfers decides)
   int simulated = -1;   // index into RawTrace::simulated (a dvfs-sim export's clocks and work); -1: none
 };
 
@@ -58,9 +62,8 @@ struct Range {
 // inside them, for traces whose kernels do not carry the args themselves.
 struct HostComm {
   double t0_us, t1_us;
-  int collective;
-  long tid = -1;           // the host thread; -1 when the event's tid is no integer
-  bool coalesced = false;  // a coalescing group's end ("Collective name" "coalesced"): its kernel does the group's calls
+  int collective;  // or kNotModelled, kCoalescedEnd
+  long tid = -1;   // the host thread; -1 when the event's tid is no integer
 };
 
 // A ProcessGroupNCCL "nccl:<collective>" annotation (a user_annotation around the NCCL kernel's launch): the only

@@ -186,7 +186,10 @@ class MeetingDryRun {
     }
     std::vector<std::pair<int, const CollectiveCall*>> stuck;
     for (std::size_t i = 0; i < waits_.size(); ++i)
-      if (next_[i] < waits_[i].size()) stuck.emplace_back(wl_.ranks[i].id, waiting_[i] ? first_unmet(i) : waits_[i][next_[i]].begin());
+      if (next_[i] < waits_[i].size()) {
+        const CollectiveCall* at = waiting_[i] && is_transfer(waits_[i][next_[i]].begin()->kind) ? first_unmet(i) : nullptr;
+        stuck.emplace_back(wl_.ranks[i].id, at ? at : waits_[i][next_[i]].begin());
+      }
     return stuck;
   }
 
@@ -203,21 +206,19 @@ class MeetingDryRun {
     todo_.push_back(i);
   }
 
+  // A send / receive the engine holds its rank at: its peer is named (not un-paired) and imported.
+  bool meets_peer(const CollectiveCall& c) const { return is_transfer(c.kind) && c.peer >= 0 && index_of_.count(c.peer) > 0; }
+  // Sends and receives none of which the engine holds its rank at (a collective's wait never is).
   bool peerless(const CallSpan<const CollectiveCall>& calls) const {
-    return std::all_of(calls.begin(), calls.end(), [](const CollectiveCall& c) { return transfer_without_peer(c); });
+    return is_transfer(calls.begin()->kind) && std::none_of(calls.begin(), calls.end(), [this](const CollectiveCall& c) { return meets_peer(c); });
   }
-  // Whether every send / receive of rank i's current wait has met its peer's (un-paired ones need not).
-  bool all_met(std::size_t i) const {
-    const CallSpan<const CollectiveCall>& calls = waits_[i][next_[i]];
-    for (std::size_t k = 0; k < calls.size(); ++k)
-      if (!met_[i][k] && !transfer_without_peer(calls.begin()[k])) return false;
-    return true;
-  }
+  // Whether every send / receive of rank i's current wait that has a peer here has met the peer's.
+  bool all_met(std::size_t i) const { return first_unmet(i) == nullptr; }
   const CollectiveCall* first_unmet(std::size_t i) const {
     const CallSpan<const CollectiveCall>& calls = waits_[i][next_[i]];
     for (std::size_t k = 0; k < calls.size(); ++k)
-      if (!met_[i][k] && !transfer_without_peer(calls.begin()[k])) return calls.begin() + k;
-    return calls.begin();
+      if (!met_[i][k] && meets_peer(calls.begin()[k])) return calls.begin() + k;
+    return nullptr;
   }
 
   // Rank i's call k meets the first call not met yet of its peer's current wait that is the other end of its channel.
@@ -231,7 +232,7 @@ class MeetingDryRun {
     const CallSpan<const CollectiveCall>& theirs = waits_[j][next_[j]];
     for (std::size_t m = 0; m < theirs.size(); ++m) {
       const CollectiveCall& x = theirs.begin()[m];
-      if (met_[j][m] || x.kind != other || x.peer != wl_.ranks[i].id || (j == i && m == k)) continue;
+      if (met_[j][m] || x.kind != other || x.peer != wl_.ranks[i].id || (j == i && m == k)) continue;  // x.peer: i is here
       met_[i][k] = met_[j][m] = true;
       if (j != i && all_met(j)) leave(j);
       return;
@@ -247,7 +248,7 @@ class MeetingDryRun {
     const CollectiveCall& c = *calls.begin();
     if (is_transfer(c.kind)) {
       for (std::size_t k = 0; k < calls.size(); ++k)
-        if (!met_[i][k] && !transfer_without_peer(calls.begin()[k])) meet(i, k);
+        if (!met_[i][k] && meets_peer(calls.begin()[k])) meet(i, k);
       if (all_met(i)) leave(i);
       return;
     }

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <set>
 
 namespace dvfs {
 
@@ -90,7 +91,26 @@ void comm_attrs(Node& n, const CollectiveCall& c, int self, std::map<std::pair<i
   if (c.group >= 0) attr(at, a::kPgName)->set_string_val(std::to_string(c.group));
 }
 
-void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std::map<std::pair<int, int>, int>& tags) {
+using Channels = std::set<std::pair<int, int>>;  // (sender, receiver)
+
+// The channels some batch of sends and receives uses (CollectiveCall::batched). Chakra's nodes make one transfer each,
+// and a chain of a batch's transfers would wait in an order the batch does not (both ranks of an exchange send first):
+// every transfer on such a channel, batched or not, is written as a compute node of its kernel's duration, so that the
+// channel's other transfers do not wait for partners that are not there and its tags stay in step.
+Channels batched_channels(const Workload& wl) {
+  Channels out;
+  if (std::none_of(wl.collectives.begin(), wl.collectives.end(), [](const CollectiveCall& c) { return c.batched > 0; })) return out;
+  for (const Rank& r : wl.ranks)
+    for (const Kernel& k : r.kernels) {
+      const CallSpan<const CollectiveCall> calls = calls_of(wl, k);
+      if (calls.size() < 2) continue;
+      for (const CollectiveCall& c : calls)
+        if (is_transfer(c.kind)) out.insert(c.kind == CollectiveKind::send ? std::make_pair(r.id, c.peer) : std::make_pair(c.peer, r.id));
+    }
+  return out;
+}
+
+void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std::map<std::pair<int, int>, int>& tags, const Channels& batched) {
   const Kernel& k = r.kernels[i];
   n.set_name(k.name_id < wl.names.size() ? wl.names[k.name_id] : "kernel");
   n.set_duration_micros(micros(k.duration_s));
@@ -99,9 +119,10 @@ void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std:
   // A send / receive with no peer (none recorded, or inferred ones that did not pair up) kept its recorded duration:
   // a compute node of its kernel's name keeps it so (a COMM_SEND_NODE must name its peer).
   if (c && transfer_without_peer(*c)) c = nullptr;
-  // A batch of sends and receives (CollectiveCall::batched) posts them all at once; Chakra's nodes make one transfer
-  // each, and a chain of them would wait in an order the batch does not: a compute node of the kernel's duration.
-  if (c && c->batched > 0) c = nullptr;
+  // A batch of sends and receives, or a transfer on a channel a batch uses: a compute node (batched_channels).
+  if (c && (c->batched > 0 || (is_transfer(c->kind) && batched.count(c->kind == CollectiveKind::send ? std::make_pair(r.id, c->peer)
+                                                                                                      : std::make_pair(c->peer, r.id)))))
+    c = nullptr;
   if (c) {
     comm_attrs(n, *c, r.id, tags);
   } else {
@@ -128,7 +149,8 @@ void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std:
   e->Add(enums, enums + a::kKernelEnumCount);
 }
 
-std::string rank_bytes(const Workload& wl, std::size_t ri, const std::string& groups, const std::string& annotations, std::size_t* nodes) {
+std::string rank_bytes(const Workload& wl, std::size_t ri, const std::string& groups, const std::string& annotations, const Channels& batched,
+                       std::size_t* nodes) {
   const Rank& r = wl.ranks[ri];
   std::string out;
   append_delimited(out, metadata(wl, r, groups, annotations));
@@ -153,7 +175,7 @@ std::string rank_bytes(const Workload& wl, std::size_t ri, const std::string& gr
     n.Clear();
     n.set_id(id);
     if (prev >= 0) n.add_data_deps(static_cast<std::uint64_t>(prev));
-    kernel_node(n, wl, r, i, tags);
+    kernel_node(n, wl, r, i, tags, batched);
     append_delimited(out, n);
     prev = static_cast<std::int64_t>(id++);
   }
@@ -166,7 +188,7 @@ double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC
 }  // namespace
 
 std::string chakra_rank_bytes(const Workload& wl, std::size_t rank_index) {
-  return rank_bytes(wl, rank_index, groups_json(wl).dump(), annotations_json(wl).dump(), nullptr);
+  return rank_bytes(wl, rank_index, groups_json(wl).dump(), annotations_json(wl).dump(), batched_channels(wl), nullptr);
 }
 
 ChakraExportStats write_chakra_trace(const Workload& wl, const std::string& dir, const ChakraExportOptions& opts) {
@@ -177,6 +199,7 @@ ChakraExportStats write_chakra_trace(const Workload& wl, const std::string& dir,
   if (ec) throw InputError(dir, "", "cannot create the Chakra trace directory: " + ec.message());
   const Json groups = groups_json(wl);
   const std::string groups_text = groups.dump(), annotations = annotations_json(wl).dump();
+  const Channels batched = batched_channels(wl);
   Json astra = Json::object();  // ASTRA-sim's --comm-group-configuration: pg_name -> ranks
   for (const Json& g : groups) astra[g["pg_name"].get<std::string>()] = g["ranks"];
   write_chakra_bytes(dir + "/comm_group.json", astra.dump(2) + "\n");
@@ -185,7 +208,7 @@ ChakraExportStats write_chakra_trace(const Workload& wl, const std::string& dir,
   parallel_for_each_index(wl.ranks.size(), opts.threads > 0 ? static_cast<std::size_t>(opts.threads) : hardware_threads(),
                           [&](std::size_t i) {
                             std::size_t n = 0;
-                            const std::string b = rank_bytes(wl, i, groups_text, annotations, &n);
+                            const std::string b = rank_bytes(wl, i, groups_text, annotations, batched, &n);
                             const std::string path = dir + "/" + opts.name + "." + std::to_string(wl.ranks[i].id) + ".et" +
                                                      (opts.gzip ? ".gz" : "");
                             write_chakra_bytes(path, b);
