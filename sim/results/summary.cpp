@@ -285,10 +285,11 @@ std::string collectives_line(const Json& c) {
   std::string line = printf_text("collectives: %zu simulated on the cluster, %zu at their recorded duration",
                                  c["calls_simulated"].get<std::size_t>(), recorded);
   // older summaries have no count of batched kernels
+  std::string batched;
   if (const std::size_t batches = c.value("batched_kernels", std::size_t{0}); batches > 0)
-    line += printf_text("; %zu of the calls made by %zu batched kernel%s (sends and receives of one NCCL group, posted together)",
-                        c.value("batched_calls", std::size_t{0}), batches, batches == 1 ? "" : "s");
-  if (recorded == 0) return line + "\n";
+    batched = printf_text("; %zu of the calls made by %zu batched kernel%s (sends and receives of one NCCL group, posted together)",
+                          c.value("batched_calls", std::size_t{0}), batches, batches == 1 ? "" : "s");
+  if (recorded == 0) return line + batched + "\n";
   std::vector<std::string> partial;
   std::size_t in_partial = 0;
   for (const Json& g : c["groups"])
@@ -312,7 +313,7 @@ std::string collectives_line(const Json& c) {
   if (recorded > in_partial + peerless)
     why += printf_text("%s%zu call%s without a process group or whose peer rank is not in this import", why.empty() ? "" : "; ",
                        recorded - in_partial - peerless, recorded - in_partial - peerless == 1 ? "" : "s");
-  return line + " (" + why + ")\n";
+  return line + " (" + why + ")" + batched + "\n";
 }
 
 std::string format_report(const Json& s) {

@@ -191,14 +191,36 @@ TEST_CASE("a coalescing group's end written as a \"coalesced\" record, or as bot
     const auto out = replay(wl);
     CHECK(communication_s(out[0]) - communication_s(out[1]) == Approx(500e-6).margin(1e-9));
   }
-  // a coalescing group of other calls (collectives) keeps its kernel's recorded time and is counted as such
-  std::string trace = batched_rank_trace(0, {{{"send", 1, 64}}}, 1000, GroupEnd::record);
-  const std::string send = R"("Collective name": "send")";
-  trace.replace(trace.find(send), send.size(), R"("Collective name": "allgather")");
-  ImportReport rep;
-  const Workload wl = rank_file(0, trace, &rep).workload;
-  CHECK(describe_collectives(wl)["batched_kernels"] == 0);
-  CHECK_THAT(rep.notes.at(0), Catch::Contains("coalesced x1"));
+  // a coalescing group of other calls (collectives) keeps its kernel's recorded time and is counted as such, whichever
+  // the group's end
+  for (const GroupEnd end : {GroupEnd::record, GroupEnd::annotation}) {
+    std::string trace = batched_rank_trace(0, {{{"send", 1, 64}}}, 1000, end);
+    const std::string send = R"("Collective name": "send")";
+    trace.replace(trace.find(send), send.size(), R"("Collective name": "allgather")");
+    ImportReport rep;
+    const Workload wl = rank_file(0, trace, &rep).workload;
+    CHECK(describe_collectives(wl)["batched_kernels"] == 0);
+    REQUIRE(rep.notes.size() == 1);
+    CHECK_THAT(rep.notes[0], Catch::Contains("1 communication call name no modelled collective (coalesced x1)"));
+  }
+}
+
+TEST_CASE("a send whose kernel carries its own record is no call of the batch after it", "[traces][batched]") {
+  // Before the batch, a send whose launch lies in its record and whose kernel carries the same args (as some Kineto
+  // versions write them): its record launched a kernel, so the batch is the two records after it.
+  std::string trace = batched_rank_trace(0, {{{"send", 1, 64}, {"recv", 1, 64}}}, 1000);
+  const std::string args = R"("Collective name": "send", "dtype": "BFloat16", "In msg nelems": 32, "Out msg nelems": 32, "Group size": 2, )"
+                           R"("Process Group Name": "0", "Process Group Ranks": "[0, 1]", "Dst Rank": 1)";
+  const std::string single = R"({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 5, "ts": 40, "dur": 20, "args": {)" + args +
+                             R"(}}, {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 5, "ts": 45, "dur": 2, "args": {"correlation": 99}}, )"
+                             R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv", "pid": 0, "tid": 20, "ts": 50, "dur": 20, "args": {"device": 0, "stream": 20, "correlation": 99, )" +
+                             args + "}}, ";
+  trace.insert(trace.find(R"({"ph": "X", "cat": "kernel", "name": "sm90)"), single);
+  const Workload wl = rank_file(0, trace).workload;
+  const Json d = describe_collectives(wl);
+  CHECK(d["batched_kernels"] == 1);
+  CHECK(d["batched_calls"] == 2);
+  CHECK(d["point_to_point_calls"] == 3);
 }
 
 TEST_CASE("a batch whose peers are not imported keeps its recorded duration", "[traces][batched]") {
@@ -336,4 +358,27 @@ TEST_CASE("a kernel's \"Batched calls\" that are not a list of sends and receive
                            R"("args": {"device": 0, "stream": 7, "Collective name": "allreduce", "Batched calls": []}}]})";
   CHECK_THROWS_WITH(import_kineto_text(text, "bad.json", Classifier::load_default()),
                     Catch::Contains("traceEvents[0].args.Collective name") && Catch::Contains("expected \"coalesced\""));
+}
+
+TEST_CASE("a send's \"Rank\" is its peer's, so a trace naming no rank of its own takes it from another record", "[traces][batched]") {
+  // PyTorch's profiler writes a send's or receive's "Rank" as the peer's rank in the group (and "Dst Rank" / "Src
+  // Rank" as the peer's global rank from it); a collective's "Rank" is the caller's.
+  const std::string trace = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 2, "ts": 100, "dur": 50,
+     "args": {"Collective name": "send", "dtype": "Float", "In msg nelems": 4, "Out msg nelems": 4, "Group size": 2,
+              "Process Group Name": "0", "Process Group Ranks": "[0, 1]", "Rank": 1, "Dst Rank": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 120, "dur": 5, "args": {"correlation": 9}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv", "pid": 0, "tid": 20, "ts": 130, "dur": 40,
+     "args": {"device": 0, "stream": 20, "correlation": 9}},
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 2, "ts": 200, "dur": 50,
+     "args": {"Collective name": "allreduce", "dtype": "Float", "In msg nelems": 4, "Out msg nelems": 4, "Group size": 2,
+              "Process Group Name": "0", "Process Group Ranks": "[0, 1]", "Rank": 0}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 220, "dur": 5, "args": {"correlation": 10}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 20, "ts": 230, "dur": 40,
+     "args": {"device": 0, "stream": 20, "correlation": 10}}]})";
+  const Workload wl = import_kineto_text(trace, "r0.json", Classifier::load_default());
+  REQUIRE(wl.ranks.size() == 1);
+  CHECK(wl.ranks[0].id == 0);
+  REQUIRE(wl.collectives.size() == 2);
+  CHECK(wl.collectives[0].peer == 1);
 }

@@ -311,7 +311,9 @@ int add_comm_record(RawTrace& t, const Json& args, const std::string& file, cons
   // Checked wherever present, so that both readers refuse a negative Rank alike (-1 would read as "no rank"; the
   // streaming reader reads the records before it sees distributedInfo).
   const long rank = int_field(args, "Rank", -1, file, where, 0, kIntMax);
-  if (t.global_rank < 0) {
+  // A send's or receive's "Rank" is its peer's rank in the group (PyTorch's profiler writes the peer's global rank
+  // as "Dst Rank" / "Src Rank" from it): never the trace's own.
+  if (t.global_rank < 0 && !(what == CommName::collective && is_transfer(kind))) {
     t.global_rank = static_cast<int>(rank);
     t.rank_from_events = true;
   }
@@ -807,7 +809,8 @@ std::pair<std::size_t, double> attach_host_collectives(RawTrace& t) {
 struct BatchedTransfers {
   std::size_t kernels = 0;  // NCCL kernels given their coalescing group's sends and receives
   std::size_t calls = 0;    // the sends and receives they make
-  std::size_t unrecorded = 0;   // of `kernels`: those no record had named (a "nccl:coalesced" annotation's), and their time
+  std::size_t unrecorded = 0;   // kernels no record had named that a "nccl:coalesced" annotation placed (batched, or
+                                // kept as a coalescing group's), and their time
   double unrecorded_us = 0;
 };
 
@@ -826,12 +829,26 @@ struct ThreadComm {
   int collective;  // transfer: the raw collective; group_end: kCoalescedEnd for a record, -1 for an annotation
 };
 
+// A record launched a kernel where one took its collective, or where the launch of an NCCL kernel on its thread lies
+// inside it (a kernel with a record of its own). Not any runtime call: a send's record holds event records.
 std::map<long, std::vector<ThreadComm>> comms_by_thread(const RawTrace& t, const std::vector<bool>& launched) {
+  std::map<long, std::vector<double>> launches;  // per thread, sorted
+  for (const RawActivity& a : t.acts)
+    if (nccl_kernel(a))
+      if (const LaunchTimes::Launch* l = t.launch_ts.find_launch(a.correlation); l && l->tid >= 0) launches[l->tid].push_back(l->ts_us);
+  for (auto& [tid, ts] : launches) std::sort(ts.begin(), ts.end());
+  auto launches_inside = [&launches](long tid, double t0, double t1) {
+    const auto it = launches.find(tid);
+    if (it == launches.end()) return false;
+    const auto first = std::lower_bound(it->second.begin(), it->second.end(), t0);
+    return first != it->second.end() && *first <= t1;
+  };
   std::map<long, std::vector<ThreadComm>> out;
   for (const HostComm& h : t.host_comms) {
     if (h.tid < 0) continue;
     ThreadComm::Kind kind = h.collective == kCoalescedEnd ? ThreadComm::group_end : ThreadComm::other;
-    if (h.collective >= 0 && launched[static_cast<std::size_t>(h.collective)]) kind = ThreadComm::launched;
+    if (h.collective >= 0 && (launched[static_cast<std::size_t>(h.collective)] || launches_inside(h.tid, h.t0_us, h.t1_us)))
+      kind = ThreadComm::launched;
     else if (h.collective >= 0 && is_transfer(t.collectives[static_cast<std::size_t>(h.collective)].kind)) kind = ThreadComm::transfer;
     out[h.tid].push_back({kind, h.t0_us, h.t1_us, h.collective});
   }
@@ -873,11 +890,14 @@ BatchedTransfers attach_batched_transfers(RawTrace& t) {
     auto it = end;
     while (it != comms.begin() && contains_launch(*std::prev(it))) (--it)->kind = ThreadComm::launched;
     std::vector<int> calls;
-    for (; it != comms.begin() && std::prev(it)->kind == ThreadComm::transfer; --it) {
+    for (; it != comms.begin() && std::prev(it)->kind == ThreadComm::transfer && tl - std::prev(it)->t0_us <= 1e6; --it) {
       calls.push_back(std::prev(it)->collective);
       std::prev(it)->kind = ThreadComm::launched;  // one group, one kernel
     }
-    if (calls.empty()) continue;
+    if (calls.empty()) {  // a coalescing group of other calls: its kernel keeps its recorded time, counted as "coalesced"
+      if (a.collective == -1) a.collective = kCoalescedEnd, ++out.unrecorded, out.unrecorded_us += a.dur_us;
+      continue;
+    }
     if (a.collective == -1) ++out.unrecorded, out.unrecorded_us += a.dur_us;
     std::reverse(calls.begin(), calls.end());
     a.collective = static_cast<int>(t.collectives.size());
