@@ -1,6 +1,10 @@
 #pragma once
 // Hand-built Kineto traces of the ranks of a two-rank NCCL job, in PyTorch's layout: distributedInfo, compute
 // kernels on stream 7, NCCL kernels on stream 20 carrying record_param_comms' fields.
+#include "models/src/collective_cost.hpp"
+#include "models/src/model_registry.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/policies/policy_factory.hpp"
 #include "traces/src/kineto_importer.hpp"
 #include "traces/src/multi_rank.hpp"
 
@@ -42,6 +46,25 @@ inline std::string allreduce_args(double nelems, const char* ranks = "[0, 1]", c
 inline RankTrace rank_part(int rank, const std::vector<RankEvent>& evs) {
   const std::string file = "rank" + std::to_string(rank) + ".json";
   return {import_kineto_text(rank_trace(rank, evs), file, Classifier::load_default()), file, -1, ""};
+}
+
+// Two nodes of one GPU each: a transfer or all-reduce between ranks 0 and 1 crosses the NICs (450 GB/s NVLink,
+// 50 GB/s network).
+inline ClusterSpec two_nodes() {
+  ClusterSpec cs = resolve_bandwidths(default_cluster_spec(), 450e9, 50e9);
+  cs.gpus_per_node = 1;
+  return cs;
+}
+
+// A job replayed on h200 at its top clocks (policy "max"), without a timeline; `record_activities` for a trace export.
+inline std::vector<RankOutcome> replay(const Workload& wl, const ClusterSpec& cs, bool record_activities = false) {
+  const GpuModel m = load_gpu_model("h200");
+  PolicySpec ps;
+  ps.name = "max";
+  ReplayOptions o;
+  o.timeline_interval_s = 0;
+  o.record_activities = record_activities;
+  return run_engine(wl, m, make_policy_factory(ps, m, ""), o, EngineMode::local_loop, cs);
 }
 
 }  // namespace dvfs::testing

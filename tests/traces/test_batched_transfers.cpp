@@ -13,6 +13,7 @@
 #include "traces/src/kineto_importer.hpp"
 #include "traces/src/multi_rank.hpp"
 #include "traces/src/trace_formats.hpp"
+#include "rank_trace_fixtures.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -97,20 +98,9 @@ Workload exchange(double slower_us, GroupEnd end = GroupEnd::annotation) {
   return merge_rank_workloads(std::move(parts));
 }
 
-ClusterSpec two_nodes() {
-  ClusterSpec cs = resolve_bandwidths(default_cluster_spec(), 450e9, 50e9);
-  cs.gpus_per_node = 1;
-  return cs;
-}
-
+// The job on two nodes of one GPU each (rank_trace_fixtures.hpp).
 std::vector<RankOutcome> replay(const Workload& wl, bool record_activities = false) {
-  const GpuModel m = load_gpu_model("h200");
-  PolicySpec ps;
-  ps.name = "max";
-  ReplayOptions o;
-  o.timeline_interval_s = 0;
-  o.record_activities = record_activities;
-  return run_engine(wl, m, make_policy_factory(ps, m, ""), o, EngineMode::local_loop, two_nodes());
+  return testing::replay(wl, testing::two_nodes(), record_activities);
 }
 
 double communication_s(const RankOutcome& r) { return r.meter.class_s()[static_cast<int>(KernelClass::communication)]; }

@@ -35,21 +35,8 @@ Workload two_ranks(const char* ranks = "[0, 1]") {
   return merge_rank_workloads(std::move(parts));
 }
 
-std::vector<RankOutcome> replay(const Workload& wl, const ClusterSpec& cs, bool record_activities = false) {
-  const GpuModel m = load_gpu_model("h200");
-  PolicySpec ps;
-  ps.name = "max";
-  ReplayOptions o;
-  o.timeline_interval_s = 0;
-  o.record_activities = record_activities;  // for a trace export
-  return run_engine(wl, m, make_policy_factory(ps, m, ""), o, EngineMode::local_loop, cs);
-}
-
-ClusterSpec two_nodes() {
-  ClusterSpec cs = resolve_bandwidths(default_cluster_spec(), 450e9, 50e9);
-  cs.gpus_per_node = 1;  // rank 0 and rank 1 on different nodes: the all-reduce crosses the NICs
-  return cs;
-}
+using testing::replay;
+using testing::two_nodes;
 
 }  // namespace
 
