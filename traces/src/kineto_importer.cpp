@@ -859,14 +859,8 @@ std::map<long, std::vector<ThreadComm>> comms_by_thread(const RawTrace& t, const
   return out;
 }
 
-// PyTorch's batch_isend_irecv (an NCCL group of sends and receives): each send and receive is recorded on its own, a
-// record_param_comms range that launches nothing, and then one kernel does them all, launched inside a
-// "nccl:coalesced" annotation (PyTorch 2.11: traces/recorder/probe_batched_p2p.py) or a "coalesced" record. That
-// kernel makes the group's calls: the sends and receives its launch thread recorded right before, launching nothing
-// (back to the thread's previous launching record, coalescing end or record of another call: batch_isend_irecv takes
-// sends and receives only). A group of other calls (collectives coalesced) keeps its recorded duration.
-BatchedTransfers attach_batched_transfers(RawTrace& t) {
-  BatchedTransfers out;
+// attach_batched_transfers' search: each NCCL kernel launched inside a group end takes the sends and receives before it.
+void find_batches(RawTrace& t, BatchedTransfers& out) {
   std::vector<bool> launched(t.collectives.size(), false);
   for (const RawActivity& a : t.acts)
     if (a.collective >= 0) launched[static_cast<std::size_t>(a.collective)] = true;
@@ -905,6 +899,21 @@ BatchedTransfers attach_batched_transfers(RawTrace& t) {
     t.collectives[static_cast<std::size_t>(a.collective)].batched = static_cast<int>(calls.size()) - 1;
     ++out.kernels, out.calls += calls.size();
   }
+}
+
+// PyTorch's batch_isend_irecv (an NCCL group of sends and receives): each send and receive is recorded on its own, a
+// record_param_comms range that launches nothing, and then one kernel does them all, launched inside a
+// "nccl:coalesced" annotation (PyTorch 2.11: traces/recorder/probe_batched_p2p.py) or a "coalesced" record. That
+// kernel makes the group's calls: the sends and receives its launch thread recorded right before, launching nothing
+// (back to the thread's previous launching record, coalescing end or record of another call: batch_isend_irecv takes
+// sends and receives only). A group of other calls (collectives coalesced) keeps its recorded duration.
+BatchedTransfers attach_batched_transfers(RawTrace& t) {
+  BatchedTransfers out;
+  // most traces have no coalescing group: their kernels are not walked (a name search each)
+  const bool group_ends =
+      std::any_of(t.host_comms.begin(), t.host_comms.end(), [](const HostComm& h) { return h.collective == kCoalescedEnd; }) ||
+      std::any_of(t.annotated_comms.begin(), t.annotated_comms.end(), [](const AnnotatedComm& a) { return a.name == "nccl:coalesced"; });
+  if (group_ends) find_batches(t, out);
   // Kernels of coalescing groups whose calls were not found keep their recorded durations, counted as such.
   for (RawActivity& a : t.acts)
     if (a.collective == kCoalescedEnd) a.collective = kNotModelled, ++t.not_modelled["coalesced"];
