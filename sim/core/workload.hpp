@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dvfs {
@@ -64,6 +65,10 @@ struct CollectiveCall {
 inline bool is_transfer(CollectiveKind k) { return k == CollectiveKind::send || k == CollectiveKind::recv; }
 // A send or receive naming no peer (none recorded, or inferred ones left unpaired): it keeps its recorded duration.
 inline bool transfer_without_peer(const CollectiveCall& c) { return is_transfer(c.kind) && c.peer < 0; }
+// The channel (sender, receiver) of a send or receive made by rank `self`.
+inline std::pair<int, int> transfer_channel(const CollectiveCall& c, int self) {
+  return c.kind == CollectiveKind::send ? std::make_pair(self, static_cast<int>(c.peer)) : std::make_pair(static_cast<int>(c.peer), self);
+}
 
 // The kind of tensor-core work a kernel does, from its operator's input type (fp16 counts as bf16: same rate
 // and, on the GPUs modelled, the same energy per operation). fp64: fp64 products on tensor cores (DMMA).

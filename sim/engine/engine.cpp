@@ -59,9 +59,9 @@ void run_transfers(CallSpan<const CollectiveCall> calls, int self, const std::ma
   int* received = nullptr;  // each receive's payload lands here: only its size matters
   for (const CollectiveCall& x : calls) {
     if (!host_of.count(x.peer)) continue;
-    const bool send = x.kind == CollectiveKind::send;
-    auto* box = sg4::Mailbox::by_name("p2p" + std::to_string(send ? self : x.peer) + "-" + std::to_string(send ? x.peer : self));
-    posted.push_back(send ? box->put_async(&message_token, message_bytes(x.bytes)) : box->get_async<int>(&received));
+    const auto [from, to] = transfer_channel(x, self);
+    auto* box = sg4::Mailbox::by_name("p2p" + std::to_string(from) + "-" + std::to_string(to));
+    posted.push_back(x.kind == CollectiveKind::send ? box->put_async(&message_token, message_bytes(x.bytes)) : box->get_async<int>(&received));
   }
   for (const sg4::CommPtr& comm : posted) comm->wait();
   if (posted.size() < calls.size()) sg4::this_actor::sleep_until(t0 + recorded_s);

@@ -170,8 +170,7 @@ class MeetingDryRun {
         const CallSpan<const CollectiveCall> calls = calls_of(wl, k);
         if (calls.empty()) continue;
         const CollectiveCall& c = *calls.begin();
-        const bool transfers_here = std::any_of(calls.begin(), calls.end(), [&](const CollectiveCall& x) { return is_transfer(x.kind) && index_of_.count(x.peer); });
-        if (is_transfer(c.kind) ? transfers_here : c.group >= 0 && !members_[static_cast<std::size_t>(c.group)].empty()) waits_[i].push_back(calls);
+        if (is_transfer(c.kind) ? !peerless(calls) : c.group >= 0 && !members_[static_cast<std::size_t>(c.group)].empty()) waits_[i].push_back(calls);
       }
       todo_.push_back(i);
     }
@@ -290,7 +289,7 @@ void unpair_unfinishable(Workload& out, PointToPoint& sends, PointToPoint& recvs
     std::set<std::pair<int, int>> these;
     for (const auto& [rank, c] : stuck)
       if (is_transfer(c->kind)) {
-        const auto ch = c->kind == CollectiveKind::send ? std::make_pair(rank, c->peer) : std::make_pair(c->peer, rank);
+        const auto ch = transfer_channel(*c, rank);
         if (channel_inferred(ch)) these.insert(ch);
       }
     if (these.empty()) {

@@ -80,7 +80,7 @@ void comm_attrs(Node& n, const CollectiveCall& c, int self, std::map<std::pair<i
   if (is_transfer(c.kind)) {
     const bool send = c.kind == CollectiveKind::send;
     n.set_type(send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
-    const int src = send ? self : c.peer, dst = send ? c.peer : self;
+    const auto [src, dst] = transfer_channel(c, self);
     attr(at, a::kCommSrc)->set_int32_val(src);
     attr(at, a::kCommDst)->set_int32_val(dst);
     attr(at, a::kCommTag)->set_int32_val(tags[{src, dst}]++);
@@ -105,7 +105,7 @@ Channels batched_channels(const Workload& wl) {
       const CallSpan<const CollectiveCall> calls = calls_of(wl, k);
       if (calls.size() < 2) continue;
       for (const CollectiveCall& c : calls)
-        if (is_transfer(c.kind)) out.insert(c.kind == CollectiveKind::send ? std::make_pair(r.id, c.peer) : std::make_pair(c.peer, r.id));
+        if (is_transfer(c.kind)) out.insert(transfer_channel(c, r.id));
     }
   return out;
 }
@@ -120,9 +120,7 @@ void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std:
   // a compute node of its kernel's name keeps it so (a COMM_SEND_NODE must name its peer).
   if (c && transfer_without_peer(*c)) c = nullptr;
   // A batch of sends and receives, or a transfer on a channel a batch uses: a compute node (batched_channels).
-  if (c && (c->batched > 0 || (is_transfer(c->kind) && batched.count(c->kind == CollectiveKind::send ? std::make_pair(r.id, c->peer)
-                                                                                                      : std::make_pair(c->peer, r.id)))))
-    c = nullptr;
+  if (c && (c->batched > 0 || (is_transfer(c->kind) && batched.count(transfer_channel(*c, r.id))))) c = nullptr;
   if (c) {
     comm_attrs(n, *c, r.id, tags);
   } else {
