@@ -57,14 +57,16 @@ inline ClusterSpec two_nodes() {
 }
 
 // A job replayed on h200 at its top clocks (policy "max"), without a timeline; `record_activities` for a trace export.
-inline std::vector<RankOutcome> replay(const Workload& wl, const ClusterSpec& cs, bool record_activities = false) {
+inline std::vector<RankOutcome> replay(const Workload& wl, const ClusterSpec& cs, bool record_activities = false,
+                                       StreamOverlap overlap = StreamOverlap::contention, EngineMode engine = EngineMode::local_loop) {
   const GpuModel m = load_gpu_model("h200");
   PolicySpec ps;
   ps.name = "max";
   ReplayOptions o;
   o.timeline_interval_s = 0;
   o.record_activities = record_activities;
-  return run_engine(wl, m, make_policy_factory(ps, m, ""), o, EngineMode::local_loop, cs);
+  o.stream_overlap = overlap;
+  return run_engine(wl, m, make_policy_factory(ps, m, ""), o, engine, cs);
 }
 
 }  // namespace dvfs::testing

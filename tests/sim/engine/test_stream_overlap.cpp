@@ -37,17 +37,10 @@ struct Totals {
   double seconds = 0, energy_j = 0;
 };
 
+// On two nodes (the all-reduce crosses the NICs: it lasts longer than the GEMM it overlaps).
 Totals replay(const Workload& wl, StreamOverlap mode, EngineMode engine = EngineMode::local_loop) {
-  const GpuModel m = load_gpu_model("h200");
-  PolicySpec ps;
-  ps.name = "max";
-  ReplayOptions o;
-  o.timeline_interval_s = 0;
-  o.stream_overlap = mode;
-  ClusterSpec cs = resolve_bandwidths(default_cluster_spec(), 450e9, 50e9);
-  cs.gpus_per_node = 1;  // the all-reduce crosses the NICs: it lasts longer than the GEMM it overlaps
   Totals t;
-  for (const RankOutcome& r : run_engine(wl, m, make_policy_factory(ps, m, ""), o, engine, cs)) {
+  for (const RankOutcome& r : testing::replay(wl, testing::two_nodes(), false, mode, engine)) {
     t.seconds = std::max(t.seconds, r.stats.end_s);
     t.energy_j += r.meter.total_j();
   }
