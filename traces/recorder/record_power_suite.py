@@ -752,8 +752,149 @@ def gemm_content(content, n=4096):
 ROUND21 = {f"gemm-bf16-4096-{c}": gemm_content(c)
            for c in ("random", "a-zeros", "ab-zeros", "a-ones", "a-relu", "a-k3of8")}
 
+# --- fortieth round (split: h200-power-split.json communication_and_waiting, written before recording) -----------
+# What an NCCL kernel draws, moving data and waiting for a peer. One GPU is lent, so the NCCL loops are a one-rank
+# group exchanging with itself (batch_isend_irecv; NCCL copies through the SMs, no link is used) and the waits are a
+# stand-in written here: a PTX kernel (loaded through the driver API, no compiler needed) in which `pollers` threads
+# of every block spin on a volatile global load until `span` ns of %globaltimer have passed while the block's other
+# threads wait at a barrier, as NCCL's primitives wait on a peer's head / tail counter (one polling thread group per
+# channel, the rest at bar.sync). Grids as the recorded NCCL kernels: 32 or 48 blocks of 640 threads on an H100.
+
+WAIT_PTX = r"""
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry wait_poll(.param .u64 flag, .param .u64 span, .param .u32 pollers)
+{
+  .reg .u64 %rd<8>;
+  .reg .u32 %r<5>;
+  .reg .pred %p, %q;
+  ld.param.u64 %rd1, [flag];
+  ld.param.u64 %rd2, [span];
+  ld.param.u32 %r4, [pollers];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u64 %rd3, %globaltimer;
+  mov.u32 %r1, %tid.x;
+  setp.ge.u32 %q, %r1, %r4;
+  @%q bra WAIT;
+POLL:
+  ld.volatile.global.u32 %r2, [%rd1];
+  setp.ne.u32 %q, %r2, 0;
+  @%q bra WAIT;
+  mov.u64 %rd5, %globaltimer;
+  sub.u64 %rd6, %rd5, %rd3;
+  setp.lt.u64 %p, %rd6, %rd2;
+  @%p bra POLL;
+WAIT:
+  bar.sync 0;
+  ret;
+}
+"""
+
+
+class WaitKernel:
+    """wait_poll on torch's context and current stream: launch(blocks, threads, pollers, span_ns)."""
+
+    def __init__(self):
+        import ctypes
+        self.ctypes = ctypes
+        torch.zeros(1, device=DEV)  # makes torch's primary context current
+        self.cu = ctypes.CDLL("libcuda.so.1")
+        self.mod, self.fn = ctypes.c_void_p(), ctypes.c_void_p()
+        self._check(self.cu.cuModuleLoadData(ctypes.byref(self.mod), ctypes.c_char_p(WAIT_PTX.encode())), "cuModuleLoadData")
+        self._check(self.cu.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, b"wait_poll"), "cuModuleGetFunction")
+        self.flag = torch.zeros(64, dtype=torch.int32, device=DEV)  # never set: every wait lasts its span
+
+    def _check(self, rc, what):
+        if rc != 0:
+            raise RuntimeError("%s failed: CUresult %d" % (what, rc))
+
+    def launch(self, blocks, threads, pollers, span_ns):
+        c = self.ctypes
+        flag, span, poll = c.c_uint64(self.flag.data_ptr()), c.c_uint64(int(span_ns)), c.c_uint32(pollers)
+        args = (c.c_void_p * 3)(*(c.cast(c.byref(v), c.c_void_p) for v in (flag, span, poll)))
+        stream = c.c_void_p(torch.cuda.current_stream().cuda_stream)
+        self._check(self.cu.cuLaunchKernel(self.fn, blocks, 1, 1, threads, 1, 1, 0, stream, args, None), "cuLaunchKernel")
+
+
+def wait_loop(blocks, threads, pollers, span_ms=20):
+    def build():
+        k = WaitKernel()
+        return (lambda: k.launch(blocks, threads, pollers, span_ms * 1e6)), {}
+    return build, {"kind": "wait", "blocks": blocks, "threads_per_block": threads, "polling_threads_per_block": pollers,
+                   "span_ms": span_ms, "kernel": "wait_poll (PTX in record_power_suite.py)"}
+
+
+def wait_duty(period_ms, busy_fraction, blocks=32, threads=640, pollers=32, size=4096):
+    """duty()'s GEMM bursts, but the rest of each period is spent in a wait_poll kernel on the GPU (a stage waiting
+    for its peer inside an NCCL kernel) instead of the host sleeping with the GPU idle."""
+    def build():
+        a, b = rand(size, size), rand(size, size)
+        sync()
+        t = time.perf_counter()
+        for _ in range(20):
+            torch.mm(a, b)
+        sync()
+        per = (time.perf_counter() - t) / 20
+        n = max(1, round(period_ms * 1e-3 * busy_fraction / per))
+        rest_ns = max(1e5, period_ms * 1e6 - n * per * 1e9)
+        k = WaitKernel()
+
+        def call():
+            for _ in range(n):
+                torch.mm(a, b)
+            k.launch(blocks, threads, pollers, rest_ns)
+            sync()
+        return call, {"gemms_per_period": n, "wait_ns": rest_ns}
+    return build, {"kind": "duty-cycle", "period_ms": period_ms, "busy_fraction": busy_fraction, "size": size,
+                   "self_paced": True, "rest": "wait_poll", "blocks": blocks, "threads_per_block": threads,
+                   "polling_threads_per_block": pollers}
+
+
+_NCCL = {}
+
+
+def nccl_self_group():
+    """A one-rank NCCL process group on this GPU (made once)."""
+    if not _NCCL:
+        import torch.distributed as dist
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", "29541")
+        dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device(DEV, torch.cuda.current_device()))
+        _NCCL["dist"] = dist
+    return _NCCL["dist"]
+
+
+def nccl_exchange(mib):
+    """batch_isend_irecv of `mib` MiB of bf16 to and from this rank itself: one ncclDevKernel_SendRecv per call."""
+    numel = mib * (1 << 19)
+
+    def build():
+        dist = nccl_self_group()
+        a, b = rand(numel), torch.empty(numel, device=DEV, dtype=torch.bfloat16)
+
+        def call():
+            for w in dist.batch_isend_irecv([dist.P2POp(dist.isend, a, 0), dist.P2POp(dist.irecv, b, 0)]):
+                w.wait()
+        return call, {"nccl": ".".join(map(str, torch.cuda.nccl.version()))}
+    return build, {"kind": "communication", "op": "sendrecv-self", "dtype": "bf16", "numel": numel,
+                   "bytes": 2.0 * numel * 2}
+
+
+ROUND40 = {f"nccl-sendrecv-self-{n}": nccl_exchange(m) for n, m in (("1m", 1), ("16m", 16), ("256m", 256), ("1g", 1024))}
+ROUND40.update({
+    "wait-1x1": wait_loop(1, 1, 1),
+    "wait-32x32": wait_loop(32, 32, 32),
+    "wait-32x640-warp0": wait_loop(32, 640, 32),
+    "wait-48x640-warp0": wait_loop(48, 640, 32),
+    "wait-132x640-warp0": wait_loop(132, 640, 32),
+    "wait-32x640-all": wait_loop(32, 640, 640),
+    "wait-duty-20ms-50pct": wait_duty(20, 0.5),
+    "wait-duty-100ms-20pct": wait_duty(100, 0.2),
+})
+
 # The later rounds' loops by their --only name, each recorded as the suite's own loops are (into OUT/micro/<loop>).
-ROUNDS = {"round12": ROUND12, "round15": ROUND15, "round16": ROUND16, "round16b": ROUND16B, "round21": ROUND21}
+ROUNDS = {"round12": ROUND12, "round15": ROUND15, "round16": ROUND16, "round16b": ROUND16B, "round21": ROUND21, "round40": ROUND40}
 
 
 def size_step(call, self_paced, target_s=0.04, max_calls=300):
@@ -1112,7 +1253,8 @@ def main():
                         "non-vectorised elementwise path, all held out; into OUT/micro/<loop>); round16b: the split file's "
                         "strided_fit_loops (fit loops for the strides term; into OUT/micro/<loop>); round21: the split file's "
                         "operand_content_gemms (one bf16 GEMM shape with zero, constant, ReLU-sparse and stem-padded "
-                        "operands; into OUT/micro/<loop>)")
+                        "operands; into OUT/micro/<loop>); round40: the split file's communication_and_waiting (NCCL "
+                        "exchanges with itself, NCCL-like waiting kernels; into OUT/micro/<loop>)")
     p.add_argument("--side", choices=["fit", "held_out"], default=None,
                    help="with --only capped-windows: only that side's loops (the split file's lists)")
     p.add_argument("--filter", default=None, help="regular expression on the names")
