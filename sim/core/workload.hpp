@@ -65,6 +65,9 @@ struct CollectiveCall {
 inline bool is_transfer(CollectiveKind k) { return k == CollectiveKind::send || k == CollectiveKind::recv; }
 // A send or receive naming no peer (none recorded, or inferred ones left unpaired): it keeps its recorded duration.
 inline bool transfer_without_peer(const CollectiveCall& c) { return is_transfer(c.kind) && c.peer < 0; }
+// A send or receive of rank `self` to or from itself: NCCL copies it on the GPU, no link or peer in it, so it keeps its
+// recorded duration (found replaying a one-rank batch_isend_irecv recording: SimGrid's loopback made it 100x longer).
+inline bool transfer_to_self(const CollectiveCall& c, int self) { return is_transfer(c.kind) && c.peer == self; }
 // The channel (sender, receiver) of a send or receive made by rank `self`.
 inline std::pair<int, int> transfer_channel(const CollectiveCall& c, int self) {
   return c.kind == CollectiveKind::send ? std::make_pair(self, static_cast<int>(c.peer)) : std::make_pair(static_cast<int>(c.peer), self);

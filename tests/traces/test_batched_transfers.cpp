@@ -140,6 +140,33 @@ TEST_CASE("a recorded batch_isend_irecv kernel makes the sends and receives reco
   CHECK_THAT(notes, !Catch::Contains("no collective record"));
 }
 
+TEST_CASE("a rank's sends and receives to itself keep their recorded time: NCCL copies them on the GPU", "[traces][batched]") {
+  // The recording above: every batch goes from rank 0 to rank 0. Through SimGrid's loopback its 1 GiB form replayed
+  // 100x longer than measured (traces/recordings/h100-power-40, nccl-sendrecv-self-1g).
+  const Workload wl = import_kineto(std::string(DVFS_TEST_FIXTURES) + "/pytorch/batched_p2p_h100_torch2.11.json", Classifier::load_default());
+  const Json d = describe_collectives(wl);
+  CHECK(d["calls_simulated"] == 0);
+  CHECK(d["calls_at_recorded_duration"] == 18);
+  double recorded_s = 0;
+  for (const Kernel& k : wl.ranks[0].kernels)
+    if (k.collective) recorded_s += k.duration_s;
+  REQUIRE(recorded_s > 0);
+  for (const EngineMode engine : {EngineMode::local_loop, EngineMode::event}) {
+    const auto out = testing::replay(wl, testing::two_nodes(), false, StreamOverlap::contention, engine);
+    CHECK(communication_s(out[0]) == Approx(recorded_s).epsilon(1e-9));
+  }
+  // A batch with a transfer to itself and one to a peer: the peer's is simulated, the batch lasts at least its recorded
+  // time, and the merge's dry run does not wait for the rank to meet itself.
+  std::vector<RankTrace> parts;
+  parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 0, 1 << 20}, {"recv", 0, 1 << 20}, {"send", 1, 1 << 20}}}, 1000)));
+  parts.push_back(rank_file(1, batched_rank_trace(1, {{{"recv", 0, 1 << 20}}}, 3000)));
+  const Workload job = merge_rank_workloads(std::move(parts));
+  CHECK(describe_collectives(job)["calls_simulated"] == 2);
+  const auto both = replay(job);
+  CHECK(communication_s(both[0]) > 2000e-6);  // rank 0's send waits for rank 1, 2 ms later
+  CHECK(both[0].stats.end_s == Approx(both[1].stats.end_s).epsilon(0).margin(1e-9));
+}
+
 TEST_CASE("a batch's kernel posts its sends and receives at once: an exchange both sides start with a send finishes",
           "[traces][batched]") {
   const Workload wl = exchange(2000);

@@ -170,7 +170,7 @@ class MeetingDryRun {
         const CallSpan<const CollectiveCall> calls = calls_of(wl, k);
         if (calls.empty()) continue;
         const CollectiveCall& c = *calls.begin();
-        if (is_transfer(c.kind) ? !peerless(calls) : c.group >= 0 && !members_[static_cast<std::size_t>(c.group)].empty()) waits_[i].push_back(calls);
+        if (is_transfer(c.kind) ? !peerless(calls, i) : c.group >= 0 && !members_[static_cast<std::size_t>(c.group)].empty()) waits_[i].push_back(calls);
       }
       todo_.push_back(i);
     }
@@ -205,18 +205,20 @@ class MeetingDryRun {
     todo_.push_back(i);
   }
 
-  // A send / receive the engine holds its rank at: its peer is named (not un-paired) and imported.
-  bool meets_peer(const CollectiveCall& c) const { return is_transfer(c.kind) && c.peer >= 0 && index_of_.count(c.peer) > 0; }
-  // Sends and receives none of which the engine holds its rank at (a collective's wait never is).
-  bool peerless(const CallSpan<const CollectiveCall>& calls) const {
-    return is_transfer(calls.begin()->kind) && std::none_of(calls.begin(), calls.end(), [this](const CollectiveCall& c) { return meets_peer(c); });
+  // A send / receive the engine holds rank i at: its peer is named (not un-paired), imported and not rank i itself.
+  bool meets_peer(const CollectiveCall& c, std::size_t i) const {
+    return is_transfer(c.kind) && c.peer >= 0 && index_of_.count(c.peer) > 0 && !transfer_to_self(c, wl_.ranks[i].id);
+  }
+  // Sends and receives of rank i none of which the engine holds it at (a collective's wait never is).
+  bool peerless(const CallSpan<const CollectiveCall>& calls, std::size_t i) const {
+    return is_transfer(calls.begin()->kind) && std::none_of(calls.begin(), calls.end(), [&](const CollectiveCall& c) { return meets_peer(c, i); });
   }
   // Whether every send / receive of rank i's current wait that has a peer here has met the peer's.
   bool all_met(std::size_t i) const { return first_unmet(i) == nullptr; }
   const CollectiveCall* first_unmet(std::size_t i) const {
     const CallSpan<const CollectiveCall>& calls = waits_[i][next_[i]];
     for (std::size_t k = 0; k < calls.size(); ++k)
-      if (!met_[i][k] && meets_peer(calls.begin()[k])) return calls.begin() + k;
+      if (!met_[i][k] && meets_peer(calls.begin()[k], i)) return calls.begin() + k;
     return nullptr;
   }
 
@@ -239,7 +241,7 @@ class MeetingDryRun {
   }
 
   void arrive(std::size_t i) {
-    while (!waiting_[i] && next_[i] < waits_[i].size() && peerless(waits_[i][next_[i]])) ++next_[i];
+    while (!waiting_[i] && next_[i] < waits_[i].size() && peerless(waits_[i][next_[i]], i)) ++next_[i];
     if (waiting_[i] || next_[i] == waits_[i].size()) return;
     waiting_[i] = true;
     const CallSpan<const CollectiveCall>& calls = waits_[i][next_[i]];
@@ -247,7 +249,7 @@ class MeetingDryRun {
     const CollectiveCall& c = *calls.begin();
     if (is_transfer(c.kind)) {
       for (std::size_t k = 0; k < calls.size(); ++k)
-        if (!met_[i][k] && meets_peer(calls.begin()[k])) meet(i, k);
+        if (!met_[i][k] && meets_peer(calls.begin()[k], i)) meet(i, k);
       if (all_met(i)) leave(i);
       return;
     }
@@ -493,7 +495,7 @@ Json describe_collectives(const Workload& wl) {
         if (is_transfer(c.kind)) {
           ++p2p;
           peerless += transfer_without_peer(c);
-          (ids.count(c.peer) ? simulated : recorded) += 1;
+          (ids.count(c.peer) && !transfer_to_self(c, r.id) ? simulated : recorded) += 1;
           continue;
         }
         if (c.group >= 0) ++per_group[static_cast<std::size_t>(c.group)];
