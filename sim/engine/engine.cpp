@@ -96,7 +96,7 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
   std::vector<std::map<int, int>> position(wl.groups.size());  // global rank -> place in the group
   std::vector<std::pair<int, int>> pairs;
   for (std::size_t g = 0; g < wl.groups.size(); ++g) {
-    if (!group_complete(wl, static_cast<int>(g))) continue;
+    if (!group_simulated(wl, static_cast<int>(g))) continue;
     std::vector<int> members;
     for (int r : wl.groups[g]) {
       position[g][r] = static_cast<int>(members.size());

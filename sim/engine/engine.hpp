@@ -29,8 +29,8 @@ struct RankOutcome {
 };
 
 // Multi-rank workloads: a kernel that stands for a collective whose group is all in the workload (or a
-// send / receive whose peer is) is simulated on `cluster` (ranks placed in global-rank order); the
-// others keep their recorded duration. The first form uses default_cluster_spec().
+// send / receive whose peer is, other than its own rank) is simulated on `cluster` (ranks placed in global-rank
+// order); the others keep their recorded duration. The first form uses default_cluster_spec().
 std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, const PolicyFactory& make_policy,
                                     const ReplayOptions& opts, EngineMode mode);
 std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, const PolicyFactory& make_policy,

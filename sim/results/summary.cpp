@@ -303,16 +303,20 @@ std::string collectives_line(const Json& c) {
     }
   std::string why;
   for (const std::string& p : partial) why += (why.empty() ? "" : "; ") + p;
-  if (!why.empty()) why = "process groups not simulated, their ranks not all in this import or their calls differing: " + why;
+  if (!why.empty()) why = "process groups not simulated, their ranks not all in this import, their calls differing or of one rank: " + why;
   // older summaries (a replay's own, read back) have no count of transfers without a peer
   const std::size_t peerless = std::min(recorded - std::min(recorded, in_partial), c.value("point_to_point_without_peer", std::size_t{0}));
   if (peerless > 0)
     why += printf_text("%s%zu send%s or receive%s naming no peer: none recorded, or inferred from \"nccl:send\" / \"nccl:recv\" "
                        "names and left unpaired, their counts or bytes differing across ranks or their order one a replay cannot finish",
                        why.empty() ? "" : "; ", peerless, peerless == 1 ? "" : "s", peerless == 1 ? "" : "s");
-  if (recorded > in_partial + peerless)
+  const std::size_t to_self = std::min(recorded - std::min(recorded, in_partial + peerless), c.value("point_to_point_to_self", std::size_t{0}));
+  if (to_self > 0)
+    why += printf_text("%s%zu send%s or receive%s of a rank to itself (NCCL copies them on the GPU)", why.empty() ? "" : "; ", to_self,
+                       to_self == 1 ? "" : "s", to_self == 1 ? "" : "s");
+  if (recorded > in_partial + peerless + to_self)
     why += printf_text("%s%zu call%s without a process group or whose peer rank is not in this import", why.empty() ? "" : "; ",
-                       recorded - in_partial - peerless, recorded - in_partial - peerless == 1 ? "" : "s");
+                       recorded - in_partial - peerless - to_self, recorded - in_partial - peerless - to_self == 1 ? "" : "s");
   return line + " (" + why + ")" + batched + "\n";
 }
 

@@ -155,16 +155,39 @@ TEST_CASE("a rank's sends and receives to itself keep their recorded time: NCCL 
     const auto out = testing::replay(wl, testing::two_nodes(), false, StreamOverlap::contention, engine);
     CHECK(communication_s(out[0]) == Approx(recorded_s).epsilon(1e-9));
   }
-  // A batch with a transfer to itself and one to a peer: the peer's is simulated, the batch lasts at least its recorded
-  // time, and the merge's dry run does not wait for the rank to meet itself.
+  // A batch with a transfer to itself (64 MiB: ~7 ms through a loopback link) and one to a peer 2 ms later: only the
+  // peer's is simulated, so rank 0's kernel lasts the wait and that 2 MiB transfer, not the self copy's link time.
   std::vector<RankTrace> parts;
-  parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 0, 1 << 20}, {"recv", 0, 1 << 20}, {"send", 1, 1 << 20}}}, 1000)));
+  parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 0, 32 << 20}, {"recv", 0, 32 << 20}, {"send", 1, 1 << 20}}}, 1000)));
   parts.push_back(rank_file(1, batched_rank_trace(1, {{{"recv", 0, 1 << 20}}}, 3000)));
   const Workload job = merge_rank_workloads(std::move(parts));
-  CHECK(describe_collectives(job)["calls_simulated"] == 2);
+  const Json jd = describe_collectives(job);
+  CHECK(jd["calls_simulated"] == 2);
+  CHECK(jd["point_to_point_to_self"] == 2);
+  CHECK_THAT(collectives_line(jd), Catch::Contains("2 sends or receives of a rank to itself (NCCL copies them on the GPU)"));
   const auto both = replay(job);
   CHECK(communication_s(both[0]) > 2000e-6);  // rank 0's send waits for rank 1, 2 ms later
+  CHECK(communication_s(both[0]) < 2200e-6);  // ... and its 2 MiB over 450 GB/s, not its self copy over a link
   CHECK(both[0].stats.end_s == Approx(both[1].stats.end_s).epsilon(0).margin(1e-9));
+}
+
+TEST_CASE("a collective of a one-rank group keeps its recorded time: no transfer, its kernel worked on the GPU", "[traces][batched]") {
+  // An all-reduce recorded as PyTorch 2.11 writes one (a record_param_comms range around its kernel's launch).
+  const std::string trace =
+      R"({"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1}, "traceEvents": [)"
+      R"({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 5, "ts": 100, "dur": 20, "args": {)"
+      R"("Collective name": "allreduce", "dtype": "Float", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": 1, )"
+      R"("Process Group Name": "0", "Process Group Ranks": "[0]", "Rank": 0}}, )"
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 5, "ts": 105, "dur": 5, "args": {"correlation": 3}}, )"
+      R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 20, "ts": 200, "dur": 50, )"
+      R"("args": {"device": 0, "stream": 20, "correlation": 3}}]})";
+  const Workload wl = import_kineto_text(trace, "rank0.json", Classifier::load_default());
+  REQUIRE(wl.collectives.size() == 1);
+  const Json d = describe_collectives(wl);
+  CHECK(d["calls_simulated"] == 0);
+  CHECK_THAT(collectives_line(d), Catch::Contains("of one rank"));
+  const auto out = replay(wl);
+  CHECK(communication_s(out[0]) == Approx(50e-6).epsilon(1e-9));  // 0 while a group of one was "simulated"
 }
 
 TEST_CASE("a batch's kernel posts its sends and receives at once: an exchange both sides start with a send finishes",
@@ -317,6 +340,29 @@ TEST_CASE("a batch written to Chakra makes its channels compute nodes, the peer'
   REQUIRE(again.ranks.size() == 2);
   for (const Rank& r : again.ranks)
     for (const Kernel& k : r.kernels) CHECK_FALSE(k.collective);
+}
+
+TEST_CASE("a send and a receive to the rank itself, each its own kernel, are written to Chakra as compute nodes", "[traces][batched][chakra]") {
+  // One send and one receive on channel (0, 0) would share its tags; the replay keeps them at their recorded time.
+  Workload wl = import_kineto(std::string(DVFS_TEST_FIXTURES) + "/pytorch/batched_p2p_h100_torch2.11.json", Classifier::load_default());
+  for (CollectiveCall& c : wl.collectives) c.batched = 0;
+  Rank& r = wl.ranks[0];
+  for (std::size_t i = 0; i < r.kernels.size(); ++i)
+    if (r.kernels[i].collective) {  // the first batch's receive becomes a kernel of its own after its send
+      Kernel second = r.kernels[i];
+      ++second.collective;
+      second.gap_before_s = 0;
+      r.kernels.insert(r.kernels.begin() + static_cast<long>(i) + 1, second);
+      break;
+    }
+  const dvfs::testing::ScratchDir scratch("dvfs_chakra_self_transfers");
+  ChakraExportOptions opts;
+  opts.name = "self";
+  write_chakra_trace(wl, scratch.path(), opts);
+  const Workload again = import_trace_file(scratch.path() + "/self", Classifier::load_default());
+  REQUIRE(again.ranks.size() == 1);
+  CHECK(again.ranks[0].kernels.size() == wl.ranks[0].kernels.size());
+  for (const Kernel& k : again.ranks[0].kernels) CHECK_FALSE(k.collective);
 }
 
 TEST_CASE("a replay's Kineto export writes a batch on its kernel and reads it back as the batch", "[traces][batched][export]") {

@@ -795,7 +795,8 @@ WAIT:
 
 
 class WaitKernel:
-    """wait_poll on torch's context and current stream: launch(blocks, threads, pollers, span_ns)."""
+    """wait_poll on torch's context and current stream: launch(blocks, threads, pollers, span_ns). pollers: 1 or a
+    multiple of 32 (bar.sync is warp-aligned: a warp split between polling and waiting would reach it diverged)."""
 
     def __init__(self):
         import ctypes

@@ -39,6 +39,8 @@ bool group_complete(const Workload& wl, int g) {
   return true;
 }
 
+bool group_simulated(const Workload& wl, int g) { return group_complete(wl, g) && wl.groups[static_cast<std::size_t>(g)].size() > 1; }
+
 namespace {
 
 // Facts every rank of one job shares (distributedInfo): a difference proves two jobs.
@@ -146,7 +148,7 @@ bool all_inferred(const Workload& wl, const std::vector<CollectiveCall*>& calls)
 }
 
 // A dry run of the meetings the engine holds ranks at: it replays each rank's kernels one after another and holds a
-// rank at each collective of a complete group and at each send / receive whose peer is here until the others meet it
+// rank at each collective of a complete group and at each send / receive whose peer is here (not itself) until the others meet it
 // there; a batch's kernel (CollectiveCall::batched) posts all its sends and receives and goes on when each has met its
 // peer's (the first of the peer's current calls on that channel not met yet). Incremental: a transfer un-paired (peer
 // -1) while a rank waits at it, or before, is passed over on resume, so un-pairing channel after channel costs one pass
@@ -160,7 +162,7 @@ class MeetingDryRun {
                                                met_(wl.ranks.size()) {
     for (std::size_t i = 0; i < wl.ranks.size(); ++i) index_of_[wl.ranks[i].id] = i;
     for (std::size_t g = 0; g < wl.groups.size(); ++g)
-      if (group_complete(wl, static_cast<int>(g))) {
+      if (group_simulated(wl, static_cast<int>(g))) {
         members_[g] = wl.groups[g];
         std::sort(members_[g].begin(), members_[g].end());
         distinct_[g] = std::adjacent_find(members_[g].begin(), members_[g].end()) == members_[g].end();
@@ -233,7 +235,7 @@ class MeetingDryRun {
     const CallSpan<const CollectiveCall>& theirs = waits_[j][next_[j]];
     for (std::size_t m = 0; m < theirs.size(); ++m) {
       const CollectiveCall& x = theirs.begin()[m];
-      if (met_[j][m] || x.kind != other || x.peer != wl_.ranks[i].id || (j == i && m == k)) continue;  // x.peer: i is here
+      if (met_[j][m] || x.kind != other || x.peer != wl_.ranks[i].id) continue;  // x.peer: i is here (never j: meets_peer)
       met_[i][k] = met_[j][m] = true;
       if (j != i && all_met(j)) leave(j);
       return;
@@ -482,11 +484,11 @@ Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::str
 Json describe_collectives(const Workload& wl) {
   Json groups = Json::array();
   std::vector<std::size_t> per_group(wl.groups.size(), 0);
-  std::size_t simulated = 0, recorded = 0, p2p = 0, peerless = 0, batches = 0, batched = 0;
+  std::size_t simulated = 0, recorded = 0, p2p = 0, peerless = 0, to_self = 0, batches = 0, batched = 0;
   std::set<int> ids;
   for (const Rank& r : wl.ranks) ids.insert(r.id);
   std::vector<bool> complete(wl.groups.size());  // once per group, not per call
-  for (std::size_t g = 0; g < wl.groups.size(); ++g) complete[g] = group_complete(wl, static_cast<int>(g));
+  for (std::size_t g = 0; g < wl.groups.size(); ++g) complete[g] = group_simulated(wl, static_cast<int>(g));
   for (const Rank& r : wl.ranks)
     for (const Kernel& k : r.kernels) {
       const CallSpan<const CollectiveCall> calls = calls_of(wl, k);
@@ -495,6 +497,7 @@ Json describe_collectives(const Workload& wl) {
         if (is_transfer(c.kind)) {
           ++p2p;
           peerless += transfer_without_peer(c);
+          to_self += transfer_to_self(c, r.id);
           (ids.count(c.peer) && !transfer_to_self(c, r.id) ? simulated : recorded) += 1;
           continue;
         }
@@ -506,7 +509,7 @@ Json describe_collectives(const Workload& wl) {
     groups.push_back({{"name", wl.group_names[g]}, {"ranks", wl.groups[g]}, {"size", wl.group_sizes[g]},
                       {"complete", static_cast<bool>(complete[g])}, {"calls", per_group[g]}});
   return {{"groups", groups}, {"calls_simulated", simulated}, {"calls_at_recorded_duration", recorded}, {"point_to_point_calls", p2p},
-          {"point_to_point_without_peer", peerless}, {"batched_kernels", batches}, {"batched_calls", batched}};
+          {"point_to_point_without_peer", peerless}, {"point_to_point_to_self", to_self}, {"batched_kernels", batches}, {"batched_calls", batched}};
 }
 
 }  // namespace dvfs

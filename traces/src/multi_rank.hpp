@@ -28,6 +28,9 @@ Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::str
 
 // A group can be simulated when all its members are in the workload.
 bool group_complete(const Workload& wl, int group);
+// Whether the engine simulates the group's collectives on the cluster: complete, and of two ranks or more (a group of
+// one has no transfer: its NCCL kernel, if the trace has one, did its work on the GPU and keeps its recorded time).
+bool group_simulated(const Workload& wl, int group);
 
 // Groups, members and calls of a workload, and how many calls are simulated (group complete) or kept
 // at their recorded duration: for summaries.

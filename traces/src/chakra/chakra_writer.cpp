@@ -116,9 +116,10 @@ void kernel_node(Node& n, const Workload& wl, const Rank& r, std::size_t i, std:
   n.set_duration_micros(micros(k.duration_s));
   auto* at = n.mutable_attr();  // is_cpu_op left out: Chakra's default is false (a device node)
   const CollectiveCall* c = k.collective ? &wl.collectives[k.collective - 1] : nullptr;
-  // A send / receive with no peer (none recorded, or inferred ones that did not pair up) kept its recorded duration:
-  // a compute node of its kernel's name keeps it so (a COMM_SEND_NODE must name its peer).
-  if (c && transfer_without_peer(*c)) c = nullptr;
+  // A send / receive with no peer (none recorded, or inferred ones that did not pair up), or to the rank itself (NCCL
+  // copies it on the GPU), kept its recorded duration: a compute node of its kernel's name keeps it so (a
+  // COMM_SEND_NODE must name its peer, and a self send and receive would share one channel's tags).
+  if (c && (transfer_without_peer(*c) || transfer_to_self(*c, r.id))) c = nullptr;
   // A batch of sends and receives, or a transfer on a channel a batch uses: a compute node (batched_channels).
   if (c && (c->batched > 0 || (is_transfer(c->kind) && batched.count(transfer_channel(*c, r.id))))) c = nullptr;
   if (c) {
