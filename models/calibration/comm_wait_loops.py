@@ -2,7 +2,7 @@
 """The fortieth round's loops (h200-power-split.json `communication_and_waiting`): each loop's measured steady power
 beside what a GPU model prices it at, and the split's predictions checked.
 
-    python3 models/calibration/comm_wait_loops.py RECORDING_DIR [--gpu MODEL] [--dvfs-sim build/dvfs-sim] [--json OUT]
+    /usr/bin/python3 models/calibration/comm_wait_loops.py RECORDING_DIR [--gpu MODEL] [--dvfs-sim build/dvfs-sim] [--json OUT]
 
 Measured: run.json `micro.steady` (NVML energy counter over the unprofiled steady window), its mean SM clock from
 telemetry.csv. Model output: `dvfs-sim validate LOOP --gpu MODEL --json`, the profiled steps replayed at their recorded
@@ -16,6 +16,8 @@ import json
 import os
 import subprocess
 import sys
+
+import numpy
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -50,15 +52,8 @@ def communication_prior_w(model, blocks, sm_mhz):
     sms = model["sm_count"]
     fmax = model["clocks"]["sm_mhz"]["max"]
     pts = sorted(model["voltage_curve"]["points"], key=lambda q: q[0])
-
-    def volt(f):
-        if f <= pts[0][0]:
-            return pts[0][1]
-        for (f0, v0), (f1, v1) in zip(pts, pts[1:]):
-            if f <= f1:
-                return v0 + (v1 - v0) * (f - f0) / (f1 - f0)
-        return pts[-1][1]
-    g = (volt(sm_mhz) / volt(fmax)) ** 2 * sm_mhz / fmax
+    fs, vs = [q[0] for q in pts], [q[1] for q in pts]
+    g = (numpy.interp(sm_mhz, fs, vs) / numpy.interp(fmax, fs, vs)) ** 2 * sm_mhz / fmax  # held constant outside
     a = p.get("idle_sm_fraction", 0.0)
     idle = p["idle_w"] * (1 - a + a * g)
     fill = min(1.0, blocks / sms)

@@ -240,20 +240,26 @@ def tiny(kernels, numel):
     return build, {"kind": "launch-bound", "kernels": kernels, "numel": numel}
 
 
+def gemms_per_period(a, b, period_ms, busy_fraction):
+    """(GEMMs of a @ b that fill busy_fraction of a period, seconds per GEMM), timed after a warm-up: a run whose
+    first GEMM this is would time cuBLAS's first call in (h100-power-40's 20 ms loops ran 3-4 GEMMs, not ~50)."""
+    for _ in range(5):
+        torch.mm(a, b)
+    sync()
+    t = time.perf_counter()
+    for _ in range(20):
+        torch.mm(a, b)
+    sync()
+    per = (time.perf_counter() - t) / 20
+    return max(1, round(period_ms * 1e-3 * busy_fraction / per)), per
+
+
 def duty(period_ms, busy_fraction, size=4096, probe_every=0):
     """GEMMs for busy_fraction of each period, then the host sleeps (the GPU idles with its clocks up). probe_every > 0:
     a clock probe (spin_probe) after every probe_every-th GEMM of the burst."""
     def build():
         a, b = rand(size, size), rand(size, size)
-        for _ in range(5):  # cuBLAS's first call out of the timing (a run whose first GEMM this is: h100-power-40)
-            torch.mm(a, b)
-        sync()
-        t = time.perf_counter()
-        for _ in range(20):
-            torch.mm(a, b)
-        sync()
-        per = (time.perf_counter() - t) / 20
-        n = max(1, round(period_ms * 1e-3 * busy_fraction / per))
+        n, _ = gemms_per_period(a, b, period_ms, busy_fraction)
         probe = spin_probe()
 
         def call():
@@ -833,15 +839,7 @@ def wait_duty(period_ms, busy_fraction, blocks=32, threads=640, pollers=32, size
     for its peer inside an NCCL kernel) instead of the host sleeping with the GPU idle."""
     def build():
         a, b = rand(size, size), rand(size, size)
-        for _ in range(5):  # cuBLAS's first call: h100-power-40 timed it in, and its 20 ms loop ran 4 GEMMs, not ~50
-            torch.mm(a, b)
-        sync()
-        t = time.perf_counter()
-        for _ in range(20):
-            torch.mm(a, b)
-        sync()
-        per = (time.perf_counter() - t) / 20
-        n = max(1, round(period_ms * 1e-3 * busy_fraction / per))
+        n, per = gemms_per_period(a, b, period_ms, busy_fraction)
         rest_ns = max(1e5, period_ms * 1e6 - n * per * 1e9)
         k = WaitKernel()
 
