@@ -105,6 +105,31 @@ std::vector<RankOutcome> replay(const Workload& wl, bool record_activities = fal
 
 double communication_s(const RankOutcome& r) { return r.meter.class_s()[static_cast<int>(KernelClass::communication)]; }
 
+// The same calls with no batch: each rank's first batch's kernel split in two, its first call then its second, each a
+// kernel of its own (the rest of a batch keeps no kernel).
+Workload unbatched(Workload wl) {
+  for (CollectiveCall& c : wl.collectives) c.batched = 0;
+  for (Rank& r : wl.ranks)
+    for (std::size_t i = 0; i < r.kernels.size(); ++i)
+      if (r.kernels[i].collective) {
+        Kernel second = r.kernels[i];
+        ++second.collective;
+        second.gap_before_s = 0;
+        r.kernels.insert(r.kernels.begin() + static_cast<long>(i) + 1, second);
+        break;
+      }
+  return wl;
+}
+
+// The workload written to Chakra and read back.
+Workload chakra_round_trip(const Workload& wl, const std::string& scratch_name) {
+  const dvfs::testing::ScratchDir scratch(scratch_name);
+  ChakraExportOptions opts;
+  opts.name = "job";
+  write_chakra_trace(wl, scratch.path(), opts);
+  return import_trace_file(scratch.path() + "/job", Classifier::load_default());
+}
+
 }  // namespace
 
 TEST_CASE("a recorded batch_isend_irecv kernel makes the sends and receives recorded before its launch", "[traces][batched]") {
@@ -204,18 +229,7 @@ TEST_CASE("a batch's kernel posts its sends and receives at once: an exchange bo
   CHECK(communication_s(out[0]) > 2000e-6);
   CHECK(communication_s(out[0]) - communication_s(out[1]) == Approx(2000e-6).margin(1e-9));
   // The same calls as kernels of their own (a send, then a receive, on both sides) wait for each other for ever.
-  Workload unbatched = wl;
-  for (CollectiveCall& c : unbatched.collectives) c.batched = 0;
-  for (Rank& r : unbatched.ranks)
-    for (std::size_t i = 0; i < r.kernels.size(); ++i)
-      if (r.kernels[i].collective) {
-        Kernel second = r.kernels[i];
-        ++second.collective;
-        second.gap_before_s = 0;
-        r.kernels.insert(r.kernels.begin() + static_cast<long>(i) + 1, second);
-        break;
-      }
-  CHECK_THROWS_WITH(replay(unbatched), Catch::Contains("every rank waits on another"));
+  CHECK_THROWS_WITH(replay(unbatched(wl)), Catch::Contains("every rank waits on another"));
 }
 
 TEST_CASE("a coalescing group's end written as a \"coalesced\" record, or as both, batches the same calls", "[traces][batched]") {
@@ -332,11 +346,7 @@ TEST_CASE("a batch written to Chakra makes its channels compute nodes, the peer'
   parts.push_back(rank_file(0, batched_rank_trace(0, {{{"send", 1, 64}, {"send", 1, 128}}}, 1000)));
   parts.push_back(rank_file(1, batched_rank_trace(1, {{{"recv", 0, 64}}, {{"recv", 0, 128}}}, 3000)));
   const Workload wl = merge_rank_workloads(std::move(parts));
-  const dvfs::testing::ScratchDir scratch("dvfs_chakra_batched_single");
-  ChakraExportOptions opts;
-  opts.name = "job";
-  write_chakra_trace(wl, scratch.path(), opts);
-  const Workload again = import_trace_file(scratch.path() + "/job", Classifier::load_default());  // not refused
+  const Workload again = chakra_round_trip(wl, "dvfs_chakra_batched_single");  // not refused
   REQUIRE(again.ranks.size() == 2);
   for (const Rank& r : again.ranks)
     for (const Kernel& k : r.kernels) CHECK_FALSE(k.collective);
@@ -344,22 +354,9 @@ TEST_CASE("a batch written to Chakra makes its channels compute nodes, the peer'
 
 TEST_CASE("a send and a receive to the rank itself, each its own kernel, are written to Chakra as compute nodes", "[traces][batched][chakra]") {
   // One send and one receive on channel (0, 0) would share its tags; the replay keeps them at their recorded time.
-  Workload wl = import_kineto(std::string(DVFS_TEST_FIXTURES) + "/pytorch/batched_p2p_h100_torch2.11.json", Classifier::load_default());
-  for (CollectiveCall& c : wl.collectives) c.batched = 0;
-  Rank& r = wl.ranks[0];
-  for (std::size_t i = 0; i < r.kernels.size(); ++i)
-    if (r.kernels[i].collective) {  // the first batch's receive becomes a kernel of its own after its send
-      Kernel second = r.kernels[i];
-      ++second.collective;
-      second.gap_before_s = 0;
-      r.kernels.insert(r.kernels.begin() + static_cast<long>(i) + 1, second);
-      break;
-    }
-  const dvfs::testing::ScratchDir scratch("dvfs_chakra_self_transfers");
-  ChakraExportOptions opts;
-  opts.name = "self";
-  write_chakra_trace(wl, scratch.path(), opts);
-  const Workload again = import_trace_file(scratch.path() + "/self", Classifier::load_default());
+  const Workload wl = unbatched(
+      import_kineto(std::string(DVFS_TEST_FIXTURES) + "/pytorch/batched_p2p_h100_torch2.11.json", Classifier::load_default()));
+  const Workload again = chakra_round_trip(wl, "dvfs_chakra_self_transfers");
   REQUIRE(again.ranks.size() == 1);
   CHECK(again.ranks[0].kernels.size() == wl.ranks[0].kernels.size());
   for (const Kernel& k : again.ranks[0].kernels) CHECK_FALSE(k.collective);
@@ -387,11 +384,7 @@ TEST_CASE("a replay's Kineto export writes a batch on its kernel and reads it ba
 
 TEST_CASE("a batch written to Chakra is a compute node of its kernel's duration", "[traces][batched][chakra]") {
   const Workload wl = exchange(2000);
-  const dvfs::testing::ScratchDir scratch("dvfs_chakra_batched");
-  ChakraExportOptions opts;
-  opts.name = "job";
-  write_chakra_trace(wl, scratch.path(), opts);
-  const Workload again = import_trace_file(scratch.path() + "/job", Classifier::load_default());
+  const Workload again = chakra_round_trip(wl, "dvfs_chakra_batched");
   REQUIRE(again.ranks.size() == 2);
   for (std::size_t r = 0; r < 2; ++r) {
     REQUIRE(again.ranks[r].kernels.size() == wl.ranks[r].kernels.size());
