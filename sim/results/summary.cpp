@@ -293,10 +293,11 @@ std::string collectives_line(const Json& c) {
   std::vector<std::string> partial;
   std::size_t in_partial = 0;
   for (const Json& g : c["groups"])
-    if (!g["complete"].get<bool>() && g["calls"].get<std::size_t>() > 0) {
+    if (!g.value("simulated", g["complete"].get<bool>()) && g["calls"].get<std::size_t>() > 0) {  // older summaries: no "simulated"
       in_partial += g["calls"].get<std::size_t>();
       if (partial.size() < 4)
-        partial.push_back(printf_text("\"%s\" of %d ranks, %zu call%s", g["name"].get<std::string>().c_str(), g["size"].get<int>(),
+        partial.push_back(printf_text("\"%s\" of %d rank%s, %zu call%s", g["name"].get<std::string>().c_str(), g["size"].get<int>(),
+                                      g["size"].get<int>() == 1 ? "" : "s",
                                       g["calls"].get<std::size_t>(), g["calls"].get<std::size_t>() == 1 ? "" : "s"));
       else if (partial.size() == 4)
         partial.push_back("...");

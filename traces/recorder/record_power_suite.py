@@ -766,7 +766,8 @@ ROUND21 = {f"gemm-bf16-4096-{c}": gemm_content(c)
 # stand-in written here: a PTX kernel (loaded through the driver API, no compiler needed) in which `pollers` threads
 # of every block spin on a volatile global load until `span` ns of %globaltimer have passed while the block's other
 # threads wait at a barrier, as NCCL's primitives wait on a peer's head / tail counter (one polling thread group per
-# channel, the rest at bar.sync). Grids as the recorded NCCL kernels: 32 or 48 blocks of 640 threads on an H100.
+# channel, the rest at bar.sync). Grids as the probe fixture's NCCL kernels (32 or 48 blocks of 640 threads on an H100);
+# this round's exchanges ran 64 (16 at 1 MiB).
 
 WAIT_PTX = r"""
 .version 8.0

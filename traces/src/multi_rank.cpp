@@ -487,8 +487,8 @@ Json describe_collectives(const Workload& wl) {
   std::size_t simulated = 0, recorded = 0, p2p = 0, peerless = 0, to_self = 0, batches = 0, batched = 0;
   std::set<int> ids;
   for (const Rank& r : wl.ranks) ids.insert(r.id);
-  std::vector<bool> complete(wl.groups.size());  // once per group, not per call
-  for (std::size_t g = 0; g < wl.groups.size(); ++g) complete[g] = group_simulated(wl, static_cast<int>(g));
+  std::vector<bool> simulated_group(wl.groups.size());  // once per group, not per call
+  for (std::size_t g = 0; g < wl.groups.size(); ++g) simulated_group[g] = group_simulated(wl, static_cast<int>(g));
   for (const Rank& r : wl.ranks)
     for (const Kernel& k : r.kernels) {
       const CallSpan<const CollectiveCall> calls = calls_of(wl, k);
@@ -502,12 +502,13 @@ Json describe_collectives(const Workload& wl) {
           continue;
         }
         if (c.group >= 0) ++per_group[static_cast<std::size_t>(c.group)];
-        (c.group >= 0 && complete[static_cast<std::size_t>(c.group)] ? simulated : recorded) += 1;
+        (c.group >= 0 && simulated_group[static_cast<std::size_t>(c.group)] ? simulated : recorded) += 1;
       }
     }
   for (std::size_t g = 0; g < wl.groups.size(); ++g)
     groups.push_back({{"name", wl.group_names[g]}, {"ranks", wl.groups[g]}, {"size", wl.group_sizes[g]},
-                      {"complete", static_cast<bool>(complete[g])}, {"calls", per_group[g]}});
+                      {"complete", group_complete(wl, static_cast<int>(g))}, {"simulated", static_cast<bool>(simulated_group[g])},
+                      {"calls", per_group[g]}});
   return {{"groups", groups}, {"calls_simulated", simulated}, {"calls_at_recorded_duration", recorded}, {"point_to_point_calls", p2p},
           {"point_to_point_without_peer", peerless}, {"point_to_point_to_self", to_self}, {"batched_kernels", batches}, {"batched_calls", batched}};
 }

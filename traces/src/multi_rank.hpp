@@ -26,14 +26,15 @@ struct RankTrace {
 // a line saying why goes to `notes` (when given).
 Workload merge_rank_workloads(std::vector<RankTrace> parts, std::vector<std::string>* notes = nullptr);
 
-// A group can be simulated when all its members are in the workload.
+// Whether all the group's members are in the workload.
 bool group_complete(const Workload& wl, int group);
 // Whether the engine simulates the group's collectives on the cluster: complete, and of two ranks or more (a group of
 // one has no transfer: its NCCL kernel, if the trace has one, did its work on the GPU and keeps its recorded time).
 bool group_simulated(const Workload& wl, int group);
 
-// Groups, members and calls of a workload, and how many calls are simulated (group complete) or kept
-// at their recorded duration: for summaries.
+// Groups, members and calls of a workload (each group complete or not, simulated or not), and how many calls are
+// simulated (group_simulated; a send / receive whose peer is another imported rank) or kept at their recorded
+// duration: for summaries.
 Json describe_collectives(const Workload& wl);
 
 }  // namespace dvfs
