@@ -7,17 +7,15 @@ beside what a GPU model prices it at, and the split's predictions checked.
 Measured: run.json `micro.steady` (NVML energy counter over the unprofiled steady window), its mean SM clock from
 telemetry.csv. Model output: `dvfs-sim validate LOOP --gpu MODEL --json`, the profiled steps replayed at their recorded
 clocks (the kernels as the trace sizes them, gaps between them at idle power). For the waiting loops a second model
-figure: what the model's communication-class prior prices an NCCL kernel of the same grid at, at the steady clocks
-(the price a multi-rank replay gives a collective's wait), from the model's JSON and the formula in models/README.md
-("Equations")."""
+figure: what the model's communication-class prior prices an NCCL kernel of the same grid at, at the steady clock
+(the price a multi-rank replay gives a collective's wait), asked of the C++ model through the Python module (built
+into build/python by ./setup.sh)."""
 import argparse
 import csv
 import json
 import os
 import subprocess
 import sys
-
-import numpy
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -47,17 +45,10 @@ def simulated(dvfs, loop_dir, gpu):
 
 
 def communication_prior_w(model, blocks, sm_mhz):
-    """idle(f) + fill x k_dyn x D(comm) x (s g(f) + (1 - s) m / m_max) at SM clock sm_mhz and the top memory clock."""
-    p, c = model["power"], model["classes"]["communication"]
-    sms = model["sm_count"]
-    fmax = model["clocks"]["sm_mhz"]["max"]
-    pts = sorted(model["voltage_curve"]["points"], key=lambda q: q[0])
-    fs, vs = [q[0] for q in pts], [q[1] for q in pts]
-    g = (numpy.interp(sm_mhz, fs, vs) / numpy.interp(fmax, fs, vs)) ** 2 * sm_mhz / fmax  # held constant outside
-    a = p.get("idle_sm_fraction", 0.0)
-    idle = p["idle_w"] * (1 - a + a * g)
-    fill = min(1.0, blocks / sms)
-    return idle + fill * p["dynamic_scale"] * c["dynamic_w"] * (c["sm_share"] * g + (1 - c["sm_share"]))
+    """What `model` (a dvfs_sim GpuModel) prices a communication-class kernel of `blocks` blocks at, at the supported SM
+    clock nearest sm_mhz and the top memory clock."""
+    clock = min(model.sm_clocks_mhz, key=lambda f: abs(f - sm_mhz))
+    return model.kernel_power_w({"class": "communication", "sm_fill": min(1.0, blocks / model.sm_count)}, clock)
 
 
 def main():
@@ -68,7 +59,9 @@ def main():
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     gpu = a.gpu or ("h100-sxm" if "h100" in os.path.basename(os.path.normpath(a.recording)) else "h200")
-    model = json.load(open(os.path.join(ROOT, "models", "gpus", gpu + ".json")))
+    sys.path.insert(0, os.path.join(ROOT, "build", "python"))
+    import dvfs_sim
+    model = dvfs_sim.model(gpu)
     split = json.load(open(os.path.join(ROOT, "models", "calibration", "h200-power-split.json")))["communication_and_waiting"]
     micro = os.path.join(a.recording, "micro")
     rows = {}

@@ -50,6 +50,12 @@ void wait_for_job_end(std::vector<RankOutcome>& out, const std::vector<std::uniq
   }
 }
 
+// A send or receive the cluster simulates: its peer is an imported rank other than `self` (a transfer to itself is a copy
+// on the GPU; one to a rank not imported keeps its recorded time).
+bool on_cluster(const CollectiveCall& x, int self, const std::map<int, std::size_t>& host_of) {
+  return host_of.count(x.peer) > 0 && !transfer_to_self(x, self);
+}
+
 // A kernel's sends and receives on SimGrid, from rank `self`, whose GPU reached the kernel at `t0`: NCCL's send and
 // receive kernels last until their transfers are done (rendezvous); a batch's kernel posts all of its sends and
 // receives at once. Its transfers whose peer is not here, or is itself, are not simulated: the batch then lasts at least
@@ -58,7 +64,7 @@ void run_transfers(CallSpan<const CollectiveCall> calls, int self, const std::ma
   std::vector<sg4::CommPtr> posted;
   int* received = nullptr;  // each receive's payload lands here: only its size matters
   for (const CollectiveCall& x : calls) {
-    if (!host_of.count(x.peer) || transfer_to_self(x, self)) continue;
+    if (!on_cluster(x, self, host_of)) continue;
     const auto [from, to] = transfer_channel(x, self);
     auto* box = sg4::Mailbox::by_name("p2p" + std::to_string(from) + "-" + std::to_string(to));
     posted.push_back(x.kind == CollectiveKind::send ? box->put_async(&message_token, message_bytes(x.bytes)) : box->get_async<int>(&received));
@@ -107,7 +113,7 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
   for (const Rank& r : wl.ranks)
     for (const Kernel& k : r.kernels)
       for (const CollectiveCall& c : calls_of(wl, k))
-        if (is_transfer(c.kind) && host_of.count(c.peer) && !transfer_to_self(c, r.id))
+        if (is_transfer(c.kind) && on_cluster(c, r.id, host_of))
           pairs.emplace_back(static_cast<int>(host_of[r.id]), static_cast<int>(host_of[c.peer]));
   PlatformSpec platform;
   if (groups.group_count() == 0 && pairs.empty()) {
@@ -148,7 +154,7 @@ std::vector<RankOutcome> run_engine(const Workload& wl, const GpuModel& model, c
         const auto calls = calls_of(wl, k);
         const CollectiveCall& c = *calls.begin();
         const bool p2p = is_transfer(c.kind);
-        const bool simulated = p2p ? std::any_of(calls.begin(), calls.end(), [&](const CollectiveCall& x) { return host_of.count(x.peer) > 0 && !transfer_to_self(x, rank.id); })
+        const bool simulated = p2p ? std::any_of(calls.begin(), calls.end(), [&](const CollectiveCall& x) { return on_cluster(x, rank.id, host_of); })
                                    : c.group >= 0 && group_gid[static_cast<std::size_t>(c.group)] >= 0;
         if (!simulated) return k.duration_s;
         sg4::this_actor::sleep_until(origin + now);
