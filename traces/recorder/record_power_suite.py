@@ -900,6 +900,37 @@ ROUND40.update({
 # The later rounds' loops by their --only name, each recorded as the suite's own loops are (into OUT/micro/<loop>).
 ROUNDS = {"round12": ROUND12, "round15": ROUND15, "round16": ROUND16, "round16b": ROUND16B, "round21": ROUND21, "round40": ROUND40}
 
+# --- forty-first round (split: h200-power-split.json nccl_transfers_by_bytes, written before recording) ------------
+# Fresh NCCL exchanges of a one-rank group with itself, each measured over ONE long profiled window (the counter over
+# the very kernels replayed). A loop with channels: NCCL reads its channel settings once per process, so the loop sets
+# them before the group is made and must be the process's first NCCL loop (record_round41_on_gpu.sh runs one per
+# process). Value: (MiB each way, channels or None for NCCL's default, window seconds).
+ROUND41_LOOPS = {"nccl41-sendrecv-2g": (2048, None, 1.0), "nccl41-sendrecv-512m": (512, None, 1.0),
+                 "nccl41-sendrecv-64m": (64, None, 0.5),
+                 **{f"nccl41-sendrecv-1g-ch{c}": (1024, c, 1.0) for c in (1, 2, 4, 8)}}
+
+
+def nccl_channels(channels):
+    """Sets NCCL's channel counts for the group about to be made (None: NCCL's default, nothing set)."""
+    if channels is None:
+        return
+    if _NCCL:
+        raise RuntimeError("NCCL channels must be set before this process's first NCCL group: one loop per process")
+    for key in ("NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_P2P_NCHANNELS", "NCCL_MAX_P2P_NCHANNELS"):
+        os.environ[key] = str(channels)
+
+
+def round41_loop(name):
+    mib, channels, window_s = ROUND41_LOOPS[name]
+    build, info = nccl_exchange(mib)
+
+    def build_with_channels():
+        nccl_channels(channels)
+        call, extra = build()
+        return call, dict(extra, channels=channels or "default",
+                          nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")})
+    return build_with_channels, info, window_s
+
 
 def size_step(call, self_paced, target_s=0.04, max_calls=300):
     """Calls per step: about target_s of GPU work, at most max_calls."""
@@ -1243,7 +1274,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--only", choices=["micro", "workloads", "probes", "windows", "capped-windows", "gap-state", "copy-data", "gapless-windows",
-                                      *ROUNDS], default=None,
+                                      *ROUNDS, "round41"], default=None,
                    help="probes: the clock-probe loops; windows: capped loops with the counter over their profiled "
                         "window (both diagnostic, never recorded by default); capped-windows: the loops the split file "
                         "lists under profiled_window, each measured over its own profiled window (into OUT/<loop>); "
@@ -1258,7 +1289,9 @@ def main():
                         "strided_fit_loops (fit loops for the strides term; into OUT/micro/<loop>); round21: the split file's "
                         "operand_content_gemms (one bf16 GEMM shape with zero, constant, ReLU-sparse and stem-padded "
                         "operands; into OUT/micro/<loop>); round40: the split file's communication_and_waiting (NCCL "
-                        "exchanges with itself, NCCL-like waiting kernels; into OUT/micro/<loop>)")
+                        "exchanges with itself, NCCL-like waiting kernels; into OUT/micro/<loop>); round41: the split file's "
+                        "nccl_transfers_by_bytes (NCCL exchanges with itself, each one long profiled window; into "
+                        "OUT/<loop>; run one loop per process with --filter: channel settings are read once)")
     p.add_argument("--side", choices=["fit", "held_out"], default=None,
                    help="with --only capped-windows: only that side's loops (the split file's lists)")
     p.add_argument("--filter", default=None, help="regular expression on the names")
@@ -1284,6 +1317,8 @@ def main():
         todo += [("long", n) for n in gaps] + [("long", "gapless-" + n) for n in gapless]
     if a.only == "gapless-windows":
         todo += [("gapless", n) for n in capped_window_loops(a.side)]
+    if a.only == "round41":
+        todo += [("round41", n) for n in ROUND41_LOOPS]
     if a.only == "copy-data":
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "calibration",
                                "h200-power-split.json")) as f:
@@ -1295,6 +1330,11 @@ def main():
         try:
             if kind == "window":
                 record_window(name, a.out, a.steady_s, a.gpu)
+                torch.cuda.empty_cache()
+                continue
+            if kind == "round41":  # h200-power-split.json nccl_transfers_by_bytes: one long profiled window
+                build, info, window_s = round41_loop(name)
+                record_long_window(name, build, info, a.out, a.gpu, window_s=window_s)
                 torch.cuda.empty_cache()
                 continue
             if kind == "gapless":  # h200-power-split.json gapless_window: the loop under its own name
