@@ -4,7 +4,8 @@
 # per loop (NCCL reads its channel settings once per process), and in the same call the suite's references idle and
 # copy-d2d-1g (builders unchanged), idle again at the end, the card's identity before and after. Role written first in
 # models/calibration/h200-power-split.json (nccl_transfers_by_bytes). Whichever card the device tool gives:
-# OUT_DIR/<h200|h100>-power-41.tgz
+# OUT_DIR/<h200|h100>-power-41.tgz and one OUT_DIR/<h200|h100>-power-41-chN.tgz per channel loop (apart: each
+# archive under the device tool's 16 MiB)
 # Usage (repository root, on the GPU machine): record_round41_on_gpu.sh OUT_DIR
 # NVML and nvidia-smi are only read: no clock, power limit or card setting is changed.
 : "${1:?usage: record_round41_on_gpu.sh OUT_DIR}"
@@ -26,5 +27,6 @@ python3 "$S/record_power_suite.py" --only micro --filter '^idle$' --out "$R/idle
 identity >> "$R/env.txt" 2>&1
 grep -h "calls\|steady\|failed\|FAILED" "$R"/record.log
 du -sh "$R"/*
-tar czf "$OUT/$NAME.tgz" -C "$(dirname "$R")" "$NAME"
+tar czf "$OUT/$NAME.tgz" -C "$(dirname "$R")" --exclude="$NAME/nccl41-sendrecv-1g-ch*" "$NAME"
+for C in 1 2 4 8; do tar czf "$OUT/$NAME-ch$C.tgz" -C "$(dirname "$R")" "$NAME/nccl41-sendrecv-1g-ch$C"; done
 ls -la "$OUT"
