@@ -221,6 +221,16 @@ class GpuModel {
     const double t = k.duration_s > 0 ? kernel_time_s(k, sm_idx, mem_idx) : 0.0;
     return t > 0 ? ramp_weight(t) : 1.0;
   }
+  // A collective the replay runs `seconds` (its recorded time, or the network's with the wait for its peers): an NCCL
+  // transfer priced by its bytes spreads their energy over that time, so a wait beyond the transfer draws idle power
+  // (energy = idle x seconds + copy_engine_pj_per_byte x bytes; split nccl_transfers_by_bytes); any other kernel as
+  // kernel_power_w.
+  double collective_power_w(const Kernel& k, int sm_idx, int mem_idx, double seconds) const {
+    if (k.work != WorkSource::transfer_bytes || !activity_.present || !(seconds > 0)) return kernel_power_w(k, sm_idx, mem_idx);
+    const double tbps = static_cast<double>(k.memory_tbps) * k.duration_s / seconds;
+    return idle_w_tab_[sm_idx] +
+           ramp_weight(seconds) * (activity_.copy_engine_w + activity_.copy_engine_pj_per_byte * tbps * dram_share(tbps));
+  }
   // The share of a kernel that runs t (> 0) drawn at full dynamic power: SMs fill and drain around it.
   double ramp_weight(double t) const { return t / (t + activity_.ramp_s); }
   // The share of `counted_tbps` counted bytes per second priced as DRAM traffic: bytes beyond the datasheet bandwidth
@@ -242,8 +252,9 @@ class GpuModel {
     const double byte_scale = rate_scale * dram_share(k.memory_tbps * rate_scale);
     const double memory_w = (activity_.memory_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +
                              activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * byte_scale;
-    if (k.work == WorkSource::copy_engine) {
-      // a copy engine's bytes take their own path (copy engine, L2, DRAM; no SM): their own energy per byte
+    if (priced_as_copy(k)) {
+      // a copy engine's bytes take their own path (copy engine, L2, DRAM; no SM): their own energy per byte; an NCCL
+      // transfer's bytes are priced so too (split nccl_transfers_by_bytes: no fill or voltage term, measured)
       const double copy_w = (activity_.copy_engine_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +
                              activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * byte_scale;
       return idle_w_tab_[sm_idx] + ramp * (activity_.copy_engine_w + copy_w);

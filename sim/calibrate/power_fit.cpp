@@ -69,7 +69,7 @@ LoopData reduce_loop(const KernelLoop& loop, const GpuModel& base) {
       known += k.duration_s;
       const double dram = base.dram_share(k.memory_tbps);  // as GpuModel::activity_power_w prices them
       out.kernels.push_back({k.duration_s, f, k.sm_fill, k.tensor_tflops, k.fma_tflops, k.alu_tops, k.memory_tbps * dram,
-                             k.memory_fill_tbps * dram, k.unvectorised_tbps, k.tensor_precision, k.work == WorkSource::copy_engine,
+                             k.memory_fill_tbps * dram, k.unvectorised_tbps, k.tensor_precision, priced_as_copy(k),
                              k.tensor_issue == TensorIssue::warp});
     }
   }

@@ -57,6 +57,7 @@ const char* to_string(WorkSource s) {
     case WorkSource::copy_engine: return "copy_engine";
     case WorkSource::launch_shape: return "launch_shape";
     case WorkSource::launch_elementwise: return "launch_elementwise";
+    case WorkSource::transfer_bytes: return "transfer_bytes";
   }
   return "unknown";
 }
@@ -74,6 +75,24 @@ void scale_work_rates(Kernel& k, double factor) {
   std::array<float, kWorkRates> r = work_rates(k);
   for (float& v : r) v = static_cast<float>(v * factor);
   set_work_rates(k, r);
+}
+
+double transfer_bytes(const Workload& wl, const Kernel& k) {
+  double bytes = 0;
+  for (const CollectiveCall& c : calls_of(wl, k)) {
+    if (!is_transfer(c.kind) || !(c.bytes > 0)) return 0.0;
+    bytes += c.bytes;
+  }
+  return bytes;
+}
+
+void price_transfer_by_bytes(const Workload& wl, Kernel& k) {
+  if (k.work != WorkSource::unknown || !(k.duration_s > 0)) return;
+  const double bytes = transfer_bytes(wl, k);
+  if (!(bytes > 0)) return;
+  set_work_rates(k, {});
+  k.work = WorkSource::transfer_bytes;
+  k.memory_tbps = static_cast<float>(bytes / k.duration_s / 1e12);
 }
 
 static const char* const kCollectiveNames[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast",

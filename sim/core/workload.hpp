@@ -91,9 +91,10 @@ const char* to_string(TensorIssue t);
 // (the power model then uses its kernel-class prior). launch_elementwise: an ATen elementwise kernel without operator
 // shapes sized from its launch (grid x block x elements per thread); everything prices it as `unknown` (its class
 // prior) except a model whose class_prior_regime prices such kernels from that size below the cap (split
-// shapeless_sized_regime; GpuModel::kernel_power_w).
-enum class WorkSource : std::uint8_t { unknown, shapes, copy_engine, launch_shape, launch_elementwise };
-constexpr int kWorkSourceCount = 5;
+// shapeless_sized_regime; GpuModel::kernel_power_w). transfer_bytes: an NCCL kernel of sends / receives the trace sizes,
+// its calls' bytes read and written (price_transfer_by_bytes; split nccl_transfers_by_bytes).
+enum class WorkSource : std::uint8_t { unknown, shapes, copy_engine, launch_shape, launch_elementwise, transfer_bytes };
+constexpr int kWorkSourceCount = 6;
 const char* to_string(WorkSource s);
 
 // Hot data the replay loop touches: kept small so millions of kernels stay in cache-friendly arrays.
@@ -233,12 +234,26 @@ inline CallSpan<CollectiveCall> calls_of(Workload& wl, const Kernel& k) {
   return {c, c + 1 + c->batched};
 }
 
+// The bytes an NCCL kernel of sends and receives moves (each byte sent read once, each byte received written once):
+// its calls' bytes summed when every call is a send or receive the trace sizes; 0 for any other kernel (a group
+// collective, an unsized call, no collective).
+double transfer_bytes(const Workload& wl, const Kernel& k);
+// Gives such a kernel (its work still unknown, a recorded duration) its bytes as work: WorkSource::transfer_bytes at
+// transfer_bytes / duration. The activity model prices them as a copy engine's (idle + copy_engine_pj_per_byte x
+// bytes/s; models/calibration/h200-power-split.json, nccl_transfers_by_bytes). No-op for any other kernel.
+void price_transfer_by_bytes(const Workload& wl, Kernel& k);
+// Whether the activity model prices a kernel's bytes at the copy engine's energy per byte (a memcpy, an NCCL transfer).
+inline bool priced_as_copy(const Kernel& k) { return k.work == WorkSource::copy_engine || k.work == WorkSource::transfer_bytes; }
+
 // Whether a kernel's work is counted everywhere (shapes, copy engine, multi_tensor_apply launch): what the activity
 // model prices it by. A launch-sized elementwise kernel is not (WorkSource::launch_elementwise).
 inline bool counted_work(const Kernel& k) { return k.work != WorkSource::unknown && k.work != WorkSource::launch_elementwise; }
 // The memory traffic a kernel is known to demand (contention and overlap models): its counted bytes per second; 0 for
-// a class-prior kernel, whose launch-sized estimate (if any) is no demand.
-inline float counted_memory_tbps(const Kernel& k) { return counted_work(k) ? k.memory_tbps : 0.0f; }
+// a class-prior kernel, whose launch-sized estimate (if any) is no demand, and for an NCCL transfer, whose bytes price
+// its power only: the contention model was fit with collectives' demand unknown (nothing measured it beside compute).
+inline float counted_memory_tbps(const Kernel& k) {
+  return counted_work(k) && k.work != WorkSource::transfer_bytes ? k.memory_tbps : 0.0f;
+}
 
 // Of the kernels' recorded time, the share with no counted work (!counted_work): what a model with an activity
 // block prices by its class priors (a trace recorded without record_shapes). 0 for a workload without kernels.

@@ -129,7 +129,9 @@ class GpuReplayer {
   std::size_t replay_window(TimeKeeper& tk, const OverlapWindow& w, int rep, double& tail_spent, CollectiveTime& collective_s);
   // `fixed_s` >= 0: the kernel's segment lasts that long whatever the clocks (a collective).
   template <class TimeKeeper>
-  void advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx, double fixed_s = -1);
+  // fixed_s >= 0: the kernel (a collective) runs that long whatever the clocks; span_s: the collective's whole duration
+  // when fixed_s is only its rest (its power spreads its bytes over the whole; GpuModel::collective_power_w).
+  void advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx, double fixed_s = -1, double span_s = -1);
   template <class TimeKeeper>
   void on_boundary(TimeKeeper& tk, int which);  // 0: switch takes effect, 1: policy tick, 2: firmware tick
   void firmware_tick();
@@ -248,7 +250,7 @@ std::size_t GpuReplayer::replay_window(TimeKeeper& tk, const OverlapWindow& w, i
   const double from = tk.now() + w.offset_s;
   const double to = from + collective_s(c, from);
   beside_ = {from, to, w.compute_rate,
-             w.collective_rate * std::max(0.0, model_.kernel_power_w(c, sm_idx_, mem_idx_) - model_.idle_power_w(sm_idx_)),
+             w.collective_rate * std::max(0.0, model_.collective_power_w(c, sm_idx_, mem_idx_, to - from) - model_.idle_power_w(sm_idx_)),
              opts_.firmware_cap_w > 0 ? opts_.firmware_cap_w : model_.power_cap_w(), &w};
   double last_k0 = from;
   for (std::size_t i = w.first; i <= w.last; ++i) {
@@ -262,7 +264,7 @@ std::size_t GpuReplayer::replay_window(TimeKeeper& tk, const OverlapWindow& w, i
   beside_ = Beside{};
   // The collective outlasts the compute beside it: it runs on alone.
   if (tk.now() < from) advance(tk, nullptr, from - tk.now(), SegmentContext{step, 0, c.cls, false});
-  if (tk.now() < to) advance(tk, &c, 0.0, SegmentContext{step, c.annotation_set, c.cls, true}, to - tk.now());
+  if (tk.now() < to) advance(tk, &c, 0.0, SegmentContext{step, c.annotation_set, c.cls, true}, to - tk.now(), to - from);
   if (w.last != w.collective) {
     meter_.count_kernel(step);
     if (meter_.recording_activities()) meter_.activity_done(static_cast<std::uint32_t>(w.collective), step, from, to);
@@ -313,7 +315,7 @@ void GpuReplayer::run_kernels(TimeKeeper& tk, std::size_t first, std::size_t las
 }
 
 template <class TimeKeeper>
-void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx, double fixed_s) {
+void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const SegmentContext& ctx, double fixed_s, double span_s) {
   // `remaining` is a fraction of the kernel (busy) or seconds (idle).
   step_ = ctx.step;
   double remaining = k ? 1.0 : idle_s;
@@ -343,7 +345,9 @@ void GpuReplayer::advance(TimeKeeper& tk, const Kernel* k, double idle_s, const 
   }
   for (;;) {
     const double unit_s = k ? (fixed_s >= 0 ? fixed_s : scale * model_.kernel_time_s(*k, sm_idx_, mem_idx_)) : 1.0;
-    double power = k ? model_.kernel_power_w(*k, sm_idx_, mem_idx_) : model_.idle_power_w(sm_idx_);
+    double power = !k              ? model_.idle_power_w(sm_idx_)
+                   : fixed_s >= 0 ? model_.collective_power_w(*k, sm_idx_, mem_idx_, span_s >= 0 ? span_s : fixed_s)
+                                  : model_.kernel_power_w(*k, sm_idx_, mem_idx_);
     if (beside) {
       const double idle = model_.idle_power_w(sm_idx_);
       power = idle + std::max(0.0, power - idle) * dynamic + extra_w;

@@ -64,7 +64,9 @@ void overlap_collective(std::vector<Kernel>& ks, std::size_t c, std::size_t a, s
     scale_work_rates(ks[i], 1.0 / stretch);
     if (counted_work(ks[i])) ks[i].memory_tbps = static_cast<float>(ks[i].memory_tbps + added_tbps);
   }
+  const double was_s = comm.duration_s;
   comm.duration_s = std::max(1e-9, comm.duration_s - O + exposed);
+  scale_work_rates(comm, was_s / comm.duration_s);  // the same bytes in the new time (an NCCL transfer priced by them)
 }
 
 void rewrite_range(std::vector<Kernel>& ks, std::size_t first, std::size_t last, const KareusSetting& s, const KareusKnobs& knobs,

@@ -31,6 +31,8 @@ Json describe_work_sources(const Workload& wl) {
   return {{"from_shapes", counts[static_cast<int>(WorkSource::shapes)]},
           {"from_launch_shape", counts[static_cast<int>(WorkSource::launch_shape)]},
           {"copy_engine", counts[static_cast<int>(WorkSource::copy_engine)]},
+          // NCCL kernels of sends / receives the trace sizes, priced by their bytes (split nccl_transfers_by_bytes)
+          {"transfer_bytes", counts[static_cast<int>(WorkSource::transfer_bytes)]},
           {"class_prior", counts[static_cast<int>(WorkSource::unknown)] + sized_elementwise},
           // of those, ATen elementwise kernels sized from their launch (priced from that size only by a model whose
           // class_prior_regime does so below the cap)

@@ -46,11 +46,14 @@ def test_waiting_on_the_gpu_after_gemm_bursts_draws_what_a_host_sleep_does(card)
     assert abs(wait - duty) / duty < 0.05
 
 
-def test_large_exchanges_draw_hundreds_of_watts_the_prior_prices_far_below(card):
+def test_large_exchanges_draw_hundreds_of_watts_their_bytes_price(card):
+    # The communication prior priced these 56-65 % low (the fortieth round); since the forty-first round (split
+    # nccl_transfers_by_bytes, held out on h100-power-41) their bytes price them. These loops are in-sample for that
+    # form and compare a steady window with profiled steps the profiler's host overhead left less busy: within 20 %.
     loops = card["loops"]
     for name in ("nccl-sendrecv-self-256m", "nccl-sendrecv-self-1g"):
         l = loops[name]
         assert l["measured_w"] > 400, name
-        assert l["simulated_recorded_clocks_w"] < 0.5 * l["measured_w"], name
+        assert abs(l["simulated_recorded_clocks_w"] - l["measured_w"]) < 0.2 * l["measured_w"], name
     small = loops["nccl-sendrecv-self-1m"]
     assert abs(small["simulated_recorded_clocks_w"] - small["measured_w"]) < 10  # host-bound: near idle, priced so

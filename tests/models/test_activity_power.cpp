@@ -102,6 +102,36 @@ TEST_CASE("a bad activity block is one error naming the field", "[models][activi
   CHECK_THROWS_WITH(GpuModel::from_json(doc, "m.json"), Catch::Contains("activity.busy_w"));
 }
 
+TEST_CASE("an NCCL transfer is priced by its bytes at the copy engine's energy; kept waiting, the wait draws idle power", "[models][activity]") {
+  Json doc = activity_doc();
+  doc["activity"]["copy_engine_pj_per_byte"] = 100.0;
+  doc["activity"]["ramp_s"] = 0.0;
+  const GpuModel m = GpuModel::from_json(doc, "t.json");
+  const int top = m.sm_index(1980), low = m.sm_index(990), mem = m.mem_index(3201);
+  Kernel k;
+  k.cls = KernelClass::communication;
+  k.collective = 1;
+  k.sm_fill = 64.0f / m.sm_count();
+  k.duration_s = 1e-3;
+  k.recorded_sm_mhz = 1980;
+  k.recorded_mem_mhz = 3201;
+  k.work = WorkSource::transfer_bytes;
+  k.memory_tbps = 2;  // 2 GB moved in its 1 ms
+  const double idle = m.idle_power_w(top);
+  // idle + copy_engine_w + 100 pJ/B x 2 TB/s: no fill x busy_w term, bytes not scaled by V^2
+  CHECK(m.kernel_power_w(k, top, mem) == Approx(idle + 3 + 200));
+  CHECK(m.collective_power_w(k, top, mem, 1e-3) == Approx(idle + 3 + 200));
+  // the replay keeps it 4 ms (its peer came late): the same bytes' energy over 4 ms, the rest at idle power
+  CHECK(m.collective_power_w(k, top, mem, 4e-3) == Approx(idle + 3 + 50));
+  CHECK(m.collective_power_w(k, low, mem, 1e-3) == Approx(m.idle_power_w(low) + 3 + 200));
+  // an unsized collective keeps the class prior whatever its time
+  Kernel prior = k;
+  prior.work = WorkSource::unknown;
+  prior.memory_tbps = 0;
+  CHECK(m.collective_power_w(prior, top, mem, 4e-3) == Approx(m.kernel_power_w(prior, top, mem)));
+  CHECK(m.kernel_power_w(prior, top, mem) > idle + 3);  // the prior's fill-scaled dynamic power
+}
+
 TEST_CASE("a kernel of a few microseconds draws its dynamic power over t / (t + ramp) of it", "[models][activity]") {
   Json doc = read_json_file(load_gpu_model("h200").source_file());
   doc["activity"]["ramp_s"] = 2e-6;

@@ -196,6 +196,60 @@ TEST_CASE("a rank's sends and receives to itself keep their recorded time: NCCL 
   CHECK(both[0].stats.end_s == Approx(both[1].stats.end_s).epsilon(0).margin(1e-9));
 }
 
+TEST_CASE("an NCCL kernel of sends and receives the trace sizes is priced by its bytes; a group collective keeps the prior", "[traces][batched]") {
+  // The recording above: 3 batches of [send, recv] of 1 Mi bf16, 3 of [send, send, recv, recv] (1 Mi bf16, 768 Ki fp32).
+  const Workload wl = import_kineto(std::string(DVFS_TEST_FIXTURES) + "/pytorch/batched_p2p_h100_torch2.11.json", Classifier::load_default());
+  const GpuModel m = load_gpu_model("h100-sxm");
+  const int top = m.sm_index(m.max_sm_mhz()), mem = m.mem_index(m.max_mem_mhz());
+  std::size_t priced = 0;
+  for (const Kernel& k : wl.ranks[0].kernels) {
+    if (!k.collective) continue;
+    ++priced;
+    const double bytes = transfer_bytes(wl, k);
+    CHECK(bytes == (calls_of(wl, k).size() == 2 ? 2 * 2.0 * 1048576 : 2 * (2.0 * 1048576 + 4.0 * 786432)));
+    CHECK(k.work == WorkSource::transfer_bytes);
+    CHECK(k.memory_tbps * 1e12 * k.duration_s == Approx(bytes).epsilon(1e-6));
+    const double t = k.duration_s;
+    CHECK(m.collective_power_w(k, top, mem, t) ==
+          Approx(m.idle_power_w(top) + t / (t + m.activity().ramp_s) * m.activity().copy_engine_pj_per_byte * 1e-12 * bytes / t));
+  }
+  CHECK(priced == 6);
+  // A one-rank all-reduce (sized, but no send or receive): the communication prior, as before.
+  const std::string trace =
+      R"({"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1}, "traceEvents": [)"
+      R"({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 5, "ts": 100, "dur": 20, "args": {)"
+      R"("Collective name": "allreduce", "dtype": "Float", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": 1, )"
+      R"("Process Group Name": "0", "Process Group Ranks": "[0]", "Rank": 0}}, )"
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 5, "ts": 105, "dur": 5, "args": {"correlation": 3}}, )"
+      R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 20, "ts": 200, "dur": 50, )"
+      R"("args": {"device": 0, "stream": 20, "correlation": 3}}]})";
+  const Workload reduce = import_kineto_text(trace, "rank0.json", Classifier::load_default());
+  REQUIRE(reduce.ranks[0].kernels.size() == 1);
+  CHECK(transfer_bytes(reduce, reduce.ranks[0].kernels[0]) == 0);
+  CHECK(reduce.ranks[0].kernels[0].work == WorkSource::unknown);
+}
+
+TEST_CASE("a transfer kept waiting by its peer draws idle power beyond its bytes' energy", "[traces][batched]") {
+  // Rank 0 reaches its exchange 2 ms before rank 1: its kernel lasts the wait. Each side moves 2 MiB out and 2 MiB in.
+  const Workload wl = exchange(2000);
+  for (const Rank& r : wl.ranks)
+    for (const Kernel& k : r.kernels)
+      if (k.collective) CHECK(k.work == WorkSource::transfer_bytes);
+  const GpuModel m = load_gpu_model("h200");
+  const auto out = replay(wl);
+  const double bytes_j = m.activity().copy_engine_pj_per_byte * 1e-12 * 4.0 * 1048576;
+  const int top = m.sm_index(m.max_sm_mhz());
+  const int comm = static_cast<int>(KernelClass::communication);
+  for (const RankOutcome& r : out) {
+    const double t = r.meter.class_s()[comm];
+    REQUIRE(t > 0);
+    CHECK(r.meter.class_j()[comm] == Approx(m.idle_power_w(top) * t + t / (t + m.activity().ramp_s) * bytes_j).epsilon(1e-6));
+  }
+  CHECK(out[0].meter.class_s()[comm] > out[1].meter.class_s()[comm] + 1.9e-3);  // rank 0 waited ...
+  CHECK(out[0].meter.class_j()[comm] - out[1].meter.class_j()[comm] ==          // ... at idle power
+        Approx(m.idle_power_w(top) * (out[0].meter.class_s()[comm] - out[1].meter.class_s()[comm])).epsilon(1e-3));
+}
+
 TEST_CASE("a collective of a one-rank group keeps its recorded time: no transfer, its kernel worked on the GPU", "[traces][batched]") {
   // An all-reduce recorded as PyTorch 2.11 writes one (a record_param_comms range around its kernel's launch).
   const std::string trace =
@@ -382,6 +436,13 @@ TEST_CASE("a replay's Kineto export writes a batch on its kernel and reads it ba
   }
   const auto again_out = replay(again);
   CHECK(communication_s(again_out[0]) - communication_s(again_out[1]) == Approx(communication_s(out[0]) - communication_s(out[1])).margin(1e-6));
+  // priced by the same bytes: the export writes them over the simulated time, the re-import reads that time
+  const int comm = static_cast<int>(KernelClass::communication);
+  for (std::size_t r = 0; r < 2; ++r) {
+    for (const Kernel& k : again.ranks[r].kernels)
+      if (k.collective) CHECK(k.work == WorkSource::transfer_bytes);
+    CHECK(again_out[r].meter.class_j()[comm] == Approx(out[r].meter.class_j()[comm]).epsilon(1e-4));
+  }
 }
 
 TEST_CASE("a batch written to Chakra is a compute node of its kernel's duration", "[traces][batched][chakra]") {
@@ -392,6 +453,8 @@ TEST_CASE("a batch written to Chakra is a compute node of its kernel's duration"
     REQUIRE(again.ranks[r].kernels.size() == wl.ranks[r].kernels.size());
     CHECK_FALSE(again.ranks[r].kernels[1].collective);
     CHECK(again.ranks[r].kernels[1].duration_s == wl.ranks[r].kernels[1].duration_s);
+    CHECK(again.ranks[r].kernels[1].work == WorkSource::transfer_bytes);  // priced by the same bytes
+    CHECK(again.ranks[r].kernels[1].memory_tbps == wl.ranks[r].kernels[1].memory_tbps);
   }
 }
 

@@ -1344,6 +1344,7 @@ class WorkloadBuilder {
     const int more = raw_.collectives[first].batched;  // a batch's calls follow its first (CollectiveCall::batched)
     for (int b = 1; b <= more; ++b) add_collective(raw_.collectives[first + static_cast<std::size_t>(b)], rank_id);
     wl_.collectives[k.collective - 1].batched = static_cast<std::uint32_t>(more);
+    price_transfer_by_bytes(wl_, k);
   }
 
   // Per-step figures partition the run. Steps are numbered in the order of their first activity; a step

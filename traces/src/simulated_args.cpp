@@ -25,7 +25,8 @@ void read_work(const Json& w, const std::string& file, const std::string& field,
   else if (source == "copy_engine") r.source = WorkSource::copy_engine;
   else if (source == "launch_shape") r.source = WorkSource::launch_shape;
   else if (source == "launch_elementwise") r.source = WorkSource::launch_elementwise;
-  else throw InputError(file, field + ".source", "expected \"shapes\", \"launch_shape\", \"launch_elementwise\" or \"copy_engine\", got " + (w.contains("source") ? w["source"].dump() : "nothing"));
+  else if (source == "transfer_bytes") r.source = WorkSource::transfer_bytes;
+  else throw InputError(file, field + ".source", "expected \"shapes\", \"launch_shape\", \"launch_elementwise\", \"copy_engine\" or \"transfer_bytes\", got " + (w.contains("source") ? w["source"].dump() : "nothing"));
   const std::string prec = w.contains("tensor precision") && w["tensor precision"].is_string() ? w["tensor precision"].get<std::string>() : "none";
   if (prec == "bf16") r.precision = TensorPrecision::bf16;
   else if (prec == "fp8") r.precision = TensorPrecision::fp8;
