@@ -51,8 +51,10 @@ def communication_prior_w(model, blocks, sm_mhz):
     return model.kernel_power_w({"class": "communication", "sm_fill": min(1.0, blocks / model.sm_count)}, clock)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def round_arguments(doc, split_entry):
+    """A round's script's command line (RECORDING [--gpu] [--dvfs-sim] [--json]): (the arguments, the GPU model's name,
+    the model from the Python module built into build/python, the split file's entry of the round)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("recording")
     ap.add_argument("--gpu", default=None, help="default: h200 or h100-sxm from the folder's name")
     ap.add_argument("--dvfs-sim", default=os.path.join(ROOT, "build", "dvfs-sim"))
@@ -61,8 +63,12 @@ def main():
     gpu = a.gpu or ("h100-sxm" if "h100" in os.path.basename(os.path.normpath(a.recording)) else "h200")
     sys.path.insert(0, os.path.join(ROOT, "build", "python"))
     import dvfs_sim
-    model = dvfs_sim.model(gpu)
-    split = json.load(open(os.path.join(ROOT, "models", "calibration", "h200-power-split.json")))["communication_and_waiting"]
+    split = json.load(open(os.path.join(ROOT, "models", "calibration", "h200-power-split.json")))[split_entry]
+    return a, gpu, dvfs_sim.model(gpu), split
+
+
+def main():
+    a, gpu, model, split = round_arguments(__doc__, "communication_and_waiting")
     micro = os.path.join(a.recording, "micro")
     rows = {}
     for name in split["references_same_call"] + split["loops"]:

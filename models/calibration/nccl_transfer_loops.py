@@ -10,7 +10,6 @@ replayed at their recorded clocks with the gaps between them (an NCCL kernel of 
 bytes: idle + copy_engine_pj_per_byte x bytes / s). Beside it, what the communication-class prior prices one kernel of
 the loop's grid at, at the window's mean SM clock (the price every NCCL kernel had before this round), asked of the
 C++ model through the Python module (built into build/python by ./setup.sh)."""
-import argparse
 import csv
 import gzip
 import json
@@ -18,7 +17,7 @@ import os
 import re
 import sys
 
-from comm_wait_loops import ROOT, communication_prior_w
+from comm_wait_loops import communication_prior_w, round_arguments
 
 
 def window(loop_dir, dvfs, gpu):
@@ -53,17 +52,7 @@ def mean_sm_mhz(loop_dir):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("recording")
-    ap.add_argument("--gpu", default=None, help="default: h200 or h100-sxm from the folder's name")
-    ap.add_argument("--dvfs-sim", default=os.path.join(ROOT, "build", "dvfs-sim"))
-    ap.add_argument("--json", default=None)
-    a = ap.parse_args()
-    gpu = a.gpu or ("h100-sxm" if "h100" in os.path.basename(os.path.normpath(a.recording)) else "h200")
-    sys.path.insert(0, os.path.join(ROOT, "build", "python"))
-    import dvfs_sim
-    model = dvfs_sim.model(gpu)
-    split = json.load(open(os.path.join(ROOT, "models", "calibration", "h200-power-split.json")))["nccl_transfers_by_bytes"]
+    a, gpu, model, split = round_arguments(__doc__, "nccl_transfers_by_bytes")
     rows = {}
     for name in split["loops"]:
         d = os.path.join(a.recording, name)

@@ -32,6 +32,17 @@ def models_report(tmp_path_factory):
         return r, json.load(f)
 
 
+def loops_report(script, recording, tmp_path_factory):
+    """A round's analysis script (models/calibration/<script>) run on traces/recordings/<recording> with this build's
+    binary: the JSON it writes."""
+    out = tmp_path_factory.mktemp(recording) / "loops.json"
+    rec = os.path.join(ROOT, "traces", "recordings", recording)
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "models", "calibration", script), rec, "--dvfs-sim", BIN,
+                    "--json", str(out)], check=True, capture_output=True)
+    with open(out) as f:
+        return json.load(f)
+
+
 def load_script(relative_path):
     """A script of the repository (e.g. models/calibration/*.py) loaded as a module, for tests of its functions."""
     name = os.path.splitext(os.path.basename(relative_path))[0]

@@ -5,22 +5,17 @@ exchange draws several hundred watts where the prior prices it far below (the fi
 
 import json
 import os
-import subprocess
 
 import pytest
 
-from conftest import BIN, ROOT
+from conftest import ROOT, loops_report
 
-SCRIPT = os.path.join(ROOT, "models", "calibration", "comm_wait_loops.py")
 SPLIT = os.path.join(ROOT, "models", "calibration", "h200-power-split.json")
 
 
 @pytest.fixture(scope="module", params=["h100-power-40", "h200-power-40"])
 def card(request, tmp_path_factory):
-    out = tmp_path_factory.mktemp(request.param) / "loops.json"
-    rec = os.path.join(ROOT, "traces", "recordings", request.param)
-    subprocess.run(["/usr/bin/python3", SCRIPT, rec, "--dvfs-sim", BIN, "--json", str(out)], check=True, capture_output=True)
-    return json.load(open(out))
+    return loops_report("comm_wait_loops.py", request.param, tmp_path_factory)
 
 
 def test_every_loop_the_split_names_was_recorded_on_both_cards(card):

@@ -5,22 +5,17 @@ below, and power rising with the channels that move the bytes (the figures the r
 
 import json
 import os
-import subprocess
 
 import pytest
 
-from conftest import BIN, ROOT
+from conftest import ROOT, loops_report
 
-SCRIPT = os.path.join(ROOT, "models", "calibration", "nccl_transfer_loops.py")
 SPLIT = os.path.join(ROOT, "models", "calibration", "h200-power-split.json")
 
 
 @pytest.fixture(scope="module", params=["h100-power-41", "h100-power-41-card2"])
 def card(request, tmp_path_factory):
-    out = tmp_path_factory.mktemp(request.param) / "loops.json"
-    rec = os.path.join(ROOT, "traces", "recordings", request.param)
-    subprocess.run(["/usr/bin/python3", SCRIPT, rec, "--dvfs-sim", BIN, "--json", str(out)], check=True, capture_output=True)
-    return json.load(open(out))
+    return loops_report("nccl_transfer_loops.py", request.param, tmp_path_factory)
 
 
 def test_every_loop_the_split_names_was_recorded(card):

@@ -130,6 +130,18 @@ Workload chakra_round_trip(const Workload& wl, const std::string& scratch_name) 
   return import_trace_file(scratch.path() + "/job", Classifier::load_default());
 }
 
+// A one-rank group's all-reduce of 1 Mi floats, recorded as PyTorch 2.11 writes one (a record_param_comms range
+// around its kernel's launch), 50 us.
+std::string one_rank_allreduce_trace() {
+  return R"({"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1}, "traceEvents": [)"
+         R"({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 5, "ts": 100, "dur": 20, "args": {)"
+         R"("Collective name": "allreduce", "dtype": "Float", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": 1, )"
+         R"("Process Group Name": "0", "Process Group Ranks": "[0]", "Rank": 0}}, )"
+         R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 5, "ts": 105, "dur": 5, "args": {"correlation": 3}}, )"
+         R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 20, "ts": 200, "dur": 50, )"
+         R"("args": {"device": 0, "stream": 20, "correlation": 3}}]})";
+}
+
 }  // namespace
 
 TEST_CASE("a recorded batch_isend_irecv kernel makes the sends and receives recorded before its launch", "[traces][batched]") {
@@ -215,15 +227,7 @@ TEST_CASE("an NCCL kernel of sends and receives the trace sizes is priced by its
   }
   CHECK(priced == 6);
   // A one-rank all-reduce (sized, but no send or receive): the communication prior, as before.
-  const std::string trace =
-      R"({"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1}, "traceEvents": [)"
-      R"({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 5, "ts": 100, "dur": 20, "args": {)"
-      R"("Collective name": "allreduce", "dtype": "Float", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": 1, )"
-      R"("Process Group Name": "0", "Process Group Ranks": "[0]", "Rank": 0}}, )"
-      R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 5, "ts": 105, "dur": 5, "args": {"correlation": 3}}, )"
-      R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 20, "ts": 200, "dur": 50, )"
-      R"("args": {"device": 0, "stream": 20, "correlation": 3}}]})";
-  const Workload reduce = import_kineto_text(trace, "rank0.json", Classifier::load_default());
+  const Workload reduce = import_kineto_text(one_rank_allreduce_trace(), "rank0.json", Classifier::load_default());
   REQUIRE(reduce.ranks[0].kernels.size() == 1);
   CHECK(transfer_bytes(reduce, reduce.ranks[0].kernels[0]) == 0);
   CHECK(reduce.ranks[0].kernels[0].work == WorkSource::unknown);
@@ -251,16 +255,7 @@ TEST_CASE("a transfer kept waiting by its peer draws idle power beyond its bytes
 }
 
 TEST_CASE("a collective of a one-rank group keeps its recorded time: no transfer, its kernel worked on the GPU", "[traces][batched]") {
-  // An all-reduce recorded as PyTorch 2.11 writes one (a record_param_comms range around its kernel's launch).
-  const std::string trace =
-      R"({"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1}, "traceEvents": [)"
-      R"({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 5, "ts": 100, "dur": 20, "args": {)"
-      R"("Collective name": "allreduce", "dtype": "Float", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": 1, )"
-      R"("Process Group Name": "0", "Process Group Ranks": "[0]", "Rank": 0}}, )"
-      R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 5, "ts": 105, "dur": 5, "args": {"correlation": 3}}, )"
-      R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 20, "ts": 200, "dur": 50, )"
-      R"("args": {"device": 0, "stream": 20, "correlation": 3}}]})";
-  const Workload wl = import_kineto_text(trace, "rank0.json", Classifier::load_default());
+  const Workload wl = import_kineto_text(one_rank_allreduce_trace(), "rank0.json", Classifier::load_default());
   REQUIRE(wl.collectives.size() == 1);
   const Json d = describe_collectives(wl);
   CHECK(d["calls_simulated"] == 0);

@@ -9,15 +9,9 @@
 # NVML and nvidia-smi are only read: no clock, power limit or card setting is changed.
 : "${1:?usage: record_round40_on_gpu.sh OUT_DIR}"
 OUT=$1
-CARD=h100
-nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && CARD=h200
 S=$(cd "$(dirname "$0")" && pwd)
-NAME=$CARD-power-40
-R=$(mktemp -d)/$NAME
-mkdir -p "$R" "$OUT"
-export PYTHONUNBUFFERED=1 PYTHONPATH=$S/../../python
 . "$S/card_identity.sh"
-{ identity; python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version())"; } > "$R/env.txt" 2>&1
+start_recording power-40 "$OUT"
 python3 "$S/record_power_suite.py" --only micro --filter '^(idle|duty-20ms-50pct|duty-100ms-20pct|copy-d2d-1g)$' --out "$R" > "$R/record.log" 2>&1
 python3 "$S/record_power_suite.py" --only round40 --out "$R" >> "$R/record.log" 2>&1
 python3 "$S/record_power_suite.py" --only micro --filter '^idle$' --out "$R/idle-after" >> "$R/record.log" 2>&1

@@ -10,15 +10,9 @@
 # NVML and nvidia-smi are only read: no clock, power limit or card setting is changed.
 : "${1:?usage: record_round41_on_gpu.sh OUT_DIR}"
 OUT=$1
-CARD=h100
-nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && CARD=h200
 S=$(cd "$(dirname "$0")" && pwd)
-NAME=$CARD-power-41
-R=$(mktemp -d)/$NAME
-mkdir -p "$R" "$OUT"
-export PYTHONUNBUFFERED=1 PYTHONPATH=$S/../../python
 . "$S/card_identity.sh"
-{ identity; python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'nccl', torch.cuda.nccl.version())"; } > "$R/env.txt" 2>&1
+start_recording power-41 "$OUT"
 python3 "$S/record_power_suite.py" --only micro --filter '^(idle|copy-d2d-1g)$' --out "$R" > "$R/record.log" 2>&1
 for LOOP in 2g 512m 64m 1g-ch1 1g-ch2 1g-ch4 1g-ch8; do
   python3 "$S/record_power_suite.py" --only round41 --filter "^nccl41-sendrecv-$LOOP\$" --out "$R" >> "$R/record.log" 2>&1
