@@ -250,7 +250,9 @@ std::size_t GpuReplayer::replay_window(TimeKeeper& tk, const OverlapWindow& w, i
   const double from = tk.now() + w.offset_s;
   const double to = from + collective_s(c, from);
   beside_ = {from, to, w.compute_rate,
-             w.collective_rate * std::max(0.0, model_.collective_power_w(c, sm_idx_, mem_idx_, to - from) - model_.idle_power_w(sm_idx_)),
+             // an NCCL transfer moves its bytes whatever its rate beside the compute: their energy whole over its span
+             (c.work == WorkSource::transfer_bytes ? 1.0 : w.collective_rate) *
+                 std::max(0.0, model_.collective_power_w(c, sm_idx_, mem_idx_, to - from) - model_.idle_power_w(sm_idx_)),
              opts_.firmware_cap_w > 0 ? opts_.firmware_cap_w : model_.power_cap_w(), &w};
   double last_k0 = from;
   for (std::size_t i = w.first; i <= w.last; ++i) {

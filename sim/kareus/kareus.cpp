@@ -64,9 +64,8 @@ void overlap_collective(std::vector<Kernel>& ks, std::size_t c, std::size_t a, s
     scale_work_rates(ks[i], 1.0 / stretch);
     if (counted_work(ks[i])) ks[i].memory_tbps = static_cast<float>(ks[i].memory_tbps + added_tbps);
   }
-  const double was_s = comm.duration_s;
+  // rates unchanged: the hidden share's bytes went onto the compute kernels above, the rest stay in the shorter time
   comm.duration_s = std::max(1e-9, comm.duration_s - O + exposed);
-  scale_work_rates(comm, was_s / comm.duration_s);  // the same bytes in the new time (an NCCL transfer priced by them)
 }
 
 void rewrite_range(std::vector<Kernel>& ks, std::size_t first, std::size_t last, const KareusSetting& s, const KareusKnobs& knobs,
@@ -78,7 +77,9 @@ void rewrite_range(std::vector<Kernel>& ks, std::size_t first, std::size_t last,
     if (!is_collective(k)) {
       k.duration_s *= overhead;  // smaller launches run less efficiently: longer at the same power (rates unchanged)
     } else if (s.comm_sms > 0) {
-      k.duration_s *= std::max(1.0, knobs.comm_sms_saturating / s.comm_sms);
+      const double stretch = std::max(1.0, knobs.comm_sms_saturating / s.comm_sms);
+      k.duration_s *= stretch;
+      scale_work_rates(k, 1.0 / stretch);  // the same bytes in more time (an NCCL transfer priced by them)
       k.sm_fill = static_cast<float>(std::min(1.0, s.comm_sms / sms));
     }
   }

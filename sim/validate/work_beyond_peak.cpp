@@ -31,7 +31,8 @@ Json work_beyond_peak(const Workload& wl, const GpuSpecs& specs, double margin, 
   for (const Rank& rank : wl.ranks)
     for (const Kernel& k : rank.kernels) {
       total_s += k.duration_s;
-      if (!checked || !counted_work(k)) continue;
+      // an NCCL transfer's bytes are its calls' own, not an estimate to check (an L2-resident exchange runs past DRAM's peak)
+      if (!checked || !counted_work(k) || k.work == WorkSource::transfer_bytes) continue;
       const bool memory = memory_peak_tbps > 0 && k.memory_tbps > margin * memory_peak_tbps;
       const bool tensor = specs.bf16_dense_tflops > 0 && k.tensor_tflops > margin * tensor_peak_tflops(specs, k.tensor_precision);
       if (!memory && !tensor) continue;

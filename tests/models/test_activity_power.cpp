@@ -124,6 +124,10 @@ TEST_CASE("an NCCL transfer is priced by its bytes at the copy engine's energy; 
   // the replay keeps it 4 ms (its peer came late): the same bytes' energy over 4 ms, the rest at idle power
   CHECK(m.collective_power_w(k, top, mem, 4e-3) == Approx(idle + 3 + 50));
   CHECK(m.collective_power_w(k, low, mem, 1e-3) == Approx(m.idle_power_w(low) + 3 + 200));
+  // priced as a kernel at a lower clock (the planners), it takes kernel_time_s: the same 0.2 J of bytes
+  const double t_low = m.kernel_time_s(k, low, mem);
+  CHECK(t_low > 1e-3);
+  CHECK(m.kernel_power_w(k, low, mem) * t_low == Approx((m.idle_power_w(low) + 3) * t_low + 100e-12 * 2e9));
   // an unsized collective keeps the class prior whatever its time
   Kernel prior = k;
   prior.work = WorkSource::unknown;

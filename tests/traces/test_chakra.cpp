@@ -111,6 +111,18 @@ TEST_CASE("chakra: collectives, their group and point-to-point transfers", "[cha
   CHECK(recv.kind == CollectiveKind::recv);
   CHECK(recv.peer == 0);
   CHECK(send.bytes == 4096);
+  // no time of their own (duration_micros 0): no rate to price their bytes at, so the communication prior
+  CHECK(wl.ranks[0].kernels[5].work == WorkSource::unknown);
+  CHECK(ar.work == WorkSource::unknown);
+  // another tool's file that times them (40 us): priced by their comm_size bytes, as a Kineto trace's; the all-reduce
+  // keeps the communication prior
+  const Workload timed = import_trace_file(make_fixture("timed-p2p", "timed-p2p"), Classifier::load_default());
+  for (const Rank& r : timed.ranks) {
+    const Kernel& k = r.kernels[5];
+    CHECK(k.work == WorkSource::transfer_bytes);
+    CHECK(static_cast<double>(k.memory_tbps) * 1e12 * k.duration_s == Approx(4096).epsilon(1e-6));
+    CHECK(r.kernels[3].work == WorkSource::unknown);
+  }
 }
 
 TEST_CASE("chakra: one rank's file alone imports; its world collectives keep their recorded length", "[chakra]") {

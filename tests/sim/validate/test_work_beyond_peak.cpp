@@ -32,6 +32,8 @@ TEST_CASE("kernels counted faster than the part's bandwidth or tensor peak are l
                counted(3e-3, 4, 0.0f)};
   r.kernels[4].work = WorkSource::unknown;
   r.kernels.push_back(counted(2e-3, 1, 1.0f, 1300.0f, TensorPrecision::bf16));  // the same GEMM name, beyond the peak
+  r.kernels.push_back(counted(1e-3, 3, 6.0f));  // an L2-resident NCCL exchange: its calls' own bytes, not an estimate
+  r.kernels.back().work = WorkSource::transfer_bytes;
   wl.ranks.push_back(r);
   GpuSpecs h200;
   h200.bf16_dense_tflops = 989;
@@ -39,7 +41,7 @@ TEST_CASE("kernels counted faster than the part's bandwidth or tensor peak are l
   const Json j = work_beyond_peak(wl, h200);
   CHECK(j["checked"].get<bool>());
   CHECK(j["kernels"].get<std::size_t>() == 2);
-  CHECK(j["share_of_kernel_time"].get<double>() == Approx(3e-3 / 12e-3));
+  CHECK(j["share_of_kernel_time"].get<double>() == Approx(3e-3 / 13e-3));
   REQUIRE(j["top"].size() == 2);
   CHECK(j["top"][0]["name"] == "gemm");
   CHECK(j["top"][0]["tensor_tflops"].get<double>() == Approx(1300.0));

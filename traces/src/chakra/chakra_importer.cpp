@@ -508,6 +508,7 @@ Workload rank_workload(const ParsedRank& p, const GroupTable& groups, const Clas
         throw InputError(p.path, node_label(nodes[i]) + " attr " + a::kKernelEnums, "group out of range of dvfs.comm_groups");
       wl.collectives.push_back(pn.call);
       k.collective = static_cast<std::uint32_t>(wl.collectives.size());
+      price_transfer_by_bytes(wl, k);  // a send / receive of another tool's trace (no dvfs work attributes): its comm_size
     }
     r.recorded_start_s.push_back(start - first_start);
     LaunchShape shape;
