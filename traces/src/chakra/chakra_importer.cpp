@@ -176,6 +176,7 @@ struct PlannedNode {
   CollectiveCall call;
   std::uint64_t bytes = 0;
   bool exact_gap = false;  // the gap before it is dvfs.kernel's, not the schedule's
+  bool dvfs_kernel = false;  // dvfs-sim wrote its kernel (dvfs.kernel*): its work is as written, priced as it was
 };
 
 void apply_dvfs_kernel(const Node& n, const std::string& file, PlannedNode& p) {
@@ -203,7 +204,7 @@ void apply_dvfs_kernel(const Node& n, const std::string& file, PlannedNode& p) {
   Kernel& k = p.kernel;
   p.duration_s = k.duration_s = d[a::kDuration];
   k.gap_before_s = d[a::kGapBefore];
-  p.exact_gap = true;
+  p.exact_gap = p.dvfs_kernel = true;
   k.recorded_sm_mhz = f[a::kSmMhz];
   k.recorded_mem_mhz = f[a::kMemMhz];
   k.sm_fill = f[a::kSmFill];
@@ -508,7 +509,8 @@ Workload rank_workload(const ParsedRank& p, const GroupTable& groups, const Clas
         throw InputError(p.path, node_label(nodes[i]) + " attr " + a::kKernelEnums, "group out of range of dvfs.comm_groups");
       wl.collectives.push_back(pn.call);
       k.collective = static_cast<std::uint32_t>(wl.collectives.size());
-      price_transfer_by_bytes(wl, k);  // a send / receive of another tool's trace (no dvfs work attributes): its comm_size
+      // a timed send / receive of another tool's file: its comm_size bytes (dvfs-sim's own files say how it was priced)
+      if (!pn.dvfs_kernel) price_transfer_by_bytes(wl, k);
     }
     r.recorded_start_s.push_back(start - first_start);
     LaunchShape shape;
