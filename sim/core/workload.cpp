@@ -86,13 +86,13 @@ double transfer_bytes(const Workload& wl, const Kernel& k) {
   return bytes;
 }
 
-void price_transfer_by_bytes(const Workload& wl, Kernel& k) {
-  if (k.work != WorkSource::unknown || !(k.duration_s > 0)) return;
+void price_transfer_by_bytes(const Workload& wl, Kernel& k, double recorded_s) {
+  if (k.work != WorkSource::unknown || !(recorded_s > 0)) return;
   const double bytes = transfer_bytes(wl, k);
   if (!(bytes > 0)) return;
   set_work_rates(k, {});
   k.work = WorkSource::transfer_bytes;
-  k.memory_tbps = static_cast<float>(bytes / k.duration_s / 1e12);
+  k.memory_tbps = static_cast<float>(bytes / recorded_s / 1e12);
 }
 
 static const char* const kCollectiveNames[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast",

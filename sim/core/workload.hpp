@@ -238,10 +238,11 @@ inline CallSpan<CollectiveCall> calls_of(Workload& wl, const Kernel& k) {
 // its calls' bytes summed when every call is a send or receive the trace sizes; 0 for any other kernel (a group
 // collective, an unsized call, no collective).
 double transfer_bytes(const Workload& wl, const Kernel& k);
-// Gives such a kernel (its work still unknown, a recorded duration) its bytes as work: WorkSource::transfer_bytes at
-// transfer_bytes / duration. The activity model prices them as a copy engine's (idle + copy_engine_pj_per_byte x
-// bytes/s; models/calibration/h200-power-split.json, nccl_transfers_by_bytes). No-op for any other kernel.
-void price_transfer_by_bytes(const Workload& wl, Kernel& k);
+// Gives such a kernel (its work still unknown) its bytes as work: WorkSource::transfer_bytes at transfer_bytes /
+// recorded_s, its whole recorded time (a kernel the busy union clipped did its work over all of it, as every rate is
+// counted). The activity model prices them as a copy engine's (idle + copy_engine_pj_per_byte x bytes/s;
+// models/calibration/h200-power-split.json, nccl_transfers_by_bytes). No-op for any other kernel or recorded_s <= 0.
+void price_transfer_by_bytes(const Workload& wl, Kernel& k, double recorded_s);
 // Whether the activity model prices a kernel's bytes at the copy engine's energy per byte (a memcpy, an NCCL transfer).
 inline bool priced_as_copy(const Kernel& k) { return k.work == WorkSource::copy_engine || k.work == WorkSource::transfer_bytes; }
 

@@ -214,14 +214,19 @@ TEST_CASE("an NCCL kernel of sends and receives the trace sizes is priced by its
   const GpuModel m = load_gpu_model("h100-sxm");
   const int top = m.sm_index(m.max_sm_mhz()), mem = m.mem_index(m.max_mem_mhz());
   std::size_t priced = 0;
-  for (const Kernel& k : wl.ranks[0].kernels) {
+  const Rank& rank = wl.ranks[0];
+  for (std::size_t i = 0; i < rank.kernels.size(); ++i) {
+    const Kernel& k = rank.kernels[i];
     if (!k.collective) continue;
     ++priced;
     const double bytes = transfer_bytes(wl, k);
     CHECK(bytes == (calls_of(wl, k).size() == 2 ? 2 * 2.0 * 1048576 : 2 * (2.0 * 1048576 + 4.0 * 786432)));
     CHECK(k.work == WorkSource::transfer_bytes);
-    CHECK(k.memory_tbps * 1e12 * k.duration_s == Approx(bytes).epsilon(1e-6));
-    const double t = k.duration_s;
+    // over its recorded time (a kernel the busy union clipped: over all of it)
+    double t = k.duration_s;
+    for (const ClippedSpan& c : rank.clipped)
+      if (c.kernel == i) t = c.duration_s;
+    CHECK(k.memory_tbps * 1e12 * t == Approx(bytes).epsilon(1e-6));
     CHECK(m.collective_power_w(k, top, mem, t) ==
           Approx(m.idle_power_w(top) + t / (t + m.activity().ramp_s) * m.activity().copy_engine_pj_per_byte * 1e-12 * bytes / t));
   }
@@ -231,6 +236,29 @@ TEST_CASE("an NCCL kernel of sends and receives the trace sizes is priced by its
   REQUIRE(reduce.ranks[0].kernels.size() == 1);
   CHECK(transfer_bytes(reduce, reduce.ranks[0].kernels[0]) == 0);
   CHECK(reduce.ranks[0].kernels[0].work == WorkSource::unknown);
+}
+
+TEST_CASE("a transfer that overlapped compute on another stream is priced over its whole recorded time", "[traces][batched]") {
+  // A send to the rank itself (1 Mi bf16: 2 MiB read, 2 MiB written) whose kernel (1 ms) starts half way through a
+  // 1 ms GEMM on another stream: the busy union clips it to 0.5 ms, its bytes were moved over all of its 1 ms.
+  const std::string trace =
+      R"({"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1}, "traceEvents": [)"
+      R"({"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16_bf16f32", "pid": 0, "tid": 7, "ts": 0, "dur": 1000, "args": {"device": 0, "stream": 7, "correlation": 1}}, )"
+      R"({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 5, "ts": 100, "dur": 20, "args": {"Collective name": "send", "dtype": "BFloat16", )"
+      R"("In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": 1, "Process Group Name": "0", "Process Group Ranks": "[0]", "Rank": 0, "Dst Rank": 0}}, )"
+      R"({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 5, "ts": 130, "dur": 20, "args": {"Collective name": "recv", "dtype": "BFloat16", )"
+      R"("In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": 1, "Process Group Name": "0", "Process Group Ranks": "[0]", "Rank": 0, "Src Rank": 0}}, )"
+      R"({"ph": "X", "cat": "user_annotation", "name": "nccl:coalesced", "pid": 1, "tid": 5, "ts": 160, "dur": 26, "args": {}}, )"
+      R"({"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx", "pid": 1, "tid": 5, "ts": 170, "dur": 5, "args": {"correlation": 10}}, )"
+      R"x({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 20, "ts": 500, "dur": 1000, )x"
+      R"("args": {"device": 0, "stream": 20, "correlation": 10}}]})";
+  const Workload wl = import_kineto_text(trace, "rank0.json", Classifier::load_default());
+  REQUIRE(wl.ranks[0].kernels.size() == 2);
+  const Kernel& k = wl.ranks[0].kernels[1];
+  REQUIRE(k.collective);
+  CHECK(k.duration_s == Approx(500e-6));  // clipped by the busy union
+  CHECK(k.work == WorkSource::transfer_bytes);
+  CHECK(static_cast<double>(k.memory_tbps) * 1e12 * 1e-3 == Approx(2 * 2.0 * 1048576).epsilon(1e-6));  // over 1 ms
 }
 
 TEST_CASE("a transfer kept waiting by its peer draws idle power beyond its bytes' energy", "[traces][batched]") {

@@ -1319,8 +1319,9 @@ class WorkloadBuilder {
     return it->second;
   }
 
-  // The activity's own fields: name, kind, class, stream, SM fill, rates, collective.
-  void describe_kernel(Kernel& k, std::size_t i, int rank_id) {
+  // The activity's own fields: name, kind, class, stream, SM fill, rates, collective. recorded_s: its whole recorded
+  // time (k's duration unless the busy union clipped it).
+  void describe_kernel(Kernel& k, std::size_t i, int rank_id, double recorded_s) {
     const RawActivity& a = raw_.acts[i];
     k.name_id = intern(name_ids_, wl_.names, *a.name);
     k.kind = a.kind;
@@ -1344,7 +1345,8 @@ class WorkloadBuilder {
     const int more = raw_.collectives[first].batched;  // a batch's calls follow its first (CollectiveCall::batched)
     for (int b = 1; b <= more; ++b) add_collective(raw_.collectives[first + static_cast<std::size_t>(b)], rank_id);
     wl_.collectives[k.collective - 1].batched = static_cast<std::uint32_t>(more);
-    price_transfer_by_bytes(wl_, k);
+    // over its recorded time (the busy union may have clipped k's); not in dvfs-sim's own export, which says its work
+    if (a.simulated < 0) price_transfer_by_bytes(wl_, k, recorded_s);
   }
 
   // Per-step figures partition the run. Steps are numbered in the order of their first activity; a step
@@ -1491,7 +1493,8 @@ class WorkloadBuilder {
       // Concurrent activities on other streams are replayed as the busy union: only the part of an
       // activity that extends past everything before it adds device time.
       double start = a.ts_us, stop = a.ts_us + a.dur_us;
-      if (start < busy_until) {
+      const bool clipped = start < busy_until;
+      if (clipped) {
         ++rep_.overlapped_activities;
         rank.clipped.push_back({static_cast<std::uint32_t>(rank.kernels.size()), (start - origin_us) * 1e-6, a.dur_us * 1e-6});
         start = busy_until;
@@ -1500,7 +1503,7 @@ class WorkloadBuilder {
       k.gap_before_s = i == begin ? 0.0 : (start - busy_until) * 1e-6;
       k.duration_s = (stop - start) * 1e-6;
       busy_until = std::max(busy_until, stop);
-      describe_kernel(k, i, rank.id);
+      describe_kernel(k, i, rank.id, clipped ? a.dur_us * 1e-6 : k.duration_s);
       rank.kernels.push_back(k);
       if (!whole) rank.shapes.push_back(raw_.shapes[a.shape]);
       rank.recorded_start_s.push_back((start - origin_us) * 1e-6);

@@ -510,7 +510,7 @@ Workload rank_workload(const ParsedRank& p, const GroupTable& groups, const Clas
       wl.collectives.push_back(pn.call);
       k.collective = static_cast<std::uint32_t>(wl.collectives.size());
       // a timed send / receive of another tool's file: its comm_size bytes (dvfs-sim's own files say how it was priced)
-      if (!pn.dvfs_kernel) price_transfer_by_bytes(wl, k);
+      if (!pn.dvfs_kernel) price_transfer_by_bytes(wl, k, pn.duration_s);
     }
     r.recorded_start_s.push_back(start - first_start);
     LaunchShape shape;
