@@ -111,7 +111,7 @@ TEST_CASE("an NCCL transfer is priced by its bytes at the copy engine's energy; 
   Kernel k;
   k.cls = KernelClass::communication;
   k.collective = 1;
-  k.sm_fill = 64.0f / m.sm_count();
+  k.sm_fill = static_cast<float>(64.0 / m.sm_count());
   k.duration_s = 1e-3;
   k.recorded_sm_mhz = 1980;
   k.recorded_mem_mhz = 3201;
