@@ -227,9 +227,7 @@ class GpuModel {
   // kernel_power_w.
   double collective_power_w(const Kernel& k, int sm_idx, int mem_idx, double seconds) const {
     if (k.work != WorkSource::transfer_bytes || !activity_.present || !(seconds > 0)) return kernel_power_w(k, sm_idx, mem_idx);
-    const double tbps = static_cast<double>(k.memory_tbps) * k.duration_s / seconds;
-    return idle_w_tab_[sm_idx] +
-           ramp_weight(seconds) * (activity_.copy_engine_w + activity_.copy_engine_pj_per_byte * tbps * dram_share(tbps));
+    return copy_path_w(k, sm_idx, k.duration_s / seconds, ramp_weight(seconds));
   }
   // The share of a kernel that runs t (> 0) drawn at full dynamic power: SMs fill and drain around it.
   double ramp_weight(double t) const { return t / (t + activity_.ramp_s); }
@@ -249,16 +247,10 @@ class GpuModel {
       const double t = kernel_time_s(k, sm_idx, mem_idx);
       if (t > 0) rate_scale = k.duration_s / t, ramp = ramp_weight(t);
     }
+    if (priced_as_copy(k)) return copy_path_w(k, sm_idx, rate_scale, ramp);
     const double byte_scale = rate_scale * dram_share(k.memory_tbps * rate_scale);
     const double memory_w = (activity_.memory_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +
                              activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * byte_scale;
-    if (priced_as_copy(k)) {
-      // a copy engine's bytes take their own path (copy engine, L2, DRAM; no SM): their own energy per byte; an NCCL
-      // transfer's bytes are priced so too (split nccl_transfers_by_bytes: no fill or voltage term, measured)
-      const double copy_w = (activity_.copy_engine_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +
-                             activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * byte_scale;
-      return idle_w_tab_[sm_idx] + ramp * (activity_.copy_engine_w + copy_w);
-    }
     const double tensor_pj = activity_.tensor_pj[static_cast<int>(k.tensor_precision)] +
                              (k.tensor_issue == TensorIssue::warp ? activity_.mma_sync_extra_pj : 0.0);
     const double ops_w = tensor_pj * k.tensor_tflops +
@@ -269,6 +261,15 @@ class GpuModel {
   }
 
  private:
+  // A copy engine's bytes take their own path (copy engine, L2, DRAM; no SM): their own energy per byte, no fill x
+  // busy_w term, no voltage scaling; an NCCL transfer's bytes are priced so too (split nccl_transfers_by_bytes). Its
+  // recorded rates x rate_scale (the same bytes in the time it runs), ramp weight `ramp`.
+  double copy_path_w(const Kernel& k, int sm_idx, double rate_scale, double ramp) const {
+    const double byte_scale = rate_scale * dram_share(k.memory_tbps * rate_scale);
+    const double copy_w = (activity_.copy_engine_pj_per_byte * (k.memory_tbps - k.memory_fill_tbps) +
+                           activity_.memory_fill_pj_per_byte * k.memory_fill_tbps) * byte_scale;
+    return idle_w_tab_[sm_idx] + ramp * (activity_.copy_engine_w + copy_w);
+  }
   void build_tables();
 
   std::string name_, display_name_, status_, source_file_, derived_from_;

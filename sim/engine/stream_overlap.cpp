@@ -57,9 +57,8 @@ std::vector<double> window_rates(const std::vector<Kernel>& ks, const std::vecto
   if (!(D > 0)) return {1.0, 1.0};
   const Kernel& c = ks[w.collective];
   const StreamDemand compute{std::clamp(sm / D, 1e-3, 1.0), share(mem / D)};
-  // an NCCL transfer's bytes price its power only: the contention model was fit with no collective demanding DRAM
-  const StreamDemand collective{std::clamp(static_cast<double>(c.sm_fill), 1e-3, 1.0),
-                                share(c.work == WorkSource::transfer_bytes ? 0.0 : c.memory_tbps)};
+  // counted_memory_tbps: an NCCL transfer's bytes price its power only (the contention model was fit without them)
+  const StreamDemand collective{std::clamp(static_cast<double>(c.sm_fill), 1e-3, 1.0), share(counted_memory_tbps(c))};
   return concurrent_rates(m, {compute, collective});
 }
 
