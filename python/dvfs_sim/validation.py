@@ -10,9 +10,19 @@ def validate(recording_dir, gpu):
     return json.loads(core().validate_json(path_arg("recording_dir", recording_dir), text_arg("gpu", gpu)))
 
 
-def validate_models():
-    """The calibrated models against data their fits did not see (as `dvfs-sim validate --models --json`)."""
-    return json.loads(core().validate_models_json())
+def validate_models(sections=None):
+    """The calibrated models against data their fits did not see (as `dvfs-sim validate --models --json`).
+    `sections`: some of "stage_profiles", "retarget", "recordings", "power_suite" (default: all); the Perseus
+    stage-profile and retarget checks take seconds, the H200 recordings and power suite minutes."""
+    known = list(core().model_check_sections())
+    if sections is None:
+        sections = known
+    if isinstance(sections, (str, bytes)) or not hasattr(sections, "__iter__"):
+        raise InputError(f"sections: expected a list of some of {', '.join(known)}, got {type(sections).__name__}")
+    sections = [text_arg("sections", s) for s in sections]
+    if not sections:
+        raise InputError(f"sections: expected at least one of {', '.join(known)}")
+    return json.loads(core().validate_models_json(sections))
 
 
 def validate_perseus_runs(run_dir, plans=(0, 1), p2p_latency_s=0.0):

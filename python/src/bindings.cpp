@@ -32,11 +32,12 @@ PYBIND11_MODULE(_core, m) {
     py::gil_scoped_release no_gil;
     return dvfs::validate_recording(dir, gpu).dump();
   });
-  m.def("validate_models_json", [] {
+  m.def("validate_models_json", [](const std::vector<std::string>& sections) {
     dvfs_py::SimulationLock lock;
     py::gil_scoped_release no_gil;
-    return dvfs::validate_models().dump();
-  });
+    return dvfs::validate_models(sections).dump();
+  }, py::arg("sections"));
+  m.def("model_check_sections", [] { return dvfs::model_check_sections(); });
   m.def("validate_perseus_runs_json", [](const std::string& dir, const std::vector<int>& plans, double p2p_latency_s) {
     dvfs_py::SimulationLock lock;
     py::gil_scoped_release no_gil;

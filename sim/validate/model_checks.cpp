@@ -1,6 +1,7 @@
 #include "sim/validate/model_checks.hpp"
 
 #include "models/src/model_registry.hpp"
+#include "sim/core/errors.hpp"
 #include "sim/calibrate/power_fit.hpp"
 #include "sim/validate/loop_check.hpp"
 #include "sim/validate/profile_check.hpp"
@@ -408,10 +409,7 @@ Json retarget_rows(const std::string& prof_dir) {
   return rows;
 }
 
-}  // namespace
-
-Json validate_models() {
-  const std::string prof_dir = data_dir() + "/traces/profiles/perseus/";
+Json stage_profile_rows(const std::string& prof_dir) {
   Json rows = Json::array();
   struct Gpu {
     const char* model;
@@ -430,16 +428,45 @@ Json validate_models() {
       rows.push_back(r);
     }
   }
-  const Json retarget = retarget_rows(prof_dir);
+  return rows;
+}
+
+Json h200_recording_rows(const GpuModel& h200) {
   Json recordings = Json::array();
-  const GpuModel h200 = load_gpu_model("h200");
   const std::string h200_fit_on = h200.provenance().contains("calibration") ? h200.provenance()["calibration"].value("data", "") : "";
   for (const char* name : {"h200-gpt3xl", "h200-llama1b", "h200-gpt3-2.7b", "h200-llama3.2-3b"})
     // in-sample: the model's time shares and dynamic power scale were fit on this recording
     recordings.push_back(recording_row(std::string("traces/recordings/") + name, h200, h200_fit_on == name ? "in-sample" : "held-out"));
-  return {{"stage_profiles", rows}, {"retarget", retarget}, {"recordings", recordings}, {"power_suite", power_suite_checks(h200)},
-          {"data", "Perseus stage profiles (Chung et al., SOSP 2024, Apache-2.0; traces/profiles/perseus/PROVENANCE.md); "
-                   "H200 recordings traces/recordings/h200-* (traces/recordings/PROVENANCE.md)"}};
+  return recordings;
+}
+
+}  // namespace
+
+const std::vector<std::string>& model_check_sections() {
+  static const std::vector<std::string> sections{"stage_profiles", "retarget", "recordings", "power_suite"};
+  return sections;
+}
+
+Json validate_models() { return validate_models(model_check_sections()); }
+
+Json validate_models(const std::vector<std::string>& sections) {
+  const auto& known = model_check_sections();
+  for (const std::string& s : sections)
+    if (std::find(known.begin(), known.end(), s) == known.end())
+      throw InputError("validate --models", "sections", "expected some of stage_profiles, retarget, recordings, power_suite, got \"" + s + "\"");
+  const auto wanted = [&](const char* s) { return std::find(sections.begin(), sections.end(), s) != sections.end(); };
+  const std::string prof_dir = data_dir() + "/traces/profiles/perseus/";
+  Json report = Json::object();
+  if (wanted("stage_profiles")) report["stage_profiles"] = stage_profile_rows(prof_dir);
+  if (wanted("retarget")) report["retarget"] = retarget_rows(prof_dir);
+  if (wanted("recordings") || wanted("power_suite")) {
+    const GpuModel h200 = load_gpu_model("h200");
+    if (wanted("recordings")) report["recordings"] = h200_recording_rows(h200);
+    if (wanted("power_suite")) report["power_suite"] = power_suite_checks(h200);
+  }
+  report["data"] = "Perseus stage profiles (Chung et al., SOSP 2024, Apache-2.0; traces/profiles/perseus/PROVENANCE.md); "
+                   "H200 recordings traces/recordings/h200-* (traces/recordings/PROVENANCE.md)";
+  return report;
 }
 
 std::string format_model_checks(const Json& r) {

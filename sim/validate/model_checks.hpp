@@ -9,10 +9,16 @@
 #include "sim/core/json_util.hpp"
 
 #include <string>
+#include <vector>
 
 namespace dvfs {
 
+// The report's sections, in the order `validate --models` prints them.
+const std::vector<std::string>& model_check_sections();
+// Every section; or only those named (a caller that needs the stage profiles need not replay every H200 recording).
+// An unknown name is an InputError naming the sections there are.
 Json validate_models();
+Json validate_models(const std::vector<std::string>& sections);
 std::string format_model_checks(const Json& report);
 
 }  // namespace dvfs

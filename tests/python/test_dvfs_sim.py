@@ -82,12 +82,27 @@ def test_calibrate_from_python_reproduces_the_shipped_fit(tmp_path):
     with open(os.path.join(ROOT, "models", "gpus", "a40.json")) as f:
         shipped = json.load(f)
     assert json.loads(out.read_text())["computations"] == shipped["computations"]
-    # dvfs_sim.validate_models() (a whole `validate --models`, ~150 s) is exercised by notebooks/01-validation.ipynb,
-    # which CTest runs (notebook_01-validation) and which checks its figures against its own recomputation.
+    # A whole dvfs_sim.validate_models() is `validate --models` (~150 s, the CLI suite's models_report); its sections
+    # alone are tested in test_validate_models_computes_only_the_sections_asked_for.
     with pytest.raises(TypeError):
         dvfs_sim.calibrate(base)
     with pytest.raises(dvfs_sim.InputError, match="cannot open file: no such file \\(expected a stage profile CSV file\\)"):
         dvfs_sim.calibrate(base, profile=tmp_path / "missing.csv")
+
+
+def test_validate_models_computes_only_the_sections_asked_for():
+    rep = dvfs_sim.validate_models(["retarget"])
+    assert set(rep) == {"retarget", "data"}
+    assert rep["retarget"] and all(r["kind"] == "retarget" for r in rep["retarget"])
+    rep = dvfs_sim.validate_models(("stage_profiles", "retarget"))
+    assert set(rep) == {"stage_profiles", "retarget", "data"}
+    assert {r["kind"] for r in rep["stage_profiles"]} == {"held-out", "in-sample"}
+    with pytest.raises(dvfs_sim.InputError, match="sections.*stage_profiles, retarget, recordings, power_suite.*\"loops\""):
+        dvfs_sim.validate_models(["loops"])
+    with pytest.raises(dvfs_sim.InputError, match="sections: expected a list"):
+        dvfs_sim.validate_models("retarget")
+    with pytest.raises(dvfs_sim.InputError, match="sections: expected at least one"):
+        dvfs_sim.validate_models([])
 
 
 def test_compare_grid_from_python():
