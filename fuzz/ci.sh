@@ -3,7 +3,7 @@
 #  1. a clang build with ASan + UBSan of the unit tests (dvfs_tests) and the fuzz targets, in build-fuzz/;
 #  2. the unit tests under CTest (label "unit") and every fuzz target over its committed seeds (label
 #     "fuzz"), in that build;
-#  3. a short fuzz run per target (FUZZ_CI_SECONDS, default 30 s each), failing on any finding not in
+#  3. a short fuzz run per target (FUZZ_CI_SECONDS, default 20 s each: five targets two at a time, ~60 s), failing on any finding not in
 #     fuzz/findings/KNOWN.
 # SimGrid (Debian's prebuilt library) is not instrumented: ASan sees only our code. Its actors run on
 # SimGrid's own stacks, which ASan does not know about (see fuzz/README.md). LeakSanitizer stays on: the
@@ -26,5 +26,5 @@ skip=$(grep -vE '^(#|$)' fuzz/sanitizer_skip.txt | sed -E 's/[][\\.^$*+?(){}|]/\
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
   ctest --test-dir "$BUILD" -L 'unit|fuzz' -E "$skip" --output-on-failure -j"$(nproc)"
 tested=$(date +%s)
-FUZZ_NO_BUILD=1 FUZZ_BUILD_DIR="$BUILD" fuzz/run_fuzz.sh "${FUZZ_CI_SECONDS:-30}"
+FUZZ_NO_BUILD=1 FUZZ_BUILD_DIR="$BUILD" fuzz/run_fuzz.sh "${FUZZ_CI_SECONDS:-20}"
 echo "sanitizers + fuzz: build $((built - start)) s, unit tests under ASan+UBSan $((tested - built)) s, fuzzing $(($(date +%s) - tested)) s"
