@@ -132,9 +132,11 @@ def derive(name, sibling_name, models_dir):
                               "the H200's HBM3e (not measured on this GPU's HBM3)" % ACTIVITY_SOURCE}
         else:
             m["activity"], p["/activity"] = scaled_activity(m, ref_model)
+    read_out = p.get("/clocks/sm_mhz", {}).get("source") == "measured"  # the base holds the part's NVML read-out
     p["summary"] = ("datasheet, not yet calibrated: scaled from the calibrated %s (V-f shape, time scaling, "
-                    "governor, power per class x %.3f); clock tables, cap and specs from datasheets; idle power and "
-                    "switch latency estimated" % (sibling_name, head))
+                    "governor, power per class x %.3f); %s; idle power and switch latency estimated"
+                    % (sibling_name, head, "clock tables and power limit read out by NVML on the part, specs from "
+                       "datasheets" if read_out else "clock tables, cap and specs from datasheets"))
     p["generated_by"] = "models/calibration/siblings.py"
     return m
 
