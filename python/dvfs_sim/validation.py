@@ -17,7 +17,7 @@ def validate_models(sections=None):
     known = list(core().model_check_sections())
     if sections is None:
         sections = known
-    if isinstance(sections, (str, bytes)) or not hasattr(sections, "__iter__"):
+    if not isinstance(sections, (list, tuple)):  # a str, bytes, set or dict would be taken apart or lose its order
         raise InputError(f"sections: expected a list of some of {', '.join(known)}, got {type(sections).__name__}")
     sections = [text_arg("sections", s) for s in sections]
     if not sections:

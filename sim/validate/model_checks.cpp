@@ -451,9 +451,15 @@ Json validate_models() { return validate_models(model_check_sections()); }
 
 Json validate_models(const std::vector<std::string>& sections) {
   const auto& known = model_check_sections();
-  for (const std::string& s : sections)
+  const char* expected = "expected some of stage_profiles, retarget, recordings, power_suite, each once";
+  if (sections.empty()) throw InputError("validate --models", "sections", std::string(expected) + ", got none");
+  std::set<std::string> seen;
+  for (const std::string& s : sections) {
     if (std::find(known.begin(), known.end(), s) == known.end())
-      throw InputError("validate --models", "sections", "expected some of stage_profiles, retarget, recordings, power_suite, got \"" + s + "\"");
+      throw InputError("validate --models", "sections", std::string(expected) + ", got \"" + s + "\"");
+    if (!seen.insert(s).second)
+      throw InputError("validate --models", "sections", std::string(expected) + ", got \"" + s + "\" twice");
+  }
   const auto wanted = [&](const char* s) { return std::find(sections.begin(), sections.end(), s) != sections.end(); };
   const std::string prof_dir = data_dir() + "/traces/profiles/perseus/";
   Json report = Json::object();

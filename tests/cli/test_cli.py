@@ -87,7 +87,7 @@ def test_models_lists_every_gpu_with_its_status(cli):
     # the H100 is the H200's chip: its activity block is the fit one, unscaled; its memory is its own
     h100, h200 = (json.load(open(models[n]["file"])) for n in ("h100-sxm", "h200"))
     assert h100["activity"] == h200["activity"]
-    assert h100["specs"]["mem_bandwidth_gbs"] == 3350 and h100["clocks"]["mem_mhz"] == [2619.0]
+    assert h100["specs"]["mem_bandwidth_gbs"] == 3350 and h100["clocks"]["mem_mhz"] == [1593.0, 2619.0]
     sl = models["h200"]["switch_latency"]
     assert sl["sm"]["mean_s"] == 0.05 and sl["mem"]["mean_s"] == 0.05 and sl["firmware_s"] == 0.001
     assert models["b200-like"]["switch_latency"]["sm"]["mean_s"] == 0.0001

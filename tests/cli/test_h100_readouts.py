@@ -46,21 +46,23 @@ def test_the_model_holds_every_clock_and_the_power_limit_the_cards_read_out():
         assert model["provenance"][key]["source"] == "measured", key
 
 
-def steady_power_w(run_json):
+def idle_readings(run_json):
+    """(card serial, start of the steady window, its mean power in W) of one idle loop."""
     with open(run_json) as f:
-        s = json.load(f)["micro"]["steady"]
-    return s["energy_mj"] / 1e3 / ((s["t1_ns"] - s["t0_ns"]) / 1e9)
+        run = json.load(f)
+    s = run["micro"]["steady"]
+    return run["device"]["serial"], s["t0_ns"], s["energy_mj"] / 1e3 / ((s["t1_ns"] - s["t0_ns"]) / 1e9)
 
 
 def test_idle_stays_an_estimate_inside_the_spread_of_the_cards_idle_loops():
     split = json.load(open(SPLIT))["h100_readouts"]
     assert "written" in split and "outcome" in split
+    readings = {idle_readings(f) for rec in IDLE_RECORDINGS
+                for f in glob.glob(os.path.join(ROOT, "traces", "recordings", rec, "**", "idle", "run.json"), recursive=True)}
+    assert len(readings) == 12  # 13 idle folders; h100-power-23's micro/idle is a copy of its idle-before: one reading
     by_card = {}
-    for rec in IDLE_RECORDINGS:
-        for f in glob.glob(os.path.join(ROOT, "traces", "recordings", rec, "**", "idle", "run.json"), recursive=True):
-            with open(f) as fh:
-                serial = json.load(fh)["device"]["serial"]
-            by_card.setdefault(serial, []).append(steady_power_w(f))
+    for serial, _, w in readings:
+        by_card.setdefault(serial, []).append(w)
     means = [sum(v) / len(v) for v in by_card.values()]
     assert len(means) == 6
     assert max(means) - min(means) > 6  # the rule's bar: beyond it the estimate is kept

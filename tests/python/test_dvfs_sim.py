@@ -99,10 +99,18 @@ def test_validate_models_computes_only_the_sections_asked_for():
     assert {r["kind"] for r in rep["stage_profiles"]} == {"held-out", "in-sample"}
     with pytest.raises(dvfs_sim.InputError, match="sections.*stage_profiles, retarget, recordings, power_suite.*\"loops\""):
         dvfs_sim.validate_models(["loops"])
-    with pytest.raises(dvfs_sim.InputError, match="sections: expected a list"):
-        dvfs_sim.validate_models("retarget")
+    with pytest.raises(dvfs_sim.InputError, match="\"retarget\" twice"):
+        dvfs_sim.validate_models(["retarget", "retarget"])
+    for not_a_list in ("retarget", b"retarget", bytearray(b"retarget"), {"retarget"}, {"retarget": 1}):
+        with pytest.raises(dvfs_sim.InputError, match="sections: expected a list"):
+            dvfs_sim.validate_models(not_a_list)
+    with pytest.raises(dvfs_sim.InputError, match="sections: expected a string, got int"):
+        dvfs_sim.validate_models(["retarget", 3])
     with pytest.raises(dvfs_sim.InputError, match="sections: expected at least one"):
         dvfs_sim.validate_models([])
+    from dvfs_sim._native import core  # the C++ side refuses what the wrapper lets through to it, too
+    with pytest.raises(dvfs_sim.InputError, match="sections: expected some of .*, got none"):
+        core().validate_models_json([])
 
 
 def test_compare_grid_from_python():
