@@ -459,10 +459,11 @@ Command calibrate_command() {
   c.name = "calibrate";
   c.summary = "fit a GPU model from a stage profile, a recording's natural clock changes, or power-suite kernel loops";
   c.description =
-      "calibrate (--profile CSV | --recording DIR | --power-suite DIR --split FILE) --base MODEL: fit a GPU model\n"
-      "from a per-frequency stage profile (stage,instruction,frequency,time,energy), from a recording's natural clock\n"
-      "changes, or (the activity power model) from the kernel loops a split file lists as fit; MODEL (name or file)\n"
-      "supplies what the data cannot measure; prints the fit table and writes the model file to OUT.json.";
+      "calibrate (--profile CSV | --recording DIR | --power-suite DIR --split FILE | --stream-pairs DIR --split FILE)\n"
+      "--base MODEL: fit a GPU model from a per-frequency stage profile (stage,instruction,frequency,time,energy), from a\n"
+      "recording's natural clock changes, or (the activity power model) from the kernel loops a split file lists as fit;\n"
+      "or the two-stream contention model from the kernel pairs a split file lists as fit; MODEL (name or file) supplies\n"
+      "what the data cannot measure; prints the fit table and writes the model file to OUT.json.";
   c.unknown_option = "unknown argument for calibrate: ";
   c.declare = [](CLI::App& app) -> std::function<int()> {
     auto a = std::make_shared<CalibrateArgs>();
