@@ -137,7 +137,7 @@ int models_main(bool json) {
 struct ValidateArgs {
   std::string dir, gpu, out_file, perseus_runs, perseus, cluster_file, write_plans, workloads, trace_out;
   std::string stream_pairs, split, contention;
-  TextOption p_blocking, power_cap, quantum, min_clock, p2p_latency;
+  TextOption p_blocking, power_cap, quantum, min_clock, p2p_latency, sections;
   bool json = false, models = false, no_frontier = false, no_fits = false, shapes_withheld = false;
 };
 
@@ -192,6 +192,7 @@ int validate_main(const ValidateArgs& a) {
   ClusterSpec cluster = default_cluster_spec();
   if (!a.cluster_file.empty())  // a JSON file with the scenario `cluster` object (multi-rank recordings)
     read_cluster_json(JsonReader(read_json_file(a.cluster_file), a.cluster_file, ""), cluster);
+  if (a.sections.given() && !a.models) throw UsageError("validate --sections goes with --models");
   if (!a.perseus.empty()) return validate_perseus_plans(a, po);
   if (!a.stream_pairs.empty()) return validate_stream_pairs_main(a);
   if (!a.split.empty() || !a.contention.empty()) throw UsageError("validate --split and --contention go with --stream-pairs DIR");
@@ -208,7 +209,7 @@ int validate_main(const ValidateArgs& a) {
     throw UsageError("validate --trace-out takes one single-GPU recording (not --models or a multi-rank directory)");
   if (a.shapes_withheld && (a.models || multi))
     throw UsageError("validate --shapes-withheld takes one single-GPU recording (not --models or a multi-rank directory)");
-  const Json rep = a.models ? validate_models()
+  const Json rep = a.models ? (a.sections.given() ? validate_models(split_commas("--sections", a.sections.value)) : validate_models())
                    : multi  ? validate_multi_rank(a.dir, a.gpu, cluster)
                             : validate_recording(a.dir, a.gpu, a.trace_out, a.shapes_withheld);
   if (!a.out_file.empty()) write_json_output(a.out_file, rep, "validation report");
@@ -427,6 +428,8 @@ Command validate_command() {
     app.add_option("--gpu", a->gpu, "GPU model (name or file; see dvfs-sim models)");
     app.add_option("--cluster", a->cluster_file, "JSON file with a scenario `cluster` object (multi-rank recordings)");
     app.add_flag("--models", a->models, "check the calibrated models on held-out data");
+    add_text_option(app, "--sections", a->sections,
+                    "--models: only these of stage_profiles,retarget,recordings,power_suite (the first two take seconds)");
     app.add_option("--perseus", a->perseus, "a Perseus run directory: every plan's time and energy, then the frontier");
     add_text_option(app, "--p-blocking", a->p_blocking, "--perseus: power while blocked, W (>= 0)");
     add_text_option(app, "--power-cap", a->power_cap, "--perseus: the GPUs' power limit, W");

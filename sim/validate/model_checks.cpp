@@ -475,13 +475,13 @@ Json validate_models(const std::vector<std::string>& sections) {
   return report;
 }
 
-std::string format_model_checks(const Json& r) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(2);
+namespace {
+
+void format_stage_profiles(std::ostream& os, const Json& rows) {
   os << "Stage profiles: each distinct (stage, instruction) series anchored at its highest-clock row, every other\n"
         "clock predicted (the artifact's stages 0-6 are copies of one measurement: 4 distinct series per profile)\n";
   os << "model       profile                       kind      series points  time MAPE  energy MAPE  (max time/energy)  target\n";
-  for (const auto& x : r["stage_profiles"]) {
+  for (const auto& x : rows) {
     const std::string p = x["profile"].get<std::string>();
     os << std::left << std::setw(12) << x["model"].get<std::string>() << std::setw(30) << p.substr(p.find_last_of('/') + 1)
        << std::setw(10) << x["kind"].get<std::string>() << std::right << std::setw(6)
@@ -494,9 +494,12 @@ std::string format_model_checks(const Json& r) {
          << " % " << (x["meets_target"].get<bool>() ? "met" : "MISSED") << std::setprecision(2);
     os << "\n";
   }
+}
+
+void format_retarget(std::ostream& os, const Json& rows) {
   os << "\nRetargeting A100 -> A40 (A100 model + A100 measurements + A40 datasheet model; no A40 profile row used)\n";
   std::string method;
-  for (const auto& x : r["retarget"]) {
+  for (const auto& x : rows) {
     const std::string m = x.value("method", "share");
     if (m != method) {
       method = m;
@@ -519,9 +522,12 @@ std::string format_model_checks(const Json& r) {
          << std::showpos << std::setw(6) << se["time_bias_pct"].get<double>() << std::noshowpos << " %)  energy MAPE "
          << std::setw(6) << se["energy_mape_pct"].get<double>() << " %\n";
   }
+}
+
+void format_h200_recordings(std::ostream& os, const Json& rows) {
   os << "\nH200 recordings, calibrated h200 model, native governor (energy per step target <= 5 %)\n";
   os << "recording              kind        steps  energy/step MAPE  worst (at recorded clocks)  total energy  time/step MAPE  mean power sim/meas\n";
-  for (const auto& h : r["recordings"]) {
+  for (const auto& h : rows) {
     const std::string p = h["recording"].get<std::string>();
     os << std::left << std::setw(23) << p.substr(p.find_last_of('/') + 1) << std::setw(10) << h["kind"].get<std::string>()
        << std::right << std::setw(7) << h["steps"].get<std::size_t>() << std::setw(14)
@@ -535,7 +541,17 @@ std::string format_model_checks(const Json& r) {
   }
   os << "  (a 0.2-0.3 s step sees 2-3 updates of the ~100 ms NVML energy counter: even the replay at the\n"
         "   recorded clocks is off by the worst-step figure in parentheses, while totals agree to a few %)\n";
-  format_power_suite(os, r["power_suite"]);
+}
+
+}  // namespace
+
+std::string format_model_checks(const Json& r) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(2);
+  if (r.contains("stage_profiles")) format_stage_profiles(os, r["stage_profiles"]);
+  if (r.contains("retarget")) format_retarget(os, r["retarget"]);
+  if (r.contains("recordings")) format_h200_recordings(os, r["recordings"]);
+  if (r.contains("power_suite")) format_power_suite(os, r["power_suite"]);
   os << "data: " << r["data"].get<std::string>() << "\n";
   return os.str();
 }

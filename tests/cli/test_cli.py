@@ -222,6 +222,20 @@ def test_calibrate_bad_input_names_file_row_and_problem(cli, root, tmp_path):
     assert r.returncode == 2 and "needs --base" in r.stderr
 
 
+def test_validate_models_sections_prints_and_writes_only_those_sections(cli, tmp_path):
+    out = tmp_path / "profiles.json"
+    r = cli("validate", "--models", "--sections", "stage_profiles, retarget", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("Stage profiles:") and "Retargeting A100 -> A40" in r.stdout
+    assert "H200 recordings, calibrated h200 model" not in r.stdout and r.stdout.rstrip().splitlines()[-1].startswith("data: ")
+    assert set(json.loads(out.read_text())) == {"stage_profiles", "retarget", "data"}
+    for args, message in ((["--models", "--sections", "loops"], 'sections: expected some of stage_profiles, retarget, recordings, power_suite, each once, got "loops"'),
+                          (["--models", "--sections", "retarget,retarget"], '"retarget" twice'),
+                          (["--models", "--sections", "retarget,,recordings"], "--sections: expected comma-separated items with none empty"),
+                          (["--sections", "retarget"], "validate --sections goes with --models")):
+        assert_one_line_error(cli("validate", *args), message)
+
+
 def test_validate_models_reports_held_out_retarget_and_recording_figures(models_report):
     # the session's one run (about a minute): the text on stdout, the same report as JSON in -o's file
     r, rep = models_report
