@@ -193,6 +193,8 @@ int validate_main(const ValidateArgs& a) {
   if (!a.cluster_file.empty())  // a JSON file with the scenario `cluster` object (multi-rank recordings)
     read_cluster_json(JsonReader(read_json_file(a.cluster_file), a.cluster_file, ""), cluster);
   if (a.sections.given() && !a.models) throw UsageError("validate --sections goes with --models");
+  if (a.models && (!a.perseus.empty() || !a.perseus_runs.empty() || !a.stream_pairs.empty()))
+    throw UsageError("validate --models takes no --perseus, --perseus-runs or --stream-pairs (one check per call)");
   if (!a.perseus.empty()) return validate_perseus_plans(a, po);
   if (!a.stream_pairs.empty()) return validate_stream_pairs_main(a);
   if (!a.split.empty() || !a.contention.empty()) throw UsageError("validate --split and --contention go with --stream-pairs DIR");
@@ -409,7 +411,8 @@ Command validate_command() {
       "validate RECORDING_DIR --gpu NAME [--cluster FILE]: replay a recording's profiled steps and compare with its\n"
       "  measured time and energy; a directory of rank<N>/ recordings is one multi-GPU job (collectives matched and\n"
       "  run on the cluster of FILE).\n"
-      "validate --models: check the calibrated models on data their fits did not see (stage profiles, retargeting, H200).\n"
+      "validate --models [--sections LIST]: check the calibrated models on data their fits did not see (stage profiles,\n"
+      "  retargeting, H200 recordings, power suite; LIST: some of stage_profiles,retarget,recordings,power_suite).\n"
       "validate --perseus DIR: every plan N of a Perseus run directory (N.sched.json + N.prof.json, .gz allowed):\n"
       "  first the models-only prediction (no fit on DIR: the workload of traces/perseus-baselines/workloads.json, its\n"
       "  default-settings run and the GPU model; only the plans' clocks read from DIR), then the variants fitted on DIR\n"

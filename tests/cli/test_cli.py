@@ -232,7 +232,9 @@ def test_validate_models_sections_prints_and_writes_only_those_sections(cli, tmp
     for args, message in ((["--models", "--sections", "loops"], 'sections: expected some of stage_profiles, retarget, recordings, power_suite, each once, got "loops"'),
                           (["--models", "--sections", "retarget,retarget"], '"retarget" twice'),
                           (["--models", "--sections", "retarget,,recordings"], "--sections: expected comma-separated items with none empty"),
-                          (["--sections", "retarget"], "validate --sections goes with --models")):
+                          (["--sections", "retarget"], "validate --sections goes with --models"),
+                          (["--models", "--perseus-runs", tmp_path], "validate --models takes no --perseus, --perseus-runs or --stream-pairs"),
+                          (["--models", "--sections", "retarget", "--stream-pairs", tmp_path], "takes no --perseus")):
         assert_one_line_error(cli("validate", *args), message)
 
 
