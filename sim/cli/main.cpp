@@ -182,6 +182,17 @@ int validate_stream_pairs_main(const ValidateArgs& a) {
   return 0;
 }
 
+// `validate --models [--sections LIST]`; a bad name is reported against the option the user typed.
+Json models_report(const ValidateArgs& a) {
+  if (!a.sections.given()) return validate_models();
+  const std::vector<std::string> sections = split_commas("--sections", a.sections.value);
+  try {
+    return validate_models(sections);
+  } catch (const InputError& e) {
+    throw InputError("--sections", "", e.problem());
+  }
+}
+
 int validate_main(const ValidateArgs& a) {
   const PerseusValidationOptions po = perseus_options(a);
   double p2p = 0;
@@ -211,7 +222,7 @@ int validate_main(const ValidateArgs& a) {
     throw UsageError("validate --trace-out takes one single-GPU recording (not --models or a multi-rank directory)");
   if (a.shapes_withheld && (a.models || multi))
     throw UsageError("validate --shapes-withheld takes one single-GPU recording (not --models or a multi-rank directory)");
-  const Json rep = a.models ? (a.sections.given() ? validate_models(split_commas("--sections", a.sections.value)) : validate_models())
+  const Json rep = a.models ? models_report(a)
                    : multi  ? validate_multi_rank(a.dir, a.gpu, cluster)
                             : validate_recording(a.dir, a.gpu, a.trace_out, a.shapes_withheld);
   if (!a.out_file.empty()) write_json_output(a.out_file, rep, "validation report");

@@ -229,7 +229,7 @@ def test_validate_models_sections_prints_and_writes_only_those_sections(cli, tmp
     assert r.stdout.startswith("Stage profiles:") and "Retargeting A100 -> A40" in r.stdout
     assert "H200 recordings, calibrated h200 model" not in r.stdout and r.stdout.rstrip().splitlines()[-1].startswith("data: ")
     assert set(json.loads(out.read_text())) == {"stage_profiles", "retarget", "data"}
-    for args, message in ((["--models", "--sections", "loops"], 'sections: expected some of stage_profiles, retarget, recordings, power_suite, each once, got "loops"'),
+    for args, message in ((["--models", "--sections", "loops"], '--sections: expected some of stage_profiles, retarget, recordings, power_suite, each once, got "loops"'),
                           (["--models", "--sections", "retarget,retarget"], '"retarget" twice'),
                           (["--models", "--sections", "retarget,,recordings"], "--sections: expected comma-separated items with none empty"),
                           (["--sections", "retarget"], "validate --sections goes with --models"),
