@@ -1,8 +1,8 @@
 #include "sim/validate/model_checks.hpp"
 
 #include "models/src/model_registry.hpp"
-#include "sim/core/errors.hpp"
 #include "sim/calibrate/power_fit.hpp"
+#include "sim/core/errors.hpp"
 #include "sim/validate/loop_check.hpp"
 #include "sim/validate/profile_check.hpp"
 #include "sim/validate/repeat_recordings.hpp"
@@ -451,14 +451,16 @@ Json validate_models() { return validate_models(model_check_sections()); }
 
 Json validate_models(const std::vector<std::string>& sections) {
   const auto& known = model_check_sections();
-  const char* expected = "expected some of stage_profiles, retarget, recordings, power_suite, each once";
-  if (sections.empty()) throw InputError("validate --models", "sections", std::string(expected) + ", got none");
+  std::string expected = "expected some of ";
+  for (std::size_t i = 0; i < known.size(); ++i) expected += (i ? ", " : "") + known[i];
+  expected += ", each once";
+  if (sections.empty()) throw InputError("validate --models", "sections", expected + ", got none");
   std::set<std::string> seen;
   for (const std::string& s : sections) {
     if (std::find(known.begin(), known.end(), s) == known.end())
-      throw InputError("validate --models", "sections", std::string(expected) + ", got \"" + s + "\"");
+      throw InputError("validate --models", "sections", expected + ", got \"" + s + "\"");
     if (!seen.insert(s).second)
-      throw InputError("validate --models", "sections", std::string(expected) + ", got \"" + s + "\" twice");
+      throw InputError("validate --models", "sections", expected + ", got \"" + s + "\" twice");
   }
   const auto wanted = [&](const char* s) { return std::find(sections.begin(), sections.end(), s) != sections.end(); };
   const std::string prof_dir = data_dir() + "/traces/profiles/perseus/";
