@@ -329,6 +329,54 @@ TEST_CASE("kernels replayed from a CUDA graph carry no operator: the import says
   CHECK(plain.notes.empty());
 }
 
+// Recorded on an H100 by traces/recorder/record_profiler_options.py: the same four steps profiled with PyTorch's
+// default options and with record_shapes, with_stack, profile_memory, with_flops and with_modules all on.
+namespace {
+
+std::string profiler_options_trace(const std::string& name) {
+  return data_dir() + "/traces/recordings/h100-profiler-options/" + name;
+}
+
+double kernel_time_us(const Workload& wl) {
+  double us = 0;
+  for (const Kernel& k : wl.ranks.at(0).kernels) us += k.duration_s * 1e6;
+  return us;
+}
+
+bool notes_profiler_overhead(const ImportReport& rep) {
+  return std::any_of(rep.notes.begin(), rep.notes.end(), [](const std::string& n) { return n.find("profiler's own host work") != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("a trace written with every profiler option on imports to the default options' kernels, with a note on the host gaps",
+          "[traces][pytorch]") {
+  for (const KinetoReader reader : {KinetoReader::checked, KinetoReader::streaming}) {
+    ImportReport plain_rep, all_rep;
+    const Workload plain = import_kineto(profiler_options_trace("cnn-plain.json.gz"), classifier(), &plain_rep, reader);
+    const Workload all = import_kineto(profiler_options_trace("cnn-all-options.json.gz"), classifier(), &all_rep, reader);
+    REQUIRE(plain.ranks.size() == 1);
+    REQUIRE(all.ranks.size() == 1);
+    // python_function ranges and [memory] instants are no device work: the same 424 activities, the same busy time
+    CHECK(plain.ranks[0].kernels.size() == 424);
+    CHECK(all.ranks[0].kernels.size() == plain.ranks[0].kernels.size());
+    CHECK(kernel_time_us(all) == Approx(kernel_time_us(plain)).epsilon(0.02));
+    CHECK_FALSE(notes_profiler_overhead(plain_rep));
+    REQUIRE(notes_profiler_overhead(all_rep));
+    CHECK_THAT(all_rep.notes[0], Catch::Contains("with_stack / with_modules (2510 python_function events) and profile_memory (912 [memory] events)"));
+  }
+}
+
+TEST_CASE("a file of one profiler schedule cycle, gzipped by tensorboard_trace_handler, holds that cycle's active steps",
+          "[traces][pytorch]") {
+  // schedule(wait=1, warmup=1, active=2, repeat=2): each cycle's file holds its two active steps
+  const Workload wl =
+      import_kineto(profiler_options_trace("cnn-scheduled/vm_967.1796681556681751269.pt.trace.json.gz"), classifier());
+  REQUIRE(wl.ranks.size() == 1);
+  CHECK(wl.ranks[0].steps.size() == 2);
+  CHECK(wl.ranks[0].kernels.size() == 212);  // half of the unscheduled four steps' 424
+}
+
 TEST_CASE("operator shapes whose counted work no GPU could do in the kernel's time are refused, not priced", "[traces][pytorch][errors]") {
   // an 8192^3 bf16 GEMM in 10 us would be 110 PFLOP/s: above any part, but a miscount of that size is still priced;
   // 2^31-sided matrices in 10 us are 1.9e15 TFLOP/s: no GPU, so the shapes are wrong

@@ -5,7 +5,7 @@ A third-party trace is made by the user's own `torch.profiler` call, often with 
 no `record_shapes` (PyTorch's default), a `schedule` whose cycles `tensorboard_trace_handler` writes to one gzipped
 file each, and CUDA-graph replays. Each variant profiles the same steps of the same two workloads in one process, so
 their imports should agree with each other (kernel count and kernel time per step) within run-to-run noise; the
-comparison is made on this side (`models/calibration/profiler_options.py`). NVML is not touched; no card setting is
+comparison is made on this side (`traces/recorder/compare_profiler_options.py`). NVML is not touched; no card setting is
 changed.
 
 Usage (GPU machine): python3 record_profiler_options.py OUT_DIR

@@ -587,7 +587,12 @@ void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_
     throw InputError(file, event_field(i) + ".ph",
                      "expected \"X\" (a complete event with ts and dur) for a device activity of category " + Json(cat).dump() + ", got " +
                          ph->dump());
-  if (!complete && ph->is_string()) return;  // host-side flows, instants and counters: nothing the importer reads
+  if (!complete && ph->is_string()) {  // host-side flows, instants and counters: only profile_memory's are counted
+    auto name_it = ev.find("name");
+    if (cat == "cpu_instant_event" && name_it != ev.end() && name_it->is_string() && name_it->get_ref<const std::string&>() == "[memory]")
+      ++t.memory_events;
+    return;
+  }
 
   const Json empty = Json::object();
   auto args_it = ev.find("args");
@@ -598,6 +603,7 @@ void read_event(RawTrace& t, const Json& ev, const std::string& file, std::size_
     return;
   }
   if (t.acts.empty()) note_host_category(t, cat);
+  if (cat == "python_function") return void(++t.python_function_events);
   if (host_category_of(cat) == HostCategory::other && (args.contains("device") || args.contains("stream")))
     note_unknown_device_event(t, cat);
   add_host_event(t, ev, args, lower(cat), file, i);
@@ -674,6 +680,8 @@ void append_events(RawTrace& t, RawTrace&& later) {
   moved(t.graph_launches, later.graph_launches);
   if (t.global_rank < 0 && later.rank_from_events) t.global_rank = later.global_rank, t.rank_from_events = true;
   for (const auto& [name, n] : later.not_modelled) t.not_modelled[name] += n;
+  t.python_function_events += later.python_function_events;
+  t.memory_events += later.memory_events;
   t.unknown_device_events += later.unknown_device_events;  // named as one pass would have named them
   for (const auto& [cat, n] : later.unknown_device_categories) count_named(t.unknown_device_categories, cat, n);
 }
@@ -1186,6 +1194,23 @@ class WorkloadBuilder {
     }
     note_graph_kernels();
     note_unknown_device_events();
+    note_profiler_overhead();
+  }
+
+  // with_stack / with_modules and profile_memory make the profiler do more work on the host between launches: a
+  // launch-bound job's recorded host gaps (which the replay keeps) grow with them (docs/trace-formats.md, measured).
+  void note_profiler_overhead() {
+    std::string options;
+    auto add = [&](std::size_t n, const char* option, const char* events) {
+      if (n > 0) options += (options.empty() ? "" : " and ") + std::string(option) + " (" + std::to_string(n) + " " + events + ")";
+    };
+    add(raw_.python_function_events, "with_stack / with_modules", "python_function events");
+    add(raw_.memory_events, "profile_memory", "[memory] events");
+    if (options.empty()) return;
+    rep_.notes.push_back("recorded with " + options +
+                         ": the profiler's own host work lengthens the host gaps the replay keeps, so a job that waits on its "
+                         "host replays slower and at lower power than it runs unprofiled (docs/trace-formats.md, \"Profiler "
+                         "options\")");
   }
 
   // Events on a device of a category that is none of Kineto's (a "kernel" renamed, another tool's): not replayed,

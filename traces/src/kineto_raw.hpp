@@ -167,6 +167,10 @@ struct RawTrace {
   // not replayed, counted in a note. All of them, and the first kHostCategoriesNamed categories with their counts.
   std::size_t unknown_device_events = 0;
   std::vector<std::pair<std::string, std::size_t>> unknown_device_categories;
+  // The profiler's own host work, which lengthens the host gaps a replay keeps: python_function ranges
+  // (with_stack=True, with_modules=True) and "[memory]" instants (profile_memory=True).
+  std::size_t python_function_events = 0;
+  std::size_t memory_events = 0;
 };
 constexpr std::size_t kHostCategoriesNamed = 8;
 // Adds `n` to category `cat` of a list of named counts (host_categories, unknown_device_categories); a new category

@@ -865,11 +865,14 @@ class EventReader {
     const bool device = kind_of(cat->str, kind, old);
     if (ph && !(is_string(ph) && ph->str == "X")) {
       if (device) read_event(*t_, tree_.to_json(ev), file_, i);  // refuses it, as the checked reader does
+      if (!device && is_string(ph) && cat->str == "cpu_instant_event" && is_string(f_[f_name]) && f_[f_name]->str == "[memory]")
+        ++t_->memory_events;  // profile_memory's, counted as the checked reader counts them
       if (is_string(ph) || device) return;
     }
     const HostCategory host = device ? HostCategory::other : host_category_of(cat->str);
     if (!device && t_->acts.empty() && host == HostCategory::other) note_host_category(*t_, cat->str);
     if (!device && host == HostCategory::other) {  // nothing else the importer reads; an unknown one on a device is noted
+      if (cat->str == "python_function") return void(++t_->python_function_events);
       if (kineto_category(cat->str)) return;
       fields_of(tree_, f_[f_args], arg_field, a_);
       if (a_[a_device] || a_[a_stream]) note_unknown_device_event(*t_, cat->str);

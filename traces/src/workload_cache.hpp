@@ -27,7 +27,7 @@ namespace dvfs {
 // LaunchShape, Step, AnnotationSet, CollectiveCall or ImportReport changes, or whenever an importer (Kineto,
 // Nsight Systems, recordings, telemetry alignment) or the classifier's code changes what it produces for the
 // same input files. Entries of another version are never read (they are misses, and rewritten).
-inline constexpr std::uint32_t kWorkloadCacheVersion = 32;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
+inline constexpr std::uint32_t kWorkloadCacheVersion = 33;  // 2: depthwise convolutions count operand loads; 3: Kernel::tensor_issue,
                                                             // FFT convolutions, Rank::clipped; 4: out= tensors written,
                                                             // nll_loss / gather / scatter_add by their indexed elements;
                                                             // 5: _embedding_bag by its indices, unsized aten::index
@@ -82,7 +82,8 @@ inline constexpr std::uint32_t kWorkloadCacheVersion = 32;  // 2: depthwise conv
                                                             // (WorkSource::transfer_bytes); 31: a Chakra file's
                                                             // timed sends / receives too; 32: a clipped
                                                             // transfer's bytes over its recorded time, not
-                                                            // re-priced in dvfs-sim's own exports
+                                                            // re-priced in dvfs-sim's own exports; 33: a note
+                                                            // on with_stack / profile_memory traces
 
 struct CachedImport {
   Workload workload;
