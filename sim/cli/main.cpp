@@ -18,6 +18,7 @@
 #include "sim/results/trace_export.hpp"
 #include "sim/simulation/policy_catalog.hpp"
 #include "sim/simulation/run_scenario.hpp"
+#include "sim/simulation/scenario_file.hpp"
 #include "sim/validate/model_checks.hpp"
 #include "sim/validate/validate.hpp"
 #include "traces/src/workload_cache.hpp"
@@ -333,7 +334,7 @@ int compare_main(const CompareArgs& a) {
       throw InputError("--latency", "", "expected a switch latency >= 0 s (at most 3600), got " + a.latency.value);
   }
   const std::string path = a.scenario.empty() ? default_scenario_path() : a.scenario;
-  if (scenario_kind(read_json_file(path)) == ScenarioKind::synthetic) {  // pipeline policies on a synthesised job
+  if (scenario_kind(read_scenario_document(path)) == ScenarioKind::synthetic) {  // pipeline policies on a synthesised job
     if (latency || a.trace || !a.out_dir.empty()) throw UsageError("compare on a synthetic scenario takes --policies, --budget and --json only");
     const Json t = compare_synthetic(path, a.policies.empty() ? std::vector<std::string>{} : split_commas("--policies", a.policies), budget);
     std::cout << (a.json ? t.dump(2) + "\n" : format_synthetic_comparison(t));

@@ -2,6 +2,7 @@
 
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/simulation/scenario_file.hpp"
 #include "sim/simulation/scenario_kinds.hpp"
 #include "sim/synthetic_run.hpp"
 #include "sim/results/summary.hpp"
@@ -159,7 +160,7 @@ ScenarioRun run_scenario(const Json& doc, const std::string& file, const std::st
 }
 
 ScenarioRun run_scenario_file(const std::string& path, const ScenarioOptions& opts) {
-  return run_scenario(read_json_file(path), path, dirname_of(path), opts);
+  return run_scenario(read_scenario_document(path), path, dirname_of(path), opts);
 }
 
 std::string ScenarioRun::report() const {

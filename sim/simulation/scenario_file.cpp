@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 namespace dvfs {
 
@@ -158,10 +159,37 @@ std::string model_path(const std::string& name_or_path, const std::string& base_
   return normalize_path(std::filesystem::absolute(join_path(base_dir, name_or_path)).string());
 }
 
+// What to write instead, for the errors of read_scenario_document.
+std::string scenario_naming(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);  // a scenario resolves paths from its own folder
+  return "to replay it, a scenario file names it: {\"trace\": " + Json(ec ? path : absolute.lexically_normal().string()).dump() +
+         ", \"gpu\": \"h200\", \"policy\": \"native\"} (README, \"Scenarios\"; `dvfs-sim models` lists the GPUs)";
+}
+
+bool starts_gzipped(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[2] = {0, 0};
+  in.read(magic, 2);
+  return in.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f && static_cast<unsigned char>(magic[1]) == 0x8b;
+}
+
 }  // namespace
 
-Scenario load_scenario(const std::string& path) {
+Json read_scenario_document(const std::string& path) {
+  std::error_code ec;
+  if (!path.empty() && std::filesystem::is_directory(path, ec))
+    throw InputError(path, "", "is a directory (a recording?), expected a scenario file (JSON); " + scenario_naming(path));
+  if (!path.empty() && std::filesystem::is_regular_file(path, ec) && starts_gzipped(path))
+    throw InputError(path, "", "is gzip-compressed (a trace?), expected a scenario file (JSON); " + scenario_naming(path));
   Json doc = read_json_file(path);
+  if (doc.is_object() && doc.contains("traceEvents"))
+    throw InputError(path, "traceEvents", "a Kineto trace, expected a scenario file; " + scenario_naming(path));
+  return doc;
+}
+
+Scenario load_scenario(const std::string& path) {
+  Json doc = read_scenario_document(path);
   return parse_scenario(doc, path, dirname_of(path));
 }
 

@@ -10,6 +10,9 @@
 namespace dvfs {
 
 Scenario load_scenario(const std::string& path);
+// The JSON document of a scenario file. A trace or a recording directory given where a scenario was expected (a user
+// who typed `dvfs-sim run trace.json.gz`) is refused as what it is, with the scenario that would replay it.
+Json read_scenario_document(const std::string& path);
 // `file` names the source in errors; relative paths resolve against `base_dir`.
 Scenario parse_scenario(const Json& doc, const std::string& file, const std::string& base_dir);
 

@@ -150,6 +150,19 @@ def _scenario(tmp_path, root, **changes):
     return path
 
 
+def test_a_trace_or_recording_given_where_a_scenario_is_expected_is_named_as_such(cli, root):
+    # `dvfs-sim run trace.json.gz` is what a new user types first: the error says what the file is and which
+    # scenario would replay it, instead of "malformed JSON" or an unknown key of the trace's header
+    fx = os.path.join(root, "tests", "fixtures")
+    recording = os.path.join(root, "traces", "recordings", "h200-gpt3xl")
+    for command in ("run", "compare"):
+        for path, what in ((os.path.join(fx, "kineto_current.json.gz"), "is gzip-compressed (a trace?)"),
+                           (os.path.join(fx, "kineto_current.json"), "traceEvents: a Kineto trace"),
+                           (recording, "is a directory (a recording?)")):
+            r = cli(command, path)
+            assert_one_line_error(r, path, what, "expected a scenario file", '{"trace": ' + json.dumps(path), '"gpu": "h200"')
+
+
 def test_bad_input_is_one_line_and_exit_code_2(cli, root, tmp_path):
     fx = os.path.join(root, "tests", "fixtures")
     assert_one_line_error(cli("run", _scenario(tmp_path, root, polcy="max")), "s.json", "polcy", "unknown key")
