@@ -8,7 +8,7 @@ their imports should agree with each other (kernel count and kernel time per ste
 comparison is made on this side (`traces/recorder/compare_profiler_options.py`). NVML is not touched; no card setting is
 changed.
 
-Usage (GPU machine): python3 record_profiler_options.py OUT_DIR
+Usage (GPU machine): python3 record_profiler_options.py OUT_DIR [VARIANTS [WORKLOADS]]   (comma lists)
 """
 import json
 import os
@@ -94,11 +94,34 @@ def graph_workload():
     return step
 
 
-VARIANTS = {  # name -> profile() keyword arguments (beyond activities)
+def compiled_workload():
+    """The LM's inference under torch.compile(mode="reduce-overhead"): Triton kernels replayed from CUDA graph trees."""
+    model = TinyLM().cuda().eval().to(torch.bfloat16)
+    compiled = torch.compile(model, mode="reduce-overhead")
+    x = torch.randint(0, 8192, (8, 128), device="cuda")
+
+    def step():
+        with torch.no_grad():
+            for _ in range(4):
+                compiled(x)
+    for _ in range(3):  # compile and record the graphs before any variant profiles
+        step()
+    return step
+
+
+def sync_events_config():
+    from torch._C._profiler import _ExperimentalConfig
+    return _ExperimentalConfig(enable_cuda_sync_events=True)
+
+
+VARIANTS = {  # name -> profile() keyword arguments (activities CPU + CUDA unless given)
     "plain": {},
     "shapes": {"record_shapes": True},
     "all-options": {"record_shapes": True, "with_stack": True, "profile_memory": True, "with_flops": True,
                     "with_modules": True},
+    # second call (forty-third session): what HTA and device-only profiling write
+    "cuda-only": {"activities": [ProfilerActivity.CUDA]},
+    "sync-events": {"experimental_config": "sync_events"},
 }
 
 
@@ -106,7 +129,11 @@ def run_variant(out, workload, step, name, kwargs):
     for _ in range(3):
         step()
     torch.cuda.synchronize()
-    with profile(activities=ACTIVITIES, **kwargs) as prof:
+    kwargs = dict(kwargs)
+    if kwargs.get("experimental_config") == "sync_events":
+        kwargs["experimental_config"] = sync_events_config()
+    kwargs.setdefault("activities", ACTIVITIES)
+    with profile(**kwargs) as prof:
         for _ in range(STEPS):
             step()
             prof.step()
@@ -131,18 +158,24 @@ def run_scheduled(out, workload, step):
 
 def main():
     out = sys.argv[1]
+    # optional: which variants and workloads (comma lists; the first call ran plain, shapes, all-options on cnn, lm, graph
+    # with the schedules; the second cuda-only, sync-events on cnn, lm, compiled)
+    variants = sys.argv[2].split(",") if len(sys.argv) > 2 else ["plain", "shapes", "all-options"]
+    workloads = sys.argv[3].split(",") if len(sys.argv) > 3 else ["cnn", "lm", "graph"]
     os.makedirs(out, exist_ok=True)
     log = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(0),
            "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": {}}
-    for workload, make in (("cnn", cnn_workload), ("lm", lm_workload), ("graph", graph_workload)):
-        step = make()
-        for name, kwargs in VARIANTS.items():
+    makers = {"cnn": cnn_workload, "lm": lm_workload, "graph": graph_workload, "compiled": compiled_workload}
+    for workload in workloads:
+        step = makers[workload]()
+        for name in variants:
+            kwargs = VARIANTS[name]
             t = time.time()
             path = run_variant(out, workload, step, name, kwargs)
-            log["files"][os.path.basename(path)] = {"kwargs": kwargs, "bytes": os.path.getsize(path),
-                                                    "wall_s": round(time.time() - t, 2)}
+            log["files"][os.path.basename(path)] = {"kwargs": {k: str(v) for k, v in kwargs.items()},
+                                                    "bytes": os.path.getsize(path), "wall_s": round(time.time() - t, 2)}
             print(workload, name, os.path.getsize(path), flush=True)
-        if workload != "graph":
+        if workload in ("cnn", "lm") and len(sys.argv) <= 2:
             log["files"][f"{workload}-scheduled"] = run_scheduled(out, workload, step)
             print(workload, "scheduled", log["files"][f"{workload}-scheduled"], flush=True)
         del step
