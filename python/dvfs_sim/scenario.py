@@ -96,6 +96,8 @@ def as_scenario(scenario):
         scenario = default_scenario_path()
     if isinstance(scenario, (str, os.PathLike)):
         path = os.fspath(scenario)
+        if os.path.exists(path):  # a trace, a recording folder or a binary file: named as such (the CLI's check)
+            core().check_scenario_file(path)
         try:
             with open(path) as f:
                 text = f.read()

@@ -6,6 +6,7 @@
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/simulation/scenario_file.hpp"
 #include "sim/simulation/simulation.hpp"
 #include "sim/calibrate/profile_fit.hpp"
 #include "sim/compare.hpp"
@@ -75,5 +76,7 @@ PYBIND11_MODULE(_core, m) {
   }, "Every registered policy: name, summary, kind (online / planned / pipeline), the keys it accepts.");
   m.def("default_comparison", &dvfs::default_comparison);
   m.def("default_scenario_path", &dvfs::default_scenario_path);
+  // a trace or a recording given where a scenario file belongs is refused as what it is (the CLI's message)
+  m.def("check_scenario_file", [](const std::string& path) { dvfs::read_scenario_document(path); });
   m.def("data_dir", &dvfs::data_dir);
 }

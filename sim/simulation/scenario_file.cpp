@@ -6,6 +6,8 @@
 #include "sim/simulation/policy_catalog.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -159,29 +161,65 @@ std::string model_path(const std::string& name_or_path, const std::string& base_
   return normalize_path(std::filesystem::absolute(join_path(base_dir, name_or_path)).string());
 }
 
-// What to write instead, for the errors of read_scenario_document.
-std::string scenario_naming(const std::string& path) {
+// What to write instead, for the errors of read_scenario_document: the scenario that names `trace`.
+std::string scenario_naming(const std::string& trace) {
   std::error_code ec;
-  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);  // a scenario resolves paths from its own folder
-  return "to replay it, a scenario file names it: {\"trace\": " + Json(ec ? path : absolute.lexically_normal().string()).dump() +
+  const std::filesystem::path absolute = std::filesystem::absolute(trace, ec);  // a scenario resolves paths from its own folder
+  const std::string shown = Json(ec ? trace : absolute.lexically_normal().string()).dump(-1, ' ', false, Json::error_handler_t::replace);
+  return "to replay it, a scenario file names it: {\"trace\": " + shown +
          ", \"gpu\": \"h200\", \"policy\": \"native\"} (README, \"Scenarios\"; `dvfs-sim models` lists the GPUs)";
 }
 
-bool starts_gzipped(const std::string& path) {
+// The first bytes of a file (fewer when it is shorter).
+std::string first_bytes(const std::string& path, std::size_t n) {
   std::ifstream in(path, std::ios::binary);
-  char magic[2] = {0, 0};
-  in.read(magic, 2);
-  return in.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f && static_cast<unsigned char>(magic[1]) == 0x8b;
+  std::string bytes(n, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(n));
+  bytes.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  return bytes;
+}
+
+bool trace_file_name(const std::string& name) {
+  for (const char* end : {".json", ".json.gz", ".et", ".et.gz", ".sqlite"})
+    if (name.size() > std::strlen(end) && name.compare(name.size() - std::strlen(end), std::string::npos, end) == 0) return true;
+  return false;
+}
+
+// A directory where a scenario belongs: a recording (replayed by naming the folder), a folder of trace files (one
+// of them), or neither.
+[[noreturn]] void refuse_directory(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string head = "is a directory, expected a scenario file (JSON)";
+  if (fs::exists(fs::path(path) / "run.json", ec) || fs::exists(fs::path(path) / "rank0", ec))
+    throw InputError(path, "", head + "; it holds a recording: " + scenario_naming(path));
+  std::vector<std::string> traces;
+  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file(ec) && trace_file_name(it->path().filename().string())) traces.push_back(it->path().string());
+  if (traces.empty()) throw InputError(path, "", head);
+  std::sort(traces.begin(), traces.end());
+  throw InputError(path, "", head + "; it holds " + std::to_string(traces.size()) + " trace file" + (traces.size() == 1 ? "" : "s") +
+                                 ": a scenario file names one of them (or the folder, when they are the ranks of one job); for the first, " +
+                                 scenario_naming(traces.front()).substr(std::strlen("to replay it, ")));
 }
 
 }  // namespace
 
 Json read_scenario_document(const std::string& path) {
   std::error_code ec;
-  if (!path.empty() && std::filesystem::is_directory(path, ec))
-    throw InputError(path, "", "is a directory (a recording?), expected a scenario file (JSON); " + scenario_naming(path));
-  if (!path.empty() && std::filesystem::is_regular_file(path, ec) && starts_gzipped(path))
-    throw InputError(path, "", "is gzip-compressed (a trace?), expected a scenario file (JSON); " + scenario_naming(path));
+  if (!path.empty() && std::filesystem::is_directory(path, ec)) refuse_directory(path);
+  if (!path.empty() && std::filesystem::is_regular_file(path, ec)) {
+    const std::string head = first_bytes(path, 16);
+    const auto byte = [&](std::size_t i) { return i < head.size() ? static_cast<unsigned char>(head[i]) : 0u; };
+    if (byte(0) == 0x1f && byte(1) == 0x8b)
+      throw InputError(path, "", "is gzip-compressed (a trace?), expected a scenario file (JSON); " + scenario_naming(path));
+    if (head.rfind("SQLite format 3", 0) == 0)
+      throw InputError(path, "", "is an SQLite database (an Nsight Systems export?), expected a scenario file (JSON); " + scenario_naming(path));
+    std::size_t i = head.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // a UTF-8 byte order mark
+    while (i < head.size() && std::isspace(byte(i))) ++i;
+    if (i < head.size() && (byte(i) < 0x20 || byte(i) >= 0x80))
+      throw InputError(path, "", "is a binary file (a Chakra .et trace?), expected a scenario file (JSON); " + scenario_naming(path));
+  }
   Json doc = read_json_file(path);
   if (doc.is_object() && doc.contains("traceEvents"))
     throw InputError(path, "traceEvents", "a Kineto trace, expected a scenario file; " + scenario_naming(path));

@@ -150,17 +150,29 @@ def _scenario(tmp_path, root, **changes):
     return path
 
 
-def test_a_trace_or_recording_given_where_a_scenario_is_expected_is_named_as_such(cli, root):
+def test_a_trace_or_recording_given_where_a_scenario_is_expected_is_named_as_such(cli, root, tmp_path):
     # `dvfs-sim run trace.json.gz` is what a new user types first: the error says what the file is and which
     # scenario would replay it, instead of "malformed JSON" or an unknown key of the trace's header
     fx = os.path.join(root, "tests", "fixtures")
     recording = os.path.join(root, "traces", "recordings", "h200-gpt3xl")
+    cycles = os.path.join(root, "traces", "recordings", "h100-profiler-options", "cnn-scheduled")
+    first_cycle = os.path.join(cycles, "vm_967.1796681556681751269.pt.trace.json.gz")
     for command in ("run", "compare"):
-        for path, what in ((os.path.join(fx, "kineto_current.json.gz"), "is gzip-compressed (a trace?)"),
-                           (os.path.join(fx, "kineto_current.json"), "traceEvents: a Kineto trace"),
-                           (recording, "is a directory (a recording?)")):
+        for path, what, named in ((os.path.join(fx, "kineto_current.json.gz"), "is gzip-compressed (a trace?)", None),
+                                  (os.path.join(fx, "kineto_current.json"), "traceEvents: a Kineto trace", None),
+                                  (recording, "is a directory, expected a scenario file (JSON); it holds a recording", None),
+                                  (cycles, "it holds 2 trace files: a scenario file names one of them", first_cycle)):
             r = cli(command, path)
-            assert_one_line_error(r, path, what, "expected a scenario file", '{"trace": ' + json.dumps(path), '"gpu": "h200"')
+            assert_one_line_error(r, path, what, "expected a scenario file", '{"trace": ' + json.dumps(named or path),
+                                  '"gpu": "h200"')
+    # the scenario the message suggests replays the recording
+    message = cli("run", recording).stderr
+    suggested = json.loads(message[message.index('{"trace"'):message.index("}", message.index('{"trace"')) + 1])
+    scenario = tmp_path / "suggested.json"
+    scenario.write_text(json.dumps(suggested))
+    r = cli("run", scenario, "-o", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["totals"]["energy_j"] > 0
 
 
 def test_bad_input_is_one_line_and_exit_code_2(cli, root, tmp_path):

@@ -1,6 +1,7 @@
 """`import dvfs_sim`: the pybind11 module built by CMake."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -45,6 +46,16 @@ def test_bad_scenarios_raise_input_error_naming_the_field():
         dvfs_sim.run("/nonexistent/scenario.json")
     with pytest.raises(TypeError):
         dvfs_sim.run(42)
+
+
+def test_a_trace_or_recording_given_as_a_scenario_raises_input_error_saying_what_it_is():
+    fx = os.path.join(ROOT, "tests", "fixtures")
+    for path, what in ((os.path.join(fx, "kineto_current.json.gz"), "is gzip-compressed"),
+                       (os.path.join(fx, "kineto_current.json"), "traceEvents: a Kineto trace"),
+                       (os.path.join(ROOT, "traces", "recordings", "h200-gpt3xl"), "it holds a recording")):
+        for call in (dvfs_sim.run, dvfs_sim.load_scenario):
+            with pytest.raises(dvfs_sim.InputError, match=f"(?=.*{re.escape(what)})(?=.*expected a scenario file)"):
+                call(path)
 
 
 def test_models_and_validate_are_available():

@@ -3,9 +3,9 @@
 A third-party trace is made by the user's own `torch.profiler` call, often with options dvfs_sim.record leaves off:
 `with_stack` (python_function events), `profile_memory` ([memory] instant events), `with_flops`, `with_modules`,
 no `record_shapes` (PyTorch's default), a `schedule` whose cycles `tensorboard_trace_handler` writes to one gzipped
-file each, and CUDA-graph replays. Each variant profiles the same steps of the same two workloads in one process, so
-their imports should agree with each other (kernel count and kernel time per step) within run-to-run noise; the
-comparison is made on this side (`traces/recorder/compare_profiler_options.py`). NVML is not touched; no card setting is
+file each, CUDA-graph replays, device-only profiling, CUDA sync events and torch.compile's graph trees. Each variant
+profiles four steps of each workload in one process, one variant after another, so their imports should agree with
+each other (device activities and their busy time) within run-to-run noise; the comparison is made on this side (`traces/recorder/compare_profiler_options.py`). NVML is not touched; no card setting is
 changed.
 
 Usage (GPU machine): python3 record_profiler_options.py OUT_DIR [VARIANTS [WORKLOADS]]   (comma lists)
@@ -166,6 +166,9 @@ def main():
     log = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(0),
            "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": {}}
     makers = {"cnn": cnn_workload, "lm": lm_workload, "graph": graph_workload, "compiled": compiled_workload}
+    unknown = [n for n in variants if n not in VARIANTS] + [w for w in workloads if w not in makers]
+    if unknown:
+        sys.exit(f"unknown variant or workload {unknown}: variants {sorted(VARIANTS)}, workloads {sorted(makers)}")
     for workload in workloads:
         step = makers[workload]()
         for name in variants:

@@ -1202,10 +1202,10 @@ class WorkloadBuilder {
   void note_profiler_overhead() {
     std::string options;
     auto add = [&](std::size_t n, const char* option, const char* events) {
-      if (n > 0) options += (options.empty() ? "" : " and ") + std::string(option) + " (" + std::to_string(n) + " " + events + ")";
+      if (n > 0) options += (options.empty() ? "" : " and ") + std::string(option) + " (" + std::to_string(n) + " " + events + (n == 1 ? ")" : "s)");
     };
-    add(raw_.python_function_events, "with_stack / with_modules", "python_function events");
-    add(raw_.memory_events, "profile_memory", "[memory] events");
+    add(raw_.python_function_events, "with_stack / with_modules", "python_function event");
+    add(raw_.memory_events, "profile_memory", "[memory] event");
     if (options.empty()) return;
     rep_.notes.push_back("recorded with " + options +
                          ": the profiler's own host work lengthens the host gaps the replay keeps, so a job that waits on its "
