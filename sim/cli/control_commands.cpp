@@ -9,6 +9,7 @@
 #include "sim/control/control_scenario.hpp"
 #include "sim/control/fleet.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/simulation/scenario_file.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -75,7 +76,7 @@ int control_main(const ControlArgs& a) {
     if (!(duration > 0)) throw InputError("--duration", "", "expected seconds > 0");
   }
   if (a.file.empty()) throw UsageError("control: expected a scenario file (e.g. scenarios/power-budget/grpo-7b-16gpu.json)");
-  Json doc = read_json_file(a.file);
+  Json doc = read_scenario_document(a.file);  // a trace given here is named as such
   for (const std::string& kv : a.sets) set_key(doc, kv);
   ControlScenario sc = parse_control_scenario(doc, a.file, dirname_of(a.file));
   if (seed >= 0) sc.seed = static_cast<std::uint64_t>(seed);
@@ -112,7 +113,7 @@ int fleet_main(const FleetArgs& a) {
     if (!(duration > 0)) throw InputError("--duration", "", "expected seconds > 0");
   }
   if (a.file.empty()) throw UsageError("fleet: expected a fleet scenario file (e.g. scenarios/power-budget/fleet-mixed.json)");
-  FleetScenario fs = load_fleet_scenario(a.file);
+  FleetScenario fs = parse_fleet_scenario(read_scenario_document(a.file), a.file);
   if (!a.sizes.empty()) {
     fs.sizes.clear();
     for (const std::string& s : split_commas("--sizes", a.sizes)) {

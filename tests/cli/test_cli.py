@@ -165,6 +165,9 @@ def test_a_trace_or_recording_given_where_a_scenario_is_expected_is_named_as_suc
             r = cli(command, path)
             assert_one_line_error(r, path, what, "expected a scenario file", '{"trace": ' + json.dumps(named or path),
                                   '"gpu": "h200"')
+    for command in ("control", "fleet"):  # the power-budget and fleet commands read scenario files too
+        gz = os.path.join(fx, "kineto_current.json.gz")
+        assert_one_line_error(cli(command, gz), gz, "is gzip-compressed (a trace?)", "expected a scenario file")
     # the scenario the message suggests replays the recording
     message = cli("run", recording).stderr
     suggested = json.loads(message[message.index('{"trace"'):message.index("}", message.index('{"trace"')) + 1])
