@@ -96,8 +96,8 @@ def as_scenario(scenario):
         scenario = default_scenario_path()
     if isinstance(scenario, (str, os.PathLike)):
         path = os.fspath(scenario)
-        if os.path.exists(path):  # a trace, a recording folder or a binary file: named as such (the CLI's check)
-            core().check_scenario_file(path)
+        if os.path.isfile(path) or os.path.isdir(path):  # a trace, a recording folder, a binary file: named (the CLI's check)
+            core().check_scenario_file(os.fsencode(path))  # bytes: a file name that is not UTF-8 passes as it is
         try:
             with open(path) as f:
                 text = f.read()

@@ -8,6 +8,7 @@
 #include "sim/control/fleet.hpp"
 #include "sim/control/observation.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/simulation/scenario_file.hpp"
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -154,7 +155,7 @@ void bind_control(py::module_& m) {
       .def_property_readonly("duration_s", &EnvCore::duration_s)
       .def_property_readonly("seed", &EnvCore::seed);
   m.def("fleet_study_json", [](const std::string& path, const std::vector<int>& sizes, double duration_s, bool samples) {
-    dvfs::FleetScenario fs = dvfs::load_fleet_scenario(path);
+    dvfs::FleetScenario fs = dvfs::parse_fleet_scenario(dvfs::read_scenario_document(path), path);  // a trace named as such
     if (!sizes.empty()) fs.sizes = sizes;
     for (int n : fs.sizes)
       if (n < 1) throw dvfs::InputError(path, "fleet.sizes", "expected whole numbers of GPUs >= 1");

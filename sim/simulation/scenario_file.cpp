@@ -161,12 +161,12 @@ std::string model_path(const std::string& name_or_path, const std::string& base_
   return normalize_path(std::filesystem::absolute(join_path(base_dir, name_or_path)).string());
 }
 
-// What to write instead, for the errors of read_scenario_document: the scenario that names `trace`.
+// What to write instead, for the errors of read_scenario_document: the replay scenario that names `trace`.
 std::string scenario_naming(const std::string& trace) {
   std::error_code ec;
   const std::filesystem::path absolute = std::filesystem::absolute(trace, ec);  // a scenario resolves paths from its own folder
   const std::string shown = Json(ec ? trace : absolute.lexically_normal().string()).dump(-1, ' ', false, Json::error_handler_t::replace);
-  return "to replay it, a scenario file names it: {\"trace\": " + shown +
+  return "a scenario file for `dvfs-sim run` names it: {\"trace\": " + shown +
          ", \"gpu\": \"h200\", \"policy\": \"native\"} (README, \"Scenarios\"; `dvfs-sim models` lists the GPUs)";
 }
 
@@ -179,28 +179,43 @@ std::string first_bytes(const std::string& path, std::size_t n) {
   return bytes;
 }
 
-bool trace_file_name(const std::string& name) {
-  for (const char* end : {".json", ".json.gz", ".et", ".et.gz", ".sqlite"})
-    if (name.size() > std::strlen(end) && name.compare(name.size() - std::strlen(end), std::string::npos, end) == 0) return true;
-  return false;
+bool ends_with(const std::string& name, const char* end) {
+  return name.size() > std::strlen(end) && name.compare(name.size() - std::strlen(end), std::string::npos, end) == 0;
+}
+
+// A trace file by its name, or a plain .json whose first 4 KiB name Kineto's events (a scenario's do not).
+bool trace_file(const std::filesystem::path& file) {
+  const std::string name = file.filename().string();
+  for (const char* end : {".json.gz", ".et", ".et.gz", ".sqlite", ".pt.trace.json"})
+    if (ends_with(name, end)) return true;
+  return ends_with(name, ".json") && first_bytes(file.string(), 4096).find("\"traceEvents\"") != std::string::npos;
 }
 
 // A directory where a scenario belongs: a recording (replayed by naming the folder), a folder of trace files (one
-// of them), or neither.
+// of them), of other JSON files (scenarios?), or none of these.
 [[noreturn]] void refuse_directory(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const std::string head = "is a directory, expected a scenario file (JSON)";
   if (fs::exists(fs::path(path) / "run.json", ec) || fs::exists(fs::path(path) / "rank0", ec))
-    throw InputError(path, "", head + "; it holds a recording: " + scenario_naming(path));
-  std::vector<std::string> traces;
-  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
-    if (it->is_regular_file(ec) && trace_file_name(it->path().filename().string())) traces.push_back(it->path().string());
-  if (traces.empty()) throw InputError(path, "", head);
+    throw InputError(path, "", head + "; it holds a recording: to replay it, " + scenario_naming(path));
+  std::vector<std::string> traces, jsons;
+  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code entry;  // an entry that cannot be read is passed over, the walk goes on
+    if (!it->is_regular_file(entry) || entry) continue;
+    if (trace_file(it->path())) traces.push_back(it->path().string());
+    else if (ends_with(it->path().filename().string(), ".json")) jsons.push_back(it->path().string());
+  }
   std::sort(traces.begin(), traces.end());
-  throw InputError(path, "", head + "; it holds " + std::to_string(traces.size()) + " trace file" + (traces.size() == 1 ? "" : "s") +
-                                 ": a scenario file names one of them (or the folder, when they are the ranks of one job); for the first, " +
-                                 scenario_naming(traces.front()).substr(std::strlen("to replay it, ")));
+  std::sort(jsons.begin(), jsons.end());
+  if (!traces.empty())
+    throw InputError(path, "", head + "; it holds " + std::to_string(traces.size()) + " trace file" + (traces.size() == 1 ? "" : "s") +
+                                   ": to replay one, " + scenario_naming(traces.front()) +
+                                   " (the folder instead, when they are the ranks of one job)");
+  if (!jsons.empty())
+    throw InputError(path, "", head + "; it holds " + std::to_string(jsons.size()) + " other JSON file" + (jsons.size() == 1 ? "" : "s") +
+                                   " (scenarios?): give one of them, e.g. " + Json(jsons.front()).dump(-1, ' ', false, Json::error_handler_t::replace));
+  throw InputError(path, "", head);
 }
 
 }  // namespace
@@ -212,17 +227,21 @@ Json read_scenario_document(const std::string& path) {
     const std::string head = first_bytes(path, 16);
     const auto byte = [&](std::size_t i) { return i < head.size() ? static_cast<unsigned char>(head[i]) : 0u; };
     if (byte(0) == 0x1f && byte(1) == 0x8b)
-      throw InputError(path, "", "is gzip-compressed (a trace?), expected a scenario file (JSON); " + scenario_naming(path));
+      throw InputError(path, "", "is gzip-compressed (a trace?), expected a scenario file (JSON); to replay it, " + scenario_naming(path));
     if (head.rfind("SQLite format 3", 0) == 0)
-      throw InputError(path, "", "is an SQLite database (an Nsight Systems export?), expected a scenario file (JSON); " + scenario_naming(path));
+      throw InputError(path, "", "is an SQLite database (an Nsight Systems export?), expected a scenario file (JSON); to replay it, " +
+                                     scenario_naming(path));
+    if ((byte(0) == 0xff && byte(1) == 0xfe) || (byte(0) == 0xfe && byte(1) == 0xff))  // Windows PowerShell's default
+      throw InputError(path, "", "is UTF-16 text, expected a scenario file in UTF-8 (JSON): save it as UTF-8");
     std::size_t i = head.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // a UTF-8 byte order mark
     while (i < head.size() && std::isspace(byte(i))) ++i;
     if (i < head.size() && (byte(i) < 0x20 || byte(i) >= 0x80))
-      throw InputError(path, "", "is a binary file (a Chakra .et trace?), expected a scenario file (JSON); " + scenario_naming(path));
+      throw InputError(path, "", "is a binary file (a Chakra .et trace?), expected a scenario file (JSON); to replay it, " +
+                                     scenario_naming(path));
   }
   Json doc = read_json_file(path);
   if (doc.is_object() && doc.contains("traceEvents"))
-    throw InputError(path, "traceEvents", "a Kineto trace, expected a scenario file; " + scenario_naming(path));
+    throw InputError(path, "traceEvents", "a Kineto trace, expected a scenario file; to replay it, " + scenario_naming(path));
   return doc;
 }
 

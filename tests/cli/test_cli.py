@@ -161,16 +161,16 @@ def test_a_trace_or_recording_given_where_a_scenario_is_expected_is_named_as_suc
         for path, what, named in ((os.path.join(fx, "kineto_current.json.gz"), "is gzip-compressed (a trace?)", None),
                                   (os.path.join(fx, "kineto_current.json"), "traceEvents: a Kineto trace", None),
                                   (recording, "is a directory, expected a scenario file (JSON); it holds a recording", None),
-                                  (cycles, "it holds 2 trace files: a scenario file names one of them", first_cycle)):
+                                  (cycles, "it holds 2 trace files: to replay one", first_cycle)):
             r = cli(command, path)
-            assert_one_line_error(r, path, what, "expected a scenario file", '{"trace": ' + json.dumps(named or path),
-                                  '"gpu": "h200"')
+            shown = json.dumps(os.path.normpath(os.path.abspath(named or path)), ensure_ascii=False)  # as the message prints it
+            assert_one_line_error(r, path, what, "expected a scenario file", '{"trace": ' + shown, '"gpu": "h200"')
     for command in ("control", "fleet"):  # the power-budget and fleet commands read scenario files too
         gz = os.path.join(fx, "kineto_current.json.gz")
         assert_one_line_error(cli(command, gz), gz, "is gzip-compressed (a trace?)", "expected a scenario file")
     # the scenario the message suggests replays the recording
     message = cli("run", recording).stderr
-    suggested = json.loads(message[message.index('{"trace"'):message.index("}", message.index('{"trace"')) + 1])
+    suggested = json.JSONDecoder().raw_decode(message, message.index('{"trace"'))[0]
     scenario = tmp_path / "suggested.json"
     scenario.write_text(json.dumps(suggested))
     r = cli("run", scenario, "-o", tmp_path / "out")

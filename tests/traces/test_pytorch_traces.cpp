@@ -370,11 +370,19 @@ TEST_CASE("a trace written with every profiler option on imports to the default 
 TEST_CASE("a file of one profiler schedule cycle, gzipped by tensorboard_trace_handler, holds that cycle's active steps",
           "[traces][pytorch]") {
   // schedule(wait=1, warmup=1, active=2, repeat=2): each cycle's file holds its two active steps
+  ImportReport rep;
   const Workload wl =
-      import_kineto(profiler_options_trace("cnn-scheduled/vm_967.1796681556681751269.pt.trace.json.gz"), classifier());
+      import_kineto(profiler_options_trace("cnn-scheduled/vm_967.1796681556681751269.pt.trace.json.gz"), classifier(), &rep);
   REQUIRE(wl.ranks.size() == 1);
   CHECK(wl.ranks[0].steps.size() == 2);
   CHECK(wl.ranks[0].kernels.size() == 212);  // half of the unscheduled four steps' 424
+  // the device-side ProfilerStep ranges hold only the main thread's launches (the forward), not the backward kernels
+  // autograd's thread launches: the steps come from the host's ranges, and the note says so
+  CHECK(rep.step_source == "cpu user_annotation via launch correlation");
+  std::string notes;
+  for (const std::string& n : rep.notes) notes += n + "\n";
+  CHECK_THAT(notes, Catch::Contains("the device-side step ranges (gpu_user_annotation ProfilerStep) hold 36.3 % of the device time") &&
+                               Catch::Contains("autograd's thread"));
 }
 
 TEST_CASE("operator shapes whose counted work no GPU could do in the kernel's time are refused, not priced", "[traces][pytorch][errors]") {

@@ -175,7 +175,8 @@ def main():
             kwargs = VARIANTS[name]
             t = time.time()
             path = run_variant(out, workload, step, name, kwargs)
-            log["files"][os.path.basename(path)] = {"kwargs": {k: str(v) for k, v in kwargs.items()},
+            shown = {k: v if isinstance(v, (bool, int, float, str)) else str(v) for k, v in kwargs.items()}  # JSON as before
+            log["files"][os.path.basename(path)] = {"kwargs": shown,
                                                     "bytes": os.path.getsize(path), "wall_s": round(time.time() - t, 2)}
             print(workload, name, os.path.getsize(path), flush=True)
         if workload in ("cnn", "lm") and len(sys.argv) <= 2:

@@ -1197,6 +1197,17 @@ class WorkloadBuilder {
     note_profiler_overhead();
   }
 
+  // Why the steps come from the host's ranges. Device-side ranges that held too little: an MI300X trace whose
+  // gpu_user_annotation ProfilerStep#N last 16 us each (its steps ~16 ms on the host); PyTorch 2.11 training under a
+  // schedule, whose device-side ranges hold only the main thread's launches, not the backward kernels autograd's thread
+  // launches (traces/recordings/h100-profiler-options/cnn-scheduled).
+  static std::string host_steps_note(double on_gpu, double on_host) {
+    return printf_text("the device-side step ranges (gpu_user_annotation ProfilerStep) hold %.1f %% of the device time, the "
+                       "host's %.1f %%: steps taken from the host's ranges (launch correlation; device-side ranges can miss "
+                       "kernels launched from other host threads, such as a backward pass on autograd's thread)",
+                       100 * on_gpu, 100 * on_host);
+  }
+
   // with_stack / with_modules and profile_memory make the profiler do more work on the host between launches: a
   // launch-bound job's recorded host gaps (which the replay keeps) grow with them (docs/trace-formats.md, measured).
   void note_profiler_overhead() {
@@ -1452,10 +1463,8 @@ class WorkloadBuilder {
     cover(begin, end, d.cpu_ann, host_time, cpu_cover);
     if (d.steps_on_gpu) cover(begin, end, d.step_ranges(), device_time, step_cover);
     else cover(begin, end, d.step_ranges(), host_time, step_cover);
-    // Device-side step ranges that hold under half the device time, where the host's step ranges hold more (an
-    // MI300X trace whose gpu_user_annotation ProfilerStep#N last 16 us each, its steps ~16 ms on the host; PyTorch 2.11
-    // training under a schedule, whose device-side ranges hold only the main thread's launches, not the backward
-    // kernels autograd's thread launches: traces/recordings/h100-profiler-options/cnn-scheduled): the host's.
+    // Device-side step ranges that hold under half the device time, where the host's step ranges hold more: the
+    // host's (host_steps_note).
     if (d.steps_on_gpu && !d.cpu_steps.empty()) {
       double all = 0;
       for (std::size_t i = begin; i < end; ++i) all += acts[i].dur_us;
@@ -1470,11 +1479,7 @@ class WorkloadBuilder {
         CoverLists host_steps;
         cover(begin, end, d.cpu_steps, host_time, host_steps);
         if (const double on_host = covered(host_steps); on_host > on_gpu) {
-          rep_.notes.push_back(printf_text("the device-side step ranges (gpu_user_annotation ProfilerStep) hold %.1f %% of the "
-                                           "device time, the host's %.1f %%: steps taken from the host's ranges (launch correlation; "
-                                           "device-side ranges can miss kernels launched from other host threads, such as a backward "
-                                           "pass on autograd's thread)",
-                                           100 * on_gpu, 100 * on_host));
+          rep_.notes.push_back(host_steps_note(on_gpu, on_host));
           d.steps_on_gpu = false;
           step_cover = std::move(host_steps);
         }
