@@ -3,11 +3,12 @@
 #include "models/src/model_registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/limits.hpp"
+#include "sim/core/text_format.hpp"
 #include "sim/simulation/policy_catalog.hpp"
+#include "traces/src/trace_formats.hpp"
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -179,15 +180,18 @@ std::string first_bytes(const std::string& path, std::size_t n) {
   return bytes;
 }
 
-bool ends_with(const std::string& name, const char* end) {
-  return name.size() > std::strlen(end) && name.compare(name.size() - std::strlen(end), std::string::npos, end) == 0;
+// The reader other than Kineto's (trace_formats(): Nsight Systems, Chakra, ...) that claims `path`, or nullptr.
+const TraceFormat* non_kineto_format(const std::string& path) {
+  for (const TraceFormat& f : trace_formats())
+    if (f.name != "kineto" && f.claims(path)) return &f;
+  return nullptr;
 }
 
-// A trace file by its name, or a plain .json whose first 4 KiB name Kineto's events (a scenario's do not).
+// A trace file: one another reader claims, a Kineto trace by its name, or a plain .json whose first 4 KiB name
+// Kineto's events (a scenario's do not).
 bool trace_file(const std::filesystem::path& file) {
   const std::string name = file.filename().string();
-  for (const char* end : {".json.gz", ".et", ".et.gz", ".sqlite", ".pt.trace.json"})
-    if (ends_with(name, end)) return true;
+  if (non_kineto_format(file.string()) || ends_with(name, ".json.gz") || ends_with(name, ".pt.trace.json")) return true;
   return ends_with(name, ".json") && first_bytes(file.string(), 4096).find("\"traceEvents\"") != std::string::npos;
 }
 
@@ -228,15 +232,15 @@ Json read_scenario_document(const std::string& path) {
     const auto byte = [&](std::size_t i) { return i < head.size() ? static_cast<unsigned char>(head[i]) : 0u; };
     if (byte(0) == 0x1f && byte(1) == 0x8b)
       throw InputError(path, "", "is gzip-compressed (a trace?), expected a scenario file (JSON); to replay it, " + scenario_naming(path));
-    if (head.rfind("SQLite format 3", 0) == 0)
-      throw InputError(path, "", "is an SQLite database (an Nsight Systems export?), expected a scenario file (JSON); to replay it, " +
-                                     scenario_naming(path));
+    if (const TraceFormat* f = non_kineto_format(path))
+      throw InputError(path, "", "is a trace of the " + f->name + " reader (" + f->description +
+                                     "), expected a scenario file (JSON); to replay it, " + scenario_naming(path));
     if ((byte(0) == 0xff && byte(1) == 0xfe) || (byte(0) == 0xfe && byte(1) == 0xff))  // Windows PowerShell's default
       throw InputError(path, "", "is UTF-16 text, expected a scenario file in UTF-8 (JSON): save it as UTF-8");
     std::size_t i = head.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // a UTF-8 byte order mark
     while (i < head.size() && std::isspace(byte(i))) ++i;
     if (i < head.size() && (byte(i) < 0x20 || byte(i) >= 0x80))
-      throw InputError(path, "", "is a binary file (a Chakra .et trace?), expected a scenario file (JSON); to replay it, " +
+      throw InputError(path, "", "is a binary file (a trace?), expected a scenario file (JSON); to replay it, " +
                                      scenario_naming(path));
   }
   Json doc = read_json_file(path);

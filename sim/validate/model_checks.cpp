@@ -3,6 +3,7 @@
 #include "models/src/model_registry.hpp"
 #include "sim/calibrate/power_fit.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/policies/registry.hpp"
 #include "sim/validate/loop_check.hpp"
 #include "sim/validate/profile_check.hpp"
 #include "sim/validate/repeat_recordings.hpp"
@@ -451,9 +452,7 @@ Json validate_models() { return validate_models(model_check_sections()); }
 
 Json validate_models(const std::vector<std::string>& sections) {
   const auto& known = model_check_sections();
-  std::string expected = "expected some of ";
-  for (std::size_t i = 0; i < known.size(); ++i) expected += (i ? ", " : "") + known[i];
-  expected += ", each once";
+  const std::string expected = "expected some of " + join_names(known) + ", each once";
   if (sections.empty()) throw InputError("validate --models", "sections", expected + ", got none");
   std::set<std::string> seen;
   for (const std::string& s : sections) {

@@ -165,6 +165,11 @@ def test_a_trace_or_recording_given_where_a_scenario_is_expected_is_named_as_suc
             r = cli(command, path)
             shown = json.dumps(os.path.normpath(os.path.abspath(named or path)), ensure_ascii=False)  # as the message prints it
             assert_one_line_error(r, path, what, "expected a scenario file", '{"trace": ' + shown, '"gpu": "h200"')
+    # a file another reader claims (trace_formats(): Nsight Systems' SQLite export, Chakra) is named by that reader
+    for name, head, reader in (("export.sqlite", b"SQLite format 3\0", "nsys-sqlite"), ("job.0.et", b"\x0a\x05", "chakra")):
+        f = tmp_path / name
+        f.write_bytes(head + bytes(64))
+        assert_one_line_error(cli("run", f), str(f), "is a trace of the " + reader + " reader", "expected a scenario file")
     for command in ("control", "fleet"):  # the power-budget and fleet commands read scenario files too
         gz = os.path.join(fx, "kineto_current.json.gz")
         assert_one_line_error(cli(command, gz), gz, "is gzip-compressed (a trace?)", "expected a scenario file")
