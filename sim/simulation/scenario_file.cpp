@@ -187,12 +187,23 @@ const TraceFormat* non_kineto_format(const std::string& path) {
   return nullptr;
 }
 
-// A trace file: one another reader claims, a Kineto trace by its name, or a plain .json whose first 4 KiB name
-// Kineto's events (a scenario's do not).
+// Whether JSON text holds `"key"` followed by a colon: that key, not a string value that spells it.
+bool names_key(const std::string& text, const std::string& key) {
+  const std::string quoted = "\"" + key + "\"";
+  for (std::size_t at = text.find(quoted); at != std::string::npos; at = text.find(quoted, at + 1)) {
+    std::size_t i = at + quoted.size();
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    if (i < text.size() && text[i] == ':') return true;
+  }
+  return false;
+}
+
+// A trace file: one another reader claims, a Kineto trace by its name, or a plain .json whose first 4 KiB hold
+// Kineto's "traceEvents" key (a scenario's do not).
 bool trace_file(const std::filesystem::path& file) {
   const std::string name = file.filename().string();
   if (non_kineto_format(file.string()) || ends_with(name, ".json.gz") || ends_with(name, ".pt.trace.json")) return true;
-  return ends_with(name, ".json") && first_bytes(file.string(), 4096).find("\"traceEvents\"") != std::string::npos;
+  return ends_with(name, ".json") && names_key(first_bytes(file.string(), 4096), "traceEvents");
 }
 
 // A directory where a scenario belongs: a recording (replayed by naming the folder), a folder of trace files (one
@@ -228,7 +239,7 @@ Json read_scenario_document(const std::string& path) {
   std::error_code ec;
   if (!path.empty() && std::filesystem::is_directory(path, ec)) refuse_directory(path);
   if (!path.empty() && std::filesystem::is_regular_file(path, ec)) {
-    const std::string head = first_bytes(path, 16);
+    const std::string head = first_bytes(path, 64 * 1024);
     const auto byte = [&](std::size_t i) { return i < head.size() ? static_cast<unsigned char>(head[i]) : 0u; };
     if (byte(0) == 0x1f && byte(1) == 0x8b)
       throw InputError(path, "", "is gzip-compressed (a trace?), expected a scenario file (JSON); to replay it, " + scenario_naming(path));
@@ -242,6 +253,10 @@ Json read_scenario_document(const std::string& path) {
     if (i < head.size() && (byte(i) < 0x20 || byte(i) >= 0x80))
       throw InputError(path, "", "is a binary file (a trace?), expected a scenario file (JSON); to replay it, " +
                                      scenario_naming(path));
+    // a Kineto trace has its "traceEvents" key after a short header: refused before a parse that could take
+    // gigabytes (further in, the parsed document below says so)
+    if (names_key(head, "traceEvents"))
+      throw InputError(path, "traceEvents", "a Kineto trace, expected a scenario file; to replay it, " + scenario_naming(path));
   }
   Json doc = read_json_file(path);
   if (doc.is_object() && doc.contains("traceEvents"))

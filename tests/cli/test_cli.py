@@ -170,6 +170,9 @@ def test_a_trace_or_recording_given_where_a_scenario_is_expected_is_named_as_suc
         f = tmp_path / name
         f.write_bytes(head + bytes(64))
         assert_one_line_error(cli("run", f), str(f), "is a trace of the " + reader + " reader", "expected a scenario file")
+    named = _scenario(tmp_path, root, name="traceEvents")  # a scenario whose value spells the key is no trace
+    r = cli("run", named, "-o", tmp_path / "named")
+    assert r.returncode == 0, r.stderr
     for command in ("control", "fleet"):  # the power-budget and fleet commands read scenario files too
         gz = os.path.join(fx, "kineto_current.json.gz")
         assert_one_line_error(cli(command, gz), gz, "is gzip-compressed (a trace?)", "expected a scenario file")
